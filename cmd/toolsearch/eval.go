@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/eval"
+	"github.com/toolsearch/toolsearch/pkg/search"
+)
+
+// serviceSearcher runs eval queries in-process against a built service.
+type serviceSearcher struct{ svc *search.Service }
+
+func (s serviceSearcher) Search(ctx context.Context, query string, k int) ([]eval.ToolKey, error) {
+	res, err := s.svc.Search(ctx, search.Request{Query: query, TopK: k})
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]eval.ToolKey, len(res.Tools))
+	for i, h := range res.Tools {
+		keys[i] = eval.ToolKey{Server: h.Server, Name: h.Name}
+	}
+	return keys, nil
+}
+
+// buildService loads the catalog and builds the index once, in-process.
+func buildService(ctx context.Context, idx *indexFlags) (*search.Service, *catalog.Catalog, error) {
+	emb, err := idx.newEmbedder()
+	if err != nil {
+		return nil, nil, err
+	}
+	svc := search.New(search.Config{Load: idx.loader(), Embedder: emb, QueryTimeout: idx.queryTimeout, Version: versionString()})
+	snap, err := svc.Build(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return svc, snap.Catalog, nil
+}
+
+func runEval(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	e := &env{getenv: getenv}
+	fs := newFlagSet("eval", stderr)
+	casesPath := fs.String("cases", e.str("TOOLSEARCH_EVAL_CASES", ""), "labelled cases `file`: JSONL, JSON or YAML (required) [TOOLSEARCH_EVAL_CASES]")
+	k := fs.Int("k", e.int("TOOLSEARCH_EVAL_K", 10), "score the top `k` tools [TOOLSEARCH_EVAL_K]")
+	minRecall := fs.Float64("min-recall", 0, "exit 1 when recall@k (expected found / expected) is below this")
+	url := fs.String("url", e.str("TOOLSEARCH_EVAL_URL", ""), "evaluate a running server at this base `url` instead of in-process [TOOLSEARCH_EVAL_URL]")
+	format := fs.String("format", "text", "report format: "+strings.Join(eval.Formats, ", "))
+	out := fs.String("out", "", "write the report to this `file` instead of standard output")
+	idx := addIndexFlags(fs, e)
+	if err := parse(fs, e, args); err != nil {
+		return err
+	}
+	fail := func(code int, err error) error {
+		fmt.Fprintln(stderr, "toolsearch eval:", err)
+		return exitCode(code)
+	}
+	if *casesPath == "" {
+		return fail(2, errors.New("-cases is required"))
+	}
+	if fs.NArg() > 0 {
+		return fail(2, fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	if *minRecall < 0 || *minRecall > 1 {
+		return fail(2, fmt.Errorf("-min-recall must be between 0 and 1, got %v", *minRecall))
+	}
+	if !validFormat(*format) {
+		return fail(2, fmt.Errorf("-format must be one of %s, got %q", strings.Join(eval.Formats, ", "), *format))
+	}
+	cases, err := eval.LoadCases(*casesPath)
+	if err != nil {
+		return fail(2, err)
+	}
+
+	var searcher eval.Searcher
+	var cat *catalog.Catalog
+	where := "in-process"
+	if *url != "" {
+		// The catalog resolves the cases' expected names; the server ranks.
+		if cat, err = idx.loader()(ctx); err != nil {
+			return fail(2, err)
+		}
+		searcher = &eval.HTTPSearcher{BaseURL: *url, Token: getenv("TOOLSEARCH_API_KEY")}
+		where = *url
+	} else {
+		svc, c, err := buildService(ctx, idx)
+		if err != nil {
+			var ce *catalog.Error
+			if errors.As(err, &ce) {
+				return fail(2, err)
+			}
+			return fail(1, err)
+		}
+		searcher, cat = serviceSearcher{svc}, c
+		where = "in-process, " + idx.embedder
+	}
+
+	rep, err := eval.Run(ctx, cat, cases, searcher, *k)
+	if err != nil {
+		if errors.Is(err, eval.ErrBadInput) {
+			return fail(2, err)
+		}
+		return fail(1, err)
+	}
+	w := stdout
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return fail(2, err)
+		}
+		defer f.Close()
+		w = f
+	}
+	catName := "embedded default catalog"
+	if len(idx.catalogs.values) > 0 {
+		catName = strings.Join(idx.catalogs.values, ",")
+	}
+	title := fmt.Sprintf("%s on %s (%s)", *casesPath, catName, where)
+	if err := eval.Write(w, rep, *format, title); err != nil {
+		return fail(1, err)
+	}
+	if *out != "" {
+		fmt.Fprintf(stdout, "recall@%d %.3f (%d/%d), report written to %s\n", *k, rep.Summary.Recall, rep.Summary.Found, rep.Summary.Expected, *out)
+	}
+	if rep.Summary.Recall < *minRecall {
+		fmt.Fprintf(stderr, "toolsearch eval: recall@%d %.3f is below -min-recall %.3f\n", *k, rep.Summary.Recall, *minRecall)
+		return exitCode(1)
+	}
+	return nil
+}
+
+func validFormat(f string) bool {
+	for _, v := range eval.Formats {
+		if f == v {
+			return true
+		}
+	}
+	return false
+}

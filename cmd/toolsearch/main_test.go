@@ -1,0 +1,353 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while run writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fakeOpenAI serves /v1/embeddings with deterministic vectors derived from
+// the local embedder's idea of each text's words, so ranking is meaningful.
+func fakeOpenAI(tb testing.TB, calls *atomic.Int32, failing *atomic.Bool) *httptest.Server {
+	tb.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.Header.Get("Authorization") != "Bearer sk-e2e-secret-key" {
+			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+			return
+		}
+		if failing != nil && failing.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"error":{"message":"overloaded"}}`))
+			return
+		}
+		var req struct {
+			Input []string `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		data := make([]item, len(req.Input))
+		for i, text := range req.Input {
+			v := make([]float32, 32)
+			for _, w := range strings.Fields(strings.ToLower(text)) {
+				h := 0
+				for _, c := range strings.Trim(w, ".,:;()") {
+					h = h*31 + int(c)
+				}
+				v[(h%32+32)%32]++
+			}
+			data[i] = item{i, v}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "fake"})
+	}))
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+var listenRE = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
+
+// startServe runs `toolsearch serve` in-process and returns its base URL
+// once /readyz answers 200.
+func startServe(t *testing.T, env map[string]string, args ...string) (base string, stderr *syncBuffer, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	stderr = &syncBuffer{}
+	errc := make(chan error, 1)
+	getenv := func(k string) string { return env[k] }
+	go func() {
+		errc <- run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), getenv, nil, io.Discard, stderr)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for base == "" {
+		if m := listenRE.FindStringSubmatch(stderr.String()); m != nil {
+			base = "http://" + m[1]
+			break
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("serve exited early: %v\n%s", err, stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never logged its address:\n%s", stderr)
+		}
+	}
+	for {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never became ready:\n%s", stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return base, stderr, func() error {
+		cancel()
+		return <-errc
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func postSearch(t *testing.T, base, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(base+"/mcp/tool-search", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+func TestServeOpenAI(t *testing.T) {
+	var calls atomic.Int32
+	fake := fakeOpenAI(t, &calls, nil)
+	env := map[string]string{
+		"TOOLSEARCH_EMBEDDER":           "openai",
+		"TOOLSEARCH_EMBEDDING_BASE_URL": fake.URL + "/v1",
+		"OPENAI_API_KEY":                "sk-e2e-secret-key",
+	}
+	base, logs, stop := startServe(t, env)
+	if got := calls.Load(); got != 1 {
+		t.Errorf("catalog build made %d embeddings requests, want 1 batch", got)
+	}
+	var st struct {
+		Ready    bool `json:"ready"`
+		Size     int  `json:"size"`
+		Embedder struct {
+			Provider, Model, BaseURL string
+			Dimensions               int
+		} `json:"embedder"`
+	}
+	getJSON(t, base+"/mcp/tool-search/status", &st)
+	if !st.Ready || st.Size < 60 || st.Embedder.Provider != "openai" || st.Embedder.Dimensions != 32 {
+		t.Errorf("status = %+v", st)
+	}
+	code, res := postSearch(t, base, `{"query":"merge pull request","top_k":5}`)
+	tools, _ := res["tools"].([]any)
+	if code != 200 || len(tools) != 5 {
+		t.Fatalf("search = %d %v", code, res)
+	}
+	if got := calls.Load(); got != 2 {
+		t.Errorf("after one search: %d embeddings requests, want 2", got)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("serve returned %v after cancel, want nil (graceful)", err)
+	}
+	if strings.Contains(logs.String(), "sk-e2e-secret-key") {
+		t.Error("logs contain the API key")
+	}
+}
+
+func TestServeProviderDownAtStart(t *testing.T) {
+	var calls atomic.Int32
+	var failing atomic.Bool
+	failing.Store(true)
+	fake := fakeOpenAI(t, &calls, &failing)
+	env := map[string]string{
+		"TOOLSEARCH_EMBEDDER":           "openai",
+		"TOOLSEARCH_EMBEDDING_BASE_URL": fake.URL + "/v1",
+		"OPENAI_API_KEY":                "sk-e2e-secret-key",
+	}
+	go func() {
+		// Recover after a few failed attempts; serve must become ready then.
+		for calls.Load() < 4 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		failing.Store(false)
+	}()
+	base, logs, stop := startServe(t, env)
+	var st struct {
+		Ready     bool   `json:"ready"`
+		LastError string `json:"last_error"`
+	}
+	getJSON(t, base+"/mcp/tool-search/status", &st)
+	if !st.Ready || !strings.Contains(st.LastError, "503") {
+		t.Errorf("status after recovery = %+v, want ready with the earlier 503 kept", st)
+	}
+	if !strings.Contains(logs.String(), `"msg":"index build failed"`) {
+		t.Errorf("the failed build was not logged:\n%s", logs)
+	}
+	stop()
+}
+
+func TestServeLocalCatalogFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "demo.json")
+	os.WriteFile(path, []byte(`{"tools":[{"name":"echo","description":"Echo the input back"},{"name":"add","description":"Add two numbers"}]}`), 0o644)
+	base, _, stop := startServe(t, map[string]string{"TOOLSEARCH_CATALOG": path})
+	defer stop()
+	var st struct {
+		Size    int `json:"size"`
+		Catalog struct {
+			Sources []string `json:"sources"`
+		} `json:"catalog"`
+	}
+	getJSON(t, base+"/mcp/tool-search/status", &st)
+	if st.Size != 2 || len(st.Catalog.Sources) != 1 || st.Catalog.Sources[0] != path {
+		t.Errorf("status = %+v", st)
+	}
+	_, res := postSearch(t, base, `{"query":"sum of two numbers","top_k":1}`)
+	if tools, _ := res["tools"].([]any); len(tools) != 1 || tools[0].(map[string]any)["name"] != "add" {
+		t.Errorf("search = %v", res)
+	}
+}
+
+func TestServeBadConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"bad embedder", nil, []string{"-embedder", "magic"}, "local or openai"},
+		{"bad env number", map[string]string{"TOOLSEARCH_EMBEDDING_DIMENSIONS": "lots"}, nil, "TOOLSEARCH_EMBEDDING_DIMENSIONS"},
+		{"bad log level", nil, []string{"-log-level", "loud"}, "log-level"},
+		{"bad listen address", nil, []string{"-addr", "256.0.0.1:1"}, "listen"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			err := run(t.Context(), append([]string{"serve"}, tt.args...), func(k string) string { return tt.env[k] }, nil, io.Discard, &stderr)
+			if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) {
+				t.Errorf("run(serve %v) = %v, stderr %q; want an error mentioning %q", tt.args, err, stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestEvalExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	good := write("good.jsonl", `{"id":"a","category":"c","query":"merge an approved pull request","expected":["merge_pull_request"]}`+"\n")
+	unknown := write("unknown.jsonl", `{"id":"a","category":"c","query":"x","expected":["no_such_tool"]}`+"\n")
+	junit := filepath.Join(dir, "report.xml")
+	tests := []struct {
+		name string
+		args []string
+		want int
+		out  string
+	}{
+		{"pass", []string{"-cases", good, "-min-recall", "1"}, 0, "recall@10  1.000  (1 expected, 1 found)"},
+		{"below threshold", []string{"-cases", good, "-k", "1", "-min-recall", "1.0", "-catalog", write("cat.json", `{"tools":[{"name":"merge_pull_request","description":"x"},{"name":"merge_an_approved_pull_request","description":"merge an approved pull request"}]}`)}, 1, "recall@1  0.000"},
+		{"unknown expected tool", []string{"-cases", unknown}, 2, `no_such_tool`},
+		{"missing cases", []string{}, 2, "-cases is required"},
+		{"bad format", []string{"-cases", good, "-format", "pdf"}, 2, "-format"},
+		{"junit", []string{"-cases", good, "-format", "junit", "-out", junit}, 0, "report written"},
+		{"markdown", []string{"-cases", good, "-format", "markdown"}, 0, "| recall@10 | **1.000**"},
+		{"json", []string{"-cases", good, "-format", "json"}, 0, `"recall": 1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), append([]string{"eval"}, tt.args...), func(string) string { return "" }, nil, &stdout, &stderr)
+			code := 0
+			if ec, ok := err.(exitCode); ok {
+				code = int(ec)
+			} else if err != nil {
+				t.Fatalf("run = %v", err)
+			}
+			if code != tt.want {
+				t.Errorf("exit %d, want %d; stderr %s", code, tt.want, stderr.String())
+			}
+			if !strings.Contains(stdout.String()+stderr.String(), tt.out) {
+				t.Errorf("output lacks %q:\n%s%s", tt.out, stdout.String(), stderr.String())
+			}
+		})
+	}
+	if b, _ := os.ReadFile(junit); !bytes.Contains(b, []byte(`<testcase name="a"`)) {
+		t.Errorf("junit report: %s", b)
+	}
+}
+
+func TestEvalAgainstURL(t *testing.T) {
+	base, _, stop := startServe(t, nil)
+	defer stop()
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"eval", "-cases", "../../evals/cases.jsonl", "-url", base, "-format", "json"}, func(string) string { return "" }, nil, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("eval -url: %v %s", err, stderr.String())
+	}
+	var remote struct{ Summary struct{ Found, Expected int } }
+	json.Unmarshal(stdout.Bytes(), &remote)
+	stdout.Reset()
+	if err := run(t.Context(), []string{"eval", "-cases", "../../evals/cases.jsonl", "-format", "json"}, func(string) string { return "" }, nil, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var local struct{ Summary struct{ Found, Expected int } }
+	json.Unmarshal(stdout.Bytes(), &local)
+	if remote.Summary != local.Summary || local.Summary.Expected == 0 {
+		t.Errorf("eval over HTTP found %+v, in-process %+v: the same cases must give the same answer", remote.Summary, local.Summary)
+	}
+}
+
+func TestQueryAndVersion(t *testing.T) {
+	var stdout bytes.Buffer
+	if err := run(t.Context(), []string{"query", "-k", "3", "squash", "and", "merge", "a", "PR"}, func(string) string { return "" }, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(stdout.String()), "\n"); len(lines) != 5 || !strings.Contains(lines[1], "github/merge_pull_request") {
+		t.Errorf("query output:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	if err := run(t.Context(), []string{"version"}, func(string) string { return "" }, nil, &stdout, io.Discard); err != nil || !strings.HasPrefix(stdout.String(), "toolsearch ") {
+		t.Errorf("version = %q, %v", stdout.String(), err)
+	}
+	if err := run(t.Context(), []string{"bogus"}, func(string) string { return "" }, nil, io.Discard, io.Discard); fmt.Sprint(err) != "exit status 2" {
+		t.Errorf("unknown command: %v", err)
+	}
+}

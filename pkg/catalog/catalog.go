@@ -1,0 +1,203 @@
+// Package catalog defines the MCP tools the service searches: how they are
+// loaded from files, validated, identified and turned into text.
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Limits from the MCP naming advice and this service's own budgets.
+const (
+	MaxNameBytes       = 256     // longer names are an error
+	MaxAdvisedNameLen  = 128     // the MCP advice; longer names are a warning
+	MaxDescEmbedBytes  = 8 << 10 // longer descriptions are truncated for embedding
+	maxSchemaDepth     = 8       // deeper schema nesting is not walked for text
+	maxSchemaTextBytes = 16 << 10
+)
+
+// Tool is one MCP tool, in the shape of a tools/list entry, plus the server
+// that owns it. The schemas and annotations are kept as raw JSON so that they
+// are handed back to callers exactly as the catalog gave them.
+type Tool struct {
+	Server       string          `json:"-"`
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// ID is the tool's qualified name, "server/tool". Tool names may themselves
+// contain "/", so an ID is never split to recover its parts: use Resolve.
+func (t Tool) ID() string { return t.Server + "/" + t.Name }
+
+// Warning is a problem that does not stop a tool from being indexed.
+type Warning struct {
+	Source  string `json:"source"`
+	Server  string `json:"server"`
+	Tool    string `json:"tool"`
+	Message string `json:"message"`
+}
+
+func (w Warning) String() string {
+	return fmt.Sprintf("%s: server %q: tool %q: %s", w.Source, w.Server, w.Tool, w.Message)
+}
+
+// Catalog is an immutable, validated set of tools from one or more sources.
+// Tools keep the order of their sources; the index rows follow it.
+type Catalog struct {
+	tools    []Tool
+	servers  []string
+	sources  []string
+	warnings []Warning
+	hash     string
+	byName   map[string][]int
+	byID     map[string][]int // "server/tool"; two tools can share one ("a"+"b/c", "a/b"+"c")
+}
+
+// ErrUnknownTool and ErrAmbiguousTool are returned by Resolve.
+var (
+	ErrUnknownTool   = errors.New("unknown tool")
+	ErrAmbiguousTool = errors.New("ambiguous tool name")
+)
+
+// New builds a catalog from already-parsed servers and checks it. Servers of
+// the same name (from different sources) are merged; a tool name repeated
+// within a server is an error.
+func New(parts []Part) (*Catalog, error) {
+	c := &Catalog{byName: map[string][]int{}, byID: map[string][]int{}}
+	seenTool := map[[2]string]bool{}
+	var errs []error
+	seenSource := map[string]bool{}
+	seenServer := map[string]bool{}
+	for _, p := range parts {
+		if !seenSource[p.Source] {
+			seenSource[p.Source] = true
+			c.sources = append(c.sources, p.Source)
+		}
+		for _, s := range p.Servers {
+			if err := checkName(s.Name); err != nil {
+				errs = append(errs, &Error{Source: p.Source, Server: s.Name, Index: -1, Problem: "server name " + err.Error()})
+				continue
+			}
+			if !seenServer[s.Name] {
+				seenServer[s.Name] = true
+				c.servers = append(c.servers, s.Name)
+			}
+			for i, t := range s.Tools {
+				t.Server = s.Name
+				ws, err := t.check()
+				if err != nil {
+					errs = append(errs, &Error{Source: p.Source, Server: s.Name, Tool: t.Name, Index: i, Problem: err.Error()})
+					continue
+				}
+				if key := [2]string{t.Server, t.Name}; seenTool[key] {
+					errs = append(errs, &Error{Source: p.Source, Server: s.Name, Tool: t.Name, Index: i, Problem: "name repeated within its server"})
+					continue
+				}
+				for _, w := range ws {
+					c.warnings = append(c.warnings, Warning{Source: p.Source, Server: s.Name, Tool: t.Name, Message: w})
+				}
+				seenTool[[2]string{t.Server, t.Name}] = true
+				c.byID[t.ID()] = append(c.byID[t.ID()], len(c.tools))
+				c.byName[t.Name] = append(c.byName[t.Name], len(c.tools))
+				c.tools = append(c.tools, t)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(c.tools) == 0 {
+		return nil, errors.New("catalog: no tools")
+	}
+	c.hash = hashTools(c.tools)
+	return c, nil
+}
+
+// Error is a catalog problem that stops start-up. It names where it is.
+type Error struct {
+	Source, Server, Tool string
+	Index                int // position of the tool within its server; -1 when the problem is the server's
+	Problem              string
+}
+
+func (e *Error) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("catalog %s: server %q: %s", e.Source, e.Server, e.Problem)
+	}
+	return fmt.Sprintf("catalog %s: server %q: tool #%d %q: %s", e.Source, e.Server, e.Index+1, e.Tool, e.Problem)
+}
+
+func hashTools(tools []Tool) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, t := range tools {
+		// Encoding a Tool cannot fail: its RawMessages were validated as JSON.
+		_ = enc.Encode(struct {
+			Server string `json:"server"`
+			Tool
+		}{t.Server, t})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Tools returns the tools in index order. The slice must not be modified.
+func (c *Catalog) Tools() []Tool { return c.tools }
+
+// Len is the number of tools.
+func (c *Catalog) Len() int { return len(c.tools) }
+
+// Tool returns the i-th tool.
+func (c *Catalog) Tool(i int) Tool { return c.tools[i] }
+
+// Servers lists the server names in the order they were first seen.
+func (c *Catalog) Servers() []string { return c.servers }
+
+// Sources lists where the tools came from (file paths, or "embedded:default").
+func (c *Catalog) Sources() []string { return c.sources }
+
+// Warnings lists problems that did not stop indexing.
+func (c *Catalog) Warnings() []Warning { return c.warnings }
+
+// Hash is a SHA-256 over the tools' content, independent of file formatting.
+func (c *Catalog) Hash() string { return c.hash }
+
+// Resolve finds a tool by reference: first an exact bare tool name that only
+// one server has, then an exact "server/tool". It never splits on "/", since
+// tool and server names may contain it.
+func (c *Catalog) Resolve(ref string) (int, error) {
+	switch ix := c.byName[ref]; len(ix) {
+	case 1:
+		return ix[0], nil
+	case 0:
+	default:
+		if ids := c.byID[ref]; len(ids) == 1 {
+			return ids[0], nil
+		}
+		return -1, fmt.Errorf("%w %q: in servers %q; qualify it as server/tool", ErrAmbiguousTool, ref, c.serversOf(ix))
+	}
+	switch ids := c.byID[ref]; len(ids) {
+	case 0:
+		return -1, fmt.Errorf("%w %q", ErrUnknownTool, ref)
+	case 1:
+		return ids[0], nil
+	default:
+		return -1, fmt.Errorf("%w %q: names a tool in each of servers %q", ErrAmbiguousTool, ref, c.serversOf(ids))
+	}
+}
+
+func (c *Catalog) serversOf(ix []int) []string {
+	servers := make([]string, len(ix))
+	for j, i := range ix {
+		servers[j] = c.tools[i].Server
+	}
+	sort.Strings(servers)
+	return servers
+}

@@ -1,0 +1,184 @@
+package catalog
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDefault(t *testing.T) {
+	c, err := Default()
+	if err != nil {
+		t.Fatalf("Default() error: %v", err)
+	}
+	if c.Len() < 60 || len(c.Servers()) < 6 {
+		t.Errorf("Default() has %d tools in %d servers, want at least 60 in 6", c.Len(), len(c.Servers()))
+	}
+	if len(c.Warnings()) != 0 {
+		t.Errorf("Default() warnings: %v", c.Warnings())
+	}
+	if len(c.Hash()) != 64 {
+		t.Errorf("Hash() = %q, want 64 hex digits", c.Hash())
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	long := strings.Repeat("x", MaxNameBytes+1)
+	tests := []struct {
+		name    string
+		doc     string
+		wantErr []string // every fragment must appear in the error
+	}{
+		{"empty file", "  \n", []string{"bad.json", "empty file"}},
+		{"not json or yaml", "{\"servers\": [", []string{"bad.json"}},
+		{"no tools", `{"servers":[]}`, []string{"no tools"}},
+		{"both shapes", `{"servers":[{"name":"a","tools":[{"name":"x"}]}],"tools":[{"name":"y"}]}`, []string{"both"}},
+		{"wrong type", `{"servers":[{"name":"a","tools":[{"name":5}]}]}`, []string{"bad.json", "line 1", "servers.tools.name"}},
+		{"empty name", `{"servers":[{"name":"gh","tools":[{"name":" "}]}]}`, []string{"bad.json", `server "gh"`, "tool #1", "name is empty"}},
+		{"duplicate", `{"servers":[{"name":"gh","tools":[{"name":"a"},{"name":"a"}]}]}`, []string{`server "gh"`, `tool #2 "a"`, "repeated"}},
+		{"control character", `{"servers":[{"name":"gh","tools":[{"name":"a\u0007b"}]}]}`, []string{`server "gh"`, "control character U+0007"}},
+		{"name too long", `{"servers":[{"name":"gh","tools":[{"name":"` + long + `"}]}]}`, []string{"over the limit of 256"}},
+		{"schema not object", `{"servers":[{"name":"gh","tools":[{"name":"a","inputSchema":[1]}]}]}`, []string{`tool #1 "a"`, "inputSchema is present but not a JSON object"}},
+		{"schema string", `{"servers":[{"name":"gh","tools":[{"name":"a","inputSchema":"x"}]}]}`, []string{"inputSchema"}},
+		{"empty server name", `{"servers":[{"name":"","tools":[{"name":"a"}]}]}`, []string{"server name is empty"}},
+		{"yaml bad", "servers:\n  - name: a\n   tools: [", []string{"bad.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Parse("bad.json", []byte(tt.doc), "")
+			if err == nil {
+				_, err = New([]Part{p})
+			}
+			if err == nil {
+				t.Fatalf("Parse+New(%s) = nil error, want one containing %q", tt.doc, tt.wantErr)
+			}
+			for _, frag := range tt.wantErr {
+				if !strings.Contains(err.Error(), frag) {
+					t.Errorf("error %q does not contain %q", err, frag)
+				}
+			}
+		})
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	doc := `{"servers":[{"name":"rapid api","tools":[
+		{"name":"/v1/nutrition","description":"Nutrition facts."},
+		{"name":"Get Channel Clips"},
+		{"name":"ok_name","description":"` + strings.Repeat("d", MaxDescEmbedBytes+1) + `"}]}]}`
+	p, err := Parse("real.json", []byte(doc), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New([]Part{p})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if c.Len() != 3 {
+		t.Fatalf("Len() = %d, want 3: warnings must not drop tools", c.Len())
+	}
+	var got []string
+	for _, w := range c.Warnings() {
+		got = append(got, w.Tool+": "+w.Message)
+	}
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{"/v1/nutrition: name is outside", "Get Channel Clips: name is outside", "Get Channel Clips: empty description", "ok_name: description is 8193 bytes"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings %q lack %q", joined, want)
+		}
+	}
+}
+
+func TestBareToolsList(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "everything.json")
+	if err := os.WriteFile(path, []byte(`{"tools":[{"name":"echo","description":"Echo back"}],"nextCursor":""}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load([]string{path}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Tool(0).ID(); got != "everything/echo" {
+		t.Errorf("ID() = %q, want everything/echo (server from the file name)", got)
+	}
+	c, err = Load([]string{path}, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Tool(0).ID(); got != "demo/echo" {
+		t.Errorf("ID() = %q, want demo/echo (server from --server)", got)
+	}
+	if _, err := Load([]string{filepath.Join(dir, "missing.json")}, ""); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("Load(missing) error = %v, want one naming the file", err)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	doc := `{"servers":[
+		{"name":"github","tools":[{"name":"create_issue"},{"name":"search"}]},
+		{"name":"gitlab","tools":[{"name":"create_issue"}]},
+		{"name":"api","tools":[{"name":"/v1/nutrition"},{"name":"v1/x"}]},
+		{"name":"api/v1","tools":[{"name":"x"}]}]}`
+	p, err := Parse("t.json", []byte(doc), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New([]Part{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		ref     string
+		want    string
+		wantErr error
+	}{
+		{"search", "github/search", nil},
+		{"github/create_issue", "github/create_issue", nil},
+		{"gitlab/create_issue", "gitlab/create_issue", nil},
+		{"create_issue", "", ErrAmbiguousTool},
+		{"/v1/nutrition", "api//v1/nutrition", nil},
+		{"api//v1/nutrition", "api//v1/nutrition", nil},
+		{"v1/x", "api/v1/x", nil},          // the bare name is tried first
+		{"api/v1/x", "", ErrAmbiguousTool}, // "api"+"v1/x" and "api/v1"+"x"
+		{"nope", "", ErrUnknownTool},
+		{"github/nope", "", ErrUnknownTool},
+	}
+	for _, tt := range tests {
+		i, err := c.Resolve(tt.ref)
+		if !errors.Is(err, tt.wantErr) {
+			t.Errorf("Resolve(%q) error = %v, want %v", tt.ref, err, tt.wantErr)
+			continue
+		}
+		if err == nil && c.Tool(i).ID() != tt.want {
+			t.Errorf("Resolve(%q) = %q, want %q", tt.ref, c.Tool(i).ID(), tt.want)
+		}
+	}
+}
+
+func TestText(t *testing.T) {
+	tool := Tool{
+		Server:      "github",
+		Name:        "listIssues",
+		Title:       "List issues",
+		Description: "List issues in a repository.",
+		InputSchema: []byte(`{"type":"object","properties":{
+			"state":{"type":"string","description":"Filter by state.","enum":["open","closed"]},
+			"per_page":{"type":"integer"},
+			"filter":{"type":"object","properties":{"label_name":{"type":"array","items":{"type":"string","enum":["bug","docs"]}}}}}}`),
+	}
+	got := tool.Text()
+	want := "listIssues (list issues). List issues. List issues in a repository. " +
+		"Parameters: filter; label_name (label name); per_page (per page); state: Filter by state. " +
+		"Values: bug, docs, open, closed Server: github."
+	if got != want {
+		t.Errorf("Text() =\n%q\nwant\n%q", got, want)
+	}
+	// A malformed or hostile schema must not panic or loop; it contributes nothing.
+	for _, schema := range []string{`{"properties":5}`, `{"properties":{"a":7}}`, `{"properties":{"a":{"enum":"x","items":3}}}`} {
+		tool.InputSchema = []byte(schema)
+		_ = tool.Text()
+	}
+}

@@ -1,0 +1,156 @@
+package catalog
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Part is the servers read from one source.
+type Part struct {
+	Source  string
+	Servers []Server
+}
+
+// Server is a named group of tools.
+type Server struct {
+	Name  string `json:"name"`
+	Tools []Tool `json:"tools"`
+}
+
+// file is what a catalog file may hold: servers with their tools, or a bare
+// tools/list result. Other keys (nextCursor, _meta) are ignored, because a
+// saved tools/list answer carries them.
+type file struct {
+	Servers []Server `json:"servers"`
+	Tools   []Tool   `json:"tools"`
+}
+
+// maxFileBytes bounds a catalog file; the largest real catalogs are a few MiB.
+const maxFileBytes = 64 << 20
+
+// DefaultSource names the embedded default catalog in status and errors.
+const DefaultSource = "embedded:default"
+
+//go:embed default.yaml
+var defaultFS embed.FS
+
+// Default returns the catalog embedded in the binary, used when none is
+// configured.
+func Default() (*Catalog, error) {
+	data, err := defaultFS.ReadFile("default.yaml")
+	if err != nil {
+		return nil, err
+	}
+	p, err := Parse(DefaultSource, data, "")
+	if err != nil {
+		return nil, err
+	}
+	return New([]Part{p})
+}
+
+// Load reads and validates the catalog files at paths. server names the
+// server of a file that is a bare tools/list result; when empty, the file's
+// base name without extension is used.
+func Load(paths []string, server string) (*Catalog, error) {
+	parts := make([]Part, 0, len(paths))
+	for _, path := range paths {
+		data, err := readFile(path)
+		if err != nil {
+			return nil, err
+		}
+		p, err := Parse(path, data, server)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, p)
+	}
+	return New(parts)
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("catalog %s: %w", path, err)
+	}
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("catalog %s: larger than %d MiB", path, maxFileBytes>>20)
+	}
+	return data, nil
+}
+
+// Parse decodes one catalog document, JSON or YAML (JSON is YAML, so YAML is
+// tried when the data does not start like JSON). source names it in errors;
+// defaultServer names the server of a bare tools/list result.
+func Parse(source string, data []byte, defaultServer string) (Part, error) {
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if len(trimmed) == 0 {
+		return Part{}, fmt.Errorf("catalog %s: empty file", source)
+	}
+	if trimmed[0] != '{' {
+		j, err := yaml.YAMLToJSON(trimmed)
+		if err != nil {
+			return Part{}, fmt.Errorf("catalog %s: %w", source, err)
+		}
+		trimmed = j
+	}
+	var f file
+	if err := json.Unmarshal(trimmed, &f); err != nil {
+		return Part{}, fmt.Errorf("catalog %s: %w", source, describeJSONError(trimmed, err))
+	}
+	switch {
+	case len(f.Servers) > 0 && len(f.Tools) > 0:
+		return Part{}, fmt.Errorf("catalog %s: has both \"servers\" and \"tools\"; use one", source)
+	case len(f.Servers) > 0:
+		return Part{Source: source, Servers: f.Servers}, nil
+	case len(f.Tools) > 0:
+		name := defaultServer
+		if name == "" {
+			name = strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
+		}
+		return Part{Source: source, Servers: []Server{{Name: name, Tools: f.Tools}}}, nil
+	}
+	return Part{}, fmt.Errorf("catalog %s: no tools: want {\"servers\":[{\"name\":...,\"tools\":[...]}]} or a tools/list result {\"tools\":[...]}", source)
+}
+
+// describeJSONError adds the line and column to a syntax or type error, since
+// encoding/json reports only a byte offset.
+func describeJSONError(data []byte, err error) error {
+	var off int64
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+		if te.Field != "" {
+			err = fmt.Errorf("field %s: want %s, got JSON %s", te.Field, te.Type, te.Value)
+		}
+	default:
+		return err
+	}
+	line, col := 1, 1
+	for _, b := range data[:min(int(off), len(data))] {
+		if b == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Errorf("line %d, column %d: %w", line, col, err)
+}

@@ -1,0 +1,140 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/tokenize"
+)
+
+// Fields is a tool's searchable text, by where it came from, so that a
+// ranker can weigh a hit in the name above one in a parameter description.
+type Fields struct {
+	Name        string // the name and its words: "list_issues list issues"
+	Title       string
+	Description string // truncated to MaxDescEmbedBytes
+	Params      string // parameter names (and their words) and descriptions
+	Enums       string // enum values of parameters
+	Server      string // the server name and its words
+}
+
+// Fields extracts the tool's searchable text. Schemas are untrusted input:
+// the walk is bounded in depth and size, and ignores anything malformed.
+func (t Tool) Fields() Fields {
+	var params, enums strings.Builder
+	if len(t.InputSchema) > 0 {
+		var schema map[string]any
+		if json.Unmarshal(t.InputSchema, &schema) == nil {
+			walkSchema(schema, 0, &params, &enums)
+		}
+	}
+	return Fields{
+		Name:        withWords(t.Name),
+		Title:       t.Title,
+		Description: truncateUTF8(t.Description, MaxDescEmbedBytes),
+		Params:      strings.TrimRight(params.String(), "; "),
+		Enums:       strings.TrimRight(enums.String(), ", "),
+		Server:      withWords(t.Server),
+	}
+}
+
+// Text is the one string embedded for a tool: its name (with the words split
+// out of snake_case, camelCase, kebab-case and dotted names), title,
+// description, parameter names and descriptions, enum values, and server.
+// Labels between the parts give an embedding model the structure; the local
+// embedder ignores them as near-stop-words.
+//
+// Example, for github/list_issues with a "state" enum:
+//
+//	list_issues (list issues). List issues in a repository. Parameters: state: Filter by state. Values: open, closed. Server: github.
+func (t Tool) Text() string {
+	f := t.Fields()
+	var b strings.Builder
+	b.WriteString(f.Name)
+	if f.Title != "" {
+		b.WriteString(". ")
+		b.WriteString(f.Title)
+	}
+	if f.Description != "" {
+		b.WriteString(". ")
+		b.WriteString(f.Description)
+	}
+	if f.Params != "" {
+		b.WriteString(" Parameters: ")
+		b.WriteString(f.Params)
+	}
+	if f.Enums != "" {
+		b.WriteString(" Values: ")
+		b.WriteString(f.Enums)
+	}
+	b.WriteString(" Server: ")
+	b.WriteString(f.Server)
+	b.WriteString(".")
+	return b.String()
+}
+
+// withWords returns "name (its words)" when splitting the name changes it.
+func withWords(name string) string {
+	words := tokenize.Identifier(name)
+	if words == "" || words == strings.ToLower(name) {
+		return name
+	}
+	return name + " (" + words + ")"
+}
+
+func walkSchema(schema map[string]any, depth int, params, enums *strings.Builder) {
+	if depth > maxSchemaDepth || params.Len()+enums.Len() > maxSchemaTextBytes {
+		return
+	}
+	props, _ := schema["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for name := range props {
+		names = append(names, name)
+	}
+	sort.Strings(names) // map order would make the text, and so the vectors, vary run to run
+	for _, name := range names {
+		prop, _ := props[name].(map[string]any)
+		params.WriteString(withWords(name))
+		if d, ok := prop["description"].(string); ok && d != "" {
+			params.WriteString(": ")
+			params.WriteString(truncateUTF8(d, 1024))
+		}
+		params.WriteString("; ")
+		collectEnums(prop, enums)
+		if prop != nil {
+			walkSchema(prop, depth+1, params, enums)
+			if items, ok := prop["items"].(map[string]any); ok {
+				collectEnums(items, enums)
+				walkSchema(items, depth+1, params, enums)
+			}
+		}
+	}
+}
+
+func collectEnums(prop map[string]any, enums *strings.Builder) {
+	values, _ := prop["enum"].([]any)
+	for _, v := range values {
+		switch v := v.(type) {
+		case string:
+			enums.WriteString(v)
+		case float64, bool:
+			fmt.Fprint(enums, v)
+		default:
+			continue
+		}
+		enums.WriteString(", ")
+	}
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,253 @@
+package embed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeAPI serves /v1/embeddings. answer decides each response from the
+// request's inputs and the 1-based call number.
+type fakeAPI struct {
+	calls  atomic.Int32
+	mu     sync.Mutex
+	inputs [][]string
+	auth   []string
+	answer func(call int, inputs []string, w http.ResponseWriter)
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Input      []string `json:"input"`
+		Model      string   `json:"model"`
+		Dimensions int      `json:"dimensions"`
+	}
+	if r.URL.Path != "/v1/embeddings" || json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	call := int(f.calls.Add(1))
+	f.mu.Lock()
+	f.inputs = append(f.inputs, req.Input)
+	f.auth = append(f.auth, r.Header.Get("Authorization"))
+	f.mu.Unlock()
+	f.answer(call, req.Input, w)
+}
+
+// vectors answers with dim-wide vectors whose first value encodes the input's
+// length, so tests can check the order was kept.
+func vectors(inputs []string, dim int) []byte {
+	type item struct {
+		Object    string    `json:"object"`
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	}
+	data := make([]item, len(inputs))
+	for i, in := range inputs {
+		v := make([]float32, dim)
+		v[0] = float32(len(in))
+		v[1] = 1
+		// Answer in reverse order: the client must sort by index.
+		data[len(inputs)-1-i] = item{"embedding", i, v}
+	}
+	b, _ := json.Marshal(map[string]any{"object": "list", "data": data, "model": "m"})
+	return b
+}
+
+func ok(dim int) func(int, []string, http.ResponseWriter) {
+	return func(_ int, inputs []string, w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(vectors(inputs, dim))
+	}
+}
+
+func fail(status int, msg string) func(int, []string, http.ResponseWriter) {
+	return func(_ int, _ []string, w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"x"}}`, msg)
+	}
+}
+
+func newFake(t *testing.T, answer func(int, []string, http.ResponseWriter)) (*fakeAPI, string) {
+	t.Helper()
+	f := &fakeAPI{answer: answer}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv.URL + "/v1"
+}
+
+func noSleep(context.Context, time.Duration) error { return nil }
+
+func TestOpenAIEmbed(t *testing.T) {
+	texts := []string{"a", "bb", "ccc", "dddd", "eeeee"}
+	tests := []struct {
+		name      string
+		answer    func(int, []string, http.ResponseWriter)
+		cfg       OpenAIConfig
+		wantCalls int32
+		wantErr   string // empty: success
+		wantBad   bool   // the error wraps ErrBadResponse
+	}{
+		{name: "one batch", answer: ok(8), wantCalls: 1},
+		{name: "batched", answer: ok(8), cfg: OpenAIConfig{BatchSize: 2}, wantCalls: 3},
+		{name: "truncated to dimensions", answer: ok(8), cfg: OpenAIConfig{Dimensions: 4}, wantCalls: 1},
+		{name: "500 then ok", answer: func(call int, in []string, w http.ResponseWriter) {
+			if call == 1 {
+				fail(500, "boom")(call, in, w)
+				return
+			}
+			ok(8)(call, in, w)
+		}, wantCalls: 2},
+		{name: "429 then ok", answer: func(call int, in []string, w http.ResponseWriter) {
+			if call < 3 {
+				fail(429, "slow down")(call, in, w)
+				return
+			}
+			ok(8)(call, in, w)
+		}, wantCalls: 3},
+		{name: "500 forever", answer: fail(503, "down"), wantCalls: 4, wantErr: "503"},
+		{name: "401 not retried", answer: fail(401, "Incorrect API key provided: sk-test-secret-123456"), wantCalls: 1, wantErr: "401"},
+		{name: "wrong count", answer: func(call int, in []string, w http.ResponseWriter) {
+			w.Write(vectors(in[:len(in)-1], 8))
+		}, wantCalls: 1, wantErr: "4 vectors for 5 inputs", wantBad: true},
+		{name: "wrong dimension", answer: ok(8), cfg: OpenAIConfig{Dimensions: 16}, wantCalls: 1, wantErr: "dimension 8, want 16", wantBad: true},
+		{name: "ragged", answer: func(call int, in []string, w http.ResponseWriter) {
+			b := strings.Replace(string(vectors(in, 4)), "[5,1,0,0]", "[5,1,0]", 1)
+			w.Write([]byte(b))
+		}, wantCalls: 1, wantErr: "dimension", wantBad: true},
+		{name: "batches disagree", answer: func(call int, in []string, w http.ResponseWriter) {
+			w.Write(vectors(in, 4+call%2))
+		}, cfg: OpenAIConfig{BatchSize: 2, Concurrency: 1}, wantCalls: 3, wantErr: "dimension", wantBad: true},
+		{name: "not json", answer: func(_ int, _ []string, w http.ResponseWriter) {
+			w.Write([]byte(`{"data":[{"embedding":[1,2`))
+		}, wantCalls: 1, wantErr: "embeddings request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake, url := newFake(t, tt.answer)
+			cfg := tt.cfg
+			cfg.BaseURL = url
+			cfg.APIKey = "sk-test-secret-123456"
+			cfg.sleep = noSleep
+			vecs, err := NewOpenAI(cfg).Embed(t.Context(), texts)
+			if got := fake.calls.Load(); got != tt.wantCalls {
+				t.Errorf("provider calls = %d, want %d", got, tt.wantCalls)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Embed() error = %v, want one containing %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "secret") {
+					t.Errorf("Embed() error leaks the API key: %v", err)
+				}
+				if got := errors.Is(err, ErrBadResponse); got != tt.wantBad {
+					t.Errorf("errors.Is(err, ErrBadResponse) = %v, want %v", got, tt.wantBad)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Embed() error: %v", err)
+			}
+			for i, v := range vecs {
+				if int(v[0]) != len(texts[i]) {
+					t.Errorf("vector %d belongs to input of length %d, want %d: order lost", i, int(v[0]), len(texts[i]))
+				}
+				if cfg.Dimensions > 0 && len(v) != cfg.Dimensions {
+					t.Errorf("vector %d has %d dimensions, want %d", i, len(v), cfg.Dimensions)
+				}
+			}
+			if got := fake.auth[0]; got != "Bearer sk-test-secret-123456" {
+				t.Errorf("Authorization = %q", got)
+			}
+		})
+	}
+}
+
+func TestOpenAITimeout(t *testing.T) {
+	release := make(chan struct{})
+	_, url := newFake(t, func(_ int, in []string, w http.ResponseWriter) { <-release })
+	defer close(release)
+	_, err := NewOpenAI(OpenAIConfig{BaseURL: url, Timeout: 50 * time.Millisecond, MaxRetries: -1}).Embed(t.Context(), []string{"x"})
+	if err == nil {
+		t.Fatal("Embed() against a hung provider returned no error")
+	}
+}
+
+func TestInfoHidesSecrets(t *testing.T) {
+	info := NewOpenAI(OpenAIConfig{BaseURL: "https://user:pw@llm.example/v1?api-key=zzz", APIKey: "sk-abc"}).Info()
+	b, _ := json.Marshal(info)
+	for _, secret := range []string{"pw", "zzz", "sk-abc"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("Info() = %s, leaks %q", b, secret)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	tests := []struct {
+		name string
+		vecs [][]float32
+		n    int
+		dim  int
+		ok   bool
+	}{
+		{"good", [][]float32{{1, 2}, {3, 4}}, 2, 2, true},
+		{"any dim", [][]float32{{1, 2, 3}}, 1, 0, true},
+		{"short", [][]float32{{1, 2}}, 2, 2, false},
+		{"empty vector", [][]float32{{}}, 1, 0, false},
+		{"nan", [][]float32{{1, nan}}, 1, 2, false},
+		{"inf", [][]float32{{inf, 1}}, 1, 2, false},
+	}
+	for _, tt := range tests {
+		_, err := Validate(tt.vecs, tt.n, tt.dim)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: Validate() error = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+func TestLocal(t *testing.T) {
+	docs := []string{
+		"create_issue: Open a new issue in a repository",
+		"post_message: Send a message to a chat channel",
+		"read_file: Return the text contents of a file",
+	}
+	l := NewLocal(256).Fit(docs)
+	vecs, err := l.Embed(t.Context(), append(docs, "send a chat message"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Validate(vecs, 4, 256); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vecs {
+		Normalize(v)
+	}
+	dot := func(a, b []float32) (s float32) {
+		for i := range a {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	q := vecs[3]
+	if !(dot(q, vecs[1]) > dot(q, vecs[0]) && dot(q, vecs[1]) > dot(q, vecs[2])) {
+		t.Errorf("query %q is not closest to post_message: %v %v %v", "send a chat message", dot(q, vecs[0]), dot(q, vecs[1]), dot(q, vecs[2]))
+	}
+	again, _ := l.Embed(t.Context(), docs[:1])
+	Normalize(again[0])
+	if diff := dot(again[0], vecs[0]); math.Abs(float64(diff)-1) > 1e-6 {
+		t.Errorf("Local is not deterministic: self-similarity %v", diff)
+	}
+}

@@ -1,0 +1,257 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"golang.org/x/sync/errgroup"
+)
+
+// Defaults for OpenAIConfig's zero values.
+const (
+	DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+	DefaultOpenAIModel   = "text-embedding-3-small"
+	DefaultBatchSize     = 2048 // the OpenAI API's limit on inputs per request
+	DefaultTimeout       = 30 * time.Second
+	DefaultMaxRetries    = 3
+	DefaultConcurrency   = 4
+)
+
+// OpenAIConfig configures an OpenAI-compatible embeddings client. The zero
+// value of each field means its documented default.
+type OpenAIConfig struct {
+	BaseURL     string        // DefaultOpenAIBaseURL when empty
+	APIKey      string        // sent as a bearer token; never logged or reported
+	Model       string        // DefaultOpenAIModel when empty
+	Dimensions  int           // 0: the model's own; else requested, and enforced client-side
+	Timeout     time.Duration // per HTTP request; DefaultTimeout when 0
+	MaxRetries  int           // retries after the first attempt on 429, 5xx and network errors; DefaultMaxRetries when 0, none when negative
+	BatchSize   int           // inputs per request; DefaultBatchSize when 0
+	Concurrency int           // requests in flight during a large Embed; DefaultConcurrency when 0
+	HTTPClient  *http.Client  // http.DefaultClient's transport when nil
+	// sleep waits between retries; tests replace it.
+	sleep func(context.Context, time.Duration) error
+}
+
+// OpenAI embeds texts through any OpenAI-compatible /v1/embeddings endpoint
+// (OpenAI, Azure OpenAI, Ollama, vLLM, LocalAI). It is safe for concurrent
+// use.
+type OpenAI struct {
+	cfg    OpenAIConfig
+	client *openai.Client
+	redact *strings.Replacer
+}
+
+// NewOpenAI returns a client for cfg.
+func NewOpenAI(cfg OpenAIConfig) *OpenAI {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultOpenAIBaseURL
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.Model == "" {
+		cfg.Model = DefaultOpenAIModel
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	switch {
+	case cfg.MaxRetries == 0:
+		cfg.MaxRetries = DefaultMaxRetries
+	case cfg.MaxRetries < 0:
+		cfg.MaxRetries = 0
+	}
+	if cfg.BatchSize <= 0 || cfg.BatchSize > DefaultBatchSize {
+		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.sleep == nil {
+		cfg.sleep = sleepCtx
+	}
+	oc := openai.DefaultConfig(cfg.APIKey)
+	oc.BaseURL = cfg.BaseURL
+	if cfg.HTTPClient != nil {
+		oc.HTTPClient = cfg.HTTPClient
+	}
+	pairs := []string{}
+	if cfg.APIKey != "" {
+		pairs = append(pairs, cfg.APIKey, "[redacted]")
+	}
+	return &OpenAI{cfg: cfg, client: openai.NewClientWithConfig(oc), redact: strings.NewReplacer(pairs...)}
+}
+
+// Info describes the embedder; BaseURL is stripped of any credentials.
+func (o *OpenAI) Info() Info {
+	return Info{Provider: "openai", Model: o.cfg.Model, Dimensions: o.cfg.Dimensions, BaseURL: safeURL(o.cfg.BaseURL)}
+}
+
+// Embed returns one vector per text, in order. Texts are sent in batches of
+// at most BatchSize inputs, Concurrency batches at a time; a catalog that
+// fits one batch costs exactly one request. A short, mis-sized or non-finite
+// answer is an error wrapping ErrBadResponse, never a partial result.
+func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	out := make([][]float32, len(texts))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.cfg.Concurrency)
+	for start := 0; start < len(texts); start += o.cfg.BatchSize {
+		end := min(start+o.cfg.BatchSize, len(texts))
+		g.Go(func() error {
+			vecs, err := o.embedBatch(gctx, texts[start:end])
+			if err != nil {
+				return err
+			}
+			copy(out[start:end], vecs)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// Batches must agree with each other as well as with the configuration.
+	if _, err := Validate(out, len(texts), len(out[0])); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		vecs, err := o.request(ctx, texts)
+		if err == nil {
+			return vecs, nil
+		}
+		lastErr = o.scrub(err)
+		if attempt >= o.cfg.MaxRetries || !retryable(err) || ctx.Err() != nil {
+			break
+		}
+		if err := o.cfg.sleep(ctx, backoff(attempt)); err != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("embeddings request to %s (%d inputs): %w", safeURL(o.cfg.BaseURL), len(texts), lastErr)
+}
+
+func (o *OpenAI) request(ctx context.Context, texts []string) ([][]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)
+	defer cancel()
+	resp, err := o.client.CreateEmbeddings(ctx, openai.EmbeddingRequestStrings{
+		Input:      texts,
+		Model:      openai.EmbeddingModel(o.cfg.Model),
+		Dimensions: o.cfg.Dimensions,
+	})
+	if err != nil {
+		return nil, err
+	}
+	vecs := make([][]float32, len(texts))
+	for _, d := range resp.Data {
+		if d.Index < 0 || d.Index >= len(texts) || vecs[d.Index] != nil {
+			return nil, fmt.Errorf("%w: index %d out of range or repeated", ErrBadResponse, d.Index)
+		}
+		vecs[d.Index] = d.Embedding
+	}
+	if len(resp.Data) != len(texts) {
+		return nil, fmt.Errorf("%w: %d vectors for %d inputs", ErrBadResponse, len(resp.Data), len(texts))
+	}
+	if want := o.cfg.Dimensions; want > 0 {
+		// Servers that ignore "dimensions" return the full width. Truncating
+		// a Matryoshka-trained embedding keeps it meaningful once
+		// re-normalised; a narrower answer cannot be fixed.
+		for i, v := range vecs {
+			if len(v) > want {
+				vecs[i] = v[:want]
+			}
+		}
+	}
+	if _, err := Validate(vecs, len(texts), o.cfg.Dimensions); err != nil {
+		return nil, err
+	}
+	return vecs, nil
+}
+
+// retryable reports whether a failed request may succeed if sent again:
+// rate limits, server errors and network failures, but not a bad answer or
+// a client error such as a wrong key.
+func retryable(err error) bool {
+	if errors.Is(err, ErrBadResponse) {
+		return false
+	}
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	var status int
+	switch {
+	case errors.As(err, &apiErr):
+		status = apiErr.HTTPStatusCode
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+	}
+	if status != 0 {
+		return status == http.StatusTooManyRequests || status >= 500
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// backoff is capped exponential with full jitter: 0-200ms, 0-400ms, ...
+func backoff(attempt int) time.Duration {
+	ceiling := min(200*time.Millisecond<<attempt, 5*time.Second)
+	return time.Duration(rand.Int64N(int64(ceiling)) + 1)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// keyLike matches API-key shapes that providers echo back in error messages
+// ("Incorrect API key provided: sk-abc***xyz").
+var keyLike = regexp.MustCompile(`\b(sk|pk|rk|key)-[A-Za-z0-9_*\-]{6,}`)
+
+// scrub removes the configured key, and anything shaped like a key, from an
+// error's text, keeping its chain for errors.Is.
+func (o *OpenAI) scrub(err error) error {
+	msg := keyLike.ReplaceAllString(o.redact.Replace(err.Error()), "[redacted]")
+	if msg == err.Error() {
+		return err
+	}
+	return &scrubbed{msg: msg, err: err}
+}
+
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (s *scrubbed) Error() string { return s.msg }
+func (s *scrubbed) Unwrap() error { return s.err }
+
+// safeURL drops user info and the query string, where tokens hide.
+func safeURL(raw string) string {
+	if i := strings.Index(raw, "?"); i >= 0 {
+		raw = raw[:i]
+	}
+	if i := strings.Index(raw, "://"); i >= 0 {
+		if at := strings.LastIndex(raw[i+3:], "@"); at >= 0 {
+			raw = raw[:i+3] + raw[i+3+at+1:]
+		}
+	}
+	return raw
+}

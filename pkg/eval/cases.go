@@ -1,0 +1,142 @@
+// Package eval measures retrieval quality: it runs labelled queries against
+// a searcher (in-process or a live server) and reports recall, hit@1, MRR,
+// nDCG and latency, overall and per category, with every miss explained.
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+)
+
+// Case is one labelled query: the tools a good search returns for it.
+type Case struct {
+	ID       string   `json:"id"`
+	Category string   `json:"category"`
+	Query    string   `json:"query"`
+	Expected []string `json:"expected"` // "tool" or "server/tool", resolved like catalog.Resolve
+}
+
+// ErrBadInput marks problems with the cases or their labels, as opposed to
+// a failed search: the command exits 2 for these.
+var ErrBadInput = errors.New("bad eval input")
+
+// LoadCases reads cases from JSONL (one case a line), a JSON array, or YAML
+// (a list, or {"cases": [...]}), chosen by the file's extension.
+func LoadCases(path string) ([]Case, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return ParseCases(path, data)
+}
+
+// ParseCases decodes cases; source names them in errors and picks the format.
+func ParseCases(source string, data []byte) ([]Case, error) {
+	var cases []Case
+	switch ext := strings.ToLower(filepath.Ext(source)); ext {
+	case ".yaml", ".yml", ".json":
+		j := data
+		if ext != ".json" {
+			var err error
+			if j, err = yaml.YAMLToJSON(data); err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
+			}
+		}
+		if err := json.Unmarshal(j, &cases); err != nil {
+			var wrapped struct {
+				Cases []Case `json:"cases"`
+			}
+			if err2 := json.Unmarshal(j, &wrapped); err2 != nil {
+				return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
+			}
+			cases = wrapped.Cases
+		}
+	default: // JSONL
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+		for line := 1; sc.Scan(); line++ {
+			text := bytes.TrimSpace(sc.Bytes())
+			if len(text) == 0 || text[0] == '#' {
+				continue
+			}
+			var c Case
+			dec := json.NewDecoder(bytes.NewReader(text))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&c); err != nil {
+				return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadInput, source, line, err)
+			}
+			cases = append(cases, c)
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
+		}
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("%w: %s: no cases", ErrBadInput, source)
+	}
+	seen := map[string]bool{}
+	for i, c := range cases {
+		where := fmt.Sprintf("%s: case #%d %q", source, i+1, c.ID)
+		switch {
+		case c.ID == "":
+			return nil, fmt.Errorf("%w: %s: missing id", ErrBadInput, where)
+		case seen[c.ID]:
+			return nil, fmt.Errorf("%w: %s: id repeated", ErrBadInput, where)
+		case strings.TrimSpace(c.Query) == "":
+			return nil, fmt.Errorf("%w: %s: empty query", ErrBadInput, where)
+		case len(c.Expected) == 0:
+			return nil, fmt.Errorf("%w: %s: no expected tools", ErrBadInput, where)
+		}
+		seen[c.ID] = true
+		if c.Category == "" {
+			cases[i].Category = "uncategorized"
+		}
+	}
+	return cases, nil
+}
+
+// ToolKey identifies a tool by its parts, never by a joined string: names
+// may contain "/".
+type ToolKey struct{ Server, Name string }
+
+func (k ToolKey) String() string { return k.Server + "/" + k.Name }
+
+// resolve maps every expected name to its tool, failing on the first
+// unknown or ambiguous one with the case that names it.
+func resolve(cat *catalog.Catalog, cases []Case) ([][]ToolKey, error) {
+	out := make([][]ToolKey, len(cases))
+	var errs []error
+	for i, c := range cases {
+		seen := map[ToolKey]bool{}
+		for _, ref := range c.Expected {
+			j, err := cat.Resolve(ref)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("case %q: expected %w", c.ID, err))
+				continue
+			}
+			t := cat.Tool(j)
+			k := ToolKey{t.Server, t.Name}
+			if !seen[k] {
+				seen[k] = true
+				out[i] = append(out[i], k)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		if len(errs) > 10 {
+			errs = append(errs[:10], fmt.Errorf("and %d more", len(errs)-10))
+		}
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, errors.Join(errs...))
+	}
+	return out, nil
+}

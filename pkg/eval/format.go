@@ -1,0 +1,165 @@
+package eval
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Formats lists the report formats Write accepts.
+var Formats = []string{"text", "json", "junit", "markdown"}
+
+// Write renders rep in format to w. title names the run (catalog and cases).
+func Write(w io.Writer, rep *Report, format, title string) error {
+	switch format {
+	case "text", "":
+		return writeText(w, rep, title)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Title string `json:"title"`
+			*Report
+		}{title, rep})
+	case "junit":
+		return writeJUnit(w, rep, title)
+	case "markdown":
+		return writeMarkdown(w, rep, title)
+	}
+	return fmt.Errorf("%w: unknown format %q (want one of %s)", ErrBadInput, format, strings.Join(Formats, ", "))
+}
+
+func writeText(w io.Writer, rep *Report, title string) error {
+	s := rep.Summary
+	fmt.Fprintf(w, "eval: %s\n", title)
+	fmt.Fprintf(w, "cases %d, k %d\n", s.Cases, rep.K)
+	fmt.Fprintf(w, "recall@%d  %.3f  (%d expected, %d found)\n", rep.K, s.Recall, s.Expected, s.Found)
+	fmt.Fprintf(w, "recall@%d mean per case  %.3f\n", rep.K, s.RecallMean)
+	fmt.Fprintf(w, "hit@1  %.3f   MRR@%d  %.3f   nDCG@%d  %.3f\n", s.HitAt1, rep.K, s.MRR, rep.K, s.NDCG)
+	l := rep.Latency
+	fmt.Fprintf(w, "latency per query: mean %.2f ms, p50 %.2f ms, p95 %.2f ms, max %.2f ms (total %.0f ms)\n\n", l.MeanMS, l.P50MS, l.P95MS, l.MaxMS, l.TotalMS)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "category\tcases\texpected\tfound\trecall\tmean\thit@1\tMRR\tnDCG\t\n")
+	for _, c := range rep.Categories {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", c.Category, c.Cases, c.Expected, c.Found, c.Recall, c.RecallMean, c.HitAt1, c.MRR, c.NDCG)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(rep.Misses) == 0 {
+		_, err := fmt.Fprintln(w, "\nno misses")
+		return err
+	}
+	fmt.Fprintf(w, "\nmisses (%d):\n", len(rep.Misses))
+	for _, m := range rep.Misses {
+		fmt.Fprintf(w, "  %s [%s] %q\n    expected %s: %s; top: %s\n", m.Case, m.Category, m.Query, m.Expected, rankText(m.Rank), strings.Join(m.Top, ", "))
+	}
+	return nil
+}
+
+func rankText(r int) string {
+	if r == 0 {
+		return fmt.Sprintf("not in top %d", Depth)
+	}
+	return fmt.Sprintf("rank %d", r)
+}
+
+func writeMarkdown(w io.Writer, rep *Report, title string) error {
+	s := rep.Summary
+	fmt.Fprintf(w, "### Tool-search eval: %s\n\n", title)
+	fmt.Fprintf(w, "| metric | value |\n|---|---|\n")
+	fmt.Fprintf(w, "| cases | %d |\n| recall@%d | **%.3f** (%d of %d expected) |\n| recall@%d, mean per case | %.3f |\n", s.Cases, rep.K, s.Recall, s.Found, s.Expected, rep.K, s.RecallMean)
+	fmt.Fprintf(w, "| hit@1 | %.3f |\n| MRR@%d | %.3f |\n| nDCG@%d | %.3f |\n| latency p50 / p95 | %.2f / %.2f ms |\n\n", s.HitAt1, rep.K, s.MRR, rep.K, s.NDCG, rep.Latency.P50MS, rep.Latency.P95MS)
+	fmt.Fprintf(w, "| category | cases | recall@%d | hit@1 | MRR | nDCG |\n|---|---:|---:|---:|---:|---:|\n", rep.K)
+	for _, c := range rep.Categories {
+		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %.3f |\n", mdEscape(c.Category), c.Cases, c.Recall, c.HitAt1, c.MRR, c.NDCG)
+	}
+	if len(rep.Misses) > 0 {
+		fmt.Fprintf(w, "\n<details><summary>%d misses</summary>\n\n| case | query | expected | rank | top |\n|---|---|---|---|---|\n", len(rep.Misses))
+		for _, m := range rep.Misses {
+			fmt.Fprintf(w, "| %s | %s | `%s` | %s | %s |\n", mdEscape(m.Case), mdEscape(m.Query), m.Expected, rankText(m.Rank), mdEscape(strings.Join(m.Top, ", ")))
+		}
+		fmt.Fprintln(w, "\n</details>")
+	}
+	return nil
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;").Replace(s)
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Time     float64     `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      float64       `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// writeJUnit renders one test suite per category and one test case per eval
+// case; a case fails when any expected tool is outside the top k.
+func writeJUnit(w io.Writer, rep *Report, title string) error {
+	misses := map[string][]Miss{}
+	for _, m := range rep.Misses {
+		misses[m.Case] = append(misses[m.Case], m)
+	}
+	var out junitSuites
+	bySuite := map[string]int{}
+	for _, c := range rep.Cases {
+		i, ok := bySuite[c.Category]
+		if !ok {
+			i = len(out.Suites)
+			bySuite[c.Category] = i
+			out.Suites = append(out.Suites, junitSuite{Name: "toolsearch eval " + title + ": " + c.Category})
+		}
+		s := &out.Suites[i]
+		jc := junitCase{Name: c.ID, Classname: "toolsearch." + c.Category, Time: c.TookMS / 1000}
+		switch {
+		case c.Error != "":
+			jc.Error = &junitFailure{Message: "search failed", Text: c.Error}
+			s.Errors++
+		case !c.Passed():
+			var b strings.Builder
+			for _, m := range misses[c.ID] {
+				fmt.Fprintf(&b, "query %q: expected %s at %s within top %d; top: %s\n", m.Query, m.Expected, rankText(m.Rank), rep.K, strings.Join(m.Top, ", "))
+			}
+			jc.Failure = &junitFailure{Message: fmt.Sprintf("%d of %d expected tools in top %d", c.Found, c.Expected, rep.K), Text: b.String()}
+			s.Failures++
+		}
+		s.Tests++
+		s.Time += jc.Time
+		s.Cases = append(s.Cases, jc)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

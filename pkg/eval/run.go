@@ -1,0 +1,208 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+)
+
+// Searcher answers a query with tools, best first.
+type Searcher interface {
+	Search(ctx context.Context, query string, k int) ([]ToolKey, error)
+}
+
+// Depth is how far down the ranking a miss is looked for, so a report can
+// say "rank 14" rather than only "missed".
+const Depth = 50
+
+// Report is the outcome of a run. Recall is micro-averaged (expected tools
+// found over expected tools) unless named Mean.
+type Report struct {
+	K          int              `json:"k"`
+	Summary    Metrics          `json:"summary"`
+	Categories []CategoryReport `json:"categories"`
+	Latency    Latency          `json:"latency"`
+	Misses     []Miss           `json:"misses"`
+	Cases      []CaseResult     `json:"cases"`
+}
+
+// Metrics are the scores over a set of cases.
+type Metrics struct {
+	Cases      int     `json:"cases"`
+	Expected   int     `json:"expected"`
+	Found      int     `json:"found"`
+	Recall     float64 `json:"recall"`      // Found / Expected
+	RecallMean float64 `json:"recall_mean"` // mean of per-case recall
+	HitAt1     float64 `json:"hit_at_1"`    // cases whose first tool is expected
+	MRR        float64 `json:"mrr"`         // mean reciprocal rank of the first expected tool within k
+	NDCG       float64 `json:"ndcg"`        // binary-relevance nDCG@k
+}
+
+// CategoryReport is Metrics for one category.
+type CategoryReport struct {
+	Category string `json:"category"`
+	Metrics
+}
+
+// Latency summarises per-query search time, in milliseconds.
+type Latency struct {
+	MeanMS  float64 `json:"mean_ms"`
+	P50MS   float64 `json:"p50_ms"`
+	P95MS   float64 `json:"p95_ms"`
+	MaxMS   float64 `json:"max_ms"`
+	TotalMS float64 `json:"total_ms"`
+}
+
+// Miss is an expected tool that was not in the top k.
+type Miss struct {
+	Case     string   `json:"case"`
+	Category string   `json:"category"`
+	Query    string   `json:"query"`
+	Expected string   `json:"expected"`
+	Rank     int      `json:"rank"` // 1-based rank within Depth; 0 when not in the top Depth
+	Top      []string `json:"top"`  // what ranked first instead
+}
+
+// CaseResult is one case's outcome.
+type CaseResult struct {
+	ID        string  `json:"id"`
+	Category  string  `json:"category"`
+	Expected  int     `json:"expected"`
+	Found     int     `json:"found"`
+	FirstRank int     `json:"first_rank"` // rank of the best expected tool within k; 0 when none
+	NDCG      float64 `json:"ndcg"`
+	TookMS    float64 `json:"took_ms"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// Passed reports whether every expected tool was in the top k.
+func (c CaseResult) Passed() bool { return c.Error == "" && c.Found == c.Expected }
+
+// Run resolves every case's labels against cat (an unknown or ambiguous
+// name is ErrBadInput, before any query runs), then searches each case
+// Depth deep and scores the top k.
+func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, k int) (*Report, error) {
+	if k < 1 || k > Depth {
+		return nil, fmt.Errorf("%w: k must be between 1 and %d", ErrBadInput, Depth)
+	}
+	want, err := resolve(cat, cases)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{K: k, Misses: []Miss{}}
+	took := make([]float64, 0, len(cases))
+	for i, c := range cases {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		got, err := s.Search(ctx, c.Query, Depth)
+		ms := float64(time.Since(start).Microseconds()) / 1000
+		took = append(took, ms)
+		cr := CaseResult{ID: c.ID, Category: c.Category, Expected: len(want[i]), TookMS: ms}
+		if err != nil {
+			cr.Error = err.Error()
+			for _, w := range want[i] {
+				rep.Misses = append(rep.Misses, Miss{Case: c.ID, Category: c.Category, Query: c.Query, Expected: w.String(), Top: []string{"error: " + err.Error()}})
+			}
+			rep.Cases = append(rep.Cases, cr)
+			continue
+		}
+		rank := make(map[ToolKey]int, len(got))
+		for r, t := range got {
+			if _, dup := rank[t]; !dup {
+				rank[t] = r + 1
+			}
+		}
+		var dcg, idcg float64
+		for j := range min(len(want[i]), k) {
+			idcg += 1 / math.Log2(float64(j+2))
+		}
+		for _, w := range want[i] {
+			r := rank[w]
+			if r >= 1 && r <= k {
+				cr.Found++
+				dcg += 1 / math.Log2(float64(r+1))
+				if cr.FirstRank == 0 || r < cr.FirstRank {
+					cr.FirstRank = r
+				}
+				continue
+			}
+			top := make([]string, 0, 3)
+			for _, t := range got[:min(3, len(got))] {
+				top = append(top, t.String())
+			}
+			rep.Misses = append(rep.Misses, Miss{Case: c.ID, Category: c.Category, Query: c.Query, Expected: w.String(), Rank: r, Top: top})
+		}
+		cr.NDCG = dcg / idcg
+		rep.Cases = append(rep.Cases, cr)
+	}
+	rep.Summary = score(rep.Cases, cases, "")
+	cats := map[string]bool{}
+	for _, c := range cases {
+		cats[c.Category] = true
+	}
+	names := make([]string, 0, len(cats))
+	for c := range cats {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		rep.Categories = append(rep.Categories, CategoryReport{Category: name, Metrics: score(rep.Cases, cases, name)})
+	}
+	rep.Latency = latency(took)
+	return rep, nil
+}
+
+// score computes Metrics over the cases of one category ("" for all).
+func score(results []CaseResult, cases []Case, category string) Metrics {
+	var m Metrics
+	var recallSum, rrSum, ndcgSum float64
+	for i, r := range results {
+		if category != "" && cases[i].Category != category {
+			continue
+		}
+		m.Cases++
+		m.Expected += r.Expected
+		m.Found += r.Found
+		recallSum += float64(r.Found) / float64(r.Expected)
+		if r.FirstRank == 1 {
+			m.HitAt1++
+		}
+		if r.FirstRank > 0 {
+			rrSum += 1 / float64(r.FirstRank)
+		}
+		ndcgSum += r.NDCG
+	}
+	if m.Cases == 0 {
+		return m
+	}
+	n := float64(m.Cases)
+	m.Recall = float64(m.Found) / float64(m.Expected)
+	m.RecallMean = recallSum / n
+	m.HitAt1 /= n
+	m.MRR = rrSum / n
+	m.NDCG = ndcgSum / n
+	return m
+}
+
+func latency(ms []float64) Latency {
+	if len(ms) == 0 {
+		return Latency{}
+	}
+	sorted := slices.Clone(ms)
+	slices.Sort(sorted)
+	var total float64
+	for _, x := range ms {
+		total += x
+	}
+	pct := func(p float64) float64 {
+		return sorted[min(len(sorted)-1, int(math.Ceil(p*float64(len(sorted))))-1)]
+	}
+	return Latency{MeanMS: total / float64(len(ms)), P50MS: pct(0.50), P95MS: pct(0.95), MaxMS: sorted[len(sorted)-1], TotalMS: total}
+}

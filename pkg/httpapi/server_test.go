@@ -1,0 +1,236 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/search"
+)
+
+func newTestServer(tb testing.TB, build bool) (http.Handler, *search.Service) {
+	tb.Helper()
+	reg := prometheus.NewRegistry()
+	svc := search.New(search.Config{
+		Load:       func(context.Context) (*catalog.Catalog, error) { return catalog.Default() },
+		Embedder:   embed.NewLocal(256),
+		Registerer: reg,
+		Version:    "test",
+	})
+	if build {
+		if _, err := svc.Build(tb.Context()); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return NewServer(nil, reg, reg, svc), svc
+}
+
+func do(h http.Handler, method, path, contentType, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+type errorResponse struct {
+	Error struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		RequestID string `json:"request_id"`
+	} `json:"error"`
+}
+
+func TestSearchBadRequests(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	const js = "application/json"
+	tests := []struct {
+		name        string
+		method      string
+		path        string
+		contentType string
+		body        string
+		wantStatus  int
+		wantCode    string
+		wantInMsg   string
+	}{
+		{"malformed", "POST", "/mcp/tool-search", js, `{"query":`, 400, "malformed_json", ""},
+		{"not json", "POST", "/mcp/tool-search", js, `query=x`, 400, "malformed_json", ""},
+		{"truncated", "POST", "/mcp/tool-search", js, `{"query":"x"`, 400, "malformed_json", "truncated"},
+		{"array body", "POST", "/mcp/tool-search", js, `["x"]`, 400, "wrong_type", "JSON object"},
+		{"query wrong type", "POST", "/mcp/tool-search", js, `{"query":5}`, 400, "wrong_type", `"query" must be a string`},
+		{"top_k wrong type", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":"3"}`, 400, "wrong_type", `"top_k" must be a number`},
+		{"top_k fraction", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":2.5}`, 400, "wrong_type", "top_k"},
+		{"unknown field", "POST", "/mcp/tool-search", js, `{"query":"x","topk":3}`, 400, "unknown_field", `"topk"`},
+		{"empty query", "POST", "/mcp/tool-search", js, `{"query":""}`, 400, "empty_query", ""},
+		{"blank query", "POST", "/mcp/tool-search", js, `{"query":"  \t "}`, 400, "empty_query", ""},
+		{"missing query", "POST", "/mcp/tool-search", js, `{"top_k":3}`, 400, "empty_query", ""},
+		{"top_k zero", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":0}`, 400, "top_k_out_of_range", "between 1 and 50"},
+		{"top_k negative", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":-1}`, 400, "top_k_out_of_range", ""},
+		{"top_k huge", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":1000000000}`, 400, "top_k_out_of_range", ""},
+		{"top_k overflow", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":1e30}`, 400, "wrong_type", ""},
+		{"trailing data", "POST", "/mcp/tool-search", js, `{"query":"x"} {}`, 400, "malformed_json", "after"},
+		{"empty body", "POST", "/mcp/tool-search", js, ``, 400, "empty_body", ""},
+		{"invalid utf8", "POST", "/mcp/tool-search", js, "{\"query\":\"\xff\xfe\"}", 400, "invalid_utf8", ""},
+		{"nul in query", "POST", "/mcp/tool-search", js, `{"query":"a\u0000b"}`, 400, "invalid_query", "NUL"},
+		{"long query", "POST", "/mcp/tool-search", js, `{"query":"` + strings.Repeat("a ", 3000) + `"}`, 400, "query_too_long", ""},
+		{"body too large", "POST", "/mcp/tool-search", js, `{"query":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, 413, "body_too_large", ""},
+		{"wrong content type", "POST", "/mcp/tool-search", "text/plain", `{"query":"x"}`, 415, "unsupported_media_type", "text/plain"},
+		{"form content type", "POST", "/mcp/tool-search", "application/x-www-form-urlencoded", `{"query":"x"}`, 415, "unsupported_media_type", ""},
+		{"wrong method", "GET", "/mcp/tool-search", "", ``, 405, "method_not_allowed", "GET"},
+		{"status wrong method", "DELETE", "/mcp/tool-search/status", "", ``, 405, "method_not_allowed", ""},
+		{"unknown route", "GET", "/nope", "", ``, 404, "not_found", "/nope"},
+		{"deeply nested", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`, 400, "wrong_type", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := do(h, tt.method, tt.path, tt.contentType, tt.body)
+			if rec.Code != tt.wantStatus {
+				t.Errorf("%s %s %.40q = %d, want %d; body %s", tt.method, tt.path, tt.body, rec.Code, tt.wantStatus, rec.Body)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q, want application/json", ct)
+			}
+			var got errorResponse
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+				t.Fatalf("error body is not JSON: %v: %s", err, rec.Body)
+			}
+			if got.Error.Code != tt.wantCode || !strings.Contains(got.Error.Message, tt.wantInMsg) || got.Error.Message == "" {
+				t.Errorf("error = %+v, want code %q with %q in the message", got.Error, tt.wantCode, tt.wantInMsg)
+			}
+			if got.Error.RequestID == "" {
+				t.Error("error has no request_id")
+			}
+			// Bad input loses nothing: the next good request is answered.
+			if ok := do(h, "POST", "/mcp/tool-search", "", `{"query":"list issues"}`); ok.Code != 200 {
+				t.Errorf("good request after bad one = %d: %s", ok.Code, ok.Body)
+			}
+		})
+	}
+}
+
+func TestSearchOK(t *testing.T) {
+	h, svc := newTestServer(t, true)
+	rec := do(h, "POST", "/mcp/tool-search", "application/json; charset=utf-8", `{"query":"merge the approved pull request","top_k":3}`)
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	var got struct {
+		Tools []struct {
+			Name, Server, Description string
+			Score                     float64
+		}
+		Mode         string
+		TookMS       *float64 `json:"took_ms"`
+		IndexVersion string   `json:"index_version"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Tools) != 3 || got.Tools[0].Name != "merge_pull_request" || got.Tools[0].Server != "github" || got.Tools[0].Description == "" {
+		t.Errorf("tools = %+v, want 3 with github/merge_pull_request first", got.Tools)
+	}
+	for i := 1; i < len(got.Tools); i++ {
+		if got.Tools[i].Score > got.Tools[i-1].Score {
+			t.Errorf("tools not best first: %+v", got.Tools)
+		}
+	}
+	if got.Mode != "semantic" || got.TookMS == nil || got.IndexVersion != svc.Status().IndexVersion {
+		t.Errorf("mode %q took_ms %v index_version %q", got.Mode, got.TookMS, got.IndexVersion)
+	}
+	// Default top_k is 10; no Content-Type is accepted as JSON.
+	rec = do(h, "POST", "/mcp/tool-search", "", `{"query":"files"}`)
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Tools) != search.DefaultTopK {
+		t.Errorf("default top_k: %d tools, err %v", len(got.Tools), err)
+	}
+}
+
+func TestNotReady(t *testing.T) {
+	h, svc := newTestServer(t, false)
+	for _, path := range []string{"/readyz"} {
+		if rec := do(h, "GET", path, "", ""); rec.Code != 503 || !strings.Contains(rec.Body.String(), "not_ready") {
+			t.Errorf("GET %s before build = %d %s, want 503 not_ready", path, rec.Code, rec.Body)
+		}
+	}
+	if rec := do(h, "POST", "/mcp/tool-search", "", `{"query":"x"}`); rec.Code != 503 {
+		t.Errorf("search before build = %d, want 503", rec.Code)
+	}
+	if rec := do(h, "GET", "/healthz", "", ""); rec.Code != 200 {
+		t.Errorf("healthz before build = %d, want 200", rec.Code)
+	}
+	var st map[string]any
+	rec := do(h, "GET", "/mcp/tool-search/status", "", "")
+	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st["ready"] != false {
+		t.Errorf("status before build = %s", rec.Body)
+	}
+	if _, err := svc.Build(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if rec := do(h, "GET", "/readyz", "", ""); rec.Code != 200 {
+		t.Errorf("readyz after build = %d", rec.Code)
+	}
+}
+
+func TestStatusFields(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	rec := do(h, "GET", "/mcp/tool-search/status", "", "")
+	var st map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"ready", "size", "built_at", "build_duration_ms", "last_error", "last_error_at", "embedder", "catalog", "memory_bytes", "version", "index_version"} {
+		if _, ok := st[key]; !ok {
+			t.Errorf("status lacks %q: %s", key, rec.Body)
+		}
+	}
+	emb, _ := st["embedder"].(map[string]any)
+	for _, key := range []string{"provider", "model", "dimensions"} {
+		if _, ok := emb[key]; !ok {
+			t.Errorf("status.embedder lacks %q", key)
+		}
+	}
+	cat, _ := st["catalog"].(map[string]any)
+	for _, key := range []string{"sources", "hash"} {
+		if _, ok := cat[key]; !ok {
+			t.Errorf("status.catalog lacks %q", key)
+		}
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	do(h, "POST", "/mcp/tool-search", "", `{"query":"list issues"}`)
+	do(h, "POST", "/mcp/tool-search", "", `{"query":""}`)
+	rec := do(h, "GET", "/metrics", "", "")
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`toolsearch_http_requests_total{code="200",method="POST",route="/mcp/tool-search"} 1`,
+		`toolsearch_http_requests_total{code="400",method="POST",route="/mcp/tool-search"} 1`,
+		`toolsearch_http_request_duration_seconds_bucket{code="200",route="/mcp/tool-search",le=`,
+		fmt.Sprintf("toolsearch_index_tools %d", mustDefaultLen(t)),
+		"toolsearch_index_build_duration_seconds_count 1",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+func mustDefaultLen(tb testing.TB) int {
+	c, err := catalog.Default()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c.Len()
+}

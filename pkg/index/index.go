@@ -1,0 +1,133 @@
+// Package index answers nearest-neighbour queries over an immutable matrix of
+// L2-normalised tool embeddings.
+package index
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/toolsearch/toolsearch/pkg/embed"
+)
+
+// Match is one ranked row: its position in the matrix and its cosine score.
+type Match struct {
+	Row   int
+	Score float32
+}
+
+// Matrix holds one unit-length float32 row per tool. It is immutable after
+// New and safe for concurrent use.
+type Matrix struct {
+	m       blas32.General
+	scratch sync.Pool // *[]float32 of length Rows, so a search allocates only its result
+}
+
+// ErrDimension is returned when a query's width differs from the rows'.
+var ErrDimension = errors.New("index: query dimension differs from the index")
+
+// New copies vecs into one contiguous row-major matrix, normalising each row
+// to unit length (a zero row stays zero, and so never ranks above a real
+// match). Vectors must share one dimension.
+func New(vecs [][]float32) (*Matrix, error) {
+	if len(vecs) == 0 {
+		return nil, errors.New("index: no vectors")
+	}
+	dim, err := embed.Validate(vecs, len(vecs), 0)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	data := make([]float32, len(vecs)*dim)
+	for i, v := range vecs {
+		row := data[i*dim : (i+1)*dim]
+		copy(row, v)
+		embed.Normalize(row)
+	}
+	mx := &Matrix{m: blas32.General{Rows: len(vecs), Cols: dim, Stride: dim, Data: data}}
+	mx.scratch.New = func() any {
+		s := make([]float32, mx.m.Rows)
+		return &s
+	}
+	return mx, nil
+}
+
+// Rows is the number of tools; Dim the embedding width.
+func (mx *Matrix) Rows() int { return mx.m.Rows }
+
+// Dim is the embedding width.
+func (mx *Matrix) Dim() int { return mx.m.Cols }
+
+// Bytes is the memory held by the vectors themselves (4 bytes a dimension).
+func (mx *Matrix) Bytes() int64 { return int64(cap(mx.m.Data)) * 4 }
+
+// Row returns row i. The slice aliases the matrix and must not be modified.
+func (mx *Matrix) Row(i int) []float32 { return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols] }
+
+// Search ranks every row against q, which must be unit length, and returns
+// the k best, best first; equal scores keep row order. The scores come from
+// one matrix-vector product; the selection keeps a k-sized heap instead of
+// sorting all N scores. keep, when not nil, restricts the candidates.
+func (mx *Matrix) Search(ctx context.Context, q []float32, k int, keep func(row int) bool) ([]Match, error) {
+	if len(q) != mx.m.Cols {
+		return nil, fmt.Errorf("%w: %d, want %d", ErrDimension, len(q), mx.m.Cols)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sp := mx.scratch.Get().(*[]float32)
+	defer mx.scratch.Put(sp)
+	scores := *sp
+	blas32.Gemv(blas.NoTrans, 1, mx.m, blas32.Vector{N: len(q), Inc: 1, Data: q}, 0, blas32.Vector{N: len(scores), Inc: 1, Data: scores})
+	return TopK(scores, k, keep), nil
+}
+
+// TopK returns the k highest scores, best first, ties in row order.
+func TopK(scores []float32, k int, keep func(row int) bool) []Match {
+	if k <= 0 {
+		return nil
+	}
+	h := make(minHeap, 0, min(k, len(scores)))
+	for i, s := range scores {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		if len(h) < k {
+			heap.Push(&h, Match{i, s})
+			continue
+		}
+		if s > h[0].Score { // a tie never displaces the earlier row
+			h[0] = Match{i, s}
+			heap.Fix(&h, 0)
+		}
+	}
+	out := make([]Match, len(h))
+	for i := len(h) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(&h).(Match)
+	}
+	return out
+}
+
+// minHeap keeps the worst of the current best k at the root. Among equal
+// scores the later row is "worse", so ties resolve to row order.
+type minHeap []Match
+
+func (h minHeap) Len() int { return len(h) }
+func (h minHeap) Less(i, j int) bool {
+	if h[i].Score != h[j].Score {
+		return h[i].Score < h[j].Score
+	}
+	return h[i].Row > h[j].Row
+}
+func (h minHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *minHeap) Push(x any)   { *h = append(*h, x.(Match)) }
+func (h *minHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,80 @@
+package index
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSearch(t *testing.T) {
+	mx, err := New([][]float32{{1, 0}, {0, 2}, {1, 1}, {0, 0}, {-1, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mx.Search(t.Context(), []float32{1, 0}, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []int{}
+	for _, m := range got {
+		rows = append(rows, m.Row)
+	}
+	// Row 1 and the zero row 3 tie at 0: the earlier row wins.
+	if diff := cmp.Diff([]int{0, 2, 1}, rows); diff != "" {
+		t.Errorf("Search rows mismatch (-want +got):\n%s", diff)
+	}
+	if got[0].Score < 0.999 || got[1].Score < 0.70 || got[1].Score > 0.71 {
+		t.Errorf("scores %v: rows are not unit length", got)
+	}
+	if _, err := mx.Search(t.Context(), []float32{1, 0, 0}, 3, nil); !errors.Is(err, ErrDimension) {
+		t.Errorf("Search(3-dim query) error = %v, want ErrDimension", err)
+	}
+	only := func(r int) bool { return r == 4 }
+	if got, _ := mx.Search(t.Context(), []float32{1, 0}, 3, only); len(got) != 1 || got[0].Row != 4 {
+		t.Errorf("Search with keep = %v, want only row 4", got)
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	for name, vecs := range map[string][][]float32{
+		"empty":  nil,
+		"ragged": {{1, 2}, {1}},
+	} {
+		if _, err := New(vecs); err == nil {
+			t.Errorf("New(%s) = nil error", name)
+		}
+	}
+}
+
+// TestTopKMatchesSort checks the heap selection against a full stable sort.
+func TestTopKMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := 1 + r.IntN(300)
+		scores := make([]float32, n)
+		for i := range scores {
+			scores[i] = float32(r.IntN(20)) / 10 // many ties
+		}
+		k := 1 + r.IntN(60)
+		want := make([]Match, n)
+		for i, s := range scores {
+			want[i] = Match{i, s}
+		}
+		slices.SortStableFunc(want, func(a, b Match) int {
+			switch {
+			case a.Score > b.Score:
+				return -1
+			case a.Score < b.Score:
+				return 1
+			}
+			return 0
+		})
+		want = want[:min(k, n)]
+		if diff := cmp.Diff(want, TopK(scores, k, nil)); diff != "" {
+			t.Fatalf("trial %d: TopK(n=%d, k=%d) mismatch (-want +got):\n%s", trial, n, k, diff)
+		}
+	}
+}
