@@ -19,6 +19,12 @@ import (
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("toolsearch "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: toolsearch %s [flags]\n\nflags (each with its environment variable):\n", name)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), "\nsecrets come from the environment only, never flags:\n"+
+			"  OPENAI_API_KEY or TOOLSEARCH_EMBEDDING_API_KEY   key for -embedder openai\n")
+	}
 	return fs
 }
 
@@ -106,6 +112,8 @@ type indexFlags struct {
 	dimensions   int
 	timeout      time.Duration
 	queryTimeout time.Duration
+	apiType      string
+	apiVersion   string
 	apiKey       string // from the environment only, so -h never prints it
 }
 
@@ -120,6 +128,8 @@ func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 	fs.IntVar(&f.dimensions, "embedding-dimensions", e.int("TOOLSEARCH_EMBEDDING_DIMENSIONS", 0), "vector width; 0: the model's own (openai) or 1024 (local) [TOOLSEARCH_EMBEDDING_DIMENSIONS]")
 	fs.DurationVar(&f.timeout, "embedding-timeout", e.duration("TOOLSEARCH_EMBEDDING_TIMEOUT", embed.DefaultTimeout), "timeout of one embeddings request at build time [TOOLSEARCH_EMBEDDING_TIMEOUT]")
 	fs.DurationVar(&f.queryTimeout, "query-timeout", e.duration("TOOLSEARCH_QUERY_TIMEOUT", search.DefaultQueryTimeout), "timeout for embedding one query [TOOLSEARCH_QUERY_TIMEOUT]")
+	fs.StringVar(&f.apiType, "embedding-api-type", e.str("TOOLSEARCH_EMBEDDING_API_TYPE", "openai"), "API flavour for -embedder openai: openai (OpenAI, Ollama, vLLM, LocalAI, ...) or azure (Azure OpenAI deployments) [TOOLSEARCH_EMBEDDING_API_TYPE]")
+	fs.StringVar(&f.apiVersion, "embedding-api-version", e.str("TOOLSEARCH_EMBEDDING_API_VERSION", ""), "Azure OpenAI api-version, such as 2024-10-21 [TOOLSEARCH_EMBEDDING_API_VERSION]")
 	f.apiKey = e.str("TOOLSEARCH_EMBEDDING_API_KEY", e.getenv("OPENAI_API_KEY"))
 	return f
 }
@@ -133,7 +143,12 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 	case "local":
 		return embed.NewLocal(f.dimensions), nil
 	case "openai":
+		if f.apiType != "openai" && f.apiType != "azure" {
+			return nil, fmt.Errorf("-embedding-api-type must be openai or azure, got %q", f.apiType)
+		}
 		return embed.NewOpenAI(embed.OpenAIConfig{
+			APIType:    f.apiType,
+			APIVersion: f.apiVersion,
 			BaseURL:    f.baseURL,
 			APIKey:     f.apiKey,
 			Model:      f.model,

@@ -31,14 +31,14 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Model      string   `json:"model"`
 		Dimensions int      `json:"dimensions"`
 	}
-	if r.URL.Path != "/v1/embeddings" || json.NewDecoder(r.Body).Decode(&req) != nil {
+	if (r.URL.Path != "/v1/embeddings" && r.URL.Path != "/openai/deployments/emb-deploy/embeddings") || json.NewDecoder(r.Body).Decode(&req) != nil {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
 	call := int(f.calls.Add(1))
 	f.mu.Lock()
 	f.inputs = append(f.inputs, req.Input)
-	f.auth = append(f.auth, r.Header.Get("Authorization"))
+	f.auth = append(f.auth, r.Header.Get("Authorization")+r.Header.Get("api-key")+" "+r.URL.RawQuery)
 	f.mu.Unlock()
 	f.answer(call, req.Input, w)
 }
@@ -166,7 +166,7 @@ func TestOpenAIEmbed(t *testing.T) {
 					t.Errorf("vector %d has %d dimensions, want %d", i, len(v), cfg.Dimensions)
 				}
 			}
-			if got := fake.auth[0]; got != "Bearer sk-test-secret-123456" {
+			if got := fake.auth[0]; got != "Bearer sk-test-secret-123456 " {
 				t.Errorf("Authorization = %q", got)
 			}
 		})
@@ -249,5 +249,19 @@ func TestLocal(t *testing.T) {
 	Normalize(again[0])
 	if diff := dot(again[0], vecs[0]); math.Abs(float64(diff)-1) > 1e-6 {
 		t.Errorf("Local is not deterministic: self-similarity %v", diff)
+	}
+}
+
+func TestAzure(t *testing.T) {
+	fake, url := newFake(t, ok(4))
+	e := NewOpenAI(OpenAIConfig{BaseURL: strings.TrimSuffix(url, "/v1"), APIKey: "azkey", APIType: "azure", APIVersion: "2024-10-21", Model: "emb-deploy"})
+	if _, err := e.Embed(t.Context(), []string{"a", "b"}); err != nil {
+		t.Fatalf("Embed via Azure: %v", err)
+	}
+	if got := fake.auth[0]; got != "azkey api-version=2024-10-21" {
+		t.Errorf("Azure request auth and query = %q, want the api-key header and api-version", got)
+	}
+	if got := e.Info().Provider; got != "azure" {
+		t.Errorf("Info().Provider = %q", got)
 	}
 }

@@ -28,9 +28,13 @@ const (
 // OpenAIConfig configures an OpenAI-compatible embeddings client. The zero
 // value of each field means its documented default.
 type OpenAIConfig struct {
-	BaseURL     string        // DefaultOpenAIBaseURL when empty
-	APIKey      string        // sent as a bearer token; never logged or reported
-	Model       string        // DefaultOpenAIModel when empty
+	BaseURL string // DefaultOpenAIBaseURL when empty
+	APIKey  string // sent as a bearer token (api-key header for Azure); never logged or reported
+	Model   string // DefaultOpenAIModel when empty; the deployment name for Azure
+	// APIType is "openai" (the default: OpenAI and every server that copies
+	// its API) or "azure" (Azure OpenAI's deployment URLs and api-key header).
+	APIType     string
+	APIVersion  string        // Azure's api-version; go-openai's default when empty
 	Dimensions  int           // 0: the model's own; else requested, and enforced client-side
 	Timeout     time.Duration // per HTTP request; DefaultTimeout when 0
 	MaxRetries  int           // retries after the first attempt on 429, 5xx and network errors; DefaultMaxRetries when 0, none when negative
@@ -79,6 +83,13 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 	}
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
+	if cfg.APIType == "azure" {
+		oc = openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
+		oc.AzureModelMapperFunc = func(model string) string { return model } // -embedding-model is the deployment
+		if cfg.APIVersion != "" {
+			oc.APIVersion = cfg.APIVersion
+		}
+	}
 	if cfg.HTTPClient != nil {
 		oc.HTTPClient = cfg.HTTPClient
 	}
@@ -91,7 +102,11 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 
 // Info describes the embedder; BaseURL is stripped of any credentials.
 func (o *OpenAI) Info() Info {
-	return Info{Provider: "openai", Model: o.cfg.Model, Dimensions: o.cfg.Dimensions, BaseURL: safeURL(o.cfg.BaseURL)}
+	provider := "openai"
+	if o.cfg.APIType == "azure" {
+		provider = "azure"
+	}
+	return Info{Provider: provider, Model: o.cfg.Model, Dimensions: o.cfg.Dimensions, BaseURL: safeURL(o.cfg.BaseURL)}
 }
 
 // Embed returns one vector per text, in order. Texts are sent in batches of
