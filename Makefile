@@ -11,7 +11,10 @@ SHARED    ?= ../shared/evaldata
 # evals/README.md records how it was measured; raise it when recall improves.
 EVAL_MIN_RECALL ?= 0.92
 
-.PHONY: run build test vet fmt-check unit eval-gate eval eval-shared clean
+FUZZTIME  ?= 30s
+FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody
+
+.PHONY: run build test vet fmt-check unit fuzz fuzz-short eval-gate eval eval-shared docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -19,7 +22,7 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
 
-test: fmt-check vet unit eval-gate
+test: fmt-check vet unit fuzz-short eval-gate
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -30,6 +33,15 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 ./...
+
+# Each fuzz target for FUZZTIME (seeds in testdata/fuzz are also run by `unit`).
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($(FUZZTIME))"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) || exit 1; done
+
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
 eval-gate:
 	$(GO) run ./cmd/toolsearch eval -cases evals/cases.jsonl -min-recall $(EVAL_MIN_RECALL)
@@ -43,6 +55,9 @@ eval-shared: build
 	@for set in metatool stabletoolbench; do \
 		./$(BIN) eval -catalog $(SHARED)/$$set/catalog.json -cases $(SHARED)/$$set/cases.jsonl | sed -n '1,6p'; echo; \
 	done
+
+docker:
+	docker build --build-arg VERSION=$(VERSION) -t toolsearch:$(VERSION) .
 
 clean:
 	rm -rf bin

@@ -1,0 +1,42 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzParse checks that any document either fails with an error that names
+// its source, or yields a catalog whose every tool resolves to itself.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"servers":[{"name":"gh","tools":[{"name":"create_issue","description":"Open an issue","inputSchema":{"type":"object","properties":{"title":{"type":"string","enum":["a"]}}}}]}]}`))
+	f.Add([]byte(`{"tools":[{"name":"echo"},{"name":"/v1/x"}],"nextCursor":"abc"}`))
+	f.Add([]byte("servers:\n  - name: a\n    tools:\n      - name: b\n        description: c\n"))
+	f.Add([]byte(`{"servers":[{"name":"a","tools":[{"name":"x","inputSchema":[1]}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse("fuzz.json", data, "")
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.json") {
+				t.Fatalf("error does not name the source: %v", err)
+			}
+			return
+		}
+		c, err := New([]Part{p})
+		if err != nil {
+			return
+		}
+		for i, tool := range c.Tools() {
+			_ = tool.Text()
+			j, err := c.Resolve(tool.ID())
+			if err != nil {
+				// Only a shared ID string ("a"+"b/c", "a/b"+"c") may fail, as ambiguous.
+				if !strings.Contains(err.Error(), "ambiguous") {
+					t.Fatalf("Resolve(%q) = %v", tool.ID(), err)
+				}
+				continue
+			}
+			if j != i {
+				t.Fatalf("Resolve(%q) = %d, want %d", tool.ID(), j, i)
+			}
+		}
+	})
+}
