@@ -16,8 +16,8 @@ import (
 // serviceSearcher runs eval queries in-process against a built service.
 type serviceSearcher struct{ svc *search.Service }
 
-func (s serviceSearcher) Search(ctx context.Context, query string, k int) ([]eval.ToolKey, error) {
-	res, err := s.svc.Search(ctx, search.Request{Query: query, TopK: k})
+func (s serviceSearcher) Search(ctx context.Context, req search.Request) ([]eval.ToolKey, error) {
+	res, err := s.svc.Search(ctx, req, search.Caller{})
 	if err != nil {
 		return nil, err
 	}
@@ -28,16 +28,25 @@ func (s serviceSearcher) Search(ctx context.Context, query string, k int) ([]eva
 	return keys, nil
 }
 
-// buildService loads the catalog and builds the index once, in-process.
-func buildService(ctx context.Context, idx *indexFlags) (*search.Service, *catalog.Catalog, error) {
+// buildService loads catalog and config and builds the index once,
+// in-process. If the embedder fails, the keyword index is used and stderr
+// says so.
+func buildService(ctx context.Context, idx *indexFlags, stderr io.Writer) (*search.Service, *catalog.Catalog, error) {
 	emb, err := idx.newEmbedder()
 	if err != nil {
 		return nil, nil, err
 	}
-	svc := search.New(search.Config{Load: idx.loader(), Embedder: emb, QueryTimeout: idx.queryTimeout, Version: versionString()})
-	snap, err := svc.Build(ctx)
+	setup, err := idx.loader()(ctx)
 	if err != nil {
 		return nil, nil, err
+	}
+	svc := search.New(search.Config{Embedder: emb, QueryTimeout: idx.queryTimeout, Version: versionString()})
+	snap, err := svc.Build(ctx, setup)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !snap.Semantic() {
+		fmt.Fprintf(stderr, "toolsearch: degraded, keyword ranking only: %s\n", snap.EmbedError)
 	}
 	return svc, snap.Catalog, nil
 }
@@ -50,9 +59,10 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	minRecall := fs.Float64("min-recall", 0, "exit 1 when recall@k (expected found / expected) is below this")
 	url := fs.String("url", e.str("TOOLSEARCH_EVAL_URL", ""), "evaluate a running server at this base `url` instead of in-process [TOOLSEARCH_EVAL_URL]")
 	format := fs.String("format", "text", "report format: "+strings.Join(eval.Formats, ", "))
+	mode := fs.String("mode", "", "ranking mode for cases that do not set one: semantic or keyword; default: the service's")
 	out := fs.String("out", "", "write the report to this `file` instead of standard output")
 	idx := addIndexFlags(fs, e)
-	if err := parse(fs, e, args); err != nil {
+	if err := parseIndex(fs, e, idx, args); err != nil {
 		return err
 	}
 	fail := func(code int, err error) error {
@@ -68,6 +78,9 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if *minRecall < 0 || *minRecall > 1 {
 		return fail(2, fmt.Errorf("-min-recall must be between 0 and 1, got %v", *minRecall))
 	}
+	if *mode != "" && *mode != "semantic" && *mode != "keyword" {
+		return fail(2, fmt.Errorf("-mode must be semantic or keyword, got %q", *mode))
+	}
 	if !validFormat(*format) {
 		return fail(2, fmt.Errorf("-format must be one of %s, got %q", strings.Join(eval.Formats, ", "), *format))
 	}
@@ -81,25 +94,23 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	where := "in-process"
 	if *url != "" {
 		// The catalog resolves the cases' expected names; the server ranks.
-		if cat, err = idx.loader()(ctx); err != nil {
+		setup, err := idx.loader()(ctx)
+		if err != nil {
 			return fail(2, err)
 		}
+		cat = setup.Catalog
 		searcher = &eval.HTTPSearcher{BaseURL: *url, Token: getenv("TOOLSEARCH_API_KEY")}
 		where = *url
 	} else {
-		svc, c, err := buildService(ctx, idx)
+		svc, c, err := buildService(ctx, idx, stderr)
 		if err != nil {
-			var ce *catalog.Error
-			if errors.As(err, &ce) {
-				return fail(2, err)
-			}
-			return fail(1, err)
+			return fail(2, err) // only loading can fail: a catalog or config problem
 		}
 		searcher, cat = serviceSearcher{svc}, c
 		where = "in-process, " + idx.embedder
 	}
 
-	rep, err := eval.Run(ctx, cat, cases, searcher, *k)
+	rep, err := eval.Run(ctx, cat, cases, searcher, eval.Options{K: *k, Mode: *mode})
 	if err != nil {
 		if errors.Is(err, eval.ErrBadInput) {
 			return fail(2, err)

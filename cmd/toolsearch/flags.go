@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embed"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -23,7 +26,9 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 		fmt.Fprintf(fs.Output(), "usage: toolsearch %s [flags]\n\nflags (each with its environment variable):\n", name)
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), "\nsecrets come from the environment only, never flags:\n"+
-			"  OPENAI_API_KEY or TOOLSEARCH_EMBEDDING_API_KEY   key for -embedder openai\n")
+			"  OPENAI_API_KEY or TOOLSEARCH_EMBEDDING_API_KEY   key for -embedder openai\n"+
+			"  TOOLSEARCH_API_KEYS                              comma-separated bearer keys for the search endpoints\n"+
+			"  TOOLSEARCH_ADMIN_TOKEN                           bearer token for POST /mcp/tool-search/rebuild\n")
 	}
 	return fs
 }
@@ -104,6 +109,9 @@ func splitList(s string) []string {
 // indexFlags are the catalog and embedder settings that serve, eval and
 // query share.
 type indexFlags struct {
+	fs           *flag.FlagSet
+	getenv       func(string) string
+	config       string
 	catalogs     listFlag
 	server       string
 	embedder     string
@@ -118,7 +126,8 @@ type indexFlags struct {
 }
 
 func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
-	f := &indexFlags{}
+	f := &indexFlags{fs: fs, getenv: e.getenv}
+	fs.StringVar(&f.config, "config", e.str("TOOLSEARCH_CONFIG", ""), "YAML config `file`: core, templates, auth, embedding, search [TOOLSEARCH_CONFIG]")
 	f.catalogs.values = splitList(e.getenv("TOOLSEARCH_CATALOG"))
 	fs.Var(&f.catalogs, "catalog", "catalog `file` (JSON or YAML), repeatable; the embedded default when none [TOOLSEARCH_CATALOG, comma-separated]")
 	fs.StringVar(&f.server, "server", e.str("TOOLSEARCH_SERVER", ""), "server `name` for catalog files that are a bare tools/list result; default: the file's name [TOOLSEARCH_SERVER]")
@@ -160,15 +169,112 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 	return nil, fmt.Errorf("-embedder must be local or openai, got %q", f.embedder)
 }
 
-// loader returns the function that reads the catalog for each build.
-func (f *indexFlags) loader() func(context.Context) (*catalog.Catalog, error) {
-	paths := f.catalogs.values
-	server := f.server
-	return func(context.Context) (*catalog.Catalog, error) {
-		if len(paths) == 0 {
-			return catalog.Default()
+// envOf maps each flag that a config file may set to its variable.
+var envOf = map[string]string{
+	"embedder":              "TOOLSEARCH_EMBEDDER",
+	"embedding-base-url":    "TOOLSEARCH_EMBEDDING_BASE_URL",
+	"embedding-model":       "TOOLSEARCH_EMBEDDING_MODEL",
+	"embedding-dimensions":  "TOOLSEARCH_EMBEDDING_DIMENSIONS",
+	"embedding-api-type":    "TOOLSEARCH_EMBEDDING_API_TYPE",
+	"embedding-api-version": "TOOLSEARCH_EMBEDDING_API_VERSION",
+	"embedding-timeout":     "TOOLSEARCH_EMBEDDING_TIMEOUT",
+	"query-timeout":         "TOOLSEARCH_QUERY_TIMEOUT",
+}
+
+// applyConfig reads the config file, if any, and lets its settings fill
+// the flags that neither the command line nor the environment set: flags
+// beat the environment, which beats the file, which beats the defaults.
+func (f *indexFlags) applyConfig() error {
+	if f.config == "" {
+		return nil
+	}
+	c, err := config.Load(f.config)
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	e := c.Embedding
+	values := map[string]string{
+		"embedder": e.Provider, "embedding-base-url": e.BaseURL, "embedding-model": e.Model,
+		"embedding-api-type": e.APIType, "embedding-api-version": e.APIVersion,
+	}
+	if e.Dimensions > 0 {
+		values["embedding-dimensions"] = strconv.Itoa(e.Dimensions)
+	}
+	if e.Timeout > 0 {
+		values["embedding-timeout"] = time.Duration(e.Timeout).String()
+	}
+	if c.Search.QueryTimeout > 0 {
+		values["query-timeout"] = time.Duration(c.Search.QueryTimeout).String()
+	}
+	for name, v := range values {
+		if v == "" || set[name] || f.getenv(envOf[name]) != "" {
+			continue
 		}
-		return catalog.Load(paths, server)
+		if err := f.fs.Set(name, v); err != nil {
+			return fmt.Errorf("config %s: %s: %w", f.config, name, err)
+		}
+	}
+	return nil
+}
+
+// loader returns the function that reads catalog and config for each build
+// (start-up and every rebuild).
+func (f *indexFlags) loader() func(context.Context) (*search.Setup, error) {
+	paths, server, cfgPath, getenv := f.catalogs.values, f.server, f.config, f.getenv
+	return func(context.Context) (*search.Setup, error) {
+		var cat *catalog.Catalog
+		var err error
+		if len(paths) == 0 {
+			cat, err = catalog.Default()
+		} else {
+			cat, err = catalog.Load(paths, server)
+		}
+		if err != nil {
+			return nil, err
+		}
+		var cfg *config.File
+		switch {
+		case cfgPath != "":
+			cfg, err = config.Load(cfgPath)
+		case len(paths) == 0:
+			cfg, err = config.Default() // the default config names the default catalog's tools
+		default:
+			cfg = &config.File{}
+		}
+		if err != nil {
+			return nil, err
+		}
+		setup := &search.Setup{Catalog: cat, Core: cfg.Core, Templates: map[string]search.Template{}}
+		for name, t := range cfg.Templates {
+			setup.Templates[name] = search.Template{Description: t.Description, Tools: t.Tools}
+		}
+		for _, k := range cfg.Auth.Keys {
+			key := search.Key{Name: k.Name, Visibility: search.Visibility{Tools: k.VisibleTools, Servers: k.VisibleServers}}
+			if k.KeyEnv != "" {
+				secret := getenv(k.KeyEnv)
+				if secret == "" {
+					return nil, fmt.Errorf("config: auth key %q: environment variable %s is empty", k.Name, k.KeyEnv)
+				}
+				key.Hash = sha256.Sum256([]byte(secret))
+			} else if _, err := hex.Decode(key.Hash[:], []byte(k.KeySHA256)); err != nil {
+				return nil, fmt.Errorf("config: auth key %q: %w", k.Name, err)
+			}
+			setup.Keys = append(setup.Keys, key)
+		}
+		// Keys from the environment see every tool.
+		for i, secret := range splitList(getenv("TOOLSEARCH_API_KEYS")) {
+			setup.Keys = append(setup.Keys, search.Key{Name: fmt.Sprintf("env-%d", i+1), Hash: sha256.Sum256([]byte(secret))})
+		}
+		if err := setup.Check(); err != nil {
+			where := cfgPath
+			if where == "" {
+				where = "the embedded default config"
+			}
+			return nil, fmt.Errorf("config %s: %w", where, err)
+		}
+		return setup, nil
 	}
 }
 
@@ -182,6 +288,19 @@ func parse(fs *flag.FlagSet, e *env, args []string) error {
 		return exitCode(2)
 	}
 	if err := e.err(); err != nil {
+		fmt.Fprintln(fs.Output(), "toolsearch:", err)
+		return exitCode(2)
+	}
+	return nil
+}
+
+// parseIndex parses args for a command with index flags, then applies the
+// config file.
+func parseIndex(fs *flag.FlagSet, e *env, idx *indexFlags, args []string) error {
+	if err := parse(fs, e, args); err != nil {
+		return err
+	}
+	if err := idx.applyConfig(); err != nil {
 		fmt.Fprintln(fs.Output(), "toolsearch:", err)
 		return exitCode(2)
 	}

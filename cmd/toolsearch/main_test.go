@@ -173,7 +173,7 @@ func TestServeOpenAI(t *testing.T) {
 	if !st.Ready || st.Size < 60 || st.Embedder.Provider != "openai" || st.Embedder.Dimensions != 32 {
 		t.Errorf("status = %+v", st)
 	}
-	code, res := postSearch(t, base, `{"query":"merge pull request","top_k":5}`)
+	code, res := postSearch(t, base, `{"query":"merge pull request","top_k":5,"include_core":false}`)
 	tools, _ := res["tools"].([]any)
 	if code != 200 || len(tools) != 5 {
 		t.Fatalf("search = %d %v", code, res)
@@ -199,26 +199,40 @@ func TestServeProviderDownAtStart(t *testing.T) {
 		"TOOLSEARCH_EMBEDDING_BASE_URL": fake.URL + "/v1",
 		"OPENAI_API_KEY":                "sk-e2e-secret-key",
 	}
-	go func() {
-		// Recover after a few failed attempts; serve must become ready then.
-		for calls.Load() < 4 {
-			time.Sleep(10 * time.Millisecond)
-		}
-		failing.Store(false)
-	}()
 	base, logs, stop := startServe(t, env)
+	defer stop()
+	// Ready at once, in keyword mode, saying why.
 	var st struct {
-		Ready     bool   `json:"ready"`
-		LastError string `json:"last_error"`
+		Ready       bool    `json:"ready"`
+		Mode        string  `json:"mode"`
+		Degraded    bool    `json:"degraded"`
+		LastError   string  `json:"last_error"`
+		NextRetryAt *string `json:"next_retry_at"`
 	}
 	getJSON(t, base+"/mcp/tool-search/status", &st)
-	if !st.Ready || !strings.Contains(st.LastError, "503") {
-		t.Errorf("status after recovery = %+v, want ready with the earlier 503 kept", st)
+	if !st.Ready || st.Mode != "keyword" || !st.Degraded || !strings.Contains(st.LastError, "503") {
+		t.Errorf("status while the provider is down = %+v", st)
+	}
+	code, res := postSearch(t, base, `{"query":"merge pull request","top_k":3}`)
+	if code != 200 || res["mode"] != "keyword" || res["degraded"] != true {
+		t.Errorf("search while down = %d %v", code, res)
 	}
 	if !strings.Contains(logs.String(), `"msg":"index build failed"`) {
 		t.Errorf("the failed build was not logged:\n%s", logs)
 	}
-	stop()
+	// The provider recovers: the background retry restores semantic mode.
+	failing.Store(false)
+	deadline := time.Now().Add(15 * time.Second)
+	for st.Mode != "semantic" && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		getJSON(t, base+"/mcp/tool-search/status", &st)
+	}
+	if st.Mode != "semantic" || st.Degraded || st.NextRetryAt != nil {
+		t.Errorf("status after recovery = %+v", st)
+	}
+	if code, res := postSearch(t, base, `{"query":"merge pull request"}`); code != 200 || res["mode"] != "semantic" {
+		t.Errorf("search after recovery = %d %v", code, res)
+	}
 }
 
 func TestServeLocalCatalogFile(t *testing.T) {
@@ -237,7 +251,7 @@ func TestServeLocalCatalogFile(t *testing.T) {
 	if st.Size != 2 || len(st.Catalog.Sources) != 1 || st.Catalog.Sources[0] != path {
 		t.Errorf("status = %+v", st)
 	}
-	_, res := postSearch(t, base, `{"query":"sum of two numbers","top_k":1}`)
+	_, res := postSearch(t, base, `{"query":"sum of two numbers","top_k":1,"include_core":false}`)
 	if tools, _ := res["tools"].([]any); len(tools) != 1 || tools[0].(map[string]any)["name"] != "add" {
 		t.Errorf("search = %v", res)
 	}
@@ -254,11 +268,20 @@ func TestServeBadConfig(t *testing.T) {
 		{"bad env number", map[string]string{"TOOLSEARCH_EMBEDDING_DIMENSIONS": "lots"}, nil, "TOOLSEARCH_EMBEDDING_DIMENSIONS"},
 		{"bad log level", nil, []string{"-log-level", "loud"}, "log-level"},
 		{"bad listen address", nil, []string{"-addr", "256.0.0.1:1"}, "listen"},
+		{"bad catalog", nil, []string{"-catalog", "testdata/bad-catalog.json"}, `server "github": tool #2 "create_issue": name repeated`},
+		{"missing catalog", nil, []string{"-catalog", "/nonexistent.json"}, "/nonexistent.json"},
+		{"unknown config key", nil, []string{"-config", "testdata/unknown-key.yaml"}, `unknown key "cores"`},
+		{"config names unknown tool", nil, []string{"-config", "testdata/unknown-tool.yaml"}, `templates.release: unknown tool "ship_it"`},
+		{"key env unset", nil, []string{"-config", "testdata/key-env.yaml"}, "environment variable TEAM_KEY is empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			err := run(t.Context(), append([]string{"serve"}, tt.args...), func(k string) string { return tt.env[k] }, nil, io.Discard, &stderr)
+			// Each case must fail before serving; the deadline turns a
+			// regression into a failure instead of a hang.
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			err := run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, tt.args...), func(k string) string { return tt.env[k] }, nil, io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) {
 				t.Errorf("run(serve %v) = %v, stderr %q; want an error mentioning %q", tt.args, err, stderr.String(), tt.want)
 			}
@@ -349,5 +372,69 @@ func TestQueryAndVersion(t *testing.T) {
 	}
 	if err := run(t.Context(), []string{"bogus"}, func(string) string { return "" }, nil, io.Discard, io.Discard); fmt.Sprint(err) != "exit status 2" {
 		t.Errorf("unknown command: %v", err)
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	// The file says 16 dimensions and 9s; the environment says 32; the flag says 48.
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"file", nil, nil, `"dimensions":16`},
+		{"env beats file", map[string]string{"TOOLSEARCH_EMBEDDING_DIMENSIONS": "32"}, nil, `"dimensions":32`},
+		{"flag beats env", map[string]string{"TOOLSEARCH_EMBEDDING_DIMENSIONS": "32"}, []string{"-embedding-dimensions", "48"}, `"dimensions":48`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, _, stop := startServe(t, tt.env, append([]string{"-config", "testdata/dims.yaml"}, tt.args...)...)
+			defer stop()
+			resp, err := http.Get(base + "/mcp/tool-search/status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(b), tt.want) {
+				t.Errorf("status = %s, want %s", b, tt.want)
+			}
+		})
+	}
+}
+
+func TestServeWithKeysAndRebuild(t *testing.T) {
+	env := map[string]string{"TOOLSEARCH_API_KEYS": "k1,k2", "TOOLSEARCH_ADMIN_TOKEN": "adm"}
+	base, logs, stop := startServe(t, env)
+	defer stop()
+	post := func(path, token, body string) int {
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post("/mcp/tool-search", "", `{"query":"x y"}`); got != 401 {
+		t.Errorf("no key = %d, want 401", got)
+	}
+	if got := post("/mcp/tool-search", "k2", `{"query":"x y"}`); got != 200 {
+		t.Errorf("key k2 = %d, want 200", got)
+	}
+	if got := post("/mcp/tool-search/rebuild", "k1", ""); got != 401 {
+		t.Errorf("rebuild with a search key = %d, want 401", got)
+	}
+	if got := post("/mcp/tool-search/rebuild", "adm", ""); got != 200 {
+		t.Errorf("rebuild with the admin token = %d, want 200", got)
+	}
+	for _, secret := range []string{"k1", "k2", "adm"} {
+		if strings.Contains(logs.String(), `"`+secret+`"`) {
+			t.Errorf("logs contain the secret %q", secret)
+		}
 	}
 }

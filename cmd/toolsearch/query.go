@@ -15,14 +15,16 @@ import (
 func runQuery(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	e := &env{getenv: getenv}
 	fs := newFlagSet("query", stderr)
-	k := fs.Int("k", 10, "how many tools to print")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
+	k := fs.Int("k", 10, "how many tools to rank")
+	asJSON := fs.Bool("json", false, "print the whole response as JSON")
+	mode := fs.String("mode", "", "semantic or keyword; default: the service's")
+	withCore := fs.Bool("core", false, "append the core tools, as the endpoint does")
 	idx := addIndexFlags(fs, e)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: toolsearch query [flags] "what you want to do"`)
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, e, args); err != nil {
+	if err := parseIndex(fs, e, idx, args); err != nil {
 		return err
 	}
 	query := strings.TrimSpace(strings.Join(fs.Args(), " "))
@@ -31,27 +33,36 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 		return exitCode(2)
 	}
 	if *k < 1 || *k > search.MaxTopK {
-		return fmt.Errorf("-k must be between 1 and %d, got %d", search.MaxTopK, *k)
+		fmt.Fprintf(stderr, "toolsearch query: -k must be between 1 and %d, got %d\n", search.MaxTopK, *k)
+		return exitCode(2)
 	}
-	svc, _, err := buildService(ctx, idx)
+	svc, _, err := buildService(ctx, idx, stderr)
 	if err != nil {
 		return err
 	}
-	res, err := svc.Search(ctx, search.Request{Query: query, TopK: *k})
+	res, err := svc.Search(ctx, search.Request{Query: query, TopK: k, Mode: *mode, IncludeCore: withCore}, search.Caller{})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"tools": res.Tools, "mode": res.Mode, "index_version": res.IndexVersion})
+		return enc.Encode(res)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "rank\tscore\ttool\tdescription\n")
 	for i, h := range res.Tools {
-		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\n", i+1, h.Score, eval.ToolKey{Server: h.Server, Name: h.Name}, clip(h.Description, 70))
+		score := h.Source
+		if h.Score != nil {
+			score = fmt.Sprintf("%.4f", *h.Score)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, score, eval.ToolKey{Server: h.Server, Name: h.Name}, clip(h.Description, 70))
 	}
-	fmt.Fprintf(tw, "(mode %s, index %s)\n", res.Mode, res.IndexVersion)
+	note := ""
+	if res.Degraded {
+		note = ", degraded: " + res.Diagnostic.EmbeddingError
+	}
+	fmt.Fprintf(tw, "(mode %s, index %s%s)\n", res.Mode, res.IndexVersion, note)
 	return tw.Flush()
 }
 

@@ -27,7 +27,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	logLevel := fs.String("log-level", e.str("TOOLSEARCH_LOG_LEVEL", "info"), "log level: debug, info, warn, error [TOOLSEARCH_LOG_LEVEL]")
 	shutdownTimeout := fs.Duration("shutdown-timeout", e.duration("TOOLSEARCH_SHUTDOWN_TIMEOUT", 10*time.Second), "how long in-flight requests may finish after SIGTERM [TOOLSEARCH_SHUTDOWN_TIMEOUT]")
 	idx := addIndexFlags(fs, e)
-	if err := parse(fs, e, args); err != nil {
+	if err := parseIndex(fs, e, idx, args); err != nil {
 		return err
 	}
 	var level slog.Level
@@ -40,10 +40,18 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 
+	// Catalog and config are read before listening: a bad file stops
+	// start-up with a message naming the file, server and tool.
+	load := idx.loader()
+	setup, err := load(ctx)
+	if err != nil {
+		return err
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	svc := search.New(search.Config{
-		Load:         idx.loader(),
+		Load:         load,
 		Embedder:     emb,
 		QueryTimeout: idx.queryTimeout,
 		Version:      versionString(),
@@ -60,7 +68,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           httpapi.NewServer(logger, reg, reg, svc),
+		Handler: httpapi.NewServer(svc, httpapi.Options{
+			Logger: logger, Registerer: reg, Gatherer: reg, AdminToken: getenv("TOOLSEARCH_ADMIN_TOKEN"),
+		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -71,9 +81,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	// The index builds in the background so /healthz and the status page
 	// answer while it does: a slow or failing provider is visible, not a
-	// container that never starts.
+	// container that never starts. If the provider fails, a keyword index
+	// serves and the build is retried.
 	buildDone := make(chan error, 1)
-	go func() { buildDone <- svc.Run(ctx) }()
+	go func() { buildDone <- svc.Run(ctx, setup) }()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 

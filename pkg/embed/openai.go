@@ -270,3 +270,39 @@ func safeURL(raw string) string {
 	}
 	return raw
 }
+
+// Reason classifies an embedding failure for metrics and diagnostics:
+// timeout, rate_limited, server_error, client_error, bad_response, network,
+// canceled or other.
+func Reason(err error) string {
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	var netErr net.Error
+	status := 0
+	switch {
+	case errors.As(err, &apiErr):
+		status = apiErr.HTTPStatusCode
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+	}
+	switch {
+	case errors.Is(err, ErrBadResponse):
+		return "bad_response"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case status == http.StatusTooManyRequests:
+		return "rate_limited"
+	case status >= 500:
+		return "server_error"
+	case status >= 400:
+		return "client_error"
+	case errors.As(err, &netErr):
+		if netErr.Timeout() {
+			return "timeout"
+		}
+		return "network"
+	}
+	return "other"
+}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
 // Case is one labelled query: the tools a good search returns for it.
@@ -24,6 +25,9 @@ type Case struct {
 	Category string   `json:"category"`
 	Query    string   `json:"query"`
 	Expected []string `json:"expected"` // "tool" or "server/tool", resolved like catalog.Resolve
+	// Request holds further search fields for this case (template,
+	// include_core, mode, servers, ...). Its query, when empty, is Query.
+	Request *search.Request `json:"request,omitempty"`
 }
 
 // ErrBadInput marks problems with the cases or their labels, as opposed to
@@ -92,7 +96,7 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 			return nil, fmt.Errorf("%w: %s: missing id", ErrBadInput, where)
 		case seen[c.ID]:
 			return nil, fmt.Errorf("%w: %s: id repeated", ErrBadInput, where)
-		case strings.TrimSpace(c.Query) == "":
+		case strings.TrimSpace(c.Query) == "" && (c.Request == nil || c.Request.Template == "" && c.Request.Operation != "list"):
 			return nil, fmt.Errorf("%w: %s: empty query", ErrBadInput, where)
 		case len(c.Expected) == 0:
 			return nil, fmt.Errorf("%w: %s: no expected tools", ErrBadInput, where)

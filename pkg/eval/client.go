@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
 // HTTPSearcher searches a running toolsearch server through its HTTP API.
@@ -17,9 +19,12 @@ type HTTPSearcher struct {
 	Client  *http.Client // http.DefaultClient when nil
 }
 
-// Search posts the query to /mcp/tool-search.
-func (h *HTTPSearcher) Search(ctx context.Context, query string, k int) ([]ToolKey, error) {
-	body, _ := json.Marshal(map[string]any{"query": query, "top_k": k})
+// Search posts the request to /mcp/tool-search.
+func (h *HTTPSearcher) Search(ctx context.Context, sr search.Request) ([]ToolKey, error) {
+	body, err := json.Marshal(sr)
+	if err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(h.BaseURL, "/")+"/mcp/tool-search", bytes.NewReader(body))
 	if err != nil {
 		return nil, err

@@ -9,11 +9,21 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
-// Searcher answers a query with tools, best first.
+// Searcher answers a search request with the tools a caller would get, in
+// order.
 type Searcher interface {
-	Search(ctx context.Context, query string, k int) ([]ToolKey, error)
+	Search(ctx context.Context, req search.Request) ([]ToolKey, error)
+}
+
+// Options adjust a run.
+type Options struct {
+	K int // score the first K tools of each answer
+	// Mode, when set, is the ranking mode of every case that does not set
+	// its own.
+	Mode string
 }
 
 // Depth is how far down the ranking a miss is looked for, so a report can
@@ -83,10 +93,37 @@ type CaseResult struct {
 // Passed reports whether every expected tool was in the top k.
 func (c CaseResult) Passed() bool { return c.Error == "" && c.Found == c.Expected }
 
+// request is the search a case sends: its own fields, its query, top_k k,
+// and no core tools unless it asks (core presence is its own category, not
+// a bonus on every case).
+func (c Case) request(k int, opts Options) search.Request {
+	var req search.Request
+	if c.Request != nil {
+		req = *c.Request
+	}
+	if req.Query == "" {
+		req.Query = c.Query
+	}
+	if req.TopK == nil {
+		req.TopK = &k
+	}
+	if req.IncludeCore == nil {
+		no := false
+		req.IncludeCore = &no
+	}
+	if req.Mode == "" {
+		req.Mode = opts.Mode
+	}
+	return req
+}
+
 // Run resolves every case's labels against cat (an unknown or ambiguous
-// name is ErrBadInput, before any query runs), then searches each case
-// Depth deep and scores the top k.
-func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, k int) (*Report, error) {
+// name is ErrBadInput, before any query runs), then sends each case's
+// request. An expected tool counts as found when it is among the first k
+// tools of the answer; for each miss, a second search Depth deep finds the
+// rank it did have.
+func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, opts Options) (*Report, error) {
+	k := opts.K
 	if k < 1 || k > Depth {
 		return nil, fmt.Errorf("%w: k must be between 1 and %d", ErrBadInput, Depth)
 	}
@@ -100,8 +137,9 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, k 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		req := c.request(k, opts)
 		start := time.Now()
-		got, err := s.Search(ctx, c.Query, Depth)
+		got, err := s.Search(ctx, req)
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		took = append(took, ms)
 		cr := CaseResult{ID: c.ID, Category: c.Category, Expected: len(want[i]), TookMS: ms}
@@ -113,12 +151,9 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, k 
 			rep.Cases = append(rep.Cases, cr)
 			continue
 		}
-		rank := make(map[ToolKey]int, len(got))
-		for r, t := range got {
-			if _, dup := rank[t]; !dup {
-				rank[t] = r + 1
-			}
-		}
+		got = got[:min(len(got), k)]
+		rank := ranks(got)
+		var deep map[ToolKey]int // ranks Depth deep, fetched on the first miss
 		var dcg, idcg float64
 		for j := range min(len(want[i]), k) {
 			idcg += 1 / math.Log2(float64(j+2))
@@ -133,11 +168,20 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, k 
 				}
 				continue
 			}
+			if deep == nil {
+				deep = map[ToolKey]int{}
+				dreq := req
+				depth := Depth
+				dreq.TopK = &depth
+				if more, err := s.Search(ctx, dreq); err == nil {
+					deep = ranks(more)
+				}
+			}
 			top := make([]string, 0, 3)
 			for _, t := range got[:min(3, len(got))] {
 				top = append(top, t.String())
 			}
-			rep.Misses = append(rep.Misses, Miss{Case: c.ID, Category: c.Category, Query: c.Query, Expected: w.String(), Rank: r, Top: top})
+			rep.Misses = append(rep.Misses, Miss{Case: c.ID, Category: c.Category, Query: c.Query, Expected: w.String(), Rank: deep[w], Top: top})
 		}
 		cr.NDCG = dcg / idcg
 		rep.Cases = append(rep.Cases, cr)
@@ -157,6 +201,16 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, k 
 	}
 	rep.Latency = latency(took)
 	return rep, nil
+}
+
+func ranks(got []ToolKey) map[ToolKey]int {
+	rank := make(map[ToolKey]int, len(got))
+	for r, t := range got {
+		if _, dup := rank[t]; !dup {
+			rank[t] = r + 1
+		}
+	}
+	return rank
 }
 
 // score computes Metrics over the cases of one category ("" for all).

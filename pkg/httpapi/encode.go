@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -43,11 +45,31 @@ type errorBody struct {
 // detail, and answered with a generic message.
 func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	var ae *apiError
+	var re *search.RequestError
+	var fe *search.ForbiddenError
+	var te *search.UnknownTemplateError
 	switch {
 	case errors.As(err, &ae):
+	case errors.As(err, &re):
+		ae = errorf(http.StatusBadRequest, re.Code, "%s", re.Message)
+	case errors.As(err, &fe):
+		ae = errorf(http.StatusForbidden, "forbidden", "%s", fe.Error())
+	case errors.As(err, &te):
+		ae = errorf(http.StatusNotFound, "unknown_template", "%s", te.Error())
+	case errors.Is(err, search.ErrUnauthorized):
+		w.Header().Set("WWW-Authenticate", `Bearer realm="toolsearch"`)
+		ae = errorf(http.StatusUnauthorized, "unauthorized", "a valid API key is required: send Authorization: Bearer <key>")
+	case errors.Is(err, context.Canceled):
+		// The client went away; nobody reads this answer, and it is no fault of ours.
+		ae = errorf(499, "client_closed_request", "the request was canceled")
+	case errors.Is(err, context.DeadlineExceeded):
+		ae = errorf(http.StatusServiceUnavailable, "timeout", "the request took too long")
 	case errors.Is(err, search.ErrNotReady):
 		ae = errorf(http.StatusServiceUnavailable, "not_ready", "the index is not built yet; see GET /mcp/tool-search/status")
 	default:
+		if logger == nil {
+			logger = slog.New(slog.DiscardHandler)
+		}
 		logger.ErrorContext(r.Context(), "request failed", "err", err, "path", r.URL.Path,
 			"request_id", middleware.GetReqID(r.Context()))
 		ae = errorf(http.StatusInternalServerError, "internal", "internal error")
@@ -63,7 +85,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 }
 
 func allowedMethods(r *http.Request) string {
-	if strings.HasSuffix(r.URL.Path, "/tool-search") {
+	if strings.HasSuffix(r.URL.Path, "/tool-search") || strings.HasSuffix(r.URL.Path, "/rebuild") {
 		return http.MethodPost
 	}
 	return http.MethodGet
@@ -79,15 +101,10 @@ func encode(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// validator is a request that can check itself after decoding.
-type validator interface {
-	Valid() error // nil, or an *apiError
-}
-
 // decode reads one JSON object into a T, strictly: JSON content type (or
 // none), at most MaxBodyBytes, valid UTF-8, no unknown fields, no trailing
-// data, then T's own validation. Every failure is an *apiError.
-func decode[T validator](w http.ResponseWriter, r *http.Request) (T, error) {
+// data. Every failure is an *apiError.
+func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 	var v T
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -117,9 +134,6 @@ func decode[T validator](w http.ResponseWriter, r *http.Request) (T, error) {
 	if dec.More() {
 		return v, errorf(http.StatusBadRequest, "malformed_json", "unexpected data after the JSON object")
 	}
-	if err := v.Valid(); err != nil {
-		return v, err
-	}
 	return v, nil
 }
 
@@ -134,7 +148,7 @@ func jsonError(err error) *apiError {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errorf(http.StatusBadRequest, "malformed_json", "truncated JSON")
 	case errors.As(err, &te):
-		field := te.Field
+		field := jsonPath(te.Field)
 		if field == "" {
 			return errorf(http.StatusBadRequest, "wrong_type", "request body must be a JSON object, got JSON %s", te.Value)
 		}
@@ -144,6 +158,20 @@ func jsonError(err error) *apiError {
 		return errorf(http.StatusBadRequest, "unknown_field", "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
 	return errorf(http.StatusBadRequest, "malformed_json", "malformed JSON")
+}
+
+// jsonPath drops the Go names of embedded structs ("Request.query" is
+// "query" to the client, who never saw a Request); JSON names here are
+// lower case.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if p != "" && !unicode.IsUpper(rune(p[0])) {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ".")
 }
 
 func jsonType(kind string) string {

@@ -1,6 +1,10 @@
 package httpapi
 
 import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -8,58 +12,93 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
-// maxQueryBytes bounds a query: longer text is a pasted document, not a
-// request for a tool, and would cost the embedding provider for nothing.
-const maxQueryBytes = 4096
+type callerKey struct{}
 
-type searchRequest struct {
-	Query string `json:"query"`
-	TopK  *int   `json:"top_k"`
+// authenticate admits requests with a known bearer key and puts the
+// caller in the context. Without configured keys every caller is admitted
+// as anonymous.
+func authenticate(logger *slog.Logger, svc *search.Service) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			caller, err := svc.Authenticate(bearer(r))
+			if err != nil {
+				writeError(w, r, logger, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
+		})
+	}
 }
 
-func (s searchRequest) Valid() error {
-	q := strings.TrimSpace(s.Query)
-	switch {
-	case q == "":
-		return errorf(http.StatusBadRequest, "empty_query", `"query" is required and must not be blank`)
-	case len(s.Query) > maxQueryBytes:
-		return errorf(http.StatusBadRequest, "query_too_long", `"query" is %d bytes; the limit is %d`, len(s.Query), maxQueryBytes)
-	case strings.ContainsRune(s.Query, 0):
-		return errorf(http.StatusBadRequest, "invalid_query", `"query" contains a NUL character`)
-	case s.TopK != nil && (*s.TopK < 1 || *s.TopK > search.MaxTopK):
-		return errorf(http.StatusBadRequest, "top_k_out_of_range", `"top_k" must be between 1 and %d, got %d`, search.MaxTopK, *s.TopK)
+func callerFrom(ctx context.Context) search.Caller {
+	c, _ := ctx.Value(callerKey{}).(search.Caller)
+	return c
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
 	}
-	return nil
+	return ""
+}
+
+// requireToken admits only bearers of token, compared in constant time.
+func requireToken(logger *slog.Logger, token string) func(http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got := sha256.Sum256([]byte(bearer(r)))
+			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+				writeError(w, r, logger, search.ErrUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 func handleSearch(logger *slog.Logger, svc *search.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The service validates the request, against the catalog as well.
+		req, err := decode[search.Request](w, r)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		res, err := svc.Search(r.Context(), req, callerFrom(r.Context()))
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		encode(w, http.StatusOK, res)
+	})
+}
+
+func handleTemplates(svc *search.Service) http.Handler {
 	type response struct {
-		Tools        []search.Hit `json:"tools"`
-		Mode         string       `json:"mode"`
-		TookMS       float64      `json:"took_ms"`
-		IndexVersion string       `json:"index_version"`
+		Templates []search.TemplateStatus `json:"templates"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := decode[searchRequest](w, r)
-		if err != nil {
-			writeError(w, r, logger, err)
+		encode(w, http.StatusOK, response{svc.Templates()})
+	})
+}
+
+func handleRebuild(logger *slog.Logger, svc *search.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := svc.Rebuild(r.Context()); err != nil {
+			// The caller is an operator holding the admin token: the cause
+			// (a catalog problem, a provider error with keys scrubbed) is
+			// what they need, and status shows it too.
+			status := http.StatusUnprocessableEntity
+			if errors.Is(err, search.ErrEmbedFailed) {
+				status = http.StatusServiceUnavailable
+			}
+			logger.WarnContext(r.Context(), "rebuild failed", "err", err)
+			writeError(w, r, logger, errorf(status, "rebuild_failed", "rebuild failed, the previous index keeps serving: %v", err))
 			return
 		}
-		sr := search.Request{Query: req.Query}
-		if req.TopK != nil {
-			sr.TopK = *req.TopK
-		}
-		res, err := svc.Search(r.Context(), sr)
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
-		encode(w, http.StatusOK, response{
-			Tools:        res.Tools,
-			Mode:         res.Mode,
-			TookMS:       float64(res.Took.Microseconds()) / 1000,
-			IndexVersion: res.IndexVersion,
-		})
+		encode(w, http.StatusOK, svc.Status())
 	})
 }
 
@@ -78,7 +117,7 @@ func handleHealthz() http.Handler {
 func handleReadyz(svc *search.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if svc.Current() == nil {
-			writeError(w, r, slog.New(slog.DiscardHandler), search.ErrNotReady)
+			writeError(w, r, nil, search.ErrNotReady)
 			return
 		}
 		encode(w, http.StatusOK, map[string]any{"ready": true})

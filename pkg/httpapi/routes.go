@@ -1,21 +1,28 @@
 package httpapi
 
 import (
-	"log/slog"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
 // addRoutes is the whole API surface.
-func addRoutes(r chi.Router, logger *slog.Logger, svc *search.Service, gatherer prometheus.Gatherer) {
-	r.Method(http.MethodGet, "/healthz", handleHealthz())  // the process is alive
-	r.Method(http.MethodGet, "/readyz", handleReadyz(svc)) // 200 once the first snapshot is published
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
-	r.Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
-	r.Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc))
+func addRoutes(r chi.Router, opts Options, svc *search.Service) {
+	logger := opts.Logger
+	r.Method(http.MethodGet, "/healthz", handleHealthz())               // the process is alive
+	r.Method(http.MethodGet, "/readyz", handleReadyz(svc))              // 200 once the first snapshot is published
+	r.Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc)) // open: probes and operators read it
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
+	r.Group(func(r chi.Router) {
+		r.Use(authenticate(logger, svc)) // bearer API keys, when configured
+		r.Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
+		r.Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(svc))
+	})
+	if opts.AdminToken != "" {
+		r.With(requireToken(logger, opts.AdminToken)).
+			Method(http.MethodPost, "/mcp/tool-search/rebuild", handleRebuild(logger, svc))
+	}
 }

@@ -1,5 +1,5 @@
-// Package httpapi serves the tool-search HTTP API: search, status, health,
-// readiness and metrics.
+// Package httpapi serves the tool-search HTTP API: search, templates,
+// status, rebuild, health, readiness and metrics.
 package httpapi
 
 import (
@@ -17,27 +17,39 @@ import (
 // the cap keeps a hostile client from making the server buffer megabytes.
 const MaxBodyBytes = 64 << 10
 
-// NewServer returns the API's handler. reg receives the HTTP metrics and
-// gatherer serves /metrics; pass the same prometheus.Registry for both.
-func NewServer(logger *slog.Logger, reg prometheus.Registerer, gatherer prometheus.Gatherer, svc *search.Service) http.Handler {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+// Options are NewServer's optional dependencies.
+type Options struct {
+	Logger     *slog.Logger          // nil discards
+	Registerer prometheus.Registerer // receives the HTTP metrics; nil registers nowhere
+	Gatherer   prometheus.Gatherer   // served at /metrics; nil serves an empty registry
+	// AdminToken enables POST /mcp/tool-search/rebuild for bearers of it.
+	// Empty: the route does not exist (404).
+	AdminToken string
+}
+
+// NewServer returns the API's handler.
+func NewServer(svc *search.Service, opts Options) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := newMetrics(reg)
+	if opts.Gatherer == nil {
+		opts.Gatherer = prometheus.NewRegistry()
+	}
+	m := newMetrics(opts.Registerer)
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, m.instrument, recoverer(logger))
+	r.Use(middleware.RequestID, m.instrument, recoverer(opts.Logger))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, logger, errorf(http.StatusNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path))
+		writeError(w, r, opts.Logger, errorf(http.StatusNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, logger, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s", r.Method, r.URL.Path))
+		writeError(w, r, opts.Logger, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s", r.Method, r.URL.Path))
 	})
-	addRoutes(r, logger, svc, gatherer)
+	addRoutes(r, opts, svc)
 	return r
 }
 
-// recoverer turns a panic into a logged, counted 500. Every panic it catches
-// is a bug to fix, not control flow.
+// recoverer turns a panic into a logged 500. Every panic it catches is a
+// bug to fix, not control flow.
 func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,21 +19,48 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
-func newTestServer(tb testing.TB, build bool) (http.Handler, *search.Service) {
+// testSetup is the default catalog with a core tool, a template and,
+// when keys is set, two API keys: "key-all" and "key-gh" (github only).
+func testSetup(tb testing.TB, keys bool) *search.Setup {
+	tb.Helper()
+	cat, err := catalog.Default()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &search.Setup{Catalog: cat, Core: []string{"get_platform_info"},
+		Templates: map[string]search.Template{"release": {Description: "Ship", Tools: []string{"merge_pull_request", "create_release"}}}}
+	if keys {
+		s.Keys = []search.Key{
+			{Name: "all", Hash: sha256.Sum256([]byte("key-all"))},
+			{Name: "gh", Hash: sha256.Sum256([]byte("key-gh")), Visibility: search.Visibility{Servers: []string{"github"}}},
+		}
+	}
+	return s
+}
+
+type serverOpts struct {
+	build, keys bool
+	admin       string
+	load        func(context.Context) (*search.Setup, error)
+}
+
+func newTestServerWith(tb testing.TB, o serverOpts) (http.Handler, *search.Service) {
 	tb.Helper()
 	reg := prometheus.NewRegistry()
-	svc := search.New(search.Config{
-		Load:       func(context.Context) (*catalog.Catalog, error) { return catalog.Default() },
-		Embedder:   embed.NewLocal(256),
-		Registerer: reg,
-		Version:    "test",
-	})
-	if build {
-		if _, err := svc.Build(tb.Context()); err != nil {
+	if o.load == nil {
+		o.load = func(context.Context) (*search.Setup, error) { return testSetup(tb, o.keys), nil }
+	}
+	svc := search.New(search.Config{Load: o.load, Embedder: embed.NewLocal(256), Registerer: reg, Version: "test"})
+	if o.build {
+		if _, err := svc.Build(tb.Context(), testSetup(tb, o.keys)); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	return NewServer(nil, reg, reg, svc), svc
+	return NewServer(svc, Options{Registerer: reg, Gatherer: reg, AdminToken: o.admin}), svc
+}
+
+func newTestServer(tb testing.TB, build bool) (http.Handler, *search.Service) {
+	return newTestServerWith(tb, serverOpts{build: build})
 }
 
 func do(h http.Handler, method, path, contentType, body string) *httptest.ResponseRecorder {
@@ -80,6 +109,12 @@ func TestSearchBadRequests(t *testing.T) {
 		{"top_k negative", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":-1}`, 400, "top_k_out_of_range", ""},
 		{"top_k huge", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":1000000000}`, 400, "top_k_out_of_range", ""},
 		{"top_k overflow", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":1e30}`, 400, "wrong_type", ""},
+		{"bad mode", "POST", "/mcp/tool-search", js, `{"query":"x","mode":"magic"}`, 400, "invalid_mode", ""},
+		{"bad format", "POST", "/mcp/tool-search", js, `{"query":"x","format":"cohere"}`, 400, "invalid_format", "openai"},
+		{"list without scope", "POST", "/mcp/tool-search", js, `{"operation":"list"}`, 400, "missing_scope", ""},
+		{"tampered cursor", "POST", "/mcp/tool-search", js, `{"operation":"list","servers":["github"],"cursor":"AAAA"}`, 400, "invalid_cursor", ""},
+		{"unknown template", "POST", "/mcp/tool-search", js, `{"template":"nope"}`, 404, "unknown_template", "release"},
+		{"servers wrong type", "POST", "/mcp/tool-search", js, `{"query":"x","servers":"github"}`, 400, "wrong_type", `"servers" must be an array`},
 		{"trailing data", "POST", "/mcp/tool-search", js, `{"query":"x"} {}`, 400, "malformed_json", "after"},
 		{"empty body", "POST", "/mcp/tool-search", js, ``, 400, "empty_body", ""},
 		{"invalid utf8", "POST", "/mcp/tool-search", js, "{\"query\":\"\xff\xfe\"}", 400, "invalid_utf8", ""},
@@ -122,7 +157,7 @@ func TestSearchBadRequests(t *testing.T) {
 
 func TestSearchOK(t *testing.T) {
 	h, svc := newTestServer(t, true)
-	rec := do(h, "POST", "/mcp/tool-search", "application/json; charset=utf-8", `{"query":"merge the approved pull request","top_k":3}`)
+	rec := do(h, "POST", "/mcp/tool-search", "application/json; charset=utf-8", `{"query":"merge the approved pull request","top_k":3,"include_core":false}`)
 	if rec.Code != 200 {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
@@ -149,9 +184,9 @@ func TestSearchOK(t *testing.T) {
 	if got.Mode != "semantic" || got.TookMS == nil || got.IndexVersion != svc.Status().IndexVersion {
 		t.Errorf("mode %q took_ms %v index_version %q", got.Mode, got.TookMS, got.IndexVersion)
 	}
-	// Default top_k is 10; no Content-Type is accepted as JSON.
+	// Default top_k is 10, plus the core tool; no Content-Type is accepted as JSON.
 	rec = do(h, "POST", "/mcp/tool-search", "", `{"query":"files"}`)
-	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Tools) != search.DefaultTopK {
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Tools) != search.DefaultTopK+1 {
 		t.Errorf("default top_k: %d tools, err %v", len(got.Tools), err)
 	}
 }
@@ -174,7 +209,7 @@ func TestNotReady(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st["ready"] != false {
 		t.Errorf("status before build = %s", rec.Body)
 	}
-	if _, err := svc.Build(t.Context()); err != nil {
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
 		t.Fatal(err)
 	}
 	if rec := do(h, "GET", "/readyz", "", ""); rec.Code != 200 {
@@ -189,7 +224,8 @@ func TestStatusFields(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"ready", "size", "built_at", "build_duration_ms", "last_error", "last_error_at", "embedder", "catalog", "memory_bytes", "version", "index_version"} {
+	for _, key := range []string{"ready", "mode", "degraded", "size", "built_at", "build_duration_ms", "last_error", "last_error_at", "next_retry_at",
+		"embedder", "catalog", "core", "templates", "auth_keys", "memory_bytes", "version", "index_version"} {
 		if _, ok := st[key]; !ok {
 			t.Errorf("status lacks %q: %s", key, rec.Body)
 		}
@@ -220,6 +256,11 @@ func TestMetrics(t *testing.T) {
 		`toolsearch_http_request_duration_seconds_bucket{code="200",route="/mcp/tool-search",le=`,
 		fmt.Sprintf("toolsearch_index_tools %d", mustDefaultLen(t)),
 		"toolsearch_index_build_duration_seconds_count 1",
+		`toolsearch_searches_total{degraded="false",mode="semantic"} 1`,
+		`toolsearch_search_results_total{source="core"} 1`,
+		`toolsearch_embedding_calls_total{purpose="query",result="ok"} 1`,
+		`toolsearch_index_builds_total{result="ok"} 1`,
+		"toolsearch_degraded 0",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
@@ -233,4 +274,112 @@ func mustDefaultLen(tb testing.TB) int {
 		tb.Fatal(err)
 	}
 	return c.Len()
+}
+
+func TestAuthHTTP(t *testing.T) {
+	h, _ := newTestServerWith(t, serverOpts{build: true, keys: true})
+	req := func(token, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/mcp/tool-search", strings.NewReader(body))
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+	tests := []struct {
+		name, token, body string
+		status            int
+		code              string
+	}{
+		{"no key", "", `{"query":"x"}`, 401, "unauthorized"},
+		{"wrong key", "nope", `{"query":"x"}`, 401, "unauthorized"},
+		{"good key", "key-all", `{"query":"merge"}`, 200, ""},
+		{"scoped key", "key-gh", `{"query":"merge"}`, 200, ""},
+		{"outside policy", "key-gh", `{"query":"x","servers":["slack"]}`, 403, "forbidden"},
+	}
+	for _, tt := range tests {
+		rec := req(tt.token, tt.body)
+		if rec.Code != tt.status || (tt.code != "" && !strings.Contains(rec.Body.String(), `"code":"`+tt.code+`"`)) {
+			t.Errorf("%s: %d %s, want %d %s", tt.name, rec.Code, rec.Body, tt.status, tt.code)
+		}
+		if tt.status == 401 && rec.Header().Get("WWW-Authenticate") == "" {
+			t.Errorf("%s: 401 without WWW-Authenticate", tt.name)
+		}
+	}
+	// The scoped key sees github tools only, and the core tool is withheld.
+	var res search.Response
+	json.Unmarshal(req("key-gh", `{"query":"send a message and merge"}`).Body.Bytes(), &res)
+	for _, tl := range res.Tools {
+		if tl.Server != "github" {
+			t.Errorf("github-only key saw %s/%s", tl.Server, tl.Name)
+		}
+	}
+	if res.Withheld != 1 {
+		t.Errorf("withheld = %d, want the core tool counted", res.Withheld)
+	}
+	// Status and health stay open for probes.
+	if rec := do(h, "GET", "/mcp/tool-search/status", "", ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"auth_keys":2`) {
+		t.Errorf("status with auth: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestTemplatesHTTP(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	rec := do(h, "GET", "/mcp/tool-search/templates", "", "")
+	var got struct{ Templates []search.TemplateStatus }
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Templates) != 1 || got.Templates[0].Tools[1] != "github/create_release" {
+		t.Errorf("templates = %d %s", rec.Code, rec.Body)
+	}
+	rec = do(h, "POST", "/mcp/tool-search", "", `{"template":"release"}`)
+	var res search.Response
+	json.Unmarshal(rec.Body.Bytes(), &res)
+	if res.Mode != "template" || len(res.Tools) != 3 || res.Tools[2].Source != "core" {
+		t.Errorf("template search = %s", rec.Body)
+	}
+}
+
+func TestRebuildHTTP(t *testing.T) {
+	if h, _ := newTestServer(t, true); do(h, "POST", "/mcp/tool-search/rebuild", "", "").Code != 404 {
+		t.Error("rebuild exists without an admin token")
+	}
+	var fail bool
+	h, svc := newTestServerWith(t, serverOpts{build: true, admin: "adm1n", load: func(context.Context) (*search.Setup, error) {
+		if fail {
+			return nil, errors.New(`catalog x.json: server "a": tool #1 "": name is empty`)
+		}
+		return testSetup(t, false), nil
+	}})
+	rebuild := func(token string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/mcp/tool-search/rebuild", nil)
+		r.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+	if rec := rebuild("wrong"); rec.Code != 401 {
+		t.Errorf("rebuild with a wrong token = %d", rec.Code)
+	}
+	before := svc.Status().IndexVersion
+	rec := rebuild("adm1n")
+	var st search.Status
+	if err := json.Unmarshal(rec.Body.Bytes(), &st); rec.Code != 200 || err != nil || st.IndexVersion == before || !st.Ready {
+		t.Errorf("rebuild = %d %s", rec.Code, rec.Body)
+	}
+	fail = true
+	rec = rebuild("adm1n")
+	if rec.Code != 422 || !strings.Contains(rec.Body.String(), "name is empty") {
+		t.Errorf("failed rebuild = %d %s", rec.Code, rec.Body)
+	}
+	if now := svc.Status(); !now.Ready || now.IndexVersion != st.IndexVersion || !strings.Contains(now.LastError, "name is empty") {
+		t.Errorf("after failed rebuild: %+v", now)
+	}
+}
+
+func TestEmbeddedFieldPath(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	rec := do(h, "POST", "/mcp/tool-search", "", `{"query":"x","visible_tools":"a"}`)
+	if !strings.Contains(rec.Body.String(), `field \"visible_tools\" must be an array`) {
+		t.Errorf("error for an embedded struct's field = %s", rec.Body)
+	}
 }

@@ -10,18 +10,21 @@ type metrics struct {
 	buildSeconds prometheus.Histogram
 	size         prometheus.Gauge
 	bytes        prometheus.Gauge
+	degraded     prometheus.Gauge
 	searches     *prometheus.CounterVec
-	embedErrors  prometheus.Counter
+	results      *prometheus.CounterVec
+	fallbacks    *prometheus.CounterVec
+	embedCalls   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	f := promauto.With(reg) // a nil reg creates the metrics without registering them
 	return &metrics{
 		builds: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolsearch_index_builds_total", Help: "Index builds by result (ok, error).",
+			Name: "toolsearch_index_builds_total", Help: "Index builds and rebuilds by result: ok, degraded (keyword only), error (nothing published).",
 		}, []string{"result"}),
 		buildSeconds: f.NewHistogram(prometheus.HistogramOpts{
-			Name: "toolsearch_index_build_duration_seconds", Help: "Time to load, embed and index the catalog.",
+			Name: "toolsearch_index_build_duration_seconds", Help: "Time to index and embed the catalog.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 3, 10),
 		}),
 		size: f.NewGauge(prometheus.GaugeOpts{
@@ -30,11 +33,31 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		bytes: f.NewGauge(prometheus.GaugeOpts{
 			Name: "toolsearch_index_bytes", Help: "Bytes held by the published snapshot's vectors.",
 		}),
-		searches: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolsearch_searches_total", Help: "Searches answered, by ranking mode.",
-		}, []string{"mode"}),
-		embedErrors: f.NewCounter(prometheus.CounterOpts{
-			Name: "toolsearch_query_embedding_errors_total", Help: "Query embeddings that failed.",
+		degraded: f.NewGauge(prometheus.GaugeOpts{
+			Name: "toolsearch_degraded", Help: "1 while the published snapshot has no semantic index (keyword ranking only).",
 		}),
+		searches: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsearch_searches_total", Help: "Searches answered, by mode (semantic, keyword, template, select, list) and whether degraded.",
+		}, []string{"mode", "degraded"}),
+		results: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsearch_search_results_total", Help: "Tools returned, by source (semantic, keyword, core, template, select, list).",
+		}, []string{"source"}),
+		fallbacks: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsearch_fallbacks_total", Help: "Searches answered by keyword ranking because semantic ranking failed, by reason.",
+		}, []string{"reason"}),
+		embedCalls: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsearch_embedding_calls_total", Help: "Embedder calls by purpose (build, query) and result (ok, error).",
+		}, []string{"purpose", "result"}),
+	}
+}
+
+func (m *metrics) published(snap *Snapshot) {
+	m.size.Set(float64(snap.Catalog.Len()))
+	if snap.Semantic() {
+		m.bytes.Set(float64(snap.Matrix.Bytes()))
+		m.degraded.Set(0)
+	} else {
+		m.bytes.Set(0)
+		m.degraded.Set(1)
 	}
 }

@@ -2,78 +2,345 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
-// Request is a validated search request.
-type Request struct {
-	Query string
-	TopK  int // 1..MaxTopK; DefaultTopK when 0
+// answer is one search in progress, against one snapshot.
+type answer struct {
+	s      *Service
+	snap   *Snapshot
+	req    *Request
+	caller Caller
+	vis    visSet
+	resp   *Response
+	seen   map[int]bool
 }
 
-// Hit is one ranked tool.
-type Hit struct {
-	Name        string  `json:"name"`
-	Server      string  `json:"server"`
-	Description string  `json:"description"`
-	Score       float32 `json:"score"`
-	Row         int     `json:"-"` // the tool's position in the snapshot's catalog
-}
-
-// Result is a ranked answer and the snapshot that gave it.
-type Result struct {
-	Tools        []Hit
-	Mode         string // "semantic"
-	IndexVersion string
-	Took         time.Duration
-}
-
-// Search ranks the current snapshot's tools against the query. It returns
-// ErrNotReady before the first build.
-func (s *Service) Search(ctx context.Context, req Request) (Result, error) {
+// Search answers req for caller from the current snapshot. Errors are
+// ErrNotReady, ErrUnauthorized, *RequestError, *ForbiddenError or
+// *UnknownTemplateError; a failing embedding provider is not an error (the
+// answer is keyword-ranked and says so).
+func (s *Service) Search(ctx context.Context, req Request, caller Caller) (*Response, error) {
 	start := time.Now()
 	snap := s.cur.Load() // one load: the whole answer comes from this snapshot
 	if snap == nil {
-		return Result{}, ErrNotReady
+		return nil, ErrNotReady
 	}
-	k := req.TopK
-	if k <= 0 {
-		k = DefaultTopK
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
-	hits, err := s.semantic(ctx, snap, req.Query, min(k, MaxTopK))
-	if err != nil {
-		return Result{}, err
-	}
-	s.metrics.searches.WithLabelValues("semantic").Inc()
-	return Result{Tools: hits, Mode: "semantic", IndexVersion: snap.Version, Took: time.Since(start)}, nil
-}
-
-func (s *Service) semantic(ctx context.Context, snap *Snapshot, query string, k int) ([]Hit, error) {
-	qctx, cancel := context.WithTimeout(ctx, s.cfg.QueryTimeout)
-	defer cancel()
-	vecs, err := snap.query.Embed(qctx, []string{query})
-	if err == nil {
-		_, err = embed.Validate(vecs, 1, snap.Matrix.Dim())
-	}
-	if err != nil {
-		s.metrics.embedErrors.Inc()
-		return nil, fmt.Errorf("embed query: %w", err)
-	}
-	q := vecs[0]
-	if embed.Normalize(q) == 0 {
-		return []Hit{}, nil // nothing in the query the embedder knows: no evidence for any tool
-	}
-	matches, err := snap.Matrix.Search(ctx, q, k, nil)
+	vis, err := snap.callerVis(caller)
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]Hit, len(matches))
-	for i, m := range matches {
-		t := snap.Catalog.Tool(m.Row)
-		hits[i] = Hit{Name: t.Name, Server: t.Server, Description: t.Description, Score: m.Score, Row: m.Row}
+	a := &answer{s: s, snap: snap, req: &req, caller: caller, vis: vis, seen: map[int]bool{},
+		resp: &Response{Tools: []Hit{}, IndexVersion: snap.Version}}
+	if err := a.narrow(); err != nil {
+		return nil, err
 	}
-	return hits, nil
+	switch q := parseQuery(req.Query); {
+	case req.Template != "":
+		err = a.template()
+	case req.Operation == "list":
+		err = a.list()
+	case q.isSelect:
+		a.selectTools(q.selected)
+	default:
+		if err = a.retrieve(ctx, q); err != nil {
+			return nil, err
+		}
+		if req.includeCore() {
+			a.addRows(a.snap.policy.core, "core")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := a.render(); err != nil {
+		return nil, err
+	}
+	a.resp.TookMS = float64(time.Since(start).Microseconds()) / 1000
+	s.metrics.searches.WithLabelValues(a.resp.Mode, fmt.Sprint(a.resp.Degraded)).Inc()
+	for _, h := range a.resp.Tools {
+		s.metrics.results.WithLabelValues(h.Source).Inc()
+	}
+	return a.resp, nil
+}
+
+// narrow applies the request's own visibility, which can only narrow the
+// caller's: naming a tool or server the caller's key cannot see is
+// forbidden, and names the catalog lacks are reported.
+func (a *answer) narrow() error {
+	cat := a.snap.Catalog
+	var forbidden []string
+	if !a.vis.all {
+		for _, ref := range a.req.Visibility.Tools {
+			if i, err := cat.Resolve(ref); err == nil && !a.vis.has(i) {
+				forbidden = append(forbidden, "tool "+ref)
+			}
+		}
+		for _, name := range append(slices.Clone(a.req.Visibility.Servers), a.req.Servers...) {
+			if a.serverExists(name) && !a.serverVisible(name) {
+				forbidden = append(forbidden, "server "+name)
+			}
+		}
+	}
+	if len(forbidden) > 0 {
+		return &ForbiddenError{Names: forbidden}
+	}
+	if !a.req.Visibility.IsZero() {
+		reqVis, unknown := a.req.Visibility.resolve(cat)
+		a.unknown(unknown...)
+		a.vis = a.vis.and(reqVis)
+	}
+	for _, name := range a.req.Servers {
+		if !a.serverExists(name) {
+			a.unknown("server " + name)
+		}
+	}
+	return nil
+}
+
+func (a *answer) serverExists(name string) bool {
+	return slices.Contains(a.snap.Catalog.Servers(), name)
+}
+
+func (a *answer) serverVisible(name string) bool {
+	for i, t := range a.snap.Catalog.Tools() {
+		if t.Server == name && a.vis.has(i) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *answer) unknown(names ...string) {
+	if len(names) == 0 {
+		return
+	}
+	if a.resp.Diagnostic == nil {
+		a.resp.Diagnostic = &Diagnostic{}
+	}
+	a.resp.Diagnostic.Unknown = append(a.resp.Diagnostic.Unknown, names...)
+}
+
+// inScope reports whether row passes the request's server filters.
+func (a *answer) inScope(row int) bool {
+	t := a.snap.Catalog.Tool(row)
+	if len(a.req.Servers) > 0 && !slices.Contains(a.req.Servers, t.Server) {
+		return false
+	}
+	if m := a.req.ServerMatch; m != "" && !strings.Contains(strings.ToLower(t.Server), strings.ToLower(m)) {
+		return false
+	}
+	return true
+}
+
+func (a *answer) hit(row int, source string, score *float32) Hit {
+	t := a.snap.Catalog.Tool(row)
+	return Hit{Name: t.Name, Server: t.Server, Description: t.Description, Score: score, Source: source, Row: row}
+}
+
+// addRows appends rows the caller may see, in order, skipping any already
+// in the answer, and counts the rest as withheld.
+func (a *answer) addRows(rows []int, source string) {
+	for _, r := range rows {
+		switch {
+		case a.seen[r]:
+		case !a.vis.has(r):
+			a.resp.Withheld++
+		default:
+			a.seen[r] = true
+			a.resp.Tools = append(a.resp.Tools, a.hit(r, source, nil))
+		}
+	}
+}
+
+// template returns a workflow's tools in the manifest's order, plus core,
+// with no embedding call and no ranking.
+func (a *answer) template() error {
+	t, ok := a.snap.policy.templates[a.req.Template]
+	if !ok {
+		return &UnknownTemplateError{Name: a.req.Template, Known: a.snap.policy.templateNames}
+	}
+	a.resp.Mode = "template"
+	a.resp.Template = a.req.Template
+	a.addRows(t.rows, "template")
+	if a.req.includeCore() {
+		a.addRows(a.snap.policy.core, "core")
+	}
+	return nil
+}
+
+// selectTools returns exactly the named tools, in the order named.
+func (a *answer) selectTools(names []string) {
+	a.resp.Mode = "select"
+	for _, n := range names {
+		i, err := a.snap.Catalog.Resolve(n)
+		if err != nil {
+			a.unknown(n)
+			continue
+		}
+		a.addRows([]int{i}, "select")
+	}
+}
+
+// list pages through the tools in scope, sorted by name then server, so
+// the listing is the same on every call and every replica.
+func (a *answer) list() error {
+	a.resp.Mode = "list"
+	var rows []int
+	for i := range a.snap.Catalog.Len() {
+		if a.vis.has(i) && a.inScope(i) {
+			rows = append(rows, i)
+		}
+	}
+	cat := a.snap.Catalog
+	slices.SortFunc(rows, func(x, y int) int {
+		tx, ty := cat.Tool(x), cat.Tool(y)
+		if c := strings.Compare(tx.Name, ty.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(tx.Server, ty.Server)
+	})
+	key := a.snap.cursorKey(a.s.cfg.CursorKey)
+	fp := scopeFingerprint(a.snap, a.req, a.caller)
+	offset := 0
+	if a.req.Cursor != "" {
+		var err error
+		if offset, err = decodeCursor(key, a.req.Cursor, fp); err != nil {
+			return err
+		}
+	}
+	end := min(offset+a.req.topK(), len(rows))
+	if offset < end {
+		for _, r := range rows[offset:end] {
+			a.resp.Tools = append(a.resp.Tools, a.hit(r, "list", nil))
+		}
+	}
+	total, returned := len(rows), len(a.resp.Tools)
+	a.resp.Total, a.resp.Returned = &total, &returned
+	if end < len(rows) {
+		a.resp.NextCursor = encodeCursor(key, end, fp)
+	}
+	return nil
+}
+
+// retrieve ranks the tools the caller may see, within scope and holding
+// every required term: semantically when it can, by keyword otherwise. It
+// fails only when ctx is done: the caller left, which is no reason to
+// blame the provider.
+func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
+	a.resp.Required = q.required
+	keep := func(row int) bool {
+		if !a.vis.has(row) || !a.inScope(row) {
+			return false
+		}
+		for _, term := range q.required {
+			if !strings.Contains(a.snap.lowered[row], term) {
+				return false
+			}
+		}
+		return true
+	}
+	k := a.req.topK()
+	var matches []index.Match
+	mode := "semantic"
+	switch {
+	case a.req.Mode == "keyword":
+		mode = "keyword"
+	case !a.snap.Semantic():
+		mode = "keyword"
+		a.degrade("no_index", "semantic index unavailable: "+a.snap.EmbedError)
+	default:
+		var err error
+		matches, err = a.semantic(ctx, q.text, k, keep)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			mode = "keyword"
+			a.degrade(embed.Reason(err), err.Error())
+		}
+	}
+	if mode == "keyword" {
+		var err error
+		if matches, err = a.snap.Keywords.Search(ctx, q.text, k, keep); err != nil {
+			return err
+		}
+	}
+	a.resp.Mode = mode
+	for _, m := range matches {
+		if a.req.MinScore != nil && float64(m.Score) < *a.req.MinScore {
+			continue
+		}
+		score := m.Score
+		a.seen[m.Row] = true
+		a.resp.Tools = append(a.resp.Tools, a.hit(m.Row, mode, &score))
+	}
+	return nil
+}
+
+func (a *answer) degrade(reason, msg string) {
+	a.resp.Degraded = true
+	if a.resp.Diagnostic == nil {
+		a.resp.Diagnostic = &Diagnostic{}
+	}
+	a.resp.Diagnostic.EmbeddingError = msg
+	a.s.metrics.fallbacks.WithLabelValues(reason).Inc()
+}
+
+// semantic embeds the query, within the query timeout, and ranks by cosine.
+func (a *answer) semantic(ctx context.Context, text string, k int, keep func(int) bool) ([]index.Match, error) {
+	qctx, cancel := context.WithTimeout(ctx, a.s.cfg.QueryTimeout)
+	defer cancel()
+	vecs, err := a.s.embed(qctx, a.snap.query, "query", []string{text})
+	if err == nil && len(vecs[0]) != a.snap.Matrix.Dim() {
+		err = fmt.Errorf("%w: query vector has dimension %d, the index %d", embed.ErrBadResponse, len(vecs[0]), a.snap.Matrix.Dim())
+	}
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("query embedding took longer than %s: %w", a.s.cfg.QueryTimeout, err)
+		}
+		return nil, err
+	}
+	q := vecs[0]
+	if embed.Normalize(q) == 0 {
+		return []index.Match{}, nil // nothing in the query the embedder knows: no evidence for any tool
+	}
+	return a.snap.Matrix.Search(ctx, q, k, keep)
+}
+
+// render adds schemas and provider definitions as asked.
+func (a *answer) render() error {
+	var namer tooldef.Namer
+	for i := range a.resp.Tools {
+		h := &a.resp.Tools[i]
+		t := a.snap.Catalog.Tool(h.Row)
+		if a.req.IncludeSchema {
+			h.InputSchema, h.OutputSchema, h.Annotations = t.InputSchema, t.OutputSchema, t.Annotations
+		}
+		if a.req.Format == "" {
+			continue
+		}
+		name := t.Name
+		if a.req.Format != "mcp" {
+			name = namer.Name(t)
+			h.DefinitionName = name
+		}
+		def, err := tooldef.Render(a.req.Format, t, name)
+		if err != nil {
+			return err
+		}
+		a.resp.Definitions = append(a.resp.Definitions, def)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 // Package search is the tool-search service: it builds index snapshots of a
 // catalog, publishes them atomically, answers queries from whichever
-// snapshot is current, and reports its own health.
+// snapshot is current, falls back to keyword ranking when the embedding
+// provider fails, and reports its own health.
 package search
 
 import (
@@ -17,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embed"
 	"github.com/toolsearch/toolsearch/pkg/index"
@@ -28,25 +30,34 @@ type Embedder interface {
 	Info() embed.Info
 }
 
-// Limits on a request.
+// Limits and defaults.
 const (
 	DefaultTopK         = 10
 	MaxTopK             = 50
 	DefaultQueryTimeout = 2 * time.Second
+	maxRetryDelay       = 2 * time.Minute
 )
 
-// ErrNotReady is returned by Search before the first snapshot is published.
-var ErrNotReady = errors.New("search: index not ready")
+// ErrNotReady is returned before the first snapshot is published.
+var ErrNotReady = errors.New("index not ready")
+
+// ErrEmbedFailed is returned by Build when a rebuild could not embed the
+// catalog and the current semantic snapshot was kept.
+var ErrEmbedFailed = errors.New("embedding the catalog failed")
 
 // Config holds the service's dependencies. Zero values are documented
 // defaults.
 type Config struct {
-	// Load returns the catalog to index. It is called for every build, so a
-	// rebuild picks up edited files.
-	Load     func(ctx context.Context) (*catalog.Catalog, error)
+	// Load reads the catalog and policy afresh; Rebuild calls it.
+	Load     func(ctx context.Context) (*Setup, error)
 	Embedder Embedder
-	// QueryTimeout bounds the embedding of one query; DefaultQueryTimeout when 0.
+	// QueryTimeout bounds the embedding of one query, after which the query
+	// is answered by keyword ranking; DefaultQueryTimeout when 0.
 	QueryTimeout time.Duration
+	// CursorKey signs list cursors. Empty: derived from the catalog, which
+	// is stable across replicas but not secret; the signature only detects
+	// tampering, since visibility is re-applied on every page anyway.
+	CursorKey []byte
 	// Version is the binary's version, reported in status.
 	Version string
 	// Registerer receives the service's metrics; nil registers nowhere.
@@ -55,20 +66,30 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// RetryDelay is the first delay between failed start-up builds; 1s when
+	// 0. It doubles up to two minutes.
+	RetryDelay time.Duration
 }
 
-// Snapshot is one immutable, searchable build of the catalog. Everything a
+// Snapshot is one immutable, searchable build of a setup. Everything a
 // query needs is in it, so a query never mixes two builds.
 type Snapshot struct {
 	Catalog   *catalog.Catalog
-	Matrix    *index.Matrix
+	Matrix    *index.Matrix // nil when the embedder failed: keyword ranking only
+	Keywords  *bm25.Index
 	Version   string
 	BuiltAt   time.Time
 	BuildTook time.Duration
-	// query embeds queries the way the rows were embedded (for the local
-	// embedder, with the IDF weights fitted to this catalog).
-	query Embedder
+	// EmbedError says why Matrix is nil.
+	EmbedError string
+	setup      *Setup
+	policy     *policy
+	lowered    []string // "server/name description", lower-cased, for +term
+	query      Embedder // embeds queries the way the rows were embedded
 }
+
+// Semantic reports whether the snapshot has a dense index.
+func (snap *Snapshot) Semantic() bool { return snap.Matrix != nil }
 
 // Service builds and serves snapshots. It is safe for concurrent use;
 // Search never waits for a build.
@@ -84,11 +105,9 @@ type Service struct {
 	lastErr     string
 	lastErrAt   time.Time
 	nextRetryAt time.Time
-	warnings    []catalog.Warning
-	sources     []string
 }
 
-// New returns a service with no snapshot; call Build or Run to make one.
+// New returns a service with no snapshot; call Run or Build to make one.
 func New(cfg Config) *Service {
 	if cfg.QueryTimeout <= 0 {
 		cfg.QueryTimeout = DefaultQueryTimeout
@@ -98,6 +117,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = time.Second
 	}
 	return &Service{
 		cfg:     cfg,
@@ -109,14 +131,16 @@ func New(cfg Config) *Service {
 // Current returns the published snapshot, or nil before the first build.
 func (s *Service) Current() *Snapshot { return s.cur.Load() }
 
-// Build loads the catalog, embeds every tool in one batch, and publishes the
-// new snapshot. On failure the previous snapshot keeps serving and the error
-// is recorded for status.
-func (s *Service) Build(ctx context.Context) (*Snapshot, error) {
+// Build indexes setup and publishes the result. All fallible work happens
+// before anything is published, so a failure leaves the current snapshot
+// serving. If only the embedding fails and no semantic snapshot is being
+// served, a keyword-only snapshot is published (the endpoint stays up) and
+// returned without error; its EmbedError says why.
+func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	s.buildMu.Lock()
 	defer s.buildMu.Unlock()
 	start := s.cfg.Now()
-	snap, err := s.build(ctx)
+	snap, err := s.build(ctx, setup)
 	took := s.cfg.Now().Sub(start)
 	s.metrics.buildSeconds.Observe(took.Seconds())
 	if err != nil {
@@ -124,61 +148,96 @@ func (s *Service) Build(ctx context.Context) (*Snapshot, error) {
 		s.recordError(err)
 		return nil, err
 	}
+	if !snap.Semantic() {
+		s.recordError(errors.New(snap.EmbedError))
+		if cur := s.cur.Load(); cur != nil && cur.Semantic() {
+			s.metrics.builds.WithLabelValues("error").Inc()
+			return nil, fmt.Errorf("%w; the current semantic index keeps serving: %s", ErrEmbedFailed, snap.EmbedError)
+		}
+	}
 	snap.BuildTook = took
 	s.cur.Store(snap)
-	s.metrics.builds.WithLabelValues("ok").Inc()
-	s.metrics.size.Set(float64(snap.Catalog.Len()))
-	s.metrics.bytes.Set(float64(snap.Matrix.Bytes()))
-	s.mu.Lock()
-	s.nextRetryAt = time.Time{}
-	s.mu.Unlock()
+	result := "ok"
+	if !snap.Semantic() {
+		result = "degraded"
+	}
+	s.metrics.builds.WithLabelValues(result).Inc()
+	s.metrics.published(snap)
 	s.logger.Info("index snapshot published", "version", snap.Version, "tools", snap.Catalog.Len(),
-		"dimensions", snap.Matrix.Dim(), "took_ms", took.Milliseconds(), "warnings", len(snap.Catalog.Warnings()))
+		"mode", snap.mode(), "took_ms", took.Milliseconds(), "warnings", len(snap.Catalog.Warnings()))
 	return snap, nil
 }
 
-func (s *Service) build(ctx context.Context) (*Snapshot, error) {
-	cat, err := s.cfg.Load(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load catalog: %w", err)
+func (snap *Snapshot) mode() string {
+	if snap.Semantic() {
+		return "semantic"
 	}
-	s.mu.Lock()
-	s.sources = cat.Sources()
-	s.warnings = cat.Warnings()
-	s.mu.Unlock()
-	texts := make([]string, cat.Len())
-	for i, t := range cat.Tools() {
-		texts[i] = t.Text()
+	return "keyword"
+}
+
+func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
+	if setup == nil || setup.Catalog == nil {
+		return nil, errors.New("no catalog")
 	}
-	query := s.cfg.Embedder
-	if l, ok := query.(*embed.Local); ok {
-		query = l.Fit(texts)
-	}
-	vecs, err := query.Embed(ctx, texts)
-	if err != nil {
-		return nil, fmt.Errorf("embed %d tools: %w", len(texts), err)
-	}
-	mx, err := index.New(vecs)
+	pol, err := setup.resolve()
 	if err != nil {
 		return nil, err
 	}
-	if mx.Rows() != cat.Len() {
-		return nil, fmt.Errorf("index has %d rows for %d tools", mx.Rows(), cat.Len())
+	cat := setup.Catalog
+	texts := make([]string, cat.Len())
+	docs := make([]bm25.Doc, cat.Len())
+	lowered := make([]string, cat.Len())
+	for i, t := range cat.Tools() {
+		texts[i] = t.Text()
+		docs[i] = bm25.FieldsOf(t)
+		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
 	}
-	return &Snapshot{
-		Catalog: cat,
-		Matrix:  mx,
-		Version: s.version(cat, query.Info()),
-		BuiltAt: s.cfg.Now().UTC(),
-		query:   query,
-	}, nil
+	snap := &Snapshot{
+		Catalog:  cat,
+		Keywords: bm25.New(docs, bm25.DefaultConfig),
+		setup:    setup,
+		policy:   pol,
+		lowered:  lowered,
+		query:    s.cfg.Embedder,
+	}
+	if l, ok := snap.query.(*embed.Local); ok {
+		snap.query = l.Fit(texts)
+	}
+	vecs, err := s.embed(ctx, snap.query, "build", texts)
+	if err == nil {
+		snap.Matrix, err = index.New(vecs)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		snap.EmbedError = fmt.Sprintf("embed %d tools: %v", len(texts), err)
+	}
+	snap.Version = s.version(cat, snap)
+	snap.BuiltAt = s.cfg.Now().UTC()
+	return snap, nil
+}
+
+// embed calls the embedder and counts the call.
+func (s *Service) embed(ctx context.Context, e Embedder, purpose string, texts []string) ([][]float32, error) {
+	vecs, err := e.Embed(ctx, texts)
+	if err == nil {
+		_, err = embed.Validate(vecs, len(texts), 0)
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	s.metrics.embedCalls.WithLabelValues(purpose, result).Inc()
+	return vecs, err
 }
 
 // version names a snapshot: a build counter and a fingerprint of what was
 // indexed, so two replicas serving the same catalog and model agree on the
 // fingerprint part.
-func (s *Service) version(cat *catalog.Catalog, info embed.Info) string {
-	h := sha256.Sum256([]byte(strings.Join([]string{cat.Hash(), info.Provider, info.Model, fmt.Sprint(info.Dimensions)}, "\x00")))
+func (s *Service) version(cat *catalog.Catalog, snap *Snapshot) string {
+	info := snap.query.Info()
+	h := sha256.Sum256([]byte(strings.Join([]string{cat.Hash(), info.Provider, info.Model, fmt.Sprint(info.Dimensions), snap.mode()}, "\x00")))
 	return fmt.Sprintf("%d-%s", s.seq.Add(1), hex.EncodeToString(h[:4]))
 }
 
@@ -190,19 +249,25 @@ func (s *Service) recordError(err error) {
 	s.logger.Error("index build failed", "err", err)
 }
 
-// Run builds the first snapshot, retrying with capped exponential backoff
-// until one is published or ctx is done. It returns nil once a snapshot is
-// published, and ctx's error if it never is.
-func (s *Service) Run(ctx context.Context) error {
-	delay := time.Second
-	const maxDelay = 2 * time.Minute
+// Run builds setup and keeps retrying, with capped exponential backoff,
+// until a semantic snapshot is published (a keyword-only one serves
+// meanwhile). It returns nil then, or ctx's error. Retries rebuild the
+// newest published setup, so an operator's rebuild is never undone.
+func (s *Service) Run(ctx context.Context, setup *Setup) error {
+	delay := s.cfg.RetryDelay
 	for {
-		if _, err := s.Build(ctx); err == nil {
+		if cur := s.cur.Load(); cur != nil && cur.setup != nil {
+			setup = cur.setup
+		}
+		if snap, err := s.Build(ctx, setup); err == nil && snap.Semantic() {
+			s.setNextRetry(time.Time{})
 			return nil
 		}
-		s.mu.Lock()
-		s.nextRetryAt = s.cfg.Now().Add(delay).UTC()
-		s.mu.Unlock()
+		if cur := s.cur.Load(); cur != nil && cur.Semantic() {
+			s.setNextRetry(time.Time{})
+			return nil // an operator's rebuild got there first
+		}
+		s.setNextRetry(s.cfg.Now().Add(delay).UTC())
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -210,6 +275,30 @@ func (s *Service) Run(ctx context.Context) error {
 			return ctx.Err()
 		case <-t.C:
 		}
-		delay = min(delay*2, maxDelay)
+		delay = min(delay*2, maxRetryDelay)
 	}
+}
+
+func (s *Service) setNextRetry(t time.Time) {
+	s.mu.Lock()
+	s.nextRetryAt = t
+	s.mu.Unlock()
+}
+
+// ErrNoLoader is returned by Rebuild when the service has no Load function.
+var ErrNoLoader = errors.New("rebuild: no catalog loader configured")
+
+// Rebuild re-reads the catalog and policy and builds them. On failure the
+// current snapshot keeps serving and the error is recorded for status.
+func (s *Service) Rebuild(ctx context.Context) (*Snapshot, error) {
+	if s.cfg.Load == nil {
+		return nil, ErrNoLoader
+	}
+	setup, err := s.cfg.Load(ctx)
+	if err != nil {
+		s.metrics.builds.WithLabelValues("error").Inc()
+		s.recordError(err)
+		return nil, err
+	}
+	return s.Build(ctx, setup)
 }

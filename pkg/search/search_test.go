@@ -16,15 +16,20 @@ import (
 
 var _ Embedder = (*scriptedEmbedder)(nil)
 
-// scriptedEmbedder wraps the local embedder and fails when told to.
+// scriptedEmbedder wraps the local embedder and fails, or stalls, when told.
 type scriptedEmbedder struct {
 	local *embed.Local
 	fail  atomic.Pointer[error]
+	stall atomic.Bool // block until the context is done
 	calls atomic.Int32
 }
 
 func (s *scriptedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	s.calls.Add(1)
+	if s.stall.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if err := s.fail.Load(); err != nil {
 		return nil, *err
 	}
@@ -32,6 +37,14 @@ func (s *scriptedEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 }
 
 func (s *scriptedEmbedder) Info() embed.Info { return embed.Info{Provider: "scripted", Model: "m"} }
+
+func (s *scriptedEmbedder) failWith(err error) {
+	if err == nil {
+		s.fail.Store(nil)
+		return
+	}
+	s.fail.Store(&err)
+}
 
 // waitFor polls cond until it holds or the test's deadline passes.
 func waitFor(tb testing.TB, cond func() bool) {
@@ -45,30 +58,81 @@ func waitFor(tb testing.TB, cond func() bool) {
 	}
 }
 
-func defaultLoad(context.Context) (*catalog.Catalog, error) { return catalog.Default() }
+// defaultSetup is the default catalog with a core whitelist and templates
+// like the embedded default config's.
+func defaultSetup(tb testing.TB) *Setup {
+	tb.Helper()
+	cat, err := catalog.Default()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Setup{
+		Catalog: cat,
+		Core:    []string{"get_platform_info", "platform/get_usage"},
+		Templates: map[string]Template{
+			"release": {Description: "Ship it", Tools: []string{"github/list_workflow_runs", "merge_pull_request", "create_release", "slack/post_message"}},
+			"triage":  {Description: "Sort tickets", Tools: []string{"jira/search_tickets", "jira/assign_ticket"}},
+		},
+	}
+}
+
+func newService(tb testing.TB, e Embedder) *Service {
+	tb.Helper()
+	if e == nil {
+		e = embed.NewLocal(256)
+	}
+	return New(Config{Embedder: e, Version: "test", QueryTimeout: time.Second,
+		Load: func(context.Context) (*Setup, error) { return defaultSetup(tb), nil }})
+}
+
+func mustBuild(tb testing.TB, svc *Service) *Snapshot {
+	tb.Helper()
+	snap, err := svc.Build(tb.Context(), defaultSetup(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snap
+}
+
+func mustSearch(tb testing.TB, svc *Service, req Request) *Response {
+	tb.Helper()
+	res, err := svc.Search(tb.Context(), req, Caller{})
+	if err != nil {
+		tb.Fatalf("Search(%+v): %v", req, err)
+	}
+	return res
+}
+
+func ids(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Server + "/" + h.Name
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func TestSearchBeforeBuild(t *testing.T) {
-	svc := New(Config{Load: defaultLoad, Embedder: embed.NewLocal(0)})
-	if _, err := svc.Search(t.Context(), Request{Query: "x"}); !errors.Is(err, ErrNotReady) {
+	svc := newService(t, nil)
+	if _, err := svc.Search(t.Context(), Request{Query: "x"}, Caller{}); !errors.Is(err, ErrNotReady) {
 		t.Errorf("Search before Build: error = %v, want ErrNotReady", err)
 	}
-	if st := svc.Status(); st.Ready || st.Size != 0 || st.BuiltAt != nil {
+	if st := svc.Status(); st.Ready || st.Size != 0 || st.BuiltAt != nil || st.Mode != "none" {
 		t.Errorf("Status before Build = %+v, want not ready and empty", st)
 	}
 }
 
 func TestBuildAndSearch(t *testing.T) {
-	svc := New(Config{Load: defaultLoad, Embedder: embed.NewLocal(0), Version: "test"})
-	if _, err := svc.Build(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	cat, _ := catalog.Default()
+	svc := New(Config{Embedder: embed.NewLocal(0), Version: "test"})
+	snap := mustBuild(t, svc)
 	st := svc.Status()
-	if !st.Ready || st.Size != cat.Len() || st.MemoryBytes != int64(cat.Len()*embed.DefaultLocalDimensions*4) {
-		t.Errorf("Status = %+v, want ready, size %d, memory 4*N*D", st, cat.Len())
+	n := snap.Catalog.Len()
+	if !st.Ready || st.Size != n || st.MemoryBytes != int64(n*embed.DefaultLocalDimensions*4) || st.Mode != "semantic" || st.Degraded {
+		t.Errorf("Status = %+v, want ready, semantic, size %d, memory 4*N*D", st, n)
 	}
-	if st.Catalog.Hash != cat.Hash() || st.Embedder.Provider != "local" || st.Embedder.Dimensions != embed.DefaultLocalDimensions {
-		t.Errorf("Status catalog/embedder = %+v %+v", st.Catalog, st.Embedder)
+	if len(st.Core) != 2 || len(st.Templates) != 2 || st.Templates[0].Name != "release" {
+		t.Errorf("Status core %v templates %v", st.Core, st.Templates)
 	}
 	tests := []struct {
 		query string
@@ -79,91 +143,155 @@ func TestBuildAndSearch(t *testing.T) {
 		{"least squares curve fit", "compute/fit_curve"},
 	}
 	for _, tt := range tests {
-		res, err := svc.Search(t.Context(), Request{Query: tt.query, TopK: 3})
-		if err != nil {
-			t.Fatal(err)
+		res := mustSearch(t, svc, Request{Query: tt.query, TopK: ptr(3), IncludeCore: ptr(false)})
+		if got := ids(res.Tools); len(got) != 3 || got[0] != tt.want {
+			t.Errorf("Search(%q) = %v, want %s first of 3", tt.query, got, tt.want)
 		}
-		if len(res.Tools) != 3 || res.Tools[0].Server+"/"+res.Tools[0].Name != tt.want {
-			t.Errorf("Search(%q) = %+v, want %s first of 3", tt.query, res.Tools, tt.want)
-		}
-		if res.Mode != "semantic" || res.IndexVersion != st.IndexVersion {
-			t.Errorf("Search(%q) mode %q version %q, want semantic %q", tt.query, res.Mode, res.IndexVersion, st.IndexVersion)
+		if res.Mode != "semantic" || res.Degraded || res.IndexVersion != st.IndexVersion || res.Tools[0].Source != "semantic" || res.Tools[0].Score == nil {
+			t.Errorf("Search(%q): mode %q degraded %v version %q source %q", tt.query, res.Mode, res.Degraded, res.IndexVersion, res.Tools[0].Source)
 		}
 	}
 	// A query of stop words only carries no evidence: no tools, not 10 arbitrary ones.
-	if res, _ := svc.Search(t.Context(), Request{Query: "what can you do for me"}); len(res.Tools) != 0 {
-		t.Errorf("stop-word query returned %d tools", len(res.Tools))
+	if res := mustSearch(t, svc, Request{Query: "what can you do for me", IncludeCore: ptr(false)}); len(res.Tools) != 0 {
+		t.Errorf("stop-word query returned %v", ids(res.Tools))
 	}
 }
 
-func TestFailedBuildKeepsServing(t *testing.T) {
+// The classic failure this service is built against: the provider is down
+// at start-up. The endpoint must come up in keyword mode, say so, and
+// return to semantic mode by itself.
+func TestStartupDegradedThenRecovers(t *testing.T) {
 	emb := &scriptedEmbedder{local: embed.NewLocal(64)}
-	svc := New(Config{Load: defaultLoad, Embedder: emb})
-	first, err := svc.Build(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	boom := errors.New("provider said no")
-	emb.fail.Store(&boom)
-	if _, err := svc.Build(t.Context()); !errors.Is(err, boom) {
-		t.Fatalf("Build with failing embedder: error = %v, want it to wrap the provider's", err)
-	}
-	if svc.Current() != first {
-		t.Error("a failed build replaced the published snapshot")
-	}
-	st := svc.Status()
-	if !st.Ready || !strings.Contains(st.LastError, "provider said no") || st.LastErrorAt == nil {
-		t.Errorf("Status after failed rebuild = ready %v, last_error %q", st.Ready, st.LastError)
-	}
-}
-
-func TestRunRetriesUntilBuilt(t *testing.T) {
-	emb := &scriptedEmbedder{local: embed.NewLocal(64)}
-	boom := errors.New("down")
-	emb.fail.Store(&boom)
-	svc := New(Config{Load: defaultLoad, Embedder: emb})
-	ctx, cancel := context.WithCancel(t.Context())
+	emb.failWith(errors.New("connection refused"))
+	svc := New(Config{Embedder: emb, RetryDelay: 20 * time.Millisecond})
 	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
+	go func() { done <- svc.Run(t.Context(), defaultSetup(t)) }()
 	waitFor(t, func() bool { return svc.Status().NextRetryAt != nil })
+
 	st := svc.Status()
-	if st.Ready || st.LastError == "" {
-		t.Errorf("Status while failing = ready %v last_error %q; want not ready with the error", st.Ready, st.LastError)
+	if !st.Ready || st.Mode != "keyword" || !st.Degraded || !strings.Contains(st.LastError, "connection refused") || st.MemoryBytes != 0 {
+		t.Errorf("Status while the provider is down = %+v", st)
 	}
-	emb.fail.Store(nil)
-	if err := <-done; err != nil { // the retry after ~1s succeeds
+	res := mustSearch(t, svc, Request{Query: "merge pull request", IncludeCore: ptr(false)})
+	if res.Mode != "keyword" || !res.Degraded || res.Diagnostic == nil || !strings.Contains(res.Diagnostic.EmbeddingError, "connection refused") {
+		t.Errorf("search while down: mode %q degraded %v diagnostic %+v", res.Mode, res.Degraded, res.Diagnostic)
+	}
+	if len(res.Tools) == 0 || ids(res.Tools)[0] != "github/merge_pull_request" || res.Tools[0].Source != "keyword" {
+		t.Errorf("keyword answer = %v", ids(res.Tools))
+	}
+	calls := emb.calls.Load()
+	mustSearch(t, svc, Request{Query: "anything at all"})
+	if emb.calls.Load() != calls {
+		t.Error("a keyword-only snapshot still called the provider for a query")
+	}
+
+	emb.failWith(nil)
+	if err := <-done; err != nil {
 		t.Fatalf("Run = %v", err)
 	}
-	if !svc.Status().Ready {
-		t.Error("not ready after the provider recovered")
+	st = svc.Status()
+	if st.Mode != "semantic" || st.Degraded || st.NextRetryAt != nil {
+		t.Errorf("Status after recovery = mode %q degraded %v next_retry %v", st.Mode, st.Degraded, st.NextRetryAt)
 	}
-	cancel()
+	if res := mustSearch(t, svc, Request{Query: "merge pull request"}); res.Mode != "semantic" || res.Degraded {
+		t.Errorf("after recovery: mode %q degraded %v", res.Mode, res.Degraded)
+	}
 }
 
-func TestLoadErrorInStatus(t *testing.T) {
-	svc := New(Config{Load: func(context.Context) (*catalog.Catalog, error) {
+func TestQueryFallback(t *testing.T) {
+	emb := &scriptedEmbedder{local: embed.NewLocal(64)}
+	svc := New(Config{Embedder: emb, QueryTimeout: 50 * time.Millisecond})
+	mustBuild(t, svc)
+	tests := []struct {
+		name    string
+		set     func()
+		wantMsg string
+	}{
+		{"provider error", func() { emb.failWith(errors.New("503 overloaded")) }, "503 overloaded"},
+		{"timeout", func() { emb.failWith(nil); emb.stall.Store(true) }, "longer than 50ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.set()
+			res := mustSearch(t, svc, Request{Query: "list open issues", IncludeCore: ptr(false)})
+			if res.Mode != "keyword" || !res.Degraded || res.Diagnostic == nil || !strings.Contains(res.Diagnostic.EmbeddingError, tt.wantMsg) {
+				t.Errorf("mode %q degraded %v diagnostic %+v; want keyword, degraded, %q", res.Mode, res.Degraded, res.Diagnostic, tt.wantMsg)
+			}
+			if len(res.Tools) == 0 {
+				t.Error("no tools in the fallback answer")
+			}
+			if st := svc.Status(); st.Mode != "semantic" || st.Degraded {
+				t.Errorf("one failed query degraded the whole service: %+v", st)
+			}
+		})
+	}
+	emb.stall.Store(false)
+	if res := mustSearch(t, svc, Request{Query: "list open issues"}); res.Mode != "semantic" {
+		t.Errorf("after the fault cleared: mode %q", res.Mode)
+	}
+	// Keyword ranking on request is not a degradation.
+	if res := mustSearch(t, svc, Request{Query: "list open issues", Mode: "keyword"}); res.Mode != "keyword" || res.Degraded {
+		t.Errorf("mode=keyword: mode %q degraded %v", res.Mode, res.Degraded)
+	}
+}
+
+func TestFailedRebuildKeepsServing(t *testing.T) {
+	emb := &scriptedEmbedder{local: embed.NewLocal(64)}
+	svc := New(Config{Embedder: emb})
+	first := mustBuild(t, svc)
+
+	emb.failWith(errors.New("provider said no"))
+	if _, err := svc.Build(t.Context(), defaultSetup(t)); !errors.Is(err, ErrEmbedFailed) {
+		t.Fatalf("Build with failing embedder: error = %v, want ErrEmbedFailed", err)
+	}
+	if svc.Current() != first {
+		t.Error("a failed build replaced the semantic snapshot")
+	}
+	st := svc.Status()
+	if !st.Ready || st.Mode != "semantic" || !strings.Contains(st.LastError, "provider said no") || st.LastErrorAt == nil {
+		t.Errorf("Status after failed rebuild = %+v", st)
+	}
+
+	emb.failWith(nil)
+	bad := defaultSetup(t)
+	bad.Core = append(bad.Core, "no_such_tool")
+	bad.Templates["release"] = Template{Tools: []string{"create_issue", "ghost"}}
+	_, err := svc.Build(t.Context(), bad)
+	if err == nil || !strings.Contains(err.Error(), `core: unknown tool "no_such_tool"`) || !strings.Contains(err.Error(), `templates.release: unknown tool "ghost"`) {
+		t.Errorf("Build with unknown names: %v", err)
+	}
+	if svc.Current() != first {
+		t.Error("a bad setup replaced the snapshot")
+	}
+}
+
+func TestRebuildLoadError(t *testing.T) {
+	svc := New(Config{Embedder: embed.NewLocal(0), Load: func(context.Context) (*Setup, error) {
 		_, err := catalog.Load([]string{"/nonexistent/tools.json"}, "")
 		return nil, err
-	}, Embedder: embed.NewLocal(0)})
-	if _, err := svc.Build(t.Context()); err == nil {
-		t.Fatal("Build with a missing catalog succeeded")
+	}})
+	mustBuild(t, svc)
+	if _, err := svc.Rebuild(t.Context()); err == nil {
+		t.Fatal("Rebuild with a missing catalog succeeded")
 	}
-	if st := svc.Status(); !strings.Contains(st.LastError, "/nonexistent/tools.json") {
-		t.Errorf("last_error = %q, want it to name the file", st.LastError)
+	if st := svc.Status(); !st.Ready || !strings.Contains(st.LastError, "/nonexistent/tools.json") {
+		t.Errorf("status = ready %v, last_error %q; want still ready, naming the file", st.Ready, st.LastError)
 	}
 }
 
 func TestStatusHasNoSecrets(t *testing.T) {
 	emb := embed.NewOpenAI(embed.OpenAIConfig{BaseURL: "http://user:hunter2@127.0.0.1:1/v1", APIKey: "sk-supersecretkey", MaxRetries: -1})
-	svc := New(Config{Load: defaultLoad, Embedder: emb})
-	_, err := svc.Build(t.Context())
-	if err == nil {
-		t.Fatal("Build against a closed port succeeded")
+	svc := New(Config{Embedder: emb})
+	snap := mustBuild(t, svc) // degraded: nothing listens on port 1
+	if snap.Semantic() {
+		t.Fatal("built a semantic index against a closed port")
 	}
 	b, _ := json.Marshal(svc.Status())
+	res := mustSearch(t, svc, Request{Query: "x y"})
+	r, _ := json.Marshal(res)
 	for _, secret := range []string{"hunter2", "supersecret"} {
-		if strings.Contains(string(b), secret) || strings.Contains(err.Error(), secret) {
-			t.Errorf("status or error leaks %q: %s / %v", secret, b, err)
+		if strings.Contains(string(b), secret) || strings.Contains(string(r), secret) {
+			t.Errorf("status or response leaks %q: %s / %s", secret, b, r)
 		}
 	}
 }
@@ -171,45 +299,58 @@ func TestStatusHasNoSecrets(t *testing.T) {
 // TestSearchDuringRebuild runs searches while snapshots are swapped: every
 // answer must come whole from one published snapshot.
 func TestSearchDuringRebuild(t *testing.T) {
-	svc := New(Config{Load: defaultLoad, Embedder: embed.NewLocal(128)})
-	if _, err := svc.Build(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	var versions sync.Map
-	versions.Store(svc.Current().Version, true)
+	svc := newService(t, embed.NewLocal(128))
+	first := mustBuild(t, svc)
+	var mu sync.Mutex
+	built := map[string]bool{first.Version: true}
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
+	var answered atomic.Int64
 	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				res, err := svc.Search(ctx, Request{Query: "list open issues"})
+				res, err := svc.Search(ctx, Request{Query: "list open issues", IncludeCore: ptr(true)}, Caller{})
 				if err != nil {
 					if ctx.Err() == nil {
 						errs <- err
 					}
 					return
 				}
-				if len(res.Tools) == 0 {
-					errs <- errors.New("empty answer during rebuild")
+				if len(res.Tools) == 0 || res.Mode != "semantic" {
+					errs <- errors.New("empty or degraded answer during rebuild")
 					return
 				}
+				mu.Lock()
+				ok := built[res.IndexVersion]
+				mu.Unlock()
+				if !ok {
+					// Published versions are recorded right after Rebuild returns;
+					// allow that instant by re-checking once it has.
+					waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return built[res.IndexVersion] })
+				}
+				answered.Add(1)
 			}
 		}()
 	}
 	for range 5 {
-		snap, err := svc.Build(t.Context())
+		snap, err := svc.Rebuild(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		versions.Store(snap.Version, true)
+		mu.Lock()
+		built[snap.Version] = true
+		mu.Unlock()
 	}
 	cancel()
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if answered.Load() == 0 {
+		t.Error("no search answered during the rebuilds")
 	}
 }

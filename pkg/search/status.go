@@ -8,20 +8,26 @@ import (
 )
 
 // Status is what an operator needs to tell a healthy index from a silently
-// empty one. It never holds a secret.
+// empty or degraded one. It never holds a secret.
 type Status struct {
-	Ready           bool          `json:"ready"`
-	Size            int           `json:"size"`
-	IndexVersion    string        `json:"index_version,omitempty"`
-	BuiltAt         *time.Time    `json:"built_at"`
-	BuildDurationMS float64       `json:"build_duration_ms"`
-	LastError       string        `json:"last_error"`
-	LastErrorAt     *time.Time    `json:"last_error_at"`
-	NextRetryAt     *time.Time    `json:"next_retry_at,omitempty"`
-	Embedder        embed.Info    `json:"embedder"`
-	Catalog         CatalogStatus `json:"catalog"`
-	MemoryBytes     int64         `json:"memory_bytes"`
-	Version         string        `json:"version"`
+	Ready bool `json:"ready"`
+	// Mode is the default ranking: semantic, or keyword while degraded.
+	Mode            string           `json:"mode"`
+	Degraded        bool             `json:"degraded"`
+	Size            int              `json:"size"`
+	IndexVersion    string           `json:"index_version,omitempty"`
+	BuiltAt         *time.Time       `json:"built_at"`
+	BuildDurationMS float64          `json:"build_duration_ms"`
+	LastError       string           `json:"last_error"`
+	LastErrorAt     *time.Time       `json:"last_error_at"`
+	NextRetryAt     *time.Time       `json:"next_retry_at"`
+	Embedder        embed.Info       `json:"embedder"`
+	Catalog         CatalogStatus    `json:"catalog"`
+	Core            []string         `json:"core"`
+	Templates       []TemplateStatus `json:"templates"`
+	AuthKeys        int              `json:"auth_keys"` // how many API keys are accepted; 0: no auth
+	MemoryBytes     int64            `json:"memory_bytes"`
+	Version         string           `json:"version"`
 }
 
 // CatalogStatus describes the indexed catalog.
@@ -32,45 +38,83 @@ type CatalogStatus struct {
 	Warnings []catalog.Warning `json:"warnings"`
 }
 
+// TemplateStatus describes one template manifest.
+type TemplateStatus struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tools       []string `json:"tools"` // server/tool, in manifest order
+}
+
 // Status reports the current snapshot and the most recent build error. The
 // error is kept after a later success (compare last_error_at with built_at),
 // so a failed rebuild is visible while the older snapshot keeps serving.
 func (s *Service) Status() Status {
-	st := Status{Embedder: s.cfg.Embedder.Info(), Version: s.cfg.Version}
+	st := Status{Embedder: s.cfg.Embedder.Info(), Version: s.cfg.Version, Mode: "none",
+		Core: []string{}, Templates: []TemplateStatus{}, Catalog: CatalogStatus{Sources: []string{}, Warnings: []catalog.Warning{}}}
 	s.mu.Lock()
 	st.LastError = s.lastErr
-	if !s.lastErrAt.IsZero() {
-		at := s.lastErrAt
-		st.LastErrorAt = &at
-	}
-	if !s.nextRetryAt.IsZero() {
-		at := s.nextRetryAt
-		st.NextRetryAt = &at
-	}
-	st.Catalog.Sources = s.sources
-	st.Catalog.Warnings = s.warnings
+	st.LastErrorAt = timePtr(s.lastErrAt)
+	st.NextRetryAt = timePtr(s.nextRetryAt)
 	s.mu.Unlock()
 	if snap := s.cur.Load(); snap != nil {
-		s.fillSnapshot(&st, snap)
-	}
-	if st.Catalog.Warnings == nil {
-		st.Catalog.Warnings = []catalog.Warning{} // "none", not "unknown"
+		snap.fillStatus(&st)
 	}
 	return st
 }
 
-func (s *Service) fillSnapshot(st *Status, snap *Snapshot) {
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// Templates lists the current snapshot's templates, sorted by name.
+func (s *Service) Templates() []TemplateStatus {
+	snap := s.cur.Load()
+	if snap == nil {
+		return []TemplateStatus{}
+	}
+	return snap.templates()
+}
+
+func (snap *Snapshot) templates() []TemplateStatus {
+	out := make([]TemplateStatus, 0, len(snap.policy.templateNames))
+	for _, name := range snap.policy.templateNames {
+		t := snap.policy.templates[name]
+		out = append(out, TemplateStatus{Name: name, Description: t.Description, Tools: snap.ids(t.rows)})
+	}
+	return out
+}
+
+func (snap *Snapshot) ids(rows []int) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = snap.Catalog.Tool(r).ID()
+	}
+	return out
+}
+
+func (snap *Snapshot) fillStatus(st *Status) {
 	built := snap.BuiltAt
 	st.Ready = true
+	st.Mode = snap.mode()
+	st.Degraded = !snap.Semantic()
 	st.Size = snap.Catalog.Len()
 	st.IndexVersion = snap.Version
 	st.BuiltAt = &built
 	st.BuildDurationMS = float64(snap.BuildTook.Microseconds()) / 1000
 	st.Embedder = snap.query.Info()
-	st.Embedder.Dimensions = snap.Matrix.Dim() // the width actually served, even when the model chose it
-	st.Catalog.Sources = snap.Catalog.Sources()
-	st.Catalog.Warnings = snap.Catalog.Warnings()
-	st.Catalog.Hash = snap.Catalog.Hash()
-	st.Catalog.Servers = len(snap.Catalog.Servers())
-	st.MemoryBytes = snap.Matrix.Bytes()
+	if snap.Semantic() {
+		st.Embedder.Dimensions = snap.Matrix.Dim() // the width actually served, even when the model chose it
+		st.MemoryBytes = snap.Matrix.Bytes()
+	}
+	st.Catalog = CatalogStatus{Sources: snap.Catalog.Sources(), Hash: snap.Catalog.Hash(),
+		Servers: len(snap.Catalog.Servers()), Warnings: snap.Catalog.Warnings()}
+	if st.Catalog.Warnings == nil {
+		st.Catalog.Warnings = []catalog.Warning{} // "none", not "unknown"
+	}
+	st.Core = snap.ids(snap.policy.core)
+	st.Templates = snap.templates()
+	st.AuthKeys = len(snap.policy.keys)
 }

@@ -1,0 +1,194 @@
+// Package bm25 ranks tools lexically with BM25F: Okapi BM25 over several
+// weighted fields, so a query word found in a tool's name counts for more
+// than the same word in a parameter description.
+package bm25
+
+import (
+	"context"
+	"math"
+	"sync"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/tokenize"
+)
+
+// Field indexes a document's text by where it came from.
+type Field int
+
+// The fields of a tool.
+const (
+	Name Field = iota
+	Server
+	Title
+	Description
+	Params
+	Enums
+	numFields
+)
+
+var fieldNames = [numFields]string{"name", "server", "title", "description", "params", "enums"}
+
+func (f Field) String() string { return fieldNames[f] }
+
+// Config holds BM25F's knobs. The zero value is not useful; start from
+// DefaultConfig.
+type Config struct {
+	K1      float64
+	B       float64
+	Weights [numFields]float64
+}
+
+// DefaultConfig: k1 and b are the usual Okapi values. The weights make a
+// name word worth three description words, and a parameter word about half
+// of one, because names are chosen to say what a tool does and parameter
+// text mostly says how.
+var DefaultConfig = Config{
+	K1:      1.2,
+	B:       0.75,
+	Weights: [numFields]float64{Name: 3, Server: 1.5, Title: 2, Description: 1, Params: 0.5, Enums: 0.4},
+}
+
+type posting struct {
+	doc int32
+	tf  [numFields]uint16
+}
+
+// Index is an immutable inverted index over tools. It is safe for
+// concurrent use.
+type Index struct {
+	p        Config
+	n        int
+	postings map[string][]posting
+	lens     [][numFields]uint16
+	avgLen   [numFields]float64
+	scratch  sync.Pool
+}
+
+// Doc is one tool's text, by field.
+type Doc [numFields]string
+
+// FieldsOf splits a tool's text into the index's fields.
+func FieldsOf(t catalog.Tool) Doc {
+	f := t.Fields()
+	return Doc{Name: t.Name, Server: t.Server, Title: f.Title, Description: f.Description, Params: f.Params, Enums: f.Enums}
+}
+
+// New indexes docs, one per tool, in row order.
+func New(docs []Doc, p Config) *Index {
+	ix := &Index{p: p, n: len(docs), postings: map[string][]posting{}, lens: make([][numFields]uint16, len(docs))}
+	var total [numFields]float64
+	for d, fields := range docs {
+		tfs := map[string]*posting{}
+		for f, text := range fields {
+			for _, term := range tokenize.Terms(text) {
+				pt := tfs[term]
+				if pt == nil {
+					pt = &posting{doc: int32(d)}
+					tfs[term] = pt
+				}
+				if pt.tf[f] < math.MaxUint16 {
+					pt.tf[f]++
+				}
+				if ix.lens[d][f] < math.MaxUint16 {
+					ix.lens[d][f]++
+				}
+			}
+			total[f] += float64(ix.lens[d][f])
+		}
+		for term, pt := range tfs {
+			ix.postings[term] = append(ix.postings[term], *pt)
+		}
+	}
+	for f := range total {
+		if ix.n > 0 {
+			ix.avgLen[f] = total[f] / float64(ix.n)
+		}
+	}
+	ix.scratch.New = func() any {
+		s := make([]float32, ix.n)
+		return &s
+	}
+	return ix
+}
+
+// Len is the number of documents.
+func (ix *Index) Len() int { return ix.n }
+
+// idf is BM25's inverse document frequency, floored at a small positive
+// value so that a word in most tools still counts for a little.
+func (ix *Index) idf(df int) float64 {
+	return math.Log(1 + (float64(ix.n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// termScore is one term's BM25F contribution for one posting.
+func (ix *Index) termScore(pt posting, idf float64) float64 {
+	var tf float64
+	for f := range numFields {
+		if pt.tf[f] == 0 || ix.p.Weights[f] == 0 {
+			continue
+		}
+		norm := 1.0
+		if ix.avgLen[f] > 0 {
+			norm = 1 - ix.p.B + ix.p.B*float64(ix.lens[pt.doc][f])/ix.avgLen[f]
+		}
+		tf += ix.p.Weights[f] * float64(pt.tf[f]) / norm
+	}
+	return idf * tf / (ix.p.K1 + tf)
+}
+
+// Search ranks the documents kept by keep (all when nil) against query and
+// returns the k best with a positive score, best first.
+func (ix *Index) Search(ctx context.Context, query string, k int, keep func(row int) bool) ([]index.Match, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	terms := uniqueTerms(query)
+	if len(terms) == 0 {
+		return []index.Match{}, nil
+	}
+	sp := ix.scratch.Get().(*[]float32)
+	defer ix.scratch.Put(sp)
+	scores := *sp
+	clear(scores)
+	for _, term := range terms {
+		ps := ix.postings[term]
+		idf := ix.idf(len(ps))
+		for _, pt := range ps {
+			scores[pt.doc] += float32(ix.termScore(pt, idf))
+		}
+	}
+	positive := func(row int) bool { return scores[row] > 0 && (keep == nil || keep(row)) }
+	return index.TopK(scores, k, positive), nil
+}
+
+// Matched returns the query terms found in document row, and in which
+// fields, for explaining a ranking.
+func (ix *Index) Matched(query string, row int) map[string][]string {
+	out := map[string][]string{}
+	for _, term := range uniqueTerms(query) {
+		for _, pt := range ix.postings[term] {
+			if int(pt.doc) != row {
+				continue
+			}
+			for f := range numFields {
+				if pt.tf[f] > 0 {
+					out[term] = append(out[term], Field(f).String())
+				}
+			}
+		}
+	}
+	return out
+}
+
+func uniqueTerms(query string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tokenize.Terms(query) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package bm25
+
+import (
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+)
+
+func testIndex(tb testing.TB) (*Index, *catalog.Catalog) {
+	tb.Helper()
+	cat, err := catalog.Default()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	docs := make([]Doc, cat.Len())
+	for i, t := range cat.Tools() {
+		docs[i] = FieldsOf(t)
+	}
+	return New(docs, DefaultConfig), cat
+}
+
+func TestSearch(t *testing.T) {
+	ix, cat := testIndex(t)
+	tests := []struct {
+		query string
+		want  string
+	}{
+		{"merge pull request", "github/merge_pull_request"},
+		{"jql", "jira/search_tickets"},
+		{"fft", "compute/compute_fft"},
+		{"slow queries", "postgres/list_slow_queries"},
+		{"direct message", "slack/send_direct_message"},
+	}
+	for _, tt := range tests {
+		got, err := ix.Search(t.Context(), tt.query, 3, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 || cat.Tool(got[0].Row).ID() != tt.want {
+			t.Errorf("Search(%q) first = %v, want %s", tt.query, got, tt.want)
+		}
+	}
+	if got, _ := ix.Search(t.Context(), "the of and", 5, nil); len(got) != 0 {
+		t.Errorf("stop words matched %d tools", len(got))
+	}
+	if got, _ := ix.Search(t.Context(), "zzzqqq", 5, nil); len(got) != 0 {
+		t.Errorf("an unknown word matched %d tools", len(got))
+	}
+}
+
+// A word in the name must outrank the same word deep in a parameter.
+func TestNameOutweighsParams(t *testing.T) {
+	docs := []Doc{
+		{Name: "list_files", Description: "List things in a folder.", Params: "filter: only entries tagged with a label"},
+		{Name: "add_label", Description: "Attach a tag to an entry."},
+	}
+	ix := New(docs, DefaultConfig)
+	got, _ := ix.Search(t.Context(), "label", 2, nil)
+	if len(got) != 2 || got[0].Row != 1 {
+		t.Errorf("Search(label) = %v, want row 1 (name hit) first", got)
+	}
+	if m := ix.Matched("label", 1); len(m["label"]) != 1 || m["label"][0] != "name" {
+		t.Errorf("Matched = %v", m)
+	}
+}
+
+func TestKeep(t *testing.T) {
+	ix, cat := testIndex(t)
+	keep := func(row int) bool { return cat.Tool(row).Server == "jira" }
+	got, _ := ix.Search(t.Context(), "comment on an issue", 10, keep)
+	for _, m := range got {
+		if cat.Tool(m.Row).Server != "jira" {
+			t.Errorf("keep ignored: %s", cat.Tool(m.Row).ID())
+		}
+	}
+	if len(got) == 0 {
+		t.Error("no jira tool for a comment query")
+	}
+}

@@ -1,0 +1,178 @@
+// Package config reads the service's YAML configuration file: the core
+// whitelist, template manifests, API keys with their visibility, and
+// embedding and search settings.
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// File is the configuration file. Every section is optional.
+type File struct {
+	// Core tools are added to every search answer so that a caller can
+	// orient itself when retrieval misses.
+	Core []string `json:"core"`
+	// Templates are named tool sets returned whole, without retrieval.
+	Templates map[string]Template `json:"templates"`
+	Auth      Auth                `json:"auth"`
+	Embedding Embedding           `json:"embedding"`
+	Search    Search              `json:"search"`
+}
+
+// Template is a named workflow's tool set.
+type Template struct {
+	Description string   `json:"description"`
+	Tools       []string `json:"tools"`
+}
+
+// Auth lists the API keys accepted by the search endpoints.
+type Auth struct {
+	Keys []Key `json:"keys"`
+}
+
+// Key is one API key and what it may see. The key itself never appears in
+// the file: it is read from an environment variable (KeyEnv) or given as
+// its SHA-256 (KeySHA256), so the file can live in a ConfigMap.
+type Key struct {
+	Name           string   `json:"name"`
+	KeyEnv         string   `json:"key_env"`
+	KeySHA256      string   `json:"key_sha256"`
+	VisibleTools   []string `json:"visible_tools"`
+	VisibleServers []string `json:"visible_servers"`
+}
+
+// Embedding holds embedder settings; flags and environment variables win
+// over them.
+type Embedding struct {
+	Provider   string   `json:"provider"`
+	BaseURL    string   `json:"base_url"`
+	Model      string   `json:"model"`
+	Dimensions int      `json:"dimensions"`
+	APIType    string   `json:"api_type"`
+	APIVersion string   `json:"api_version"`
+	Timeout    Duration `json:"timeout"`
+}
+
+// Search holds ranking settings.
+type Search struct {
+	QueryTimeout Duration `json:"query_timeout"`
+}
+
+// Duration is a time.Duration written as "2s" or "500ms".
+type Duration time.Duration
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration such as \"2s\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("want a duration such as \"2s\", got %q", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// Default is the configuration used with the embedded default catalog when
+// no file is given.
+func Default() (*File, error) { return Parse("embedded:default-config", defaultYAML) }
+
+// Load reads and checks the file at path.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+var unknownField = regexp.MustCompile(`unknown field "([^"]*)"`)
+
+// Parse decodes a configuration strictly: an unknown key is an error that
+// names it, so a typo ("cores:") cannot silently disable a setting.
+func Parse(source string, data []byte) (*File, error) {
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", source, err)
+	}
+	f := &File{}
+	if len(bytes.TrimSpace(j)) == 0 || string(bytes.TrimSpace(j)) == "null" {
+		return f, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(f); err != nil {
+		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
+			return nil, fmt.Errorf("config %s: unknown key %q (known top-level keys: core, templates, auth, embedding, search)", source, m[1])
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("config %s: key %q: want %s, got %s", source, te.Field, te.Type, te.Value)
+		}
+		return nil, fmt.Errorf("config %s: %w", source, err)
+	}
+	if err := f.check(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", source, err)
+	}
+	return f, nil
+}
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// check validates what can be checked without the catalog.
+func (f *File) check() error {
+	names := make([]string, 0, len(f.Templates))
+	for name := range f.Templates {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		switch {
+		case strings.TrimSpace(name) == "":
+			return errors.New("templates: a template has an empty name")
+		case len(f.Templates[name].Tools) == 0:
+			return fmt.Errorf("templates.%s: no tools", name)
+		}
+	}
+	seen := map[string]bool{}
+	for i, k := range f.Auth.Keys {
+		where := fmt.Sprintf("auth.keys[%d] (%q)", i, k.Name)
+		switch {
+		case k.Name == "":
+			return fmt.Errorf("auth.keys[%d]: name is required", i)
+		case seen[k.Name]:
+			return fmt.Errorf("%s: name repeated", where)
+		case (k.KeyEnv == "") == (k.KeySHA256 == ""):
+			return fmt.Errorf("%s: set exactly one of key_env and key_sha256", where)
+		case k.KeySHA256 != "" && !sha256Hex.MatchString(k.KeySHA256):
+			return fmt.Errorf("%s: key_sha256 must be 64 lower-case hex digits", where)
+		}
+		seen[k.Name] = true
+	}
+	if p := f.Embedding.Provider; p != "" && p != "local" && p != "openai" {
+		return fmt.Errorf("embedding.provider must be local or openai, got %q", p)
+	}
+	if f.Embedding.Dimensions < 0 {
+		return fmt.Errorf("embedding.dimensions must not be negative")
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package search
+
+import (
+	"strings"
+)
+
+// parsedQuery is a query with its operators taken out.
+type parsedQuery struct {
+	text     string   // what is ranked: the query without "+" marks
+	required []string // "+term": lower-cased, must appear in the tool's name or description
+	selected []string // "select:a,b": exactly these tools, no ranking
+	isSelect bool
+}
+
+// parseQuery reads the operators agents already use in SDK tool routers:
+// a query "select:name1,name2" names tools outright, and "+term" makes a
+// term required. A lone "+" or a "+" inside a word is ordinary text.
+func parseQuery(q string) parsedQuery {
+	trimmed := strings.TrimSpace(q)
+	if rest, ok := cutPrefixFold(trimmed, "select:"); ok {
+		var names []string
+		for _, n := range strings.Split(rest, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+		return parsedQuery{selected: names, isSelect: true}
+	}
+	var p parsedQuery
+	words := strings.Fields(trimmed)
+	for i, w := range words {
+		if len(w) > 1 && w[0] == '+' {
+			term := strings.ToLower(strings.TrimLeft(w, "+"))
+			if term != "" {
+				p.required = append(p.required, term)
+			}
+			words[i] = strings.TrimLeft(w, "+")
+		}
+	}
+	p.text = strings.Join(words, " ")
+	return p
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}

@@ -1,0 +1,336 @@
+package search
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolsearch/toolsearch/pkg/embed"
+)
+
+func TestCore(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	res := mustSearch(t, svc, Request{Query: "merge pull request", TopK: ptr(3)})
+	got := ids(res.Tools)
+	if len(got) != 5 || got[3] != "platform/get_platform_info" || got[4] != "platform/get_usage" {
+		t.Errorf("tools = %v, want 3 retrieved then the 2 core tools", got)
+	}
+	for _, h := range res.Tools[3:] {
+		if h.Source != "core" || h.Score != nil {
+			t.Errorf("core hit %+v: want source core, no score", h)
+		}
+	}
+	// A core tool that was also retrieved appears once, where it ranked.
+	res = mustSearch(t, svc, Request{Query: "remaining credits and usage", TopK: ptr(2)})
+	got = ids(res.Tools)
+	if got[0] != "platform/get_usage" || strings.Count(strings.Join(got, " "), "get_usage") != 1 {
+		t.Errorf("tools = %v, want get_usage retrieved first and not repeated", got)
+	}
+	if res := mustSearch(t, svc, Request{Query: "merge pull request", TopK: ptr(3), IncludeCore: ptr(false)}); len(res.Tools) != 3 {
+		t.Errorf("include_core false: %v", ids(res.Tools))
+	}
+}
+
+func TestTemplate(t *testing.T) {
+	emb := &scriptedEmbedder{local: embed.NewLocal(64)}
+	svc := newService(t, emb)
+	mustBuild(t, svc)
+	calls := emb.calls.Load()
+	res := mustSearch(t, svc, Request{Template: "release"})
+	want := []string{"github/list_workflow_runs", "github/merge_pull_request", "github/create_release", "slack/post_message", "platform/get_platform_info", "platform/get_usage"}
+	if diff := cmp.Diff(want, ids(res.Tools)); diff != "" {
+		t.Errorf("template tools mismatch (-want +got):\n%s", diff)
+	}
+	if res.Mode != "template" || res.Template != "release" || res.Tools[0].Source != "template" || res.Tools[4].Source != "core" {
+		t.Errorf("mode %q template %q sources %q %q", res.Mode, res.Template, res.Tools[0].Source, res.Tools[4].Source)
+	}
+	if emb.calls.Load() != calls {
+		t.Error("a template request called the embedder")
+	}
+	_, err := svc.Search(t.Context(), Request{Template: "nope"}, Caller{})
+	var ute *UnknownTemplateError
+	if !errors.As(err, &ute) || !slices.Equal(ute.Known, []string{"release", "triage"}) {
+		t.Errorf("unknown template: %v", err)
+	}
+}
+
+func TestOperators(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	tests := []struct {
+		name  string
+		req   Request
+		check func(t *testing.T, res *Response)
+	}{
+		{"select", Request{Query: "select:jira/get_ticket, create_release ,nope"}, func(t *testing.T, res *Response) {
+			if diff := cmp.Diff([]string{"jira/get_ticket", "github/create_release"}, ids(res.Tools)); diff != "" || res.Mode != "select" {
+				t.Errorf("select mismatch (mode %q):\n%s", res.Mode, diff)
+			}
+			if res.Diagnostic == nil || !slices.Equal(res.Diagnostic.Unknown, []string{"nope"}) {
+				t.Errorf("diagnostic = %+v, want unknown [nope]", res.Diagnostic)
+			}
+		}},
+		{"select is case-insensitive", Request{Query: "SELECT:get_ticket"}, func(t *testing.T, res *Response) {
+			if len(res.Tools) != 1 {
+				t.Errorf("tools = %v", ids(res.Tools))
+			}
+		}},
+		{"required term", Request{Query: "+jira comment", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			if len(res.Tools) == 0 {
+				t.Fatal("no tools")
+			}
+			for _, h := range res.Tools {
+				if !strings.Contains(strings.ToLower(h.Server+"/"+h.Name+" "+h.Description), "jira") {
+					t.Errorf("%s/%s lacks the required term", h.Server, h.Name)
+				}
+			}
+		}},
+		{"servers", Request{Query: "comment", Servers: []string{"github"}, IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			for _, h := range res.Tools {
+				if h.Server != "github" {
+					t.Errorf("servers filter let %s through", h.Server)
+				}
+			}
+		}},
+		{"unknown server", Request{Query: "comment", Servers: []string{"gitlab"}, IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			if len(res.Tools) != 0 || res.Diagnostic == nil || res.Diagnostic.Unknown[0] != "server gitlab" {
+				t.Errorf("tools %v diagnostic %+v", ids(res.Tools), res.Diagnostic)
+			}
+		}},
+		{"server_match", Request{Query: "list", ServerMatch: "SQL", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			for _, h := range res.Tools {
+				if h.Server != "postgres" {
+					t.Errorf("server_match let %s through", h.Server)
+				}
+			}
+		}},
+		{"min_score", Request{Query: "merge pull request", MinScore: ptr(0.2), IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			for _, h := range res.Tools {
+				if *h.Score < 0.2 {
+					t.Errorf("%s scored %v under min_score", h.Name, *h.Score)
+				}
+			}
+			if len(res.Tools) == 0 || len(res.Tools) == 10 {
+				t.Errorf("min_score kept %d tools; want some dropped", len(res.Tools))
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.check(t, mustSearch(t, svc, tt.req)) })
+	}
+}
+
+func TestList(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	req := Request{Operation: "list", Servers: []string{"github", "slack"}, TopK: ptr(7)}
+	var all []string
+	for page := 0; ; page++ {
+		res := mustSearch(t, svc, req)
+		if *res.Total != 26 || *res.Returned != len(res.Tools) || res.Mode != "list" {
+			t.Fatalf("page %d: total %d returned %d mode %q", page, *res.Total, *res.Returned, res.Mode)
+		}
+		all = append(all, ids(res.Tools)...)
+		if res.NextCursor == "" {
+			break
+		}
+		req.Cursor = res.NextCursor
+	}
+	if len(all) != 26 {
+		t.Fatalf("listed %d tools, want 26", len(all))
+	}
+	names := make([]string, len(all))
+	for i, id := range all {
+		names[i] = id[strings.Index(id, "/")+1:]
+	}
+	if !slices.IsSorted(names) {
+		t.Errorf("list is not sorted by name: %v", names)
+	}
+	// A cursor is bound to its listing: tampered, or reused with other filters, it is rejected.
+	res := mustSearch(t, svc, Request{Operation: "list", ServerMatch: "git", TopK: ptr(2)})
+	for name, req := range map[string]Request{
+		"tampered":      {Operation: "list", ServerMatch: "git", Cursor: flip(res.NextCursor, 7)},
+		"truncated":     {Operation: "list", ServerMatch: "git", Cursor: res.NextCursor[:20]},
+		"garbage":       {Operation: "list", ServerMatch: "git", Cursor: "not-a-cursor"},
+		"other filters": {Operation: "list", ServerMatch: "slack", Cursor: res.NextCursor},
+	} {
+		_, err := svc.Search(t.Context(), req, Caller{})
+		var re *RequestError
+		if !errors.As(err, &re) || re.Code != "invalid_cursor" {
+			t.Errorf("%s cursor: error = %v, want invalid_cursor", name, err)
+		}
+	}
+}
+
+func TestRequestValidate(t *testing.T) {
+	tests := []struct {
+		req  Request
+		code string
+	}{
+		{Request{}, "empty_query"},
+		{Request{Query: "x", TopK: ptr(0)}, "top_k_out_of_range"},
+		{Request{Query: "x", Mode: "magic"}, "invalid_mode"},
+		{Request{Query: "x", Operation: "delete"}, "invalid_operation"},
+		{Request{Query: "x", Format: "cohere"}, "invalid_format"},
+		{Request{Operation: "list"}, "missing_scope"},
+		{Request{Query: "x", Cursor: "abc"}, "conflicting_fields"},
+		{Request{Template: "t", Operation: "list", Servers: []string{"a"}}, "conflicting_fields"},
+		{Request{Query: "x", Servers: []string{" "}}, "invalid_servers"},
+		{Request{Query: strings.Repeat("x", MaxQueryBytes+1)}, "query_too_long"},
+	}
+	for _, tt := range tests {
+		var re *RequestError
+		if err := tt.req.Validate(); !errors.As(err, &re) || re.Code != tt.code {
+			t.Errorf("Validate(%+v) = %v, want code %s", tt.req, err, tt.code)
+		}
+	}
+}
+
+func TestFormats(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	for _, format := range []string{"mcp", "openai", "anthropic", "gemini"} {
+		res := mustSearch(t, svc, Request{Query: "create an issue", TopK: ptr(3), Format: format, IncludeSchema: true})
+		if len(res.Definitions) != len(res.Tools) {
+			t.Fatalf("%s: %d definitions for %d tools", format, len(res.Definitions), len(res.Tools))
+		}
+		for i, def := range res.Definitions {
+			var m map[string]any
+			if err := json.Unmarshal(def, &m); err != nil {
+				t.Fatal(err)
+			}
+			if format != "mcp" && res.Tools[i].DefinitionName == "" {
+				t.Errorf("%s: tool %d has no definition_name", format, i)
+			}
+			if len(res.Tools[i].InputSchema) == 0 {
+				t.Errorf("%s: include_schema left input_schema out", format)
+			}
+		}
+	}
+}
+
+func TestAuth(t *testing.T) {
+	svc := New(Config{Embedder: embed.NewLocal(64)})
+	setup := defaultSetup(t)
+	setup.Keys = []Key{
+		{Name: "all", Hash: sha256.Sum256([]byte("key-all"))},
+		{Name: "github-only", Hash: sha256.Sum256([]byte("key-gh")), Visibility: Visibility{Servers: []string{"github"}, Tools: []string{"get_platform_info"}}},
+	}
+	if _, err := svc.Build(t.Context(), setup); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"", "wrong", "key-al"} {
+		if _, err := svc.Authenticate(tok); !errors.Is(err, ErrUnauthorized) {
+			t.Errorf("Authenticate(%q) = %v, want ErrUnauthorized", tok, err)
+		}
+	}
+	if _, err := svc.Search(t.Context(), Request{Query: "x"}, Caller{}); !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("anonymous search with keys configured: %v", err)
+	}
+	gh, err := svc.Authenticate("key-gh")
+	if err != nil || gh.Key != "github-only" {
+		t.Fatalf("Authenticate(key-gh) = %+v, %v", gh, err)
+	}
+	res, err := svc.Search(t.Context(), Request{Template: "release"}, gh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// slack/post_message and the get_usage core tool are withheld; get_platform_info is visible.
+	if res.Withheld != 2 || slices.Contains(ids(res.Tools), "slack/post_message") || !slices.Contains(ids(res.Tools), "platform/get_platform_info") {
+		t.Errorf("template for github-only: tools %v withheld %d", ids(res.Tools), res.Withheld)
+	}
+	for _, req := range []Request{
+		{Query: "x", Servers: []string{"slack"}},
+		{Query: "x", Visibility: Visibility{Servers: []string{"jira"}}},
+		{Query: "x", Visibility: Visibility{Tools: []string{"slack/post_message"}}},
+	} {
+		var fe *ForbiddenError
+		if _, err := svc.Search(t.Context(), req, gh); !errors.As(err, &fe) {
+			t.Errorf("Search(%+v) as github-only = %v, want ForbiddenError", req, err)
+		}
+	}
+}
+
+// TestVisibilityProperty checks both directions over the default catalog
+// and random policies: no answer contains an invisible tool (whatever the
+// request: retrieval, core, template, select, list), and every visible tool
+// is reachable by select and by its own description as a query.
+func TestVisibilityProperty(t *testing.T) {
+	svc := newService(t, nil)
+	snap := mustBuild(t, svc)
+	cat := snap.Catalog
+	r := rand.New(rand.NewPCG(7, 11))
+	for trial := range 25 {
+		var vis Visibility
+		for _, s := range cat.Servers() {
+			if r.IntN(4) == 0 {
+				vis.Servers = append(vis.Servers, s)
+			}
+		}
+		for _, tl := range cat.Tools() {
+			if r.IntN(8) == 0 {
+				vis.Tools = append(vis.Tools, tl.ID())
+			}
+		}
+		if vis.IsZero() {
+			vis.Tools = []string{cat.Tool(r.IntN(cat.Len())).ID()}
+		}
+		allowed, _ := vis.resolve(cat)
+		visible := map[string]bool{}
+		for i, tl := range cat.Tools() {
+			if allowed.has(i) {
+				visible[tl.ID()] = true
+			}
+		}
+		check := func(what string, res *Response) {
+			for _, id := range ids(res.Tools) {
+				if !visible[id] {
+					t.Fatalf("trial %d: %s returned invisible %s", trial, what, id)
+				}
+			}
+		}
+		var allIDs []string
+		for _, tl := range cat.Tools() {
+			allIDs = append(allIDs, tl.ID())
+		}
+		for _, req := range []Request{
+			{Query: "list open issues and send a message"},
+			{Query: "anything", Mode: "keyword"},
+			{Template: "release"},
+			{Query: "select:" + strings.Join(allIDs, ",")},
+			{Operation: "list", ServerMatch: "", Servers: cat.Servers(), TopK: ptr(50)},
+		} {
+			req.Visibility = vis
+			check(req.Query+req.Template+req.Operation, mustSearch(t, svc, req))
+		}
+		for i, tl := range cat.Tools() {
+			if !allowed.has(i) {
+				continue
+			}
+			res := mustSearch(t, svc, Request{Query: "select:" + tl.ID(), Visibility: vis})
+			if len(res.Tools) != 1 {
+				t.Fatalf("trial %d: visible %s not reachable by select", trial, tl.ID())
+			}
+			res = mustSearch(t, svc, Request{Query: tl.Description, Visibility: vis, IncludeCore: ptr(false)})
+			if !slices.Contains(ids(res.Tools), tl.ID()) {
+				t.Fatalf("trial %d: visible %s not in top %d for its own description: %v", trial, tl.ID(), DefaultTopK, ids(res.Tools))
+			}
+		}
+	}
+}
+
+// flip changes the character at i, keeping the string valid base64url.
+func flip(s string, i int) string {
+	c := byte('A')
+	if s[i] == 'A' {
+		c = 'B'
+	}
+	return s[:i] + string(c) + s[i+1:]
+}

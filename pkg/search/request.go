@@ -1,0 +1,166 @@
+package search
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/tooldef"
+)
+
+// MaxQueryBytes bounds a query: longer text is a pasted document, not a
+// request for a tool, and would cost the embedding provider for nothing.
+const MaxQueryBytes = 4096
+
+// Request is a search request, shared by the HTTP API, the MCP meta-tools
+// and the eval harness. Validate it before use.
+type Request struct {
+	// Query is what the caller wants to do. Operators: "select:a,b" returns
+	// exactly those tools; "+term" requires a term in the tool's name or
+	// description.
+	Query string `json:"query,omitempty"`
+	TopK  *int   `json:"top_k,omitempty"` // 1..MaxTopK; DefaultTopK when nil
+	// Mode forces a ranker: "semantic" or "keyword". Empty: semantic where
+	// a dense index exists, keyword otherwise.
+	Mode        string   `json:"mode,omitempty"`
+	IncludeCore *bool    `json:"include_core,omitempty"` // default true
+	Template    string   `json:"template,omitempty"`     // return this template's tools; no retrieval
+	Servers     []string `json:"servers,omitempty"`      // only these servers (exact names)
+	ServerMatch string   `json:"server_match,omitempty"` // only servers whose name contains this, any case
+	Operation   string   `json:"operation,omitempty"`    // "search" (default) or "list"
+	Cursor      string   `json:"cursor,omitempty"`       // continue a list
+	MinScore    *float64 `json:"min_score,omitempty"`    // drop retrieved tools scoring under it
+	Visibility
+	IncludeSchema bool   `json:"include_schema,omitempty"` // add input_schema, output_schema, annotations
+	Format        string `json:"format,omitempty"`         // also render definitions: mcp, openai, anthropic, gemini
+}
+
+// RequestError is a request the service will not run, with a stable code.
+type RequestError struct {
+	Code    string
+	Message string
+}
+
+func (e *RequestError) Error() string { return e.Message }
+
+func badRequest(code, format string, args ...any) *RequestError {
+	return &RequestError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ForbiddenError is a request that names tools or servers outside the
+// caller's key policy.
+type ForbiddenError struct{ Names []string }
+
+func (e *ForbiddenError) Error() string {
+	return "outside this API key's visibility: " + strings.Join(e.Names, ", ")
+}
+
+// UnknownTemplateError names a template that does not exist, and those
+// that do.
+type UnknownTemplateError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownTemplateError) Error() string {
+	return fmt.Sprintf("unknown template %q; known templates: %s", e.Name, strings.Join(e.Known, ", "))
+}
+
+func (r *Request) topK() int {
+	if r.TopK == nil {
+		return DefaultTopK
+	}
+	return *r.TopK
+}
+
+func (r *Request) includeCore() bool { return r.IncludeCore == nil || *r.IncludeCore }
+
+// Validate checks the request on its own; names are checked against the
+// catalog when it runs. The error is a *RequestError.
+func (r *Request) Validate() error {
+	q := strings.TrimSpace(r.Query)
+	switch {
+	case len(r.Query) > MaxQueryBytes:
+		return badRequest("query_too_long", `"query" is %d bytes; the limit is %d`, len(r.Query), MaxQueryBytes)
+	case strings.ContainsRune(r.Query, 0):
+		return badRequest("invalid_query", `"query" contains a NUL character`)
+	case r.TopK != nil && (*r.TopK < 1 || *r.TopK > MaxTopK):
+		return badRequest("top_k_out_of_range", `"top_k" must be between 1 and %d, got %d`, MaxTopK, *r.TopK)
+	case r.Mode != "" && r.Mode != "semantic" && r.Mode != "keyword":
+		return badRequest("invalid_mode", `"mode" must be "semantic" or "keyword", got %q`, r.Mode)
+	case r.Operation != "" && r.Operation != "search" && r.Operation != "list":
+		return badRequest("invalid_operation", `"operation" must be "search" or "list", got %q`, r.Operation)
+	case r.Format != "" && !tooldef.Valid(r.Format):
+		return badRequest("invalid_format", `"format" must be one of %s, got %q`, strings.Join(tooldef.Formats, ", "), r.Format)
+	case r.MinScore != nil && (math.IsNaN(*r.MinScore) || math.IsInf(*r.MinScore, 0)):
+		return badRequest("invalid_min_score", `"min_score" must be a finite number`)
+	case r.Template != "" && r.Operation == "list":
+		return badRequest("conflicting_fields", `"template" and "operation":"list" cannot be combined`)
+	case r.Cursor != "" && r.Operation != "list":
+		return badRequest("conflicting_fields", `"cursor" needs "operation":"list"`)
+	case r.Operation == "list" && len(r.Servers) == 0 && r.ServerMatch == "":
+		return badRequest("missing_scope", `"operation":"list" needs "servers" or "server_match"`)
+	case q == "" && r.Template == "" && r.Operation != "list":
+		return badRequest("empty_query", `"query" is required and must not be blank (unless "template" or "operation":"list" is given)`)
+	}
+	for _, s := range r.Servers {
+		if strings.TrimSpace(s) == "" {
+			return badRequest("invalid_servers", `"servers" must not contain blank names`)
+		}
+	}
+	if r.ServerMatch != "" && strings.TrimSpace(r.ServerMatch) == "" {
+		return badRequest("invalid_server_match", `"server_match" must not be blank`)
+	}
+	return nil
+}
+
+// Hit is one tool in an answer.
+type Hit struct {
+	Name        string   `json:"name"`
+	Server      string   `json:"server"`
+	Description string   `json:"description"`
+	Score       *float32 `json:"score,omitempty"` // retrieved tools only
+	// Source says why the tool is in the answer: semantic or keyword
+	// (retrieved), core, template, select, or list.
+	Source       string          `json:"source"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// DefinitionName is the function name used in Response.Definitions,
+	// which differs from Name when Name is not a valid or unique provider
+	// function name.
+	DefinitionName string `json:"definition_name,omitempty"`
+	Row            int    `json:"-"`
+}
+
+// Response is a search answer.
+type Response struct {
+	Tools []Hit `json:"tools"`
+	// Definitions holds each tool of Tools, in the same order, rendered in
+	// the requested format, ready to forward to that provider.
+	Definitions []json.RawMessage `json:"definitions,omitempty"`
+	// Mode is what produced the answer: semantic, keyword, template,
+	// select or list.
+	Mode       string      `json:"mode"`
+	Degraded   bool        `json:"degraded"`
+	Diagnostic *Diagnostic `json:"diagnostic,omitempty"`
+	// Withheld counts tools the request named (core, template, select) that
+	// the caller may not see. Only the count is given.
+	Withheld     int      `json:"withheld,omitempty"`
+	Total        *int     `json:"total,omitempty"`    // list: tools in scope
+	Returned     *int     `json:"returned,omitempty"` // list: tools in this page
+	NextCursor   string   `json:"next_cursor,omitempty"`
+	TookMS       float64  `json:"took_ms"`
+	IndexVersion string   `json:"index_version"`
+	Template     string   `json:"template,omitempty"`
+	Required     []string `json:"required_terms,omitempty"`
+}
+
+// Diagnostic explains an answer that is not what the caller might expect.
+type Diagnostic struct {
+	// EmbeddingError says why the answer is keyword-ranked.
+	EmbeddingError string `json:"embedding_error,omitempty"`
+	// Unknown lists names in the request that match nothing.
+	Unknown []string `json:"unknown,omitempty"`
+}

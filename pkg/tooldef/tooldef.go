@@ -1,0 +1,145 @@
+// Package tooldef renders catalog tools as the tool definitions that model
+// providers accept, so a router that talks to several providers can forward
+// search results as they are.
+package tooldef
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+)
+
+// Formats lists the formats Render accepts.
+var Formats = []string{"mcp", "openai", "anthropic", "gemini"}
+
+// Valid reports whether f is a known format.
+func Valid(f string) bool {
+	for _, x := range Formats {
+		if f == x {
+			return true
+		}
+	}
+	return false
+}
+
+// maxNameLen is the limit shared by OpenAI, Anthropic and Gemini function
+// names.
+const maxNameLen = 64
+
+// Namer gives each tool in one answer a function name the providers accept
+// (letters, digits, _ and -, starting with a letter or _, at most 64) and
+// that is unique within the answer. It keeps the tool's own name whenever
+// that is already valid and unused, so most names pass through unchanged.
+type Namer struct{ taken map[string]bool }
+
+// Name returns t's function name for this answer.
+func (n *Namer) Name(t catalog.Tool) string {
+	if n.taken == nil {
+		n.taken = map[string]bool{}
+	}
+	candidates := []string{t.Name, t.Server + "_" + t.Name}
+	for _, c := range candidates {
+		s := sanitize(c)
+		if s == c || c != t.Name { // the bare name only if it needed no change
+			if len(s) <= maxNameLen && !n.taken[s] {
+				n.taken[s] = true
+				return s
+			}
+		}
+	}
+	// Still clashing or too long: a readable prefix and a hash of the ID.
+	h := sha256.Sum256([]byte(t.ID()))
+	suffix := "_" + hex.EncodeToString(h[:4])
+	s := sanitize(t.Server + "_" + t.Name)
+	if len(s) > maxNameLen-len(suffix) {
+		s = s[:maxNameLen-len(suffix)]
+	}
+	s += suffix
+	n.taken[s] = true
+	return s
+}
+
+func sanitize(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if s == "" || !(s[0] == '_' || s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		s = "_" + s
+	}
+	return s
+}
+
+// emptyObject is the schema of a tool that declares no parameters. OpenAI
+// and Anthropic require an object schema even then.
+var emptyObject = json.RawMessage(`{"type":"object","properties":{}}`)
+
+func inputSchema(t catalog.Tool) json.RawMessage {
+	if len(t.InputSchema) == 0 {
+		return emptyObject
+	}
+	return t.InputSchema
+}
+
+// Render returns t as a tool definition in format, named name:
+//
+//   - mcp: the MCP Tool object (name, title, description, inputSchema,
+//     outputSchema, annotations), under its own name.
+//   - openai: Chat Completions {"type":"function","function":{name,
+//     description, parameters}}.
+//   - anthropic: Messages API {name, description, input_schema}.
+//   - gemini: a functionDeclarations entry {name, description, parameters}
+//     with the schema reduced to the OpenAPI 3.0 subset Gemini accepts.
+func Render(format string, t catalog.Tool, name string) (json.RawMessage, error) {
+	var v any
+	switch format {
+	case "mcp":
+		v = struct {
+			Name         string          `json:"name"`
+			Title        string          `json:"title,omitempty"`
+			Description  string          `json:"description,omitempty"`
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+			Annotations  json.RawMessage `json:"annotations,omitempty"`
+		}{t.Name, t.Title, t.Description, inputSchema(t), t.OutputSchema, t.Annotations}
+	case "openai":
+		type function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Parameters  json.RawMessage `json:"parameters"`
+		}
+		v = struct {
+			Type     string   `json:"type"`
+			Function function `json:"function"`
+		}{"function", function{name, t.Description, inputSchema(t)}}
+	case "anthropic":
+		v = struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		}{name, t.Description, inputSchema(t)}
+	case "gemini":
+		params, err := GeminiSchema(t.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.ID(), err)
+		}
+		v = struct {
+			Name        string         `json:"name"`
+			Description string         `json:"description,omitempty"`
+			Parameters  map[string]any `json:"parameters,omitempty"`
+		}{name, t.Description, params}
+	default:
+		return nil, fmt.Errorf("unknown format %q", format)
+	}
+	return json.Marshal(v)
+}

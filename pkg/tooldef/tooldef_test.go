@@ -1,0 +1,149 @@
+package tooldef
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+)
+
+var tool = catalog.Tool{
+	Server:       "github",
+	Name:         "create_issue",
+	Title:        "Create issue",
+	Description:  "Open an issue.",
+	InputSchema:  json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}`),
+	OutputSchema: json.RawMessage(`{"type":"object"}`),
+	Annotations:  json.RawMessage(`{"readOnlyHint":false}`),
+}
+
+func decode(t *testing.T, raw json.RawMessage) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The documented shapes: OpenAI Chat Completions tools, Anthropic Messages
+// tools, Gemini functionDeclarations, MCP Tool.
+func TestRenderShapes(t *testing.T) {
+	schema := map[string]any{}
+	json.Unmarshal(tool.InputSchema, &schema)
+	tests := []struct {
+		format string
+		want   map[string]any
+	}{
+		{"openai", map[string]any{"type": "function", "function": map[string]any{"name": "create_issue", "description": "Open an issue.", "parameters": schema}}},
+		{"anthropic", map[string]any{"name": "create_issue", "description": "Open an issue.", "input_schema": schema}},
+		{"gemini", map[string]any{"name": "create_issue", "description": "Open an issue.", "parameters": map[string]any{
+			"type": "object", "properties": map[string]any{"title": map[string]any{"type": "string"}}, "required": []any{"title"}}}},
+		{"mcp", map[string]any{"name": "create_issue", "title": "Create issue", "description": "Open an issue.", "inputSchema": schema,
+			"outputSchema": map[string]any{"type": "object"}, "annotations": map[string]any{"readOnlyHint": false}}},
+	}
+	for _, tt := range tests {
+		raw, err := Render(tt.format, tool, "create_issue")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, decode(t, raw)); diff != "" {
+			t.Errorf("Render(%s) mismatch (-want +got):\n%s", tt.format, diff)
+		}
+	}
+	// No schema: OpenAI and Anthropic still get an object schema; Gemini none.
+	bare := catalog.Tool{Server: "s", Name: "ping"}
+	for format, key := range map[string]string{"openai": "function", "anthropic": "input_schema"} {
+		raw, _ := Render(format, bare, "ping")
+		if !strings.Contains(string(raw), `{"type":"object","properties":{}}`) {
+			t.Errorf("Render(%s, no schema) = %s, want an empty object schema under %s", format, raw, key)
+		}
+	}
+	if raw, _ := Render("gemini", bare, "ping"); strings.Contains(string(raw), "parameters") {
+		t.Errorf("Render(gemini, no schema) = %s, want parameters unset", raw)
+	}
+}
+
+var providerName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`)
+
+func TestNamer(t *testing.T) {
+	var n Namer
+	tools := []catalog.Tool{
+		{Server: "github", Name: "create_issue"},
+		{Server: "gitlab", Name: "create_issue"},
+		{Server: "rapid api", Name: "/v1/nutrition"},
+		{Server: "x", Name: "Get Channel Clips"},
+		{Server: "x", Name: strings.Repeat("very_long_name_", 10)},
+		{Server: "y", Name: strings.Repeat("very_long_name_", 10)},
+		{Server: "z", Name: "9lives"},
+	}
+	seen := map[string]bool{}
+	var got []string
+	for _, tl := range tools {
+		name := n.Name(tl)
+		if !providerName.MatchString(name) {
+			t.Errorf("Name(%s) = %q, not a valid provider function name", tl.ID(), name)
+		}
+		if seen[name] {
+			t.Errorf("Name(%s) = %q, already used", tl.ID(), name)
+		}
+		seen[name] = true
+		got = append(got, name)
+	}
+	if got[0] != "create_issue" || got[1] != "gitlab_create_issue" {
+		t.Errorf("names = %q: a valid unused name must pass through, a clash gets the server prefix", got[:2])
+	}
+}
+
+func TestGeminiSchema(t *testing.T) {
+	in := `{
+		"$schema": "http://json-schema.org/draft-07/schema#",
+		"type": "object",
+		"additionalProperties": false,
+		"$defs": {"Addr": {"type": "object", "properties": {"city": {"type": "string"}}}},
+		"properties": {
+			"home": {"$ref": "#/$defs/Addr", "description": "Where they live"},
+			"kind": {"const": "person"},
+			"level": {"type": "integer", "enum": [1, 2, 3]},
+			"nick": {"type": ["string", "null"]},
+			"shape": {"oneOf": [{"type": "string"}, {"type": "number"}]},
+			"ext": {"$ref": "https://example.com/schema.json"},
+			"self": {"$ref": "#"}
+		},
+		"required": ["kind", "ghost"]
+	}`
+	got, err := GeminiSchema(json.RawMessage(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(got)
+	s := string(b)
+	for _, banned := range []string{"$schema", "additionalProperties", "$defs", "$ref", "oneOf", "const", "ghost"} {
+		if strings.Contains(s, banned) {
+			t.Errorf("GeminiSchema kept %q: %s", banned, s)
+		}
+	}
+	props := got["properties"].(map[string]any)
+	if home := props["home"].(map[string]any); home["description"] != "Where they live" || home["properties"] == nil {
+		t.Errorf("$ref not inlined: %v", home)
+	}
+	if kind := props["kind"].(map[string]any); !cmp.Equal(kind["enum"], []any{"person"}) {
+		t.Errorf("const not an enum: %v", kind)
+	}
+	if lvl := props["level"].(map[string]any); lvl["enum"] != nil || !strings.Contains(lvl["description"].(string), "one of [1 2 3]") {
+		t.Errorf("integer enum: %v", lvl)
+	}
+	if nick := props["nick"].(map[string]any); nick["type"] != "string" || nick["nullable"] != true {
+		t.Errorf("nullable: %v", nick)
+	}
+	if shape := props["shape"].(map[string]any); shape["anyOf"] == nil {
+		t.Errorf("oneOf: %v", shape)
+	}
+	if !cmp.Equal(got["required"], []any{"kind"}) {
+		t.Errorf("required = %v, want the unknown name dropped", got["required"])
+	}
+}
