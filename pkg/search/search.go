@@ -150,9 +150,16 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	}
 	if !snap.Semantic() {
 		s.recordError(errors.New(snap.EmbedError))
-		if cur := s.cur.Load(); cur != nil && cur.Semantic() {
+		cur := s.cur.Load()
+		switch {
+		case cur != nil && cur.Semantic():
 			s.metrics.builds.WithLabelValues("error").Inc()
 			return nil, fmt.Errorf("%w; the current semantic index keeps serving: %s", ErrEmbedFailed, snap.EmbedError)
+		case cur != nil && cur.setup == setup:
+			// A failed retry of the same setup: the keyword snapshot serving
+			// is identical, so keep it (and its version).
+			s.metrics.builds.WithLabelValues("degraded").Inc()
+			return cur, nil
 		}
 	}
 	snap.BuildTook = took
