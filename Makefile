@@ -16,7 +16,7 @@ EVAL_POLICY_MIN_RECALL ?= 1.0
 EVAL_DEGRADED_MIN_RECALL ?= 0.95
 
 FUZZTIME  ?= 30s
-FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody
+FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery
 
 .PHONY: run build test vet fmt-check unit fuzz fuzz-short eval-gate eval eval-shared docker clean
 

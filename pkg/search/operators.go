@@ -2,6 +2,8 @@ package search
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // parsedQuery is a query with its operators taken out.
@@ -14,7 +16,8 @@ type parsedQuery struct {
 
 // parseQuery reads the operators agents already use in SDK tool routers:
 // a query "select:name1,name2" names tools outright, and "+term" makes a
-// term required. A lone "+" or a "+" inside a word is ordinary text.
+// term required. Only a "+" followed by a letter is an operator: "+49 151"
+// is a phone number and "C++" a language, and neither may empty a result.
 func parseQuery(q string) parsedQuery {
 	trimmed := strings.TrimSpace(q)
 	if rest, ok := cutPrefixFold(trimmed, "select:"); ok {
@@ -29,7 +32,7 @@ func parseQuery(q string) parsedQuery {
 	var p parsedQuery
 	words := strings.Fields(trimmed)
 	for i, w := range words {
-		if len(w) > 1 && w[0] == '+' {
+		if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(w, "+")); len(w) > 1 && w[0] == '+' && unicode.IsLetter(r) {
 			term := strings.ToLower(strings.TrimLeft(w, "+"))
 			if term != "" {
 				p.required = append(p.required, term)
