@@ -40,7 +40,11 @@ func buildService(ctx context.Context, idx *indexFlags, stderr io.Writer) (*sear
 	if err != nil {
 		return nil, nil, err
 	}
-	svc := search.New(search.Config{Embedder: emb, QueryTimeout: idx.queryTimeout, Version: versionString()})
+	cfg, err := idx.searchConfig(emb)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc := search.New(cfg)
 	snap, err := svc.Build(ctx, setup)
 	if err != nil {
 		return nil, nil, err
@@ -59,7 +63,8 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	minRecall := fs.Float64("min-recall", 0, "exit 1 when recall@k (expected found / expected) is below this")
 	url := fs.String("url", e.str("TOOLSEARCH_EVAL_URL", ""), "evaluate a running server at this base `url` instead of in-process [TOOLSEARCH_EVAL_URL]")
 	format := fs.String("format", "text", "report format: "+strings.Join(eval.Formats, ", "))
-	mode := fs.String("mode", "", "ranking mode for cases that do not set one: semantic or keyword; default: the service's")
+	split := fs.String("split", "all", "run only the dev or test half of the cases (by case id hash), or all")
+	mode := fs.String("mode", "", "ranking mode for cases that do not set one: hybrid, semantic or keyword; default: the service's")
 	out := fs.String("out", "", "write the report to this `file` instead of standard output")
 	idx := addIndexFlags(fs, e)
 	if err := parseIndex(fs, e, idx, args); err != nil {
@@ -78,13 +83,16 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if *minRecall < 0 || *minRecall > 1 {
 		return fail(2, fmt.Errorf("-min-recall must be between 0 and 1, got %v", *minRecall))
 	}
-	if *mode != "" && *mode != "semantic" && *mode != "keyword" {
-		return fail(2, fmt.Errorf("-mode must be semantic or keyword, got %q", *mode))
+	if *mode != "" && *mode != "hybrid" && *mode != "semantic" && *mode != "keyword" {
+		return fail(2, fmt.Errorf("-mode must be hybrid, semantic or keyword, got %q", *mode))
 	}
 	if !validFormat(*format) {
 		return fail(2, fmt.Errorf("-format must be one of %s, got %q", strings.Join(eval.Formats, ", "), *format))
 	}
 	cases, err := eval.LoadCases(*casesPath)
+	if err == nil {
+		cases, err = eval.Split(cases, *split)
+	}
 	if err != nil {
 		return fail(2, err)
 	}
@@ -131,6 +139,9 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 		catName = strings.Join(idx.catalogs.values, ",")
 	}
 	title := fmt.Sprintf("%s on %s (%s)", *casesPath, catName, where)
+	if *split != "all" {
+		title = fmt.Sprintf("%s [%s half]", title, *split)
+	}
 	if err := eval.Write(w, rep, *format, title); err != nil {
 		return fail(1, err)
 	}

@@ -60,6 +60,19 @@ func (e *env) int(key string, def int) int {
 	return n
 }
 
+func (e *env) float(key string, def float64) float64 {
+	v := e.getenv(key)
+	if v == "" {
+		return def
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Sprintf("%s=%q is not a number", key, v))
+		return def
+	}
+	return x
+}
+
 func (e *env) duration(key string, def time.Duration) time.Duration {
 	v := e.getenv(key)
 	if v == "" {
@@ -122,6 +135,8 @@ type indexFlags struct {
 	queryTimeout time.Duration
 	apiType      string
 	apiVersion   string
+	fusion       string
+	hybridAlpha  float64
 	apiKey       string // from the environment only, so -h never prints it
 }
 
@@ -139,8 +154,22 @@ func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 	fs.DurationVar(&f.queryTimeout, "query-timeout", e.duration("TOOLSEARCH_QUERY_TIMEOUT", search.DefaultQueryTimeout), "timeout for embedding one query [TOOLSEARCH_QUERY_TIMEOUT]")
 	fs.StringVar(&f.apiType, "embedding-api-type", e.str("TOOLSEARCH_EMBEDDING_API_TYPE", "openai"), "API flavour for -embedder openai: openai (OpenAI, Ollama, vLLM, LocalAI, ...) or azure (Azure OpenAI deployments) [TOOLSEARCH_EMBEDDING_API_TYPE]")
 	fs.StringVar(&f.apiVersion, "embedding-api-version", e.str("TOOLSEARCH_EMBEDDING_API_VERSION", ""), "Azure OpenAI api-version, such as 2024-10-21 [TOOLSEARCH_EMBEDDING_API_VERSION]")
+	fs.StringVar(&f.fusion, "fusion", e.str("TOOLSEARCH_FUSION", search.FusionConvex), "hybrid fusion: convex (normalised scores, weighted) or rrf (reciprocal rank) [TOOLSEARCH_FUSION]")
+	fs.Float64Var(&f.hybridAlpha, "hybrid-alpha", e.float("TOOLSEARCH_HYBRID_ALPHA", search.DefaultHybridAlpha), "dense weight in convex fusion, 0-1 [TOOLSEARCH_HYBRID_ALPHA]")
 	f.apiKey = e.str("TOOLSEARCH_EMBEDDING_API_KEY", e.getenv("OPENAI_API_KEY"))
 	return f
+}
+
+// searchConfig is the part of search.Config the flags decide.
+func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
+	if f.fusion != search.FusionConvex && f.fusion != search.FusionRRF {
+		return search.Config{}, fmt.Errorf("-fusion must be convex or rrf, got %q", f.fusion)
+	}
+	if f.hybridAlpha <= 0 || f.hybridAlpha > 1 {
+		return search.Config{}, fmt.Errorf("-hybrid-alpha must be in (0, 1], got %v", f.hybridAlpha)
+	}
+	return search.Config{Embedder: emb, QueryTimeout: f.queryTimeout, Fusion: f.fusion, HybridAlpha: f.hybridAlpha,
+		Load: f.loader(), Version: versionString()}, nil
 }
 
 // newEmbedder builds the configured embedder.

@@ -230,7 +230,7 @@ func TestServeProviderDownAtStart(t *testing.T) {
 	if st.Mode != "semantic" || st.Degraded || st.NextRetryAt != nil {
 		t.Errorf("status after recovery = %+v", st)
 	}
-	if code, res := postSearch(t, base, `{"query":"merge pull request"}`); code != 200 || res["mode"] != "semantic" {
+	if code, res := postSearch(t, base, `{"query":"merge pull request"}`); code != 200 || res["mode"] != "hybrid" {
 		t.Errorf("search after recovery = %d %v", code, res)
 	}
 }

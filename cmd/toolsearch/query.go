@@ -17,7 +17,7 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 	fs := newFlagSet("query", stderr)
 	k := fs.Int("k", 10, "how many tools to rank")
 	asJSON := fs.Bool("json", false, "print the whole response as JSON")
-	mode := fs.String("mode", "", "semantic or keyword; default: the service's")
+	mode := fs.String("mode", "", "hybrid, semantic or keyword; default: the service's")
 	withCore := fs.Bool("core", false, "append the core tools, as the endpoint does")
 	idx := addIndexFlags(fs, e)
 	fs.Usage = func() {

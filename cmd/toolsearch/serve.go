@@ -50,14 +50,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	svc := search.New(search.Config{
-		Load:         load,
-		Embedder:     emb,
-		QueryTimeout: idx.queryTimeout,
-		Version:      versionString(),
-		Registerer:   reg,
-		Logger:       logger,
-	})
+	cfg, err := idx.searchConfig(emb)
+	if err != nil {
+		return err
+	}
+	cfg.Load, cfg.Registerer, cfg.Logger = load, reg, logger
+	svc := search.New(cfg)
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

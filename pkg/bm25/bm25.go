@@ -6,10 +6,12 @@ package bm25
 import (
 	"context"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/synonym"
 	"github.com/toolsearch/toolsearch/pkg/tokenize"
 )
 
@@ -24,10 +26,13 @@ const (
 	Description
 	Params
 	Enums
+	// Concepts holds the synonym concepts of every word above, so that a
+	// query word meets its synonyms at a low weight.
+	Concepts
 	numFields
 )
 
-var fieldNames = [numFields]string{"name", "server", "title", "description", "params", "enums"}
+var fieldNames = [numFields]string{"name", "server", "title", "description", "params", "enums", "concepts"}
 
 func (f Field) String() string { return fieldNames[f] }
 
@@ -46,7 +51,7 @@ type Config struct {
 var DefaultConfig = Config{
 	K1:      1.2,
 	B:       0.75,
-	Weights: [numFields]float64{Name: 3, Server: 1.5, Title: 2, Description: 1, Params: 0.5, Enums: 0.4},
+	Weights: [numFields]float64{Name: 3, Server: 1.5, Title: 2, Description: 1, Params: 0.5, Enums: 0.4, Concepts: 0.3},
 }
 
 type posting struct {
@@ -71,7 +76,25 @@ type Doc [numFields]string
 // FieldsOf splits a tool's text into the index's fields.
 func FieldsOf(t catalog.Tool) Doc {
 	f := t.Fields()
-	return Doc{Name: t.Name, Server: t.Server, Title: f.Title, Description: f.Description, Params: f.Params, Enums: f.Enums}
+	d := Doc{Name: t.Name, Server: t.Server, Title: f.Title, Description: f.Description, Params: f.Params, Enums: f.Enums}
+	d[Concepts] = conceptText(strings.Join(d[:Concepts], " "))
+	return d
+}
+
+// conceptToken spells a concept id as one word that Terms keeps whole and
+// no real text contains.
+func conceptToken(id string) string { return "qqconcept" + strings.TrimPrefix(id, "c:") }
+
+// conceptText is the concept ids of text's terms, as words.
+func conceptText(text string) string {
+	var b strings.Builder
+	for _, t := range tokenize.Terms(text) {
+		for _, c := range synonym.Concepts(t) {
+			b.WriteString(conceptToken(c))
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
 }
 
 // New indexes docs, one per tool, in row order.
@@ -181,13 +204,23 @@ func (ix *Index) Matched(query string, row int) map[string][]string {
 	return out
 }
 
+// uniqueTerms is the query's terms, each once, then its concepts.
 func uniqueTerms(query string) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, t := range tokenize.Terms(query) {
+	add := func(t string) {
 		if !seen[t] {
 			seen[t] = true
 			out = append(out, t)
+		}
+	}
+	terms := tokenize.Terms(query)
+	for _, t := range terms {
+		add(t)
+	}
+	for _, t := range terms {
+		for _, c := range synonym.Concepts(t) {
+			add(tokenize.Stem(conceptToken(c)))
 		}
 	}
 	return out

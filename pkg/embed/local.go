@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 
+	"github.com/toolsearch/toolsearch/pkg/synonym"
 	"github.com/toolsearch/toolsearch/pkg/tokenize"
 )
 
@@ -50,12 +51,15 @@ func (l *Local) Info() Info {
 // word pair's worth of n-grams, but n-grams rescue morphology the stemmer
 // misses ("authenticate" and "authentication").
 const (
-	kindWord   = 'w'
-	kindPair   = 'p'
-	kindGram   = 'g'
-	wordWeight = 1.0
-	pairWeight = 0.5
-	gramWeight = 0.35
+	kindWord    = 'w'
+	kindPair    = 'p'
+	kindGram    = 'g'
+	kindConcept = 'c'
+	wordWeight  = 1.0
+	// conceptWeight: a shared concept is weaker evidence than a shared word.
+	conceptWeight = 0.5
+	pairWeight    = 0.5
+	gramWeight    = 0.35
 )
 
 // features returns the weighted features of text with their term counts
@@ -74,6 +78,9 @@ func features(text string) map[uint64]float32 {
 	terms := tokenize.Terms(text)
 	for i, t := range terms {
 		add(kindWord, t, wordWeight)
+		for _, c := range synonym.Concepts(t) {
+			add(kindConcept, c, conceptWeight)
+		}
 		if i > 0 {
 			add(kindPair, terms[i-1]+" "+t, pairWeight)
 		}

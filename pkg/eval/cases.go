@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,6 +142,28 @@ func resolve(cat *catalog.Catalog, cases []Case) ([][]ToolKey, error) {
 			errs = append(errs[:10], fmt.Errorf("and %d more", len(errs)-10))
 		}
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// Split returns the half of cases named by half: "dev" or "test" (by an FNV
+// hash of the case id, so the halves are stable and independent of file
+// order), or all of them for "" or "all". Tune on dev; report test.
+func Split(cases []Case, half string) ([]Case, error) {
+	switch half {
+	case "", "all":
+		return cases, nil
+	case "dev", "test":
+	default:
+		return nil, fmt.Errorf("%w: split must be dev, test or all, got %q", ErrBadInput, half)
+	}
+	var out []Case
+	for _, c := range cases {
+		h := fnv.New32a()
+		h.Write([]byte(c.ID))
+		if (h.Sum32()%2 == 0) == (half == "dev") {
+			out = append(out, c)
+		}
 	}
 	return out, nil
 }

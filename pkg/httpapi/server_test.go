@@ -181,7 +181,7 @@ func TestSearchOK(t *testing.T) {
 			t.Errorf("tools not best first: %+v", got.Tools)
 		}
 	}
-	if got.Mode != "semantic" || got.TookMS == nil || got.IndexVersion != svc.Status().IndexVersion {
+	if got.Mode != "hybrid" || got.TookMS == nil || got.IndexVersion != svc.Status().IndexVersion {
 		t.Errorf("mode %q took_ms %v index_version %q", got.Mode, got.TookMS, got.IndexVersion)
 	}
 	// Default top_k is 10, plus the core tool; no Content-Type is accepted as JSON.
@@ -256,7 +256,7 @@ func TestMetrics(t *testing.T) {
 		`toolsearch_http_request_duration_seconds_bucket{code="200",route="/mcp/tool-search",le=`,
 		fmt.Sprintf("toolsearch_index_tools %d", mustDefaultLen(t)),
 		"toolsearch_index_build_duration_seconds_count 1",
-		`toolsearch_searches_total{degraded="false",mode="semantic"} 1`,
+		`toolsearch_searches_total{degraded="false",mode="hybrid"} 1`,
 		`toolsearch_search_results_total{source="core"} 1`,
 		`toolsearch_embedding_calls_total{purpose="query",result="ok"} 1`,
 		`toolsearch_index_builds_total{result="ok"} 1`,

@@ -131,3 +131,8 @@ func (h *minHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Score is row i's cosine with q (q unit length).
+func (mx *Matrix) Score(q []float32, i int) float32 {
+	return blas32.Dot(blas32.Vector{N: len(q), Inc: 1, Data: q}, blas32.Vector{N: mx.m.Cols, Inc: 1, Data: mx.Row(i)})
+}

@@ -111,7 +111,7 @@ func TestOperators(t *testing.T) {
 				}
 			}
 		}},
-		{"min_score", Request{Query: "merge pull request", MinScore: ptr(0.2), IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+		{"min_score", Request{Query: "merge pull request", Mode: "semantic", MinScore: ptr(0.2), IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
 			for _, h := range res.Tools {
 				if *h.Score < 0.2 {
 					t.Errorf("%s scored %v under min_score", h.Name, *h.Score)

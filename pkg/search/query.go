@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/embed"
-	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
@@ -235,9 +234,10 @@ func (a *answer) list() error {
 }
 
 // retrieve ranks the tools the caller may see, within scope and holding
-// every required term: semantically when it can, by keyword otherwise. It
-// fails only when ctx is done: the caller left, which is no reason to
-// blame the provider.
+// every required term: by hybrid (dense and BM25 fused) ranking by
+// default, by either alone on request, and by BM25 whenever the dense side
+// cannot answer. It fails only when ctx is done: the caller left, which is
+// no reason to blame the provider.
 func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 	a.resp.Required = q.required
 	keep := func(row int) bool {
@@ -252,41 +252,78 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 		return true
 	}
 	k := a.req.topK()
-	var matches []index.Match
-	mode := "semantic"
-	switch {
-	case a.req.Mode == "keyword":
-		mode = "keyword"
-	case !a.snap.Semantic():
-		mode = "keyword"
+	mode := a.req.Mode
+	if mode == "" {
+		mode = "hybrid"
+	}
+	if mode != "keyword" && !a.snap.Semantic() {
 		a.degrade("no_index", "semantic index unavailable: "+a.snap.EmbedError)
-	default:
+		mode = "keyword"
+	}
+	var qvec []float32
+	if mode != "keyword" {
 		var err error
-		matches, err = a.semantic(ctx, q.text, k, keep)
-		if err != nil && ctx.Err() != nil {
+		qvec, err = a.embedQuery(ctx, q.text)
+		switch {
+		case err != nil && ctx.Err() != nil:
 			return ctx.Err()
-		}
-		if err != nil {
-			mode = "keyword"
+		case err != nil:
 			a.degrade(embed.Reason(err), err.Error())
+			mode = "keyword"
 		}
 	}
-	if mode == "keyword" {
+	var results []ranked
+	switch mode {
+	case "hybrid":
 		var err error
-		if matches, err = a.snap.Keywords.Search(ctx, q.text, k, keep); err != nil {
+		if results, err = a.hybrid(ctx, qvec, q.text, k, keep); err != nil {
 			return err
+		}
+	case "semantic":
+		if qvec != nil { // nil: nothing in the query the embedder knows, so no evidence
+			matches, err := a.snap.Matrix.Search(ctx, qvec, k, keep)
+			if err != nil {
+				return err
+			}
+			for i, m := range matches {
+				results = append(results, ranked{row: m.Row, dense: m.Score, denseRank: i + 1, fused: m.Score})
+			}
+		}
+	default:
+		matches, err := a.snap.Keywords.Search(ctx, q.text, k, keep)
+		if err != nil {
+			return err
+		}
+		for i, m := range matches {
+			results = append(results, ranked{row: m.Row, lex: m.Score, lexRank: i + 1, fused: m.Score})
 		}
 	}
 	a.resp.Mode = mode
-	for _, m := range matches {
-		if a.req.MinScore != nil && float64(m.Score) < *a.req.MinScore {
+	for _, r := range results {
+		if a.req.MinScore != nil && float64(r.fused) < *a.req.MinScore {
 			continue
 		}
-		score := m.Score
-		a.seen[m.Row] = true
-		a.resp.Tools = append(a.resp.Tools, a.hit(m.Row, mode, &score))
+		score := r.fused
+		a.seen[r.row] = true
+		h := a.hit(r.row, mode, &score)
+		if a.req.Explain {
+			h.Explain = a.explain(r, q.text, mode, qvec != nil)
+		}
+		a.resp.Tools = append(a.resp.Tools, h)
 	}
 	return nil
+}
+
+// explain says why a tool ranked where it did.
+func (a *answer) explain(r ranked, text, mode string, dense bool) *Explanation {
+	e := &Explanation{MatchedTerms: a.snap.Keywords.Matched(text, r.row)}
+	if mode != "keyword" && dense {
+		e.Semantic = &RankScore{Rank: r.denseRank, Score: r.dense}
+	}
+	if mode != "semantic" {
+		e.Keyword = &RankScore{Rank: r.lexRank, Score: r.lex}
+	}
+	return e
 }
 
 func (a *answer) degrade(reason, msg string) {
@@ -298,8 +335,10 @@ func (a *answer) degrade(reason, msg string) {
 	a.s.metrics.fallbacks.WithLabelValues(reason).Inc()
 }
 
-// semantic embeds the query, within the query timeout, and ranks by cosine.
-func (a *answer) semantic(ctx context.Context, text string, k int, keep func(int) bool) ([]index.Match, error) {
+// embedQuery embeds the query within the query timeout and normalises it.
+// It returns nil, without error, when the query has nothing the embedder
+// recognises (a zero vector carries no evidence).
+func (a *answer) embedQuery(ctx context.Context, text string) ([]float32, error) {
 	qctx, cancel := context.WithTimeout(ctx, a.s.cfg.QueryTimeout)
 	defer cancel()
 	vecs, err := a.s.embed(qctx, a.snap.query, "query", []string{text})
@@ -314,9 +353,9 @@ func (a *answer) semantic(ctx context.Context, text string, k int, keep func(int
 	}
 	q := vecs[0]
 	if embed.Normalize(q) == 0 {
-		return []index.Match{}, nil // nothing in the query the embedder knows: no evidence for any tool
+		return nil, nil
 	}
-	return a.snap.Matrix.Search(ctx, q, k, keep)
+	return q, nil
 }
 
 // render adds schemas and provider definitions as asked.

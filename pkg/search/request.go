@@ -21,8 +21,9 @@ type Request struct {
 	// description.
 	Query string `json:"query,omitempty"`
 	TopK  *int   `json:"top_k,omitempty"` // 1..MaxTopK; DefaultTopK when nil
-	// Mode forces a ranker: "semantic" or "keyword". Empty: semantic where
-	// a dense index exists, keyword otherwise.
+	// Mode picks the ranker: "hybrid" (dense and BM25 fused), "semantic"
+	// (dense only) or "keyword" (BM25 only). Empty: hybrid where a dense
+	// index exists, keyword otherwise.
 	Mode        string   `json:"mode,omitempty"`
 	IncludeCore *bool    `json:"include_core,omitempty"` // default true
 	Template    string   `json:"template,omitempty"`     // return this template's tools; no retrieval
@@ -33,6 +34,7 @@ type Request struct {
 	MinScore    *float64 `json:"min_score,omitempty"`    // drop retrieved tools scoring under it
 	Visibility
 	IncludeSchema bool   `json:"include_schema,omitempty"` // add input_schema, output_schema, annotations
+	Explain       bool   `json:"explain,omitempty"`        // add each retrieved tool's matched terms and per-ranker rank and score
 	Format        string `json:"format,omitempty"`         // also render definitions: mcp, openai, anthropic, gemini
 }
 
@@ -87,8 +89,8 @@ func (r *Request) Validate() error {
 		return badRequest("invalid_query", `"query" contains a NUL character`)
 	case r.TopK != nil && (*r.TopK < 1 || *r.TopK > MaxTopK):
 		return badRequest("top_k_out_of_range", `"top_k" must be between 1 and %d, got %d`, MaxTopK, *r.TopK)
-	case r.Mode != "" && r.Mode != "semantic" && r.Mode != "keyword":
-		return badRequest("invalid_mode", `"mode" must be "semantic" or "keyword", got %q`, r.Mode)
+	case r.Mode != "" && r.Mode != "hybrid" && r.Mode != "semantic" && r.Mode != "keyword":
+		return badRequest("invalid_mode", `"mode" must be "hybrid", "semantic" or "keyword", got %q`, r.Mode)
 	case r.Operation != "" && r.Operation != "search" && r.Operation != "list":
 		return badRequest("invalid_operation", `"operation" must be "search" or "list", got %q`, r.Operation)
 	case r.Format != "" && !tooldef.Valid(r.Format):
@@ -121,8 +123,8 @@ type Hit struct {
 	Server      string   `json:"server"`
 	Description string   `json:"description"`
 	Score       *float32 `json:"score,omitempty"` // retrieved tools only
-	// Source says why the tool is in the answer: semantic or keyword
-	// (retrieved), core, template, select, or list.
+	// Source says why the tool is in the answer: hybrid, semantic or
+	// keyword (retrieved), core, template, select, or list.
 	Source       string          `json:"source"`
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
@@ -130,8 +132,25 @@ type Hit struct {
 	// DefinitionName is the function name used in Response.Definitions,
 	// which differs from Name when Name is not a valid or unique provider
 	// function name.
-	DefinitionName string `json:"definition_name,omitempty"`
-	Row            int    `json:"-"`
+	DefinitionName string       `json:"definition_name,omitempty"`
+	Explain        *Explanation `json:"explain,omitempty"`
+	Row            int          `json:"-"`
+}
+
+// Explanation says why a retrieved tool ranked where it did.
+type Explanation struct {
+	// MatchedTerms maps each query term (stemmed) found in the tool to the
+	// fields it was found in: name, server, title, description, params, enums.
+	MatchedTerms map[string][]string `json:"matched_terms"`
+	Semantic     *RankScore          `json:"semantic,omitempty"` // the dense ranker's view
+	Keyword      *RankScore          `json:"keyword,omitempty"`  // BM25's view
+}
+
+// RankScore is one ranker's rank (1-based; 0 when the tool was outside
+// that ranker's candidates) and raw score for a tool.
+type RankScore struct {
+	Rank  int     `json:"rank"`
+	Score float32 `json:"score"`
 }
 
 // Response is a search answer.

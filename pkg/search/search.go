@@ -66,6 +66,20 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Fusion is how hybrid ranking combines dense and BM25 rankings:
+	// FusionConvex (the default) or FusionRRF.
+	Fusion string
+	// HybridAlpha is the dense ranking's weight in convex fusion, in (0,1];
+	// DefaultHybridAlpha when 0.
+	HybridAlpha float64
+	// SiblingBoost adds this multiple of a server's best fused score to
+	// each of its tools in hybrid ranking; DefaultSiblingBoost when 0,
+	// off when negative.
+	SiblingBoost float64
+	// SentenceWeight blends per-sentence BM25 scores into multi-sentence
+	// queries' lexical scores, in [0,1); DefaultSentenceWeight when 0, off
+	// when negative.
+	SentenceWeight float64
 	// RetryDelay is the first delay between failed start-up builds; 1s when
 	// 0. It doubles up to two minutes.
 	RetryDelay time.Duration
@@ -117,6 +131,24 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Fusion == "" {
+		cfg.Fusion = FusionConvex
+	}
+	if cfg.HybridAlpha <= 0 || cfg.HybridAlpha > 1 {
+		cfg.HybridAlpha = DefaultHybridAlpha
+	}
+	switch {
+	case cfg.SiblingBoost == 0:
+		cfg.SiblingBoost = DefaultSiblingBoost
+	case cfg.SiblingBoost < 0:
+		cfg.SiblingBoost = 0
+	}
+	switch {
+	case cfg.SentenceWeight == 0:
+		cfg.SentenceWeight = DefaultSentenceWeight
+	case cfg.SentenceWeight < 0 || cfg.SentenceWeight >= 1:
+		cfg.SentenceWeight = 0
 	}
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = time.Second

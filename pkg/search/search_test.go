@@ -147,7 +147,7 @@ func TestBuildAndSearch(t *testing.T) {
 		if got := ids(res.Tools); len(got) != 3 || got[0] != tt.want {
 			t.Errorf("Search(%q) = %v, want %s first of 3", tt.query, got, tt.want)
 		}
-		if res.Mode != "semantic" || res.Degraded || res.IndexVersion != st.IndexVersion || res.Tools[0].Source != "semantic" || res.Tools[0].Score == nil {
+		if res.Mode != "hybrid" || res.Degraded || res.IndexVersion != st.IndexVersion || res.Tools[0].Source != "hybrid" || res.Tools[0].Score == nil {
 			t.Errorf("Search(%q): mode %q degraded %v version %q source %q", tt.query, res.Mode, res.Degraded, res.IndexVersion, res.Tools[0].Source)
 		}
 	}
@@ -193,7 +193,7 @@ func TestStartupDegradedThenRecovers(t *testing.T) {
 	if st.Mode != "semantic" || st.Degraded || st.NextRetryAt != nil {
 		t.Errorf("Status after recovery = mode %q degraded %v next_retry %v", st.Mode, st.Degraded, st.NextRetryAt)
 	}
-	if res := mustSearch(t, svc, Request{Query: "merge pull request"}); res.Mode != "semantic" || res.Degraded {
+	if res := mustSearch(t, svc, Request{Query: "merge pull request"}); res.Mode != "hybrid" || res.Degraded {
 		t.Errorf("after recovery: mode %q degraded %v", res.Mode, res.Degraded)
 	}
 }
@@ -226,7 +226,7 @@ func TestQueryFallback(t *testing.T) {
 		})
 	}
 	emb.stall.Store(false)
-	if res := mustSearch(t, svc, Request{Query: "list open issues"}); res.Mode != "semantic" {
+	if res := mustSearch(t, svc, Request{Query: "list open issues"}); res.Mode != "hybrid" {
 		t.Errorf("after the fault cleared: mode %q", res.Mode)
 	}
 	// Keyword ranking on request is not a degradation.
@@ -319,7 +319,7 @@ func TestSearchDuringRebuild(t *testing.T) {
 					}
 					return
 				}
-				if len(res.Tools) == 0 || res.Mode != "semantic" {
+				if len(res.Tools) == 0 || res.Mode != "hybrid" {
 					errs <- errors.New("empty or degraded answer during rebuild")
 					return
 				}

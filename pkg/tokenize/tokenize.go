@@ -130,6 +130,9 @@ var stop = map[string]bool{
 	"there": true, "these": true, "those": true, "them": true, "they": true, "have": true, "has": true,
 	"been": true, "also": true, "just": true, "than": true, "then": true, "when": true, "where": true,
 	"how": true, "who": true, "whom": true, "why": true,
+	"assist": true, "provide": true, "provides": true, "information": true, "hi": true, "hey": true, "hello": true,
+	"tell": true, "give": true, "know": true, "sort": true, "sorts": true, "kind": true, "kinds": true,
+	"something": true, "anything": true, "really": true, "am": true, "im": true, "m": true,
 }
 
 // IsStop reports whether w (lower case) is a stop word.
