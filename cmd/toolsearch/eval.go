@@ -16,16 +16,16 @@ import (
 // serviceSearcher runs eval queries in-process against a built service.
 type serviceSearcher struct{ svc *search.Service }
 
-func (s serviceSearcher) Search(ctx context.Context, req search.Request) ([]eval.ToolKey, error) {
+func (s serviceSearcher) Search(ctx context.Context, req search.Request) (eval.Answer, error) {
 	res, err := s.svc.Search(ctx, req, search.Caller{})
 	if err != nil {
-		return nil, err
+		return eval.Answer{}, err
 	}
-	keys := make([]eval.ToolKey, len(res.Tools))
+	ans := eval.Answer{Tools: make([]eval.ToolKey, len(res.Tools)), Confidence: res.Confidence}
 	for i, h := range res.Tools {
-		keys[i] = eval.ToolKey{Server: h.Server, Name: h.Name}
+		ans.Tools[i] = eval.ToolKey{Server: h.Server, Name: h.Name}
 	}
-	return keys, nil
+	return ans, nil
 }
 
 // buildService loads catalog and config and builds the index once,

@@ -6,6 +6,7 @@ package bm25
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -83,7 +84,9 @@ func FieldsOf(t catalog.Tool) Doc {
 
 // conceptToken spells a concept id as one word that Terms keeps whole and
 // no real text contains.
-func conceptToken(id string) string { return "qqconcept" + strings.TrimPrefix(id, "c:") }
+func conceptToken(id string) string { return conceptPrefix + strings.TrimPrefix(id, "c:") }
+
+const conceptPrefix = "qqconcept"
 
 // conceptText is the concept ids of text's terms, as words.
 func conceptText(text string) string {
@@ -185,18 +188,43 @@ func (ix *Index) Search(ctx context.Context, query string, k int, keep func(row 
 	return index.TopK(scores, k, positive), nil
 }
 
+// Fraction is row's BM25 score for query as a fraction of the most any
+// document could score (every query term matched without limit), in
+// [0,1]. Unlike the raw score, it does not grow with the query's length,
+// so it can be compared across queries.
+func (ix *Index) Fraction(query string, row int) float32 {
+	var got, best float64
+	for _, term := range uniqueTerms(query) {
+		ps := ix.postings[term]
+		idf := ix.idf(len(ps))
+		best += idf
+		// Postings are in document order.
+		if i, ok := slices.BinarySearchFunc(ps, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
+			got += ix.termScore(ps[i], idf)
+		}
+	}
+	if best == 0 {
+		return 0
+	}
+	return float32(got / best)
+}
+
 // Matched returns the query terms found in document row, and in which
-// fields, for explaining a ranking.
+// fields, for explaining a ranking. A synonym concept reads "concept:NAME".
 func (ix *Index) Matched(query string, row int) map[string][]string {
 	out := map[string][]string{}
 	for _, term := range uniqueTerms(query) {
+		label := term
+		if c, ok := strings.CutPrefix(term, conceptPrefix); ok {
+			label = "concept:" + c
+		}
 		for _, pt := range ix.postings[term] {
 			if int(pt.doc) != row {
 				continue
 			}
 			for f := range numFields {
 				if pt.tf[f] > 0 {
-					out[term] = append(out[term], Field(f).String())
+					out[label] = append(out[label], Field(f).String())
 				}
 			}
 		}

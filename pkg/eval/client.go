@@ -20,14 +20,14 @@ type HTTPSearcher struct {
 }
 
 // Search posts the request to /mcp/tool-search.
-func (h *HTTPSearcher) Search(ctx context.Context, sr search.Request) ([]ToolKey, error) {
+func (h *HTTPSearcher) Search(ctx context.Context, sr search.Request) (Answer, error) {
 	body, err := json.Marshal(sr)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(h.BaseURL, "/")+"/mcp/tool-search", bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if h.Token != "" {
@@ -39,28 +39,29 @@ func (h *HTTPSearcher) Search(ctx context.Context, sr search.Request) ([]ToolKey
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("POST /mcp/tool-search: %s: %s", resp.Status, bytes.TrimSpace(data))
+		return Answer{}, fmt.Errorf("POST /mcp/tool-search: %s: %s", resp.Status, bytes.TrimSpace(data))
 	}
 	var out struct {
 		Tools []struct {
 			Name   string `json:"name"`
 			Server string `json:"server"`
 		} `json:"tools"`
+		Confidence *float32 `json:"confidence"`
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("POST /mcp/tool-search: decode answer: %w", err)
+		return Answer{}, fmt.Errorf("POST /mcp/tool-search: decode answer: %w", err)
 	}
-	keys := make([]ToolKey, len(out.Tools))
+	ans := Answer{Tools: make([]ToolKey, len(out.Tools)), Confidence: out.Confidence}
 	for i, t := range out.Tools {
-		keys[i] = ToolKey{t.Server, t.Name}
+		ans.Tools[i] = ToolKey{t.Server, t.Name}
 	}
-	return keys, nil
+	return ans, nil
 }

@@ -37,10 +37,15 @@ func writeText(w io.Writer, rep *Report, title string) error {
 	fmt.Fprintf(w, "eval: %s\n", title)
 	fmt.Fprintf(w, "cases %d, k %d\n", s.Cases, rep.K)
 	fmt.Fprintf(w, "recall@%d  %.3f  (%d expected, %d found)\n", rep.K, s.Recall, s.Expected, s.Found)
-	fmt.Fprintf(w, "recall@%d mean per case  %.3f\n", rep.K, s.RecallMean)
+	fmt.Fprintf(w, "recall@%d mean per case  %.3f   recall@1  %.3f   recall@5  %.3f\n", rep.K, s.RecallMean, s.RecallAt1, s.RecallAt5)
 	fmt.Fprintf(w, "hit@1  %.3f   MRR@%d  %.3f   nDCG@%d  %.3f\n", s.HitAt1, rep.K, s.MRR, rep.K, s.NDCG)
 	l := rep.Latency
-	fmt.Fprintf(w, "latency per query: mean %.2f ms, p50 %.2f ms, p95 %.2f ms, max %.2f ms (total %.0f ms)\n\n", l.MeanMS, l.P50MS, l.P95MS, l.MaxMS, l.TotalMS)
+	fmt.Fprintf(w, "latency per query: mean %.2f ms, p50 %.2f ms, p95 %.2f ms, max %.2f ms (total %.0f ms)\n", l.MeanMS, l.P50MS, l.P95MS, l.MaxMS, l.TotalMS)
+	if c := rep.Calibration; c != nil {
+		fmt.Fprintf(w, "confidence: threshold %.3f separates right from wrong first tools with accuracy %.3f; %.0f%% of answers above it, hit@1 %.3f above, %.3f below\n",
+			c.Threshold, c.Accuracy, 100*c.ConfidentShare, c.PrecisionConfident, c.PrecisionUnconfident)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "category\tcases\texpected\tfound\trecall\tmean\thit@1\tMRR\tnDCG\t\n")
 	for _, c := range rep.Categories {
@@ -72,6 +77,7 @@ func writeMarkdown(w io.Writer, rep *Report, title string) error {
 	fmt.Fprintf(w, "### Tool-search eval: %s\n\n", title)
 	fmt.Fprintf(w, "| metric | value |\n|---|---|\n")
 	fmt.Fprintf(w, "| cases | %d |\n| recall@%d | **%.3f** (%d of %d expected) |\n| recall@%d, mean per case | %.3f |\n", s.Cases, rep.K, s.Recall, s.Found, s.Expected, rep.K, s.RecallMean)
+	fmt.Fprintf(w, "| recall@1 / recall@5 | %.3f / %.3f |\n", s.RecallAt1, s.RecallAt5)
 	fmt.Fprintf(w, "| hit@1 | %.3f |\n| MRR@%d | %.3f |\n| nDCG@%d | %.3f |\n| latency p50 / p95 | %.2f / %.2f ms |\n\n", s.HitAt1, rep.K, s.MRR, rep.K, s.NDCG, rep.Latency.P50MS, rep.Latency.P95MS)
 	fmt.Fprintf(w, "| category | cases | recall@%d | hit@1 | MRR | nDCG |\n|---|---:|---:|---:|---:|---:|\n", rep.K)
 	for _, c := range rep.Categories {

@@ -15,7 +15,13 @@ import (
 // Searcher answers a search request with the tools a caller would get, in
 // order.
 type Searcher interface {
-	Search(ctx context.Context, req search.Request) ([]ToolKey, error)
+	Search(ctx context.Context, req search.Request) (Answer, error)
+}
+
+// Answer is what a search returned.
+type Answer struct {
+	Tools      []ToolKey
+	Confidence *float32 // absent for template, select and list answers
 }
 
 // Options adjust a run.
@@ -37,6 +43,8 @@ type Report struct {
 	Summary    Metrics          `json:"summary"`
 	Categories []CategoryReport `json:"categories"`
 	Latency    Latency          `json:"latency"`
+	// Calibration is absent when no answer carried a confidence.
+	Calibration *Calibration `json:"calibration,omitempty"`
 	Misses     []Miss           `json:"misses"`
 	Cases      []CaseResult     `json:"cases"`
 }
@@ -47,6 +55,8 @@ type Metrics struct {
 	Expected   int     `json:"expected"`
 	Found      int     `json:"found"`
 	Recall     float64 `json:"recall"`      // Found / Expected
+	RecallAt1  float64 `json:"recall_at_1"` // expected tools found at rank 1, over Expected
+	RecallAt5  float64 `json:"recall_at_5"` // ... within rank min(5, k)
 	RecallMean float64 `json:"recall_mean"` // mean of per-case recall
 	HitAt1     float64 `json:"hit_at_1"`    // cases whose first tool is expected
 	MRR        float64 `json:"mrr"`         // mean reciprocal rank of the first expected tool within k
@@ -84,10 +94,13 @@ type CaseResult struct {
 	Category  string  `json:"category"`
 	Expected  int     `json:"expected"`
 	Found     int     `json:"found"`
+	FoundAt1  int     `json:"found_at_1"`
+	FoundAt5  int     `json:"found_at_5"`
 	FirstRank int     `json:"first_rank"` // rank of the best expected tool within k; 0 when none
 	NDCG      float64 `json:"ndcg"`
-	TookMS    float64 `json:"took_ms"`
-	Error     string  `json:"error,omitempty"`
+	TookMS     float64  `json:"took_ms"`
+	Confidence *float32 `json:"confidence,omitempty"`
+	Error      string   `json:"error,omitempty"`
 }
 
 // Passed reports whether every expected tool was in the top k.
@@ -139,10 +152,11 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 		}
 		req := c.request(k, opts)
 		start := time.Now()
-		got, err := s.Search(ctx, req)
+		ans, err := s.Search(ctx, req)
+		got := ans.Tools
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		took = append(took, ms)
-		cr := CaseResult{ID: c.ID, Category: c.Category, Expected: len(want[i]), TookMS: ms}
+		cr := CaseResult{ID: c.ID, Category: c.Category, Expected: len(want[i]), TookMS: ms, Confidence: ans.Confidence}
 		if err != nil {
 			cr.Error = err.Error()
 			for _, w := range want[i] {
@@ -162,6 +176,12 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 			r := rank[w]
 			if r >= 1 && r <= k {
 				cr.Found++
+				if r == 1 {
+					cr.FoundAt1++
+				}
+				if r <= 5 {
+					cr.FoundAt5++
+				}
 				dcg += 1 / math.Log2(float64(r+1))
 				if cr.FirstRank == 0 || r < cr.FirstRank {
 					cr.FirstRank = r
@@ -174,7 +194,7 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 				depth := Depth
 				dreq.TopK = &depth
 				if more, err := s.Search(ctx, dreq); err == nil {
-					deep = ranks(more)
+					deep = ranks(more.Tools)
 				}
 			}
 			top := make([]string, 0, 3)
@@ -200,7 +220,101 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 		rep.Categories = append(rep.Categories, CategoryReport{Category: name, Metrics: score(rep.Cases, cases, name)})
 	}
 	rep.Latency = latency(took)
+	rep.Calibration = calibrate(rep.Cases)
 	return rep, nil
+}
+
+// Calibration relates the answers' confidence to whether their first tool
+// was right.
+type Calibration struct {
+	Cases int `json:"cases"` // answers that carried a confidence
+	// Threshold best separates right from wrong first tools: answers at or
+	// above it are "confident".
+	Threshold float64 `json:"threshold"`
+	Accuracy  float64 `json:"accuracy"` // of "confident" as a predictor of a right first tool
+	// ConfidentShare is the share of answers at or above Threshold, and
+	// PrecisionConfident / PrecisionUnconfident their hit@1 on each side.
+	ConfidentShare       float64 `json:"confident_share"`
+	PrecisionConfident   float64 `json:"hit_at_1_confident"`
+	PrecisionUnconfident float64 `json:"hit_at_1_unconfident"`
+}
+
+func calibrate(cases []CaseResult) *Calibration {
+	type pt struct {
+		c   float64
+		hit bool
+	}
+	var pts []pt
+	for _, c := range cases {
+		if c.Confidence != nil && c.Error == "" {
+			pts = append(pts, pt{float64(*c.Confidence), c.FirstRank == 1})
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	slices.SortFunc(pts, func(a, b pt) int {
+		switch {
+		case a.c < b.c:
+			return -1
+		case a.c > b.c:
+			return 1
+		}
+		return 0
+	})
+	hitsAbove := 0
+	for _, p := range pts {
+		if p.hit {
+			hitsAbove++
+		}
+	}
+	// Threshold at pts[i].c: pts[:i] unconfident, pts[i:] confident.
+	best, bestI, missesBelow := -1, 0, 0
+	for i := 0; i <= len(pts); i++ {
+		if i > 0 && i < len(pts) && pts[i].c == pts[i-1].c {
+			if !pts[i-1].hit {
+				missesBelow++
+			} else {
+				hitsAbove--
+			}
+			continue
+		}
+		if correct := missesBelow + hitsAbove; correct > best {
+			best, bestI = correct, i
+		}
+		if i < len(pts) {
+			if !pts[i].hit {
+				missesBelow++
+			} else {
+				hitsAbove--
+			}
+		}
+	}
+	cal := &Calibration{Cases: len(pts), Accuracy: float64(best) / float64(len(pts))}
+	if bestI < len(pts) {
+		cal.Threshold = pts[bestI].c
+	} else {
+		cal.Threshold = pts[len(pts)-1].c + 1e-6
+	}
+	var conf, confHit, unconfHit int
+	for i, p := range pts {
+		if i >= bestI {
+			conf++
+			if p.hit {
+				confHit++
+			}
+		} else if p.hit {
+			unconfHit++
+		}
+	}
+	cal.ConfidentShare = float64(conf) / float64(len(pts))
+	if conf > 0 {
+		cal.PrecisionConfident = float64(confHit) / float64(conf)
+	}
+	if n := len(pts) - conf; n > 0 {
+		cal.PrecisionUnconfident = float64(unconfHit) / float64(n)
+	}
+	return cal
 }
 
 func ranks(got []ToolKey) map[ToolKey]int {
@@ -217,6 +331,7 @@ func ranks(got []ToolKey) map[ToolKey]int {
 func score(results []CaseResult, cases []Case, category string) Metrics {
 	var m Metrics
 	var recallSum, rrSum, ndcgSum float64
+	var at1, at5 int
 	for i, r := range results {
 		if category != "" && cases[i].Category != category {
 			continue
@@ -224,6 +339,8 @@ func score(results []CaseResult, cases []Case, category string) Metrics {
 		m.Cases++
 		m.Expected += r.Expected
 		m.Found += r.Found
+		at1 += r.FoundAt1
+		at5 += r.FoundAt5
 		recallSum += float64(r.Found) / float64(r.Expected)
 		if r.FirstRank == 1 {
 			m.HitAt1++
@@ -238,6 +355,8 @@ func score(results []CaseResult, cases []Case, category string) Metrics {
 	}
 	n := float64(m.Cases)
 	m.Recall = float64(m.Found) / float64(m.Expected)
+	m.RecallAt1 = float64(at1) / float64(m.Expected)
+	m.RecallAt5 = float64(at5) / float64(m.Expected)
 	m.RecallMean = recallSum / n
 	m.HitAt1 /= n
 	m.MRR = rrSum / n

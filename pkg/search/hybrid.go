@@ -31,6 +31,13 @@ const (
 	siblingServers        = 3 // servers whose tools all join the candidates
 )
 
+// DefaultConfidence is, per mode, the confidence under which the best
+// retrieved tool is more often wrong than right, measured for the local
+// embedder on the dev halves of the shared eval sets (evals/README.md). An
+// OpenAI-compatible model's cosines sit on another scale: calibrate with
+// toolsearch eval, which reports the threshold for any catalog and model.
+var DefaultConfidence = map[string]float64{"hybrid": 0.12, "semantic": 0.24, "keyword": 0.09}
+
 // ranked is one tool's standing in each ranker, for fusion and explain.
 type ranked struct {
 	row                int

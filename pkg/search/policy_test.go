@@ -334,3 +334,31 @@ func flip(s string, i int) string {
 	}
 	return s[:i] + string(c) + s[i+1:]
 }
+
+func TestConfidenceAndExplain(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	for _, mode := range []string{"hybrid", "semantic", "keyword"} {
+		res := mustSearch(t, svc, Request{Query: "merge the approved pull request", Mode: mode, Explain: true, TopK: ptr(3)})
+		if res.Confident == nil || !*res.Confident || *res.Confidence <= 0 || *res.Confidence > 1 {
+			t.Errorf("%s: confident %v confidence %v, want a confident answer in (0,1]", mode, res.Confident, res.Confidence)
+		}
+		e := res.Tools[0].Explain
+		if e == nil || !slices.Contains(e.MatchedTerms["merge"], "name") || len(e.MatchedTerms["concept:code"]) == 0 {
+			t.Fatalf("%s: explain = %+v, want merge matched in the name, and a concept", mode, e)
+		}
+		if (e.Semantic != nil) != (mode != "keyword") || (e.Keyword != nil) != (mode != "semantic") {
+			t.Errorf("%s: explain rankers = semantic %+v keyword %+v", mode, e.Semantic, e.Keyword)
+		}
+		if mode == "hybrid" && (e.Semantic.Rank != 1 || e.Keyword.Rank != 1) {
+			t.Errorf("hybrid explain ranks = %d, %d; want both 1 for the obvious match", e.Semantic.Rank, e.Keyword.Rank)
+		}
+	}
+	res := mustSearch(t, svc, Request{Query: "zxqv frobnicate"})
+	if res.Confident == nil || *res.Confident {
+		t.Errorf("nonsense query: confident %v confidence %v", res.Confident, res.Confidence)
+	}
+	if res := mustSearch(t, svc, Request{Template: "release"}); res.Confident != nil || res.Tools[0].Explain != nil {
+		t.Error("a template answer carries a confidence or an explanation")
+	}
+}

@@ -299,6 +299,7 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 		}
 	}
 	a.resp.Mode = mode
+	a.confidence(results, q.text, mode)
 	for _, r := range results {
 		if a.req.MinScore != nil && float64(r.fused) < *a.req.MinScore {
 			continue
@@ -312,6 +313,27 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 		a.resp.Tools = append(a.resp.Tools, h)
 	}
 	return nil
+}
+
+// confidence rates the best result on an absolute scale: its cosine
+// (semantic), its share of the query's attainable BM25 score (keyword), or
+// their blend (hybrid); and compares it with the mode's threshold.
+func (a *answer) confidence(results []ranked, text, mode string) {
+	var c float32
+	if len(results) > 0 {
+		top := results[0]
+		lex := func() float32 { return a.snap.Keywords.Fraction(text, top.row) }
+		switch alpha := float32(a.s.cfg.HybridAlpha); mode {
+		case "semantic":
+			c = top.dense
+		case "keyword":
+			c = lex()
+		default:
+			c = alpha*top.dense + (1-alpha)*lex()
+		}
+	}
+	ok := float64(c) >= a.s.cfg.Confidence[mode]
+	a.resp.Confidence, a.resp.Confident = &c, &ok
 }
 
 // explain says why a tool ranked where it did.

@@ -167,6 +167,12 @@ type Response struct {
 	// Withheld counts tools the request named (core, template, select) that
 	// the caller may not see. Only the count is given.
 	Withheld     int      `json:"withheld,omitempty"`
+	// Confidence is an absolute measure of the best retrieved tool's match
+	// (comparable across queries, unlike scores normalised per query), and
+	// Confident whether it reaches the calibrated threshold of the mode.
+	// When false, the caller may prefer to offer only core tools.
+	Confidence   *float32 `json:"confidence,omitempty"`
+	Confident    *bool    `json:"confident,omitempty"`
 	Total        *int     `json:"total,omitempty"`    // list: tools in scope
 	Returned     *int     `json:"returned,omitempty"` // list: tools in this page
 	NextCursor   string   `json:"next_cursor,omitempty"`

@@ -6,6 +6,7 @@ package search
 
 import (
 	"context"
+	"maps"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -80,6 +81,10 @@ type Config struct {
 	// queries' lexical scores, in [0,1); DefaultSentenceWeight when 0, off
 	// when negative.
 	SentenceWeight float64
+	// Confidence holds, per retrieval mode (hybrid, semantic, keyword), the
+	// confidence below which an answer is marked "confident": false.
+	// Missing modes take DefaultConfidence's.
+	Confidence map[string]float64
 	// RetryDelay is the first delay between failed start-up builds; 1s when
 	// 0. It doubles up to two minutes.
 	RetryDelay time.Duration
@@ -150,6 +155,9 @@ func New(cfg Config) *Service {
 	case cfg.SentenceWeight < 0 || cfg.SentenceWeight >= 1:
 		cfg.SentenceWeight = 0
 	}
+	conf := maps.Clone(DefaultConfidence)
+	maps.Copy(conf, cfg.Confidence)
+	cfg.Confidence = conf
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = time.Second
 	}
