@@ -45,8 +45,8 @@ type Report struct {
 	Latency    Latency          `json:"latency"`
 	// Calibration is absent when no answer carried a confidence.
 	Calibration *Calibration `json:"calibration,omitempty"`
-	Misses     []Miss           `json:"misses"`
-	Cases      []CaseResult     `json:"cases"`
+	Misses      []Miss       `json:"misses"`
+	Cases       []CaseResult `json:"cases"`
 }
 
 // Metrics are the scores over a set of cases.
@@ -90,14 +90,14 @@ type Miss struct {
 
 // CaseResult is one case's outcome.
 type CaseResult struct {
-	ID        string  `json:"id"`
-	Category  string  `json:"category"`
-	Expected  int     `json:"expected"`
-	Found     int     `json:"found"`
-	FoundAt1  int     `json:"found_at_1"`
-	FoundAt5  int     `json:"found_at_5"`
-	FirstRank int     `json:"first_rank"` // rank of the best expected tool within k; 0 when none
-	NDCG      float64 `json:"ndcg"`
+	ID         string   `json:"id"`
+	Category   string   `json:"category"`
+	Expected   int      `json:"expected"`
+	Found      int      `json:"found"`
+	FoundAt1   int      `json:"found_at_1"`
+	FoundAt5   int      `json:"found_at_5"`
+	FirstRank  int      `json:"first_rank"` // rank of the best expected tool within k; 0 when none
+	NDCG       float64  `json:"ndcg"`
 	TookMS     float64  `json:"took_ms"`
 	Confidence *float32 `json:"confidence,omitempty"`
 	Error      string   `json:"error,omitempty"`

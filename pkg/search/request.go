@@ -166,7 +166,7 @@ type Response struct {
 	Diagnostic *Diagnostic `json:"diagnostic,omitempty"`
 	// Withheld counts tools the request named (core, template, select) that
 	// the caller may not see. Only the count is given.
-	Withheld     int      `json:"withheld,omitempty"`
+	Withheld int `json:"withheld,omitempty"`
 	// Confidence is an absolute measure of the best retrieved tool's match
 	// (comparable across queries, unlike scores normalised per query), and
 	// Confident whether it reaches the calibrated threshold of the mode.

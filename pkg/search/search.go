@@ -6,12 +6,12 @@ package search
 
 import (
 	"context"
-	"maps"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
