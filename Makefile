@@ -14,6 +14,8 @@ EVAL_MIN_RECALL ?= 0.97
 EVAL_POLICY_MIN_RECALL ?= 1.0
 # The whole main eval with the embedding provider down (keyword ranking).
 EVAL_DEGRADED_MIN_RECALL ?= 0.98
+# Self-retrieval on the real MCP catalog (near-duplicate servers shadow a few tools).
+EVAL_SELF_REAL_MIN_RECALL ?= 0.99
 
 FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery
@@ -52,6 +54,12 @@ eval-gate: build
 	./$(BIN) eval -cases evals/policy.jsonl -min-recall $(EVAL_POLICY_MIN_RECALL)
 	@echo "degraded mode: the provider refuses connections; keyword ranking must still pass"
 	./$(BIN) eval -cases evals/cases.jsonl -embedder openai -embedding-base-url http://127.0.0.1:1/v1 -min-recall $(EVAL_DEGRADED_MIN_RECALL)
+	@echo "self-retrieval: every tool by its own description and by its name's words, top 5"
+	./$(BIN) eval -self -k 5 -min-recall 1.0
+	@if [ -f $(SHARED)/mcp-real/catalog.json ]; then \
+		./$(BIN) eval -self -k 5 -catalog $(SHARED)/mcp-real/catalog.json -min-recall $(EVAL_SELF_REAL_MIN_RECALL); \
+	else echo "($(SHARED)/mcp-real not found: skipping its self-retrieval audit)"; fi
+	./$(BIN) lint
 
 # The full report on the project's own cases.
 eval:

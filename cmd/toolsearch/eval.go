@@ -58,7 +58,8 @@ func buildService(ctx context.Context, idx *indexFlags, stderr io.Writer) (*sear
 func runEval(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	e := &env{getenv: getenv}
 	fs := newFlagSet("eval", stderr)
-	casesPath := fs.String("cases", e.str("TOOLSEARCH_EVAL_CASES", ""), "labelled cases `file`: JSONL, JSON or YAML (required) [TOOLSEARCH_EVAL_CASES]")
+	casesPath := fs.String("cases", e.str("TOOLSEARCH_EVAL_CASES", ""), "labelled cases `file`: JSONL, JSON or YAML (required unless -self) [TOOLSEARCH_EVAL_CASES]")
+	self := fs.Bool("self", false, "self-retrieval audit: query every tool with its own description and its name's words; no cases needed")
 	k := fs.Int("k", e.int("TOOLSEARCH_EVAL_K", 10), "score the top `k` tools [TOOLSEARCH_EVAL_K]")
 	minRecall := fs.Float64("min-recall", 0, "exit 1 when recall@k (expected found / expected) is below this")
 	url := fs.String("url", e.str("TOOLSEARCH_EVAL_URL", ""), "evaluate a running server at this base `url` instead of in-process [TOOLSEARCH_EVAL_URL]")
@@ -70,12 +71,16 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if err := parseIndex(fs, e, idx, args); err != nil {
 		return err
 	}
+	var err error
 	fail := func(code int, err error) error {
 		fmt.Fprintln(stderr, "toolsearch eval:", err)
 		return exitCode(code)
 	}
-	if *casesPath == "" {
-		return fail(2, errors.New("-cases is required"))
+	if *casesPath == "" && !*self {
+		return fail(2, errors.New("-cases is required (or -self)"))
+	}
+	if *casesPath != "" && *self {
+		return fail(2, errors.New("-cases and -self cannot be combined"))
 	}
 	if fs.NArg() > 0 {
 		return fail(2, fmt.Errorf("unexpected arguments %q", fs.Args()))
@@ -89,12 +94,15 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if !validFormat(*format) {
 		return fail(2, fmt.Errorf("-format must be one of %s, got %q", strings.Join(eval.Formats, ", "), *format))
 	}
-	cases, err := eval.LoadCases(*casesPath)
-	if err == nil {
-		cases, err = eval.Split(cases, *split)
-	}
-	if err != nil {
-		return fail(2, err)
+	var cases []eval.Case
+	if !*self {
+		cases, err = eval.LoadCases(*casesPath)
+		if err == nil {
+			cases, err = eval.Split(cases, *split)
+		}
+		if err != nil {
+			return fail(2, err)
+		}
 	}
 
 	var searcher eval.Searcher
@@ -118,6 +126,10 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 		where = "in-process, " + idx.embedder
 	}
 
+	if *self {
+		cases = eval.SelfCases(cat)
+		*casesPath = "self-retrieval"
+	}
 	rep, err := eval.Run(ctx, cat, cases, searcher, eval.Options{K: *k, Mode: *mode})
 	if err != nil {
 		if errors.Is(err, eval.ErrBadInput) {

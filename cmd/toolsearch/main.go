@@ -41,6 +41,7 @@ commands:
   serve     serve POST /mcp/tool-search, status, health and metrics
   eval      measure recall on labelled cases (in-process, or --url a live server)
   query     print the ranking for one query
+  lint      check tool descriptions: near-duplicates, empty or short descriptions, ...
   version   print the version
 
 Run "toolsearch <command> -h" for the command's flags; every flag can also be
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runEval(ctx, rest, getenv, stdout, stderr)
 	case "query":
 		return runQuery(ctx, rest, getenv, stdout, stderr)
+	case "lint":
+		return runLint(ctx, rest, getenv, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "toolsearch", versionString())
 		return nil

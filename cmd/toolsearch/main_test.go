@@ -438,3 +438,34 @@ func TestServeWithKeysAndRebuild(t *testing.T) {
 		}
 	}
 }
+
+func TestLintAndSelf(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want int
+		out  string
+	}{
+		{"default catalog lints clean", []string{"lint"}, 0, "0 errors"},
+		{"empty description fails", []string{"lint", "-catalog", "testdata/lint-error.json"}, 1, "empty-description s/nodesc"},
+		{"json", []string{"lint", "-format", "json", "-catalog", "testdata/lint-error.json"}, 1, `"errors": 1`},
+		{"bad format", []string{"lint", "-format", "xml"}, 2, "-format"},
+		{"self audit", []string{"eval", "-self", "-k", "5", "-min-recall", "1"}, 0, "self-description"},
+		{"self with cases", []string{"eval", "-self", "-cases", "x.jsonl"}, 2, "cannot be combined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), tt.args, func(string) string { return "" }, nil, &stdout, &stderr)
+			code := 0
+			if ec, ok := err.(exitCode); ok {
+				code = int(ec)
+			} else if err != nil {
+				t.Fatalf("run = %v", err)
+			}
+			if code != tt.want || !strings.Contains(stdout.String()+stderr.String(), tt.out) {
+				t.Errorf("exit %d (want %d); output lacks %q:\n%s%s", code, tt.want, tt.out, stdout.String(), stderr.String())
+			}
+		})
+	}
+}

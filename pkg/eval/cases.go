@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/tokenize"
 )
 
 // Case is one labelled query: the tools a good search returns for it.
@@ -29,6 +30,37 @@ type Case struct {
 	// Request holds further search fields for this case (template,
 	// include_core, mode, servers, ...). Its query, when empty, is Query.
 	Request *search.Request `json:"request,omitempty"`
+	// keys, when set, are the expected tools already resolved (self cases).
+	keys []ToolKey
+}
+
+// SelfCases asks, for every tool, its own description (category
+// "self-description"; tools without one are skipped) and the words of its
+// name ("self-name"). A tool that does not come back near the top is
+// shadowed by a near-duplicate, badly described, or not indexed at all:
+// gaps that listings by name never show.
+func SelfCases(cat *catalog.Catalog) []Case {
+	var out []Case
+	for _, t := range cat.Tools() {
+		key := []ToolKey{{t.Server, t.Name}}
+		if d := strings.TrimSpace(t.Description); d != "" {
+			out = append(out, Case{ID: "description:" + t.ID(), Category: "self-description", Query: truncate(d, search.MaxQueryBytes), keys: key})
+		}
+		if words := tokenize.Identifier(t.Name); words != "" {
+			out = append(out, Case{ID: "name:" + t.ID(), Category: "self-name", Query: words, keys: key})
+		}
+	}
+	return out
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }
 
 // ErrBadInput marks problems with the cases or their labels, as opposed to
@@ -122,6 +154,10 @@ func resolve(cat *catalog.Catalog, cases []Case) ([][]ToolKey, error) {
 	out := make([][]ToolKey, len(cases))
 	var errs []error
 	for i, c := range cases {
+		if c.keys != nil {
+			out[i] = c.keys
+			continue
+		}
 		seen := map[ToolKey]bool{}
 		for _, ref := range c.Expected {
 			j, err := cat.Resolve(ref)

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/lint"
+)
+
+func runLint(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	e := &env{getenv: getenv}
+	fs := newFlagSet("lint", stderr)
+	near := fs.Float64("near-duplicate", 0.9, "report tool pairs whose texts' cosine is at least this (warning; 0.98 and over is an error)")
+	minWords := fs.Int("min-description-words", 4, "descriptions with fewer words are very short")
+	maxBytes := fs.Int("max-description-bytes", 2048, "description size budget")
+	format := fs.String("format", "text", "text or json")
+	idx := addIndexFlags(fs, e)
+	if err := parseIndex(fs, e, idx, args); err != nil {
+		return err
+	}
+	fail := func(code int, err error) error {
+		fmt.Fprintln(stderr, "toolsearch lint:", err)
+		return exitCode(code)
+	}
+	if *format != "text" && *format != "json" {
+		return fail(2, fmt.Errorf("-format must be text or json, got %q", *format))
+	}
+	svc, cat, err := buildService(ctx, idx, stderr)
+	if err != nil {
+		return fail(2, err)
+	}
+	var vecs [][]float32
+	if snap := svc.Current(); snap.Semantic() {
+		vecs = make([][]float32, snap.Matrix.Rows())
+		for i := range vecs {
+			vecs[i] = snap.Matrix.Row(i)
+		}
+	} else {
+		fmt.Fprintln(stderr, "toolsearch lint: no embeddings, so near-duplicates are not checked")
+	}
+	findings := lint.Check(cat, vecs, lint.Config{NearDuplicate: float32(*near), MinDescription: *minWords, MaxDescription: *maxBytes})
+	errs, warns := 0, 0
+	for _, f := range findings {
+		if f.Severity == lint.Error {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if findings == nil {
+			findings = []lint.Finding{}
+		}
+		if err := enc.Encode(map[string]any{"tools": cat.Len(), "errors": errs, "warnings": warns, "findings": findings}); err != nil {
+			return err
+		}
+	} else {
+		for _, f := range findings {
+			fmt.Fprintf(stdout, "%-7s %-18s %s: %s\n", f.Severity, f.Rule, f.Tool, f.Message)
+		}
+		fmt.Fprintf(stdout, "%d tools in %s: %d errors, %d warnings\n", cat.Len(), strings.Join(cat.Sources(), ","), errs, warns)
+	}
+	if errs > 0 {
+		return exitCode(1)
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+// Package lint checks a tool catalog the way a reviewer of tool
+// descriptions would: tools whose texts are near-duplicates (a model cannot
+// tell them apart either), empty or very short descriptions, parameters
+// without descriptions, names outside the MCP naming advice, and
+// descriptions over a size budget. Tool descriptions are versioned code;
+// this is their linter.
+package lint
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+)
+
+// Severity of a finding. An error fails the lint run.
+type Severity string
+
+// Severities.
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+)
+
+// Finding is one problem with one tool (or pair of tools).
+type Finding struct {
+	Severity Severity `json:"severity"`
+	Rule     string   `json:"rule"`
+	Tool     string   `json:"tool"`            // server/tool
+	Other    string   `json:"other,omitempty"` // the other tool of a near-duplicate pair
+	Message  string   `json:"message"`
+}
+
+// Config sets the thresholds. Zero values take the defaults.
+type Config struct {
+	// NearDuplicate is the cosine at or above which two tools' texts are
+	// reported as near-duplicates (warning); DuplicateError (error) marks
+	// texts a model has no chance of telling apart.
+	NearDuplicate  float32 // default 0.9
+	DuplicateError float32 // default 0.98
+	// MinDescription is the shortest description, in words, that is not
+	// "very short"; default 4.
+	MinDescription int
+	// MaxDescription is the description budget in bytes; default 2048.
+	MaxDescription int
+}
+
+func (c *Config) defaults() {
+	if c.NearDuplicate <= 0 {
+		c.NearDuplicate = 0.9
+	}
+	if c.DuplicateError <= 0 {
+		c.DuplicateError = 0.98
+	}
+	if c.MinDescription <= 0 {
+		c.MinDescription = 4
+	}
+	if c.MaxDescription <= 0 {
+		c.MaxDescription = 2048
+	}
+}
+
+// Check lints cat. vecs holds one unit-length vector per tool, in catalog
+// order, used for the near-duplicate rule; nil skips that rule. Findings
+// are sorted by severity, then tool.
+func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
+	cfg.defaults()
+	var out []Finding
+	for _, t := range cat.Tools() {
+		out = append(out, checkTool(t, cfg)...)
+	}
+	out = append(out, duplicates(cat, vecs, cfg)...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Severity != out[j].Severity {
+			return out[i].Severity == Error
+		}
+		if out[i].Tool != out[j].Tool {
+			return out[i].Tool < out[j].Tool
+		}
+		return out[i].Rule < out[j].Rule
+	})
+	return out
+}
+
+func checkTool(t catalog.Tool, cfg Config) []Finding {
+	var out []Finding
+	add := func(sev Severity, rule, format string, args ...any) {
+		out = append(out, Finding{Severity: sev, Rule: rule, Tool: t.ID(), Message: fmt.Sprintf(format, args...)})
+	}
+	words := len(strings.Fields(t.Description))
+	switch {
+	case words == 0:
+		add(Error, "empty-description", "no description: a model can only guess what the tool does from its name")
+	case words < cfg.MinDescription:
+		add(Warning, "short-description", "description has %d words (%q); say what the tool does, to what, and when to use it", words, t.Description)
+	}
+	if len(t.Description) > cfg.MaxDescription {
+		add(Warning, "long-description", "description is %d bytes, over the budget of %d: every byte is sent to the model on every turn", len(t.Description), cfg.MaxDescription)
+	}
+	if !advisedName(t.Name) {
+		add(Warning, "name", "name %q is outside the MCP naming advice (1-128 characters of A-Z a-z 0-9 _ - .)", t.Name)
+	}
+	if missing := undescribedParams(t.InputSchema); len(missing) > 0 {
+		add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
+	}
+	return out
+}
+
+func advisedName(name string) bool {
+	if len(name) == 0 || len(name) > catalog.MaxAdvisedNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// undescribedParams lists the top-level parameters that have no
+// description. Names that explain themselves are still listed: a model
+// sees the description, and a reviewer can decide.
+func undescribedParams(raw json.RawMessage) []string {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &schema) != nil {
+		return nil
+	}
+	var missing []string
+	for name, p := range schema.Properties {
+		var prop struct {
+			Description string `json:"description"`
+		}
+		if json.Unmarshal(p, &prop) != nil || strings.TrimSpace(prop.Description) == "" {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(missing)
+	return missing
+}
+
+// duplicates reports pairs of tools whose vectors are too close, from one
+// matrix product of the vectors with themselves (gonum's Gemm), computed in
+// blocks of rows to bound memory on large catalogs.
+func duplicates(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
+	n := len(vecs)
+	if n < 2 {
+		return nil
+	}
+	dim := len(vecs[0])
+	data := make([]float32, 0, n*dim)
+	for _, v := range vecs {
+		data = append(data, v...)
+	}
+	all := blas32.General{Rows: n, Cols: dim, Stride: dim, Data: data}
+	const block = 512
+	sims := make([]float32, block*n)
+	var out []Finding
+	for start := 0; start < n; start += block {
+		rows := min(block, n-start)
+		a := blas32.General{Rows: rows, Cols: dim, Stride: dim, Data: data[start*dim : (start+rows)*dim]}
+		c := blas32.General{Rows: rows, Cols: n, Stride: n, Data: sims[:rows*n]}
+		blas32.Gemm(blas.NoTrans, blas.Trans, 1, a, all, 0, c)
+		for i := range rows {
+			for j := start + i + 1; j < n; j++ {
+				s := c.Data[i*n+j]
+				if s < cfg.NearDuplicate {
+					continue
+				}
+				ti, tj := cat.Tool(start+i), cat.Tool(j)
+				sev, rule := Warning, "near-duplicate"
+				if s >= cfg.DuplicateError {
+					sev, rule = Error, "duplicate"
+				}
+				out = append(out, Finding{Severity: sev, Rule: rule, Tool: ti.ID(), Other: tj.ID(),
+					Message: fmt.Sprintf("text is %.3f similar to %s: say what sets them apart, or merge them", s, tj.ID())})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,71 @@
+package lint
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embed"
+)
+
+func TestCheck(t *testing.T) {
+	doc := `{"servers":[{"name":"s","tools":[
+		{"name":"good_tool","description":"Send a message to a chat channel, optionally in a thread.","inputSchema":{"type":"object","properties":{"channel":{"type":"string","description":"Channel ID."}}}},
+		{"name":"empty"},
+		{"name":"short","description":"Does stuff"},
+		{"name":"Has Spaces","description":"A perfectly reasonable description of this tool."},
+		{"name":"params","description":"Create a ticket in the tracker for a bug.","inputSchema":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string","description":"B."}}}},
+		{"name":"long","description":"` + strings.Repeat("word ", 600) + `"},
+		{"name":"copy_a","description":"Remove a file from the shared drive permanently."},
+		{"name":"copy_b","description":"Remove a file from the shared drive permanently."}
+	]}]}`
+	p, err := catalog.Parse("t.json", []byte(doc), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := make([]string, cat.Len())
+	for i, tl := range cat.Tools() {
+		// Compare descriptions, as the names differ on purpose here.
+		texts[i] = tl.Description
+	}
+	l := embed.NewLocal(512).Fit(texts)
+	vecs, _ := l.Embed(t.Context(), texts)
+	for _, v := range vecs {
+		embed.Normalize(v)
+	}
+	got := map[string]Severity{}
+	for _, f := range Check(cat, vecs, Config{}) {
+		got[f.Rule+" "+f.Tool] = f.Severity
+	}
+	want := map[string]Severity{
+		"empty-description s/empty":     Error,
+		"short-description s/short":     Warning,
+		"name s/Has Spaces":             Warning,
+		"param-description s/params":    Warning,
+		"long-description s/long":       Warning,
+		"duplicate s/copy_a":            Error,
+		"param-description s/good_tool": "",
+		"near-duplicate s/good_tool":    "",
+	}
+	for k, sev := range want {
+		if got[k] != sev {
+			t.Errorf("finding %q: severity %q, want %q (all: %v)", k, got[k], sev, got)
+		}
+	}
+}
+
+func TestDefaultCatalogHasNoErrors(t *testing.T) {
+	cat, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range Check(cat, nil, Config{}) {
+		if f.Severity == Error {
+			t.Errorf("default catalog: %+v", f)
+		}
+	}
+}
