@@ -447,7 +447,7 @@ func TestLintAndSelf(t *testing.T) {
 		out  string
 	}{
 		{"default catalog lints clean", []string{"lint"}, 0, "0 errors"},
-		{"empty description fails", []string{"lint", "-catalog", "testdata/lint-error.json"}, 1, "empty-description s/nodesc"},
+		{"empty description fails", []string{"lint", "-catalog", "testdata/lint-error.json"}, 1, "s/nodesc: no description"},
 		{"json", []string{"lint", "-format", "json", "-catalog", "testdata/lint-error.json"}, 1, `"errors": 1`},
 		{"bad format", []string{"lint", "-format", "xml"}, 2, "-format"},
 		{"self audit", []string{"eval", "-self", "-k", "5", "-min-recall", "1"}, 0, "self-description"},
