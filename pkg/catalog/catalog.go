@@ -56,6 +56,7 @@ type Catalog struct {
 	servers  []string
 	sources  []string
 	warnings []Warning
+	skipped  []Warning
 	hash     string
 	byName   map[string][]int
 	byID     map[string][]int // "server/tool"; two tools can share one ("a"+"b/c", "a/b"+"c")
@@ -83,7 +84,11 @@ func New(parts []Part) (*Catalog, error) {
 		}
 		for _, s := range p.Servers {
 			if err := checkName(s.Name); err != nil {
-				errs = append(errs, &Error{Source: p.Source, Server: s.Name, Index: -1, Problem: "server name " + err.Error()})
+				if p.Lenient {
+					c.skipped = append(c.skipped, Warning{Source: p.Source, Server: s.Name, Message: "server name " + err.Error()})
+				} else {
+					errs = append(errs, &Error{Source: p.Source, Server: s.Name, Index: -1, Problem: "server name " + err.Error()})
+				}
 				continue
 			}
 			if !seenServer[s.Name] {
@@ -93,12 +98,15 @@ func New(parts []Part) (*Catalog, error) {
 			for i, t := range s.Tools {
 				t.Server = s.Name
 				ws, err := t.check()
-				if err != nil {
-					errs = append(errs, &Error{Source: p.Source, Server: s.Name, Tool: t.Name, Index: i, Problem: err.Error()})
-					continue
+				if err == nil && seenTool[[2]string{t.Server, t.Name}] {
+					err = errors.New("name repeated within its server")
 				}
-				if key := [2]string{t.Server, t.Name}; seenTool[key] {
-					errs = append(errs, &Error{Source: p.Source, Server: s.Name, Tool: t.Name, Index: i, Problem: "name repeated within its server"})
+				if err != nil {
+					if p.Lenient {
+						c.skipped = append(c.skipped, Warning{Source: p.Source, Server: s.Name, Tool: t.Name, Message: err.Error()})
+					} else {
+						errs = append(errs, &Error{Source: p.Source, Server: s.Name, Tool: t.Name, Index: i, Problem: err.Error()})
+					}
 					continue
 				}
 				for _, w := range ws {
@@ -116,6 +124,19 @@ func New(parts []Part) (*Catalog, error) {
 	}
 	if len(c.tools) == 0 {
 		return nil, errors.New("catalog: no tools")
+	}
+	if len(c.servers) > 0 {
+		// A server all of whose tools were skipped has nothing to list.
+		kept := c.servers[:0]
+		for _, name := range c.servers {
+			for _, t := range c.tools {
+				if t.Server == name {
+					kept = append(kept, name)
+					break
+				}
+			}
+		}
+		c.servers = kept
 	}
 	c.hash = hashTools(c.tools)
 	return c, nil
@@ -165,6 +186,10 @@ func (c *Catalog) Sources() []string { return c.sources }
 
 // Warnings lists problems that did not stop indexing.
 func (c *Catalog) Warnings() []Warning { return c.warnings }
+
+// Skipped lists the tools of lenient parts that could not be indexed, and
+// why.
+func (c *Catalog) Skipped() []Warning { return c.skipped }
 
 // Hash is a SHA-256 over the tools' content, independent of file formatting.
 func (c *Catalog) Hash() string { return c.hash }

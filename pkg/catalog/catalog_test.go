@@ -182,3 +182,27 @@ func TestText(t *testing.T) {
 		_ = tool.Text()
 	}
 }
+
+func TestLenientPart(t *testing.T) {
+	strict, _ := Parse("files.json", []byte(`{"servers":[{"name":"a","tools":[{"name":"x"}]}]}`), "")
+	up := Part{Source: "upstream:b", Lenient: true, Servers: []Server{{Name: "b", Tools: []Tool{
+		{Name: "ok"}, {Name: ""}, {Name: "ok"}, {Name: "bad", InputSchema: []byte(`[1]`)},
+	}}, {Name: "", Tools: []Tool{{Name: "y"}}}}}
+	c, err := New([]Part{strict, up})
+	if err != nil {
+		t.Fatalf("New with a lenient part: %v", err)
+	}
+	if c.Len() != 2 {
+		t.Errorf("Len() = %d, want 2 (a/x and b/ok)", c.Len())
+	}
+	var got []string
+	for _, w := range c.Skipped() {
+		got = append(got, w.Tool+": "+w.Message)
+	}
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{": name is empty", "ok: name repeated", "bad: inputSchema", ": server name is empty"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("Skipped() = %q, lacks %q", joined, want)
+		}
+	}
+}

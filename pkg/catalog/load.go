@@ -18,6 +18,10 @@ import (
 type Part struct {
 	Source  string
 	Servers []Server
+	// Lenient parts come from servers the operator does not control (live
+	// upstreams): an invalid tool is skipped and reported by
+	// Catalog.Skipped instead of failing the whole catalog.
+	Lenient bool
 }
 
 // Server is a named group of tools.

@@ -85,6 +85,9 @@ type Config struct {
 	// confidence below which an answer is marked "confident": false.
 	// Missing modes take DefaultConfidence's.
 	Confidence map[string]float64
+	// OnPublish, when set, is called after each snapshot is published
+	// (the MCP server announces the change to its clients).
+	OnPublish func(*Snapshot)
 	// RetryDelay is the first delay between failed start-up builds; 1s when
 	// 0. It doubles up to two minutes.
 	RetryDelay time.Duration
@@ -101,6 +104,9 @@ type Snapshot struct {
 	BuildTook time.Duration
 	// EmbedError says why Matrix is nil.
 	EmbedError string
+	// Embedded is how many tool texts this build sent to the embedder; the
+	// rest came from the cache of the previous build.
+	Embedded int
 	setup      *Setup
 	policy     *policy
 	lowered    []string // "server/name description", lower-cased, for +term
@@ -119,6 +125,11 @@ type Service struct {
 	cur     atomic.Pointer[Snapshot]
 	buildMu sync.Mutex // one build at a time
 	seq     atomic.Int64
+
+	// cache holds the vectors of the current catalog's texts, by content
+	// key, so a rebuild embeds only new or changed tools. Guarded by
+	// buildMu.
+	cache map[[32]byte][]float32
 
 	mu          sync.Mutex // guards the fields below
 	lastErr     string
@@ -211,7 +222,11 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	s.metrics.builds.WithLabelValues(result).Inc()
 	s.metrics.published(snap)
 	s.logger.Info("index snapshot published", "version", snap.Version, "tools", snap.Catalog.Len(),
-		"mode", snap.mode(), "took_ms", took.Milliseconds(), "warnings", len(snap.Catalog.Warnings()))
+		"mode", snap.mode(), "took_ms", took.Milliseconds(), "warnings", len(snap.Catalog.Warnings()),
+		"skipped", len(snap.Catalog.Skipped()), "embedded", snap.Embedded)
+	if s.cfg.OnPublish != nil {
+		s.cfg.OnPublish(snap)
+	}
 	return snap, nil
 }
 
@@ -247,10 +262,16 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		lowered:  lowered,
 		query:    s.cfg.Embedder,
 	}
+	var vecs [][]float32
 	if l, ok := snap.query.(*embed.Local); ok {
+		// The local embedder's weights are fitted to the corpus, so every
+		// vector changes with the catalog: embed all (it is cheap).
 		snap.query = l.Fit(texts)
+		vecs, err = s.embed(ctx, snap.query, "build", texts)
+		snap.Embedded = len(texts)
+	} else {
+		vecs, err = s.embedCached(ctx, snap, texts)
 	}
-	vecs, err := s.embed(ctx, snap.query, "build", texts)
 	if err == nil {
 		snap.Matrix, err = index.New(vecs)
 	}
@@ -263,6 +284,42 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	snap.Version = s.version(cat, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
 	return snap, nil
+}
+
+// embedCached embeds, in one batch, only the texts the previous build did
+// not have, and keeps the cache to exactly this catalog's texts.
+func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][]float32, error) {
+	info := snap.query.Info()
+	prefix := fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00", info.Provider, info.BaseURL, info.Model, info.Dimensions)
+	keys := make([][32]byte, len(texts))
+	vecs := make([][]float32, len(texts))
+	var missing []string
+	var missingAt []int
+	for i, t := range texts {
+		keys[i] = sha256.Sum256([]byte(prefix + t))
+		if v, ok := s.cache[keys[i]]; ok {
+			vecs[i] = v
+			continue
+		}
+		missing = append(missing, t)
+		missingAt = append(missingAt, i)
+	}
+	if len(missing) > 0 {
+		got, err := s.embed(ctx, snap.query, "build", missing)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range missingAt {
+			vecs[i] = got[j]
+		}
+	}
+	snap.Embedded = len(missing)
+	next := make(map[[32]byte][]float32, len(texts))
+	for i, k := range keys {
+		next[k] = vecs[i]
+	}
+	s.cache = next
+	return vecs, nil
 }
 
 // embed calls the embedder and counts the call.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -241,7 +242,8 @@ func TestFailedRebuildKeepsServing(t *testing.T) {
 	first := mustBuild(t, svc)
 
 	emb.failWith(errors.New("provider said no"))
-	if _, err := svc.Build(t.Context(), defaultSetup(t)); !errors.Is(err, ErrEmbedFailed) {
+	// An edited catalog needs the provider (an unchanged one is all cached).
+	if _, err := svc.Build(t.Context(), editedSetup(t, defaultSetup(t))); !errors.Is(err, ErrEmbedFailed) {
 		t.Fatalf("Build with failing embedder: error = %v, want ErrEmbedFailed", err)
 	}
 	if svc.Current() != first {
@@ -352,5 +354,76 @@ func TestSearchDuringRebuild(t *testing.T) {
 	}
 	if answered.Load() == 0 {
 		t.Error("no search answered during the rebuilds")
+	}
+}
+
+// editedSetup is setup with its first tool's description changed and a
+// tool "platform/brand_new" added.
+func editedSetup(tb testing.TB, setup *Setup) *Setup {
+	tb.Helper()
+	tools := slices.Clone(setup.Catalog.Tools())
+	tools[0].Description += " Now with more detail."
+	tools = append(tools, catalog.Tool{Server: "platform", Name: "brand_new", Description: "A new tool."})
+	byServer := map[string][]catalog.Tool{}
+	var order []string
+	for _, tl := range tools {
+		if byServer[tl.Server] == nil {
+			order = append(order, tl.Server)
+		}
+		byServer[tl.Server] = append(byServer[tl.Server], tl)
+	}
+	var servers []catalog.Server
+	for _, name := range order {
+		servers = append(servers, catalog.Server{Name: name, Tools: byServer[name]})
+	}
+	cat, err := catalog.New([]catalog.Part{{Source: "edited", Servers: servers}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	edited := *setup
+	edited.Catalog = cat
+	return &edited
+}
+
+// countingEmbedder is a non-local embedder (so the cache applies) that
+// records how many texts it was asked to embed.
+type countingEmbedder struct {
+	local *embed.Local
+	texts atomic.Int64
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.texts.Add(int64(len(texts)))
+	return c.local.Embed(ctx, texts)
+}
+
+func (c *countingEmbedder) Info() embed.Info {
+	return embed.Info{Provider: "counting", Model: "m", Dimensions: 64}
+}
+
+func TestEmbeddingCache(t *testing.T) {
+	emb := &countingEmbedder{local: embed.NewLocal(64)}
+	svc := New(Config{Embedder: emb})
+	setup := defaultSetup(t)
+	snap, err := svc.Build(t.Context(), setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(snap.Catalog.Len())
+	if got := emb.texts.Load(); got != n || snap.Embedded != int(n) {
+		t.Fatalf("first build embedded %d texts (snapshot says %d), want %d", got, snap.Embedded, n)
+	}
+	if snap, _ = svc.Build(t.Context(), setup); emb.texts.Load() != n || snap.Embedded != 0 {
+		t.Errorf("an unchanged rebuild embedded %d more texts", emb.texts.Load()-n)
+	}
+	// One tool's description changes, one tool is added: two texts to embed.
+	if snap, err = svc.Build(t.Context(), editedSetup(t, setup)); err != nil {
+		t.Fatal(err)
+	}
+	if got := emb.texts.Load() - n; got != 2 || snap.Embedded != 2 {
+		t.Errorf("after one edit and one addition, embedded %d texts (snapshot says %d), want 2", got, snap.Embedded)
+	}
+	if res := mustSearch(t, svc, Request{Query: "select:brand_new"}); len(res.Tools) != 1 {
+		t.Errorf("the new tool is not searchable: %v", ids(res.Tools))
 	}
 }

@@ -36,6 +36,8 @@ type CatalogStatus struct {
 	Hash     string            `json:"hash"`
 	Servers  int               `json:"servers"`
 	Warnings []catalog.Warning `json:"warnings"`
+	// Skipped lists upstream tools that could not be indexed, and why.
+	Skipped []catalog.Warning `json:"skipped"`
 }
 
 // TemplateStatus describes one template manifest.
@@ -50,7 +52,7 @@ type TemplateStatus struct {
 // so a failed rebuild is visible while the older snapshot keeps serving.
 func (s *Service) Status() Status {
 	st := Status{Embedder: s.cfg.Embedder.Info(), Version: s.cfg.Version, Mode: "none",
-		Core: []string{}, Templates: []TemplateStatus{}, Catalog: CatalogStatus{Sources: []string{}, Warnings: []catalog.Warning{}}}
+		Core: []string{}, Templates: []TemplateStatus{}, Catalog: CatalogStatus{Sources: []string{}, Warnings: []catalog.Warning{}, Skipped: []catalog.Warning{}}}
 	s.mu.Lock()
 	st.LastError = s.lastErr
 	st.LastErrorAt = timePtr(s.lastErrAt)
@@ -110,9 +112,12 @@ func (snap *Snapshot) fillStatus(st *Status) {
 		st.MemoryBytes = snap.Matrix.Bytes()
 	}
 	st.Catalog = CatalogStatus{Sources: snap.Catalog.Sources(), Hash: snap.Catalog.Hash(),
-		Servers: len(snap.Catalog.Servers()), Warnings: snap.Catalog.Warnings()}
+		Servers: len(snap.Catalog.Servers()), Warnings: snap.Catalog.Warnings(), Skipped: snap.Catalog.Skipped()}
 	if st.Catalog.Warnings == nil {
 		st.Catalog.Warnings = []catalog.Warning{} // "none", not "unknown"
+	}
+	if st.Catalog.Skipped == nil {
+		st.Catalog.Skipped = []catalog.Warning{}
 	}
 	st.Core = snap.ids(snap.policy.core)
 	st.Templates = snap.templates()
