@@ -107,10 +107,10 @@ type Snapshot struct {
 	// Embedded is how many tool texts this build sent to the embedder; the
 	// rest came from the cache of the previous build.
 	Embedded int
-	setup      *Setup
-	policy     *policy
-	lowered    []string // "server/name description", lower-cased, for +term
-	query      Embedder // embeds queries the way the rows were embedded
+	setup    *Setup
+	policy   *policy
+	lowered  []string // "server/name description", lower-cased, for +term
+	query    Embedder // embeds queries the way the rows were embedded
 }
 
 // Semantic reports whether the snapshot has a dense index.
