@@ -138,6 +138,9 @@ type indexFlags struct {
 	fusion       string
 	hybridAlpha  float64
 	apiKey       string // from the environment only, so -h never prints it
+	// upstreamParts, when set, returns the live upstreams' tools; they join
+	// the catalog files on every build.
+	upstreamParts func() []catalog.Part
 }
 
 func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
@@ -251,15 +254,26 @@ func (f *indexFlags) applyConfig() error {
 // loader returns the function that reads catalog and config for each build
 // (start-up and every rebuild).
 func (f *indexFlags) loader() func(context.Context) (*search.Setup, error) {
-	paths, server, cfgPath, getenv := f.catalogs.values, f.server, f.config, f.getenv
+	paths, server, cfgPath, getenv, upstreamParts := f.catalogs.values, f.server, f.config, f.getenv, f.upstreamParts
 	return func(context.Context) (*search.Setup, error) {
-		var cat *catalog.Catalog
+		// The embedded demo catalog serves only when nothing else is configured.
+		useDefault := len(paths) == 0 && upstreamParts == nil
+		var parts []catalog.Part
 		var err error
-		if len(paths) == 0 {
-			cat, err = catalog.Default()
+		if useDefault {
+			var p catalog.Part
+			p, err = catalog.DefaultPart()
+			parts = []catalog.Part{p}
 		} else {
-			cat, err = catalog.Load(paths, server)
+			parts, err = catalog.ReadParts(paths, server)
 		}
+		if err != nil {
+			return nil, err
+		}
+		if upstreamParts != nil {
+			parts = append(parts, upstreamParts()...)
+		}
+		cat, err := catalog.New(parts)
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +281,7 @@ func (f *indexFlags) loader() func(context.Context) (*search.Setup, error) {
 		switch {
 		case cfgPath != "":
 			cfg, err = config.Load(cfgPath)
-		case len(paths) == 0:
+		case useDefault:
 			cfg, err = config.Default() // the default config names the default catalog's tools
 		default:
 			cfg = &config.File{}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -16,8 +17,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/mcpserver"
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -40,12 +45,28 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 
-	// Catalog and config are read before listening: a bad file stops
-	// start-up with a message naming the file, server and tool.
-	load := idx.loader()
-	setup, err := load(ctx)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	// Live upstream MCP servers, from the config file.
+	var ups *upstream.Manager
+	var svc *search.Service
+	upCfgs, err := upstreamConfigs(idx.config, getenv)
 	if err != nil {
 		return err
+	}
+	if len(upCfgs) > 0 {
+		ups, err = upstream.New(upCfgs, func() {
+			// An upstream's tools changed: re-read and rebuild; only changed
+			// tools are re-embedded. A failure keeps the current index.
+			if _, err := svc.Rebuild(ctx); err != nil {
+				logger.Warn("rebuild after an upstream change failed", "err", err)
+			}
+		}, logger)
+		if err != nil {
+			return err
+		}
+		idx.upstreamParts = ups.Parts
 	}
 
 	reg := prometheus.NewRegistry()
@@ -54,11 +75,35 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	cfg.Load, cfg.Registerer, cfg.Logger = load, reg, logger
-	svc := search.New(cfg)
+	var mcpSrv *mcpserver.Server
+	cfg.Registerer, cfg.Logger = reg, logger
+	cfg.OnPublish = func(snap *search.Snapshot) { mcpSrv.Announce(snap) }
+	svc = search.New(cfg)
+	mcpOpts := mcpserver.Options{Logger: logger, Version: versionString()}
+	if ups != nil {
+		mcpOpts.Upstreams = ups
+	}
+	mcpSrv = mcpserver.New(svc, mcpOpts)
 
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	upDone := make(chan error, 1)
+	if ups != nil {
+		go func() { upDone <- ups.Run(ctx) }()
+		// Index what the upstreams offer at start-up; slow ones join later.
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		ups.WaitFirst(wctx)
+		cancel()
+	} else {
+		upDone <- nil
+	}
+
+	// Catalog and config are read before listening: a bad file stops
+	// start-up with a message naming the file, server and tool. With live
+	// upstreams, no tools yet is not fatal: the service is unready until
+	// an upstream delivers some.
+	setup, err := cfg.Load(ctx)
+	if err != nil && !(ups != nil && errors.Is(err, catalog.ErrNoTools)) {
+		return err
+	}
 
 	// Listen before serving so a taken port fails here, with its cause.
 	ln, err := net.Listen("tcp", *addr)
@@ -66,9 +111,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := &http.Server{
-		Handler: httpapi.NewServer(svc, httpapi.Options{
-			Logger: logger, Registerer: reg, Gatherer: reg, AdminToken: getenv("TOOLSEARCH_ADMIN_TOKEN"),
-		}),
+		Handler: httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups)),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -96,9 +139,50 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer cancel()
 	err = srv.Shutdown(sctx)
 	<-buildDone // Run returns promptly once ctx is done
+	<-upDone
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager) httpapi.Options {
+	o := httpapi.Options{Logger: logger, Registerer: reg, Gatherer: reg, AdminToken: admin, MCP: mcpSrv.Handler()}
+	if ups != nil { // a nil *Manager in the interface would not be nil
+		o.Upstreams = ups
+	}
+	return o
+}
+
+// upstreamConfigs reads the config file's upstreams, expanding ${VAR} in
+// header values from the environment.
+func upstreamConfigs(path string, getenv func(string) string) ([]upstream.Config, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []upstream.Config
+	for _, u := range f.Upstreams {
+		headers := map[string]string{}
+		for k, v := range u.Headers {
+			var missing []string
+			headers[k] = os.Expand(v, func(name string) string {
+				val := getenv(name)
+				if val == "" {
+					missing = append(missing, name)
+				}
+				return val
+			})
+			if len(missing) > 0 {
+				return nil, fmt.Errorf("config %s: upstream %q: header %s: environment variable %s is empty", path, u.Name, k, strings.Join(missing, ", "))
+			}
+		}
+		out = append(out, upstream.Config{Name: u.Name, URL: u.URL, Headers: headers, Refresh: time.Duration(u.Refresh),
+			Timeout: time.Duration(u.Timeout), BreakerFailures: u.BreakerFailures, BreakerCooldown: time.Duration(u.BreakerCooldown)})
+	}
+	return out, nil
 }

@@ -60,7 +60,11 @@ type Catalog struct {
 	hash     string
 	byName   map[string][]int
 	byID     map[string][]int // "server/tool"; two tools can share one ("a"+"b/c", "a/b"+"c")
+	byKey    map[[2]string]int
 }
+
+// ErrNoTools is returned by New when no source yields a tool.
+var ErrNoTools = errors.New("catalog: no tools")
 
 // ErrUnknownTool and ErrAmbiguousTool are returned by Resolve.
 var (
@@ -72,8 +76,7 @@ var (
 // the same name (from different sources) are merged; a tool name repeated
 // within a server is an error.
 func New(parts []Part) (*Catalog, error) {
-	c := &Catalog{byName: map[string][]int{}, byID: map[string][]int{}}
-	seenTool := map[[2]string]bool{}
+	c := &Catalog{byName: map[string][]int{}, byID: map[string][]int{}, byKey: map[[2]string]int{}}
 	var errs []error
 	seenSource := map[string]bool{}
 	seenServer := map[string]bool{}
@@ -98,7 +101,7 @@ func New(parts []Part) (*Catalog, error) {
 			for i, t := range s.Tools {
 				t.Server = s.Name
 				ws, err := t.check()
-				if err == nil && seenTool[[2]string{t.Server, t.Name}] {
+				if _, dup := c.byKey[[2]string{t.Server, t.Name}]; err == nil && dup {
 					err = errors.New("name repeated within its server")
 				}
 				if err != nil {
@@ -112,7 +115,7 @@ func New(parts []Part) (*Catalog, error) {
 				for _, w := range ws {
 					c.warnings = append(c.warnings, Warning{Source: p.Source, Server: s.Name, Tool: t.Name, Message: w})
 				}
-				seenTool[[2]string{t.Server, t.Name}] = true
+				c.byKey[[2]string{t.Server, t.Name}] = len(c.tools)
 				c.byID[t.ID()] = append(c.byID[t.ID()], len(c.tools))
 				c.byName[t.Name] = append(c.byName[t.Name], len(c.tools))
 				c.tools = append(c.tools, t)
@@ -123,7 +126,7 @@ func New(parts []Part) (*Catalog, error) {
 		return nil, errors.Join(errs...)
 	}
 	if len(c.tools) == 0 {
-		return nil, errors.New("catalog: no tools")
+		return nil, ErrNoTools
 	}
 	if len(c.servers) > 0 {
 		// A server all of whose tools were skipped has nothing to list.
@@ -216,6 +219,12 @@ func (c *Catalog) Resolve(ref string) (int, error) {
 	default:
 		return -1, fmt.Errorf("%w %q: names a tool in each of servers %q", ErrAmbiguousTool, ref, c.serversOf(ids))
 	}
+}
+
+// Lookup finds the tool named name in server, exactly.
+func (c *Catalog) Lookup(server, name string) (int, bool) {
+	i, ok := c.byKey[[2]string{server, name}]
+	return i, ok
 }
 
 func (c *Catalog) serversOf(ix []int) []string {

@@ -50,21 +50,36 @@ var defaultFS embed.FS
 // Default returns the catalog embedded in the binary, used when none is
 // configured.
 func Default() (*Catalog, error) {
-	data, err := defaultFS.ReadFile("default.yaml")
-	if err != nil {
-		return nil, err
-	}
-	p, err := Parse(DefaultSource, data, "")
+	p, err := DefaultPart()
 	if err != nil {
 		return nil, err
 	}
 	return New([]Part{p})
 }
 
+// DefaultPart is the embedded default catalog as a part.
+func DefaultPart() (Part, error) {
+	data, err := defaultFS.ReadFile("default.yaml")
+	if err != nil {
+		return Part{}, err
+	}
+	return Parse(DefaultSource, data, "")
+}
+
 // Load reads and validates the catalog files at paths. server names the
 // server of a file that is a bare tools/list result; when empty, the file's
 // base name without extension is used.
 func Load(paths []string, server string) (*Catalog, error) {
+	parts, err := ReadParts(paths, server)
+	if err != nil {
+		return nil, err
+	}
+	return New(parts)
+}
+
+// ReadParts reads and parses the catalog files at paths, without combining
+// them, so that other parts (live upstreams) can join before New.
+func ReadParts(paths []string, server string) ([]Part, error) {
 	parts := make([]Part, 0, len(paths))
 	for _, path := range paths {
 		data, err := readFile(path)
@@ -77,7 +92,7 @@ func Load(paths []string, server string) (*Catalog, error) {
 		}
 		parts = append(parts, p)
 	}
-	return New(parts)
+	return parts, nil
 }
 
 func readFile(path string) ([]byte, error) {

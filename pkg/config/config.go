@@ -28,6 +28,20 @@ type File struct {
 	Auth      Auth                `json:"auth"`
 	Embedding Embedding           `json:"embedding"`
 	Search    Search              `json:"search"`
+	// Upstreams are live MCP servers whose tools join the catalog.
+	Upstreams []Upstream `json:"upstreams"`
+}
+
+// Upstream is a live MCP server (Streamable HTTP). Header values may name
+// environment variables as ${VAR}, so tokens stay out of the file.
+type Upstream struct {
+	Name            string            `json:"name"`
+	URL             string            `json:"url"`
+	Headers         map[string]string `json:"headers"`
+	Refresh         Duration          `json:"refresh"`
+	Timeout         Duration          `json:"timeout"`
+	BreakerFailures int               `json:"breaker_failures"`
+	BreakerCooldown Duration          `json:"breaker_cooldown"`
 }
 
 // Template is a named workflow's tool set.
@@ -122,7 +136,7 @@ func Parse(source string, data []byte) (*File, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
 		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
-			return nil, fmt.Errorf("config %s: unknown key %q (known top-level keys: core, templates, auth, embedding, search)", source, m[1])
+			return nil, fmt.Errorf("config %s: unknown key %q (known top-level keys: core, templates, auth, embedding, search, upstreams)", source, m[1])
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -170,6 +184,20 @@ func (f *File) check() error {
 	}
 	if p := f.Embedding.Provider; p != "" && p != "local" && p != "openai" {
 		return fmt.Errorf("embedding.provider must be local or openai, got %q", p)
+	}
+	seenUp := map[string]bool{}
+	for i, u := range f.Upstreams {
+		switch {
+		case u.Name == "":
+			return fmt.Errorf("upstreams[%d]: name is required", i)
+		case seenUp[u.Name]:
+			return fmt.Errorf("upstreams[%d] (%q): name repeated", i, u.Name)
+		case !strings.HasPrefix(u.URL, "http://") && !strings.HasPrefix(u.URL, "https://"):
+			return fmt.Errorf("upstreams[%d] (%q): url must start with http:// or https://", i, u.Name)
+		case u.BreakerFailures < 0:
+			return fmt.Errorf("upstreams[%d] (%q): breaker_failures must not be negative", i, u.Name)
+		}
+		seenUp[u.Name] = true
 	}
 	if f.Embedding.Dimensions < 0 {
 		return fmt.Errorf("embedding.dimensions must not be negative")

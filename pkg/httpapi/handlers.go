@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
 type callerKey struct{}
@@ -102,9 +103,17 @@ func handleRebuild(logger *slog.Logger, svc *search.Service) http.Handler {
 	})
 }
 
-func handleStatus(svc *search.Service) http.Handler {
+func handleStatus(svc *search.Service, ups interface{ Status() []upstream.Status }) http.Handler {
+	type response struct {
+		search.Status
+		Upstreams []upstream.Status `json:"upstreams"`
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		encode(w, http.StatusOK, svc.Status())
+		res := response{Status: svc.Status(), Upstreams: []upstream.Status{}}
+		if ups != nil {
+			res.Upstreams = ups.Status()
+		}
+		encode(w, http.StatusOK, res)
 	})
 }
 

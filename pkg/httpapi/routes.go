@@ -14,12 +14,15 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	logger := opts.Logger
 	r.Method(http.MethodGet, "/healthz", handleHealthz())                  // the process is alive
 	r.Method(http.MethodGet, "/readyz", handleReadyz(svc))                 // 200 once the first snapshot is published
-	r.Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc)) // open: probes and operators read it
+	r.Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, opts.Upstreams)) // open: probes and operators read it
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(logger, svc)) // bearer API keys, when configured
 		r.Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
 		r.Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(svc))
+		if opts.MCP != nil {
+			r.Handle("/mcp", opts.MCP) // Streamable HTTP: POST, GET (event stream), DELETE
+		}
 	})
 	if opts.AdminToken != "" {
 		r.With(requireToken(logger, opts.AdminToken)).

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
 // MaxBodyBytes caps a request body. A search request is a few hundred bytes;
@@ -25,6 +26,10 @@ type Options struct {
 	// AdminToken enables POST /mcp/tool-search/rebuild for bearers of it.
 	// Empty: the route does not exist (404).
 	AdminToken string
+	// MCP, when set, is served at /mcp behind the same API keys.
+	MCP http.Handler
+	// Upstreams, when set, adds live upstream health to the status page.
+	Upstreams interface{ Status() []upstream.Status }
 }
 
 // NewServer returns the API's handler.

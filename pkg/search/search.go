@@ -356,14 +356,23 @@ func (s *Service) recordError(err error) {
 // Run builds setup and keeps retrying, with capped exponential backoff,
 // until a semantic snapshot is published (a keyword-only one serves
 // meanwhile). It returns nil then, or ctx's error. Retries rebuild the
-// newest published setup, so an operator's rebuild is never undone.
+// newest published setup, so an operator's rebuild is never undone. A nil
+// setup (nothing to index yet, say before any upstream answers) is loaded
+// with Config.Load on each attempt.
 func (s *Service) Run(ctx context.Context, setup *Setup) error {
 	delay := s.cfg.RetryDelay
 	for {
 		if cur := s.cur.Load(); cur != nil && cur.setup != nil {
 			setup = cur.setup
 		}
-		if snap, err := s.Build(ctx, setup); err == nil && snap.Semantic() {
+		attempt := setup
+		if attempt == nil && s.cfg.Load != nil {
+			var err error
+			if attempt, err = s.cfg.Load(ctx); err != nil {
+				s.recordError(err)
+			}
+		}
+		if snap, err := s.Build(ctx, attempt); err == nil && snap.Semantic() {
 			s.setNextRetry(time.Time{})
 			return nil
 		}

@@ -1,0 +1,157 @@
+// Package mcpserver makes toolsearch an MCP server: a few meta-tools over
+// Streamable HTTP let any MCP client search, inspect and call a catalog far
+// larger than it could load upfront.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/upstream"
+)
+
+// Upstreams is what the MCP server needs of live upstream servers.
+type Upstreams interface {
+	Has(server string) bool
+	Status() []upstream.Status
+	Call(ctx context.Context, server, tool string, args json.RawMessage) (*mcp.CallToolResult, error)
+}
+
+// Options configure the server. Zero values are fine.
+type Options struct {
+	Logger    *slog.Logger
+	Version   string
+	Upstreams Upstreams // nil: no call_tool, no upstream health
+}
+
+// Server is the MCP side of the service.
+type Server struct {
+	svc    *search.Service
+	opts   Options
+	srv    *mcp.Server
+	mu     sync.Mutex
+	lastAd string // the search_tools description last announced
+}
+
+// New returns an MCP server over svc.
+func New(svc *search.Service, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{svc: svc, opts: opts}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch: search a large tool catalog", Version: opts.Version},
+		&mcp.ServerOptions{
+			Logger:       opts.Logger.With("component", "mcp"),
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+			Instructions: "This server fronts a large catalog of tools. Call search_tools with what you want to do, " +
+				"get_tool_schema for a tool's full parameters, and call_tool to run it (when offered).",
+		})
+	s.addSearch(s.searchDescription(nil))
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[getSchemaIn]()}, s.getSchema)
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "list_servers", Title: "List the servers behind the catalog", Description: listServersDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[listServersIn]()}, s.listServers)
+	if opts.Upstreams != nil {
+		s.srv.AddTool(&mcp.Tool{Name: "call_tool", Title: "Call a catalog tool on its upstream server", Description: callToolDescription,
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true)}, InputSchema: strict[callToolIn]()}, s.callTool)
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// strict infers T's input schema and forbids unknown properties, so a
+// model's typo is an error it sees instead of an ignored argument.
+func strict[T any]() *jsonschema.Schema {
+	sch, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("schema for %T: %v", *new(T), err)) // a programming error, caught by any test
+	}
+	sch.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	return sch
+}
+
+// Handler serves MCP over Streamable HTTP. Responses are application/json
+// for single requests (server notifications go on the standalone GET
+// stream), and a POST that accepts only application/json is served too,
+// for clients that do not take SSE.
+func (s *Server) Handler() http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
+		JSONResponse: true,
+		Logger:       s.opts.Logger.With("component", "mcp-http"),
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && !acceptsEventStream(r.Header.Values("Accept")) {
+			r = r.Clone(r.Context())
+			r.Header.Add("Accept", "text/event-stream") // it gets JSON anyway
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func acceptsEventStream(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if mt == "text/event-stream" || mt == "*/*" || mt == "text/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Announce tells connected clients that the catalog changed: search_tools
+// is re-registered with a description that names the new catalog, which
+// makes the SDK send notifications/tools/list_changed to every session
+// that can receive it.
+func (s *Server) Announce(snap *search.Snapshot) {
+	desc := s.searchDescription(snap)
+	s.mu.Lock()
+	same := desc == s.lastAd
+	s.lastAd = desc
+	s.mu.Unlock()
+	if !same {
+		s.addSearch(desc)
+	}
+}
+
+// caller authenticates the bearer key of the HTTP request that carried
+// this MCP request. The HTTP middleware has already turned away bad keys;
+// this finds whose visibility applies.
+func (s *Server) caller(extra *mcp.RequestExtra) (search.Caller, error) {
+	token := ""
+	if extra != nil && extra.Header != nil {
+		if h := extra.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+			token = strings.TrimSpace(h[7:])
+		}
+	}
+	return s.svc.Authenticate(token)
+}
+
+// toolError is an error the model can act on: it becomes an isError
+// result, not a protocol error.
+func toolError(err error) error {
+	var re *search.RequestError
+	var fe *search.ForbiddenError
+	var te *search.UnknownTemplateError
+	switch {
+	case errors.As(err, &re), errors.As(err, &fe), errors.As(err, &te),
+		errors.Is(err, search.ErrUnknownTool), errors.Is(err, search.ErrNotReady):
+		return err
+	case errors.Is(err, search.ErrUnauthorized):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unauthorized"}
+	}
+	return errors.New("internal error")
+}

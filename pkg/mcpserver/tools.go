@@ -1,0 +1,287 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/upstream"
+)
+
+const searchPreamble = `Find tools in this server's catalog by describing what you want to do. ` +
+	`Use it before assuming a capability is missing: the catalog holds far more tools than are listed here. ` +
+	`Returns the best matches (name, server, description, score), best first. ` +
+	`Query operators: "select:name1,name2" fetches tools by name; "+term" requires a term in the tool's name or description. ` +
+	`Set operation "list" with servers or server_match to page through a server's tools in name order (pass next_cursor as cursor). ` +
+	`Then call get_tool_schema for a tool's parameters.`
+
+func (s *Server) searchDescription(snap *search.Snapshot) string {
+	if snap == nil {
+		return searchPreamble
+	}
+	servers := snap.Catalog.Servers()
+	shown := servers
+	if len(shown) > 12 {
+		shown = shown[:12]
+	}
+	more := ""
+	if len(servers) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(servers)-len(shown))
+	}
+	return fmt.Sprintf("%s Catalog: %d tools from %d servers (%s%s).", searchPreamble, snap.Catalog.Len(), len(servers), strings.Join(shown, ", "), more)
+}
+
+type searchIn struct {
+	Query       string   `json:"query,omitempty" jsonschema:"what you want to do, in plain words; or select:name1,name2; +term requires a term"`
+	Limit       int      `json:"limit,omitempty" jsonschema:"how many tools to return, 1 to 50; default 10"`
+	Servers     []string `json:"servers,omitempty" jsonschema:"only tools of these servers (exact names, see list_servers)"`
+	ServerMatch string   `json:"server_match,omitempty" jsonschema:"only tools of servers whose name contains this text, any case"`
+	Operation   string   `json:"operation,omitempty" jsonschema:"search (default) ranks by relevance; list pages through servers' tools in name order"`
+	Cursor      string   `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list page"`
+}
+
+type toolOut struct {
+	Name        string   `json:"name"`
+	Server      string   `json:"server"`
+	Description string   `json:"description"`
+	Score       *float32 `json:"score,omitempty"`
+	Source      string   `json:"source"`
+}
+
+type searchOut struct {
+	Tools      []toolOut `json:"tools"`
+	Mode       string    `json:"mode"`
+	Degraded   bool      `json:"degraded"`
+	Confident  *bool     `json:"confident,omitempty"`
+	Withheld   int       `json:"withheld,omitempty"`
+	Total      *int      `json:"total,omitempty"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+	Unknown    []string  `json:"unknown,omitempty"`
+}
+
+func (s *Server) addSearch(desc string) {
+	in := strict[searchIn]()
+	in.Properties["operation"].Enum = []any{"search", "list"}
+	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxTopK))
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "search_tools", Title: "Search the tool catalog", Description: desc,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.search)
+}
+
+func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchOut, error) {
+	caller, err := s.caller(req.Extra)
+	if err != nil {
+		return nil, searchOut{}, toolError(err)
+	}
+	sr := search.Request{Query: in.Query, Servers: in.Servers, ServerMatch: in.ServerMatch, Operation: in.Operation, Cursor: in.Cursor}
+	if in.Limit != 0 {
+		sr.TopK = &in.Limit
+	}
+	res, err := s.svc.Search(ctx, sr, caller)
+	if err != nil {
+		return nil, searchOut{}, toolError(err)
+	}
+	out := searchOut{Tools: make([]toolOut, len(res.Tools)), Mode: res.Mode, Degraded: res.Degraded, Confident: res.Confident,
+		Withheld: res.Withheld, Total: res.Total, NextCursor: res.NextCursor}
+	if res.Diagnostic != nil {
+		out.Unknown = res.Diagnostic.Unknown
+	}
+	var b strings.Builder
+	for i, h := range res.Tools {
+		out.Tools[i] = toolOut{Name: h.Name, Server: h.Server, Description: h.Description, Score: h.Score, Source: h.Source}
+		fmt.Fprintf(&b, "%d. %s/%s", i+1, h.Server, h.Name)
+		if h.Score != nil {
+			fmt.Fprintf(&b, " (%.3f)", *h.Score)
+		} else {
+			fmt.Fprintf(&b, " (%s)", h.Source)
+		}
+		fmt.Fprintf(&b, ": %s\n", firstLine(h.Description))
+	}
+	if len(res.Tools) == 0 {
+		b.WriteString("No tools matched. Try other words, list_servers, or operation list.\n")
+	}
+	if res.NextCursor != "" {
+		fmt.Fprintf(&b, "More: call again with cursor %q.\n", res.NextCursor)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}}, out, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > 200 {
+		return string(r[:199]) + "…"
+	}
+	return s
+}
+
+const getSchemaDescription = `Return one tool's full definition: its input schema (the parameters to pass), ` +
+	`output schema and annotations. Name the tool as search_tools returned it; give server too when several servers have a tool of that name.`
+
+type getSchemaIn struct {
+	Name   string `json:"name" jsonschema:"the tool's name"`
+	Server string `json:"server,omitempty" jsonschema:"the tool's server; needed only when the name alone is ambiguous"`
+}
+
+// schemaOut's schemas are maps, not json.RawMessage: the SDK validates
+// structured output against a schema inferred from this type, and a
+// RawMessage would be inferred as a byte array.
+type schemaOut struct {
+	Name         string         `json:"name"`
+	Server       string         `json:"server"`
+	Title        string         `json:"title,omitempty"`
+	Description  string         `json:"description"`
+	InputSchema  map[string]any `json:"inputSchema"`
+	OutputSchema map[string]any `json:"outputSchema,omitempty"`
+	Annotations  map[string]any `json:"annotations,omitempty"`
+	Callable     bool           `json:"callable"` // call_tool can run it
+}
+
+func object(raw json.RawMessage) map[string]any {
+	var m map[string]any
+	if len(raw) > 0 && json.Unmarshal(raw, &m) == nil {
+		return m
+	}
+	return nil
+}
+
+func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in getSchemaIn) (*mcp.CallToolResult, schemaOut, error) {
+	caller, err := s.caller(req.Extra)
+	if err != nil {
+		return nil, schemaOut{}, toolError(err)
+	}
+	t, err := s.svc.Lookup(caller, in.Server, in.Name)
+	if err != nil {
+		return nil, schemaOut{}, fmt.Errorf("%w; search_tools finds tools by what they do", toolError(err))
+	}
+	input := object(t.InputSchema)
+	if input == nil {
+		input = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	out := schemaOut{Name: t.Name, Server: t.Server, Title: t.Title, Description: t.Description, InputSchema: input,
+		OutputSchema: object(t.OutputSchema), Annotations: object(t.Annotations),
+		Callable: s.opts.Upstreams != nil && s.opts.Upstreams.Has(t.Server)}
+	return nil, out, nil
+}
+
+const listServersDescription = `List the servers whose tools are in the catalog, with how many tools each offers you, ` +
+	`and, for live upstream servers, their health. Use the names with search_tools' servers filter.`
+
+type listServersIn struct {
+	Query string `json:"query,omitempty" jsonschema:"only servers whose name contains this text, any case"`
+}
+
+type serverOut struct {
+	Name   string           `json:"name"`
+	Tools  int              `json:"tools"`
+	Health *upstream.Status `json:"health,omitempty"`
+}
+
+type listServersOut struct {
+	Servers []serverOut `json:"servers"`
+}
+
+func (s *Server) listServers(ctx context.Context, req *mcp.CallToolRequest, in listServersIn) (*mcp.CallToolResult, listServersOut, error) {
+	caller, err := s.caller(req.Extra)
+	if err != nil {
+		return nil, listServersOut{}, toolError(err)
+	}
+	counts, err := s.svc.Servers(caller, in.Query)
+	if err != nil {
+		return nil, listServersOut{}, toolError(err)
+	}
+	health := map[string]upstream.Status{}
+	if s.opts.Upstreams != nil {
+		for _, st := range s.opts.Upstreams.Status() {
+			health[st.Name] = st
+		}
+	}
+	out := listServersOut{Servers: make([]serverOut, len(counts))}
+	for i, c := range counts {
+		out.Servers[i] = serverOut{Name: c.Name, Tools: c.Tools}
+		if h, ok := health[c.Name]; ok {
+			out.Servers[i].Health = &h
+		}
+	}
+	return nil, out, nil
+}
+
+const callToolDescription = `Call a tool from the catalog on the upstream server that owns it, and return that server's result unchanged. ` +
+	`Find the tool with search_tools and read its parameters with get_tool_schema first: arguments are checked against the tool's input schema before the call.`
+
+type callToolIn struct {
+	Name      string          `json:"name" jsonschema:"the tool's name, as search_tools returned it"`
+	Server    string          `json:"server,omitempty" jsonschema:"the tool's server; needed only when the name alone is ambiguous"`
+	Arguments json.RawMessage `json:"arguments,omitempty" jsonschema:"the tool's arguments, an object matching its input schema"`
+}
+
+// callTool forwards a call. An unknown tool is a protocol error; bad
+// arguments and an unreachable upstream are isError results the model can
+// act on; the upstream's own result, isError or not, passes through.
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	caller, err := s.caller(req.Extra)
+	if err != nil {
+		return nil, toolError(err)
+	}
+	var in callToolIn
+	dec := json.NewDecoder(strings.NewReader(string(req.Params.Arguments)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || in.Name == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `call_tool needs {"name": ..., "server"?: ..., "arguments"?: {...}}`}
+	}
+	t, err := s.svc.Lookup(caller, in.Server, in.Name)
+	if err != nil {
+		if errors.Is(err, search.ErrUnknownTool) || errors.Is(err, search.ErrNotReady) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		return nil, toolError(err)
+	}
+	if !s.opts.Upstreams.Has(t.Server) {
+		return errorResult(fmt.Sprintf("%s/%s comes from a catalog file, not a live upstream server: toolsearch can describe it but not call it", t.Server, t.Name)), nil
+	}
+	args := in.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	if err := validate(t.InputSchema, args); err != nil {
+		return errorResult(fmt.Sprintf("arguments for %s/%s do not match its input schema: %v", t.Server, t.Name, err)), nil
+	}
+	res, err := s.opts.Upstreams.Call(ctx, t.Server, t.Name, args)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	return res, nil
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// validate checks args against a tool's JSON Schema; the error names the
+// offending field.
+func validate(schema, args json.RawMessage) error {
+	var instance any
+	if err := json.Unmarshal(args, &instance); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if _, ok := instance.(map[string]any); !ok {
+		return errors.New("arguments must be a JSON object")
+	}
+	if len(schema) == 0 {
+		return nil
+	}
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(schema, &sch); err != nil {
+		return nil // an unreadable upstream schema is the upstream's to enforce
+	}
+	resolved, err := sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
+	if err != nil {
+		return nil
+	}
+	return resolved.Validate(instance)
+}

@@ -1,0 +1,76 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+)
+
+// ErrUnknownTool is returned by Lookup for a tool that does not exist or
+// that the caller may not see: the two are indistinguishable on purpose.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Lookup finds a tool the caller may see: by exact server and name when
+// server is given, else by reference (a bare name where unambiguous, or
+// server/tool).
+func (s *Service) Lookup(caller Caller, server, name string) (catalog.Tool, error) {
+	snap := s.cur.Load()
+	if snap == nil {
+		return catalog.Tool{}, ErrNotReady
+	}
+	vis, err := snap.callerVis(caller)
+	if err != nil {
+		return catalog.Tool{}, err
+	}
+	var row int
+	if server != "" {
+		var ok bool
+		if row, ok = snap.Catalog.Lookup(server, name); !ok {
+			return catalog.Tool{}, fmt.Errorf("%w %q in server %q", ErrUnknownTool, name, server)
+		}
+	} else if row, err = snap.Catalog.Resolve(name); err != nil {
+		if errors.Is(err, catalog.ErrAmbiguousTool) && vis.all {
+			return catalog.Tool{}, err
+		}
+		return catalog.Tool{}, fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	if !vis.has(row) {
+		return catalog.Tool{}, fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	return snap.Catalog.Tool(row), nil
+}
+
+// ServerCount is a server and how many of its tools the caller may see.
+type ServerCount struct {
+	Name  string `json:"name"`
+	Tools int    `json:"tools"`
+}
+
+// Servers lists the servers with tools the caller may see, in catalog
+// order, those whose name contains query (any case) when query is set.
+func (s *Service) Servers(caller Caller, query string) ([]ServerCount, error) {
+	snap := s.cur.Load()
+	if snap == nil {
+		return nil, ErrNotReady
+	}
+	vis, err := snap.callerVis(caller)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for i, t := range snap.Catalog.Tools() {
+		if vis.has(i) {
+			counts[t.Server]++
+		}
+	}
+	q := strings.ToLower(strings.TrimSpace(query))
+	out := []ServerCount{}
+	for _, name := range snap.Catalog.Servers() {
+		if counts[name] > 0 && (q == "" || strings.Contains(strings.ToLower(name), q)) {
+			out = append(out, ServerCount{Name: name, Tools: counts[name]})
+		}
+	}
+	return out, nil
+}
