@@ -111,7 +111,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := &http.Server{
-		Handler: httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups)),
+		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups)),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
