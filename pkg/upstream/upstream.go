@@ -282,7 +282,7 @@ func (m *Manager) record(u *upstream, err error) {
 		u.state, u.failures, u.lastSuccess, u.halfOpen, u.openUntil = "connected", 0, now, false, time.Time{}
 		return
 	}
-	msg := scrub(err.Error(), u.cfg.Headers)
+	msg := u.scrub(err.Error())
 	u.state, u.lastErr, u.lastErrAt = "failing", msg, now
 	u.failures++
 	u.stale = len(u.tools) > 0 // keep the last good tools, marked stale
@@ -376,7 +376,7 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 	cs, err := u.connect(ctx)
 	if err != nil {
 		m.record(u, err)
-		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, server, scrub(err.Error(), u.cfg.Headers))
+		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, server, u.scrub(err.Error()))
 	}
 	var arguments any
 	if len(args) > 0 {
@@ -384,7 +384,7 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
 	if err != nil {
-		return nil, fmt.Errorf("%s: tools/call %s: %s", server, tool, scrub(err.Error(), u.cfg.Headers))
+		return nil, fmt.Errorf("%s: tools/call %s: %s", server, tool, u.scrub(err.Error()))
 	}
 	return res, nil
 }
@@ -416,6 +416,22 @@ func hashTools(tools []catalog.Tool) [32]byte {
 	var out [32]byte
 	copy(out[:], h.Sum(nil))
 	return out
+}
+
+// scrub removes what may be secret from an error message: configured
+// header values (tokens), and the URL's user info and query string, which
+// net/http errors quote (masking a password, but not a query token).
+func (u *upstream) scrub(msg string) string {
+	raw := u.cfg.URL
+	if i := strings.Index(raw, "?"); i >= 0 && i+1 < len(raw) {
+		msg = strings.ReplaceAll(msg, raw[i+1:], "[redacted]")
+	}
+	if i := strings.Index(raw, "://"); i >= 0 {
+		if at := strings.LastIndex(raw[i+3:], "@"); at >= 0 {
+			msg = strings.ReplaceAll(msg, raw[i+3:i+3+at], "[redacted]")
+		}
+	}
+	return scrub(msg, u.cfg.Headers)
 }
 
 // scrub removes configured header values (tokens) from an error message.

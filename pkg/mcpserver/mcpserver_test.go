@@ -1,0 +1,295 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/upstream"
+)
+
+// countingEmbedder is not *embed.Local, so the service caches its vectors;
+// texts counts what it was asked to embed.
+type countingEmbedder struct {
+	local *embed.Local
+	texts atomic.Int64
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.texts.Add(int64(len(texts)))
+	return c.local.Embed(ctx, texts)
+}
+
+func (c *countingEmbedder) Info() embed.Info { return embed.Info{Provider: "counting", Model: "m", Dimensions: 256} }
+
+type rig struct {
+	upstream *mcp.Server
+	emb      *countingEmbedder
+	svc      *search.Service
+	url      string
+	changed  chan struct{}
+}
+
+func addTool(s *mcp.Server, name, desc string) {
+	s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: map[string]any{
+		"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}, "days": map[string]any{"type": "integer"}},
+		"required": []any{"city"}}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct {
+				City string
+				Days int
+			}
+			json.Unmarshal(req.Params.Arguments, &a)
+			if a.City == "Atlantis" {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such city"}}}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: sunny for %d days", a.City, a.Days)}}}, nil
+		})
+}
+
+// newRig wires an in-process upstream, the upstream manager, the search
+// service and the MCP server behind the HTTP API, as serve does.
+func newRig(t *testing.T, keys []search.Key) *rig {
+	t.Helper()
+	r := &rig{emb: &countingEmbedder{local: embed.NewLocal(256)}, changed: make(chan struct{}, 16)}
+	r.upstream = mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, &mcp.ServerOptions{PageSize: 2})
+	addTool(r.upstream, "get_forecast", "Get the weather forecast for a city for the next days.")
+	addTool(r.upstream, "get_air_quality", "Get the air quality index of a city.")
+	addTool(r.upstream, "get_alerts", "List active severe weather alerts for a city.")
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return r.upstream }, nil))
+	t.Cleanup(up.Close)
+
+	files, err := catalog.DefaultPart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ups *upstream.Manager
+	load := func(context.Context) (*search.Setup, error) {
+		cat, err := catalog.New(append([]catalog.Part{files}, ups.Parts()...))
+		if err != nil {
+			return nil, err
+		}
+		return &search.Setup{Catalog: cat, Keys: keys}, nil
+	}
+	var srv *Server
+	r.svc = search.New(search.Config{Embedder: r.emb, Load: load, OnPublish: func(s *search.Snapshot) { srv.Announce(s) }})
+	ups, err = upstream.New([]upstream.Config{{Name: "weather", URL: up.URL, Refresh: time.Hour}}, func() {
+		if _, err := r.svc.Rebuild(context.Background()); err != nil {
+			t.Errorf("rebuild after upstream change: %v", err)
+		}
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = New(r.svc, Options{Upstreams: ups})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ups.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	ups.WaitFirst(t.Context())
+	if _, err := r.svc.Rebuild(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(httpapi.NewServer(r.svc, httpapi.Options{MCP: srv.Handler(), Upstreams: ups}))
+	t.Cleanup(api.Close)
+	r.url = api.URL + "/mcp"
+	return r
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b.token != "" {
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (r *rig) connect(t *testing.T, token string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case r.changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func structured[T any](t *testing.T, res *mcp.CallToolResult) T {
+	t.Helper()
+	var out T
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return out
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestMetaTools(t *testing.T) {
+	r := newRig(t, nil)
+	cs := r.connect(t, "")
+	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
+		t.Errorf("capabilities = %+v, want tools.listChanged", caps)
+	}
+	list, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range list.Tools {
+		got = append(got, tl.Name)
+		if s, _ := json.Marshal(tl.InputSchema); !strings.Contains(string(s), `"additionalProperties":false`) {
+			t.Errorf("%s input schema is not strict: %s", tl.Name, s)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"call_tool", "get_tool_schema", "list_servers", "search_tools"}) {
+		t.Errorf("tools/list = %v", got)
+	}
+
+	res := call(t, cs, "search_tools", map[string]any{"query": "will it rain in Oslo this week", "limit": 3})
+	out := structured[searchOut](t, res)
+	if len(out.Tools) == 0 || out.Tools[0].Server != "weather" || out.Tools[0].Name != "get_forecast" || !strings.Contains(text(res), "weather/get_forecast") {
+		t.Errorf("search_tools = %+v / %q", out, text(res))
+	}
+	if res := call(t, cs, "search_tools", map[string]any{"query": "x", "bogus": 1}); !res.IsError {
+		t.Error("search_tools accepted an unknown argument")
+	}
+
+	sch := structured[schemaOut](t, call(t, cs, "get_tool_schema", map[string]any{"name": "get_forecast"}))
+	if sch.Server != "weather" || !sch.Callable || sch.InputSchema["required"] == nil {
+		t.Errorf("get_tool_schema = %+v", sch)
+	}
+	if res := call(t, cs, "get_tool_schema", map[string]any{"name": "nope"}); !res.IsError {
+		t.Error("get_tool_schema of an unknown tool is not an error")
+	}
+
+	servers := structured[listServersOut](t, call(t, cs, "list_servers", map[string]any{"query": "weath"}))
+	if len(servers.Servers) != 1 || servers.Servers[0].Tools != 3 || servers.Servers[0].Health == nil || servers.Servers[0].Health.State != "connected" {
+		t.Errorf("list_servers = %+v", servers)
+	}
+
+	res = call(t, cs, "call_tool", map[string]any{"name": "get_forecast", "arguments": map[string]any{"city": "Oslo", "days": 3}})
+	if res.IsError || text(res) != "Oslo: sunny for 3 days" {
+		t.Errorf("call_tool = %+v %q", res, text(res))
+	}
+	res = call(t, cs, "call_tool", map[string]any{"name": "get_forecast", "server": "weather", "arguments": map[string]any{"city": "Atlantis"}})
+	if !res.IsError || text(res) != "no such city" {
+		t.Errorf("the upstream's isError result did not pass through: %+v %q", res, text(res))
+	}
+	res = call(t, cs, "call_tool", map[string]any{"name": "get_forecast", "arguments": map[string]any{"days": "three"}})
+	if !res.IsError || !strings.Contains(text(res), "city") && !strings.Contains(text(res), "days") {
+		t.Errorf("bad arguments: %+v %q, want an isError naming the field", res, text(res))
+	}
+	if res := call(t, cs, "call_tool", map[string]any{"name": "create_issue", "arguments": map[string]any{}}); !res.IsError || !strings.Contains(text(res), "not a live upstream") {
+		t.Errorf("call_tool of a catalog-file tool: %q", text(res))
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "no_such_tool"}}); err == nil {
+		t.Error("call_tool of an unknown tool is not a protocol error")
+	}
+}
+
+func TestUpstreamChangeReachesClients(t *testing.T) {
+	r := newRig(t, nil)
+	cs := r.connect(t, "")
+	addTool(r.upstream, "get_pollen_count", "Report today's pollen count for hay fever sufferers.")
+	select {
+	case <-r.changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed reached the client")
+	}
+	var out searchOut
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		out = structured[searchOut](t, call(t, cs, "search_tools", map[string]any{"query": "pollen hay fever", "limit": 1}))
+		if len(out.Tools) > 0 && out.Tools[0].Name == "get_pollen_count" {
+			break
+		}
+	}
+	if len(out.Tools) == 0 || out.Tools[0].Name != "get_pollen_count" {
+		t.Fatalf("the added tool is not findable: %+v", out)
+	}
+	// Queries are embedded too; the build of the new snapshot counts its own.
+	if got := r.svc.Current().Embedded; got != 1 {
+		t.Errorf("adding one upstream tool embedded %d tool texts, want 1 (the others are cached)", got)
+	}
+	r.upstream.RemoveTools("get_alerts")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := r.svc.Lookup(search.Caller{}, "weather", "get_alerts"); err != nil {
+			break
+		}
+	}
+	if res := call(t, cs, "get_tool_schema", map[string]any{"name": "get_alerts", "server": "weather"}); !res.IsError {
+		t.Error("the removed tool is still there")
+	}
+}
+
+func TestVisibility(t *testing.T) {
+	keys := []search.Key{
+		{Name: "all", Hash: sha256.Sum256([]byte("k-all"))},
+		{Name: "no-weather", Hash: sha256.Sum256([]byte("k-files")), Visibility: search.Visibility{Servers: []string{"files"}}},
+	}
+	r := newRig(t, keys)
+	c := mcp.NewClient(&mcp.Implementation{Name: "anon", Version: "1"}, nil)
+	if _, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: r.url, MaxRetries: -1}, nil); err == nil {
+		t.Error("connected without an API key")
+	}
+	cs := r.connect(t, "k-files")
+	out := structured[searchOut](t, call(t, cs, "search_tools", map[string]any{"query": "weather forecast for a city"}))
+	for _, tl := range out.Tools {
+		if tl.Server != "files" {
+			t.Errorf("a files-only key saw %s/%s", tl.Server, tl.Name)
+		}
+	}
+	if res := call(t, cs, "get_tool_schema", map[string]any{"name": "get_forecast"}); !res.IsError {
+		t.Error("a files-only key read the schema of a weather tool")
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "get_forecast", "arguments": map[string]any{"city": "x"}}}); err == nil {
+		t.Error("a files-only key called a weather tool")
+	}
+	servers := structured[listServersOut](t, call(t, cs, "list_servers", map[string]any{}))
+	if len(servers.Servers) != 1 || servers.Servers[0].Name != "files" {
+		t.Errorf("list_servers for a files-only key = %+v", servers)
+	}
+}

@@ -1,0 +1,183 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fakeUpstream is an in-process MCP server over Streamable HTTP whose
+// transport can be made to fail.
+type fakeUpstream struct {
+	srv  *mcp.Server
+	http *httptest.Server
+	down atomic.Bool
+}
+
+func newFake(tb testing.TB, pageSize, tools int) *fakeUpstream {
+	tb.Helper()
+	f := &fakeUpstream{srv: mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize})}
+	for i := range tools {
+		f.add(fmt.Sprintf("tool_%d", i), fmt.Sprintf("Does thing number %d.", i))
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, nil)
+	f.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.down.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(f.http.Close)
+	return f
+}
+
+func (f *fakeUpstream) add(name, desc string) {
+	f.srv.AddTool(&mcp.Tool{Name: name, Description: desc,
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "number"}}}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ N float64 }
+			json.Unmarshal(req.Params.Arguments, &args)
+			if args.N < 0 {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "n must not be negative"}}}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s(%v) done", name, args.N)}}}, nil
+		})
+}
+
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func names(m *Manager) []string {
+	var out []string
+	for _, p := range m.Parts() {
+		for _, s := range p.Servers {
+			for _, t := range s.Tools {
+				out = append(out, s.Name+"/"+t.Name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func start(tb testing.TB, cfgs []Config, onChange func()) *Manager {
+	tb.Helper()
+	m, err := New(cfgs, onChange, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	tb.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	m.WaitFirst(tb.Context())
+	return m
+}
+
+func TestPaginatedListing(t *testing.T) {
+	f := newFake(t, 2, 5)
+	m := start(t, []Config{{Name: "fake", URL: f.http.URL}}, nil)
+	if got := names(m); len(got) != 5 || got[0] != "fake/tool_0" {
+		t.Errorf("tools = %v, want all 5 across 3 pages", got)
+	}
+	st := m.Status()[0]
+	if st.State != "connected" || st.Tools != 5 || st.Breaker != Closed || st.LastSuccess == nil || st.Stale {
+		t.Errorf("status = %+v", st)
+	}
+}
+
+func TestListChanged(t *testing.T) {
+	f := newFake(t, 0, 2)
+	var changes atomic.Int32
+	// A long refresh: only the notification can explain a prompt re-list.
+	m := start(t, []Config{{Name: "fake", URL: f.http.URL, Refresh: time.Hour}}, func() { changes.Add(1) })
+	base := changes.Load()
+	f.add("brand_new", "A tool added at runtime.")
+	waitFor(t, "the added tool", func() bool { return slices.Contains(names(m), "fake/brand_new") })
+	f.srv.RemoveTools("tool_0")
+	waitFor(t, "the removed tool to go", func() bool { return !slices.Contains(names(m), "fake/tool_0") })
+	if changes.Load()-base < 2 {
+		t.Errorf("onChange called %d times for two changes", changes.Load()-base)
+	}
+}
+
+func TestBreaker(t *testing.T) {
+	f := newFake(t, 0, 3)
+	m := start(t, []Config{{Name: "fake", URL: f.http.URL, Refresh: 20 * time.Millisecond,
+		BreakerFailures: 2, BreakerCooldown: 300 * time.Millisecond, Timeout: time.Second}}, nil)
+	f.down.Store(true)
+	waitFor(t, "the breaker to open", func() bool { return m.Status()[0].Breaker == Open })
+	st := m.Status()[0]
+	if !st.Stale || st.Tools != 3 || len(names(m)) != 3 || st.LastError == "" || st.Failures < 2 {
+		t.Errorf("open breaker: status %+v, tools %v; want the last good tools kept, stale", st, names(m))
+	}
+	if _, err := m.Call(t.Context(), "fake", "tool_1", nil); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Call with the breaker open = %v, want ErrUnavailable", err)
+	}
+	f.down.Store(false)
+	waitFor(t, "the breaker to close", func() bool { return m.Status()[0].Breaker == Closed })
+	if st := m.Status()[0]; st.Stale || st.State != "connected" || st.Failures != 0 {
+		t.Errorf("after recovery: %+v", st)
+	}
+}
+
+func TestCall(t *testing.T) {
+	f := newFake(t, 0, 2)
+	m := start(t, []Config{{Name: "fake", URL: f.http.URL}}, nil)
+	res, err := m.Call(t.Context(), "fake", "tool_1", json.RawMessage(`{"n":3}`))
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "tool_1(3) done" {
+		t.Fatalf("Call = %+v, %v", res, err)
+	}
+	res, err = m.Call(t.Context(), "fake", "tool_1", json.RawMessage(`{"n":-1}`))
+	if err != nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != "n must not be negative" {
+		t.Errorf("an isError result must pass through unchanged: %+v, %v", res, err)
+	}
+	if _, err := m.Call(t.Context(), "nope", "x", nil); err == nil {
+		t.Error("Call to an unknown upstream succeeded")
+	}
+}
+
+func TestSecretsStayOut(t *testing.T) {
+	m, err := New([]Config{{Name: "gh", URL: "http://user:pw@127.0.0.1:1/mcp?token=abc", Headers: map[string]string{"Authorization": "Bearer ghp_secret123"},
+		Refresh: time.Hour, Timeout: 200 * time.Millisecond}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	m.WaitFirst(t.Context())
+	b, _ := json.Marshal(m.Status())
+	cancel()
+	<-done
+	if !strings.Contains(string(b), "connection refused") {
+		t.Fatalf("status has no error to check: %s", b)
+	}
+	for _, secret := range []string{"user:pw", "token=abc", "ghp_secret123"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("status leaks %q: %s", secret, b)
+		}
+	}
+}
