@@ -34,7 +34,9 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	return c.local.Embed(ctx, texts)
 }
 
-func (c *countingEmbedder) Info() embed.Info { return embed.Info{Provider: "counting", Model: "m", Dimensions: 256} }
+func (c *countingEmbedder) Info() embed.Info {
+	return embed.Info{Provider: "counting", Model: "m", Dimensions: 256}
+}
 
 type rig struct {
 	upstream *mcp.Server
