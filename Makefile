@@ -20,7 +20,7 @@ EVAL_SELF_REAL_MIN_RECALL ?= 0.99
 FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery
 
-.PHONY: run build test vet fmt-check unit fuzz fuzz-short eval-gate eval eval-shared docker clean
+.PHONY: run build test vet fmt-check unit fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -28,7 +28,7 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
 
-test: fmt-check vet unit fuzz-short eval-gate
+test: fmt-check vet unit fuzz-short eval-gate e2e-mcp-if-npm
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -70,6 +70,16 @@ eval-shared: build
 	@for set in metatool stabletoolbench; do \
 		./$(BIN) eval -catalog $(SHARED)/$$set/catalog.json -cases $(SHARED)/$$set/cases.jsonl | sed -n '1,6p'; echo; \
 	done
+
+# toolsearch driven by the MCP Inspector CLI, with server-everything as a
+# live upstream (both from npm, pinned in e2e/mcp/package-lock.json).
+e2e-mcp: build
+	e2e/mcp/run.sh $(CURDIR)/$(BIN)
+
+e2e-mcp-if-npm:
+	@if command -v npm >/dev/null 2>&1 && timeout 30 npm ping >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory e2e-mcp; \
+	else echo "npm registry not reachable: skipping e2e-mcp"; fi
 
 docker:
 	docker build --build-arg VERSION=$(VERSION) -t toolsearch:$(VERSION) .

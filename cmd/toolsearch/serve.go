@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +52,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// Live upstream MCP servers, from the config file.
 	var ups *upstream.Manager
 	var svc *search.Service
+	var started atomic.Bool // the start-up build reads what upstreams have by then
 	upCfgs, err := upstreamConfigs(idx.config, getenv)
 	if err != nil {
 		return err
@@ -59,6 +61,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ups, err = upstream.New(upCfgs, func() {
 			// An upstream's tools changed: re-read and rebuild; only changed
 			// tools are re-embedded. A failure keeps the current index.
+			if !started.Load() {
+				return
+			}
 			if _, err := svc.Rebuild(ctx); err != nil {
 				logger.Warn("rebuild after an upstream change failed", "err", err)
 			}
@@ -100,6 +105,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// start-up with a message naming the file, server and tool. With live
 	// upstreams, no tools yet is not fatal: the service is unready until
 	// an upstream delivers some.
+	started.Store(true)
 	setup, err := cfg.Load(ctx)
 	if err != nil && !(ups != nil && errors.Is(err, catalog.ErrNoTools)) {
 		return err

@@ -295,3 +295,34 @@ func TestVisibility(t *testing.T) {
 		t.Errorf("list_servers for a files-only key = %+v", servers)
 	}
 }
+
+// A client that does not take SSE (Accept: application/json only) gets
+// plain JSON answers.
+func TestJSONOnlyClient(t *testing.T) {
+	r := newRig(t, nil)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+	req, _ := http.NewRequest("POST", r.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			Capabilities    struct {
+				Tools struct {
+					ListChanged bool `json:"listChanged"`
+				} `json:"tools"`
+			} `json:"capabilities"`
+		} `json:"result"`
+	}
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("initialize with Accept: application/json = %d %s", resp.StatusCode, ct)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || got.Result.ProtocolVersion != "2025-06-18" || !got.Result.Capabilities.Tools.ListChanged {
+		t.Errorf("initialize result = %+v, %v", got, err)
+	}
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# End-to-end: toolsearch as an MCP server, driven by a real third-party MCP
+# client (the MCP Inspector CLI), with a real third-party upstream
+# (@modelcontextprotocol/server-everything over Streamable HTTP).
+# Usage: e2e/mcp/run.sh [path/to/toolsearch]   (make e2e-mcp builds it)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${1:-"$here/../../bin/toolsearch"}
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+cd "$here"
+npm ci --no-audit --no-fund --loglevel=error >/dev/null
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
+	shuf -i 20000-60000 -n 1; }
+up_port=$(free_port)
+ts_port=$(free_port)
+
+PORT=$up_port node node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp >"$work/everything.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do
+	grep -q "listening on port" "$work/everything.log" 2>/dev/null && break
+	sleep 0.1
+done
+
+cat >"$work/config.yaml" <<YAML
+upstreams:
+  - name: everything
+    url: http://127.0.0.1:$up_port/mcp
+    refresh: 1m
+YAML
+"$bin" serve -addr "127.0.0.1:$ts_port" -config "$work/config.yaml" >"$work/toolsearch.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 200); do
+	curl -sf "http://127.0.0.1:$ts_port/readyz" >/dev/null && break
+	sleep 0.1
+done
+
+inspector() {
+	npx --no-install @modelcontextprotocol/inspector --cli "http://127.0.0.1:$ts_port/mcp" --transport http "$@" 2>/dev/null
+}
+fail() {
+	echo "e2e-mcp: FAIL: $*" >&2
+	echo "--- toolsearch log" >&2; tail -20 "$work/toolsearch.log" >&2
+	exit 1
+}
+step() { echo; echo "\$ inspector --cli .../mcp $*"; }
+passed=0
+
+step "--method tools/list"
+out=$(inspector --method tools/list) || fail "tools/list"
+echo "$out" | grep -o '"name": "[a-z_]*"' | sort | tr '\n' ' '; echo
+for t in search_tools get_tool_schema list_servers call_tool; do
+	echo "$out" | grep -q "\"name\": \"$t\"" || fail "tools/list lacks $t"
+done
+passed=$((passed + 1))
+
+step "--method tools/call --tool-name search_tools --tool-arg query='add two numbers' --tool-arg limit=3"
+out=$(inspector --method tools/call --tool-name search_tools --tool-arg "query=add two numbers" --tool-arg limit=3) || fail "search_tools"
+echo "$out" | grep '"text": ' | head -1
+echo "$out" | grep -q 'everything/get-sum' || fail "search_tools did not find everything/get-sum"
+passed=$((passed + 1))
+
+step "--method tools/call --tool-name get_tool_schema --tool-arg name=get-sum"
+out=$(inspector --method tools/call --tool-name get_tool_schema --tool-arg name=get-sum) || fail "get_tool_schema"
+echo "$out" | grep -q '"callable": true' || fail "get_tool_schema: not callable"
+echo "$out" | grep -q '"required"' || fail "get_tool_schema: no input schema"
+echo "inputSchema has a, b; callable: true"
+passed=$((passed + 1))
+
+step "--method tools/call --tool-name call_tool --tool-arg name=get-sum --tool-arg 'arguments={\"a\":2,\"b\":3}'"
+out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=get-sum --tool-arg 'arguments={"a":2,"b":3}') || fail "call_tool"
+echo "$out" | grep '"text": '
+echo "$out" | grep -q 'The sum of 2 and 3 is 5' || fail "call_tool did not return the upstream's result"
+passed=$((passed + 1))
+
+step "--method tools/call --tool-name call_tool --tool-arg name=get-sum --tool-arg 'arguments={\"a\":\"two\"}'"
+out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=get-sum --tool-arg 'arguments={"a":"two"}') || fail "call_tool (bad arguments)"
+echo "$out" | grep '"text": '
+echo "$out" | grep -q '"isError": true' || fail "bad arguments were not an isError result"
+passed=$((passed + 1))
+
+echo
+echo "\$ curl -s .../mcp/tool-search/status   (upstreams)"
+status=$(curl -s "http://127.0.0.1:$ts_port/mcp/tool-search/status")
+echo "$status" | grep -o '"upstreams":\[.*\]'
+echo "$status" | grep -q '"state":"connected"' || fail "status does not show the upstream connected"
+passed=$((passed + 1))
+
+echo
+echo "e2e-mcp: $passed passed, 0 failed"
