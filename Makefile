@@ -20,7 +20,7 @@ EVAL_SELF_REAL_MIN_RECALL ?= 0.99
 FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery
 
-.PHONY: run build test vet fmt-check unit fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm docker clean
+.PHONY: run build test vet fmt-check unit contract fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -28,7 +28,7 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
 
-test: fmt-check vet unit fuzz-short eval-gate e2e-mcp-if-npm
+test: fmt-check vet unit contract fuzz-short eval-gate e2e-mcp-if-npm
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -39,6 +39,12 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 ./...
+
+# The OpenAPI contract: real requests to the real router, every response
+# validated against api/openapi.yaml (a module of its own, to keep the
+# validator out of the service's dependencies).
+contract:
+	cd api && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # Each fuzz target for FUZZTIME (seeds in testdata/fuzz are also run by `unit`).
 fuzz:

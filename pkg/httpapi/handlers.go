@@ -85,7 +85,7 @@ func handleTemplates(svc *search.Service) http.Handler {
 	})
 }
 
-func handleRebuild(logger *slog.Logger, svc *search.Service) http.Handler {
+func handleRebuild(logger *slog.Logger, svc *search.Service, ups upstreamStatuser) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := svc.Rebuild(r.Context()); err != nil {
 			// The caller is an operator holding the admin token: the cause
@@ -99,21 +99,30 @@ func handleRebuild(logger *slog.Logger, svc *search.Service) http.Handler {
 			writeError(w, r, logger, errorf(status, "rebuild_failed", "rebuild failed, the previous index keeps serving: %v", err))
 			return
 		}
-		encode(w, http.StatusOK, svc.Status())
+		encode(w, http.StatusOK, statusOf(svc, ups))
 	})
 }
 
-func handleStatus(svc *search.Service, ups interface{ Status() []upstream.Status }) http.Handler {
-	type response struct {
-		search.Status
-		Upstreams []upstream.Status `json:"upstreams"`
+type upstreamStatuser interface{ Status() []upstream.Status }
+
+// statusBody is the status page: the index's status and the upstreams'.
+// Status and rebuild answer with it alike.
+type statusBody struct {
+	search.Status
+	Upstreams []upstream.Status `json:"upstreams"`
+}
+
+func statusOf(svc *search.Service, ups upstreamStatuser) statusBody {
+	res := statusBody{Status: svc.Status(), Upstreams: []upstream.Status{}}
+	if ups != nil {
+		res.Upstreams = ups.Status()
 	}
+	return res
+}
+
+func handleStatus(svc *search.Service, ups upstreamStatuser) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res := response{Status: svc.Status(), Upstreams: []upstream.Status{}}
-		if ups != nil {
-			res.Upstreams = ups.Status()
-		}
-		encode(w, http.StatusOK, res)
+		encode(w, http.StatusOK, statusOf(svc, ups))
 	})
 }
 

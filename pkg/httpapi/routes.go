@@ -26,6 +26,6 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	})
 	if opts.AdminToken != "" {
 		r.With(requireToken(logger, opts.AdminToken)).
-			Method(http.MethodPost, "/mcp/tool-search/rebuild", handleRebuild(logger, svc))
+			Method(http.MethodPost, "/mcp/tool-search/rebuild", handleRebuild(logger, svc, opts.Upstreams))
 	}
 }

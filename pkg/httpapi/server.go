@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/search"
-	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
 // MaxBodyBytes caps a request body. A search request is a few hundred bytes;
@@ -29,7 +28,7 @@ type Options struct {
 	// MCP, when set, is served at /mcp behind the same API keys.
 	MCP http.Handler
 	// Upstreams, when set, adds live upstream health to the status page.
-	Upstreams interface{ Status() []upstream.Status }
+	Upstreams upstreamStatuser
 }
 
 // NewServer returns the API's handler.

@@ -1,0 +1,172 @@
+// Package api holds the service's OpenAPI contract. Its test sends real
+// requests to the real router and validates every response, success and
+// error, against openapi.yaml, so the spec cannot drift from the code. It
+// is a module of its own to keep the validator out of the service's
+// dependencies.
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/search"
+)
+
+func newValidator(t *testing.T) validator.Validator {
+	t.Helper()
+	spec, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := libopenapi.NewDocument(spec)
+	if err != nil {
+		t.Fatalf("openapi.yaml: %v", err)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		t.Fatalf("openapi.yaml: %v", errs)
+	}
+	if ok, errs := v.ValidateDocument(); !ok {
+		for _, e := range errs {
+			t.Errorf("openapi.yaml is not a valid OpenAPI 3.1 document: %v", e)
+		}
+		t.FailNow()
+	}
+	return v
+}
+
+// newServer is the default catalog and config, one API key ("k") and an
+// admin token ("adm").
+func newServer(t *testing.T, build bool) http.Handler {
+	t.Helper()
+	load := func(context.Context) (*search.Setup, error) {
+		cat, err := catalog.Default()
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := config.Default()
+		if err != nil {
+			return nil, err
+		}
+		s := &search.Setup{Catalog: cat, Core: cfg.Core, Templates: map[string]search.Template{},
+			Keys: []search.Key{{Name: "k", Hash: sha256.Sum256([]byte("k"))}}}
+		for name, tp := range cfg.Templates {
+			s.Templates[name] = search.Template{Description: tp.Description, Tools: tp.Tools}
+		}
+		return s, nil
+	}
+	svc := search.New(search.Config{Embedder: embed.NewLocal(256), Load: load, Version: "test"})
+	if build {
+		if _, err := svc.Rebuild(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return httpapi.NewServer(svc, httpapi.Options{AdminToken: "adm"})
+}
+
+func TestResponsesMatchTheSpec(t *testing.T) {
+	v := newValidator(t)
+	h := newServer(t, true)
+	const js = "application/json"
+	tests := []struct {
+		method, path, token, body string
+		contentType               string
+		status                    int
+	}{
+		{"GET", "/healthz", "", "", "", 200},
+		{"GET", "/readyz", "", "", "", 200},
+		{"GET", "/mcp/tool-search/status", "", "", "", 200},
+		{"GET", "/mcp/tool-search/templates", "k", "", "", 200},
+		{"POST", "/mcp/tool-search", "k", `{"query":"merge a pull request","top_k":3}`, js, 200},
+		{"POST", "/mcp/tool-search", "k", `{"query":"merge a pull request","top_k":2,"explain":true,"include_schema":true,"format":"openai"}`, js, 200},
+		{"POST", "/mcp/tool-search", "k", `{"query":"merge a pull request","mode":"keyword","format":"gemini","include_core":false}`, js, 200},
+		{"POST", "/mcp/tool-search", "k", `{"query":"merge","mode":"semantic","min_score":0.1,"visible_servers":["github"]}`, js, 200},
+		{"POST", "/mcp/tool-search", "k", `{"template":"release"}`, js, 200},
+		{"POST", "/mcp/tool-search", "k", `{"query":"select:create_issue,nope"}`, js, 200},
+		{"POST", "/mcp/tool-search", "k", `{"operation":"list","server_match":"git","top_k":2}`, js, 200},
+		{"POST", "/mcp/tool-search", "k", `{"query":"x","top_k":0}`, js, 400},
+		{"POST", "/mcp/tool-search", "k", `{"query":`, js, 400},
+		{"POST", "/mcp/tool-search", "k", `{"query":"x","nope":1}`, js, 400},
+		{"POST", "/mcp/tool-search", "", `{"query":"x"}`, js, 401},
+		{"POST", "/mcp/tool-search", "k", `{"template":"nope"}`, js, 404},
+		{"GET", "/mcp/tool-search", "", "", "", 405},
+		{"POST", "/mcp/tool-search", "k", `{"query":"` + strings.Repeat("a", httpapi.MaxBodyBytes) + `"}`, js, 413},
+		{"POST", "/mcp/tool-search", "k", `{"query":"x"}`, "text/plain", 415},
+		{"POST", "/mcp/tool-search/rebuild", "adm", "", "", 200},
+		{"POST", "/mcp/tool-search/rebuild", "k", "", "", 401},
+	}
+	for _, tt := range tests {
+		name := tt.method + " " + tt.path + " " + tt.body
+		t.Run(name[:min(len(name), 60)], func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, "http://localhost:8080"+tt.path, strings.NewReader(tt.body))
+			if tt.contentType != "" {
+				req.Header.Set("Content-Type", tt.contentType)
+			}
+			if tt.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.status, rec.Body)
+			}
+			resp := rec.Result()
+			resp.Request = req
+			if rec.Code == http.StatusMethodNotAllowed {
+				// The spec has no operation for a method a path does not
+				// serve; check the error shape directly.
+				if !strings.HasPrefix(rec.Body.String(), `{"error":{"code":"method_not_allowed"`) || resp.Header.Get("Allow") == "" {
+					t.Errorf("405 = %s (Allow %q)", rec.Body, resp.Header.Get("Allow"))
+				}
+				return
+			}
+			req2 := httptest.NewRequest(tt.method, "http://localhost:8080"+tt.path, strings.NewReader(tt.body))
+			req2.Header = req.Header.Clone()
+			if ok, errs := v.ValidateHttpResponse(req2, resp); !ok {
+				for _, e := range errs {
+					t.Errorf("response does not match the spec: %s: %s (%v)", e.Message, e.Reason, e.SchemaValidationErrors)
+				}
+				t.Logf("body: %.600s", rec.Body)
+			}
+		})
+	}
+}
+
+// Before the first build, readiness and search answer 503 in the error shape.
+func TestNotReadyMatchesTheSpec(t *testing.T) {
+	v := newValidator(t)
+	h := newServer(t, false)
+	for _, path := range []string{"/readyz", "/mcp/tool-search/status"} {
+		req := httptest.NewRequest("GET", "http://localhost:8080"+path, nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		resp := rec.Result()
+		if ok, errs := v.ValidateHttpResponse(httptest.NewRequest("GET", "http://localhost:8080"+path, nil), resp); !ok {
+			t.Errorf("GET %s (%d) does not match the spec: %v\n%s", path, rec.Code, errs, rec.Body)
+		}
+	}
+}
+
+// Valid requests must be valid by the spec too.
+func TestRequestsMatchTheSpec(t *testing.T) {
+	v := newValidator(t)
+	for _, body := range []string{`{"query":"x"}`, `{"template":"release","include_core":false}`, `{"operation":"list","servers":["github"],"cursor":"abc"}`} {
+		req := httptest.NewRequest("POST", "http://localhost:8080/mcp/tool-search", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if ok, errs := v.ValidateHttpRequest(req); !ok {
+			t.Errorf("request %s does not match the spec: %v", body, errs)
+		}
+	}
+}
