@@ -87,7 +87,15 @@ func startServe(t *testing.T, env map[string]string, args ...string) (base strin
 	ctx, cancel := context.WithCancel(t.Context())
 	stderr = &syncBuffer{}
 	errc := make(chan error, 1)
-	getenv := func(k string) string { return env[k] }
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		if k == "TOOLSEARCH_DRAIN_DELAY" {
+			return "0s" // tests that do not test draining need not wait for it
+		}
+		return ""
+	}
 	go func() {
 		errc <- run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), getenv, nil, io.Discard, stderr)
 	}()
@@ -156,6 +164,7 @@ func TestServeOpenAI(t *testing.T) {
 		"TOOLSEARCH_EMBEDDER":           "openai",
 		"TOOLSEARCH_EMBEDDING_BASE_URL": fake.URL + "/v1",
 		"OPENAI_API_KEY":                "sk-e2e-secret-key",
+		"TOOLSEARCH_LOG_LEVEL":          "debug",
 	}
 	base, logs, stop := startServe(t, env)
 	if got := calls.Load(); got != 1 {
@@ -184,8 +193,17 @@ func TestServeOpenAI(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Errorf("serve returned %v after cancel, want nil (graceful)", err)
 	}
-	if strings.Contains(logs.String(), "sk-e2e-secret-key") {
+	if strings.Contains(logs.String(), "sk-e2e-secret-key") || strings.Contains(logs.String(), "e2e-secret") {
 		t.Error("logs contain the API key")
+	}
+	var access map[string]any
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"request"`) && strings.Contains(line, `"route":"/mcp/tool-search"`) {
+			json.Unmarshal([]byte(line), &access)
+		}
+	}
+	if access["status"] != float64(200) || access["mode"] != "hybrid" || access["request_id"] == "" || access["duration_ms"] == nil || access["method"] != "POST" {
+		t.Errorf("access log line = %v", access)
 	}
 }
 
@@ -467,5 +485,68 @@ func TestLintAndSelf(t *testing.T) {
 				t.Errorf("exit %d (want %d); output lacks %q:\n%s%s", code, tt.want, tt.out, stdout.String(), stderr.String())
 			}
 		})
+	}
+}
+
+// On SIGTERM the server fails readiness first, keeps serving through the
+// drain delay, and lets in-flight requests finish.
+func TestDrainOnShutdown(t *testing.T) {
+	var queryStarted = make(chan struct{}, 1)
+	builds := atomic.Int32{}
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if builds.Add(1) > 1 { // a query: hold it in flight
+			select {
+			case queryStarted <- struct{}{}:
+			default:
+			}
+			time.Sleep(time.Second)
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		data := make([]item, len(req.Input))
+		for i := range data {
+			data[i] = item{i, []float32{1, float32(len(req.Input[i]) % 7), 1}}
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	defer fake.Close()
+	env := map[string]string{"TOOLSEARCH_EMBEDDER": "openai", "TOOLSEARCH_EMBEDDING_BASE_URL": fake.URL + "/v1",
+		"TOOLSEARCH_DRAIN_DELAY": "400ms", "TOOLSEARCH_QUERY_TIMEOUT": "5s"}
+	base, logs, stop := startServe(t, env)
+	result := make(chan int, 1)
+	go func() {
+		code, _ := postSearch(t, base, `{"query":"merge a pull request"}`)
+		result <- code
+	}()
+	<-queryStarted
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	// During the drain delay: not ready, but still serving.
+	deadline := time.Now().Add(2 * time.Second)
+	sawDraining := false
+	for time.Now().Before(deadline) && !sawDraining {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			sawDraining = resp.StatusCode == 503
+			resp.Body.Close()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !sawDraining {
+		t.Error("/readyz never failed during the drain")
+	}
+	if code := <-result; code != 200 {
+		t.Errorf("the in-flight search ended with %d, want 200", code)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("serve returned %v", err)
+	}
+	if !strings.Contains(logs.String(), `"msg":"draining"`) {
+		t.Error("no draining log line")
 	}
 }

@@ -32,6 +32,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	addr := fs.String("addr", e.str("TOOLSEARCH_ADDR", ":8080"), "listen `address` [TOOLSEARCH_ADDR]")
 	logLevel := fs.String("log-level", e.str("TOOLSEARCH_LOG_LEVEL", "info"), "log level: debug, info, warn, error [TOOLSEARCH_LOG_LEVEL]")
 	shutdownTimeout := fs.Duration("shutdown-timeout", e.duration("TOOLSEARCH_SHUTDOWN_TIMEOUT", 10*time.Second), "how long in-flight requests may finish after SIGTERM [TOOLSEARCH_SHUTDOWN_TIMEOUT]")
+	drainDelay := fs.Duration("drain-delay", e.duration("TOOLSEARCH_DRAIN_DELAY", 5*time.Second), "after SIGTERM, how long /readyz fails before the listener closes, so load balancers stop sending traffic [TOOLSEARCH_DRAIN_DELAY]")
 	idx := addIndexFlags(fs, e)
 	if err := parseIndex(fs, e, idx, args); err != nil {
 		return err
@@ -53,6 +54,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	var ups *upstream.Manager
 	var svc *search.Service
 	var started atomic.Bool // the start-up build reads what upstreams have by then
+	var draining atomic.Bool
 	upCfgs, err := upstreamConfigs(idx.config, getenv)
 	if err != nil {
 		return err
@@ -117,7 +119,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups)),
+		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining)),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -140,7 +142,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "grace", *shutdownTimeout)
+	// Fail readiness first and keep serving for the drain delay, so the
+	// load balancer stops routing here before the listener closes; then
+	// finish in-flight requests within the shutdown timeout.
+	draining.Store(true)
+	logger.Info("draining", "delay", drainDelay.String(), "grace", shutdownTimeout.String())
+	select {
+	case <-time.After(*drainDelay):
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
@@ -153,8 +164,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	return nil
 }
 
-func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager) httpapi.Options {
-	o := httpapi.Options{Logger: logger, Registerer: reg, Gatherer: reg, AdminToken: admin, MCP: mcpSrv.Handler()}
+func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool) httpapi.Options {
+	o := httpapi.Options{Logger: logger, Registerer: reg, Gatherer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), Draining: draining}
 	if ups != nil { // a nil *Manager in the interface would not be nil
 		o.Upstreams = ups
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
@@ -72,6 +73,7 @@ func handleSearch(logger *slog.Logger, svc *search.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
+		noteMode(r, res.Mode)
 		encode(w, http.StatusOK, res)
 	})
 }
@@ -132,8 +134,12 @@ func handleHealthz() http.Handler {
 	})
 }
 
-func handleReadyz(svc *search.Service) http.Handler {
+func handleReadyz(svc *search.Service, draining *atomic.Bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if draining != nil && draining.Load() {
+			writeError(w, r, nil, errorf(http.StatusServiceUnavailable, "draining", "shutting down: finishing in-flight requests"))
+			return
+		}
 		if svc.Current() == nil {
 			writeError(w, r, nil, search.ErrNotReady)
 			return

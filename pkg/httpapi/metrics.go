@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -14,11 +16,29 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	logger   *slog.Logger
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// logBox carries what a handler learns (the ranking mode) out to the
+// access log.
+type logBox struct{ mode string }
+
+type logBoxKey struct{}
+
+func noteMode(r *http.Request, mode string) {
+	if b, ok := r.Context().Value(logBoxKey{}).(*logBox); ok {
+		b.mode = mode
+	}
+}
+
+// quiet routes are polled by probes and scrapers; their access lines are
+// debug-level so they do not drown the requests that matter.
+var quiet = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+func newMetrics(reg prometheus.Registerer, logger *slog.Logger) *metrics {
 	f := promauto.With(reg)
 	return &metrics{
+		logger: logger,
 		requests: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_http_requests_total", Help: "HTTP requests by route pattern, method and status code.",
 		}, []string{"route", "method", "code"}),
@@ -29,11 +49,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 }
 
-// instrument counts and times every request, labelled by chi's route pattern
-// (read after routing, so "/mcp/tool-search", never a raw path).
+// instrument counts, times and logs every request, labelled by chi's route
+// pattern (read after routing, so "/mcp/tool-search", never a raw path).
+// The access line never holds headers or bodies, where secrets travel.
 func (m *metrics) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		box := &logBox{}
+		r = r.WithContext(context.WithValue(r.Context(), logBoxKey{}, box))
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r)
 		route := "unmatched"
@@ -45,7 +68,18 @@ func (m *metrics) instrument(next http.Handler) http.Handler {
 			status = http.StatusOK
 		}
 		code := strconv.Itoa(status)
+		took := time.Since(start)
 		m.requests.WithLabelValues(route, r.Method, code).Inc()
-		m.duration.WithLabelValues(route, code).Observe(time.Since(start).Seconds())
+		m.duration.WithLabelValues(route, code).Observe(took.Seconds())
+		level := slog.LevelInfo
+		if quiet[route] && status < 400 {
+			level = slog.LevelDebug
+		}
+		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("route", route), slog.Int("status", status),
+			slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.String("request_id", middleware.GetReqID(r.Context()))}
+		if box.mode != "" {
+			attrs = append(attrs, slog.String("mode", box.mode))
+		}
+		m.logger.LogAttrs(r.Context(), level, "request", attrs...)
 	})
 }

@@ -5,6 +5,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -29,6 +30,9 @@ type Options struct {
 	MCP http.Handler
 	// Upstreams, when set, adds live upstream health to the status page.
 	Upstreams upstreamStatuser
+	// Draining, when set and true, makes /readyz answer 503 so that load
+	// balancers stop sending traffic before the server shuts down.
+	Draining *atomic.Bool
 }
 
 // NewServer returns the API's handler.
@@ -39,7 +43,7 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	if opts.Gatherer == nil {
 		opts.Gatherer = prometheus.NewRegistry()
 	}
-	m := newMetrics(opts.Registerer)
+	m := newMetrics(opts.Registerer, opts.Logger)
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, m.instrument, recoverer(opts.Logger))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
