@@ -16,6 +16,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embed"
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/snapshot"
 )
 
 // newFlagSet returns a flag set whose -h lists each flag with its variable.
@@ -137,6 +138,7 @@ type indexFlags struct {
 	apiVersion   string
 	fusion       string
 	hybridAlpha  float64
+	snapshotPath string
 	apiKey       string // from the environment only, so -h never prints it
 	// upstreamParts, when set, returns the live upstreams' tools; they join
 	// the catalog files on every build.
@@ -157,6 +159,7 @@ func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 	fs.DurationVar(&f.queryTimeout, "query-timeout", e.duration("TOOLSEARCH_QUERY_TIMEOUT", search.DefaultQueryTimeout), "timeout for embedding one query [TOOLSEARCH_QUERY_TIMEOUT]")
 	fs.StringVar(&f.apiType, "embedding-api-type", e.str("TOOLSEARCH_EMBEDDING_API_TYPE", "openai"), "API flavour for -embedder openai: openai (OpenAI, Ollama, vLLM, LocalAI, ...) or azure (Azure OpenAI deployments) [TOOLSEARCH_EMBEDDING_API_TYPE]")
 	fs.StringVar(&f.apiVersion, "embedding-api-version", e.str("TOOLSEARCH_EMBEDDING_API_VERSION", ""), "Azure OpenAI api-version, such as 2024-10-21 [TOOLSEARCH_EMBEDDING_API_VERSION]")
+	fs.StringVar(&f.snapshotPath, "snapshot", e.str("TOOLSEARCH_SNAPSHOT", ""), "index snapshot `file` from toolsearch index: its vectors are used when catalog and model match, so the provider is not called [TOOLSEARCH_SNAPSHOT]")
 	fs.StringVar(&f.fusion, "fusion", e.str("TOOLSEARCH_FUSION", search.FusionConvex), "hybrid fusion: convex (normalised scores, weighted) or rrf (reciprocal rank) [TOOLSEARCH_FUSION]")
 	fs.Float64Var(&f.hybridAlpha, "hybrid-alpha", e.float("TOOLSEARCH_HYBRID_ALPHA", search.DefaultHybridAlpha), "dense weight in convex fusion, 0-1 [TOOLSEARCH_HYBRID_ALPHA]")
 	f.apiKey = e.str("TOOLSEARCH_EMBEDDING_API_KEY", e.getenv("OPENAI_API_KEY"))
@@ -171,8 +174,18 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 	if f.hybridAlpha <= 0 || f.hybridAlpha > 1 {
 		return search.Config{}, fmt.Errorf("-hybrid-alpha must be in (0, 1], got %v", f.hybridAlpha)
 	}
-	return search.Config{Embedder: emb, QueryTimeout: f.queryTimeout, Fusion: f.fusion, HybridAlpha: f.hybridAlpha,
-		Load: f.loader(), Version: versionString()}, nil
+	cfg := search.Config{Embedder: emb, QueryTimeout: f.queryTimeout, Fusion: f.fusion, HybridAlpha: f.hybridAlpha,
+		Load: f.loader(), Version: versionString()}
+	if f.snapshotPath != "" {
+		// A damaged file stops start-up: it is a broken deploy artifact,
+		// and an index built from it could be silently wrong.
+		h, vecs, err := snapshot.ReadFile(f.snapshotPath)
+		if err != nil {
+			return search.Config{}, err
+		}
+		cfg.Preload = &search.Preload{Source: f.snapshotPath, Header: h, Vectors: vecs}
+	}
+	return cfg, nil
 }
 
 // newEmbedder builds the configured embedder.

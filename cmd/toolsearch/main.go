@@ -42,6 +42,7 @@ commands:
   eval      measure recall on labelled cases (in-process, or --url a live server)
   query     print the ranking for one query
   lint      check tool descriptions: near-duplicates, empty or short descriptions, ...
+  index     embed the catalog once and write an index snapshot for serve -snapshot
   version   print the version
 
 Run "toolsearch <command> -h" for the command's flags; every flag can also be
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runQuery(ctx, rest, getenv, stdout, stderr)
 	case "lint":
 		return runLint(ctx, rest, getenv, stdout, stderr)
+	case "index":
+		return runIndex(ctx, rest, getenv, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "toolsearch", versionString())
 		return nil

@@ -550,3 +550,59 @@ func TestDrainOnShutdown(t *testing.T) {
 		t.Error("no draining log line")
 	}
 }
+
+// toolsearch index embeds once; serve -snapshot then builds with no
+// provider call when catalog and model match, and says why and embeds
+// afresh when they do not.
+func TestSnapshotRoundTrip(t *testing.T) {
+	var calls atomic.Int32
+	fake := fakeOpenAI(t, &calls, nil)
+	env := map[string]string{
+		"TOOLSEARCH_EMBEDDER":           "openai",
+		"TOOLSEARCH_EMBEDDING_BASE_URL": fake.URL + "/v1",
+		"OPENAI_API_KEY":                "sk-e2e-secret-key",
+	}
+	getenv := func(k string) string { return env[k] }
+	path := filepath.Join(t.TempDir(), "index.snap")
+	var stdout bytes.Buffer
+	if err := run(t.Context(), []string{"index", "-out", path}, getenv, nil, &stdout, io.Discard); err != nil {
+		t.Fatalf("index: %v", err)
+	}
+	if calls.Load() != 1 || !strings.Contains(stdout.String(), "tools × 32 dimensions") {
+		t.Fatalf("index: %d provider calls, output %q", calls.Load(), stdout.String())
+	}
+
+	env["TOOLSEARCH_SNAPSHOT"] = path
+	before := calls.Load()
+	base, logs, stop := startServe(t, env)
+	if got := calls.Load() - before; got != 0 {
+		t.Errorf("serve -snapshot made %d provider calls at start-up, want 0", got)
+	}
+	if !strings.Contains(logs.String(), `"from_snapshot_file":true`) {
+		t.Errorf("no sign of the snapshot being used:\n%s", logs)
+	}
+	if code, res := postSearch(t, base, `{"query":"merge pull request","top_k":1,"include_core":false}`); code != 200 || res["mode"] != "hybrid" {
+		t.Errorf("search from the snapshot = %d %v", code, res)
+	}
+	stop()
+
+	// Another catalog: the snapshot does not fit, so serve says so and embeds.
+	cat := filepath.Join(t.TempDir(), "other.json")
+	os.WriteFile(cat, []byte(`{"tools":[{"name":"echo","description":"Echo the input back"}]}`), 0o644)
+	env["TOOLSEARCH_CATALOG"] = cat
+	before = calls.Load()
+	_, logs, stop = startServe(t, env)
+	defer stop()
+	if calls.Load()-before != 1 || !strings.Contains(logs.String(), "index snapshot file not used") || !strings.Contains(logs.String(), "serving catalog") {
+		t.Errorf("a mismatched snapshot: %d calls, logs:\n%s", calls.Load()-before, logs)
+	}
+
+	// A damaged file stops start-up.
+	data, _ := os.ReadFile(path)
+	data[len(data)/2] ^= 1
+	os.WriteFile(path, data, 0o644)
+	err := run(t.Context(), []string{"serve", "-addr", "127.0.0.1:0"}, getenv, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Errorf("serve with a damaged snapshot = %v", err)
+	}
+}

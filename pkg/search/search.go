@@ -23,6 +23,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embed"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/snapshot"
 )
 
 // Embedder turns texts into vectors. embed.Local and embed.OpenAI satisfy it.
@@ -85,12 +86,23 @@ type Config struct {
 	// confidence below which an answer is marked "confident": false.
 	// Missing modes take DefaultConfidence's.
 	Confidence map[string]float64
+	// Preload, when set, holds vectors from a snapshot file, used instead of
+	// calling the embedder when they were built from the same catalog and
+	// model (see package snapshot).
+	Preload *Preload
 	// OnPublish, when set, is called after each snapshot is published
 	// (the MCP server announces the change to its clients).
 	OnPublish func(*Snapshot)
 	// RetryDelay is the first delay between failed start-up builds; 1s when
 	// 0. It doubles up to two minutes.
 	RetryDelay time.Duration
+}
+
+// Preload is an index snapshot file's content.
+type Preload struct {
+	Source  string // the file, for logs
+	Header  snapshot.Header
+	Vectors [][]float32
 }
 
 // Snapshot is one immutable, searchable build of a setup. Everything a
@@ -105,8 +117,10 @@ type Snapshot struct {
 	// EmbedError says why Matrix is nil.
 	EmbedError string
 	// Embedded is how many tool texts this build sent to the embedder; the
-	// rest came from the cache of the previous build.
+	// rest came from the cache of the previous build or a snapshot file.
 	Embedded int
+	// Preloaded says whether the vectors came from a snapshot file.
+	Preloaded bool
 	setup    *Setup
 	policy   *policy
 	lowered  []string // "server/name description", lower-cased, for +term
@@ -223,7 +237,7 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	s.metrics.published(snap)
 	s.logger.Info("index snapshot published", "version", snap.Version, "tools", snap.Catalog.Len(),
 		"mode", snap.mode(), "took_ms", took.Milliseconds(), "warnings", len(snap.Catalog.Warnings()),
-		"skipped", len(snap.Catalog.Skipped()), "embedded", snap.Embedded)
+		"skipped", len(snap.Catalog.Skipped()), "embedded", snap.Embedded, "from_snapshot_file", snap.Preloaded)
 	if s.cfg.OnPublish != nil {
 		s.cfg.OnPublish(snap)
 	}
@@ -263,13 +277,33 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		query:    s.cfg.Embedder,
 	}
 	var vecs [][]float32
+	info := snap.query.Info()
+	if p := s.cfg.Preload; p != nil {
+		if why := p.Header.Mismatch(info.Provider, info.Model, info.BaseURL, info.Dimensions, cat.Hash(), cat.Len()); why != "" {
+			s.logger.Warn("index snapshot file not used; embedding afresh", "file", p.Source, "reason", why)
+		} else {
+			vecs, snap.Preloaded = p.Vectors, true
+		}
+	}
 	if l, ok := snap.query.(*embed.Local); ok {
+		// Queries need the weights fitted to this catalog either way.
+		snap.query = l.Fit(texts)
+	}
+	switch _, local := s.cfg.Embedder.(*embed.Local); {
+	case snap.Preloaded && !local:
+		// Later rebuilds re-embed only what changed since the file.
+		keys := cacheKeys(info, texts)
+		s.cache = make(map[[32]byte][]float32, len(keys))
+		for i, k := range keys {
+			s.cache[k] = vecs[i]
+		}
+	case snap.Preloaded:
+	case local:
 		// The local embedder's weights are fitted to the corpus, so every
 		// vector changes with the catalog: embed all (it is cheap).
-		snap.query = l.Fit(texts)
 		vecs, err = s.embed(ctx, snap.query, "build", texts)
 		snap.Embedded = len(texts)
-	} else {
+	default:
 		vecs, err = s.embedCached(ctx, snap, texts)
 	}
 	if err == nil {
@@ -289,14 +323,11 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 // embedCached embeds, in one batch, only the texts the previous build did
 // not have, and keeps the cache to exactly this catalog's texts.
 func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][]float32, error) {
-	info := snap.query.Info()
-	prefix := fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00", info.Provider, info.BaseURL, info.Model, info.Dimensions)
-	keys := make([][32]byte, len(texts))
+	keys := cacheKeys(snap.query.Info(), texts)
 	vecs := make([][]float32, len(texts))
 	var missing []string
 	var missingAt []int
 	for i, t := range texts {
-		keys[i] = sha256.Sum256([]byte(prefix + t))
 		if v, ok := s.cache[keys[i]]; ok {
 			vecs[i] = v
 			continue
@@ -320,6 +351,16 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	}
 	s.cache = next
 	return vecs, nil
+}
+
+// cacheKeys are the content keys of texts' vectors under one embedder.
+func cacheKeys(info embed.Info, texts []string) [][32]byte {
+	prefix := fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00", info.Provider, info.BaseURL, info.Model, info.Dimensions)
+	keys := make([][32]byte, len(texts))
+	for i, t := range texts {
+		keys[i] = sha256.Sum256([]byte(prefix + t))
+	}
+	return keys
 }
 
 // embed calls the embedder and counts the call.

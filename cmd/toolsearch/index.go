@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/snapshot"
+)
+
+// runIndex embeds the catalog once and writes an index snapshot, so that
+// every replica can load it instead of calling the provider.
+func runIndex(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	e := &env{getenv: getenv}
+	fs := newFlagSet("index", stderr)
+	out := fs.String("out", "", "write the snapshot to this `file` (required)")
+	idx := addIndexFlags(fs, e)
+	if err := parseIndex(fs, e, idx, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "toolsearch index: -out is required")
+		return exitCode(2)
+	}
+	svc, cat, err := buildService(ctx, idx, stderr)
+	if err != nil {
+		return err
+	}
+	snap := svc.Current()
+	if !snap.Semantic() {
+		return fmt.Errorf("not writing a snapshot without embeddings: %s", snap.EmbedError)
+	}
+	info := svc.Status().Embedder
+	h := snapshot.Header{Provider: info.Provider, Model: info.Model, BaseURL: info.BaseURL, Dimensions: snap.Matrix.Dim(),
+		CatalogHash: cat.Hash(), Tools: cat.Len(), BuiltAt: time.Now().UTC()}
+	vecs := make([][]float32, snap.Matrix.Rows())
+	for i := range vecs {
+		vecs[i] = snap.Matrix.Row(i)
+	}
+	// Write to a temporary file and rename, so a reader never sees half a file.
+	tmp, err := os.CreateTemp(filepath.Dir(*out), ".toolsearch-snapshot-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := snapshot.Write(tmp, h, vecs); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", *out, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), *out); err != nil {
+		return err
+	}
+	st, _ := os.Stat(*out)
+	fmt.Fprintf(stdout, "wrote %s: %d tools × %d dimensions (%s/%s), catalog %.12s, %d bytes\n",
+		*out, h.Tools, h.Dimensions, h.Provider, h.Model, h.CatalogHash, st.Size())
+	return nil
+}

@@ -1,0 +1,98 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func sample() (Header, [][]float32) {
+	h := Header{Provider: "local", Model: "m", Dimensions: 3, CatalogHash: "abc", Tools: 2, BuiltAt: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)}
+	return h, [][]float32{{1, 0, -0.5}, {0.25, 2, 3}}
+}
+
+func TestRoundTrip(t *testing.T) {
+	h, vecs := sample()
+	var buf bytes.Buffer
+	if err := Write(&buf, h, vecs); err != nil {
+		t.Fatal(err)
+	}
+	gh, gv, err := Read(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Format = Format
+	if diff := cmp.Diff(h, gh); diff != "" {
+		t.Errorf("header mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(vecs, gv); diff != "" {
+		t.Errorf("vectors mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// Every single-byte flip and every truncation is caught.
+func TestDamage(t *testing.T) {
+	h, vecs := sample()
+	var buf bytes.Buffer
+	Write(&buf, h, vecs)
+	good := buf.Bytes()
+	for i := range good {
+		bad := bytes.Clone(good)
+		bad[i] ^= 0x01
+		if _, _, err := Read(bad); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("flipping byte %d: error = %v, want ErrCorrupt", i, err)
+		}
+	}
+	for n := range len(good) {
+		if _, _, err := Read(good[:n]); err == nil {
+			t.Fatalf("truncated to %d bytes: no error", n)
+		}
+	}
+}
+
+func TestMismatch(t *testing.T) {
+	h, _ := sample()
+	tests := []struct {
+		provider, model string
+		dims            int
+		hash            string
+		tools           int
+		want            bool
+	}{
+		{"local", "m", 3, "abc", 2, false},
+		{"local", "m", 0, "abc", 2, false},
+		{"openai", "m", 3, "abc", 2, true},
+		{"local", "m", 4, "abc", 2, true},
+		{"local", "m", 3, "abd", 2, true},
+	}
+	for _, tt := range tests {
+		if got := h.Mismatch(tt.provider, tt.model, "", tt.dims, tt.hash, tt.tools); (got != "") != tt.want {
+			t.Errorf("Mismatch(%+v) = %q", tt, got)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	h, vecs := sample()
+	var buf bytes.Buffer
+	Write(&buf, h, vecs)
+	f.Add(buf.Bytes())
+	f.Add([]byte("TSSNAP01"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, vecs, err := Read(data)
+		if err != nil {
+			return
+		}
+		if len(vecs) != h.Tools {
+			t.Fatalf("%d vectors for %d tools", len(vecs), h.Tools)
+		}
+		for _, v := range vecs {
+			if len(v) != h.Dimensions {
+				t.Fatalf("vector of %d, want %d", len(v), h.Dimensions)
+			}
+		}
+	})
+}
