@@ -121,10 +121,10 @@ type Snapshot struct {
 	Embedded int
 	// Preloaded says whether the vectors came from a snapshot file.
 	Preloaded bool
-	setup    *Setup
-	policy   *policy
-	lowered  []string // "server/name description", lower-cased, for +term
-	query    Embedder // embeds queries the way the rows were embedded
+	setup     *Setup
+	policy    *policy
+	lowered   []string // "server/name description", lower-cased, for +term
+	query     Embedder // embeds queries the way the rows were embedded
 }
 
 // Semantic reports whether the snapshot has a dense index.
