@@ -67,6 +67,8 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	split := fs.String("split", "all", "run only the dev or test half of the cases (by case id hash), or all")
 	mode := fs.String("mode", "", "ranking mode for cases that do not set one: hybrid, semantic or keyword; default: the service's")
 	out := fs.String("out", "", "write the report to this `file` instead of standard output")
+	baseline := fs.String("baseline", "", "compare with a report written earlier with -format json, and list every case that got worse")
+	failOnRegression := fs.Bool("fail-on-regression", false, "with -baseline, exit 1 if any expected tool ranks worse than in the baseline")
 	idx := addIndexFlags(fs, e)
 	if err := parseIndex(fs, e, idx, args); err != nil {
 		return err
@@ -130,12 +132,24 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 		cases = eval.SelfCases(cat)
 		*casesPath = "self-retrieval"
 	}
+	var base *eval.Report
+	if *baseline != "" {
+		if base, err = eval.LoadReport(*baseline); err != nil {
+			return fail(2, err)
+		}
+	}
 	rep, err := eval.Run(ctx, cat, cases, searcher, eval.Options{K: *k, Mode: *mode})
 	if err != nil {
 		if errors.Is(err, eval.ErrBadInput) {
 			return fail(2, err)
 		}
 		return fail(1, err)
+	}
+	if base != nil {
+		rep.Regressions = eval.Compare(base, rep)
+		if rep.Regressions == nil {
+			rep.Regressions = []eval.Regression{}
+		}
 	}
 	w := stdout
 	if *out != "" {
@@ -160,8 +174,16 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if *out != "" {
 		fmt.Fprintf(stdout, "recall@%d %.3f (%d/%d), report written to %s\n", *k, rep.Summary.Recall, rep.Summary.Found, rep.Summary.Expected, *out)
 	}
+	failed := false
 	if rep.Summary.Recall < *minRecall {
 		fmt.Fprintf(stderr, "toolsearch eval: recall@%d %.3f is below -min-recall %.3f\n", *k, rep.Summary.Recall, *minRecall)
+		failed = true
+	}
+	if *failOnRegression && len(rep.Regressions) > 0 {
+		fmt.Fprintf(stderr, "toolsearch eval: %d expected tools rank worse than in %s\n", len(rep.Regressions), *baseline)
+		failed = true
+	}
+	if failed {
 		return exitCode(1)
 	}
 	return nil

@@ -606,3 +606,42 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Errorf("serve with a damaged snapshot = %v", err)
 	}
 }
+
+// A description edit that breaks discovery shows up as a regression
+// against the stored report, and fails the job with -fail-on-regression.
+func TestEvalBaseline(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	cases := write("cases.jsonl", `{"id":"a","category":"c","query":"translate a document into french","expected":["translate"]}`+"\n"+
+		`{"id":"b","category":"c","query":"convert a temperature to kelvin","expected":["convert_units"]}`+"\n")
+	os.MkdirAll(filepath.Join(dir, "v1"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "v2"), 0o755)
+	before := write("v1/tools.json", `{"tools":[{"name":"translate","description":"Translate a document into another language, such as French."},
+		{"name":"convert_units","description":"Convert a temperature or length between units, such as kelvin."},
+		{"name":"summarize","description":"Summarize a long document."},{"name":"spell_check","description":"Fix spelling in a document."}]}`)
+	after := write("v2/tools.json", `{"tools":[{"name":"translate","description":"Runs the i18n pipeline."},
+		{"name":"convert_units","description":"Convert a temperature or length between units, such as kelvin."},
+		{"name":"summarize","description":"Summarize a long document."},{"name":"spell_check","description":"Fix spelling in a document."}]}`)
+	base := filepath.Join(dir, "base.json")
+	noenv := func(string) string { return "" }
+	if err := run(t.Context(), []string{"eval", "-cases", cases, "-catalog", before, "-k", "1", "-format", "json", "-out", base}, noenv, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	err := run(t.Context(), []string{"eval", "-cases", cases, "-catalog", before, "-k", "1", "-baseline", base, "-fail-on-regression"}, noenv, nil, &stdout, io.Discard)
+	if err != nil || !strings.Contains(stdout.String(), "no regressions") {
+		t.Errorf("same catalog: %v\n%s", err, stdout.String())
+	}
+	stdout.Reset()
+	err = run(t.Context(), []string{"eval", "-cases", cases, "-catalog", after, "-k", "1", "-baseline", base, "-fail-on-regression", "-format", "markdown"}, noenv, nil, &stdout, io.Discard)
+	if fmt.Sprint(err) != "exit status 1" || !strings.Contains(stdout.String(), "| a | `tools/translate` | rank 1 | out of the top k |") {
+		t.Errorf("edited description: %v\n%s", err, stdout.String())
+	}
+	if err := run(t.Context(), []string{"eval", "-cases", cases, "-baseline", cases}, noenv, nil, io.Discard, io.Discard); fmt.Sprint(err) != "exit status 2" {
+		t.Errorf("a baseline that is not a report: %v", err)
+	}
+}

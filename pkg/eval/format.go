@@ -54,6 +54,7 @@ func writeText(w io.Writer, rep *Report, title string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeRegressionsText(w, rep)
 	if len(rep.Misses) == 0 {
 		_, err := fmt.Fprintln(w, "\nno misses")
 		return err
@@ -63,6 +64,20 @@ func writeText(w io.Writer, rep *Report, title string) error {
 		fmt.Fprintf(w, "  %s [%s] %q\n    expected %s: %s; top: %s\n", m.Case, m.Category, m.Query, m.Expected, rankText(m.Rank), strings.Join(m.Top, ", "))
 	}
 	return nil
+}
+
+func writeRegressionsText(w io.Writer, rep *Report) {
+	if rep.Regressions == nil {
+		return
+	}
+	if len(rep.Regressions) == 0 {
+		fmt.Fprintln(w, "\nno regressions against the baseline")
+		return
+	}
+	fmt.Fprintf(w, "\nregressions against the baseline (%d):\n", len(rep.Regressions))
+	for _, r := range rep.Regressions {
+		fmt.Fprintf(w, "  %s [%s] %s: %s -> %s\n", r.Case, r.Category, r.Tool, rankWord(r.Was), rankWord(r.Now))
+	}
 }
 
 func rankText(r int) string {
@@ -82,6 +97,16 @@ func writeMarkdown(w io.Writer, rep *Report, title string) error {
 	fmt.Fprintf(w, "| category | cases | recall@%d | hit@1 | MRR | nDCG |\n|---|---:|---:|---:|---:|---:|\n", rep.K)
 	for _, c := range rep.Categories {
 		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %.3f |\n", mdEscape(c.Category), c.Cases, c.Recall, c.HitAt1, c.MRR, c.NDCG)
+	}
+	if rep.Regressions != nil {
+		if len(rep.Regressions) == 0 {
+			fmt.Fprintf(w, "\nNo regressions against the baseline.\n")
+		} else {
+			fmt.Fprintf(w, "\n**%d regressions against the baseline**\n\n| case | tool | was | now |\n|---|---|---|---|\n", len(rep.Regressions))
+			for _, r := range rep.Regressions {
+				fmt.Fprintf(w, "| %s | `%s` | %s | %s |\n", mdEscape(r.Case), r.Tool, rankWord(r.Was), rankWord(r.Now))
+			}
+		}
 	}
 	if len(rep.Misses) > 0 {
 		fmt.Fprintf(w, "\n<details><summary>%d misses</summary>\n\n| case | query | expected | rank | top |\n|---|---|---|---|---|\n", len(rep.Misses))
@@ -131,6 +156,10 @@ func writeJUnit(w io.Writer, rep *Report, title string) error {
 	for _, m := range rep.Misses {
 		misses[m.Case] = append(misses[m.Case], m)
 	}
+	regressed := map[string]string{}
+	for _, r := range rep.Regressions {
+		regressed[r.Case] += fmt.Sprintf("%s: %s -> %s\n", r.Tool, rankWord(r.Was), rankWord(r.Now))
+	}
 	var out junitSuites
 	bySuite := map[string]int{}
 	for _, c := range rep.Cases {
@@ -146,6 +175,9 @@ func writeJUnit(w io.Writer, rep *Report, title string) error {
 		case c.Error != "":
 			jc.Error = &junitFailure{Message: "search failed", Text: c.Error}
 			s.Errors++
+		case regressed[c.ID] != "":
+			jc.Failure = &junitFailure{Message: "regressed against the baseline", Text: regressed[c.ID]}
+			s.Failures++
 		case !c.Passed():
 			var b strings.Builder
 			for _, m := range misses[c.ID] {

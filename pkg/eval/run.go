@@ -45,6 +45,9 @@ type Report struct {
 	Latency    Latency          `json:"latency"`
 	// Calibration is absent when no answer carried a confidence.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Regressions lists, when the run was compared with a baseline, every
+	// expected tool that ranks worse than it did there.
+	Regressions []Regression `json:"regressions,omitempty"`
 	Misses      []Miss       `json:"misses"`
 	Cases       []CaseResult `json:"cases"`
 }
@@ -101,6 +104,10 @@ type CaseResult struct {
 	TookMS     float64  `json:"took_ms"`
 	Confidence *float32 `json:"confidence,omitempty"`
 	Error      string   `json:"error,omitempty"`
+	// Ranks maps each expected tool (server/tool) to its rank in the
+	// answer's first k tools, 0 when it was not there: what -baseline
+	// compares.
+	Ranks map[string]int `json:"ranks"`
 }
 
 // Passed reports whether every expected tool was in the top k.
@@ -156,10 +163,11 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 		got := ans.Tools
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		took = append(took, ms)
-		cr := CaseResult{ID: c.ID, Category: c.Category, Expected: len(want[i]), TookMS: ms, Confidence: ans.Confidence}
+		cr := CaseResult{ID: c.ID, Category: c.Category, Expected: len(want[i]), TookMS: ms, Confidence: ans.Confidence, Ranks: map[string]int{}}
 		if err != nil {
 			cr.Error = err.Error()
 			for _, w := range want[i] {
+				cr.Ranks[w.String()] = 0
 				rep.Misses = append(rep.Misses, Miss{Case: c.ID, Category: c.Category, Query: c.Query, Expected: w.String(), Top: []string{"error: " + err.Error()}})
 			}
 			rep.Cases = append(rep.Cases, cr)
@@ -175,6 +183,7 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 		for _, w := range want[i] {
 			r := rank[w]
 			if r >= 1 && r <= k {
+				cr.Ranks[w.String()] = r
 				cr.Found++
 				if r == 1 {
 					cr.FoundAt1++
@@ -197,6 +206,7 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 					deep = ranks(more.Tools)
 				}
 			}
+			cr.Ranks[w.String()] = 0
 			top := make([]string, 0, 3)
 			for _, t := range got[:min(3, len(got))] {
 				top = append(top, t.String())
