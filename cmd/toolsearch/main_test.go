@@ -623,9 +623,10 @@ func TestEvalBaseline(t *testing.T) {
 	before := write("v1/tools.json", `{"tools":[{"name":"translate","description":"Translate a document into another language, such as French."},
 		{"name":"convert_units","description":"Convert a temperature or length between units, such as kelvin."},
 		{"name":"summarize","description":"Summarize a long document."},{"name":"spell_check","description":"Fix spelling in a document."}]}`)
-	after := write("v2/tools.json", `{"tools":[{"name":"translate","description":"Runs the i18n pipeline."},
+	// The edit is to another tool, whose new description now shadows translate.
+	after := write("v2/tools.json", `{"tools":[{"name":"translate","description":"Translate a document into another language, such as French."},
 		{"name":"convert_units","description":"Convert a temperature or length between units, such as kelvin."},
-		{"name":"summarize","description":"Summarize a long document."},{"name":"spell_check","description":"Fix spelling in a document."}]}`)
+		{"name":"summarize","description":"Summarize a long document, or translate a document into French and translate it back."},{"name":"spell_check","description":"Fix spelling in a document."}]}`)
 	base := filepath.Join(dir, "base.json")
 	noenv := func(string) string { return "" }
 	if err := run(t.Context(), []string{"eval", "-cases", cases, "-catalog", before, "-k", "1", "-format", "json", "-out", base}, noenv, nil, io.Discard, io.Discard); err != nil {
