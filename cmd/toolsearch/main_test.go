@@ -623,10 +623,11 @@ func TestEvalBaseline(t *testing.T) {
 	before := write("v1/tools.json", `{"tools":[{"name":"translate","description":"Translate a document into another language, such as French."},
 		{"name":"convert_units","description":"Convert a temperature or length between units, such as kelvin."},
 		{"name":"summarize","description":"Summarize a long document."},{"name":"spell_check","description":"Fix spelling in a document."}]}`)
-	// The edit is to another tool, whose new description now shadows translate.
+	// The change adds a near-duplicate that shadows translate for this query.
 	after := write("v2/tools.json", `{"tools":[{"name":"translate","description":"Translate a document into another language, such as French."},
 		{"name":"convert_units","description":"Convert a temperature or length between units, such as kelvin."},
-		{"name":"summarize","description":"Summarize a long document, or translate a document into French and translate it back."},{"name":"spell_check","description":"Fix spelling in a document."}]}`)
+		{"name":"translate_document","description":"Translate a document into French, German or Spanish."},
+		{"name":"summarize","description":"Summarize a long document."},{"name":"spell_check","description":"Fix spelling in a document."}]}`)
 	base := filepath.Join(dir, "base.json")
 	noenv := func(string) string { return "" }
 	if err := run(t.Context(), []string{"eval", "-cases", cases, "-catalog", before, "-k", "1", "-format", "json", "-out", base}, noenv, nil, io.Discard, io.Discard); err != nil {
