@@ -20,7 +20,7 @@ EVAL_SELF_REAL_MIN_RECALL ?= 0.99
 FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead
 
-.PHONY: run build test vet fmt-check unit contract fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm docker clean
+.PHONY: run build test vet fmt-check unit contract manifests recall-eval baseline fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -28,7 +28,7 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
 
-test: fmt-check vet unit contract fuzz-short eval-gate e2e-mcp-if-npm
+test: fmt-check vet unit contract manifests fuzz-short eval-gate recall-eval e2e-mcp-if-npm
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -45,6 +45,11 @@ unit:
 # validator out of the service's dependencies).
 contract:
 	cd api && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# The Kubernetes manifests, rendered with the kustomize API and strictly
+# decoded into the Kubernetes types (a module of its own, for its weight).
+manifests:
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # Each fuzz target for FUZZTIME (seeds in testdata/fuzz are also run by `unit`).
 fuzz:
@@ -66,6 +71,21 @@ eval-gate: build
 		./$(BIN) eval -self -k 5 -catalog $(SHARED)/mcp-real/catalog.json -min-recall $(EVAL_SELF_REAL_MIN_RECALL); \
 	else echo "($(SHARED)/mcp-real not found: skipping its self-retrieval audit)"; fi
 	./$(BIN) lint
+
+# The CI recall-eval job (deploy/ci/recall-eval.yaml runs exactly this):
+# JUnit and markdown reports, failing under the threshold or on any case
+# that ranks worse than evals/baseline.json. `make baseline` refreshes the
+# baseline once a change in ranking is reviewed and wanted.
+REPORT_DIR ?= $(CURDIR)/reports
+recall-eval: build
+	@mkdir -p $(REPORT_DIR)
+	@rc=0; ./$(BIN) eval -cases evals/cases.jsonl -baseline evals/baseline.json -fail-on-regression \
+		-min-recall $(EVAL_MIN_RECALL) -format junit -out $(REPORT_DIR)/recall.xml || rc=$$?; \
+	./$(BIN) eval -cases evals/cases.jsonl -baseline evals/baseline.json -format markdown -out $(REPORT_DIR)/recall.md; \
+	exit $$rc
+
+baseline: build
+	./$(BIN) eval -cases evals/cases.jsonl -format json -out evals/baseline.json
 
 # The full report on the project's own cases.
 eval:
@@ -91,4 +111,4 @@ docker:
 	docker build --build-arg VERSION=$(VERSION) -t toolsearch:$(VERSION) .
 
 clean:
-	rm -rf bin
+	rm -rf bin reports

@@ -1,0 +1,301 @@
+// Package deploy holds the Kubernetes manifests. This test renders them
+// with the kustomize API and strictly decodes every document into the
+// Kubernetes API types, failing on unknown fields, and checks what a typo
+// would break silently: probes and ports the service does not serve, a
+// config or catalog the service would reject, and CLI flags that do not
+// exist. It is a module of its own so the service keeps a lean go.mod.
+package deploy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/config"
+)
+
+// served is what the service answers on: probe paths and the port name.
+var served = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// kinds maps apiVersion/kind to a fresh typed object for strict decoding.
+var kinds = map[string]func() any{
+	"apps/v1/Deployment":                       func() any { return &appsv1.Deployment{} },
+	"v1/Service":                               func() any { return &corev1.Service{} },
+	"v1/ConfigMap":                             func() any { return &corev1.ConfigMap{} },
+	"autoscaling/v2/HorizontalPodAutoscaler":   func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
+	"policy/v1/PodDisruptionBudget":            func() any { return &policyv1.PodDisruptionBudget{} },
+	"networking.k8s.io/v1/NetworkPolicy":       func() any { return &networkingv1.NetworkPolicy{} },
+	"monitoring.coreos.com/v1/ServiceMonitor":  func() any { return &monitoringv1.ServiceMonitor{} },
+	"monitoring.coreos.com/v1/PrometheusRule":  func() any { return &monitoringv1.PrometheusRule{} },
+	"batch/v1/Job":                             func() any { return &batchv1.Job{} },
+}
+
+type doc struct {
+	kind string
+	obj  any
+}
+
+// decode strictly decodes every document of a YAML stream.
+func decode(t *testing.T, where string, data []byte) []doc {
+	t.Helper()
+	var out []doc
+	for i, part := range bytes.Split(data, []byte("\n---")) {
+		if len(bytes.TrimSpace(part)) == 0 {
+			continue
+		}
+		var meta struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(part, &meta); err != nil {
+			t.Fatalf("%s: document %d: %v", where, i, err)
+		}
+		key := meta.APIVersion + "/" + meta.Kind
+		mk, ok := kinds[key]
+		if !ok {
+			t.Errorf("%s: document %d: unexpected kind %s", where, i, key)
+			continue
+		}
+		obj := mk()
+		if err := yaml.UnmarshalStrict(part, obj); err != nil {
+			t.Errorf("%s: %s: %v", where, key, err)
+			continue
+		}
+		out = append(out, doc{meta.Kind, obj})
+	}
+	return out
+}
+
+func render(t *testing.T, dir string) []doc {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	res, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	y, err := res.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decode(t, dir, y)
+}
+
+func TestOverlays(t *testing.T) {
+	for _, dir := range []string{"base", "overlays/example"} {
+		t.Run(dir, func(t *testing.T) {
+			docs := render(t, dir)
+			got := map[string]int{}
+			for _, d := range docs {
+				got[d.kind]++
+			}
+			for _, k := range []string{"Deployment", "Service", "ConfigMap", "HorizontalPodAutoscaler", "PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor"} {
+				if got[k] != 1 {
+					t.Errorf("%d %s, want 1", got[k], k)
+				}
+			}
+			for _, d := range docs {
+				switch o := d.obj.(type) {
+				case *appsv1.Deployment:
+					checkDeployment(t, o)
+				case *corev1.ConfigMap:
+					checkConfigMap(t, o)
+				case *corev1.Service:
+					if p := o.Spec.Ports[0]; p.TargetPort.String() != "http" || p.Port != 8080 {
+						t.Errorf("service port %+v, want 8080 to the http port", p)
+					}
+				case *monitoringv1.ServiceMonitor:
+					if ep := o.Spec.Endpoints[0]; ep.Port != "http" || ep.Path != "/metrics" {
+						t.Errorf("servicemonitor endpoint %+v, want http /metrics", ep)
+					}
+				}
+			}
+		})
+	}
+}
+
+func checkDeployment(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	spec := d.Spec.Template.Spec
+	c := spec.Containers[0]
+	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
+		t.Errorf("container ports %+v, want http 8080 (the service's -addr)", c.Ports)
+	}
+	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p == nil || p.HTTPGet == nil {
+			t.Errorf("%s probe missing", name)
+			continue
+		}
+		if !served[p.HTTPGet.Path] || p.HTTPGet.Port.String() != "http" {
+			t.Errorf("%s probe %s on port %s: not something the service serves", name, p.HTTPGet.Path, p.HTTPGet.Port.String())
+		}
+	}
+	if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Error("readiness must probe /readyz and liveness /healthz")
+	}
+	sc := c.SecurityContext
+	if spec.SecurityContext == nil || spec.SecurityContext.RunAsNonRoot == nil || !*spec.SecurityContext.RunAsNonRoot ||
+		sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
+		t.Error("the pod must run non-root with a read-only root filesystem, no privilege escalation and all capabilities dropped")
+	}
+	if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+		t.Error("memory requests and limits must be set")
+	}
+	drain, grace := envDuration(t, c, "TOOLSEARCH_DRAIN_DELAY"), envDuration(t, c, "TOOLSEARCH_SHUTDOWN_TIMEOUT")
+	if tg := spec.TerminationGracePeriodSeconds; tg == nil || *tg < int64(drain+grace) {
+		t.Errorf("terminationGracePeriodSeconds %v is shorter than drain %ds + shutdown %ds", tg, drain, grace)
+	}
+	for _, e := range c.Env {
+		if e.Value != "" && (strings.Contains(e.Name, "KEY") || strings.Contains(e.Name, "TOKEN")) {
+			t.Errorf("env %s has a literal value: secrets come from a Secret", e.Name)
+		}
+	}
+	flags := knownEnv(t)
+	for _, e := range c.Env {
+		if !flags[e.Name] {
+			t.Errorf("env %s is not read by toolsearch serve", e.Name)
+		}
+	}
+}
+
+func envDuration(t *testing.T, c corev1.Container, name string) int {
+	for _, e := range c.Env {
+		if e.Name == name {
+			var s int
+			if _, err := fmt.Sscanf(e.Value, "%ds", &s); err != nil {
+				t.Fatalf("%s=%q: want whole seconds like 5s", name, e.Value)
+			}
+			return s
+		}
+	}
+	t.Fatalf("%s not set", name)
+	return 0
+}
+
+// checkConfigMap parses the config and catalog with the service's own
+// parsers, so a ConfigMap the service would refuse fails here first.
+func checkConfigMap(t *testing.T, cm *corev1.ConfigMap) {
+	t.Helper()
+	cfg, err := config.Parse("configmap config.yaml", []byte(cm.Data["config.yaml"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := catalog.Parse("configmap catalog.yaml", []byte(cm.Data["catalog.yaml"]), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range cfg.Core {
+		if _, err := cat.Resolve(ref); err != nil {
+			t.Errorf("config core names %q: %v", ref, err)
+		}
+	}
+}
+
+var binary string
+
+// TestMain builds the binary once, to ask it which flags and variables
+// exist.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolsearch-deploy-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "toolsearch")
+	cmd := exec.Command("go", "build", "-o", binary, "./cmd/toolsearch")
+	cmd.Dir = ".." // the service's own module, with its own go.sum
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func toolsearch(*testing.T) string { return binary }
+
+func help(t *testing.T, sub string) string {
+	out, _ := exec.Command(toolsearch(t), sub, "-h").CombinedOutput()
+	return string(out)
+}
+
+// knownEnv is every variable toolsearch serve reads, from its own -h.
+func knownEnv(t *testing.T) map[string]bool {
+	h := help(t, "serve")
+	known := map[string]bool{}
+	for _, f := range strings.FieldsFunc(h, func(r rune) bool { return r == '[' || r == ']' || r == ' ' || r == '\n' || r == ',' }) {
+		if strings.HasPrefix(f, "TOOLSEARCH_") || strings.HasPrefix(f, "OPENAI_") {
+			known[f] = true
+		}
+	}
+	return known
+}
+
+func TestCI(t *testing.T) {
+	data, err := os.ReadFile("ci/recall-eval-job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := decode(t, "ci/recall-eval-job.yaml", data)
+	if len(docs) != 1 {
+		t.Fatalf("%d documents", len(docs))
+	}
+	job := docs[0].obj.(*batchv1.Job)
+	args := job.Spec.Template.Spec.Containers[0].Args
+	if args[0] != "eval" {
+		t.Fatalf("the job runs %q, want eval", args[0])
+	}
+	h := help(t, "eval")
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") && !strings.Contains(h, "\n  "+a+" ") && !strings.Contains(h, "\n  "+a+"\n") {
+			t.Errorf("the job passes %s, which toolsearch eval does not have", a)
+		}
+	}
+	alerts, err := os.ReadFile("ci/alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range decode(t, "ci/alerts.yaml", alerts) {
+		rule := d.obj.(*monitoringv1.PrometheusRule)
+		for _, r := range rule.Spec.Groups[0].Rules {
+			if !strings.Contains(r.Expr.String(), "toolsearch_") {
+				t.Errorf("alert %s does not use a toolsearch metric", r.Alert)
+			}
+		}
+	}
+	var wf map[string]any
+	raw, err := os.ReadFile("ci/recall-eval.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &wf); err != nil {
+		t.Fatalf("ci/recall-eval.yaml: %v", err)
+	}
+	b, _ := json.Marshal(wf)
+	if !strings.Contains(string(b), "make recall-eval") {
+		t.Error("the workflow does not run make recall-eval")
+	}
+}
