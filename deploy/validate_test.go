@@ -37,15 +37,15 @@ var served = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true
 
 // kinds maps apiVersion/kind to a fresh typed object for strict decoding.
 var kinds = map[string]func() any{
-	"apps/v1/Deployment":                       func() any { return &appsv1.Deployment{} },
-	"v1/Service":                               func() any { return &corev1.Service{} },
-	"v1/ConfigMap":                             func() any { return &corev1.ConfigMap{} },
-	"autoscaling/v2/HorizontalPodAutoscaler":   func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
-	"policy/v1/PodDisruptionBudget":            func() any { return &policyv1.PodDisruptionBudget{} },
-	"networking.k8s.io/v1/NetworkPolicy":       func() any { return &networkingv1.NetworkPolicy{} },
-	"monitoring.coreos.com/v1/ServiceMonitor":  func() any { return &monitoringv1.ServiceMonitor{} },
-	"monitoring.coreos.com/v1/PrometheusRule":  func() any { return &monitoringv1.PrometheusRule{} },
-	"batch/v1/Job":                             func() any { return &batchv1.Job{} },
+	"apps/v1/Deployment":                      func() any { return &appsv1.Deployment{} },
+	"v1/Service":                              func() any { return &corev1.Service{} },
+	"v1/ConfigMap":                            func() any { return &corev1.ConfigMap{} },
+	"autoscaling/v2/HorizontalPodAutoscaler":  func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
+	"policy/v1/PodDisruptionBudget":           func() any { return &policyv1.PodDisruptionBudget{} },
+	"networking.k8s.io/v1/NetworkPolicy":      func() any { return &networkingv1.NetworkPolicy{} },
+	"monitoring.coreos.com/v1/ServiceMonitor": func() any { return &monitoringv1.ServiceMonitor{} },
+	"monitoring.coreos.com/v1/PrometheusRule": func() any { return &monitoringv1.PrometheusRule{} },
+	"batch/v1/Job":                            func() any { return &batchv1.Job{} },
 }
 
 type doc struct {
