@@ -139,6 +139,8 @@ type indexFlags struct {
 	fusion       string
 	hybridAlpha  float64
 	snapshotPath string
+	qcacheSize   int
+	qcacheTTL    time.Duration
 	apiKey       string // from the environment only, so -h never prints it
 	// upstreamParts, when set, returns the live upstreams' tools; they join
 	// the catalog files on every build.
@@ -160,6 +162,8 @@ func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 	fs.StringVar(&f.apiType, "embedding-api-type", e.str("TOOLSEARCH_EMBEDDING_API_TYPE", "openai"), "API flavour for -embedder openai: openai (OpenAI, Ollama, vLLM, LocalAI, ...) or azure (Azure OpenAI deployments) [TOOLSEARCH_EMBEDDING_API_TYPE]")
 	fs.StringVar(&f.apiVersion, "embedding-api-version", e.str("TOOLSEARCH_EMBEDDING_API_VERSION", ""), "Azure OpenAI api-version, such as 2024-10-21 [TOOLSEARCH_EMBEDDING_API_VERSION]")
 	fs.StringVar(&f.snapshotPath, "snapshot", e.str("TOOLSEARCH_SNAPSHOT", ""), "index snapshot `file` from toolsearch index: its vectors are used when catalog and model match, so the provider is not called [TOOLSEARCH_SNAPSHOT]")
+	fs.IntVar(&f.qcacheSize, "query-cache-size", e.int("TOOLSEARCH_QUERY_CACHE_SIZE", search.DefaultQueryCacheSize), "query vectors kept from a remote embedder (LRU); -1 turns the cache off [TOOLSEARCH_QUERY_CACHE_SIZE]")
+	fs.DurationVar(&f.qcacheTTL, "query-cache-ttl", e.duration("TOOLSEARCH_QUERY_CACHE_TTL", search.DefaultQueryCacheTTL), "how long a cached query vector is kept [TOOLSEARCH_QUERY_CACHE_TTL]")
 	fs.StringVar(&f.fusion, "fusion", e.str("TOOLSEARCH_FUSION", search.FusionConvex), "hybrid fusion: convex (normalised scores, weighted) or rrf (reciprocal rank) [TOOLSEARCH_FUSION]")
 	fs.Float64Var(&f.hybridAlpha, "hybrid-alpha", e.float("TOOLSEARCH_HYBRID_ALPHA", search.DefaultHybridAlpha), "dense weight in convex fusion, 0-1 [TOOLSEARCH_HYBRID_ALPHA]")
 	f.apiKey = e.str("TOOLSEARCH_EMBEDDING_API_KEY", e.getenv("OPENAI_API_KEY"))
@@ -175,7 +179,7 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 		return search.Config{}, fmt.Errorf("-hybrid-alpha must be in (0, 1], got %v", f.hybridAlpha)
 	}
 	cfg := search.Config{Embedder: emb, QueryTimeout: f.queryTimeout, Fusion: f.fusion, HybridAlpha: f.hybridAlpha,
-		Load: f.loader(), Version: versionString()}
+		Load: f.loader(), Version: versionString(), QueryCacheSize: f.qcacheSize, QueryCacheTTL: f.qcacheTTL}
 	if f.snapshotPath != "" {
 		// A damaged file stops start-up: it is a broken deploy artifact,
 		// and an index built from it could be silently wrong.

@@ -15,6 +15,7 @@ type metrics struct {
 	results      *prometheus.CounterVec
 	fallbacks    *prometheus.CounterVec
 	embedCalls   *prometheus.CounterVec
+	queryCache   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -45,6 +46,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		fallbacks: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_fallbacks_total", Help: "Searches answered by keyword ranking because semantic ranking failed, by reason.",
 		}, []string{"reason"}),
+		queryCache: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsearch_query_cache_requests_total", Help: "Query embedding cache lookups by result (hit, miss); the hit ratio is hit / (hit + miss).",
+		}, []string{"result"}),
 		embedCalls: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_embedding_calls_total", Help: "Embedder calls by purpose (build, query) and result (ok, error).",
 		}, []string{"purpose", "result"}),

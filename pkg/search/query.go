@@ -361,11 +361,20 @@ func (a *answer) degrade(reason, msg string) {
 // It returns nil, without error, when the query has nothing the embedder
 // recognises (a zero vector carries no evidence).
 func (a *answer) embedQuery(ctx context.Context, text string) ([]float32, error) {
-	qctx, cancel := context.WithTimeout(ctx, a.s.cfg.QueryTimeout)
-	defer cancel()
-	vecs, err := a.s.embed(qctx, a.snap.query, "query", []string{text})
-	if err == nil && len(vecs[0]) != a.snap.Matrix.Dim() {
-		err = fmt.Errorf("%w: query vector has dimension %d, the index %d", embed.ErrBadResponse, len(vecs[0]), a.snap.Matrix.Dim())
+	var q []float32
+	var err error
+	if c := a.s.queries; c != nil {
+		q, err = c.embed(ctx, a.s, a.snap.query, text, a.s.cfg.QueryTimeout)
+	} else {
+		qctx, cancel := context.WithTimeout(ctx, a.s.cfg.QueryTimeout)
+		defer cancel()
+		var vecs [][]float32
+		if vecs, err = a.s.embed(qctx, a.snap.query, "query", []string{text}); err == nil {
+			q = vecs[0]
+		}
+	}
+	if err == nil && len(q) != a.snap.Matrix.Dim() {
+		err = fmt.Errorf("%w: query vector has dimension %d, the index %d", embed.ErrBadResponse, len(q), a.snap.Matrix.Dim())
 	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -373,7 +382,6 @@ func (a *answer) embedQuery(ctx context.Context, text string) ([]float32, error)
 		}
 		return nil, err
 	}
-	q := vecs[0]
 	if embed.Normalize(q) == 0 {
 		return nil, nil
 	}

@@ -86,6 +86,11 @@ type Config struct {
 	// confidence below which an answer is marked "confident": false.
 	// Missing modes take DefaultConfidence's.
 	Confidence map[string]float64
+	// QueryCacheSize and QueryCacheTTL bound the cache of query vectors
+	// from remote embedders; DefaultQueryCacheSize and DefaultQueryCacheTTL
+	// when 0; a negative size turns the cache off.
+	QueryCacheSize int
+	QueryCacheTTL  time.Duration
 	// Preload, when set, holds vectors from a snapshot file, used instead of
 	// calling the embedder when they were built from the same catalog and
 	// model (see package snapshot).
@@ -137,7 +142,8 @@ type Service struct {
 	logger  *slog.Logger
 	metrics *metrics
 	cur     atomic.Pointer[Snapshot]
-	buildMu sync.Mutex // one build at a time
+	queries *queryCache // nil for the local embedder, or when turned off
+	buildMu sync.Mutex  // one build at a time
 	seq     atomic.Int64
 
 	// cache holds the vectors of the current catalog's texts, by content
@@ -186,11 +192,22 @@ func New(cfg Config) *Service {
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = time.Second
 	}
-	return &Service{
+	s := &Service{
 		cfg:     cfg,
 		logger:  cfg.Logger.With("component", "search"),
 		metrics: newMetrics(cfg.Registerer),
 	}
+	if _, local := cfg.Embedder.(*embed.Local); !local && cfg.QueryCacheSize >= 0 {
+		size, ttl := cfg.QueryCacheSize, cfg.QueryCacheTTL
+		if size == 0 {
+			size = DefaultQueryCacheSize
+		}
+		if ttl <= 0 {
+			ttl = DefaultQueryCacheTTL
+		}
+		s.queries = newQueryCache(size, ttl, s.metrics)
+	}
+	return s
 }
 
 // Current returns the published snapshot, or nil before the first build.

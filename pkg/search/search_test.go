@@ -427,3 +427,60 @@ func TestEmbeddingCache(t *testing.T) {
 		t.Errorf("the new tool is not searchable: %v", ids(res.Tools))
 	}
 }
+
+// slowEmbedder is a remote-like embedder that takes a moment per call and
+// counts calls.
+type slowEmbedder struct {
+	local *embed.Local
+	calls atomic.Int32
+	delay time.Duration
+}
+
+func (e *slowEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.calls.Add(1)
+	select {
+	case <-time.After(e.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return e.local.Embed(ctx, texts)
+}
+
+func (e *slowEmbedder) Info() embed.Info { return embed.Info{Provider: "slow", Model: "m"} }
+
+func TestQueryCache(t *testing.T) {
+	emb := &slowEmbedder{local: embed.NewLocal(64)}
+	svc := New(Config{Embedder: emb})
+	mustBuild(t, svc)
+	built := emb.calls.Load()
+	mustSearch(t, svc, Request{Query: "merge a pull request"})
+	mustSearch(t, svc, Request{Query: "merge a pull request"})
+	if got := emb.calls.Load() - built; got != 1 {
+		t.Errorf("a repeated query made %d provider calls, want 1", got)
+	}
+	emb.delay = 100 * time.Millisecond
+	before := emb.calls.Load()
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res := mustSearch(t, svc, Request{Query: "list open issues"}); res.Mode != "hybrid" {
+				t.Errorf("mode %q", res.Mode)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := emb.calls.Load() - before; got != 1 {
+		t.Errorf("20 concurrent identical queries made %d provider calls, want 1", got)
+	}
+	// Off: every query asks the provider.
+	off := New(Config{Embedder: emb, QueryCacheSize: -1})
+	mustBuild(t, off)
+	before = emb.calls.Load()
+	mustSearch(t, off, Request{Query: "list open issues"})
+	mustSearch(t, off, Request{Query: "list open issues"})
+	if got := emb.calls.Load() - before; got != 2 {
+		t.Errorf("with the cache off: %d calls, want 2", got)
+	}
+}

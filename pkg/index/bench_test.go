@@ -1,0 +1,74 @@
+package index
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/toolsearch/toolsearch/pkg/embed"
+)
+
+var benchSizes = []struct{ n, d int }{
+	{62, 256}, {62, 1536}, {1000, 256}, {1000, 1536}, {10000, 256}, {10000, 1536}, {100000, 256}, {100000, 1536},
+}
+
+func benchMatrix(tb testing.TB, n, d int) (*Matrix, []float32) {
+	tb.Helper()
+	r := rand.New(rand.NewPCG(uint64(n), uint64(d)))
+	vecs := make([][]float32, n)
+	for i := range vecs {
+		v := make([]float32, d)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		vecs[i] = v
+	}
+	mx, err := New(vecs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := make([]float32, d)
+	for j := range q {
+		q[j] = float32(r.NormFloat64())
+	}
+	embed.Normalize(q)
+	return mx, q
+}
+
+// BenchmarkSearch is the ranking core: one matrix-vector product and a
+// top-10 selection. Compare each size with BenchmarkFloor, the bare Gemv
+// over the same matrix, from the same run (benchstat, or the ratio in
+// BENCHMARKS.md).
+func BenchmarkSearch(b *testing.B) {
+	for _, s := range benchSizes {
+		b.Run(fmt.Sprintf("N=%d/D=%d", s.n, s.d), func(b *testing.B) {
+			mx, q := benchMatrix(b, s.n, s.d)
+			b.ReportMetric(float64(mx.Bytes())/float64(s.n), "bytes/tool")
+			b.ReportMetric(float64(mx.Bytes())/float64(4*s.n*s.d), "mem/4ND")
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := mx.Search(b.Context(), q, 10, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFloor is the hardware floor for BenchmarkSearch: blas32.Gemv
+// alone, into a preallocated vector.
+func BenchmarkFloor(b *testing.B) {
+	for _, s := range benchSizes {
+		b.Run(fmt.Sprintf("N=%d/D=%d", s.n, s.d), func(b *testing.B) {
+			mx, q := benchMatrix(b, s.n, s.d)
+			y := make([]float32, s.n)
+			b.ResetTimer()
+			for b.Loop() {
+				blas32.Gemv(blas.NoTrans, 1, mx.m, blas32.Vector{N: len(q), Inc: 1, Data: q}, 0, blas32.Vector{N: len(y), Inc: 1, Data: y})
+			}
+		})
+	}
+}
