@@ -269,6 +269,7 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 			return ctx.Err()
 		case err != nil:
 			a.degrade(embed.Reason(err), err.Error())
+			a.s.recordQueryError(err.Error())
 			mode = "keyword"
 		}
 	}

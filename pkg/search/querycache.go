@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -21,13 +21,35 @@ const (
 // into one call. Vectors depend on the embedder only, not the catalog, so
 // entries survive rebuilds.
 type queryCache struct {
-	lru    *expirable.LRU[[32]byte, []float32]
+	// A plain LRU with the expiry in each entry: golang-lru's expirable
+	// variant runs a cleanup goroutine per cache that cannot be stopped.
+	lru    *lru.Cache[[32]byte, cachedVec]
+	ttl    time.Duration
+	now    func() time.Time
 	flight singleflight.Group
 	m      *metrics
 }
 
-func newQueryCache(size int, ttl time.Duration, m *metrics) *queryCache {
-	return &queryCache{lru: expirable.NewLRU[[32]byte, []float32](size, nil, ttl), m: m}
+type cachedVec struct {
+	vec     []float32
+	expires time.Time
+}
+
+func newQueryCache(size int, ttl time.Duration, now func() time.Time, m *metrics) *queryCache {
+	c, _ := lru.New[[32]byte, cachedVec](size) // size > 0, so no error
+	return &queryCache{lru: c, ttl: ttl, now: now, m: m}
+}
+
+func (c *queryCache) get(key [32]byte) ([]float32, bool) {
+	e, ok := c.lru.Get(key)
+	if !ok {
+		return nil, false
+	}
+	if c.now().After(e.expires) {
+		c.lru.Remove(key)
+		return nil, false
+	}
+	return e.vec, true
 }
 
 // embed returns text's vector from the cache, from a call already in
@@ -37,7 +59,7 @@ func newQueryCache(size int, ttl time.Duration, m *metrics) *queryCache {
 func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, text string, timeout time.Duration) ([]float32, error) {
 	info := e.Info()
 	key := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00%s", info.Provider, info.BaseURL, info.Model, info.Dimensions, text)))
-	if v, ok := c.lru.Get(key); ok {
+	if v, ok := c.get(key); ok {
 		c.m.queryCache.WithLabelValues("hit").Inc()
 		return v, nil
 	}
@@ -49,7 +71,7 @@ func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, text str
 		if err != nil {
 			return nil, err
 		}
-		c.lru.Add(key, vecs[0])
+		c.lru.Add(key, cachedVec{vec: vecs[0], expires: c.now().Add(c.ttl)})
 		return vecs[0], nil
 	})
 	select {

@@ -155,6 +155,8 @@ type Service struct {
 	lastErr     string
 	lastErrAt   time.Time
 	nextRetryAt time.Time
+	lastQErr    string
+	lastQErrAt  time.Time
 }
 
 // New returns a service with no snapshot; call Run or Build to make one.
@@ -205,7 +207,7 @@ func New(cfg Config) *Service {
 		if ttl <= 0 {
 			ttl = DefaultQueryCacheTTL
 		}
-		s.queries = newQueryCache(size, ttl, s.metrics)
+		s.queries = newQueryCache(size, ttl, cfg.Now, s.metrics)
 	}
 	return s
 }
@@ -448,6 +450,13 @@ func (s *Service) Run(ctx context.Context, setup *Setup) error {
 		}
 		delay = min(delay*2, maxRetryDelay)
 	}
+}
+
+// recordQueryError keeps the latest query embedding failure for status.
+func (s *Service) recordQueryError(msg string) {
+	s.mu.Lock()
+	s.lastQErr, s.lastQErrAt = msg, s.cfg.Now().UTC()
+	s.mu.Unlock()
 }
 
 func (s *Service) setNextRetry(t time.Time) {

@@ -12,22 +12,26 @@ import (
 type Status struct {
 	Ready bool `json:"ready"`
 	// Mode is the default ranking: semantic, or keyword while degraded.
-	Mode            string           `json:"mode"`
-	Degraded        bool             `json:"degraded"`
-	Size            int              `json:"size"`
-	IndexVersion    string           `json:"index_version,omitempty"`
-	BuiltAt         *time.Time       `json:"built_at"`
-	BuildDurationMS float64          `json:"build_duration_ms"`
-	LastError       string           `json:"last_error"`
-	LastErrorAt     *time.Time       `json:"last_error_at"`
-	NextRetryAt     *time.Time       `json:"next_retry_at"`
-	Embedder        embed.Info       `json:"embedder"`
-	Catalog         CatalogStatus    `json:"catalog"`
-	Core            []string         `json:"core"`
-	Templates       []TemplateStatus `json:"templates"`
-	AuthKeys        int              `json:"auth_keys"` // how many API keys are accepted; 0: no auth
-	MemoryBytes     int64            `json:"memory_bytes"`
-	Version         string           `json:"version"`
+	Mode            string     `json:"mode"`
+	Degraded        bool       `json:"degraded"`
+	Size            int        `json:"size"`
+	IndexVersion    string     `json:"index_version,omitempty"`
+	BuiltAt         *time.Time `json:"built_at"`
+	BuildDurationMS float64    `json:"build_duration_ms"`
+	LastError       string     `json:"last_error"`
+	LastErrorAt     *time.Time `json:"last_error_at"`
+	NextRetryAt     *time.Time `json:"next_retry_at"`
+	// LastQueryError is the latest failure to embed a query (that query
+	// was answered by keyword ranking).
+	LastQueryError   string           `json:"last_query_error"`
+	LastQueryErrorAt *time.Time       `json:"last_query_error_at"`
+	Embedder         embed.Info       `json:"embedder"`
+	Catalog          CatalogStatus    `json:"catalog"`
+	Core             []string         `json:"core"`
+	Templates        []TemplateStatus `json:"templates"`
+	AuthKeys         int              `json:"auth_keys"` // how many API keys are accepted; 0: no auth
+	MemoryBytes      int64            `json:"memory_bytes"`
+	Version          string           `json:"version"`
 }
 
 // CatalogStatus describes the indexed catalog.
@@ -57,6 +61,7 @@ func (s *Service) Status() Status {
 	st.LastError = s.lastErr
 	st.LastErrorAt = timePtr(s.lastErrAt)
 	st.NextRetryAt = timePtr(s.nextRetryAt)
+	st.LastQueryError, st.LastQueryErrorAt = s.lastQErr, timePtr(s.lastQErrAt)
 	s.mu.Unlock()
 	if snap := s.cur.Load(); snap != nil {
 		snap.fillStatus(&st)

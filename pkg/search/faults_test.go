@@ -1,0 +1,172 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/toolsearch/toolsearch/pkg/embed"
+)
+
+// faultyProvider serves /v1/embeddings, correctly or with the fault set.
+type faultyProvider struct {
+	fault atomic.Value // string; "" is healthy
+	srv   *httptest.Server
+}
+
+func (p *faultyProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Input []string `json:"input"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	n := len(req.Input)
+	vec := func(i int) string {
+		return fmt.Sprintf(`{"index":%d,"embedding":[%d,1,0.5,0.25]}`, i, len(req.Input[i])%5+1)
+	}
+	items := func(count int, v func(int) string) string {
+		parts := make([]string, count)
+		for i := range parts {
+			parts[i] = v(i)
+		}
+		return `{"data":[` + strings.Join(parts, ",") + `]}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch f, _ := p.fault.Load().(string); f {
+	case "timeout":
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	case "429":
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"error":{"message":"rate limited"}}`))
+	case "500":
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write([]byte(`{"error":{"message":"boom"}}`))
+	case "truncated":
+		w.Write([]byte(items(n, vec)[:20]))
+	case "wrong count":
+		w.Write([]byte(items(max(n-1, 0), vec)))
+	case "wrong dimension":
+		w.Write([]byte(items(n, func(i int) string { return fmt.Sprintf(`{"index":%d,"embedding":[1,2]}`, i) })))
+	case "non-finite":
+		w.Write([]byte(items(n, func(i int) string { return fmt.Sprintf(`{"index":%d,"embedding":[1e999,1,1,1]}`, i) })))
+	case "trickle":
+		// Headers at once, then a byte at a time, slower than the timeout.
+		w.WriteHeader(http.StatusOK)
+		for _, b := range []byte(items(n, vec)) {
+			w.Write([]byte{b})
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	default:
+		w.Write([]byte(items(n, vec)))
+	}
+}
+
+var faults = []string{"timeout", "refused", "429", "500", "truncated", "wrong count", "wrong dimension", "non-finite", "trickle"}
+
+// faultyService is a service over a fault-injecting provider. "refused"
+// is a closed port: the client dials an address nothing listens on.
+func faultyService(t *testing.T, fault string) (*Service, *faultyProvider) {
+	t.Helper()
+	p := &faultyProvider{}
+	p.srv = httptest.NewServer(p)
+	t.Cleanup(p.srv.Close)
+	url := p.srv.URL + "/v1"
+	if fault == "refused" {
+		url = "http://127.0.0.1:1/v1"
+	} else {
+		p.fault.Store(fault)
+	}
+	// Dimensions set: a consistent answer of another width is a fault only
+	// against an expected width.
+	emb := embed.NewOpenAI(embed.OpenAIConfig{BaseURL: url, APIKey: "sk-fault-test", Dimensions: 4, Timeout: 300 * time.Millisecond, MaxRetries: 1})
+	svc := New(Config{Embedder: emb, QueryTimeout: 400 * time.Millisecond, RetryDelay: 20 * time.Millisecond})
+	return svc, p
+}
+
+func TestFaultsAtStartup(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, fault := range faults {
+		t.Run(fault, func(t *testing.T) {
+			svc, p := faultyService(t, fault)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- svc.Run(ctx, defaultSetup(t)) }()
+			waitFor(t, func() bool { return svc.Status().NextRetryAt != nil })
+			st := svc.Status()
+			if !st.Ready || st.Mode != "keyword" || !st.Degraded || st.LastError == "" {
+				t.Fatalf("status during the fault = ready %v mode %q degraded %v last_error %q", st.Ready, st.Mode, st.Degraded, st.LastError)
+			}
+			res := mustSearch(t, svc, Request{Query: "merge a pull request"})
+			if res.Mode != "keyword" || !res.Degraded || res.Diagnostic == nil || res.Diagnostic.EmbeddingError == "" || len(res.Tools) == 0 {
+				t.Fatalf("search during the fault = %+v", res)
+			}
+			if strings.Contains(st.LastError, "sk-fault-test") {
+				t.Error("status leaks the key")
+			}
+			if fault == "refused" {
+				return // the address is fixed; recovery is covered by the other faults
+			}
+			p.fault.Store("")
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no recovery after the fault cleared")
+			}
+			if st := svc.Status(); st.Mode != "semantic" || st.Degraded {
+				t.Errorf("after the fault cleared: mode %q degraded %v", st.Mode, st.Degraded)
+			}
+			if res := mustSearch(t, svc, Request{Query: "merge a pull request"}); res.Mode != "hybrid" || res.Degraded {
+				t.Errorf("search after recovery: mode %q degraded %v", res.Mode, res.Degraded)
+			}
+		})
+	}
+}
+
+func TestFaultsMidTraffic(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, fault := range faults {
+		if fault == "refused" {
+			continue // a provider cannot start refusing mid-test at the same address; see TestFaultsAtStartup
+		}
+		t.Run(fault, func(t *testing.T) {
+			svc, p := faultyService(t, "")
+			mustBuild(t, svc)
+			p.fault.Store(fault)
+			for i := range 3 {
+				// New words each time: the query cache must not hide the fault.
+				res := mustSearch(t, svc, Request{Query: fmt.Sprintf("open issue number %d", i)})
+				if res.Mode != "keyword" || !res.Degraded || res.Diagnostic == nil || len(res.Tools) == 0 {
+					t.Fatalf("query %d during the fault = mode %q degraded %v diagnostic %+v", i, res.Mode, res.Degraded, res.Diagnostic)
+				}
+			}
+			st := svc.Status()
+			if st.Mode != "semantic" || st.LastQueryError == "" || st.LastQueryErrorAt == nil {
+				t.Errorf("status during the fault: mode %q last_query_error %q", st.Mode, st.LastQueryError)
+			}
+			p.fault.Store("")
+			if res := mustSearch(t, svc, Request{Query: "open issue after the fault"}); res.Mode != "hybrid" || res.Degraded {
+				t.Errorf("after the fault cleared: mode %q degraded %v", res.Mode, res.Degraded)
+			}
+		})
+	}
+}
