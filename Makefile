@@ -20,7 +20,7 @@ EVAL_SELF_REAL_MIN_RECALL ?= 0.99
 FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead
 
-.PHONY: run build test vet fmt-check unit contract manifests recall-eval baseline fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm docker clean
+.PHONY: run build test vet fmt-check unit contract manifests recall-eval baseline fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -106,6 +106,10 @@ e2e-mcp-if-npm:
 	@if command -v npm >/dev/null 2>&1 && timeout 30 npm ping >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory e2e-mcp; \
 	else echo "npm registry not reachable: skipping e2e-mcp"; fi
+
+# The service and the api/ and deploy/ modules, which import it.
+tidy:
+	$(GO) mod tidy && cd api && $(GO) mod tidy && cd ../deploy && $(GO) mod tidy
 
 docker:
 	docker build --build-arg VERSION=$(VERSION) -t toolsearch:$(VERSION) .
