@@ -20,7 +20,7 @@ EVAL_SELF_REAL_MIN_RECALL ?= 0.99
 FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead
 
-.PHONY: run build test vet fmt-check unit contract manifests recall-eval baseline fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
+.PHONY: run build test vet fmt-check unit contract manifests recall-eval baseline soak fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -106,6 +106,12 @@ e2e-mcp-if-npm:
 	@if command -v npm >/dev/null 2>&1 && timeout 30 npm ping >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory e2e-mcp; \
 	else echo "npm registry not reachable: skipping e2e-mcp"; fi
+
+# 64 concurrent searchers while the index is rebuilt every 100 ms, under
+# -race (make test runs the same test for 6 s).
+SOAKTIME ?= 30s
+soak:
+	$(GO) test -race -count=1 -run '^TestSoak$$' -v ./pkg/search/ -soak $(SOAKTIME) -timeout 10m | grep -E 'soak|PASS|FAIL|ok'
 
 # The service and the api/ and deploy/ modules, which import it.
 tidy:
