@@ -85,16 +85,16 @@ loop:
 			}
 			published.Store(snap.Version, true)
 			rebuilds++
-			if rebuilds == 2 {
+			if rebuilds == 1 {
 				first = heap()
 			}
 		}
 	}
 	wg.Wait()
 	last = heap()
-	t.Logf("soak %s: %d searches, %d rebuilds, %d failures; heap after 2 rebuilds %.1f MB, at the end %.1f MB",
+	t.Logf("soak %s: %d searches, %d rebuilds, %d failures; heap after the first rebuild %.1f MB, at the end %.1f MB",
 		*soakFor, answered.Load(), rebuilds, failures.Load(), float64(first)/1e6, float64(last)/1e6)
-	if answered.Load() == 0 || rebuilds < 3 {
+	if answered.Load() == 0 || rebuilds < 2 {
 		t.Fatalf("too little happened: %d searches, %d rebuilds", answered.Load(), rebuilds)
 	}
 	// Old snapshots must be collectable: the heap may not grow with the
