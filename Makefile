@@ -20,7 +20,7 @@ EVAL_SELF_REAL_MIN_RECALL ?= 0.99
 FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead
 
-.PHONY: run build test vet fmt-check unit contract manifests recall-eval baseline soak fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
+.PHONY: run build test vet fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -106,6 +106,18 @@ e2e-mcp-if-npm:
 	@if command -v npm >/dev/null 2>&1 && timeout 30 npm ping >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory e2e-mcp; \
 	else echo "npm registry not reachable: skipping e2e-mcp"; fi
+
+# The ranking core beside the blas32.Gemv floor, and the start-up times
+# (BENCHMARKS.md records the results and the ratios).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./pkg/index/ ./pkg/search/
+
+# HTTP load: POST /mcp/tool-search beside a no-op route on the same router,
+# in the same run, per ranking mode.
+LOADTIME ?= 10s
+load:
+	$(GO) build -o bin/loadgen ./cmd/loadgen
+	@for m in hybrid semantic keyword; do ./bin/loadgen -c 16 -d $(LOADTIME) -mode $$m; echo; done
 
 # 64 concurrent searchers while the index is rebuilt every 100 ms, under
 # -race (make test runs the same test for 6 s).

@@ -169,23 +169,30 @@ func (ix *Index) Search(ctx context.Context, query string, k int, keep func(row 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	terms := uniqueTerms(query)
-	if len(terms) == 0 {
-		return []index.Match{}, nil
-	}
 	sp := ix.scratch.Get().(*[]float32)
 	defer ix.scratch.Put(sp)
 	scores := *sp
-	clear(scores)
+	if !ix.ScoresInto(query, scores) {
+		return []index.Match{}, nil
+	}
+	positive := func(row int) bool { return scores[row] > 0 && (keep == nil || keep(row)) }
+	return index.TopK(scores, k, positive), nil
+}
+
+// ScoresInto writes every document's score for query into dst (Len
+// elements; 0 for no match) and reports whether the query had any term.
+func (ix *Index) ScoresInto(query string, dst []float32) bool {
+	dst = dst[:ix.n]
+	clear(dst)
+	terms := uniqueTerms(query)
 	for _, term := range terms {
 		ps := ix.postings[term]
 		idf := ix.idf(len(ps))
 		for _, pt := range ps {
-			scores[pt.doc] += float32(ix.termScore(pt, idf))
+			dst[pt.doc] += float32(ix.termScore(pt, idf))
 		}
 	}
-	positive := func(row int) bool { return scores[row] > 0 && (keep == nil || keep(row)) }
-	return index.TopK(scores, k, positive), nil
+	return len(terms) > 0
 }
 
 // Fraction is row's BM25 score for query as a fraction of the most any

@@ -2,7 +2,6 @@ package embed
 
 import (
 	"context"
-	"hash/fnv"
 	"math"
 
 	"github.com/toolsearch/toolsearch/pkg/synonym"
@@ -63,17 +62,21 @@ const (
 )
 
 // features returns the weighted features of text with their term counts
-// folded in (sublinear tf).
+// folded in (sublinear tf). Hashing is FNV-1a written out, so a feature
+// costs no allocation; this runs for every query.
 func features(text string) map[uint64]float32 {
-	counts := map[uint64]float32{}
-	weights := map[uint64]float32{}
+	type acc struct{ count, weight float32 }
+	feats := map[uint64]acc{}
 	add := func(kind byte, s string, w float32) {
-		h := fnv.New64a()
-		h.Write([]byte{kind})
-		h.Write([]byte(s))
-		k := h.Sum64()
-		counts[k]++
-		weights[k] = w
+		h := uint64(fnvOffset)
+		h = (h ^ uint64(kind)) * fnvPrime
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * fnvPrime
+		}
+		f := feats[h]
+		f.count++
+		f.weight = w
+		feats[h] = f
 	}
 	terms := tokenize.Terms(text)
 	for i, t := range terms {
@@ -93,12 +96,17 @@ func features(text string) map[uint64]float32 {
 			}
 		}
 	}
-	out := make(map[uint64]float32, len(counts))
-	for k, c := range counts {
-		out[k] = weights[k] * float32(1+math.Log(float64(c)))
+	out := make(map[uint64]float32, len(feats))
+	for k, f := range feats {
+		out[k] = f.weight * float32(1+math.Log(float64(f.count)))
 	}
 	return out
 }
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
 
 // Fit returns a copy of l whose IDF weights come from docs, the texts the
 // index will hold. Queries must be embedded by the fitted copy.

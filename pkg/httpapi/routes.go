@@ -24,6 +24,11 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 			r.Handle("/mcp", opts.MCP) // Streamable HTTP: POST, GET (event stream), DELETE
 		}
 	})
+	if opts.Noop {
+		r.Method(http.MethodPost, "/noop", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			encode(w, http.StatusOK, struct{}{})
+		}))
+	}
 	if opts.AdminToken != "" {
 		r.With(requireToken(logger, opts.AdminToken)).
 			Method(http.MethodPost, "/mcp/tool-search/rebuild", handleRebuild(logger, svc, opts.Upstreams))

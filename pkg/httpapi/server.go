@@ -30,6 +30,10 @@ type Options struct {
 	MCP http.Handler
 	// Upstreams, when set, adds live upstream health to the status page.
 	Upstreams upstreamStatuser
+	// Noop adds POST /noop, which reads nothing and answers {} through the
+	// same router and middleware: the baseline for load tests. Off in
+	// serve.
+	Noop bool
 	// Draining, when set and true, makes /readyz answer 503 so that load
 	// balancers stop sending traffic before the server shuts down.
 	Draining *atomic.Bool

@@ -3,7 +3,6 @@
 package index
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -86,53 +85,80 @@ func (mx *Matrix) Search(ctx context.Context, q []float32, k int, keep func(row 
 	return TopK(scores, k, keep), nil
 }
 
-// TopK returns the k highest scores, best first, ties in row order.
+// TopK returns the k highest scores, best first, ties in row order. It
+// keeps a k-sized min-heap of the best so far (typed, so nothing is boxed
+// per element) instead of sorting all N scores.
 func TopK(scores []float32, k int, keep func(row int) bool) []Match {
 	if k <= 0 {
 		return nil
 	}
-	h := make(minHeap, 0, min(k, len(scores)))
+	h := make([]Match, 0, min(k, len(scores)))
 	for i, s := range scores {
 		if keep != nil && !keep(i) {
 			continue
 		}
 		if len(h) < k {
-			heap.Push(&h, Match{i, s})
+			h = append(h, Match{i, s})
+			up(h, len(h)-1)
 			continue
 		}
 		if s > h[0].Score { // a tie never displaces the earlier row
 			h[0] = Match{i, s}
-			heap.Fix(&h, 0)
+			down(h, 0)
 		}
 	}
-	out := make([]Match, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(Match)
+	// Pop the worst to the end, repeatedly: h ends best first.
+	for n := len(h) - 1; n > 0; n-- {
+		h[0], h[n] = h[n], h[0]
+		down(h[:n], 0)
 	}
-	return out
+	return h
 }
 
-// minHeap keeps the worst of the current best k at the root. Among equal
-// scores the later row is "worse", so ties resolve to row order.
-type minHeap []Match
-
-func (h minHeap) Len() int { return len(h) }
-func (h minHeap) Less(i, j int) bool {
-	if h[i].Score != h[j].Score {
-		return h[i].Score < h[j].Score
+// worse orders the heap: the root is the worst of the best k. Among equal
+// scores the later row is worse, so ties resolve to row order.
+func worse(a, b Match) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
 	}
-	return h[i].Row > h[j].Row
-}
-func (h minHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(x any)   { *h = append(*h, x.(Match)) }
-func (h *minHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return a.Row > b.Row
 }
 
-// Score is row i's cosine with q (q unit length).
-func (mx *Matrix) Score(q []float32, i int) float32 {
-	return blas32.Dot(blas32.Vector{N: len(q), Inc: 1, Data: q}, blas32.Vector{N: mx.m.Cols, Inc: 1, Data: mx.Row(i)})
+func up(h []Match, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !worse(h[i], h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func down(h []Match, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && worse(h[r], h[l]) {
+			m = r
+		}
+		if !worse(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// ScoresInto writes q's cosine with every row into dst, which must have
+// Rows elements; q must be unit length.
+func (mx *Matrix) ScoresInto(q, dst []float32) error {
+	if len(q) != mx.m.Cols {
+		return fmt.Errorf("%w: %d, want %d", ErrDimension, len(q), mx.m.Cols)
+	}
+	blas32.Gemv(blas.NoTrans, 1, mx.m, blas32.Vector{N: len(q), Inc: 1, Data: q}, 0, blas32.Vector{N: len(dst), Inc: 1, Data: dst[:mx.m.Rows]})
+	return nil
 }

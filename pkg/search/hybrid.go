@@ -41,14 +41,16 @@ var DefaultConfidence = map[string]float64{"hybrid": 0.12, "semantic": 0.24, "ke
 // ranked is one tool's standing in each ranker, for fusion and explain.
 type ranked struct {
 	row                int
-	dense, lex         float32 // raw scores: cosine, BM25
+	dense, lex         float32 // raw scores: cosine, BM25 (blended with sentences)
 	denseRank, lexRank int     // 1-based; 0 when not in that ranking
 	fused              float32
 }
 
 // hybrid fuses the dense ranking of q (nil: no dense evidence) with the
-// BM25 ranking of text and returns the k best. Three steps beyond plain
-// fusion, each measured to pay on the shared eval sets:
+// BM25 ranking of text and returns the k best. Both rankers score every
+// tool into a vector once; candidates are the dense top few and every tool
+// with a lexical match. Beyond plain fusion, each measured to pay on the
+// shared eval sets:
 //
 //   - Multi-intent queries ("find X. Also recommend Y") rank each sentence
 //     too, and a tool keeps its best sentence's normalised score, blended
@@ -58,127 +60,152 @@ type ranked struct {
 //     candidates, and every tool gains SiblingBoost times its server's best
 //     fused score: a request that needs one endpoint of an API often needs
 //     its neighbours, and MCP catalogs group tools by server.
-//   - Fusion itself: convex or reciprocal-rank, as configured.
 func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, keep func(int) bool) ([]ranked, error) {
 	snap, cfg := a.snap, &a.s.cfg
-	var dense []index.Match
-	if q != nil {
-		var err error
-		if dense, err = snap.Matrix.Search(ctx, q, max(100, 5*k), keep); err != nil {
-			return nil, err
-		}
-	}
-	lex, err := a.lexical(ctx, text, keep)
-	if err != nil {
+	n := snap.Catalog.Len()
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cands := make(map[int]*ranked, len(dense)+len(lex))
-	get := func(row int) *ranked {
-		r := cands[row]
-		if r == nil {
-			r = &ranked{row: row}
-			if q != nil {
-				r.dense = snap.Matrix.Score(q, row)
-			}
-			cands[row] = r
+	dense := make([]float32, n)
+	inDense := map[int]int{} // row -> dense rank, for the dense top few
+	if q != nil {
+		if err := snap.Matrix.ScoresInto(q, dense); err != nil {
+			return nil, err
 		}
-		return r
+		for i, m := range index.TopK(dense, max(100, 5*k), keep) {
+			inDense[m.Row] = i + 1
+		}
 	}
-	for i, m := range dense {
-		get(m.Row).denseRank = i + 1
+	lex := a.lexical(text)
+	// Candidates are collected in row order (TopK then breaks ties by
+	// position, so the earlier tool wins, as in the single rankings).
+	member := make([]bool, n)
+	for row := range inDense {
+		member[row] = true
 	}
-	for i, m := range lex {
-		r := get(m.Row)
-		r.lex, r.lexRank = m.Score, i+1
+	for row, sc := range lex {
+		if sc > 0 && (keep == nil || keep(row)) {
+			member[row] = true
+		}
 	}
-	rows := a.fuse(cands)
-	if cfg.SiblingBoost > 0 && len(rows) > 0 {
+	collect := func() []ranked {
+		out := make([]ranked, 0, len(inDense)+16)
+		for row, in := range member {
+			if in {
+				out = append(out, ranked{row: row, dense: dense[row], lex: lex[row], denseRank: inDense[row]})
+			}
+		}
+		return out
+	}
+	cands := collect()
+	if cfg.Fusion == FusionRRF || a.req.Explain {
+		a.lexRanks(cands)
+	}
+	a.fuse(cands)
+	if cfg.SiblingBoost > 0 && len(cands) > 0 {
+		fused := make([]float32, len(cands))
+		for i, r := range cands {
+			fused[i] = r.fused
+		}
 		top := map[string]bool{}
-		for _, r := range bestFirst(rows)[:min(siblingServers, len(rows))] {
-			top[snap.Catalog.Tool(r.row).Server] = true
+		for _, m := range index.TopK(fused, siblingServers, nil) {
+			top[snap.Catalog.Tool(cands[m.Row].row).Server] = true
 		}
+		grew := false
 		for i, t := range snap.Catalog.Tools() {
-			if top[t.Server] && cands[i] == nil && (keep == nil || keep(i)) {
-				get(i)
+			if top[t.Server] && !member[i] && (keep == nil || keep(i)) {
+				member[i], grew = true, true
 			}
 		}
-		rows = a.fuse(cands)
+		if grew {
+			cands = collect()
+			if cfg.Fusion == FusionRRF || a.req.Explain {
+				a.lexRanks(cands)
+			}
+			a.fuse(cands)
+		}
 		best := map[string]float32{}
-		for _, r := range rows {
+		for _, r := range cands {
 			sv := snap.Catalog.Tool(r.row).Server
 			best[sv] = max(best[sv], r.fused)
 		}
 		// Divided by 1+boost, a hybrid score stays in [0,1]: 1 is the best
 		// dense and lexical match in the best server.
 		beta := float32(cfg.SiblingBoost)
-		for _, r := range rows {
+		for i := range cands {
+			r := &cands[i]
 			r.fused = (r.fused + beta*best[snap.Catalog.Tool(r.row).Server]) / (1 + beta)
 		}
 	}
-	// TopK breaks ties by position; in row order, the earlier tool wins,
-	// as in the single rankings.
-	slices.SortFunc(rows, func(x, y *ranked) int { return x.row - y.row })
-	scores := make([]float32, len(rows))
-	for i, r := range rows {
+	scores := make([]float32, len(cands))
+	for i, r := range cands {
 		scores[i] = r.fused
 	}
 	top := index.TopK(scores, k, nil)
 	out := make([]ranked, len(top))
 	for i, m := range top {
-		out[i] = *rows[m.Row]
+		out[i] = cands[m.Row]
 	}
 	return out, nil
 }
 
-// lexical is the BM25 side: every tool with a positive score for the whole
-// query, blended with its best per-sentence score when the query has
-// several sentences. Scores are normalised to [0,1] when blended.
-func (a *answer) lexical(ctx context.Context, text string, keep func(int) bool) ([]index.Match, error) {
+// lexical is the BM25 side, one score per tool: the whole query's,
+// blended with the tool's best per-sentence score when the query has
+// several sentences (each normalised to [0,1] when blended).
+func (a *answer) lexical(text string) []float32 {
 	kw := a.snap.Keywords
-	whole, err := kw.Search(ctx, text, kw.Len(), keep)
-	if err != nil {
-		return nil, err
-	}
+	whole := make([]float32, kw.Len())
+	kw.ScoresInto(text, whole)
 	g := float32(a.s.cfg.SentenceWeight)
 	sents := sentences(text)
-	if g <= 0 || len(sents) < 2 || len(whole) == 0 {
-		return whole, nil
+	top := slices.Max(append(whole[:len(whole):len(whole)], 0))
+	if g <= 0 || len(sents) < 2 || top <= 0 {
+		return whole
 	}
-	blend := make(map[int]float32, len(whole))
-	for _, m := range whole {
-		blend[m.Row] = (1 - g) * m.Score / whole[0].Score
+	for i := range whole {
+		whole[i] = (1 - g) * whole[i] / top
 	}
-	best := map[int]float32{}
+	best := make([]float32, len(whole))
+	part := make([]float32, len(whole))
 	for _, st := range sents {
-		ms, err := kw.Search(ctx, st, kw.Len(), keep)
-		if err != nil {
-			return nil, err
+		kw.ScoresInto(st, part)
+		if m := slices.Max(part); m > 0 {
+			for i, s := range part {
+				best[i] = max(best[i], s/m)
+			}
 		}
-		for _, m := range ms {
-			best[m.Row] = max(best[m.Row], m.Score/ms[0].Score)
+	}
+	for i := range whole {
+		whole[i] += g * best[i]
+	}
+	return whole
+}
+
+// lexRanks sets each candidate's rank among those with a lexical score,
+// for reciprocal-rank fusion and explain.
+func (a *answer) lexRanks(cands []ranked) {
+	order := make([]int, 0, len(cands))
+	for i, r := range cands {
+		if r.lex > 0 {
+			order = append(order, i)
 		}
 	}
-	for row, b := range best {
-		blend[row] += g * b
-	}
-	out := make([]index.Match, 0, len(blend))
-	for row, s := range blend {
-		out = append(out, index.Match{Row: row, Score: s})
-	}
-	slices.SortFunc(out, func(x, y index.Match) int {
+	slices.SortFunc(order, func(x, y int) int {
 		switch {
-		case x.Score > y.Score:
+		case cands[x].lex > cands[y].lex:
 			return -1
-		case x.Score < y.Score:
+		case cands[x].lex < cands[y].lex:
 			return 1
 		}
-		return x.Row - y.Row
+		return cands[x].row - cands[y].row
 	})
-	return out, nil
+	for rank, i := range order {
+		cands[i].lexRank = rank + 1
+	}
 }
 
 // fuse sets each candidate's fused score from its dense and lexical ones.
-func (a *answer) fuse(cands map[int]*ranked) []*ranked {
+func (a *answer) fuse(cands []ranked) {
 	alpha := float32(a.s.cfg.HybridAlpha)
 	dmin, dmax := float32(math.Inf(1)), float32(math.Inf(-1))
 	var lmax float32
@@ -186,8 +213,8 @@ func (a *answer) fuse(cands map[int]*ranked) []*ranked {
 		dmin, dmax = min(dmin, r.dense), max(dmax, r.dense)
 		lmax = max(lmax, r.lex)
 	}
-	rows := make([]*ranked, 0, len(cands))
-	for _, r := range cands {
+	for i := range cands {
+		r := &cands[i]
 		switch a.s.cfg.Fusion {
 		case FusionRRF:
 			r.fused = 0
@@ -207,23 +234,7 @@ func (a *answer) fuse(cands map[int]*ranked) []*ranked {
 			}
 			r.fused = alpha*dn + (1-alpha)*ln
 		}
-		rows = append(rows, r)
 	}
-	return rows
-}
-
-func bestFirst(rows []*ranked) []*ranked {
-	out := slices.Clone(rows)
-	slices.SortFunc(out, func(x, y *ranked) int {
-		switch {
-		case x.fused > y.fused:
-			return -1
-		case x.fused < y.fused:
-			return 1
-		}
-		return x.row - y.row
-	})
-	return out
 }
 
 // sentences splits text at sentence ends, keeping pieces of three or more

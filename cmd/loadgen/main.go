@@ -1,0 +1,224 @@
+// Command loadgen measures POST /mcp/tool-search throughput and latency
+// beside a no-op route on the same router, in the same run, so the result
+// is a ratio that survives a noisy machine. By default it serves the
+// embedded default catalog in-process on loopback with the local
+// embedder; -url drives a running server (which then needs no /noop).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/search"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	name     string
+	requests int
+	errors   int
+	took     time.Duration
+	lat      []time.Duration
+}
+
+func (r result) String() string {
+	slices.Sort(r.lat)
+	pct := func(p float64) time.Duration {
+		if len(r.lat) == 0 {
+			return 0
+		}
+		return r.lat[min(len(r.lat)-1, int(p*float64(len(r.lat))))]
+	}
+	return fmt.Sprintf("%-8s %8d req  %9.0f req/s  p50 %8s  p99 %8s  errors %d",
+		r.name, r.requests, float64(r.requests)/r.took.Seconds(), pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), r.errors)
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	conc := fs.Int("c", 16, "concurrent clients")
+	dur := fs.Duration("d", 10*time.Second, "duration of each phase")
+	url := fs.String("url", "", "a running server's base URL (default: serve in-process)")
+	cases := fs.String("cases", "evals/cases.jsonl", "queries to cycle through, from an eval cases file")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the search phase to this file")
+	mode := fs.String("mode", "", "ranking mode to request: hybrid (the default), semantic or keyword")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	queries, err := loadQueries(*cases, *mode)
+	if err != nil {
+		return err
+	}
+	base := *url
+	if base == "" {
+		addr, stop, err := serve(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		base = "http://" + addr
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc}}
+	fmt.Fprintf(stdout, "loadgen: %d clients, %s per phase (twice, interleaved), %d distinct queries, mode %q, %s\n", *conc, *dur, len(queries), *mode, base)
+	phase := func(name, path string) result {
+		return drive(ctx, client, name, base+path, queries, *conc, *dur)
+	}
+	// Interleave so drift on a shared machine hits both alike.
+	var noop, srch []result
+	for round := range 2 {
+		noop = append(noop, phase("noop", "/noop"))
+		if *cpuprofile != "" && round == 1 {
+			f, err := os.Create(*cpuprofile)
+			if err != nil {
+				return err
+			}
+			pprof.StartCPUProfile(f)
+			srch = append(srch, phase("search", "/mcp/tool-search"))
+			pprof.StopCPUProfile()
+			f.Close()
+		} else {
+			srch = append(srch, phase("search", "/mcp/tool-search"))
+		}
+	}
+	n, s := merge(noop), merge(srch)
+	fmt.Fprintln(stdout, n)
+	fmt.Fprintln(stdout, s)
+	ratio := (float64(s.requests) / s.took.Seconds()) / (float64(n.requests) / n.took.Seconds())
+	fmt.Fprintf(stdout, "search throughput / no-op throughput = %.2f\n", ratio)
+	if s.errors > 0 || n.errors > 0 {
+		return fmt.Errorf("%d search and %d no-op requests failed", s.errors, n.errors)
+	}
+	return nil
+}
+
+func merge(rs []result) result {
+	out := result{name: rs[0].name}
+	for _, r := range rs {
+		out.requests += r.requests
+		out.errors += r.errors
+		out.took += r.took
+		out.lat = append(out.lat, r.lat...)
+	}
+	return out
+}
+
+func drive(ctx context.Context, client *http.Client, name, url string, queries [][]byte, conc int, dur time.Duration) result {
+	ctx, cancel := context.WithTimeout(ctx, dur)
+	defer cancel()
+	var mu sync.Mutex
+	res := result{name: name}
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var lat []time.Duration
+			errs := 0
+			for i := w; ctx.Err() == nil; i += conc {
+				t := time.Now()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(queries[i%len(queries)]))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				if err != nil {
+					if ctx.Err() == nil {
+						errs++
+					}
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					errs++
+					continue
+				}
+				lat = append(lat, time.Since(t))
+			}
+			mu.Lock()
+			res.lat = append(res.lat, lat...)
+			res.errors += errs
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.took = time.Since(start)
+	res.requests = len(res.lat)
+	return res
+}
+
+func loadQueries(path, mode string) ([][]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var c struct{ Query string }
+		if json.Unmarshal(sc.Bytes(), &c) == nil && c.Query != "" {
+			req := map[string]any{"query": c.Query, "top_k": 10}
+			if mode != "" {
+				req["mode"] = mode
+			}
+			b, _ := json.Marshal(req)
+			out = append(out, b)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no queries", path)
+	}
+	return out, sc.Err()
+}
+
+// serve starts the real router on loopback with the default catalog and
+// config, the local embedder, and the no-op route.
+func serve(ctx context.Context) (string, func(), error) {
+	load := func(context.Context) (*search.Setup, error) {
+		cat, err := catalog.Default()
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := config.Default()
+		if err != nil {
+			return nil, err
+		}
+		s := &search.Setup{Catalog: cat, Core: cfg.Core, Templates: map[string]search.Template{}}
+		for name, t := range cfg.Templates {
+			s.Templates[name] = search.Template{Description: t.Description, Tools: t.Tools}
+		}
+		return s, nil
+	}
+	svc := search.New(search.Config{Embedder: embed.NewLocal(0), Load: load})
+	if _, err := svc.Rebuild(ctx); err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: httpapi.NewServer(svc, httpapi.Options{Noop: true}), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	return ln.Addr().String(), func() { srv.Close() }, nil
+}
