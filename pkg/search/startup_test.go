@@ -1,0 +1,118 @@
+package search
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embed"
+)
+
+// synthetic is a catalog of n tools with plausible, distinct texts.
+func synthetic(tb testing.TB, n int) *Setup {
+	tb.Helper()
+	verbs := []string{"list", "create", "delete", "update", "search", "get", "send", "export", "import", "sync"}
+	nouns := []string{"issue", "file", "message", "event", "ticket", "table", "report", "user", "invoice", "job", "image", "order"}
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	var servers []catalog.Server
+	for s := 0; s*50 < n; s++ {
+		srv := catalog.Server{Name: fmt.Sprintf("server%03d", s)}
+		for i := s * 50; i < min(n, (s+1)*50); i++ {
+			v, o := verbs[r.IntN(len(verbs))], nouns[r.IntN(len(nouns))]
+			srv.Tools = append(srv.Tools, catalog.Tool{Name: fmt.Sprintf("%s_%s_%d", v, o, i),
+				Description: fmt.Sprintf("%s a %s in the %s system, by id %d, with filters for %s and %s.", strings.ToUpper(v[:1])+v[1:], o, srv.Name, i, nouns[r.IntN(len(nouns))], verbs[r.IntN(len(verbs))]),
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The id."}}}`)})
+		}
+		servers = append(servers, srv)
+	}
+	cat, err := catalog.New([]catalog.Part{{Source: "synthetic", Servers: servers}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Setup{Catalog: cat}
+}
+
+// BenchmarkStartup is the time from a loaded catalog to a published
+// index with the local embedder.
+func BenchmarkStartup(b *testing.B) {
+	for _, n := range []int{62, 10000} {
+		b.Run(fmt.Sprintf("local/N=%d", n), func(b *testing.B) {
+			setup := synthetic(b, n)
+			for b.Loop() {
+				svc := New(Config{Embedder: embed.NewLocal(0)})
+				if _, err := svc.Build(b.Context(), setup); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// slowProvider answers embeddings after latency and records the largest
+// batch and the most requests in flight at once.
+type slowProvider struct {
+	latency         time.Duration
+	inflight, maxIn atomic.Int32
+	calls, maxBatch atomic.Int32
+}
+
+func (p *slowProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := p.inflight.Add(1)
+	defer p.inflight.Add(-1)
+	for m := p.maxIn.Load(); n > m && !p.maxIn.CompareAndSwap(m, n); m = p.maxIn.Load() {
+	}
+	p.calls.Add(1)
+	var req struct {
+		Input []string `json:"input"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	for m := p.maxBatch.Load(); int32(len(req.Input)) > m && !p.maxBatch.CompareAndSwap(m, int32(len(req.Input))); m = p.maxBatch.Load() {
+	}
+	time.Sleep(p.latency)
+	type item struct {
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	}
+	data := make([]item, len(req.Input))
+	for i := range data {
+		data[i] = item{i, []float32{1, float32(i%7 + 1), 0.5, float32(len(req.Input[i]) % 5)}}
+	}
+	json.NewEncoder(w).Encode(map[string]any{"data": data})
+}
+
+// TestStartupBatches builds 62 and 10,000 tools against a provider with
+// 200ms latency: one request for 62; for 10,000, five batches of at most
+// 2048 inputs with at most four in flight, so about two latencies, not
+// five. The times are logged for BENCHMARKS.md, not asserted.
+func TestStartupBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sleeps for the provider's latency")
+	}
+	for _, n := range []int{62, 10000} {
+		p := &slowProvider{latency: 200 * time.Millisecond}
+		srv := httptest.NewServer(p)
+		emb := embed.NewOpenAI(embed.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "fake"})
+		svc := New(Config{Embedder: emb})
+		setup := synthetic(t, n)
+		start := time.Now()
+		if _, err := svc.Build(t.Context(), setup); err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		srv.Close()
+		batches := (n + embed.DefaultBatchSize - 1) / embed.DefaultBatchSize
+		t.Logf("openai, 200ms per request, N=%d: ready in %s; %d requests, largest batch %d, at most %d in flight (ceil(%d batches / %d) x 200ms = %s)",
+			n, took.Round(time.Millisecond), p.calls.Load(), p.maxBatch.Load(), p.maxIn.Load(), batches, embed.DefaultConcurrency,
+			time.Duration((batches+embed.DefaultConcurrency-1)/embed.DefaultConcurrency)*200*time.Millisecond)
+		if int(p.calls.Load()) != batches || p.maxBatch.Load() > embed.DefaultBatchSize || p.maxIn.Load() > embed.DefaultConcurrency {
+			t.Errorf("N=%d: %d requests (want %d), largest batch %d, %d in flight", n, p.calls.Load(), batches, p.maxBatch.Load(), p.maxIn.Load())
+		}
+	}
+}
