@@ -46,14 +46,14 @@ func BenchmarkSearch(b *testing.B) {
 	for _, s := range benchSizes {
 		b.Run(fmt.Sprintf("N=%d/D=%d", s.n, s.d), func(b *testing.B) {
 			mx, q := benchMatrix(b, s.n, s.d)
-			b.ReportMetric(float64(mx.Bytes())/float64(s.n), "bytes/tool")
-			b.ReportMetric(float64(mx.Bytes())/float64(4*s.n*s.d), "mem/4ND")
-			b.ResetTimer()
 			for b.Loop() {
 				if _, err := mx.Search(b.Context(), q, 10, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
+			// After the loop: resetting the timer would drop them.
+			b.ReportMetric(float64(mx.Bytes())/float64(s.n), "bytes/tool")
+			b.ReportMetric(float64(mx.Bytes())/float64(4*s.n*s.d), "mem/4ND")
 		})
 	}
 }
@@ -65,7 +65,6 @@ func BenchmarkFloor(b *testing.B) {
 		b.Run(fmt.Sprintf("N=%d/D=%d", s.n, s.d), func(b *testing.B) {
 			mx, q := benchMatrix(b, s.n, s.d)
 			y := make([]float32, s.n)
-			b.ResetTimer()
 			for b.Loop() {
 				blas32.Gemv(blas.NoTrans, 1, mx.m, blas32.Vector{N: len(q), Inc: 1, Data: q}, 0, blas32.Vector{N: len(y), Inc: 1, Data: y})
 			}
