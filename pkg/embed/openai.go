@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // Defaults for OpenAIConfig's zero values.
@@ -106,7 +109,7 @@ func (o *OpenAI) Info() Info {
 	if o.cfg.APIType == "azure" {
 		provider = "azure"
 	}
-	return Info{Provider: provider, Model: o.cfg.Model, Dimensions: o.cfg.Dimensions, BaseURL: safeURL(o.cfg.BaseURL)}
+	return Info{Provider: provider, Model: o.cfg.Model, Dimensions: o.cfg.Dimensions, BaseURL: redact.URL(o.cfg.BaseURL)}
 }
 
 // Embed returns one vector per text, in order. Texts are sent in batches of
@@ -156,7 +159,7 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 			break
 		}
 	}
-	return nil, fmt.Errorf("embeddings request to %s (%d inputs): %w", safeURL(o.cfg.BaseURL), len(texts), lastErr)
+	return nil, fmt.Errorf("embeddings request to %s (%d inputs): %w", redact.URL(o.cfg.BaseURL), len(texts), lastErr)
 }
 
 func (o *OpenAI) request(ctx context.Context, texts []string) ([][]float32, error) {
@@ -257,19 +260,6 @@ type scrubbed struct {
 
 func (s *scrubbed) Error() string { return s.msg }
 func (s *scrubbed) Unwrap() error { return s.err }
-
-// safeURL drops user info and the query string, where tokens hide.
-func safeURL(raw string) string {
-	if i := strings.Index(raw, "?"); i >= 0 {
-		raw = raw[:i]
-	}
-	if i := strings.Index(raw, "://"); i >= 0 {
-		if at := strings.LastIndex(raw[i+3:], "@"); at >= 0 {
-			raw = raw[:i+3] + raw[i+3+at+1:]
-		}
-	}
-	return raw
-}
 
 // Reason classifies an embedding failure for metrics and diagnostics:
 // timeout, rate_limited, server_error, client_error, bad_response, network,

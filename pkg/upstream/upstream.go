@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // Defaults for Config's zero values.
@@ -108,7 +110,7 @@ func New(cfgs []Config, onChange func(), logger *slog.Logger) (*Manager, error) 
 		case m.byName[c.Name] != nil:
 			return nil, fmt.Errorf("upstream %q: name repeated", c.Name)
 		case !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://"):
-			return nil, fmt.Errorf("upstream %q: url must be http:// or https://, got %q", c.Name, safeURL(c.URL))
+			return nil, fmt.Errorf("upstream %q: url must be http:// or https://, got %q", c.Name, redact.URL(c.URL))
 		}
 		if c.Refresh <= 0 {
 			c.Refresh = DefaultRefresh
@@ -348,7 +350,7 @@ func (m *Manager) Status() []Status {
 	out := make([]Status, 0, len(m.ups))
 	for _, u := range m.ups {
 		u.mu.Lock()
-		st := Status{Name: u.cfg.Name, URL: safeURL(u.cfg.URL), State: u.state, Tools: len(u.tools), Stale: u.stale,
+		st := Status{Name: u.cfg.Name, URL: redact.URL(u.cfg.URL), State: u.state, Tools: len(u.tools), Stale: u.stale,
 			LastSuccess: timePtr(u.lastSuccess), LastError: u.lastErr, LastErrorAt: timePtr(u.lastErrAt),
 			Breaker: u.breaker(now), Failures: u.failures}
 		u.mu.Unlock()
@@ -445,19 +447,6 @@ func scrub(msg string, headers map[string]string) string {
 		}
 	}
 	return msg
-}
-
-// safeURL drops user info and the query string, where tokens hide.
-func safeURL(raw string) string {
-	if i := strings.Index(raw, "?"); i >= 0 {
-		raw = raw[:i]
-	}
-	if i := strings.Index(raw, "://"); i >= 0 {
-		if at := strings.LastIndex(raw[i+3:], "@"); at >= 0 {
-			raw = raw[:i+3] + raw[i+3+at+1:]
-		}
-	}
-	return raw
 }
 
 func timePtr(t time.Time) *time.Time {
