@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/toolsearch/toolsearch/pkg/redact"
 	"math/rand/v2"
 	"net"
 	"net/http"

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolsearch/toolsearch/pkg/redact"
 	"log/slog"
 	"net/http"
 	"strings"
