@@ -52,7 +52,9 @@ func newTestServerWith(tb testing.TB, o serverOpts) (http.Handler, *search.Servi
 	}
 	svc := search.New(search.Config{Load: o.load, Embedder: embed.NewLocal(256), Registerer: reg, Version: "test"})
 	if o.build {
-		if _, err := svc.Build(tb.Context(), testSetup(tb, o.keys)); err != nil {
+		// Not tb.Context(): under -fuzz, each worker process runs this
+		// setup, and the fuzz deadline may already be close.
+		if _, err := svc.Build(context.Background(), testSetup(tb, o.keys)); err != nil {
 			tb.Fatal(err)
 		}
 	}
