@@ -67,32 +67,30 @@ func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, ke
 		return nil, err
 	}
 	dense := make([]float32, n)
-	inDense := map[int]int{} // row -> dense rank, for the dense top few
+	denseRank := make([]int32, n) // rank among the dense top few; 0 outside them
+	nDense := 0
 	if q != nil {
 		if err := snap.Matrix.ScoresInto(q, dense); err != nil {
 			return nil, err
 		}
-		for i, m := range index.TopK(dense, max(100, 5*k), keep) {
-			inDense[m.Row] = i + 1
+		top := index.TopK(dense, max(100, 5*k), keep)
+		for i, m := range top {
+			denseRank[m.Row] = int32(i + 1)
 		}
+		nDense = len(top)
 	}
 	lex := a.lexical(text)
 	// Candidates are collected in row order (TopK then breaks ties by
 	// position, so the earlier tool wins, as in the single rankings).
 	member := make([]bool, n)
-	for row := range inDense {
-		member[row] = true
-	}
 	for row, sc := range lex {
-		if sc > 0 && (keep == nil || keep(row)) {
-			member[row] = true
-		}
+		member[row] = denseRank[row] > 0 || sc > 0 && (keep == nil || keep(row))
 	}
 	collect := func() []ranked {
-		out := make([]ranked, 0, len(inDense)+16)
+		out := make([]ranked, 0, nDense+16)
 		for row, in := range member {
 			if in {
-				out = append(out, ranked{row: row, dense: dense[row], lex: lex[row], denseRank: inDense[row]})
+				out = append(out, ranked{row: row, dense: dense[row], lex: lex[row], denseRank: int(denseRank[row])})
 			}
 		}
 		return out
@@ -107,13 +105,13 @@ func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, ke
 		for i, r := range cands {
 			fused[i] = r.fused
 		}
-		top := map[string]bool{}
+		top := make([]bool, len(snap.Catalog.Servers()))
 		for _, m := range index.TopK(fused, siblingServers, nil) {
-			top[snap.Catalog.Tool(cands[m.Row].row).Server] = true
+			top[snap.serverOf[cands[m.Row].row]] = true
 		}
 		grew := false
-		for i, t := range snap.Catalog.Tools() {
-			if top[t.Server] && !member[i] && (keep == nil || keep(i)) {
+		for i, sv := range snap.serverOf {
+			if top[sv] && !member[i] && (keep == nil || keep(i)) {
 				member[i], grew = true, true
 			}
 		}
@@ -124,9 +122,9 @@ func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, ke
 			}
 			a.fuse(cands)
 		}
-		best := map[string]float32{}
+		best := make([]float32, len(snap.Catalog.Servers()))
 		for _, r := range cands {
-			sv := snap.Catalog.Tool(r.row).Server
+			sv := snap.serverOf[r.row]
 			best[sv] = max(best[sv], r.fused)
 		}
 		// Divided by 1+boost, a hybrid score stays in [0,1]: 1 is the best
@@ -134,7 +132,7 @@ func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, ke
 		beta := float32(cfg.SiblingBoost)
 		for i := range cands {
 			r := &cands[i]
-			r.fused = (r.fused + beta*best[snap.Catalog.Tool(r.row).Server]) / (1 + beta)
+			r.fused = (r.fused + beta*best[snap.serverOf[r.row]]) / (1 + beta)
 		}
 	}
 	scores := make([]float32, len(cands))

@@ -133,6 +133,9 @@ func (a *answer) unknown(names ...string) {
 
 // inScope reports whether row passes the request's server filters.
 func (a *answer) inScope(row int) bool {
+	if len(a.req.Servers) == 0 && a.req.ServerMatch == "" {
+		return true // the common case, without touching the tool
+	}
 	t := a.snap.Catalog.Tool(row)
 	if len(a.req.Servers) > 0 && !slices.Contains(a.req.Servers, t.Server) {
 		return false

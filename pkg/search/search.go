@@ -129,6 +129,7 @@ type Snapshot struct {
 	setup     *Setup
 	policy    *policy
 	lowered   []string // "server/name description", lower-cased, for +term
+	serverOf  []int32  // row -> index into Catalog.Servers(), so hot paths need not copy Tools
 	query     Embedder // embeds queries the way the rows were embedded
 }
 
@@ -282,7 +283,13 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	texts := make([]string, cat.Len())
 	docs := make([]bm25.Doc, cat.Len())
 	lowered := make([]string, cat.Len())
+	serverOf := make([]int32, cat.Len())
+	serverIdx := make(map[string]int32, len(cat.Servers()))
+	for i, name := range cat.Servers() {
+		serverIdx[name] = int32(i)
+	}
 	for i, t := range cat.Tools() {
+		serverOf[i] = serverIdx[t.Server]
 		texts[i] = t.Text()
 		docs[i] = bm25.FieldsOf(t)
 		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
@@ -293,6 +300,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		setup:    setup,
 		policy:   pol,
 		lowered:  lowered,
+		serverOf: serverOf,
 		query:    s.cfg.Embedder,
 	}
 	var vecs [][]float32
