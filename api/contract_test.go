@@ -60,11 +60,8 @@ func newServer(t *testing.T, build bool) http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		s := &search.Setup{Catalog: cat, Core: cfg.Core, Templates: map[string]search.Template{},
-			Keys: []search.Key{{Name: "k", Hash: sha256.Sum256([]byte("k"))}}}
-		for name, tp := range cfg.Templates {
-			s.Templates[name] = search.Template{Description: tp.Description, Tools: tp.Tools}
-		}
+		s := cfg.Setup(cat)
+		s.Keys = []search.Key{{Name: "k", Hash: sha256.Sum256([]byte("k"))}}
 		return s, nil
 	}
 	svc := search.New(search.Config{Embedder: embed.NewLocal(256), Load: load, Version: "test"})

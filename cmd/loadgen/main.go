@@ -204,11 +204,7 @@ func serve(ctx context.Context) (string, func(), error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &search.Setup{Catalog: cat, Core: cfg.Core, Templates: map[string]search.Template{}}
-		for name, t := range cfg.Templates {
-			s.Templates[name] = search.Template{Description: t.Description, Tools: t.Tools}
-		}
-		return s, nil
+		return cfg.Setup(cat), nil
 	}
 	svc := search.New(search.Config{Embedder: embed.NewLocal(0), Load: load})
 	if _, err := svc.Rebuild(ctx); err != nil {

@@ -306,10 +306,7 @@ func (f *indexFlags) loader() func(context.Context) (*search.Setup, error) {
 		if err != nil {
 			return nil, err
 		}
-		setup := &search.Setup{Catalog: cat, Core: cfg.Core, Templates: map[string]search.Template{}}
-		for name, t := range cfg.Templates {
-			setup.Templates[name] = search.Template{Description: t.Description, Tools: t.Tools}
-		}
+		setup := cfg.Setup(cat)
 		for _, k := range cfg.Auth.Keys {
 			key := search.Key{Name: k.Name, Visibility: search.Visibility{Tools: k.VisibleTools, Servers: k.VisibleServers}}
 			if k.KeyEnv != "" {

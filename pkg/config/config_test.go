@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
 func TestParse(t *testing.T) {
@@ -58,5 +60,20 @@ func TestDefault(t *testing.T) {
 	f, err := Default()
 	if err != nil || len(f.Core) == 0 || len(f.Templates) == 0 {
 		t.Errorf("Default() = %+v, %v", f, err)
+	}
+}
+
+func TestSetup(t *testing.T) {
+	cat, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := Default()
+	s := f.Setup(cat)
+	if err := s.Check(); err != nil {
+		t.Fatalf("the default config does not fit the default catalog: %v", err)
+	}
+	if len(s.Core) != len(f.Core) || len(s.Templates) != len(f.Templates) || s.Templates["release"].Tools[0] != f.Templates["release"].Tools[0] {
+		t.Errorf("Setup = %+v", s)
 	}
 }

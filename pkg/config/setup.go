@@ -1,0 +1,17 @@
+package config
+
+import (
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/search"
+)
+
+// Setup is the search setup for cat under this file: its core whitelist
+// and templates. API keys are not included: a key_env names an
+// environment variable, which only the command reads.
+func (f *File) Setup(cat *catalog.Catalog) *search.Setup {
+	s := &search.Setup{Catalog: cat, Core: f.Core, Templates: make(map[string]search.Template, len(f.Templates))}
+	for name, t := range f.Templates {
+		s.Templates[name] = search.Template{Description: t.Description, Tools: t.Tools}
+	}
+	return s
+}
