@@ -78,17 +78,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	body.Error.Code = ae.Code
 	body.Error.Message = ae.Message
 	body.Error.RequestID = middleware.GetReqID(r.Context())
-	if ae.Status == http.StatusMethodNotAllowed {
-		w.Header().Set("Allow", allowedMethods(r))
-	}
 	encode(w, ae.Status, body)
-}
-
-func allowedMethods(r *http.Request) string {
-	if strings.HasSuffix(r.URL.Path, "/tool-search") || strings.HasSuffix(r.URL.Path, "/rebuild") {
-		return http.MethodPost
-	}
-	return http.MethodGet
 }
 
 // encode writes v as JSON with status. A failure here means the client went

@@ -5,6 +5,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/go-chi/chi/v5"
@@ -53,8 +54,17 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, opts.Logger, errorf(http.StatusNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, opts.Logger, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s", r.Method, r.URL.Path))
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		// With a custom 405 handler chi no longer writes Allow; ask the
+		// router which methods the path has, so a new route is never missed.
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
+				allowed = append(allowed, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, req, opts.Logger, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s", req.Method, req.URL.Path))
 	})
 	addRoutes(r, opts, svc)
 	return r
