@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -53,7 +52,6 @@ type OpenAIConfig struct {
 type OpenAI struct {
 	cfg    OpenAIConfig
 	client *openai.Client
-	redact *strings.Replacer
 }
 
 // NewOpenAI returns a client for cfg.
@@ -95,11 +93,7 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 	if cfg.HTTPClient != nil {
 		oc.HTTPClient = cfg.HTTPClient
 	}
-	pairs := []string{}
-	if cfg.APIKey != "" {
-		pairs = append(pairs, cfg.APIKey, "[redacted]")
-	}
-	return &OpenAI{cfg: cfg, client: openai.NewClientWithConfig(oc), redact: strings.NewReplacer(pairs...)}
+	return &OpenAI{cfg: cfg, client: openai.NewClientWithConfig(oc)}
 }
 
 // Info describes the embedder; BaseURL is stripped of any credentials.
@@ -238,14 +232,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// keyLike matches API-key shapes that providers echo back in error messages
-// ("Incorrect API key provided: sk-abc***xyz").
-var keyLike = regexp.MustCompile(`\b(sk|pk|rk|key)-[A-Za-z0-9_*\-]{6,}`)
-
 // scrub removes the configured key, and anything shaped like a key, from an
 // error's text, keeping its chain for errors.Is.
 func (o *OpenAI) scrub(err error) error {
-	msg := keyLike.ReplaceAllString(o.redact.Replace(err.Error()), "[redacted]")
+	msg := redact.Text(err.Error(), o.cfg.APIKey)
 	if msg == err.Error() {
 		return err
 	}

@@ -76,6 +76,7 @@ type Manager struct {
 
 type upstream struct {
 	cfg     Config
+	secrets []string // what errors must not show: header values, URL user info and query
 	client  *mcp.Client
 	httpc   *http.Client
 	changed chan struct{} // list_changed arrived
@@ -123,7 +124,11 @@ func New(cfgs []Config, onChange func(), logger *slog.Logger) (*Manager, error) 
 		if c.Timeout <= 0 {
 			c.Timeout = DefaultTimeout
 		}
-		u := &upstream{cfg: c, changed: make(chan struct{}, 1), first: make(chan struct{}), state: "connecting",
+		secrets := redact.URLSecrets(c.URL)
+		for _, v := range c.Headers {
+			secrets = append(secrets, v)
+		}
+		u := &upstream{cfg: c, secrets: secrets, changed: make(chan struct{}, 1), first: make(chan struct{}), state: "connecting",
 			httpc: &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -419,34 +424,8 @@ func hashTools(tools []catalog.Tool) [32]byte {
 	return out
 }
 
-// scrub removes what may be secret from an error message: configured
-// header values (tokens), and the URL's user info and query string, which
-// net/http errors quote (masking a password, but not a query token).
-func (u *upstream) scrub(msg string) string {
-	raw := u.cfg.URL
-	if i := strings.Index(raw, "?"); i >= 0 && i+1 < len(raw) {
-		msg = strings.ReplaceAll(msg, raw[i+1:], "[redacted]")
-	}
-	if i := strings.Index(raw, "://"); i >= 0 {
-		if at := strings.LastIndex(raw[i+3:], "@"); at >= 0 {
-			msg = strings.ReplaceAll(msg, raw[i+3:i+3+at], "[redacted]")
-		}
-	}
-	return scrub(msg, u.cfg.Headers)
-}
-
-// scrub removes configured header values (tokens) from an error message.
-func scrub(msg string, headers map[string]string) string {
-	for _, v := range headers {
-		if len(v) >= 4 {
-			msg = strings.ReplaceAll(msg, v, "[redacted]")
-		}
-		if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= 4 {
-			msg = strings.ReplaceAll(msg, tok, "[redacted]")
-		}
-	}
-	return msg
-}
+// scrub removes what may be secret from an error message.
+func (u *upstream) scrub(msg string) string { return redact.Text(msg, u.secrets...) }
 
 func timePtr(t time.Time) *time.Time {
 	if t.IsZero() {
