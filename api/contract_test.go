@@ -17,7 +17,6 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embed"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
@@ -52,15 +51,10 @@ func newValidator(t *testing.T) validator.Validator {
 func newServer(t *testing.T, build bool) http.Handler {
 	t.Helper()
 	load := func(context.Context) (*search.Setup, error) {
-		cat, err := catalog.Default()
+		s, err := config.DefaultSetup()
 		if err != nil {
 			return nil, err
 		}
-		cfg, err := config.Default()
-		if err != nil {
-			return nil, err
-		}
-		s := cfg.Setup(cat)
 		s.Keys = []search.Key{{Name: "k", Hash: sha256.Sum256([]byte("k"))}}
 		return s, nil
 	}

@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embed"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
@@ -195,17 +194,7 @@ func loadQueries(path, mode string) ([][]byte, error) {
 // serve starts the real router on loopback with the default catalog and
 // config, the local embedder, and the no-op route.
 func serve(ctx context.Context) (string, func(), error) {
-	load := func(context.Context) (*search.Setup, error) {
-		cat, err := catalog.Default()
-		if err != nil {
-			return nil, err
-		}
-		cfg, err := config.Default()
-		if err != nil {
-			return nil, err
-		}
-		return cfg.Setup(cat), nil
-	}
+	load := func(context.Context) (*search.Setup, error) { return config.DefaultSetup() }
 	svc := search.New(search.Config{Embedder: embed.NewLocal(0), Load: load})
 	if _, err := svc.Rebuild(ctx); err != nil {
 		return "", nil, err

@@ -25,7 +25,7 @@ func (t Tool) check() (warnings []string, err error) {
 	if !utf8.ValidString(t.Description) || !utf8.ValidString(t.Title) {
 		return nil, errors.New("title or description is not valid UTF-8")
 	}
-	if !advisedName(t.Name) {
+	if !AdvisedName(t.Name) {
 		warnings = append(warnings, fmt.Sprintf("name is outside the MCP naming advice (1-%d characters of A-Z a-z 0-9 _ - .)", MaxAdvisedNameLen))
 	}
 	switch {
@@ -56,7 +56,9 @@ func checkName(name string) error {
 	return nil
 }
 
-func advisedName(name string) bool {
+// AdvisedName reports whether name follows the MCP naming advice: 1 to 128
+// characters of A-Z a-z 0-9 _ - .
+func AdvisedName(name string) bool {
 	if len(name) == 0 || len(name) > MaxAdvisedNameLen {
 		return false
 	}

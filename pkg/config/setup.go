@@ -15,3 +15,17 @@ func (f *File) Setup(cat *catalog.Catalog) *search.Setup {
 	}
 	return s
 }
+
+// DefaultSetup is the embedded default catalog under the embedded default
+// config, as `toolsearch serve` runs with nothing configured.
+func DefaultSetup() (*search.Setup, error) {
+	cat, err := catalog.Default()
+	if err != nil {
+		return nil, err
+	}
+	f, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return f.Setup(cat), nil
+}

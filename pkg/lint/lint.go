@@ -102,26 +102,13 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 	if len(t.Description) > cfg.MaxDescription {
 		add(Warning, "long-description", "description is %d bytes, over the budget of %d: every byte is sent to the model on every turn", len(t.Description), cfg.MaxDescription)
 	}
-	if !advisedName(t.Name) {
+	if !catalog.AdvisedName(t.Name) {
 		add(Warning, "name", "name %q is outside the MCP naming advice (1-128 characters of A-Z a-z 0-9 _ - .)", t.Name)
 	}
 	if missing := undescribedParams(t.InputSchema); len(missing) > 0 {
 		add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
 	}
 	return out
-}
-
-func advisedName(name string) bool {
-	if len(name) == 0 || len(name) > catalog.MaxAdvisedNameLen {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // undescribedParams lists the top-level parameters that have no
