@@ -75,8 +75,10 @@ type Index struct {
 type Doc [numFields]string
 
 // FieldsOf splits a tool's text into the index's fields.
-func FieldsOf(t catalog.Tool) Doc {
-	f := t.Fields()
+func FieldsOf(t catalog.Tool) Doc { return DocOf(t, t.Fields()) }
+
+// DocOf is FieldsOf from the tool's already extracted fields.
+func DocOf(t catalog.Tool, f catalog.Fields) Doc {
 	d := Doc{Name: t.Name, Server: t.Server, Title: f.Title, Description: f.Description, Params: f.Params, Enums: f.Enums}
 	d[Concepts] = conceptText(strings.Join(d[:Concepts], " "))
 	return d

@@ -49,8 +49,11 @@ func (t Tool) Fields() Fields {
 // Example, for github/list_issues with a "state" enum:
 //
 //	list_issues (list issues). List issues in a repository. Parameters: state: Filter by state. Values: open, closed. Server: github.
-func (t Tool) Text() string {
-	f := t.Fields()
+func (t Tool) Text() string { return t.Fields().Text() }
+
+// Text is Tool.Text from already extracted fields, for callers that need
+// the fields too (the schema is parsed once).
+func (f Fields) Text() string {
 	var b strings.Builder
 	b.WriteString(f.Name)
 	if f.Title != "" {

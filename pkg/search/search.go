@@ -290,8 +290,9 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	}
 	for i, t := range cat.Tools() {
 		serverOf[i] = serverIdx[t.Server]
-		texts[i] = t.Text()
-		docs[i] = bm25.FieldsOf(t)
+		f := t.Fields() // parses the schema: once per tool
+		texts[i] = f.Text()
+		docs[i] = bm25.DocOf(t, f)
 		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
 	}
 	snap := &Snapshot{
