@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -87,31 +88,40 @@ func (mx *Matrix) Search(ctx context.Context, q []float32, k int, keep func(row 
 
 // TopK returns the k highest scores, best first, ties in row order. It
 // keeps a k-sized min-heap of the best so far (typed, so nothing is boxed
-// per element) instead of sorting all N scores.
+// per element) instead of sorting all N scores; the heap is built once it
+// is full, and the k survivors are sorted at the end, so when k covers
+// every score (small catalogs, hybrid candidate ranks) it is one sort.
 func TopK(scores []float32, k int, keep func(row int) bool) []Match {
 	if k <= 0 {
 		return nil
 	}
 	h := make([]Match, 0, min(k, len(scores)))
-	for i, s := range scores {
-		if keep != nil && !keep(i) {
-			continue
-		}
-		if len(h) < k {
-			h = append(h, Match{i, s})
-			up(h, len(h)-1)
-			continue
-		}
-		if s > h[0].Score { // a tie never displaces the earlier row
-			h[0] = Match{i, s}
-			down(h, 0)
+	i := 0
+	for ; i < len(scores) && len(h) < k; i++ {
+		if keep == nil || keep(i) {
+			h = append(h, Match{i, scores[i]})
 		}
 	}
-	// Pop the worst to the end, repeatedly: h ends best first.
-	for n := len(h) - 1; n > 0; n-- {
-		h[0], h[n] = h[n], h[0]
-		down(h[:n], 0)
+	if i < len(scores) {
+		for j := len(h)/2 - 1; j >= 0; j-- {
+			down(h, j)
+		}
+		for ; i < len(scores); i++ {
+			if s := scores[i]; s > h[0].Score && (keep == nil || keep(i)) { // a tie never displaces the earlier row
+				h[0] = Match{i, s}
+				down(h, 0)
+			}
+		}
 	}
+	slices.SortFunc(h, func(a, b Match) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return a.Row - b.Row
+	})
 	return h
 }
 
