@@ -1,8 +1,11 @@
 package embed
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/toolsearch/toolsearch/pkg/synonym"
 	"github.com/toolsearch/toolsearch/pkg/tokenize"
@@ -61,45 +64,73 @@ const (
 	gramWeight    = 0.35
 )
 
-// features returns the weighted features of text with their term counts
-// folded in (sublinear tf). Hashing is FNV-1a written out, so a feature
-// costs no allocation; this runs for every query.
-func features(text string) map[uint64]float32 {
-	type acc struct{ count, weight float32 }
-	feats := map[uint64]acc{}
-	add := func(kind byte, s string, w float32) {
-		h := uint64(fnvOffset)
-		h = (h ^ uint64(kind)) * fnvPrime
-		for i := 0; i < len(s); i++ {
-			h = (h ^ uint64(s[i])) * fnvPrime
-		}
-		f := feats[h]
-		f.count++
-		f.weight = w
-		feats[h] = f
-	}
+// feature is one hashed feature of a text and its weight, sublinear term
+// frequency folded in.
+type feature struct {
+	hash   uint64
+	weight float32
+	seq    int32 // position in the text, to order a hash's occurrences
+}
+
+// scratch is the per-call working memory of features, pooled so that
+// embedding a query allocates nothing but its vector.
+type scratch struct {
+	raw    []feature // one per occurrence, in text order
+	out    []feature
+	padded []byte
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// features returns the weighted features of text, one per distinct hash,
+// in hash order (so a vector's sums run in the same order every time). The
+// slice lives in sc and is valid until sc is reused. Hashing is FNV-1a
+// written out over the pieces of a feature, so a feature costs no
+// allocation; this runs for every query.
+func features(text string, sc *scratch) []feature {
+	raw := sc.raw[:0]
+	add := func(h uint64, w float32) { raw = append(raw, feature{h, w, int32(len(raw))}) }
 	terms := tokenize.Terms(text)
 	for i, t := range terms {
-		add(kindWord, t, wordWeight)
+		add(fnv(fnvKind(kindWord), t), wordWeight)
 		for _, c := range synonym.Concepts(t) {
-			add(kindConcept, c, conceptWeight)
+			add(fnv(fnvKind(kindConcept), c), conceptWeight)
 		}
 		if i > 0 {
-			add(kindPair, terms[i-1]+" "+t, pairWeight)
+			h := fnv(fnvKind(kindPair), terms[i-1])
+			h = (h ^ ' ') * fnvPrime
+			add(fnv(h, t), pairWeight)
 		}
 		if len(t) > 3 {
-			padded := "<" + t + ">"
+			padded := append(append(append(sc.padded[:0], '<'), t...), '>')
+			sc.padded = padded
 			for n := 3; n <= 4; n++ {
+				w := gramWeight / float32(len(padded)-n+1)
 				for j := 0; j+n <= len(padded); j++ {
-					add(kindGram, padded[j:j+n], gramWeight/float32(len(padded)-n+1))
+					add(fnvBytes(fnvKind(kindGram), padded[j:j+n]), w)
 				}
 			}
 		}
 	}
-	out := make(map[uint64]float32, len(feats))
-	for k, f := range feats {
-		out[k] = f.weight * float32(1+math.Log(float64(f.count)))
+	sc.raw = raw
+	// Within a run of one hash the last occurrence's weight wins, as it
+	// always has.
+	slices.SortFunc(raw, func(a, b feature) int {
+		if a.hash != b.hash {
+			return cmp.Compare(a.hash, b.hash)
+		}
+		return int(a.seq - b.seq)
+	})
+	out := sc.out[:0]
+	for i := 0; i < len(raw); {
+		j := i + 1
+		for j < len(raw) && raw[j].hash == raw[i].hash {
+			j++
+		}
+		out = append(out, feature{hash: raw[i].hash, weight: raw[j-1].weight * float32(1+math.Log(float64(j-i)))})
+		i = j
 	}
+	sc.out = out
 	return out
 }
 
@@ -108,13 +139,30 @@ const (
 	fnvPrime  = 1099511628211
 )
 
+func fnvKind(kind byte) uint64 { return (fnvOffset ^ uint64(kind)) * fnvPrime }
+
+func fnv(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
+func fnvBytes(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return h
+}
+
 // Fit returns a copy of l whose IDF weights come from docs, the texts the
 // index will hold. Queries must be embedded by the fitted copy.
 func (l *Local) Fit(docs []string) *Local {
 	df := map[uint64]int{}
+	sc := new(scratch)
 	for _, d := range docs {
-		for k := range features(d) {
-			df[k]++
+		for _, f := range features(d, sc) {
+			df[f.hash]++
 		}
 	}
 	n := float64(len(docs))
@@ -129,12 +177,15 @@ func (l *Local) Fit(docs []string) *Local {
 // is done.
 func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
 	for i, t := range texts {
 		if i%256 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		v := make([]float32, l.dim)
-		for k, w := range features(t) {
+		for _, f := range features(t, sc) {
+			k, w := f.hash, f.weight
 			idf := l.unseen
 			if l.idf != nil {
 				if x, ok := l.idf[k]; ok {
