@@ -23,6 +23,14 @@ func Words(s string) []string {
 // AppendWords calls emit for each token of s, in order, without building a
 // slice. It is the allocation-light form of Words for hot paths.
 func AppendWords(s string, emit func(string)) {
+	if isASCII(s) {
+		appendASCIIWords(s, emit)
+		return
+	}
+	appendRuneWords(s, emit)
+}
+
+func appendRuneWords(s string, emit func(string)) {
 	start := -1
 	var prev rune
 	var b strings.Builder
@@ -53,6 +61,67 @@ func AppendWords(s string, emit func(string)) {
 		prev = r
 	}
 	flush(len(s))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// appendASCIIWords is AppendWords for ASCII text, the common case for
+// queries: the same tokens, but a token already in lower case is emitted
+// as a substring of s, without a copy.
+func appendASCIIWords(s string, emit func(string)) {
+	start, upper := -1, false
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		w := s[start:end]
+		if upper {
+			w = strings.ToLower(w)
+		}
+		emit(w)
+		start, upper = -1, false
+	}
+	var prev byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isAlnum(c) {
+			flush(i)
+			prev = c
+			continue
+		}
+		if start >= 0 && isASCIIBoundary(prev, c, s[i+1:]) {
+			flush(i)
+		}
+		if start < 0 {
+			start = i
+		}
+		upper = upper || isUpper(c)
+		prev = c
+	}
+	flush(len(s))
+}
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isAlnum(c byte) bool { return isUpper(c) || isLower(c) || isDigit(c) }
+
+// isASCIIBoundary is isBoundary for ASCII letters and digits.
+func isASCIIBoundary(prev, cur byte, rest string) bool {
+	switch {
+	case (isLower(prev) || isDigit(prev)) && isUpper(cur):
+		return true
+	case isUpper(prev) && isUpper(cur):
+		return rest != "" && isLower(rest[0])
+	}
+	return false
 }
 
 // isBoundary reports whether a new word starts at cur, given the rune before

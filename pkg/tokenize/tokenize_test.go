@@ -1,6 +1,7 @@
 package tokenize
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,4 +50,23 @@ func TestTerms(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Terms mismatch (-want +got):\n%s", diff)
 	}
+}
+
+// FuzzASCIIWords checks the ASCII fast path against the general one, which
+// must give the same tokens for any ASCII text.
+func FuzzASCIIWords(f *testing.F) {
+	for _, s := range []string{"createPullRequest", "HTTPServer v2 getS3Object", "list_pull-requests.now", "ABC", "aB1cD", "x", "", "  --  ", "Re-run the FAILED jobs; e.g. CI"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !isASCII(s) {
+			return
+		}
+		var fast, slow []string
+		appendASCIIWords(s, func(w string) { fast = append(fast, w) })
+		appendRuneWords(s, func(w string) { slow = append(slow, w) })
+		if !slices.Equal(fast, slow) {
+			t.Fatalf("%q: ASCII path %q, general path %q", s, fast, slow)
+		}
+	})
 }
