@@ -66,9 +66,11 @@ type Index struct {
 	p        Config
 	n        int
 	postings map[string][]posting
-	lens     [][numFields]uint16
-	avgLen   [numFields]float64
-	scratch  sync.Pool
+	// norm is BM25's length normalisation of each document's fields,
+	// worked out once at build time instead of for every posting scored.
+	norm    [][numFields]float64
+	avgLen  [numFields]float64
+	scratch sync.Pool
 }
 
 // Doc is one tool's text, by field.
@@ -104,7 +106,8 @@ func conceptText(text string) string {
 
 // New indexes docs, one per tool, in row order.
 func New(docs []Doc, p Config) *Index {
-	ix := &Index{p: p, n: len(docs), postings: map[string][]posting{}, lens: make([][numFields]uint16, len(docs))}
+	ix := &Index{p: p, n: len(docs), postings: map[string][]posting{}, norm: make([][numFields]float64, len(docs))}
+	lens := make([][numFields]uint16, len(docs))
 	var total [numFields]float64
 	for d, fields := range docs {
 		tfs := map[string]*posting{}
@@ -118,11 +121,11 @@ func New(docs []Doc, p Config) *Index {
 				if pt.tf[f] < math.MaxUint16 {
 					pt.tf[f]++
 				}
-				if ix.lens[d][f] < math.MaxUint16 {
-					ix.lens[d][f]++
+				if lens[d][f] < math.MaxUint16 {
+					lens[d][f]++
 				}
 			}
-			total[f] += float64(ix.lens[d][f])
+			total[f] += float64(lens[d][f])
 		}
 		for term, pt := range tfs {
 			ix.postings[term] = append(ix.postings[term], *pt)
@@ -131,6 +134,14 @@ func New(docs []Doc, p Config) *Index {
 	for f := range total {
 		if ix.n > 0 {
 			ix.avgLen[f] = total[f] / float64(ix.n)
+		}
+	}
+	for d := range lens {
+		for f := range numFields {
+			ix.norm[d][f] = 1
+			if ix.avgLen[f] > 0 {
+				ix.norm[d][f] = 1 - p.B + p.B*float64(lens[d][f])/ix.avgLen[f]
+			}
 		}
 	}
 	ix.scratch.New = func() any {
@@ -152,18 +163,56 @@ func (ix *Index) idf(df int) float64 {
 // termScore is one term's BM25F contribution for one posting.
 func (ix *Index) termScore(pt posting, idf float64) float64 {
 	var tf float64
+	norm := &ix.norm[pt.doc]
 	for f := range numFields {
 		if pt.tf[f] == 0 || ix.p.Weights[f] == 0 {
 			continue
 		}
-		norm := 1.0
-		if ix.avgLen[f] > 0 {
-			norm = 1 - ix.p.B + ix.p.B*float64(ix.lens[pt.doc][f])/ix.avgLen[f]
-		}
-		tf += ix.p.Weights[f] * float64(pt.tf[f]) / norm
+		tf += ix.p.Weights[f] * float64(pt.tf[f]) / norm[f]
 	}
 	return idf * tf / (ix.p.K1 + tf)
 }
+
+// Query is a query's distinct terms looked up in one index, so that a
+// query scored, rated and explained is tokenised once. It is immutable.
+type Query struct {
+	ix    *Index
+	terms []queryTerm
+}
+
+type queryTerm struct {
+	term     string
+	postings []posting // in document order
+	idf      float64
+}
+
+// Prepare looks up the query's terms, each once, then its synonym concepts.
+func (ix *Index) Prepare(query string) Query {
+	q := Query{ix: ix}
+	add := func(t string) {
+		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
+		for _, x := range q.terms {
+			if x.term == t {
+				return
+			}
+		}
+		ps := ix.postings[t]
+		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: ix.idf(len(ps))})
+	}
+	terms := tokenize.Terms(query)
+	for _, t := range terms {
+		add(t)
+	}
+	for _, t := range terms {
+		for _, c := range synonym.Concepts(t) {
+			add(tokenize.Stem(conceptToken(c)))
+		}
+	}
+	return q
+}
+
+// Empty reports whether the query has no term at all.
+func (q Query) Empty() bool { return len(q.terms) == 0 }
 
 // Search ranks the documents kept by keep (all when nil) against query and
 // returns the k best with a positive score, best first.
@@ -171,10 +220,19 @@ func (ix *Index) Search(ctx context.Context, query string, k int, keep func(row 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return ix.Prepare(query).Search(ctx, k, keep)
+}
+
+// Search is Index.Search for a prepared query.
+func (q Query) Search(ctx context.Context, k int, keep func(row int) bool) ([]index.Match, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ix := q.ix
 	sp := ix.scratch.Get().(*[]float32)
 	defer ix.scratch.Put(sp)
 	scores := *sp
-	if !ix.ScoresInto(query, scores) {
+	if !q.ScoresInto(scores) {
 		return []index.Match{}, nil
 	}
 	positive := func(row int) bool { return scores[row] > 0 && (keep == nil || keep(row)) }
@@ -184,17 +242,20 @@ func (ix *Index) Search(ctx context.Context, query string, k int, keep func(row 
 // ScoresInto writes every document's score for query into dst (Len
 // elements; 0 for no match) and reports whether the query had any term.
 func (ix *Index) ScoresInto(query string, dst []float32) bool {
-	dst = dst[:ix.n]
+	return ix.Prepare(query).ScoresInto(dst)
+}
+
+// ScoresInto writes every document's score into dst (Len elements; 0 for
+// no match) and reports whether the query had any term.
+func (q Query) ScoresInto(dst []float32) bool {
+	dst = dst[:q.ix.n]
 	clear(dst)
-	terms := uniqueTerms(query)
-	for _, term := range terms {
-		ps := ix.postings[term]
-		idf := ix.idf(len(ps))
-		for _, pt := range ps {
-			dst[pt.doc] += float32(ix.termScore(pt, idf))
+	for _, t := range q.terms {
+		for _, pt := range t.postings {
+			dst[pt.doc] += float32(q.ix.termScore(pt, t.idf))
 		}
 	}
-	return len(terms) > 0
+	return len(q.terms) > 0
 }
 
 // Fraction is row's BM25 score for query as a fraction of the most any
@@ -202,14 +263,16 @@ func (ix *Index) ScoresInto(query string, dst []float32) bool {
 // [0,1]. Unlike the raw score, it does not grow with the query's length,
 // so it can be compared across queries.
 func (ix *Index) Fraction(query string, row int) float32 {
+	return ix.Prepare(query).Fraction(row)
+}
+
+// Fraction is Index.Fraction for a prepared query.
+func (q Query) Fraction(row int) float32 {
 	var got, best float64
-	for _, term := range uniqueTerms(query) {
-		ps := ix.postings[term]
-		idf := ix.idf(len(ps))
-		best += idf
-		// Postings are in document order.
-		if i, ok := slices.BinarySearchFunc(ps, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
-			got += ix.termScore(ps[i], idf)
+	for _, t := range q.terms {
+		best += t.idf
+		if i, ok := slices.BinarySearchFunc(t.postings, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
+			got += q.ix.termScore(t.postings[i], t.idf)
 		}
 	}
 	if best == 0 {
@@ -221,43 +284,23 @@ func (ix *Index) Fraction(query string, row int) float32 {
 // Matched returns the query terms found in document row, and in which
 // fields, for explaining a ranking. A synonym concept reads "concept:NAME".
 func (ix *Index) Matched(query string, row int) map[string][]string {
+	return ix.Prepare(query).Matched(row)
+}
+
+// Matched is Index.Matched for a prepared query.
+func (q Query) Matched(row int) map[string][]string {
 	out := map[string][]string{}
-	for _, term := range uniqueTerms(query) {
-		label := term
-		if c, ok := strings.CutPrefix(term, conceptPrefix); ok {
+	for _, t := range q.terms {
+		label := t.term
+		if c, ok := strings.CutPrefix(t.term, conceptPrefix); ok {
 			label = "concept:" + c
 		}
-		for _, pt := range ix.postings[term] {
-			if int(pt.doc) != row {
-				continue
-			}
+		if i, ok := slices.BinarySearchFunc(t.postings, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
 			for f := range numFields {
-				if pt.tf[f] > 0 {
+				if t.postings[i].tf[f] > 0 {
 					out[label] = append(out[label], Field(f).String())
 				}
 			}
-		}
-	}
-	return out
-}
-
-// uniqueTerms is the query's terms, each once, then its concepts.
-func uniqueTerms(query string) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(t string) {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	terms := tokenize.Terms(query)
-	for _, t := range terms {
-		add(t)
-	}
-	for _, t := range terms {
-		for _, c := range synonym.Concepts(t) {
-			add(tokenize.Stem(conceptToken(c)))
 		}
 	}
 	return out

@@ -153,7 +153,7 @@ func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, ke
 func (a *answer) lexical(text string) []float32 {
 	kw := a.snap.Keywords
 	whole := make([]float32, kw.Len())
-	kw.ScoresInto(text, whole)
+	a.keywords(text).ScoresInto(whole)
 	g := float32(a.s.cfg.SentenceWeight)
 	sents := sentences(text)
 	top := slices.Max(append(whole[:len(whole):len(whole)], 0))

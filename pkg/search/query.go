@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/embed"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
@@ -21,6 +22,17 @@ type answer struct {
 	vis    visSet
 	resp   *Response
 	seen   map[int]bool
+	kwq    *bm25.Query // the query prepared for BM25, once per answer
+}
+
+// keywords is the query text prepared for BM25 ranking, rating and
+// explaining; text is the same for the whole answer.
+func (a *answer) keywords(text string) bm25.Query {
+	if a.kwq == nil {
+		q := a.snap.Keywords.Prepare(text)
+		a.kwq = &q
+	}
+	return *a.kwq
 }
 
 // Search answers req for caller from the current snapshot. Errors are
@@ -289,28 +301,34 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 			if err != nil {
 				return err
 			}
+			results = make([]ranked, 0, len(matches))
 			for i, m := range matches {
 				results = append(results, ranked{row: m.Row, dense: m.Score, denseRank: i + 1, fused: m.Score})
 			}
 		}
 	default:
-		matches, err := a.snap.Keywords.Search(ctx, q.text, k, keep)
+		matches, err := a.keywords(q.text).Search(ctx, k, keep)
 		if err != nil {
 			return err
 		}
+		results = make([]ranked, 0, len(matches))
 		for i, m := range matches {
 			results = append(results, ranked{row: m.Row, lex: m.Score, lexRank: i + 1, fused: m.Score})
 		}
 	}
 	a.resp.Mode = mode
 	a.confidence(results, q.text, mode)
-	for _, r := range results {
+	// One allocation for the hits and one for their scores, core tools
+	// included, instead of one per hit and growth by doubling.
+	a.resp.Tools = slices.Grow(a.resp.Tools, len(results)+len(a.snap.policy.core))
+	scores := make([]float32, len(results))
+	for i, r := range results {
 		if a.req.MinScore != nil && float64(r.fused) < *a.req.MinScore {
 			continue
 		}
-		score := r.fused
+		scores[i] = r.fused
 		a.seen[r.row] = true
-		h := a.hit(r.row, mode, &score)
+		h := a.hit(r.row, mode, &scores[i])
 		if a.req.Explain {
 			h.Explain = a.explain(r, q.text, mode, qvec != nil)
 		}
@@ -326,7 +344,7 @@ func (a *answer) confidence(results []ranked, text, mode string) {
 	var c float32
 	if len(results) > 0 {
 		top := results[0]
-		lex := func() float32 { return a.snap.Keywords.Fraction(text, top.row) }
+		lex := func() float32 { return a.keywords(text).Fraction(top.row) }
 		switch alpha := float32(a.s.cfg.HybridAlpha); mode {
 		case "semantic":
 			c = top.dense
@@ -342,7 +360,7 @@ func (a *answer) confidence(results []ranked, text, mode string) {
 
 // explain says why a tool ranked where it did.
 func (a *answer) explain(r ranked, text, mode string, dense bool) *Explanation {
-	e := &Explanation{MatchedTerms: a.snap.Keywords.Matched(text, r.row)}
+	e := &Explanation{MatchedTerms: a.keywords(text).Matched(r.row)}
 	if mode != "keyword" && dense {
 		e.Semantic = &RankScore{Rank: r.denseRank, Score: r.dense}
 	}
