@@ -66,46 +66,61 @@ func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, ke
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	dense := make([]float32, n)
-	denseRank := make([]int32, n) // rank among the dense top few; 0 outside them
+	sc := snap.scratch.Get().(*hybridScratch)
+	defer snap.scratch.Put(sc)
+	sc.reset()
+	dense, denseRank, member := sc.dense, sc.denseRank, sc.member
+	ranks := cfg.Fusion == FusionRRF || a.req.Explain // are dense ranks shown or used?
 	nDense := 0
 	if q != nil {
 		if err := snap.Matrix.ScoresInto(q, dense); err != nil {
 			return nil, err
 		}
-		top := index.TopK(dense, max(100, 5*k), keep)
-		for i, m := range top {
-			denseRank[m.Row] = int32(i + 1)
+		if few := max(100, 5*k); ranks || n > few {
+			top := index.TopK(dense, few, keep)
+			for i, m := range top {
+				denseRank[m.Row] = int32(i + 1)
+				member[m.Row] = true
+			}
+			nDense = len(top)
+		} else {
+			// Every kept tool is among the dense top few, and the order
+			// among them matters to nothing but ranks: no selection needed.
+			for row := range n {
+				if keep == nil || keep(row) {
+					member[row] = true
+					nDense++
+				}
+			}
 		}
-		nDense = len(top)
 	}
-	lex := a.lexical(text)
+	lex := a.lexical(text, sc)
 	// Candidates are collected in row order (TopK then breaks ties by
 	// position, so the earlier tool wins, as in the single rankings).
-	member := make([]bool, n)
-	for row, sc := range lex {
-		member[row] = denseRank[row] > 0 || sc > 0 && (keep == nil || keep(row))
+	for row, s := range lex {
+		member[row] = member[row] || s > 0 && (keep == nil || keep(row))
 	}
 	collect := func() []ranked {
-		out := make([]ranked, 0, nDense+16)
+		out := sc.cands[:0]
 		for row, in := range member {
 			if in {
 				out = append(out, ranked{row: row, dense: dense[row], lex: lex[row], denseRank: int(denseRank[row])})
 			}
 		}
+		sc.cands = out
 		return out
 	}
 	cands := collect()
-	if cfg.Fusion == FusionRRF || a.req.Explain {
+	if ranks {
 		a.lexRanks(cands)
 	}
 	a.fuse(cands)
 	if cfg.SiblingBoost > 0 && len(cands) > 0 {
-		fused := make([]float32, len(cands))
+		fused := sc.floats(len(cands))
 		for i, r := range cands {
 			fused[i] = r.fused
 		}
-		top := make([]bool, len(snap.Catalog.Servers()))
+		top := sc.serverTop
 		for _, m := range index.TopK(fused, siblingServers, nil) {
 			top[snap.serverOf[cands[m.Row].row]] = true
 		}
@@ -117,12 +132,12 @@ func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, ke
 		}
 		if grew {
 			cands = collect()
-			if cfg.Fusion == FusionRRF || a.req.Explain {
+			if ranks {
 				a.lexRanks(cands)
 			}
 			a.fuse(cands)
 		}
-		best := make([]float32, len(snap.Catalog.Servers()))
+		best := sc.serverBest
 		for _, r := range cands {
 			sv := snap.serverOf[r.row]
 			best[sv] = max(best[sv], r.fused)
@@ -135,36 +150,81 @@ func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, ke
 			r.fused = (r.fused + beta*best[snap.serverOf[r.row]]) / (1 + beta)
 		}
 	}
-	scores := make([]float32, len(cands))
+	scores := sc.floats(len(cands))
 	for i, r := range cands {
 		scores[i] = r.fused
 	}
 	top := index.TopK(scores, k, nil)
-	out := make([]ranked, len(top))
+	out := make([]ranked, len(top)) // outlives the scratch
 	for i, m := range top {
 		out[i] = cands[m.Row]
 	}
 	return out, nil
 }
 
+// hybridScratch is the working memory of one hybrid query, pooled per
+// snapshot (its sizes are the catalog's), so that a query allocates little
+// more than its answer.
+type hybridScratch struct {
+	dense, lex, best, part, tmp []float32 // per tool; tmp is per candidate
+	denseRank                   []int32
+	member                      []bool
+	serverTop                   []bool // per server
+	serverBest                  []float32
+	cands                       []ranked
+}
+
+func newHybridScratch(tools, servers int) *hybridScratch {
+	return &hybridScratch{
+		dense: make([]float32, tools), lex: make([]float32, tools), best: make([]float32, tools), part: make([]float32, tools),
+		denseRank: make([]int32, tools), member: make([]bool, tools),
+		serverTop: make([]bool, servers), serverBest: make([]float32, servers),
+	}
+}
+
+// reset zeroes what hybrid reads before writing; the score vectors are
+// overwritten whole by their rankers.
+func (sc *hybridScratch) reset() {
+	clear(sc.denseRank)
+	clear(sc.member)
+	clear(sc.serverTop)
+	clear(sc.serverBest)
+}
+
+// floats returns n scratch floats, reusing one buffer: each use ends before
+// the next begins.
+func (sc *hybridScratch) floats(n int) []float32 {
+	if cap(sc.tmp) < n {
+		sc.tmp = make([]float32, n)
+	}
+	return sc.tmp[:n]
+}
+
 // lexical is the BM25 side, one score per tool: the whole query's,
 // blended with the tool's best per-sentence score when the query has
-// several sentences (each normalised to [0,1] when blended).
-func (a *answer) lexical(text string) []float32 {
+// several sentences (each normalised to [0,1] when blended). The scores
+// live in sc.
+func (a *answer) lexical(text string, sc *hybridScratch) []float32 {
 	kw := a.snap.Keywords
-	whole := make([]float32, kw.Len())
+	whole := sc.lex
 	a.keywords(text).ScoresInto(whole)
 	g := float32(a.s.cfg.SentenceWeight)
+	if g <= 0 {
+		return whole
+	}
 	sents := sentences(text)
-	top := slices.Max(append(whole[:len(whole):len(whole)], 0))
-	if g <= 0 || len(sents) < 2 || top <= 0 {
+	var top float32
+	for _, s := range whole {
+		top = max(top, s)
+	}
+	if len(sents) < 2 || top <= 0 {
 		return whole
 	}
 	for i := range whole {
 		whole[i] = (1 - g) * whole[i] / top
 	}
-	best := make([]float32, len(whole))
-	part := make([]float32, len(whole))
+	best, part := sc.best, sc.part
+	clear(best)
 	for _, st := range sents {
 		kw.ScoresInto(st, part)
 		if m := slices.Max(part); m > 0 {

@@ -128,9 +128,10 @@ type Snapshot struct {
 	Preloaded bool
 	setup     *Setup
 	policy    *policy
-	lowered   []string // "server/name description", lower-cased, for +term
-	serverOf  []int32  // row -> index into Catalog.Servers(), so hot paths need not copy Tools
-	query     Embedder // embeds queries the way the rows were embedded
+	lowered   []string   // "server/name description", lower-cased, for +term
+	serverOf  []int32    // row -> index into Catalog.Servers(), so hot paths need not copy Tools
+	query     Embedder   // embeds queries the way the rows were embedded
+	scratch   *sync.Pool // of *hybridScratch sized for this catalog
 }
 
 // Semantic reports whether the snapshot has a dense index.
@@ -303,6 +304,9 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		lowered:  lowered,
 		serverOf: serverOf,
 		query:    s.cfg.Embedder,
+		scratch: &sync.Pool{New: func() any {
+			return newHybridScratch(cat.Len(), len(cat.Servers()))
+		}},
 	}
 	var vecs [][]float32
 	info := snap.query.Info()
