@@ -34,10 +34,8 @@ func Validate(vecs [][]float32, n, dim int) (int, error) {
 		if len(v) == 0 || len(v) != dim {
 			return 0, fmt.Errorf("%w: vector %d has dimension %d, want %d", ErrBadResponse, i, len(v), dim)
 		}
-		for _, x := range v {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return 0, fmt.Errorf("%w: vector %d has a non-finite value", ErrBadResponse, i)
-			}
+		if !finite(v) {
+			return 0, fmt.Errorf("%w: vector %d has a non-finite value", ErrBadResponse, i)
 		}
 	}
 	return dim, nil
@@ -46,11 +44,21 @@ func Validate(vecs [][]float32, n, dim int) (int, error) {
 // Normalize scales v to unit L2 length in place and reports its original
 // length. A zero vector stays zero.
 func Normalize(v []float32) float64 {
-	var ss float64
-	for _, x := range v {
-		ss += float64(x) * float64(x)
+	// Four partial sums, so the additions need not wait for each other;
+	// in float64 the order changes nothing a float32 result can show.
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		x := v[i : i+4 : i+4]
+		s0 += float64(x[0]) * float64(x[0])
+		s1 += float64(x[1]) * float64(x[1])
+		s2 += float64(x[2]) * float64(x[2])
+		s3 += float64(x[3]) * float64(x[3])
 	}
-	norm := math.Sqrt(ss)
+	for ; i < len(v); i++ {
+		s0 += float64(v[i]) * float64(v[i])
+	}
+	norm := math.Sqrt((s0 + s1) + (s2 + s3))
 	if norm == 0 {
 		return 0
 	}
@@ -59,4 +67,23 @@ func Normalize(v []float32) float64 {
 		v[i] *= inv
 	}
 	return norm
+}
+
+// finite reports whether every element of v is a number: x-x is 0 for a
+// finite x and NaN for NaN or ±Inf, and a NaN survives any sum. Branch-free
+// with four partial sums, since a query vector is checked on every search.
+func finite(v []float32) bool {
+	var z0, z1, z2, z3 float32
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		x := v[i : i+4 : i+4]
+		z0 += x[0] - x[0]
+		z1 += x[1] - x[1]
+		z2 += x[2] - x[2]
+		z3 += x[3] - x[3]
+	}
+	for ; i < len(v); i++ {
+		z0 += v[i] - v[i]
+	}
+	return z0+z1+z2+z3 == 0
 }

@@ -209,6 +209,9 @@ func TestValidate(t *testing.T) {
 		{"empty vector", [][]float32{{}}, 1, 0, false},
 		{"nan", [][]float32{{1, nan}}, 1, 2, false},
 		{"inf", [][]float32{{inf, 1}}, 1, 2, false},
+		{"-inf in the unrolled part", [][]float32{{1, 2, 3, 4, 5, 6, -inf, 8, 9}}, 1, 9, false},
+		{"nan in the tail", [][]float32{{1, 2, 3, 4, 5, 6, 7, 8, nan}}, 1, 9, false},
+		{"large but finite", [][]float32{{math.MaxFloat32, -math.MaxFloat32, 1, 2, 3}}, 1, 5, true},
 	}
 	for _, tt := range tests {
 		_, err := Validate(tt.vecs, tt.n, tt.dim)
