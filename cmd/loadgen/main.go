@@ -62,8 +62,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	cases := fs.String("cases", "evals/cases.jsonl", "queries to cycle through, from an eval cases file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the search phase to this file")
 	mode := fs.String("mode", "", "ranking mode to request: hybrid (the default), semantic or keyword")
+	rounds := fs.Int("rounds", 2, "rounds of a no-op phase then a search phase, each -d long")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *rounds < 1 || *conc < 1 || *dur <= 0 {
+		return fmt.Errorf("-rounds, -c and -d must be positive")
 	}
 	queries, err := loadQueries(*cases, *mode)
 	if err != nil {
@@ -79,15 +83,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		base = "http://" + addr
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc}}
-	fmt.Fprintf(stdout, "loadgen: %d clients, %s per phase (twice, interleaved), %d distinct queries, mode %q, %s\n", *conc, *dur, len(queries), *mode, base)
+	fmt.Fprintf(stdout, "loadgen: %d clients, %s per phase, %d rounds (no-op then search), %d distinct queries, mode %q, %s\n", *conc, *dur, *rounds, len(queries), *mode, base)
 	phase := func(name, path string) result {
 		return drive(ctx, client, name, base+path, queries, *conc, *dur)
 	}
 	// Interleave so drift on a shared machine hits both alike.
 	var noop, srch []result
-	for round := range 2 {
+	for round := range *rounds {
 		noop = append(noop, phase("noop", "/noop"))
-		if *cpuprofile != "" && round == 1 {
+		if *cpuprofile != "" && round == *rounds-1 {
 			f, err := os.Create(*cpuprofile)
 			if err != nil {
 				return err
@@ -103,12 +107,39 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	n, s := merge(noop), merge(srch)
 	fmt.Fprintln(stdout, n)
 	fmt.Fprintln(stdout, s)
-	ratio := (float64(s.requests) / s.took.Seconds()) / (float64(n.requests) / n.took.Seconds())
-	fmt.Fprintf(stdout, "search throughput / no-op throughput = %.2f\n", ratio)
+	// Each round's ratio compares phases a few seconds apart; their median
+	// resists a neighbour's burst better than the pooled totals do.
+	ratios := make([]float64, len(srch))
+	for i := range srch {
+		ratios[i] = srch[i].rate() / noop[i].rate()
+	}
+	fmt.Fprintf(stdout, "search throughput / no-op throughput = %.2f (median of rounds; pooled %.2f; rounds %s)\n",
+		median(ratios), s.rate()/n.rate(), fmtRatios(ratios))
 	if s.errors > 0 || n.errors > 0 {
 		return fmt.Errorf("%d search and %d no-op requests failed", s.errors, n.errors)
 	}
 	return nil
+}
+
+func (r result) rate() float64 { return float64(r.requests) / r.took.Seconds() }
+
+func median(xs []float64) float64 {
+	xs = slices.Sorted(slices.Values(xs))
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+}
+
+func fmtRatios(xs []float64) string {
+	var b bytes.Buffer
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%.2f", x)
+	}
+	return b.String()
 }
 
 func merge(rs []result) result {
