@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -266,5 +267,38 @@ func TestAzure(t *testing.T) {
 	}
 	if got := e.Info().Provider; got != "azure" {
 		t.Errorf("Info().Provider = %q", got)
+	}
+}
+
+// TestEmbedSparseMatchesEmbed: the sparse form of a text's vector is Embed's,
+// bit for bit, with the same buckets written; and reusing pooled scratch
+// between texts of other widths leaves nothing behind.
+func TestEmbedSparseMatchesEmbed(t *testing.T) {
+	docs := []string{"create_issue: Open a new issue in a repository", "post_message: Send a message to a chat channel"}
+	texts := []string{
+		"send a chat message", "", "the of and", "Create an issue. Also post a message!",
+		"über café naïve résumé", strings.Repeat("file files filing ", 40), "x",
+	}
+	for _, dim := range []int{8, 256, 1024} {
+		l := NewLocal(dim).Fit(docs)
+		for _, text := range texts {
+			vecs, err := l.Embed(t.Context(), []string{text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			idx, val := l.EmbedSparse(text)
+			if !slices.IsSorted(idx) || len(idx) != len(val) {
+				t.Fatalf("dim %d, %q: idx %v unsorted or lengths differ", dim, text, idx)
+			}
+			got := make([]float32, dim)
+			for i, j := range idx {
+				got[j] = val[i]
+			}
+			for j := range got {
+				if math.Float32bits(got[j]) != math.Float32bits(vecs[0][j]) {
+					t.Fatalf("dim %d, %q: bucket %d is %v sparse, %v dense", dim, text, j, got[j], vecs[0][j])
+				}
+			}
+		}
 	}
 }

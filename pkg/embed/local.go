@@ -78,6 +78,11 @@ type scratch struct {
 	raw    []feature // one per occurrence, in text order
 	out    []feature
 	padded []byte
+	// For EmbedSparse: a dense vector kept all zero between uses, and the
+	// buckets written in this use.
+	dense   []float32
+	touched []bool
+	buckets []int32
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -184,26 +189,64 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 			return nil, ctx.Err()
 		}
 		v := make([]float32, l.dim)
-		for _, f := range features(t, sc) {
-			k, w := f.hash, f.weight
-			idf := l.unseen
-			if l.idf != nil {
-				if x, ok := l.idf[k]; ok {
-					idf = x
-				}
-			} else {
-				idf = 1
-			}
-			// The low bits pick the bucket, a high bit the sign, so that
-			// colliding features cancel on average instead of piling up.
-			b := int(k % uint64(l.dim))
-			if k>>63 == 1 {
-				v[b] -= w * idf
-			} else {
-				v[b] += w * idf
-			}
-		}
+		l.accumulate(features(t, sc), v, nil)
 		out[i] = v
 	}
 	return out, nil
+}
+
+// accumulate adds each feature's weighted IDF into its bucket of v and, if
+// touched is not nil, marks the bucket.
+func (l *Local) accumulate(feats []feature, v []float32, touched []bool) {
+	for _, f := range feats {
+		k, w := f.hash, f.weight
+		idf := l.unseen
+		if l.idf != nil {
+			if x, ok := l.idf[k]; ok {
+				idf = x
+			}
+		} else {
+			idf = 1
+		}
+		// The low bits pick the bucket, a high bit the sign, so that
+		// colliding features cancel on average instead of piling up.
+		b := int(k % uint64(l.dim))
+		if k>>63 == 1 {
+			v[b] -= w * idf
+		} else {
+			v[b] += w * idf
+		}
+		if touched != nil {
+			touched[b] = true
+		}
+	}
+}
+
+// EmbedSparse returns text's vector as Embed would, unnormalised, but as
+// its written buckets in bucket order (idx) and their values (val): a query
+// has tens of features among a thousand buckets, so ranking needs only
+// those columns. Each value is bit for bit Embed's.
+func (l *Local) EmbedSparse(text string) (idx []int32, val []float32) {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	if len(sc.dense) != l.dim {
+		sc.dense, sc.touched = make([]float32, l.dim), make([]bool, l.dim)
+	}
+	feats := features(text, sc)
+	l.accumulate(feats, sc.dense, sc.touched)
+	buckets := sc.buckets[:0]
+	for _, f := range feats {
+		if b := int32(f.hash % uint64(l.dim)); sc.touched[b] {
+			sc.touched[b] = false // once each, and clean for the next use
+			buckets = append(buckets, b)
+		}
+	}
+	slices.Sort(buckets)
+	sc.buckets = buckets
+	idx, val = make([]int32, len(buckets)), make([]float32, len(buckets))
+	for i, b := range buckets {
+		idx[i], val[i] = b, sc.dense[b]
+		sc.dense[b] = 0
+	}
+	return idx, val
 }

@@ -71,3 +71,40 @@ func BenchmarkFloor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSparse compares the sparse product for a local-embedder-like
+// query (64 nonzeros among 1,024 columns) with Gemv over the same matrix,
+// from the same run: where the sparse product stops paying is where
+// PreferSparse must say no.
+func BenchmarkSparse(b *testing.B) {
+	const d, nnz = 1024, 64
+	for _, n := range []int{62, 1000, 2000, 4000, 10000} {
+		mx, _ := benchMatrix(b, n, d)
+		r := rand.New(rand.NewPCG(5, 6))
+		dense := make([]float32, d)
+		var sp Sparse
+		for _, j := range r.Perm(d)[:nnz] {
+			dense[j] = float32(r.NormFloat64())
+		}
+		for j, v := range dense {
+			if v != 0 {
+				sp.Idx, sp.Val = append(sp.Idx, int32(j)), append(sp.Val, v)
+			}
+		}
+		dst := make([]float32, n)
+		b.Run(fmt.Sprintf("N=%d/gemv", n), func(b *testing.B) {
+			for b.Loop() {
+				if err := mx.ScoresInto(dense, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("N=%d/sparse", n), func(b *testing.B) {
+			for b.Loop() {
+				if err := mx.SparseScoresInto(sp, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

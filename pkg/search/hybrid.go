@@ -60,7 +60,7 @@ type ranked struct {
 //     candidates, and every tool gains SiblingBoost times its server's best
 //     fused score: a request that needs one endpoint of an API often needs
 //     its neighbours, and MCP catalogs group tools by server.
-func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, keep func(int) bool) ([]ranked, error) {
+func (a *answer) hybrid(ctx context.Context, q *queryVec, text string, k int, keep func(int) bool) ([]ranked, error) {
 	snap, cfg := a.snap, &a.s.cfg
 	n := snap.Catalog.Len()
 	if err := ctx.Err(); err != nil {
@@ -73,7 +73,7 @@ func (a *answer) hybrid(ctx context.Context, q []float32, text string, k int, ke
 	ranks := cfg.Fusion == FusionRRF || a.req.Explain // are dense ranks shown or used?
 	nDense := 0
 	if q != nil {
-		if err := snap.Matrix.ScoresInto(q, dense); err != nil {
+		if err := q.scoresInto(snap.Matrix, dense); err != nil {
 			return nil, err
 		}
 		if few := max(100, 5*k); ranks || n > few {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
@@ -275,7 +276,7 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 		a.degrade("no_index", "semantic index unavailable: "+a.snap.EmbedError)
 		mode = "keyword"
 	}
-	var qvec []float32
+	var qvec *queryVec
 	if mode != "keyword" {
 		var err error
 		qvec, err = a.embedQuery(ctx, q.text)
@@ -297,7 +298,16 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 		}
 	case "semantic":
 		if qvec != nil { // nil: nothing in the query the embedder knows, so no evidence
-			matches, err := a.snap.Matrix.Search(ctx, qvec, k, keep)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			sc := a.snap.scratch.Get().(*hybridScratch)
+			err := qvec.scoresInto(a.snap.Matrix, sc.dense)
+			var matches []index.Match
+			if err == nil {
+				matches = index.TopK(sc.dense, k, keep)
+			}
+			a.snap.scratch.Put(sc)
 			if err != nil {
 				return err
 			}
@@ -379,10 +389,31 @@ func (a *answer) degrade(reason, msg string) {
 	a.s.metrics.fallbacks.WithLabelValues(reason).Inc()
 }
 
+// queryVec is an embedded, unit-length query: dense, or the local
+// embedder's written buckets when the index scores those faster.
+type queryVec struct {
+	dense  []float32
+	sparse index.Sparse // when dense is nil
+}
+
+func (q *queryVec) scoresInto(mx *index.Matrix, dst []float32) error {
+	if q.dense != nil {
+		return mx.ScoresInto(q.dense, dst)
+	}
+	return mx.SparseScoresInto(q.sparse, dst)
+}
+
 // embedQuery embeds the query within the query timeout and normalises it.
 // It returns nil, without error, when the query has nothing the embedder
 // recognises (a zero vector carries no evidence).
-func (a *answer) embedQuery(ctx context.Context, text string) ([]float32, error) {
+func (a *answer) embedQuery(ctx context.Context, text string) (*queryVec, error) {
+	if l, ok := a.snap.query.(*embed.Local); ok {
+		// In-process and microseconds long: no timeout, no cache.
+		idx, val := l.EmbedSparse(text)
+		if a.snap.Matrix.PreferSparse(len(idx)) {
+			return a.sparseQuery(idx, val)
+		}
+	}
 	var q []float32
 	var err error
 	if c := a.s.queries; c != nil {
@@ -407,7 +438,27 @@ func (a *answer) embedQuery(ctx context.Context, text string) ([]float32, error)
 	if embed.Normalize(q) == 0 {
 		return nil, nil
 	}
-	return q, nil
+	return &queryVec{dense: q}, nil
+}
+
+// sparseQuery validates and normalises a local query's written buckets.
+func (a *answer) sparseQuery(idx []int32, val []float32) (*queryVec, error) {
+	var err error
+	if len(val) > 0 {
+		_, err = embed.Validate([][]float32{val}, 1, 0)
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	a.s.metrics.embedCalls.WithLabelValues("query", result).Inc()
+	if err != nil {
+		return nil, err
+	}
+	if len(val) == 0 || embed.Normalize(val) == 0 {
+		return nil, nil
+	}
+	return &queryVec{sparse: index.Sparse{Idx: idx, Val: val}}, nil
 }
 
 // render adds schemas and provider definitions as asked.
