@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -69,7 +68,6 @@ const (
 type feature struct {
 	hash   uint64
 	weight float32
-	seq    int32 // position in the text, to order a hash's occurrences
 }
 
 // scratch is the per-call working memory of features, pooled so that
@@ -77,6 +75,8 @@ type feature struct {
 type scratch struct {
 	raw    []feature // one per occurrence, in text order
 	out    []feature
+	slots  []slot
+	order  []int32
 	padded []byte
 	// For EmbedSparse: a dense vector kept all zero between uses, and the
 	// buckets written in this use.
@@ -88,13 +88,14 @@ type scratch struct {
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // features returns the weighted features of text, one per distinct hash,
-// in hash order (so a vector's sums run in the same order every time). The
+// in the order of first occurrence (so a vector's sums run in the same
+// order every time). The
 // slice lives in sc and is valid until sc is reused. Hashing is FNV-1a
 // written out over the pieces of a feature, so a feature costs no
 // allocation; this runs for every query.
 func features(text string, sc *scratch) []feature {
 	raw := sc.raw[:0]
-	add := func(h uint64, w float32) { raw = append(raw, feature{h, w, int32(len(raw))}) }
+	add := func(h uint64, w float32) { raw = append(raw, feature{h, w}) }
 	terms := tokenize.Terms(text)
 	for i, t := range terms {
 		add(fnv(fnvKind(kindWord), t), wordWeight)
@@ -118,25 +119,48 @@ func features(text string, sc *scratch) []feature {
 		}
 	}
 	sc.raw = raw
-	// Within a run of one hash the last occurrence's weight wins, as it
-	// always has.
-	slices.SortFunc(raw, func(a, b feature) int {
-		if a.hash != b.hash {
-			return cmp.Compare(a.hash, b.hash)
+	// Count each hash's occurrences in an open-addressing table; the last
+	// occurrence's weight wins, as it always has. Features come out in
+	// the order of their first occurrence.
+	size := 16
+	for size < 2*len(raw) {
+		size *= 2
+	}
+	if cap(sc.slots) < size {
+		sc.slots = make([]slot, size)
+	}
+	slots := sc.slots[:size]
+	clear(slots)
+	mask := uint64(size - 1)
+	order := sc.order[:0]
+	for _, f := range raw {
+		i := f.hash & mask
+		for slots[i].count != 0 && slots[i].hash != f.hash {
+			i = (i + 1) & mask
 		}
-		return int(a.seq - b.seq)
-	})
+		sl := &slots[i]
+		if sl.count == 0 {
+			sl.hash = f.hash
+			order = append(order, int32(i))
+		}
+		sl.count++
+		sl.weight = f.weight
+	}
+	sc.order = order
 	out := sc.out[:0]
-	for i := 0; i < len(raw); {
-		j := i + 1
-		for j < len(raw) && raw[j].hash == raw[i].hash {
-			j++
-		}
-		out = append(out, feature{hash: raw[i].hash, weight: raw[j-1].weight * float32(1+math.Log(float64(j-i)))})
-		i = j
+	for _, i := range order {
+		sl := slots[i]
+		out = append(out, feature{hash: sl.hash, weight: sl.weight * float32(1+math.Log(float64(sl.count)))})
 	}
 	sc.out = out
 	return out
+}
+
+// slot is one entry of features' counting table; count 0 marks it empty.
+type slot struct {
+	hash   uint64
+	count  int32
+	weight float32
 }
 
 const (
