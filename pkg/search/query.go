@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ type answer struct {
 	caller Caller
 	vis    visSet
 	resp   *Response
-	seen   map[int]bool
+	seen   rowSet      // rows already in the answer
 	kwq    *bm25.Query // the query prepared for BM25, once per answer
 }
 
@@ -53,7 +54,7 @@ func (s *Service) Search(ctx context.Context, req Request, caller Caller) (*Resp
 	if err != nil {
 		return nil, err
 	}
-	a := &answer{s: s, snap: snap, req: &req, caller: caller, vis: vis, seen: map[int]bool{},
+	a := &answer{s: s, snap: snap, req: &req, caller: caller, vis: vis, seen: newRowSet(snap.Catalog.Len()),
 		resp: &Response{Tools: []Hit{}, IndexVersion: snap.Version}}
 	if err := a.narrow(); err != nil {
 		return nil, err
@@ -80,9 +81,17 @@ func (s *Service) Search(ctx context.Context, req Request, caller Caller) (*Resp
 		return nil, err
 	}
 	a.resp.TookMS = float64(time.Since(start).Microseconds()) / 1000
-	s.metrics.searches.WithLabelValues(a.resp.Mode, fmt.Sprint(a.resp.Degraded)).Inc()
-	for _, h := range a.resp.Tools {
-		s.metrics.results.WithLabelValues(h.Source).Inc()
+	s.metrics.searches.WithLabelValues(a.resp.Mode, strconv.FormatBool(a.resp.Degraded)).Inc()
+	// Hits come grouped by source (retrieved, then core): one labelled
+	// lookup per group rather than per hit.
+	tools := a.resp.Tools
+	for i := 0; i < len(tools); {
+		j := i + 1
+		for j < len(tools) && tools[j].Source == tools[i].Source {
+			j++
+		}
+		s.metrics.results.WithLabelValues(tools[i].Source).Add(float64(j - i))
+		i = j
 	}
 	return a.resp, nil
 }
@@ -169,11 +178,11 @@ func (a *answer) hit(row int, source string, score *float32) Hit {
 func (a *answer) addRows(rows []int, source string) {
 	for _, r := range rows {
 		switch {
-		case a.seen[r]:
+		case a.seen.has(r):
 		case !a.vis.has(r):
 			a.resp.Withheld++
 		default:
-			a.seen[r] = true
+			a.seen.add(r)
 			a.resp.Tools = append(a.resp.Tools, a.hit(r, source, nil))
 		}
 	}
@@ -337,7 +346,7 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 			continue
 		}
 		scores[i] = r.fused
-		a.seen[r.row] = true
+		a.seen.add(r.row)
 		h := a.hit(r.row, mode, &scores[i])
 		if a.req.Explain {
 			h.Explain = a.explain(r, q.text, mode, qvec != nil)
@@ -486,3 +495,10 @@ func (a *answer) render() error {
 	}
 	return nil
 }
+
+// rowSet is a set of catalog rows, one bit each.
+type rowSet []uint64
+
+func newRowSet(n int) rowSet      { return make(rowSet, (n+63)/64) }
+func (s rowSet) add(row int)      { s[row/64] |= 1 << (row % 64) }
+func (s rowSet) has(row int) bool { return s[row/64]&(1<<(row%64)) != 0 }
