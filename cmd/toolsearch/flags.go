@@ -15,6 +15,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
 )
@@ -138,6 +139,8 @@ type indexFlags struct {
 	apiVersion   string
 	fusion       string
 	hybridAlpha  float64
+	quantization string
+	rescore      int
 	snapshotPath string
 	qcacheSize   int
 	qcacheTTL    time.Duration
@@ -166,6 +169,8 @@ func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 	fs.DurationVar(&f.qcacheTTL, "query-cache-ttl", e.duration("TOOLSEARCH_QUERY_CACHE_TTL", search.DefaultQueryCacheTTL), "how long a cached query vector is kept [TOOLSEARCH_QUERY_CACHE_TTL]")
 	fs.StringVar(&f.fusion, "fusion", e.str("TOOLSEARCH_FUSION", search.FusionConvex), "hybrid fusion: convex (normalised scores, weighted) or rrf (reciprocal rank) [TOOLSEARCH_FUSION]")
 	fs.Float64Var(&f.hybridAlpha, "hybrid-alpha", e.float("TOOLSEARCH_HYBRID_ALPHA", search.DefaultHybridAlpha), "dense weight in convex fusion, 0-1 [TOOLSEARCH_HYBRID_ALPHA]")
+	fs.StringVar(&f.quantization, "index-quantization", e.str("TOOLSEARCH_INDEX_QUANTIZATION", index.QuantNone), "dense index first pass: none (exact float32) or binary (bit codes, then the best rescored exactly; faster on large catalogs, some recall lost: BENCHMARKS.md) [TOOLSEARCH_INDEX_QUANTIZATION]")
+	fs.IntVar(&f.rescore, "rescore", e.int("TOOLSEARCH_RESCORE", index.DefaultRescore), "with -index-quantization binary, how many candidates at least are rescored exactly [TOOLSEARCH_RESCORE]")
 	f.apiKey = e.str("TOOLSEARCH_EMBEDDING_API_KEY", e.getenv("OPENAI_API_KEY"))
 	return f
 }
@@ -178,7 +183,14 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 	if f.hybridAlpha <= 0 || f.hybridAlpha > 1 {
 		return search.Config{}, fmt.Errorf("-hybrid-alpha must be in (0, 1], got %v", f.hybridAlpha)
 	}
+	if f.quantization != index.QuantNone && f.quantization != index.QuantBinary {
+		return search.Config{}, fmt.Errorf("-index-quantization must be none or binary, got %q", f.quantization)
+	}
+	if f.rescore < 1 {
+		return search.Config{}, fmt.Errorf("-rescore must be at least 1, got %d", f.rescore)
+	}
 	cfg := search.Config{Embedder: emb, QueryTimeout: f.queryTimeout, Fusion: f.fusion, HybridAlpha: f.hybridAlpha,
+		Quantization: f.quantization, Rescore: f.rescore,
 		Load: f.loader(), Version: versionString(), QueryCacheSize: f.qcacheSize, QueryCacheTTL: f.qcacheTTL}
 	if f.snapshotPath != "" {
 		// A damaged file stops start-up: it is a broken deploy artifact,

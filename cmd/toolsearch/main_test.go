@@ -291,6 +291,9 @@ func TestServeBadConfig(t *testing.T) {
 		{"unknown config key", nil, []string{"-config", "testdata/unknown-key.yaml"}, `unknown key "cores"`},
 		{"config names unknown tool", nil, []string{"-config", "testdata/unknown-tool.yaml"}, `templates.release: unknown tool "ship_it"`},
 		{"key env unset", nil, []string{"-config", "testdata/key-env.yaml"}, "environment variable TEAM_KEY is empty"},
+		{"bad quantization", nil, []string{"-index-quantization", "int4"}, "-index-quantization must be none or binary"},
+		{"bad quantization env", map[string]string{"TOOLSEARCH_INDEX_QUANTIZATION": "pq"}, nil, `got "pq"`},
+		{"bad rescore", nil, []string{"-index-quantization", "binary", "-rescore", "0"}, "-rescore must be at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -404,6 +407,7 @@ func TestConfigPrecedence(t *testing.T) {
 		{"file", nil, nil, `"dimensions":16`},
 		{"env beats file", map[string]string{"TOOLSEARCH_EMBEDDING_DIMENSIONS": "32"}, nil, `"dimensions":32`},
 		{"flag beats env", map[string]string{"TOOLSEARCH_EMBEDDING_DIMENSIONS": "32"}, []string{"-embedding-dimensions", "48"}, `"dimensions":48`},
+		{"quantization from env", map[string]string{"TOOLSEARCH_INDEX_QUANTIZATION": "binary", "TOOLSEARCH_RESCORE": "50"}, nil, `"quantization":"binary","rescore":50`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -106,5 +106,43 @@ func BenchmarkSparse(b *testing.B) {
 				}
 			}
 		})
+		// The binary first pass with rescoring, top 10: a whole search,
+		// where the two above are only its scores.
+		bin := mx.WithBinary(DefaultRescore)
+		b.Run(fmt.Sprintf("N=%d/binary-top10", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := bin.Candidates(Query{Sparse: sp}, 10, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBinary compares the opt-in binary first pass (codes for every
+// row, then DefaultRescore rows rescored exactly) with the exact search, on
+// the same matrix and dense query, from the same run. Recall is not
+// measured here: random vectors have no structure, so the shared eval sets
+// measure it (BENCHMARKS.md).
+func BenchmarkBinary(b *testing.B) {
+	for _, s := range benchSizes {
+		if s.n < 1000 {
+			continue
+		}
+		mx, q := benchMatrix(b, s.n, s.d)
+		bin := mx.WithBinary(DefaultRescore)
+		for _, c := range []struct {
+			name string
+			mx   *Matrix
+		}{{"exact", mx}, {"binary", bin}} {
+			b.Run(fmt.Sprintf("N=%d/D=%d/%s", s.n, s.d, c.name), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := c.mx.Candidates(Query{Dense: q}, 10, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(c.mx.Bytes())/float64(4*s.n*s.d), "mem/4ND")
+			})
+		}
 	}
 }

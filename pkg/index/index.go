@@ -25,7 +25,8 @@ type Match struct {
 // New and safe for concurrent use.
 type Matrix struct {
 	m       blas32.General
-	scratch sync.Pool // *[]float32 of length Rows, so a search allocates only its result
+	scratch sync.Pool    // *[]float32 of length Rows, so a search allocates only its result
+	codes   *binaryCodes // nil: exact only (see WithBinary)
 }
 
 // ErrDimension is returned when a query's width differs from the rows'.
@@ -63,7 +64,13 @@ func (mx *Matrix) Rows() int { return mx.m.Rows }
 func (mx *Matrix) Dim() int { return mx.m.Cols }
 
 // Bytes is the memory held by the vectors themselves (4 bytes a dimension).
-func (mx *Matrix) Bytes() int64 { return int64(cap(mx.m.Data)) * 4 }
+func (mx *Matrix) Bytes() int64 {
+	b := int64(cap(mx.m.Data)) * 4
+	if mx.codes != nil {
+		b += int64(len(mx.codes.bits)) * 8
+	}
+	return b
+}
 
 // Row returns row i. The slice aliases the matrix and must not be modified.
 func (mx *Matrix) Row(i int) []float32 { return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols] }
@@ -113,7 +120,13 @@ func TopK(scores []float32, k int, keep func(row int) bool) []Match {
 			}
 		}
 	}
-	slices.SortFunc(h, func(a, b Match) int {
+	sortMatches(h)
+	return h
+}
+
+// sortMatches orders ms best first, ties in row order.
+func sortMatches(ms []Match) {
+	slices.SortFunc(ms, func(a, b Match) int {
 		if a.Score != b.Score {
 			if a.Score > b.Score {
 				return -1
@@ -122,7 +135,6 @@ func TopK(scores []float32, k int, keep func(row int) bool) []Match {
 		}
 		return a.Row - b.Row
 	})
-	return h
 }
 
 // worse orders the heap: the root is the worst of the best k. Among equal

@@ -1,7 +1,5 @@
 package index
 
-import "fmt"
-
 // Sparse is a query vector given by its nonzero entries, in column order.
 // The local embedder's queries are like this: tens of hashed features
 // among a thousand columns.
@@ -28,15 +26,10 @@ func (mx *Matrix) PreferSparse(nnz int) bool {
 // query): it reads only q's columns of each row. The scores equal Gemv's up
 // to float32 rounding of the sums.
 func (mx *Matrix) SparseScoresInto(q Sparse, dst []float32) error {
+	if err := mx.checkQuery(Query{Sparse: q}); err != nil {
+		return err
+	}
 	cols := mx.m.Cols
-	if len(q.Idx) != len(q.Val) {
-		return fmt.Errorf("%w: sparse query has %d indices and %d values", ErrDimension, len(q.Idx), len(q.Val))
-	}
-	for _, j := range q.Idx {
-		if j < 0 || int(j) >= cols {
-			return fmt.Errorf("%w: sparse query column %d, want under %d", ErrDimension, j, cols)
-		}
-	}
 	data, stride, rows := mx.m.Data, mx.m.Stride, mx.m.Rows
 	dst = dst[:rows]
 	idx, val := q.Idx, q.Val[:len(q.Idx)]

@@ -60,7 +60,7 @@ type ranked struct {
 //     candidates, and every tool gains SiblingBoost times its server's best
 //     fused score: a request that needs one endpoint of an API often needs
 //     its neighbours, and MCP catalogs group tools by server.
-func (a *answer) hybrid(ctx context.Context, q *queryVec, text string, k int, keep func(int) bool) ([]ranked, error) {
+func (a *answer) hybrid(ctx context.Context, q *index.Query, text string, k int, keep func(int) bool) ([]ranked, error) {
 	snap, cfg := a.snap, &a.s.cfg
 	n := snap.Catalog.Len()
 	if err := ctx.Err(); err != nil {
@@ -72,8 +72,24 @@ func (a *answer) hybrid(ctx context.Context, q *queryVec, text string, k int, ke
 	dense, denseRank, member := sc.dense, sc.denseRank, sc.member
 	ranks := cfg.Fusion == FusionRRF || a.req.Explain // are dense ranks shown or used?
 	nDense := 0
-	if q != nil {
-		if err := q.scoresInto(snap.Matrix, dense); err != nil {
+	if q == nil {
+		clear(dense) // no dense evidence: every candidate's cosine is 0
+	}
+	mx := snap.Matrix
+	// A quantised index scores only its dense candidates; every other
+	// candidate gets its exact cosine as it joins (in collect).
+	lazy := q != nil && mx.Quantization() != index.QuantNone
+	if lazy {
+		top, err := mx.Candidates(*q, max(100, 5*k), keep)
+		if err != nil {
+			return nil, err
+		}
+		for i, m := range top {
+			dense[m.Row], denseRank[m.Row], member[m.Row] = m.Score, int32(i+1), true
+		}
+		nDense = len(top)
+	} else if q != nil {
+		if err := mx.Scores(*q, dense); err != nil {
 			return nil, err
 		}
 		if few := max(100, 5*k); ranks || n > few {
@@ -104,6 +120,9 @@ func (a *answer) hybrid(ctx context.Context, q *queryVec, text string, k int, ke
 		out := sc.cands[:0]
 		for row, in := range member {
 			if in {
+				if lazy && denseRank[row] == 0 {
+					dense[row] = mx.Dot(*q, row)
+				}
 				out = append(out, ranked{row: row, dense: dense[row], lex: lex[row], denseRank: int(denseRank[row])})
 			}
 		}

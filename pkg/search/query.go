@@ -285,7 +285,7 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 		a.degrade("no_index", "semantic index unavailable: "+a.snap.EmbedError)
 		mode = "keyword"
 	}
-	var qvec *queryVec
+	var qvec *index.Query
 	if mode != "keyword" {
 		var err error
 		qvec, err = a.embedQuery(ctx, q.text)
@@ -310,13 +310,7 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			sc := a.snap.scratch.Get().(*hybridScratch)
-			err := qvec.scoresInto(a.snap.Matrix, sc.dense)
-			var matches []index.Match
-			if err == nil {
-				matches = index.TopK(sc.dense, k, keep)
-			}
-			a.snap.scratch.Put(sc)
+			matches, err := a.snap.Matrix.Candidates(*qvec, k, keep)
 			if err != nil {
 				return err
 			}
@@ -398,30 +392,12 @@ func (a *answer) degrade(reason, msg string) {
 	a.s.metrics.fallbacks.WithLabelValues(reason).Inc()
 }
 
-// queryVec is an embedded, unit-length query: dense, or the local
-// embedder's written buckets when the index scores those faster.
-type queryVec struct {
-	dense  []float32
-	sparse index.Sparse // when dense is nil
-}
-
-func (q *queryVec) scoresInto(mx *index.Matrix, dst []float32) error {
-	if q.dense != nil {
-		return mx.ScoresInto(q.dense, dst)
-	}
-	return mx.SparseScoresInto(q.sparse, dst)
-}
-
 // embedQuery embeds the query within the query timeout and normalises it.
 // It returns nil, without error, when the query has nothing the embedder
 // recognises (a zero vector carries no evidence).
-func (a *answer) embedQuery(ctx context.Context, text string) (*queryVec, error) {
+func (a *answer) embedQuery(ctx context.Context, text string) (*index.Query, error) {
 	if l, ok := a.snap.query.(*embed.Local); ok {
-		// In-process and microseconds long: no timeout, no cache.
-		idx, val := l.EmbedSparse(text)
-		if a.snap.Matrix.PreferSparse(len(idx)) {
-			return a.sparseQuery(idx, val)
-		}
+		return a.localQuery(l, text)
 	}
 	var q []float32
 	var err error
@@ -447,11 +423,15 @@ func (a *answer) embedQuery(ctx context.Context, text string) (*queryVec, error)
 	if embed.Normalize(q) == 0 {
 		return nil, nil
 	}
-	return &queryVec{dense: q}, nil
+	return &index.Query{Dense: q}, nil
 }
 
-// sparseQuery validates and normalises a local query's written buckets.
-func (a *answer) sparseQuery(idx []int32, val []float32) (*queryVec, error) {
+// localQuery embeds a query with the local embedder: in-process and
+// microseconds long, so no timeout and no cache. A local query writes tens
+// of the index's columns; it stays sparse unless the index is too large
+// for a sparse product to pay (see index.Matrix.PreferSparse).
+func (a *answer) localQuery(l *embed.Local, text string) (*index.Query, error) {
+	idx, val := l.EmbedSparse(text)
 	var err error
 	if len(val) > 0 {
 		_, err = embed.Validate([][]float32{val}, 1, 0)
@@ -467,7 +447,15 @@ func (a *answer) sparseQuery(idx []int32, val []float32) (*queryVec, error) {
 	if len(val) == 0 || embed.Normalize(val) == 0 {
 		return nil, nil
 	}
-	return &queryVec{sparse: index.Sparse{Idx: idx, Val: val}}, nil
+	mx := a.snap.Matrix
+	if mx.Quantization() == index.QuantNone && !mx.PreferSparse(len(idx)) {
+		dense := make([]float32, mx.Dim())
+		for i, j := range idx {
+			dense[j] = val[i]
+		}
+		return &index.Query{Dense: dense}, nil
+	}
+	return &index.Query{Sparse: index.Sparse{Idx: idx, Val: val}}, nil
 }
 
 // render adds schemas and provider definitions as asked.

@@ -101,6 +101,11 @@ type Config struct {
 	// RetryDelay is the first delay between failed start-up builds; 1s when
 	// 0. It doubles up to two minutes.
 	RetryDelay time.Duration
+	// Quantization is the dense index's first pass: index.QuantNone (exact
+	// float32, the default when empty) or index.QuantBinary (binary codes,
+	// then Rescore candidates, at least, rescored exactly).
+	Quantization string
+	Rescore      int
 }
 
 // Preload is an index snapshot file's content.
@@ -195,6 +200,12 @@ func New(cfg Config) *Service {
 	cfg.Confidence = conf
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = time.Second
+	}
+	if cfg.Quantization == "" {
+		cfg.Quantization = index.QuantNone
+	}
+	if cfg.Rescore <= 0 {
+		cfg.Rescore = index.DefaultRescore
 	}
 	s := &Service{
 		cfg:     cfg,
@@ -340,6 +351,9 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	}
 	if err == nil {
 		snap.Matrix, err = index.New(vecs)
+	}
+	if err == nil && s.cfg.Quantization == index.QuantBinary {
+		snap.Matrix = snap.Matrix.WithBinary(s.cfg.Rescore)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

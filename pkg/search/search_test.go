@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
 var _ Embedder = (*scriptedEmbedder)(nil)
@@ -482,5 +485,82 @@ func TestQueryCache(t *testing.T) {
 	mustSearch(t, off, Request{Query: "list open issues"})
 	if got := emb.calls.Load() - before; got != 2 {
 		t.Errorf("with the cache off: %d calls, want 2", got)
+	}
+}
+
+// zeroingEmbedder embeds like the local embedder but answers a zero vector
+// for the texts it is told to, as a remote model may for a query it finds
+// empty.
+type zeroingEmbedder struct {
+	local *embed.Local
+	zero  string
+}
+
+func (z *zeroingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := z.local.Embed(ctx, texts)
+	for i, t := range texts {
+		if err == nil && t == z.zero {
+			vecs[i] = make([]float32, len(vecs[i]))
+		}
+	}
+	return vecs, err
+}
+
+func (z *zeroingEmbedder) Info() embed.Info { return embed.Info{Provider: "zeroing", Model: "m"} }
+
+// TestZeroQueryVectorAfterOthers: a query without dense evidence ranks by
+// BM25 alone, whatever queries ran before it (their scores must not leak
+// through pooled scratch).
+func TestZeroQueryVectorAfterOthers(t *testing.T) {
+	const q = "post a message to the team channel"
+	answer := func(warm bool) []Hit {
+		svc := New(Config{Embedder: &zeroingEmbedder{local: embed.NewLocal(256), zero: q}, QueryCacheSize: -1})
+		if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
+			t.Fatal(err)
+		}
+		if warm {
+			for _, w := range []string{"create a github issue", "read a file from the repository", "schedule a meeting"} {
+				mustSearch(t, svc, Request{Query: w})
+			}
+		}
+		return mustSearch(t, svc, Request{Query: q}).Tools
+	}
+	if diff := cmp.Diff(answer(false), answer(true)); diff != "" {
+		t.Errorf("answer changed after other queries (-cold +warm):\n%s", diff)
+	}
+}
+
+// TestBinaryQuantization: a binary index that rescores every tool answers
+// exactly as the float32 index does, in every mode; status says which one
+// is serving.
+func TestBinaryQuantization(t *testing.T) {
+	queries := evalQueries(t)
+	build := func(cfg Config) *Service {
+		cfg.Embedder = embed.NewLocal(0)
+		svc := New(cfg)
+		if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
+	exact := build(Config{})
+	binary := build(Config{Quantization: index.QuantBinary, Rescore: 1000})
+	if st := binary.Status(); st.Quantization != index.QuantBinary || st.Rescore != 1000 {
+		t.Errorf("binary status: quantization %q, rescore %d", st.Quantization, st.Rescore)
+	}
+	if st := exact.Status(); st.Quantization != index.QuantNone || st.Rescore != 0 {
+		t.Errorf("exact status: quantization %q, rescore %d", st.Quantization, st.Rescore)
+	}
+	if b, e := binary.Status().MemoryBytes, exact.Status().MemoryBytes; b <= e {
+		t.Errorf("binary index holds %d bytes, exact %d: codes not counted", b, e)
+	}
+	for _, mode := range []string{"hybrid", "semantic"} {
+		for _, q := range queries {
+			req := Request{Query: q, Mode: mode, Explain: true}
+			want, got := mustSearch(t, exact, req), mustSearch(t, binary, req)
+			if diff := cmp.Diff(want.Tools, got.Tools); diff != "" {
+				t.Fatalf("%s %q: binary (rescoring all) differs from exact (-exact +binary):\n%s", mode, q, diff)
+			}
+		}
 	}
 }

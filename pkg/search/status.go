@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
 // Status is what an operator needs to tell a healthy index from a silently
@@ -31,7 +32,11 @@ type Status struct {
 	Templates        []TemplateStatus `json:"templates"`
 	AuthKeys         int              `json:"auth_keys"` // how many API keys are accepted; 0: no auth
 	MemoryBytes      int64            `json:"memory_bytes"`
-	Version          string           `json:"version"`
+	// Quantization is the dense index's first pass: none (exact) or
+	// binary (codes, then the best Rescore rescored exactly).
+	Quantization string `json:"quantization"`
+	Rescore      int    `json:"rescore,omitempty"`
+	Version      string `json:"version"`
 }
 
 // CatalogStatus describes the indexed catalog.
@@ -55,7 +60,7 @@ type TemplateStatus struct {
 // error is kept after a later success (compare last_error_at with built_at),
 // so a failed rebuild is visible while the older snapshot keeps serving.
 func (s *Service) Status() Status {
-	st := Status{Embedder: s.cfg.Embedder.Info(), Version: s.cfg.Version, Mode: "none",
+	st := Status{Embedder: s.cfg.Embedder.Info(), Version: s.cfg.Version, Mode: "none", Quantization: s.cfg.Quantization,
 		Core: []string{}, Templates: []TemplateStatus{}, Catalog: CatalogStatus{Sources: []string{}, Warnings: []catalog.Warning{}, Skipped: []catalog.Warning{}}}
 	s.mu.Lock()
 	st.LastError = s.lastErr
@@ -63,6 +68,9 @@ func (s *Service) Status() Status {
 	st.NextRetryAt = timePtr(s.nextRetryAt)
 	st.LastQueryError, st.LastQueryErrorAt = s.lastQErr, timePtr(s.lastQErrAt)
 	s.mu.Unlock()
+	if st.Quantization == index.QuantBinary {
+		st.Rescore = s.cfg.Rescore
+	}
 	if snap := s.cur.Load(); snap != nil {
 		snap.fillStatus(&st)
 	}
