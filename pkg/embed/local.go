@@ -3,7 +3,6 @@ package embed
 import (
 	"context"
 	"math"
-	"slices"
 	"sync"
 
 	"github.com/toolsearch/toolsearch/pkg/synonym"
@@ -150,7 +149,11 @@ func features(text string, sc *scratch) []feature {
 	out := sc.out[:0]
 	for _, i := range order {
 		sl := slots[i]
-		out = append(out, feature{hash: sl.hash, weight: sl.weight * float32(1+math.Log(float64(sl.count)))})
+		w := sl.weight
+		if sl.count > 1 { // 1+ln(1) is 1: most features occur once
+			w *= float32(1 + math.Log(float64(sl.count)))
+		}
+		out = append(out, feature{hash: sl.hash, weight: w})
 	}
 	sc.out = out
 	return out
@@ -258,14 +261,15 @@ func (l *Local) EmbedSparse(text string) (idx []int32, val []float32) {
 	}
 	feats := features(text, sc)
 	l.accumulate(feats, sc.dense, sc.touched)
+	// A scan of the marks yields the buckets in order, cheaper than
+	// sorting them at the default width.
 	buckets := sc.buckets[:0]
-	for _, f := range feats {
-		if b := int32(f.hash % uint64(l.dim)); sc.touched[b] {
-			sc.touched[b] = false // once each, and clean for the next use
-			buckets = append(buckets, b)
+	for b, t := range sc.touched {
+		if t {
+			sc.touched[b] = false // clean for the next use
+			buckets = append(buckets, int32(b))
 		}
 	}
-	slices.Sort(buckets)
 	sc.buckets = buckets
 	idx, val = make([]int32, len(buckets)), make([]float32, len(buckets))
 	for i, b := range buckets {

@@ -210,7 +210,7 @@ func IsStop(w string) bool { return stop[w] }
 // Terms returns the stemmed, stop-word-free tokens of s: the unit both
 // rankers match on.
 func Terms(s string) []string {
-	var out []string
+	out := make([]string, 0, len(s)/6+1) // about one term per six bytes of English
 	AppendWords(s, func(w string) {
 		if !stop[w] {
 			out = append(out, Stem(w))
