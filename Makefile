@@ -113,11 +113,13 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./pkg/index/ ./pkg/search/
 
 # HTTP load: POST /mcp/tool-search beside a no-op route on the same router,
-# in the same run, per ranking mode.
-LOADTIME ?= 10s
+# in the same run, per ranking mode: LOADROUNDS rounds of a no-op phase then
+# a search phase, LOADTIME each.
+LOADTIME ?= 2s
+LOADROUNDS ?= 6
 load:
 	$(GO) build -o bin/loadgen ./cmd/loadgen
-	@for m in hybrid semantic keyword; do ./bin/loadgen -c 16 -d $(LOADTIME) -mode $$m; echo; done
+	@for m in hybrid semantic keyword; do ./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode $$m; echo; done
 
 # 64 concurrent searchers while the index is rebuilt every 100 ms, under
 # -race (make test runs the same test for 6 s).
