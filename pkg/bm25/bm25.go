@@ -188,7 +188,12 @@ type queryTerm struct {
 
 // Prepare looks up the query's terms, each once, then its synonym concepts.
 func (ix *Index) Prepare(query string) Query {
-	q := Query{ix: ix}
+	return ix.PrepareTerms(tokenize.Terms(query))
+}
+
+// PrepareTerms is Prepare for a query already split into tokenize.Terms.
+func (ix *Index) PrepareTerms(terms []string) Query {
+	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms))}
 	add := func(t string) {
 		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
 		for _, x := range q.terms {
@@ -199,7 +204,6 @@ func (ix *Index) Prepare(query string) Query {
 		ps := ix.postings[t]
 		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: ix.idf(len(ps))})
 	}
-	terms := tokenize.Terms(query)
 	for _, t := range terms {
 		add(t)
 	}

@@ -93,9 +93,13 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // written out over the pieces of a feature, so a feature costs no
 // allocation; this runs for every query.
 func features(text string, sc *scratch) []feature {
+	return termFeatures(tokenize.Terms(text), sc)
+}
+
+// termFeatures is features for text already split into tokenize.Terms.
+func termFeatures(terms []string, sc *scratch) []feature {
 	raw := sc.raw[:0]
 	add := func(h uint64, w float32) { raw = append(raw, feature{h, w}) }
-	terms := tokenize.Terms(text)
 	for i, t := range terms {
 		add(fnv(fnvKind(kindWord), t), wordWeight)
 		for _, c := range synonym.Concepts(t) {
@@ -254,12 +258,19 @@ func (l *Local) accumulate(feats []feature, v []float32, touched []bool) {
 // has tens of features among a thousand buckets, so ranking needs only
 // those columns. Each value is bit for bit Embed's.
 func (l *Local) EmbedSparse(text string) (idx []int32, val []float32) {
+	return l.EmbedSparseTerms(tokenize.Terms(text))
+}
+
+// EmbedSparseTerms is EmbedSparse for text already split into
+// tokenize.Terms, so that a caller that needs the terms too (lexical
+// ranking) splits the text once.
+func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	if len(sc.dense) != l.dim {
 		sc.dense, sc.touched = make([]float32, l.dim), make([]bool, l.dim)
 	}
-	feats := features(text, sc)
+	feats := termFeatures(terms, sc)
 	l.accumulate(feats, sc.dense, sc.touched)
 	// A scan of the marks yields the buckets in order, cheaper than
 	// sorting them at the default width.

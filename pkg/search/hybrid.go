@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/toolsearch/toolsearch/pkg/index"
 )
@@ -326,14 +327,32 @@ func sentences(text string) []string {
 			if i+1 < len(text) && text[i+1] != ' ' && text[i+1] != '\n' {
 				continue
 			}
-			if p := strings.TrimSpace(text[start:i]); len(strings.Fields(p)) >= 3 {
+			if p := strings.TrimSpace(text[start:i]); hasWords(p, 3) {
 				out = append(out, p)
 			}
 			start = i + 1
 		}
 	}
-	if p := strings.TrimSpace(text[start:]); len(strings.Fields(p)) >= 3 {
+	if p := strings.TrimSpace(text[start:]); hasWords(p, 3) {
 		out = append(out, p)
 	}
 	return out
+}
+
+// hasWords reports whether s has at least n space-separated words, as
+// len(strings.Fields(s)) >= n would, without building them.
+func hasWords(s string, n int) bool {
+	words, in := 0, false
+	for _, r := range s {
+		switch space := unicode.IsSpace(r); {
+		case space:
+			in = false
+		case !in:
+			in = true
+			if words++; words >= n {
+				return true
+			}
+		}
+	}
+	return n <= 0
 }

@@ -30,6 +30,10 @@ func parseQuery(q string) parsedQuery {
 		return parsedQuery{selected: names, isSelect: true}
 	}
 	var p parsedQuery
+	if plain(trimmed) {
+		p.text = trimmed // what the join below would give, without its copies
+		return p
+	}
 	words := strings.Fields(trimmed)
 	for i, w := range words {
 		if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(w, "+")); len(w) > 1 && w[0] == '+' && unicode.IsLetter(r) {
@@ -42,6 +46,20 @@ func parseQuery(q string) parsedQuery {
 	}
 	p.text = strings.Join(words, " ")
 	return p
+}
+
+// plain reports whether s has no operator and no whitespace but single
+// ASCII spaces (so its words joined by spaces are s itself).
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '+', c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			return false
+		case c == ' ' && i+1 < len(s) && s[i+1] == ' ':
+			return false
+		}
+	}
+	return true
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {

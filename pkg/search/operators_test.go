@@ -1,6 +1,7 @@
 package search
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,7 +30,7 @@ func TestParseQuery(t *testing.T) {
 }
 
 func FuzzParseQuery(f *testing.F) {
-	for _, s := range []string{"+slack dm", "select:a,b", "+", "++", "+1 555", "SELECT:", "a +b +c"} {
+	for _, s := range []string{"+slack dm", "select:a,b", "+", "++", "+1 555", "SELECT:", "a +b +c", " two  spaces\tand tab ", "caf\u00e9\u00a0menu"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
@@ -40,6 +41,16 @@ func FuzzParseQuery(f *testing.F) {
 		for _, r := range p.required {
 			if r == "" {
 				t.Fatalf("empty required term from %q", q)
+			}
+		}
+		// Without operators the text is the query's words joined by single
+		// spaces, whether or not the fast path took it.
+		if want := strings.Join(strings.Fields(q), " "); !p.isSelect && len(p.required) == 0 && p.text != want {
+			t.Fatalf("parseQuery(%q).text = %q, want %q", q, p.text, want)
+		}
+		for n := range 5 {
+			if got, want := hasWords(q, n), len(strings.Fields(q)) >= n; got != want {
+				t.Fatalf("hasWords(%q, %d) = %v, want %v", q, n, got, want)
 			}
 		}
 	})

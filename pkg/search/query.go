@@ -12,6 +12,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/embed"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/tokenize"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
@@ -25,13 +26,23 @@ type answer struct {
 	resp   *Response
 	seen   rowSet      // rows already in the answer
 	kwq    *bm25.Query // the query prepared for BM25, once per answer
+	qterms []string    // the query's terms, split once for both rankers
+}
+
+// terms is the query text's tokenize.Terms; text is the same for the
+// whole answer.
+func (a *answer) terms(text string) []string {
+	if a.qterms == nil {
+		a.qterms = tokenize.Terms(text)
+	}
+	return a.qterms
 }
 
 // keywords is the query text prepared for BM25 ranking, rating and
-// explaining; text is the same for the whole answer.
+// explaining.
 func (a *answer) keywords(text string) bm25.Query {
 	if a.kwq == nil {
-		q := a.snap.Keywords.Prepare(text)
+		q := a.snap.Keywords.PrepareTerms(a.terms(text))
 		a.kwq = &q
 	}
 	return *a.kwq
@@ -397,7 +408,7 @@ func (a *answer) degrade(reason, msg string) {
 // recognises (a zero vector carries no evidence).
 func (a *answer) embedQuery(ctx context.Context, text string) (*index.Query, error) {
 	if l, ok := a.snap.query.(*embed.Local); ok {
-		return a.localQuery(l, text)
+		return a.localQuery(l, a.terms(text))
 	}
 	var q []float32
 	var err error
@@ -430,8 +441,8 @@ func (a *answer) embedQuery(ctx context.Context, text string) (*index.Query, err
 // microseconds long, so no timeout and no cache. A local query writes tens
 // of the index's columns; it stays sparse unless the index is too large
 // for a sparse product to pay (see index.Matrix.PreferSparse).
-func (a *answer) localQuery(l *embed.Local, text string) (*index.Query, error) {
-	idx, val := l.EmbedSparse(text)
+func (a *answer) localQuery(l *embed.Local, terms []string) (*index.Query, error) {
+	idx, val := l.EmbedSparseTerms(terms)
 	var err error
 	if len(val) > 0 {
 		_, err = embed.Validate([][]float32{val}, 1, 0)
