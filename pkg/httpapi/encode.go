@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5/middleware"
+	gojson "github.com/goccy/go-json"
 
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -96,9 +97,7 @@ func encode(w http.ResponseWriter, status int, v any) {
 		}
 	}()
 	buf.Reset()
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := marshal(buf, v); err != nil {
 		// Only a value that is not JSON-shaped gets here: a bug.
 		status = http.StatusInternalServerError
 		buf.Reset()
@@ -109,6 +108,19 @@ func encode(w http.ResponseWriter, status int, v any) {
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// marshal appends v's JSON and a newline to buf, byte for byte what
+// encoding/json's Encoder writes with HTML escaping off
+// (TestMarshalMatchesEncodingJSON, FuzzMarshal). It uses goccy/go-json: a
+// response is mostly tool names and descriptions, and encoding/json's
+// reflection and escaping made it the largest cost of a search request
+// after the search itself (BENCHMARKS.md). Requests are still decoded by
+// encoding/json, whose errors the 4xx answers are built from.
+func marshal(buf *bytes.Buffer, v any) error {
+	enc := gojson.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // bodies pools response buffers.
