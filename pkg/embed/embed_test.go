@@ -302,3 +302,99 @@ func TestEmbedSparseMatchesEmbed(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfter: a 429 or 503 that says when to come back is retried
+// after that long, if the caller can wait that long; otherwise the attempt
+// fails at once, saying what the provider asked for.
+func TestRetryAfter(t *testing.T) {
+	date := time.Now().Add(4 * time.Second).UTC().Format(http.TimeFormat)
+	tests := []struct {
+		name     string
+		status   int
+		header   map[string]string
+		deadline time.Duration // of the caller's context; 0: none
+		// wantWait is the sleep before the retry: exactly, or at least
+		// minWait (an HTTP date loses sub-second precision); -1: none, and
+		// no retry.
+		wantWait, minWait time.Duration
+		wantErr           string
+	}{
+		{name: "seconds", status: 429, header: map[string]string{"Retry-After": "2"}, wantWait: 2 * time.Second},
+		{name: "milliseconds win", status: 429, header: map[string]string{"Retry-After-Ms": "1500", "Retry-After": "9"}, wantWait: 1500 * time.Millisecond},
+		{name: "http date", status: 503, header: map[string]string{"Retry-After": date}, minWait: 2 * time.Second},
+		{name: "absent: jittered backoff", status: 429, minWait: 1},
+		{name: "unreadable: jittered backoff", status: 429, header: map[string]string{"Retry-After": "soon"}, minWait: 1},
+		{name: "longer than the caller has", status: 429, header: map[string]string{"Retry-After": "5"}, deadline: time.Second, wantWait: -1, wantErr: "retry after 5s"},
+		{name: "longer than MaxRetryAfter", status: 429, header: map[string]string{"Retry-After": "120"}, wantWait: -1, wantErr: "retry after 2m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake, url := newFake(t, func(call int, in []string, w http.ResponseWriter) {
+				if call > 1 { // calls count from 1
+					ok(4)(call, in, w)
+					return
+				}
+				for k, v := range tt.header {
+					w.Header().Set(k, v)
+				}
+				fail(tt.status, "slow down")(call, in, w)
+			})
+			var slept []time.Duration
+			cfg := OpenAIConfig{BaseURL: url, APIKey: "sk-test", MaxRetries: 1,
+				sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }}
+			ctx := t.Context()
+			if tt.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+				defer cancel()
+			}
+			_, err := NewOpenAI(cfg).Embed(ctx, []string{"a", "b"})
+			if tt.wantWait < 0 {
+				if len(slept) != 0 || fake.calls.Load() != 1 || err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("slept %v, %d calls, error %v; want no wait, one call, an error with %q", slept, fake.calls.Load(), err, tt.wantErr)
+				}
+				if got := Reason(err); got != "rate_limited" {
+					t.Errorf("Reason() = %q, want rate_limited", got)
+				}
+				return
+			}
+			if err != nil || len(slept) != 1 || fake.calls.Load() != 2 {
+				t.Fatalf("error %v, slept %v, %d calls; want success after one wait", err, slept, fake.calls.Load())
+			}
+			switch {
+			case tt.wantWait > 0 && slept[0] != tt.wantWait:
+				t.Errorf("waited %v, want %v", slept[0], tt.wantWait)
+			case tt.minWait > 0 && (slept[0] < tt.minWait || slept[0] > 5*time.Second):
+				t.Errorf("waited %v, want at least %v (and at most 5s)", slept[0], tt.minWait)
+			}
+		})
+	}
+}
+
+func TestRetryAfterHeader(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		h    map[string]string
+		want time.Duration
+	}{
+		{nil, 0},
+		{map[string]string{"Retry-After": "3"}, 3 * time.Second},
+		{map[string]string{"Retry-After": " 3 "}, 3 * time.Second},
+		{map[string]string{"Retry-After": "0"}, 0},
+		{map[string]string{"Retry-After": "-5"}, 0},
+		{map[string]string{"Retry-After": "99999999999"}, 0},
+		{map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second},
+		{map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, 0},
+		{map[string]string{"Retry-After-Ms": "250.5"}, 250500 * time.Microsecond},
+		{map[string]string{"Retry-After-Ms": "nope", "Retry-After": "2"}, 2 * time.Second},
+		{map[string]string{"Retry-After-Ms": "NaN"}, 0},
+	} {
+		h := http.Header{}
+		for k, v := range tt.h {
+			h.Set(k, v)
+		}
+		if got := retryAfter(h, now); got != tt.want {
+			t.Errorf("retryAfter(%v) = %v, want %v", tt.h, got, tt.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,9 +91,18 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 			oc.APIVersion = cfg.APIVersion
 		}
 	}
+	// A copy of the caller's client whose transport notes Retry-After, which
+	// go-openai's errors do not carry.
+	hc := &http.Client{}
 	if cfg.HTTPClient != nil {
-		oc.HTTPClient = cfg.HTTPClient
+		*hc = *cfg.HTTPClient
 	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = hintTransport{base: base}
+	oc.HTTPClient = hc
 	return &OpenAI{cfg: cfg, client: openai.NewClientWithConfig(oc)}
 }
 
@@ -140,7 +150,8 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
 	var lastErr error
 	for attempt := 0; ; attempt++ {
-		vecs, err := o.request(ctx, texts)
+		var hint retryHint
+		vecs, err := o.request(context.WithValue(ctx, retryHintKey{}, &hint), texts)
 		if err == nil {
 			return vecs, nil
 		}
@@ -148,11 +159,68 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		if attempt >= o.cfg.MaxRetries || !retryable(err) || ctx.Err() != nil {
 			break
 		}
-		if err := o.cfg.sleep(ctx, backoff(attempt)); err != nil {
+		// The provider's Retry-After, when it sent one, else jittered
+		// backoff. A wait the caller cannot afford (a query with less time
+		// left, or more than MaxRetryAfter) is not started: failing now lets
+		// the caller fall back at once instead of at its deadline.
+		wait := backoff(attempt)
+		if hint.after > 0 {
+			wait = hint.after
+			deadline, ok := ctx.Deadline()
+			if hint.after > MaxRetryAfter || ok && time.Until(deadline) < hint.after {
+				lastErr = fmt.Errorf("%w (the provider asked to retry after %s)", lastErr, hint.after.Round(time.Millisecond))
+				break
+			}
+		}
+		if err := o.cfg.sleep(ctx, wait); err != nil {
 			break
 		}
 	}
 	return nil, fmt.Errorf("embeddings request to %s (%d inputs): %w", redact.URL(o.cfg.BaseURL), len(texts), lastErr)
+}
+
+// MaxRetryAfter is the longest Retry-After an embeddings request waits
+// for; a provider asking for longer fails this attempt, and the service's
+// own retries (with keyword ranking meanwhile) take over.
+const MaxRetryAfter = 30 * time.Second
+
+type retryHintKey struct{}
+
+// retryHint is where hintTransport leaves one attempt's Retry-After.
+type retryHint struct{ after time.Duration }
+
+// hintTransport notes the Retry-After of a 429 or 503 answer in the
+// request's retryHint.
+type hintTransport struct{ base http.RoundTripper }
+
+func (t hintTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+		if h, ok := req.Context().Value(retryHintKey{}).(*retryHint); ok {
+			h.after = retryAfter(resp.Header, time.Now())
+		}
+	}
+	return resp, err
+}
+
+// retryAfter reads a provider's wait: retry-after-ms (OpenAI and Azure
+// send it, in milliseconds), else Retry-After in seconds or as an HTTP
+// date. 0 when absent, unreadable or past.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 && ms < 1e9 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs > 0 && secs < 1e6 {
+			return time.Duration(secs) * time.Second
+		}
+		return 0
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
 }
 
 func (o *OpenAI) request(ctx context.Context, texts []string) ([][]float32, error) {
