@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -304,7 +305,18 @@ func TestStatusHasNoSecrets(t *testing.T) {
 // TestSearchDuringRebuild runs searches while snapshots are swapped: every
 // answer must come whole from one published snapshot.
 func TestSearchDuringRebuild(t *testing.T) {
-	svc := newService(t, embed.NewLocal(128))
+	// Exact, and binary with a shallow rescore so that the first pass, the
+	// rescoring and hybrid's lazily scored candidates all run.
+	for _, quant := range []string{index.QuantNone, index.QuantBinary} {
+		t.Run(quant, func(t *testing.T) {
+			svc := New(Config{Embedder: embed.NewLocal(128), Version: "test", QueryTimeout: time.Second, Quantization: quant, Rescore: 10,
+				Load: func(context.Context) (*Setup, error) { return defaultSetup(t), nil }})
+			searchDuringRebuild(t, svc)
+		})
+	}
+}
+
+func searchDuringRebuild(t *testing.T, svc *Service) {
 	first := mustBuild(t, svc)
 	var mu sync.Mutex
 	built := map[string]bool{first.Version: true}
@@ -312,20 +324,21 @@ func TestSearchDuringRebuild(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	var answered atomic.Int64
-	for range 8 {
+	for g := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
-				res, err := svc.Search(ctx, Request{Query: "list open issues", IncludeCore: ptr(true)}, Caller{})
+			for i := g; ctx.Err() == nil; i++ {
+				mode := []string{"hybrid", "semantic", "keyword"}[i%3]
+				res, err := svc.Search(ctx, Request{Query: "list open issues", Mode: mode, Explain: i%2 == 0, IncludeCore: ptr(true)}, Caller{})
 				if err != nil {
 					if ctx.Err() == nil {
 						errs <- err
 					}
 					return
 				}
-				if len(res.Tools) == 0 || res.Mode != "hybrid" {
-					errs <- errors.New("empty or degraded answer during rebuild")
+				if len(res.Tools) == 0 || res.Mode != mode || res.Degraded {
+					errs <- fmt.Errorf("empty, degraded or %q instead of %q answer during rebuild", res.Mode, mode)
 					return
 				}
 				mu.Lock()
