@@ -262,15 +262,10 @@ func (q Query) ScoresInto(dst []float32) bool {
 	return len(q.terms) > 0
 }
 
-// Fraction is row's BM25 score for query as a fraction of the most any
+// Fraction is row's BM25 score for the query as a fraction of the most any
 // document could score (every query term matched without limit), in
 // [0,1]. Unlike the raw score, it does not grow with the query's length,
 // so it can be compared across queries.
-func (ix *Index) Fraction(query string, row int) float32 {
-	return ix.Prepare(query).Fraction(row)
-}
-
-// Fraction is Index.Fraction for a prepared query.
 func (q Query) Fraction(row int) float32 {
 	var got, best float64
 	for _, t := range q.terms {

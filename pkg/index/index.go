@@ -76,21 +76,15 @@ func (mx *Matrix) Bytes() int64 {
 func (mx *Matrix) Row(i int) []float32 { return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols] }
 
 // Search ranks every row against q, which must be unit length, and returns
-// the k best, best first; equal scores keep row order. The scores come from
-// one matrix-vector product; the selection keeps a k-sized heap instead of
-// sorting all N scores. keep, when not nil, restricts the candidates.
+// the k best, best first; equal scores keep row order. It is Candidates for
+// a dense query: one matrix-vector product and a k-sized heap instead of
+// sorting all N scores (or the binary first pass, for a WithBinary
+// matrix). keep, when not nil, restricts the candidates.
 func (mx *Matrix) Search(ctx context.Context, q []float32, k int, keep func(row int) bool) ([]Match, error) {
-	if len(q) != mx.m.Cols {
-		return nil, fmt.Errorf("%w: %d, want %d", ErrDimension, len(q), mx.m.Cols)
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sp := mx.scratch.Get().(*[]float32)
-	defer mx.scratch.Put(sp)
-	scores := *sp
-	blas32.Gemv(blas.NoTrans, 1, mx.m, blas32.Vector{N: len(q), Inc: 1, Data: q}, 0, blas32.Vector{N: len(scores), Inc: 1, Data: scores})
-	return TopK(scores, k, keep), nil
+	return mx.Candidates(Query{Dense: q}, k, keep)
 }
 
 // TopK returns the k highest scores, best first, ties in row order. It
