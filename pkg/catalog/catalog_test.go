@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +23,49 @@ func TestDefault(t *testing.T) {
 	}
 	if len(c.Hash()) != 64 {
 		t.Errorf("Hash() = %q, want 64 hex digits", c.Hash())
+	}
+	// YAML 1.1 would read the parameter "y" as true, in properties and in
+	// required alike.
+	i, err := c.Resolve("compute/fit_curve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties map[string]any `json:"properties"`
+		Required   []any          `json:"required"`
+	}
+	if err := json.Unmarshal(c.Tool(i).InputSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := schema.Properties["y"]; !ok || fmt.Sprint(schema.Required) != "[x y model]" {
+		t.Errorf("fit_curve schema: properties %v, required %v; want a \"y\" property and [x y model]", schema.Properties, schema.Required)
+	}
+}
+
+// TestYAMLKeepsYAML11Booleans: parameters and enum values that YAML 1.1
+// reads as booleans stay strings.
+func TestYAMLKeepsYAML11Booleans(t *testing.T) {
+	doc := `servers:
+  - name: home
+    tools:
+      - name: set_switch
+        description: Turn a switch on or off.
+        inputSchema:
+          type: object
+          properties:
+            state: {type: string, enum: [on, off]}
+            y: {type: integer}
+          required: [state, y]
+`
+	p, err := Parse("home.yaml", []byte(doc), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(p.Servers[0].Tools[0].InputSchema)
+	for _, want := range []string{`"enum":["on","off"]`, `"y":{`, `"required":["state","y"]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("schema %s lacks %s", got, want)
+		}
 	}
 }
 

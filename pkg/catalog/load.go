@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"github.com/toolsearch/toolsearch/pkg/yamljson"
 )
 
 // Part is the servers read from one source.
@@ -120,7 +120,7 @@ func Parse(source string, data []byte, defaultServer string) (Part, error) {
 		return Part{}, fmt.Errorf("catalog %s: empty file", source)
 	}
 	if trimmed[0] != '{' {
-		j, err := yaml.YAMLToJSON(trimmed)
+		j, err := yamljson.ToJSON(trimmed)
 		if err != nil {
 			return Part{}, fmt.Errorf("catalog %s: %w", source, err)
 		}

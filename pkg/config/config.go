@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"github.com/toolsearch/toolsearch/pkg/yamljson"
 )
 
 // File is the configuration file. Every section is optional.
@@ -124,7 +124,7 @@ var unknownField = regexp.MustCompile(`unknown field "([^"]*)"`)
 // Parse decodes a configuration strictly: an unknown key is an error that
 // names it, so a typo ("cores:") cannot silently disable a setting.
 func Parse(source string, data []byte) (*File, error) {
-	j, err := yaml.YAMLToJSON(data)
+	j, err := yamljson.ToJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", source, err)
 	}

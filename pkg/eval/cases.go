@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"github.com/toolsearch/toolsearch/pkg/yamljson"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -85,7 +85,7 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 		j := data
 		if ext != ".json" {
 			var err error
-			if j, err = yaml.YAMLToJSON(data); err != nil {
+			if j, err = yamljson.ToJSON(data); err != nil {
 				return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
 			}
 		}

@@ -108,7 +108,37 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 	if missing := undescribedParams(t.InputSchema); len(missing) > 0 {
 		add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
 	}
+	switch notNames, undefined := badRequired(t.InputSchema); {
+	case len(notNames) > 0:
+		add(Error, "required", "inputSchema.required must list property names (strings), has %s", strings.Join(notNames, ", "))
+	case len(undefined) > 0:
+		add(Warning, "required", "required parameters not among the properties: %s", strings.Join(undefined, ", "))
+	}
 	return out
+}
+
+// badRequired returns the entries of the schema's required list that are
+// not strings (an invalid JSON Schema: a YAML 1.1 parser turns a parameter
+// named "y" or "on" into true), and the names that no property defines.
+func badRequired(raw json.RawMessage) (notNames, undefined []string) {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []json.RawMessage          `json:"required"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &schema) != nil {
+		return nil, nil
+	}
+	for _, r := range schema.Required {
+		var name string
+		if json.Unmarshal(r, &name) != nil {
+			notNames = append(notNames, string(r))
+			continue
+		}
+		if _, ok := schema.Properties[name]; !ok && schema.Properties != nil {
+			undefined = append(undefined, name)
+		}
+	}
+	return notNames, undefined
 }
 
 // undescribedParams lists the top-level parameters that have no

@@ -17,7 +17,9 @@ func TestCheck(t *testing.T) {
 		{"name":"params","description":"Create a ticket in the tracker for a bug.","inputSchema":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string","description":"B."}}}},
 		{"name":"long","description":"` + strings.Repeat("word ", 600) + `"},
 		{"name":"copy_a","description":"Remove a file from the shared drive permanently."},
-		{"name":"copy_b","description":"Remove a file from the shared drive permanently."}
+		{"name":"copy_b","description":"Remove a file from the shared drive permanently."},
+		{"name":"bad_required","description":"Fit a curve to points and report the residuals.","inputSchema":{"type":"object","properties":{"x":{"type":"number","description":"X."},"true":{"type":"number","description":"Y."}},"required":["x",true]}},
+		{"name":"undefined_required","description":"Plot the points of a data set as a chart.","inputSchema":{"type":"object","properties":{"x":{"type":"number","description":"X."}},"required":["x","y"]}}
 	]}]}`
 	p, err := catalog.Parse("t.json", []byte(doc), "")
 	if err != nil {
@@ -50,6 +52,9 @@ func TestCheck(t *testing.T) {
 		"duplicate s/copy_a":            Error,
 		"param-description s/good_tool": "",
 		"near-duplicate s/good_tool":    "",
+		"required s/bad_required":       Error,
+		"required s/undefined_required": Warning,
+		"required s/good_tool":          "",
 	}
 	for k, sev := range want {
 		if got[k] != sev {
