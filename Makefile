@@ -52,10 +52,23 @@ manifests:
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # Each fuzz target for FUZZTIME (seeds in testdata/fuzz are also run by `unit`).
+# Go 1.26's fuzz coordinator can report a bare "context deadline exceeded"
+# when -fuzztime ends while a worker is mid-call (go.dev/issue/75804, fixed
+# in Go 1.27): no input failed, and none is written. Such a run is retried
+# once; a run that writes a failing input fails at once.
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
-		echo "fuzz $$name ($(FUZZTIME))"; \
-		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) || exit 1; done
+		for try in 1 2; do \
+			echo "fuzz $$name ($(FUZZTIME))"; \
+			out=$$($(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) 2>&1); rc=$$?; \
+			printf '%s\n' "$$out"; \
+			[ $$rc -eq 0 ] && break; \
+			if [ $$try -eq 1 ] && printf '%s' "$$out" | grep -q 'context deadline exceeded' && \
+				! printf '%s' "$$out" | grep -q 'Failing input written'; then \
+				echo "fuzz $$name: the fuzztime deadline race (go.dev/issue/75804), not a failing input; retrying once"; continue; fi; \
+			exit 1; \
+		done; \
+	done
 
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
