@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -100,4 +102,41 @@ func FuzzMarshal(f *testing.F) {
 		}
 		sameJSON(t, "hit", res)
 	})
+}
+
+// TestMarshalConcurrent: go-json builds its encoders lazily and caches
+// them; bodies encoded from many goroutines at once (every request does)
+// come out whole and alike. Run under -race by make test.
+func TestMarshalConcurrent(t *testing.T) {
+	_, svc := newTestServerWith(t, serverOpts{build: true})
+	res, err := svc.Search(t.Context(), search.Request{Query: "merge a pull request", Explain: true, IncludeSchema: true, Format: "anthropic"}, search.Caller{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := stdMarshal(t, res)
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				var b bytes.Buffer
+				if err := marshal(&b, res); err != nil || !bytes.Equal(b.Bytes(), want) {
+					errs <- fmt.Sprintf("marshal: %v, %d bytes, want %d", err, b.Len(), len(want))
+					return
+				}
+				var st bytes.Buffer
+				if err := marshal(&st, statusOf(svc, nil)); err != nil || !json.Valid(st.Bytes()) {
+					errs <- fmt.Sprintf("status: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }
