@@ -78,8 +78,14 @@ func (a *answer) hybrid(ctx context.Context, q *index.Query, text string, k int,
 	}
 	mx := snap.Matrix
 	// A quantised index scores only its dense candidates; every other
-	// candidate gets its exact cosine as it joins (in collect).
+	// candidate gets its exact cosine as it joins.
 	lazy := q != nil && mx.Quantization() != index.QuantNone
+	join := func(row int) {
+		if !member[row] && lazy {
+			dense[row] = mx.Dot(*q, row)
+		}
+		member[row] = true
+	}
 	if lazy {
 		top, err := mx.Candidates(*q, max(100, 5*k), keep)
 		if err != nil {
@@ -115,15 +121,14 @@ func (a *answer) hybrid(ctx context.Context, q *index.Query, text string, k int,
 	// Candidates are collected in row order (TopK then breaks ties by
 	// position, so the earlier tool wins, as in the single rankings).
 	for row, s := range lex {
-		member[row] = member[row] || s > 0 && (keep == nil || keep(row))
+		if s > 0 && (keep == nil || keep(row)) {
+			join(row)
+		}
 	}
 	collect := func() []ranked {
 		out := sc.cands[:0]
 		for row, in := range member {
 			if in {
-				if lazy && denseRank[row] == 0 {
-					dense[row] = mx.Dot(*q, row)
-				}
 				out = append(out, ranked{row: row, dense: dense[row], lex: lex[row], denseRank: int(denseRank[row])})
 			}
 		}
@@ -147,7 +152,8 @@ func (a *answer) hybrid(ctx context.Context, q *index.Query, text string, k int,
 		grew := false
 		for i, sv := range snap.serverOf {
 			if top[sv] && !member[i] && (keep == nil || keep(i)) {
-				member[i], grew = true, true
+				join(i)
+				grew = true
 			}
 		}
 		if grew {
