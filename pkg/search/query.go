@@ -447,11 +447,7 @@ func (a *answer) localQuery(l *embed.Local, terms []string) (*index.Query, error
 	if len(val) > 0 {
 		_, err = embed.Validate([][]float32{val}, 1, 0)
 	}
-	result := "ok"
-	if err != nil {
-		result = "error"
-	}
-	a.s.metrics.embedCalls.WithLabelValues("query", result).Inc()
+	a.s.countEmbed("query", err)
 	if err != nil {
 		return nil, err
 	}

@@ -415,12 +415,17 @@ func (s *Service) embed(ctx context.Context, e Embedder, purpose string, texts [
 	if err == nil {
 		_, err = embed.Validate(vecs, len(texts), 0)
 	}
+	s.countEmbed(purpose, err)
+	return vecs, err
+}
+
+// countEmbed records one embedding call and whether it gave valid vectors.
+func (s *Service) countEmbed(purpose string, err error) {
 	result := "ok"
 	if err != nil {
 		result = "error"
 	}
 	s.metrics.embedCalls.WithLabelValues(purpose, result).Inc()
-	return vecs, err
 }
 
 // version names a snapshot: a build counter and a fingerprint of what was
