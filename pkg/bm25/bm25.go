@@ -215,19 +215,8 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 	return q
 }
 
-// Empty reports whether the query has no term at all.
-func (q Query) Empty() bool { return len(q.terms) == 0 }
-
-// Search ranks the documents kept by keep (all when nil) against query and
-// returns the k best with a positive score, best first.
-func (ix *Index) Search(ctx context.Context, query string, k int, keep func(row int) bool) ([]index.Match, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return ix.Prepare(query).Search(ctx, k, keep)
-}
-
-// Search is Index.Search for a prepared query.
+// Search ranks the documents kept by keep (all when nil) against the query
+// and returns the k best with a positive score, best first.
 func (q Query) Search(ctx context.Context, k int, keep func(row int) bool) ([]index.Match, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -241,12 +230,6 @@ func (q Query) Search(ctx context.Context, k int, keep func(row int) bool) ([]in
 	}
 	positive := func(row int) bool { return scores[row] > 0 && (keep == nil || keep(row)) }
 	return index.TopK(scores, k, positive), nil
-}
-
-// ScoresInto writes every document's score for query into dst (Len
-// elements; 0 for no match) and reports whether the query had any term.
-func (ix *Index) ScoresInto(query string, dst []float32) bool {
-	return ix.Prepare(query).ScoresInto(dst)
 }
 
 // ScoresInto writes every document's score into dst (Len elements; 0 for
@@ -282,11 +265,6 @@ func (q Query) Fraction(row int) float32 {
 
 // Matched returns the query terms found in document row, and in which
 // fields, for explaining a ranking. A synonym concept reads "concept:NAME".
-func (ix *Index) Matched(query string, row int) map[string][]string {
-	return ix.Prepare(query).Matched(row)
-}
-
-// Matched is Index.Matched for a prepared query.
 func (q Query) Matched(row int) map[string][]string {
 	out := map[string][]string{}
 	for _, t := range q.terms {

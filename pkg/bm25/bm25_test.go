@@ -32,7 +32,7 @@ func TestSearch(t *testing.T) {
 		{"direct message", "slack/send_direct_message"},
 	}
 	for _, tt := range tests {
-		got, err := ix.Search(t.Context(), tt.query, 3, nil)
+		got, err := ix.Prepare(tt.query).Search(t.Context(), 3, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,10 +40,10 @@ func TestSearch(t *testing.T) {
 			t.Errorf("Search(%q) first = %v, want %s", tt.query, got, tt.want)
 		}
 	}
-	if got, _ := ix.Search(t.Context(), "the of and", 5, nil); len(got) != 0 {
+	if got, _ := ix.Prepare("the of and").Search(t.Context(), 5, nil); len(got) != 0 {
 		t.Errorf("stop words matched %d tools", len(got))
 	}
-	if got, _ := ix.Search(t.Context(), "zzzqqq", 5, nil); len(got) != 0 {
+	if got, _ := ix.Prepare("zzzqqq").Search(t.Context(), 5, nil); len(got) != 0 {
 		t.Errorf("an unknown word matched %d tools", len(got))
 	}
 }
@@ -55,11 +55,11 @@ func TestNameOutweighsParams(t *testing.T) {
 		{Name: "add_label", Description: "Attach a tag to an entry."},
 	}
 	ix := New(docs, DefaultConfig)
-	got, _ := ix.Search(t.Context(), "label", 2, nil)
+	got, _ := ix.Prepare("label").Search(t.Context(), 2, nil)
 	if len(got) != 2 || got[0].Row != 1 {
 		t.Errorf("Search(label) = %v, want row 1 (name hit) first", got)
 	}
-	if m := ix.Matched("label", 1); len(m["label"]) != 1 || m["label"][0] != "name" {
+	if m := ix.Prepare("label").Matched(1); len(m["label"]) != 1 || m["label"][0] != "name" {
 		t.Errorf("Matched = %v", m)
 	}
 }
@@ -67,7 +67,7 @@ func TestNameOutweighsParams(t *testing.T) {
 func TestKeep(t *testing.T) {
 	ix, cat := testIndex(t)
 	keep := func(row int) bool { return cat.Tool(row).Server == "jira" }
-	got, _ := ix.Search(t.Context(), "comment on an issue", 10, keep)
+	got, _ := ix.Prepare("comment on an issue").Search(t.Context(), 10, keep)
 	for _, m := range got {
 		if cat.Tool(m.Row).Server != "jira" {
 			t.Errorf("keep ignored: %s", cat.Tool(m.Row).ID())

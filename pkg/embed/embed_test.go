@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/tokenize"
 )
 
 // fakeAPI serves /v1/embeddings. answer decides each response from the
@@ -286,7 +288,7 @@ func TestEmbedSparseMatchesEmbed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			idx, val := l.EmbedSparse(text)
+			idx, val := l.EmbedSparseTerms(tokenize.Terms(text))
 			if !slices.IsSorted(idx) || len(idx) != len(val) {
 				t.Fatalf("dim %d, %q: idx %v unsorted or lengths differ", dim, text, idx)
 			}

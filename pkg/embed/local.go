@@ -77,7 +77,7 @@ type scratch struct {
 	slots  []slot
 	order  []int32
 	padded []byte
-	// For EmbedSparse: a dense vector kept all zero between uses, and the
+	// For EmbedSparseTerms: a dense vector kept all zero between uses, and the
 	// buckets written in this use.
 	dense   []float32
 	touched []bool
@@ -253,17 +253,11 @@ func (l *Local) accumulate(feats []feature, v []float32, touched []bool) {
 	}
 }
 
-// EmbedSparse returns text's vector as Embed would, unnormalised, but as
-// its written buckets in bucket order (idx) and their values (val): a query
-// has tens of features among a thousand buckets, so ranking needs only
-// those columns. Each value is bit for bit Embed's.
-func (l *Local) EmbedSparse(text string) (idx []int32, val []float32) {
-	return l.EmbedSparseTerms(tokenize.Terms(text))
-}
-
-// EmbedSparseTerms is EmbedSparse for text already split into
-// tokenize.Terms, so that a caller that needs the terms too (lexical
-// ranking) splits the text once.
+// EmbedSparseTerms returns the vector Embed would for text split into
+// tokenize.Terms (the caller needs the terms too, for lexical ranking),
+// unnormalised, as its written buckets in bucket order (idx) and their
+// values (val): a query has tens of features among a thousand buckets, so
+// ranking needs only those columns. Each value is bit for bit Embed's.
 func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)

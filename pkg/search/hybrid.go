@@ -252,7 +252,7 @@ func (a *answer) lexical(text string, sc *hybridScratch) []float32 {
 	best, part := sc.best, sc.part
 	clear(best)
 	for _, st := range sents {
-		kw.ScoresInto(st, part)
+		kw.Prepare(st).ScoresInto(part)
 		if m := slices.Max(part); m > 0 {
 			for i, s := range part {
 				best[i] = max(best[i], s/m)
