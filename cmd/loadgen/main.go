@@ -6,7 +6,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -198,28 +198,26 @@ func drive(ctx context.Context, client *http.Client, name, url string, queries [
 }
 
 func loadQueries(path, mode string) ([][]byte, error) {
-	f, err := os.Open(path)
+	cases, err := eval.LoadCases(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var out [][]byte
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var c struct{ Query string }
-		if json.Unmarshal(sc.Bytes(), &c) == nil && c.Query != "" {
-			req := map[string]any{"query": c.Query, "top_k": 10}
-			if mode != "" {
-				req["mode"] = mode
-			}
-			b, _ := json.Marshal(req)
-			out = append(out, b)
+	for _, c := range cases {
+		if c.Query == "" {
+			continue
 		}
+		req := map[string]any{"query": c.Query, "top_k": 10}
+		if mode != "" {
+			req["mode"] = mode
+		}
+		b, _ := json.Marshal(req)
+		out = append(out, b)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no queries", path)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // serve starts the real router on loopback with the default catalog and

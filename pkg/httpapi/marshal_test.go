@@ -1,14 +1,13 @@
 package httpapi
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -41,15 +40,13 @@ func sameJSON(tb testing.TB, what string, v any) {
 // templates, status and errors.
 func TestMarshalMatchesEncodingJSON(t *testing.T) {
 	_, svc := newTestServerWith(t, serverOpts{build: true})
-	var queries []string
-	f, err := os.Open("../../evals/cases.jsonl")
+	cases, err := eval.LoadCases("../../evals/cases.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	for sc := bufio.NewScanner(f); sc.Scan(); {
-		var c struct{ Query string }
-		if json.Unmarshal(sc.Bytes(), &c) == nil && c.Query != "" {
+	var queries []string
+	for _, c := range cases {
+		if c.Query != "" {
 			queries = append(queries, c.Query)
 		}
 	}
