@@ -82,15 +82,10 @@ func BenchmarkSparse(b *testing.B) {
 		mx, _ := benchMatrix(b, n, d)
 		r := rand.New(rand.NewPCG(5, 6))
 		dense := make([]float32, d)
-		var sp Sparse
 		for _, j := range r.Perm(d)[:nnz] {
 			dense[j] = float32(r.NormFloat64())
 		}
-		for j, v := range dense {
-			if v != 0 {
-				sp.Idx, sp.Val = append(sp.Idx, int32(j)), append(sp.Val, v)
-			}
-		}
+		sp := sparseOf(dense)
 		dst := make([]float32, n)
 		b.Run(fmt.Sprintf("N=%d/gemv", n), func(b *testing.B) {
 			for b.Loop() {

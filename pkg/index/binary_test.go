@@ -1,11 +1,12 @@
 package index
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolsearch/toolsearch/pkg/embed"
 )
 
 func randomRows(r *rand.Rand, n, d int, sparse bool) [][]float32 {
@@ -26,13 +27,7 @@ func toQuery(v []float32, sparse bool) Query {
 	if !sparse {
 		return Query{Dense: v}
 	}
-	var q Query
-	for j, x := range v {
-		if x != 0 {
-			q.Sparse.Idx, q.Sparse.Val = append(q.Sparse.Idx, int32(j)), append(q.Sparse.Val, x)
-		}
-	}
-	return q
+	return Query{Sparse: sparseOf(v)}
 }
 
 // TestCandidates: an exact matrix's candidates are TopK of its scores; a
@@ -50,7 +45,7 @@ func TestCandidates(t *testing.T) {
 		var found, total int
 		for trial := range 20 {
 			qv := randomRows(r, 1, d, sparse)[0]
-			normalize(qv)
+			embed.Normalize(qv)
 			q := toQuery(qv, sparse)
 			scores := make([]float32, n)
 			if err := mx.Scores(q, scores); err != nil {
@@ -125,20 +120,6 @@ func TestEstimateSigns(t *testing.T) {
 	}
 	if b.Bytes() != mx.Bytes()+3*2*8 {
 		t.Errorf("binary Bytes() = %d, want rows %d + codes %d", b.Bytes(), mx.Bytes(), 3*2*8)
-	}
-}
-
-func normalize(v []float32) {
-	var s float32
-	for _, x := range v {
-		s += x * x
-	}
-	if s == 0 {
-		return
-	}
-	inv := 1 / float32(math.Sqrt(float64(s)))
-	for i := range v {
-		v[i] *= inv
 	}
 }
 

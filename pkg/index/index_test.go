@@ -106,12 +106,10 @@ func TestSparseScoresMatchGemv(t *testing.T) {
 			t.Fatal(err)
 		}
 		dense := make([]float32, cols)
-		var sp Sparse
 		for j := 0; j < cols; j += 1 + r.IntN(7) {
-			v := float32(r.NormFloat64())
-			dense[j] = v
-			sp.Idx, sp.Val = append(sp.Idx, int32(j)), append(sp.Val, v)
+			dense[j] = float32(r.NormFloat64())
 		}
+		sp := sparseOf(dense)
 		want, got := make([]float32, rows), make([]float32, rows)
 		if err := mx.ScoresInto(dense, want); err != nil {
 			t.Fatal(err)
@@ -131,4 +129,15 @@ func TestSparseScoresMatchGemv(t *testing.T) {
 			t.Errorf("SparseScoresInto(%v) error = %v, want ErrDimension", bad, err)
 		}
 	}
+}
+
+// sparseOf is dense's nonzero entries, in column order.
+func sparseOf(dense []float32) Sparse {
+	var sp Sparse
+	for j, v := range dense {
+		if v != 0 {
+			sp.Idx, sp.Val = append(sp.Idx, int32(j)), append(sp.Val, v)
+		}
+	}
+	return sp
 }
