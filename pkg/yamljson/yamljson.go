@@ -67,13 +67,9 @@ func jsonable(v any) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			y, err := jsonable(x)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", key, err)
-			}
-			out[key] = y
+			out[key] = x
 		}
-		return out, nil
+		return jsonable(out)
 	case []any:
 		for i, x := range v {
 			y, err := jsonable(x)
