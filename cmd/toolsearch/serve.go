@@ -121,9 +121,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	srv := &http.Server{
 		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining)),
 		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// Headers carry a key and a few short values; net/http's 1 MiB
+		// default lets each request hold a megabyte of method or path.
+		MaxHeaderBytes: 64 << 10,
+		ReadTimeout:    30 * time.Second,
+		IdleTimeout:    2 * time.Minute,
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "version", versionString(),
 		"embedder", emb.Info().Provider, "catalog", strings.Join(idx.catalogs.values, ","))

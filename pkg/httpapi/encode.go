@@ -73,7 +73,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		if logger == nil {
 			logger = slog.New(slog.DiscardHandler)
 		}
-		logger.ErrorContext(r.Context(), "request failed", "err", err, "path", r.URL.Path,
+		logger.ErrorContext(r.Context(), "request failed", "err", err, "path", clip(r.URL.Path, maxEcho),
 			"request_id", middleware.GetReqID(r.Context()))
 		ae = errorf(http.StatusInternalServerError, "internal", "internal error")
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -67,15 +66,16 @@ func (m *metrics) instrument(next http.Handler) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		code := strconv.Itoa(status)
+		code := codeLabel(status)
+		method := methodLabel(r.Method)
 		took := time.Since(start)
-		m.requests.WithLabelValues(route, r.Method, code).Inc()
+		m.requests.WithLabelValues(route, method, code).Inc()
 		m.duration.WithLabelValues(route, code).Observe(took.Seconds())
 		level := slog.LevelInfo
 		if quiet[route] && status < 400 {
 			level = slog.LevelDebug
 		}
-		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("route", route), slog.Int("status", status),
+		attrs := []slog.Attr{slog.String("method", method), slog.String("route", route), slog.Int("status", status),
 			slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.String("request_id", middleware.GetReqID(r.Context()))}
 		if box.mode != "" {
 			attrs = append(attrs, slog.String("mode", box.mode))

@@ -50,9 +50,9 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	}
 	m := newMetrics(opts.Registerer, opts.Logger)
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, m.instrument, recoverer(opts.Logger))
+	r.Use(requestID, m.instrument, recoverer(opts.Logger))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, opts.Logger, errorf(http.StatusNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path))
+		writeError(w, r, opts.Logger, errorf(http.StatusNotFound, "not_found", "no route for %s %s", clip(r.Method, maxEcho), clip(r.URL.Path, maxEcho)))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		// With a custom 405 handler chi no longer writes Allow; ask the
@@ -64,7 +64,7 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 			}
 		}
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeError(w, req, opts.Logger, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s", req.Method, req.URL.Path))
+		writeError(w, req, opts.Logger, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s", clip(req.Method, maxEcho), clip(req.URL.Path, maxEcho)))
 	})
 	addRoutes(r, opts, svc)
 	return r
@@ -80,7 +80,7 @@ func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 					if v == http.ErrAbortHandler {
 						panic(v)
 					}
-					logger.ErrorContext(r.Context(), "panic serving request", "panic", v, "path", r.URL.Path,
+					logger.ErrorContext(r.Context(), "panic serving request", "panic", v, "path", clip(r.URL.Path, maxEcho),
 						"request_id", middleware.GetReqID(r.Context()))
 					writeError(w, r, logger, errorf(http.StatusInternalServerError, "internal", "internal error"))
 				}

@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/search"
+)
+
+// TestHostileRequestsAreBounded sends what an unauthenticated caller
+// controls (methods, paths, X-Request-Id) at sizes and in numbers meant to
+// grow the metrics, the log and the answers, and checks each stays bounded.
+func TestHostileRequestsAreBounded(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var logs bytes.Buffer
+	svc := search.New(search.Config{Embedder: embed.NewLocal(64), Registerer: reg})
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	h := NewServer(svc, Options{Registerer: reg, Gatherer: reg, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	huge := strings.Repeat("X", 500<<10)
+	type req struct {
+		method, path, reqID string
+	}
+	var reqs []req
+	for i := range 2000 {
+		reqs = append(reqs, req{method: fmt.Sprintf("M%d", i), path: "/mcp/tool-search"})
+	}
+	reqs = append(reqs,
+		req{method: huge, path: "/mcp/tool-search"},
+		req{method: huge, path: "/nope"},
+		req{method: http.MethodGet, path: "/" + huge},
+		req{method: http.MethodGet, path: "/mcp/tool-search/status", reqID: huge},
+		req{method: http.MethodGet, path: "/nope", reqID: "id\nwith\x00control"},
+	)
+	for _, rq := range reqs {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Method, r.URL.Path, r.RequestURI = rq.method, rq.path, rq.path
+		if rq.reqID != "" {
+			r.Header.Set("X-Request-Id", rq.reqID)
+		}
+		rec := httptest.NewRecorder()
+		logs.Reset()
+		h.ServeHTTP(rec, r)
+		if n := rec.Body.Len(); n > 1024 {
+			t.Errorf("%.20s %.20s: answer is %d bytes, want at most 1 KiB", rq.method, rq.path, n)
+		}
+		if n := logs.Len(); n > 2048 {
+			t.Errorf("%.20s %.20s: logged %d bytes, want at most 2 KiB", rq.method, rq.path, n)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if n := len(mf.GetMetric()); n > 40 {
+			t.Errorf("%s has %d series after hostile requests, want a small fixed set", mf.GetName(), n)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if n := rec.Body.Len(); n > 64<<10 {
+		t.Errorf("/metrics is %d bytes after hostile requests, want under 64 KiB", n)
+	}
+	if !strings.Contains(rec.Body.String(), `method="other"`) {
+		t.Errorf("/metrics has no method=\"other\" series:\n%.2000s", rec.Body.String())
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	tests := []struct {
+		name, in string
+		kept     bool
+	}{
+		{"a proxy's id", "req-123_abc.def:9/x", true},
+		{"empty", "", false},
+		{"too long", strings.Repeat("a", maxRequestID+1), false},
+		{"control characters", "a\nb", false},
+		{"quotes", `a"b`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, _ := newTestServer(t, true)
+			r := httptest.NewRequest(http.MethodGet, "/nope", nil)
+			if tt.in != "" {
+				r.Header.Set("X-Request-Id", tt.in)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			got := decodeError(t, rec).Error.RequestID
+			if (got == tt.in) != tt.kept || got == "" || len(got) > maxRequestID {
+				t.Errorf("X-Request-Id %q: request_id %q, kept=%v want kept=%v", tt.in, got, got == tt.in, tt.kept)
+			}
+		})
+	}
+}
+
+func decodeError(tb testing.TB, rec *httptest.ResponseRecorder) errorResponse {
+	tb.Helper()
+	var e errorResponse
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil {
+		tb.Fatalf("error body %q: %v", rec.Body.String(), err)
+	}
+	return e
+}
