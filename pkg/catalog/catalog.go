@@ -235,3 +235,40 @@ func (c *Catalog) serversOf(ix []int) []string {
 	sort.Strings(servers)
 	return servers
 }
+
+// Subset returns the catalog of just the tools at rows, in catalog order,
+// as if they had been the only tools loaded: its servers, name lookups,
+// warnings and hash know nothing of the others. An API key's view is
+// built from it, so nothing outside the view can shape an answer.
+func (c *Catalog) Subset(rows []int) *Catalog {
+	s := &Catalog{sources: c.sources, byName: map[string][]int{}, byID: map[string][]int{}, byKey: map[[2]string]int{}}
+	keep := make(map[[2]string]bool, len(rows))
+	servers := map[string]bool{}
+	for _, r := range rows {
+		t := c.tools[r]
+		keep[[2]string{t.Server, t.Name}] = true
+		servers[t.Server] = true
+	}
+	for _, t := range c.tools {
+		if !keep[[2]string{t.Server, t.Name}] {
+			continue
+		}
+		i := len(s.tools)
+		s.byKey[[2]string{t.Server, t.Name}] = i
+		s.byID[t.ID()] = append(s.byID[t.ID()], i)
+		s.byName[t.Name] = append(s.byName[t.Name], i)
+		s.tools = append(s.tools, t)
+	}
+	for _, name := range c.servers {
+		if servers[name] {
+			s.servers = append(s.servers, name)
+		}
+	}
+	for _, w := range c.warnings {
+		if keep[[2]string{w.Server, w.Tool}] {
+			s.warnings = append(s.warnings, w)
+		}
+	}
+	s.hash = hashTools(s.tools)
+	return s
+}

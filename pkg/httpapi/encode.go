@@ -49,14 +49,11 @@ type errorBody struct {
 func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	var ae *apiError
 	var re *search.RequestError
-	var fe *search.ForbiddenError
 	var te *search.UnknownTemplateError
 	switch {
 	case errors.As(err, &ae):
 	case errors.As(err, &re):
 		ae = errorf(http.StatusBadRequest, re.Code, "%s", re.Message)
-	case errors.As(err, &fe):
-		ae = errorf(http.StatusForbidden, "forbidden", "%s", fe.Error())
 	case errors.As(err, &te):
 		ae = errorf(http.StatusNotFound, "unknown_template", "%s", te.Error())
 	case errors.Is(err, search.ErrUnauthorized):

@@ -78,12 +78,17 @@ func handleSearch(logger *slog.Logger, svc *search.Service) http.Handler {
 	})
 }
 
-func handleTemplates(svc *search.Service) http.Handler {
+func handleTemplates(logger *slog.Logger, svc *search.Service) http.Handler {
 	type response struct {
 		Templates []search.TemplateStatus `json:"templates"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		encode(w, http.StatusOK, response{svc.Templates()})
+		ts, err := svc.Templates(callerFrom(r.Context()))
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		encode(w, http.StatusOK, response{ts})
 	})
 }
 

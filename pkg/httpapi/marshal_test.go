@@ -71,9 +71,13 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 		res.TookMS = 0.123 // a float with a fraction, like real timings
 		sameJSON(t, r.Query, res)
 	}
+	ts, err := svc.Templates(search.Caller{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	sameJSON(t, "templates", struct {
 		Templates []search.TemplateStatus `json:"templates"`
-	}{svc.Templates()})
+	}{ts})
 	sameJSON(t, "status", statusOf(svc, nil))
 	var e errorBody
 	e.Error.Code, e.Error.Message, e.Error.RequestID = "bad_request", "a \"quoted\" <tag> & \u2028 \x00 \\ é", "host/abc-000001"

@@ -19,7 +19,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(logger, svc)) // bearer API keys, when configured
 		r.Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
-		r.Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(svc))
+		r.Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
 		if opts.MCP != nil {
 			r.Handle("/mcp", opts.MCP) // Streamable HTTP: POST, GET (event stream), DELETE
 		}

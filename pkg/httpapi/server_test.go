@@ -28,7 +28,10 @@ func testSetup(tb testing.TB, keys bool) *search.Setup {
 		tb.Fatal(err)
 	}
 	s := &search.Setup{Catalog: cat, Core: []string{"get_platform_info"},
-		Templates: map[string]search.Template{"release": {Description: "Ship", Tools: []string{"merge_pull_request", "create_release"}}}}
+		Templates: map[string]search.Template{
+			"release":  {Description: "Ship", Tools: []string{"merge_pull_request", "create_release"}},
+			"announce": {Description: "Tell the team", Tools: []string{"slack/post_message"}},
+		}}
 	if keys {
 		s.Keys = []search.Key{
 			{Name: "all", Hash: sha256.Sum256([]byte("key-all"))},
@@ -298,7 +301,9 @@ func TestAuthHTTP(t *testing.T) {
 		{"wrong key", "nope", `{"query":"x"}`, 401, "unauthorized"},
 		{"good key", "key-all", `{"query":"merge"}`, 200, ""},
 		{"scoped key", "key-gh", `{"query":"merge"}`, 200, ""},
-		{"outside policy", "key-gh", `{"query":"x","servers":["slack"]}`, 403, "forbidden"},
+		// A server the key cannot see answers as one that does not exist.
+		{"outside policy", "key-gh", `{"query":"x","servers":["slack"]}`, 200, ""},
+		{"nonexistent", "key-gh", `{"query":"x","servers":["nosuch"]}`, 200, ""},
 	}
 	for _, tt := range tests {
 		rec := req(tt.token, tt.body)
@@ -309,7 +314,8 @@ func TestAuthHTTP(t *testing.T) {
 			t.Errorf("%s: 401 without WWW-Authenticate", tt.name)
 		}
 	}
-	// The scoped key sees github tools only, and the core tool is withheld.
+	// The scoped key sees github tools only; the hidden core tool is not
+	// even counted.
 	var res search.Response
 	json.Unmarshal(req("key-gh", `{"query":"send a message and merge"}`).Body.Bytes(), &res)
 	for _, tl := range res.Tools {
@@ -317,8 +323,20 @@ func TestAuthHTTP(t *testing.T) {
 			t.Errorf("github-only key saw %s/%s", tl.Server, tl.Name)
 		}
 	}
-	if res.Withheld != 1 {
-		t.Errorf("withheld = %d, want the core tool counted", res.Withheld)
+	if res.Withheld != 0 {
+		t.Errorf("withheld = %d, want hidden tools uncounted", res.Withheld)
+	}
+	// Templates list only what the key can see.
+	for token, wantSlack := range map[string]bool{"key-all": true, "key-gh": false} {
+		r := httptest.NewRequest("GET", "/mcp/tool-search/templates", nil)
+		r.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		body := rec.Body.String()
+		if rec.Code != 200 || strings.Contains(body, "slack") != wantSlack || strings.Contains(body, "announce") != wantSlack ||
+			!strings.Contains(body, "github/merge_pull_request") {
+			t.Errorf("templates for %s: %d %s", token, rec.Code, body)
+		}
 	}
 	// Status and health stay open for probes.
 	if rec := do(h, "GET", "/mcp/tool-search/status", "", ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"auth_keys":2`) {
@@ -330,7 +348,7 @@ func TestTemplatesHTTP(t *testing.T) {
 	h, _ := newTestServer(t, true)
 	rec := do(h, "GET", "/mcp/tool-search/templates", "", "")
 	var got struct{ Templates []search.TemplateStatus }
-	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Templates) != 1 || got.Templates[0].Tools[1] != "github/create_release" {
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Templates) != 2 || got.Templates[1].Tools[1] != "github/create_release" {
 		t.Errorf("templates = %d %s", rec.Code, rec.Body)
 	}
 	rec = do(h, "POST", "/mcp/tool-search", "", `{"template":"release"}`)

@@ -40,8 +40,8 @@ type Server struct {
 	svc    *search.Service
 	opts   Options
 	srv    *mcp.Server
-	mu     sync.Mutex
-	lastAd string // the search_tools description last announced
+	mu       sync.Mutex
+	lastHash string // the catalog last announced
 }
 
 // New returns an MCP server over svc.
@@ -57,7 +57,7 @@ func New(svc *search.Service, opts Options) *Server {
 			Instructions: "This server fronts a large catalog of tools. Call search_tools with what you want to do, " +
 				"get_tool_schema for a tool's full parameters, and call_tool to run it (when offered).",
 		})
-	s.addSearch(s.searchDescription(nil))
+	s.addSearch()
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[getSchemaIn]()}, s.getSchema)
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "list_servers", Title: "List the servers behind the catalog", Description: listServersDescription,
@@ -113,17 +113,17 @@ func acceptsEventStream(values []string) bool {
 }
 
 // Announce tells connected clients that the catalog changed: search_tools
-// is re-registered with a description that names the new catalog, which
-// makes the SDK send notifications/tools/list_changed to every session
-// that can receive it.
+// is registered again, which makes the SDK send
+// notifications/tools/list_changed to every session that can receive it.
+// Its description never names servers or counts tools: every key reads
+// the same description, and a key must not learn of tools it cannot see.
 func (s *Server) Announce(snap *search.Snapshot) {
-	desc := s.searchDescription(snap)
 	s.mu.Lock()
-	same := desc == s.lastAd
-	s.lastAd = desc
+	same := snap.Catalog.Hash() == s.lastHash
+	s.lastHash = snap.Catalog.Hash()
 	s.mu.Unlock()
 	if !same {
-		s.addSearch(desc)
+		s.addSearch()
 	}
 }
 
@@ -144,10 +144,9 @@ func (s *Server) caller(extra *mcp.RequestExtra) (search.Caller, error) {
 // result, not a protocol error.
 func toolError(err error) error {
 	var re *search.RequestError
-	var fe *search.ForbiddenError
 	var te *search.UnknownTemplateError
 	switch {
-	case errors.As(err, &re), errors.As(err, &fe), errors.As(err, &te),
+	case errors.As(err, &re), errors.As(err, &te),
 		errors.Is(err, search.ErrUnknownTool), errors.Is(err, search.ErrNotReady):
 		return err
 	case errors.Is(err, search.ErrUnauthorized):

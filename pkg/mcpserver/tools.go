@@ -22,22 +22,6 @@ const searchPreamble = `Find tools in this server's catalog by describing what y
 	`Set operation "list" with servers or server_match to page through a server's tools in name order (pass next_cursor as cursor). ` +
 	`Then call get_tool_schema for a tool's parameters.`
 
-func (s *Server) searchDescription(snap *search.Snapshot) string {
-	if snap == nil {
-		return searchPreamble
-	}
-	servers := snap.Catalog.Servers()
-	shown := servers
-	if len(shown) > 12 {
-		shown = shown[:12]
-	}
-	more := ""
-	if len(servers) > len(shown) {
-		more = fmt.Sprintf(" and %d more", len(servers)-len(shown))
-	}
-	return fmt.Sprintf("%s Catalog: %d tools from %d servers (%s%s).", searchPreamble, snap.Catalog.Len(), len(servers), strings.Join(shown, ", "), more)
-}
-
 type searchIn struct {
 	Query       string   `json:"query,omitempty" jsonschema:"what you want to do, in plain words; or select:name1,name2; +term requires a term"`
 	Limit       int      `json:"limit,omitempty" jsonschema:"how many tools to return, 1 to 50; default 10"`
@@ -66,11 +50,11 @@ type searchOut struct {
 	Unknown    []string  `json:"unknown,omitempty"`
 }
 
-func (s *Server) addSearch(desc string) {
+func (s *Server) addSearch() {
 	in := strict[searchIn]()
 	in.Properties["operation"].Enum = []any{"search", "list"}
 	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxTopK))
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "search_tools", Title: "Search the tool catalog", Description: desc,
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "search_tools", Title: "Search the tool catalog", Description: searchPreamble,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.search)
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // ErrUnknownTool is returned by Lookup for a tool that does not exist or
-// that the caller may not see: the two are indistinguishable on purpose.
+// that the caller may not see: Lookup searches the caller's view, where
+// the two are the same.
 var ErrUnknownTool = errors.New("unknown tool")
 
 // Lookup finds a tool the caller may see: by exact server and name when
@@ -20,7 +21,7 @@ func (s *Service) Lookup(caller Caller, server, name string) (catalog.Tool, erro
 	if snap == nil {
 		return catalog.Tool{}, ErrNotReady
 	}
-	vis, err := snap.callerVis(caller)
+	snap, err := snap.viewFor(caller)
 	if err != nil {
 		return catalog.Tool{}, err
 	}
@@ -31,12 +32,9 @@ func (s *Service) Lookup(caller Caller, server, name string) (catalog.Tool, erro
 			return catalog.Tool{}, fmt.Errorf("%w %q in server %q", ErrUnknownTool, name, server)
 		}
 	} else if row, err = snap.Catalog.Resolve(name); err != nil {
-		if errors.Is(err, catalog.ErrAmbiguousTool) && vis.all {
-			return catalog.Tool{}, err
+		if errors.Is(err, catalog.ErrAmbiguousTool) {
+			return catalog.Tool{}, err // ambiguous within the caller's view
 		}
-		return catalog.Tool{}, fmt.Errorf("%w %q", ErrUnknownTool, name)
-	}
-	if !vis.has(row) {
 		return catalog.Tool{}, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	return snap.Catalog.Tool(row), nil
@@ -55,15 +53,13 @@ func (s *Service) Servers(caller Caller, query string) ([]ServerCount, error) {
 	if snap == nil {
 		return nil, ErrNotReady
 	}
-	vis, err := snap.callerVis(caller)
+	snap, err := snap.viewFor(caller)
 	if err != nil {
 		return nil, err
 	}
 	counts := map[string]int{}
-	for i, t := range snap.Catalog.Tools() {
-		if vis.has(i) {
-			counts[t.Server]++
-		}
+	for _, t := range snap.Catalog.Tools() {
+		counts[t.Server]++
 	}
 	q := strings.ToLower(strings.TrimSpace(query))
 	out := []ServerCount{}

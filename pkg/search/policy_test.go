@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -242,18 +243,23 @@ func TestAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// slack/post_message and the get_usage core tool are withheld; get_platform_info is visible.
-	if res.Withheld != 2 || slices.Contains(ids(res.Tools), "slack/post_message") || !slices.Contains(ids(res.Tools), "platform/get_platform_info") {
+	// slack/post_message and the get_usage core tool are hidden, and not
+	// counted anywhere; get_platform_info is visible.
+	if res.Withheld != 0 || slices.Contains(ids(res.Tools), "slack/post_message") || !slices.Contains(ids(res.Tools), "platform/get_platform_info") {
 		t.Errorf("template for github-only: tools %v withheld %d", ids(res.Tools), res.Withheld)
 	}
-	for _, req := range []Request{
-		{Query: "x", Servers: []string{"slack"}},
-		{Query: "x", Visibility: Visibility{Servers: []string{"jira"}}},
-		{Query: "x", Visibility: Visibility{Tools: []string{"slack/post_message"}}},
+	// Naming what the key cannot see answers as naming what does not exist.
+	for _, tt := range []struct{ hidden, missing Request }{
+		{Request{Query: "x", Servers: []string{"slack"}}, Request{Query: "x", Servers: []string{"nosuch"}}},
+		{Request{Query: "x", Visibility: Visibility{Servers: []string{"jira"}}}, Request{Query: "x", Visibility: Visibility{Servers: []string{"nosuch"}}}},
+		{Request{Query: "x", Visibility: Visibility{Tools: []string{"slack/post_message"}}}, Request{Query: "x", Visibility: Visibility{Tools: []string{"slack/no_such"}}}},
+		{Request{Query: "select:slack/post_message"}, Request{Query: "select:slack/no_such"}},
+		{Request{Template: "triage"}, Request{Template: "nosuch"}},
 	} {
-		var fe *ForbiddenError
-		if _, err := svc.Search(t.Context(), req, gh); !errors.As(err, &fe) {
-			t.Errorf("Search(%+v) as github-only = %v, want ForbiddenError", req, err)
+		h, herr := svc.Search(t.Context(), tt.hidden, gh)
+		m, merr := svc.Search(t.Context(), tt.missing, gh)
+		if shape(h, herr) != shape(m, merr) {
+			t.Errorf("hidden %+v answers %s;\nmissing %+v answers %s", tt.hidden, shape(h, herr), tt.missing, shape(m, merr))
 		}
 	}
 }
@@ -361,4 +367,32 @@ func TestConfidenceAndExplain(t *testing.T) {
 	if res := mustSearch(t, svc, Request{Template: "release"}); res.Confident != nil || res.Tools[0].Explain != nil {
 		t.Error("a template answer carries a confidence or an explanation")
 	}
+}
+
+// shape is an answer without the names the request gave: what a caller
+// learns from it besides echoes of its own input.
+func shape(res *Response, err error) string {
+	if err != nil {
+		var re *RequestError
+		var te *UnknownTemplateError
+		switch {
+		case errors.As(err, &re):
+			return "RequestError " + re.Code
+		case errors.As(err, &te):
+			return fmt.Sprintf("UnknownTemplateError known=%v", te.Known)
+		}
+		return fmt.Sprintf("%T", err)
+	}
+	unknown := 0
+	if res.Diagnostic != nil {
+		unknown = len(res.Diagnostic.Unknown)
+	}
+	return fmt.Sprintf("mode=%s tools=%v withheld=%d unknown=%d confidence=%v", res.Mode, ids(res.Tools), res.Withheld, unknown, deref(res.Confidence))
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/bm25"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embed"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/tokenize"
@@ -48,10 +49,12 @@ func (a *answer) keywords(text string) bm25.Query {
 	return *a.kwq
 }
 
-// Search answers req for caller from the current snapshot. Errors are
-// ErrNotReady, ErrUnauthorized, *RequestError, *ForbiddenError or
-// *UnknownTemplateError; a failing embedding provider is not an error (the
-// answer is keyword-ranked and says so).
+// Search answers req for caller from the current snapshot, through the
+// caller's view of it: tools the caller's key cannot see are not in the
+// view, so they answer exactly as tools that do not exist. Errors are
+// ErrNotReady, ErrUnauthorized, *RequestError or *UnknownTemplateError; a
+// failing embedding provider is not an error (the answer is keyword-ranked
+// and says so).
 func (s *Service) Search(ctx context.Context, req Request, caller Caller) (*Response, error) {
 	start := time.Now()
 	snap := s.cur.Load() // one load: the whole answer comes from this snapshot
@@ -61,15 +64,13 @@ func (s *Service) Search(ctx context.Context, req Request, caller Caller) (*Resp
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	vis, err := snap.callerVis(caller)
+	snap, err := snap.viewFor(caller)
 	if err != nil {
 		return nil, err
 	}
-	a := &answer{s: s, snap: snap, req: &req, caller: caller, vis: vis, seen: newRowSet(snap.Catalog.Len()),
+	a := &answer{s: s, snap: snap, req: &req, caller: caller, vis: visSet{all: true}, seen: newRowSet(snap.Catalog.Len()),
 		resp: &Response{Tools: []Hit{}, IndexVersion: snap.Version}}
-	if err := a.narrow(); err != nil {
-		return nil, err
-	}
+	a.narrow()
 	switch q := parseQuery(req.Query); {
 	case req.Template != "":
 		err = a.template()
@@ -108,50 +109,18 @@ func (s *Service) Search(ctx context.Context, req Request, caller Caller) (*Resp
 }
 
 // narrow applies the request's own visibility, which can only narrow the
-// caller's: naming a tool or server the caller's key cannot see is
-// forbidden, and names the catalog lacks are reported.
-func (a *answer) narrow() error {
-	cat := a.snap.Catalog
-	var forbidden []string
-	if !a.vis.all {
-		for _, ref := range a.req.Visibility.Tools {
-			if i, err := cat.Resolve(ref); err == nil && !a.vis.has(i) {
-				forbidden = append(forbidden, "tool "+ref)
-			}
-		}
-		for _, name := range append(slices.Clone(a.req.Visibility.Servers), a.req.Servers...) {
-			if a.serverExists(name) && !a.serverVisible(name) {
-				forbidden = append(forbidden, "server "+name)
-			}
-		}
-	}
-	if len(forbidden) > 0 {
-		return &ForbiddenError{Names: forbidden}
-	}
+// caller's view; names the view lacks are reported as unknown.
+func (a *answer) narrow() {
 	if !a.req.Visibility.IsZero() {
-		reqVis, unknown := a.req.Visibility.resolve(cat)
+		reqVis, unknown := a.req.Visibility.resolve(a.snap.Catalog)
 		a.unknown(unknown...)
 		a.vis = a.vis.and(reqVis)
 	}
 	for _, name := range a.req.Servers {
-		if !a.serverExists(name) {
+		if !slices.Contains(a.snap.Catalog.Servers(), name) {
 			a.unknown("server " + name)
 		}
 	}
-	return nil
-}
-
-func (a *answer) serverExists(name string) bool {
-	return slices.Contains(a.snap.Catalog.Servers(), name)
-}
-
-func (a *answer) serverVisible(name string) bool {
-	for i, t := range a.snap.Catalog.Tools() {
-		if t.Server == name && a.vis.has(i) {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *answer) unknown(names ...string) {
@@ -162,6 +131,13 @@ func (a *answer) unknown(names ...string) {
 		a.resp.Diagnostic = &Diagnostic{}
 	}
 	a.resp.Diagnostic.Unknown = append(a.resp.Diagnostic.Unknown, names...)
+}
+
+func (a *answer) ambiguous(name string) {
+	if a.resp.Diagnostic == nil {
+		a.resp.Diagnostic = &Diagnostic{}
+	}
+	a.resp.Diagnostic.Ambiguous = append(a.resp.Diagnostic.Ambiguous, name)
 }
 
 // inScope reports whether row passes the request's server filters.
@@ -220,7 +196,11 @@ func (a *answer) selectTools(names []string) {
 	a.resp.Mode = "select"
 	for _, n := range names {
 		i, err := a.snap.Catalog.Resolve(n)
-		if err != nil {
+		switch {
+		case errors.Is(err, catalog.ErrAmbiguousTool):
+			a.ambiguous(n)
+			continue
+		case err != nil:
 			a.unknown(n)
 			continue
 		}

@@ -50,14 +50,6 @@ func badRequest(code, format string, args ...any) *RequestError {
 	return &RequestError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ForbiddenError is a request that names tools or servers outside the
-// caller's key policy.
-type ForbiddenError struct{ Names []string }
-
-func (e *ForbiddenError) Error() string {
-	return "outside this API key's visibility: " + strings.Join(e.Names, ", ")
-}
-
 // UnknownTemplateError names a template that does not exist, and those
 // that do.
 type UnknownTemplateError struct {
@@ -164,8 +156,10 @@ type Response struct {
 	Mode       string      `json:"mode"`
 	Degraded   bool        `json:"degraded"`
 	Diagnostic *Diagnostic `json:"diagnostic,omitempty"`
-	// Withheld counts tools the request named (core, template, select) that
-	// the caller may not see. Only the count is given.
+	// Withheld counts tools the request named (core, template, select)
+	// that the request's own visible_tools/visible_servers filter left out.
+	// Tools the caller's key cannot see are never counted: to the key they
+	// do not exist.
 	Withheld int `json:"withheld,omitempty"`
 	// Confidence is an absolute measure of the best retrieved tool's match
 	// (comparable across queries, unlike scores normalised per query), and
@@ -186,6 +180,11 @@ type Response struct {
 type Diagnostic struct {
 	// EmbeddingError says why the answer is keyword-ranked.
 	EmbeddingError string `json:"embedding_error,omitempty"`
-	// Unknown lists names in the request that match nothing.
+	// Unknown lists names in the request that match nothing the caller
+	// can see.
 	Unknown []string `json:"unknown,omitempty"`
+	// Ambiguous lists select: names that match several tools the caller
+	// can see ("a/b/c" when server a has tool b/c and server a/b has tool
+	// c); name them by server and tool apart to pick one.
+	Ambiguous []string `json:"ambiguous,omitempty"`
 }

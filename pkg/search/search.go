@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,6 +138,9 @@ type Snapshot struct {
 	serverOf  []int32    // row -> index into Catalog.Servers(), so hot paths need not copy Tools
 	query     Embedder   // embeds queries the way the rows were embedded
 	scratch   *sync.Pool // of *hybridScratch sized for this catalog
+	// views are the snapshots that API keys with limited visibility search
+	// (see buildViews), by key name; a key without one sees everything.
+	views map[string]*Snapshot
 }
 
 // Semantic reports whether the snapshot has a dense index.
@@ -294,31 +298,13 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	cat := setup.Catalog
 	texts := make([]string, cat.Len())
 	docs := make([]bm25.Doc, cat.Len())
-	lowered := make([]string, cat.Len())
-	serverOf := make([]int32, cat.Len())
-	serverIdx := make(map[string]int32, len(cat.Servers()))
-	for i, name := range cat.Servers() {
-		serverIdx[name] = int32(i)
-	}
 	for i, t := range cat.Tools() {
-		serverOf[i] = serverIdx[t.Server]
 		f := t.Fields() // parses the schema: once per tool
 		texts[i] = f.Text()
 		docs[i] = bm25.DocOf(t, f)
-		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
 	}
-	snap := &Snapshot{
-		Catalog:  cat,
-		Keywords: bm25.New(docs, bm25.DefaultConfig),
-		setup:    setup,
-		policy:   pol,
-		lowered:  lowered,
-		serverOf: serverOf,
-		query:    s.cfg.Embedder,
-		scratch: &sync.Pool{New: func() any {
-			return newHybridScratch(cat.Len(), len(cat.Servers()))
-		}},
-	}
+	snap := newSnapshot(cat, docs, s.cfg.Embedder)
+	snap.setup, snap.policy = setup, pol
 	var vecs [][]float32
 	info := snap.query.Info()
 	if p := s.cfg.Preload; p != nil {
@@ -332,13 +318,14 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// Queries need the weights fitted to this catalog either way.
 		snap.query = l.Fit(texts)
 	}
+	var cache map[[32]byte][]float32
 	switch _, local := s.cfg.Embedder.(*embed.Local); {
 	case snap.Preloaded && !local:
 		// Later rebuilds re-embed only what changed since the file.
 		keys := cacheKeys(info, texts)
-		s.cache = make(map[[32]byte][]float32, len(keys))
+		cache = make(map[[32]byte][]float32, len(keys))
 		for i, k := range keys {
-			s.cache[k] = vecs[i]
+			cache[k] = vecs[i]
 		}
 	case snap.Preloaded:
 	case local:
@@ -347,28 +334,150 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		vecs, err = s.embed(ctx, snap.query, "build", texts)
 		snap.Embedded = len(texts)
 	default:
-		vecs, err = s.embedCached(ctx, snap, texts)
+		vecs, cache, err = s.embedCached(ctx, snap, texts)
 	}
 	if err == nil {
-		snap.Matrix, err = index.New(vecs)
-	}
-	if err == nil && s.cfg.Quantization == index.QuantBinary {
-		snap.Matrix = snap.Matrix.WithBinary(s.cfg.Rescore)
+		err = s.index(snap, vecs)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		snap.EmbedError = fmt.Sprintf("embed %d tools: %v", len(texts), err)
+	} else if cache != nil {
+		// Only vectors that made an index are kept for the next build.
+		s.cache = cache
 	}
-	snap.Version = s.version(cat, snap)
+	seq := s.seq.Add(1)
+	snap.Version = s.version(seq, cat, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
+	if err := s.buildViews(ctx, snap, texts, docs, vecs, seq); err != nil {
+		return nil, err
+	}
 	return snap, nil
 }
 
+// newSnapshot is a snapshot's lexical side and per-row lookups, ready for
+// its dense index.
+func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, query Embedder) *Snapshot {
+	lowered := make([]string, cat.Len())
+	serverOf := make([]int32, cat.Len())
+	serverIdx := make(map[string]int32, len(cat.Servers()))
+	for i, name := range cat.Servers() {
+		serverIdx[name] = int32(i)
+	}
+	for i, t := range cat.Tools() {
+		serverOf[i] = serverIdx[t.Server]
+		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
+	}
+	return &Snapshot{
+		Catalog:  cat,
+		Keywords: bm25.New(docs, bm25.DefaultConfig),
+		lowered:  lowered,
+		serverOf: serverOf,
+		query:    query,
+		scratch: &sync.Pool{New: func() any {
+			return newHybridScratch(cat.Len(), len(cat.Servers()))
+		}},
+	}
+}
+
+// index builds snap's dense index from vecs.
+func (s *Service) index(snap *Snapshot, vecs [][]float32) error {
+	mx, err := index.New(vecs)
+	if err != nil {
+		return err
+	}
+	if s.cfg.Quantization == index.QuantBinary {
+		mx = mx.WithBinary(s.cfg.Rescore)
+	}
+	snap.Matrix = mx
+	return nil
+}
+
+// buildViews gives each API key that cannot see every tool a view: a
+// snapshot of just its visible tools, built as if they were the whole
+// catalog. A key's answers (names, errors, counts, BM25 statistics, the
+// local embedder's weights, confidence) then come from its view alone, so
+// no answer can tell a hidden tool from one that does not exist. Keys with
+// the same visibility share a view. Remote vectors are reused, not
+// re-embedded; the local embedder is fitted to each view (it is cheap).
+func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string, docs []bm25.Doc, vecs [][]float32, seq int64) error {
+	pol := snap.policy
+	byRows := map[string]*Snapshot{}
+	for i, k := range pol.keys {
+		vis := pol.keyVis[i]
+		if vis.all {
+			continue
+		}
+		var rows []int
+		for r, ok := range vis.rows {
+			if ok {
+				rows = append(rows, r)
+			}
+		}
+		id := fmt.Sprint(rows)
+		if v := byRows[id]; v != nil {
+			snap.views[k.Name] = v
+			continue
+		}
+		v, err := s.view(ctx, snap, rows, texts, docs, vecs, seq)
+		if err != nil {
+			return fmt.Errorf("view of API key %q: %w", k.Name, err)
+		}
+		byRows[id] = v
+		if snap.views == nil {
+			snap.views = map[string]*Snapshot{}
+		}
+		snap.views[k.Name] = v
+	}
+	return nil
+}
+
+func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []string, docs []bm25.Doc, vecs [][]float32, seq int64) (*Snapshot, error) {
+	cat := snap.Catalog.Subset(rows)
+	sub := func(i int) int { // full row -> view row; rows is sorted
+		j, ok := slices.BinarySearch(rows, i)
+		if !ok {
+			return -1
+		}
+		return j
+	}
+	vtexts := make([]string, len(rows))
+	vdocs := make([]bm25.Doc, len(rows))
+	for j, r := range rows {
+		vtexts[j], vdocs[j] = texts[r], docs[r]
+	}
+	v := newSnapshot(cat, vdocs, s.cfg.Embedder)
+	v.setup, v.policy = snap.setup, snap.policy.restrict(sub)
+	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook
+	if snap.Semantic() {
+		var vv [][]float32
+		if l, ok := v.query.(*embed.Local); ok {
+			v.query = l.Fit(vtexts)
+			var err error
+			if vv, err = s.embed(ctx, v.query, "build", vtexts); err != nil {
+				return nil, err
+			}
+		} else {
+			vv = make([][]float32, len(rows))
+			for j, r := range rows {
+				vv[j] = vecs[r]
+			}
+		}
+		if err := s.index(v, vv); err != nil {
+			return nil, err
+		}
+	}
+	v.Version = s.version(seq, cat, v)
+	v.BuiltAt = snap.BuiltAt
+	return v, nil
+}
+
 // embedCached embeds, in one batch, only the texts the previous build did
-// not have, and keeps the cache to exactly this catalog's texts.
-func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][]float32, error) {
+// not have, and returns the cache of exactly this catalog's texts, for the
+// caller to keep once the vectors have made an index.
+func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][]float32, map[[32]byte][]float32, error) {
 	keys := cacheKeys(snap.query.Info(), texts)
 	vecs := make([][]float32, len(texts))
 	var missing []string
@@ -384,7 +493,7 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	if len(missing) > 0 {
 		got, err := s.embed(ctx, snap.query, "build", missing)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for j, i := range missingAt {
 			vecs[i] = got[j]
@@ -395,8 +504,7 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	for i, k := range keys {
 		next[k] = vecs[i]
 	}
-	s.cache = next
-	return vecs, nil
+	return vecs, next, nil
 }
 
 // cacheKeys are the content keys of texts' vectors under one embedder.
@@ -431,10 +539,10 @@ func (s *Service) countEmbed(purpose string, err error) {
 // version names a snapshot: a build counter and a fingerprint of what was
 // indexed, so two replicas serving the same catalog and model agree on the
 // fingerprint part.
-func (s *Service) version(cat *catalog.Catalog, snap *Snapshot) string {
+func (s *Service) version(seq int64, cat *catalog.Catalog, snap *Snapshot) string {
 	info := snap.query.Info()
 	h := sha256.Sum256([]byte(strings.Join([]string{cat.Hash(), info.Provider, info.Model, fmt.Sprint(info.Dimensions), snap.mode()}, "\x00")))
-	return fmt.Sprintf("%d-%s", s.seq.Add(1), hex.EncodeToString(h[:4]))
+	return fmt.Sprintf("%d-%s", seq, hex.EncodeToString(h[:4]))
 }
 
 func (s *Service) recordError(err error) {

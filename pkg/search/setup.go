@@ -210,18 +210,47 @@ func (s *Service) Authenticate(token string) (Caller, error) {
 	return Caller{Key: snap.policy.keys[match].Name}, nil
 }
 
-// callerVis is the caller's visibility in snap.
-func (snap *Snapshot) callerVis(c Caller) (visSet, error) {
+// viewFor is the snapshot caller searches: snap itself for a key that
+// sees everything (or when no keys are configured), else the key's view.
+func (snap *Snapshot) viewFor(c Caller) (*Snapshot, error) {
 	if c.Key == "" {
 		if len(snap.policy.keys) > 0 {
-			return visSet{}, ErrUnauthorized
+			return nil, ErrUnauthorized
 		}
-		return visSet{all: true}, nil
+		return snap, nil
 	}
-	for i, k := range snap.policy.keys {
+	for _, k := range snap.policy.keys {
 		if k.Name == c.Key {
-			return snap.policy.keyVis[i], nil
+			if v := snap.views[c.Key]; v != nil {
+				return v, nil
+			}
+			return snap, nil
 		}
 	}
-	return visSet{}, ErrUnauthorized // the key was removed by a rebuild
+	return nil, ErrUnauthorized // the key was removed by a rebuild
+}
+
+// restrict is the policy as a view sees it: rows renumbered by sub (-1 for
+// a row outside the view), core and template tools outside it dropped, and
+// templates with no tool left gone, so that a key cannot tell them from
+// templates that were never configured.
+func (p *policy) restrict(sub func(int) int) *policy {
+	rows := func(in []int) []int {
+		out := make([]int, 0, len(in))
+		for _, r := range in {
+			if j := sub(r); j >= 0 {
+				out = append(out, j)
+			}
+		}
+		return out
+	}
+	v := &policy{core: rows(p.core), templates: map[string]resolvedTemplate{}}
+	for _, name := range p.templateNames {
+		t := p.templates[name]
+		if r := rows(t.rows); len(r) > 0 {
+			v.templates[name] = resolvedTemplate{Template: t.Template, rows: r}
+			v.templateNames = append(v.templateNames, name)
+		}
+	}
+	return v
 }

@@ -84,13 +84,18 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-// Templates lists the current snapshot's templates, sorted by name.
-func (s *Service) Templates() []TemplateStatus {
+// Templates lists the templates caller can use, sorted by name, each with
+// only the tools caller can see.
+func (s *Service) Templates(caller Caller) ([]TemplateStatus, error) {
 	snap := s.cur.Load()
 	if snap == nil {
-		return []TemplateStatus{}
+		return nil, ErrNotReady
 	}
-	return snap.templates()
+	snap, err := snap.viewFor(caller)
+	if err != nil {
+		return nil, err
+	}
+	return snap.templates(), nil
 }
 
 func (snap *Snapshot) templates() []TemplateStatus {

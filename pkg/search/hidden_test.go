@@ -1,0 +1,176 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embed"
+)
+
+// TestHiddenToolsChangeNothing is the property behind visibility: for a
+// key, a catalog with extra tools it cannot see answers every request
+// byte for byte as the catalog without them (timing aside). Catalogs, key
+// policies and requests are random; requests name hidden and missing tools
+// on purpose, in every operator and mode, with explanations and rendering.
+func TestHiddenToolsChangeNothing(t *testing.T) {
+	full, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := full.Tools()
+	r := rand.New(rand.NewPCG(12, 34))
+	for trial := range 12 {
+		// The key's policy: some servers and some single tools.
+		var vis Visibility
+		for _, s := range full.Servers() {
+			if r.IntN(3) == 0 {
+				vis.Servers = append(vis.Servers, s)
+			}
+		}
+		for range 1 + r.IntN(4) {
+			vis.Tools = append(vis.Tools, tools[r.IntN(len(tools))].ID())
+		}
+		visible := map[string]bool{}
+		for _, tl := range tools {
+			if slices.Contains(vis.Servers, tl.Server) || slices.Contains(vis.Tools, tl.ID()) {
+				visible[tl.ID()] = true
+			}
+		}
+		// Catalog A lacks some tools the key cannot see; B has them all.
+		var removed []catalog.Tool
+		var kept []catalog.Tool
+		for _, tl := range tools {
+			if !visible[tl.ID()] && r.IntN(2) == 0 {
+				removed = append(removed, tl)
+			} else {
+				kept = append(kept, tl)
+			}
+		}
+		if len(removed) == 0 {
+			continue
+		}
+		// Core and templates name tools both catalogs have, seen or not.
+		core := []string{kept[r.IntN(len(kept))].ID(), kept[r.IntN(len(kept))].ID()}
+		templates := map[string]Template{}
+		for i := range 3 {
+			var ts []string
+			for range 1 + r.IntN(3) {
+				ts = append(ts, kept[r.IntN(len(kept))].ID())
+			}
+			templates[fmt.Sprintf("t%d", i)] = Template{Description: "d", Tools: ts}
+		}
+		keys := []Key{
+			{Name: "k", Hash: sha256.Sum256([]byte("secret-k")), Visibility: vis},
+			{Name: "all", Hash: sha256.Sum256([]byte("secret-all"))},
+		}
+		svcA, svcB := hiddenRig(t, kept, core, templates, keys), hiddenRig(t, tools, core, templates, keys)
+		var reqs []Request
+		for range 30 {
+			reqs = append(reqs, randomRequest(r, tools, removed, templates))
+		}
+		for _, req := range reqs {
+			a, b := answerJSON(t, svcA, req), answerJSON(t, svcB, req)
+			if a != b {
+				t.Fatalf("trial %d: %+v\ncatalog without hidden tools: %s\ncatalog with them:            %s", trial, req, a, b)
+			}
+		}
+		for _, tl := range removed {
+			_, errA := svcA.Lookup(Caller{Key: "k"}, tl.Server, tl.Name)
+			_, errB := svcB.Lookup(Caller{Key: "k"}, tl.Server, tl.Name)
+			_, errA2 := svcA.Lookup(Caller{Key: "k"}, "", tl.Name)
+			_, errB2 := svcB.Lookup(Caller{Key: "k"}, "", tl.Name)
+			if fmt.Sprint(errA) != fmt.Sprint(errB) || fmt.Sprint(errA2) != fmt.Sprint(errB2) {
+				t.Errorf("Lookup of hidden %s: %v / %v with it missing, %v / %v with it present", tl.ID(), errA, errA2, errB, errB2)
+			}
+		}
+		sa, _ := svcA.Servers(Caller{Key: "k"}, "")
+		sb, _ := svcB.Servers(Caller{Key: "k"}, "")
+		ta, _ := svcA.Templates(Caller{Key: "k"})
+		tb, _ := svcB.Templates(Caller{Key: "k"})
+		if fmt.Sprint(sa, ta) != fmt.Sprint(sb, tb) {
+			t.Errorf("servers/templates differ: %v %v vs %v %v", sa, ta, sb, tb)
+		}
+	}
+}
+
+func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map[string]Template, keys []Key) *Service {
+	tb.Helper()
+	var servers []catalog.Server
+	for _, tl := range tools {
+		if len(servers) == 0 || servers[len(servers)-1].Name != tl.Server {
+			servers = append(servers, catalog.Server{Name: tl.Server})
+		}
+		servers[len(servers)-1].Tools = append(servers[len(servers)-1].Tools, tl)
+	}
+	cat, err := catalog.New([]catalog.Part{{Source: "test", Servers: servers}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	svc := New(Config{Embedder: embed.NewLocal(256), Version: "test"})
+	if _, err := svc.Build(context.Background(), &Setup{Catalog: cat, Core: core, Templates: templates, Keys: keys}); err != nil {
+		tb.Fatal(err)
+	}
+	return svc
+}
+
+func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[string]Template) Request {
+	pick := func() catalog.Tool {
+		if r.IntN(2) == 0 {
+			return hidden[r.IntN(len(hidden))]
+		}
+		return tools[r.IntN(len(tools))]
+	}
+	words := strings.Fields(pick().Description + " " + pick().Description)
+	r.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
+	query := strings.Join(words[:min(len(words), 2+r.IntN(6))], " ")
+	if query == "" {
+		query = "list"
+	}
+	req := Request{Query: query, Mode: []string{"", "hybrid", "semantic", "keyword"}[r.IntN(4)], Explain: r.IntN(2) == 0}
+	switch r.IntN(8) {
+	case 0:
+		req.Query = "select:" + pick().Name + "," + pick().ID() + ",no_such_tool"
+	case 1:
+		names := slices.Sorted(func(yield func(string) bool) {
+			for k := range templates {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		req = Request{Template: append(names, "nosuch")[r.IntN(len(names)+1)]}
+	case 2:
+		req = Request{Operation: "list", ServerMatch: pick().Server[:1], TopK: ptr(5)}
+	case 3:
+		req.Visibility = Visibility{Tools: []string{pick().ID(), pick().Name}}
+	case 4:
+		req.Servers = []string{pick().Server, pick().Server}
+	case 5:
+		req.Format = []string{"mcp", "openai", "anthropic", "gemini"}[r.IntN(4)]
+		req.IncludeSchema = true
+	case 6:
+		req.Query = "+" + strings.ToLower(pick().Name) + " " + query
+	}
+	return req
+}
+
+func answerJSON(tb testing.TB, svc *Service, req Request) string {
+	tb.Helper()
+	res, err := svc.Search(context.Background(), req, Caller{Key: "k"})
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	res.TookMS = 0
+	b, err := json.Marshal(res)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
