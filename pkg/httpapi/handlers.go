@@ -47,16 +47,25 @@ func bearer(r *http.Request) string {
 
 // requireToken admits only bearers of token, compared in constant time.
 func requireToken(logger *slog.Logger, token string) func(http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(token))
+	ok := tokenCheck(token)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			got := sha256.Sum256([]byte(bearer(r)))
-			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			if !ok(r) {
 				writeError(w, r, logger, search.ErrUnauthorized)
 				return
 			}
 			next.ServeHTTP(w, r)
 		})
+	}
+}
+
+// tokenCheck reports whether a request bears token, compared in constant
+// time. An empty token admits nobody.
+func tokenCheck(token string) func(*http.Request) bool {
+	want := sha256.Sum256([]byte(token))
+	return func(r *http.Request) bool {
+		got := sha256.Sum256([]byte(bearer(r)))
+		return token != "" && subtle.ConstantTimeCompare(got[:], want[:]) == 1
 	}
 }
 
@@ -106,7 +115,9 @@ func handleRebuild(logger *slog.Logger, svc *search.Service, ups upstreamStatuse
 			writeError(w, r, logger, errorf(status, "rebuild_failed", "rebuild failed, the previous index keeps serving: %v", err))
 			return
 		}
-		encode(w, http.StatusOK, statusOf(svc, ups))
+		st := statusOf(svc, ups)
+		st.Limit(search.AdminStatusListLimit)
+		encode(w, http.StatusOK, st)
 	})
 }
 
@@ -116,7 +127,8 @@ type upstreamStatuser interface{ Status() []upstream.Status }
 // Status and rebuild answer with it alike.
 type statusBody struct {
 	search.Status
-	Upstreams []upstream.Status `json:"upstreams"`
+	Upstreams     []upstream.Status `json:"upstreams"`
+	UpstreamCount int               `json:"upstream_count"`
 }
 
 func statusOf(svc *search.Service, ups upstreamStatuser) statusBody {
@@ -124,12 +136,29 @@ func statusOf(svc *search.Service, ups upstreamStatuser) statusBody {
 	if ups != nil {
 		res.Upstreams = ups.Status()
 	}
+	res.UpstreamCount = len(res.Upstreams)
 	return res
 }
 
-func handleStatus(svc *search.Service, ups upstreamStatuser) http.Handler {
+// handleStatus serves the status page, open for probes. Its detail
+// depends on who reads it: with the admin token, everything (lists up to
+// AdminStatusListLimit); without API keys configured, every caller already
+// sees every tool, so names are shown (lists up to StatusListLimit); with
+// keys but no admin token, a summary of counts that names nothing.
+func handleStatus(svc *search.Service, ups upstreamStatuser, admin string) http.Handler {
+	isAdmin := tokenCheck(admin)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		encode(w, http.StatusOK, statusOf(svc, ups))
+		st := statusOf(svc, ups)
+		switch {
+		case isAdmin(r):
+			st.Limit(search.AdminStatusListLimit)
+		case svc.AuthRequired():
+			st.Summarize()
+			st.Upstreams = []upstream.Status{}
+		default:
+			st.Limit(search.StatusListLimit)
+		}
+		encode(w, http.StatusOK, st)
 	})
 }
 

@@ -12,9 +12,9 @@ import (
 // addRoutes is the whole API surface.
 func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	logger := opts.Logger
-	r.Method(http.MethodGet, "/healthz", handleHealthz())                                  // the process is alive
-	r.Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                  // 200 once the first snapshot is published
-	r.Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, opts.Upstreams)) // open: probes and operators read it
+	r.Method(http.MethodGet, "/healthz", handleHealthz())                                                   // the process is alive
+	r.Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                   // 200 once the first snapshot is published
+	r.Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, opts.Upstreams, opts.AdminToken)) // open: probes and operators read it
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(logger, svc)) // bearer API keys, when configured

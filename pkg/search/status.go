@@ -37,6 +37,13 @@ type Status struct {
 	Quantization string `json:"quantization"`
 	Rescore      int    `json:"rescore,omitempty"`
 	Version      string `json:"version"`
+	// Detail is "full", or "summary" when the page is read without the
+	// admin token while API keys are configured: then it names no tool,
+	// server or template and shows no error text, only counts, since a key
+	// must not learn of tools it cannot see (see Summarize).
+	Detail        string `json:"detail"`
+	CoreCount     int    `json:"core_count"`
+	TemplateCount int    `json:"template_count"`
 }
 
 // CatalogStatus describes the indexed catalog.
@@ -47,6 +54,56 @@ type CatalogStatus struct {
 	Warnings []catalog.Warning `json:"warnings"`
 	// Skipped lists upstream tools that could not be indexed, and why.
 	Skipped []catalog.Warning `json:"skipped"`
+	// The lists above hold at most the first Limit entries; the counts
+	// are of all (toolsearch lint lists every warning of a catalog file).
+	WarningCount int `json:"warning_count"`
+	SkippedCount int `json:"skipped_count"`
+}
+
+// Status list limits: enough to act on, never the 16 MB a 100,000-tool
+// catalog's warnings would make of every probe's answer.
+const (
+	StatusListLimit      = 20
+	AdminStatusListLimit = 1000
+	// maxStatusError bounds an error string on the status page: provider
+	// error bodies can be whole HTML pages.
+	maxStatusError = 1024
+)
+
+// Limit keeps the first n entries of each catalog list.
+func (st *Status) Limit(n int) {
+	st.Catalog.Warnings = st.Catalog.Warnings[:min(n, len(st.Catalog.Warnings))]
+	st.Catalog.Skipped = st.Catalog.Skipped[:min(n, len(st.Catalog.Skipped))]
+}
+
+// Summarize removes every name and every error text, keeping counts and
+// times: what an anonymous reader may see while API keys are configured.
+// Errors can name tools (a config naming one), servers (an upstream's), or
+// quote another caller's query (a provider echoing its input).
+func (st *Status) Summarize() {
+	st.Detail = "summary"
+	st.Core, st.Templates = []string{}, []TemplateStatus{}
+	st.Catalog.Warnings, st.Catalog.Skipped = []catalog.Warning{}, []catalog.Warning{}
+	st.Catalog.Sources = []string{}
+	hide := func(s *string) {
+		if *s != "" {
+			*s = "(hidden: read status with the admin token)"
+		}
+	}
+	hide(&st.LastError)
+	hide(&st.LastQueryError)
+}
+
+// clipError cuts an error text for the status page.
+func clipError(s string) string {
+	if len(s) <= maxStatusError {
+		return s
+	}
+	cut := maxStatusError
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "… (cut)"
 }
 
 // TemplateStatus describes one template manifest.
@@ -60,13 +117,13 @@ type TemplateStatus struct {
 // error is kept after a later success (compare last_error_at with built_at),
 // so a failed rebuild is visible while the older snapshot keeps serving.
 func (s *Service) Status() Status {
-	st := Status{Embedder: s.cfg.Embedder.Info(), Version: s.cfg.Version, Mode: "none", Quantization: s.cfg.Quantization,
+	st := Status{Embedder: s.cfg.Embedder.Info(), Version: s.cfg.Version, Mode: "none", Quantization: s.cfg.Quantization, Detail: "full",
 		Core: []string{}, Templates: []TemplateStatus{}, Catalog: CatalogStatus{Sources: []string{}, Warnings: []catalog.Warning{}, Skipped: []catalog.Warning{}}}
 	s.mu.Lock()
-	st.LastError = s.lastErr
+	st.LastError = clipError(s.lastErr)
 	st.LastErrorAt = timePtr(s.lastErrAt)
 	st.NextRetryAt = timePtr(s.nextRetryAt)
-	st.LastQueryError, st.LastQueryErrorAt = s.lastQErr, timePtr(s.lastQErrAt)
+	st.LastQueryError, st.LastQueryErrorAt = clipError(s.lastQErr), timePtr(s.lastQErrAt)
 	s.mu.Unlock()
 	if st.Quantization == index.QuantBinary {
 		st.Rescore = s.cfg.Rescore
@@ -137,7 +194,9 @@ func (snap *Snapshot) fillStatus(st *Status) {
 	if st.Catalog.Skipped == nil {
 		st.Catalog.Skipped = []catalog.Warning{}
 	}
+	st.Catalog.WarningCount, st.Catalog.SkippedCount = len(st.Catalog.Warnings), len(st.Catalog.Skipped)
 	st.Core = snap.ids(snap.policy.core)
 	st.Templates = snap.templates()
+	st.CoreCount, st.TemplateCount = len(st.Core), len(st.Templates)
 	st.AuthKeys = len(snap.policy.keys)
 }
