@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,7 +94,7 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 		}
 	}
 	// A copy of the caller's client whose transport notes Retry-After, which
-	// go-openai's errors do not carry.
+	// go-openai's errors do not carry, and caps each answer's size.
 	hc := &http.Client{}
 	if cfg.HTTPClient != nil {
 		*hc = *cfg.HTTPClient
@@ -101,7 +103,7 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	hc.Transport = hintTransport{base: base}
+	hc.Transport = guardTransport{base: base}
 	oc.HTTPClient = hc
 	return &OpenAI{cfg: cfg, client: openai.NewClientWithConfig(oc)}
 }
@@ -150,7 +152,7 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
 	var lastErr error
 	for attempt := 0; ; attempt++ {
-		var hint retryHint
+		hint := retryHint{maxBody: maxAnswerBytes(len(texts), o.cfg.Dimensions)}
 		vecs, err := o.request(context.WithValue(ctx, retryHintKey{}, &hint), texts)
 		if err == nil {
 			return vecs, nil
@@ -186,22 +188,84 @@ const MaxRetryAfter = 30 * time.Second
 
 type retryHintKey struct{}
 
-// retryHint is where hintTransport leaves one attempt's Retry-After.
-type retryHint struct{ after time.Duration }
-
-// hintTransport notes the Retry-After of a 429 or 503 answer in the
-// request's retryHint.
-type hintTransport struct{ base http.RoundTripper }
-
-func (t hintTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if h, ok := req.Context().Value(retryHintKey{}).(*retryHint); ok {
-			h.after = retryAfter(resp.Header, time.Now())
-		}
-	}
-	return resp, err
+// retryHint carries one attempt's limits in (the largest answer it may
+// read) and its Retry-After out, through guardTransport.
+type retryHint struct {
+	maxBody int64
+	after   time.Duration
 }
+
+// guardTransport caps each answer's body at the attempt's maxBody (an
+// error answer at maxErrorBody), so a provider cannot make the service
+// hold more than the vectors it asked for, and notes the Retry-After of a
+// 429 or 503 answer.
+type guardTransport struct{ base http.RoundTripper }
+
+// maxErrorBody bounds an error answer: its text reaches errors and status.
+const maxErrorBody = 64 << 10
+
+func (t guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	h, _ := req.Context().Value(retryHintKey{}).(*retryHint)
+	if h == nil {
+		return resp, nil
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		h.after = retryAfter(resp.Header, time.Now())
+	}
+	limit := h.maxBody
+	if resp.StatusCode >= 300 {
+		limit = maxErrorBody
+	}
+	resp.Body = &cappedBody{rc: resp.Body, left: limit, limit: limit}
+	return resp, nil
+}
+
+// ErrAnswerTooLarge is returned when a provider's answer is larger than
+// the vectors requested can be.
+var ErrAnswerTooLarge = errors.New("embeddings answer larger than the request allows")
+
+// cappedBody reads at most limit bytes, then fails instead of reading on.
+type cappedBody struct {
+	rc          io.ReadCloser
+	left, limit int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly limit bytes from a longer one.
+		var one [1]byte
+		if n, _ := b.rc.Read(one[:]); n == 0 {
+			return 0, io.EOF
+		}
+		return 0, fmt.Errorf("%w (over %d bytes)", ErrAnswerTooLarge, b.limit)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.rc.Close() }
+
+// maxAnswerBytes is the largest answer n vectors can make: each value at
+// most 26 bytes of JSON ("-1.2345678901234567e-123,"), plus each item's
+// framing, plus the envelope. width is the expected width, or 0 when the
+// model's own is not known yet (then up to MaxDimensions).
+func maxAnswerBytes(n, width int) int64 {
+	if width <= 0 {
+		width = MaxDimensions
+	}
+	return int64(n)*(int64(width)*26+256) + 64<<10
+}
+
+// MaxDimensions is the widest vector an embeddings answer may hold.
+const MaxDimensions = 8192
 
 // retryAfter reads a provider's wait: retry-after-ms (OpenAI and Azure
 // send it, in milliseconds), else Retry-After in seconds or as an HTTP
@@ -257,14 +321,25 @@ func (o *OpenAI) request(ctx context.Context, texts []string) ([][]float32, erro
 	if _, err := Validate(vecs, len(texts), o.cfg.Dimensions); err != nil {
 		return nil, err
 	}
+	// A zero vector has no direction: as a row it matches nothing, as a
+	// query it ranks nothing. A provider that sends one is failing.
+	for i, v := range vecs {
+		if Normalize(slices.Clone(v)) < minNorm {
+			return nil, fmt.Errorf("%w: vector %d is (near) zero", ErrBadResponse, i)
+		}
+	}
 	return vecs, nil
 }
+
+// minNorm is the smallest L2 length accepted from a provider; real
+// embeddings are unit length or close to it.
+const minNorm = 1e-6
 
 // retryable reports whether a failed request may succeed if sent again:
 // rate limits, server errors and network failures, but not a bad answer or
 // a client error such as a wrong key.
 func retryable(err error) bool {
-	if errors.Is(err, ErrBadResponse) {
+	if errors.Is(err, ErrBadResponse) || errors.Is(err, ErrAnswerTooLarge) {
 		return false
 	}
 	var apiErr *openai.APIError
@@ -333,7 +408,7 @@ func Reason(err error) string {
 		status = reqErr.HTTPStatusCode
 	}
 	switch {
-	case errors.Is(err, ErrBadResponse):
+	case errors.Is(err, ErrBadResponse), errors.Is(err, ErrAnswerTooLarge):
 		return "bad_response"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"

@@ -3,7 +3,10 @@
 package redact
 
 import (
+	"encoding/base64"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -25,19 +28,80 @@ func URL(raw string) string {
 // messages ("Incorrect API key provided: sk-abc***xyz").
 var keyLike = regexp.MustCompile(`\b(sk|pk|rk|key)-[A-Za-z0-9_*\-]{6,}`)
 
-// Text removes secrets from msg: each given secret (ignoring ones under 4
-// bytes, which would match by chance), the token of a "Scheme token" value
-// such as "Bearer abc123", and anything shaped like an API key.
+// Text removes secrets from msg: each given secret in every form it can
+// be echoed in (as is, the token of a "Scheme token" value such as "Bearer
+// abc123", URL-escaped, base64 alone or in a Basic credential, and any run
+// of minRun or more of its characters, which catches a key echoed without
+// its "sk-" prefix or cut short), and anything shaped like an API key.
+// Secrets under 4 bytes are ignored: they would match by chance.
 func Text(msg string, secrets ...string) string {
 	for _, s := range secrets {
-		if len(s) >= 4 {
-			msg = strings.ReplaceAll(msg, s, "[redacted]")
+		for _, form := range forms(s) {
+			if len(form) >= 4 {
+				msg = strings.ReplaceAll(msg, form, "[redacted]")
+			}
 		}
-		if _, tok, ok := strings.Cut(s, " "); ok && len(tok) >= 4 {
-			msg = strings.ReplaceAll(msg, tok, "[redacted]")
+	}
+	for _, s := range secrets {
+		msg = redactRuns(msg, s)
+		if _, tok, ok := strings.Cut(s, " "); ok {
+			msg = redactRuns(msg, tok)
 		}
 	}
 	return keyLike.ReplaceAllString(msg, "[redacted]")
+}
+
+// forms are the encodings a secret takes in URLs, headers and bodies.
+func forms(s string) []string {
+	if len(s) < 4 {
+		return nil
+	}
+	out := []string{s, url.QueryEscape(s), url.PathEscape(s)}
+	if _, tok, ok := strings.Cut(s, " "); ok {
+		out = append(out, tok, url.QueryEscape(tok))
+		s = tok
+	}
+	for _, raw := range []string{s, ":" + s} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+			out = append(out, enc.EncodeToString([]byte(raw)))
+		}
+	}
+	// Longest first, so a form is not left half-replaced by a shorter one.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// minRun is the shortest run of a secret's characters that is redacted
+// where it appears on its own: 8 random key characters do not occur in
+// ordinary text by chance.
+const minRun = 8
+
+// redactRuns replaces every maximal run of at least minRun bytes of msg
+// that occurs in secret.
+func redactRuns(msg, secret string) string {
+	if len(secret) < minRun || len(msg) < minRun {
+		return msg
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+minRun <= len(msg); {
+		if !strings.Contains(secret, msg[i:i+minRun]) {
+			i++
+			continue
+		}
+		j := i + minRun
+		for j < len(msg) && strings.Contains(secret, msg[i:j+1]) {
+			j++
+		}
+		b.WriteString(msg[last:i])
+		b.WriteString("[redacted]")
+		last, i = j, j
+	}
+	if last == 0 {
+		return msg
+	}
+	b.WriteString(msg[last:])
+	return b.String()
 }
 
 // URLSecrets returns the parts of raw that may carry a secret, its user

@@ -31,3 +31,33 @@ func TestText(t *testing.T) {
 		t.Errorf("Text removed a 2-byte \"secret\", which would match by chance: %q", got)
 	}
 }
+
+// TestTextEveryForm: a provider or upstream may echo a key in any form;
+// none may survive.
+func TestTextEveryForm(t *testing.T) {
+	const key = "sk-proj-Abc123Def456Ghi789Jkl012"
+	tests := []struct{ name, msg string }{
+		{"as is", "bad key " + key},
+		{"without its prefix, in HTML", "<html><body><p>Invalid key: Abc123Def456Ghi789Jkl012</p></body></html>"},
+		{"without any dash", "key proj_Abc123Def456Ghi789Jkl012 rejected"},
+		{"cut short", "key Abc123Def456Gh... is invalid"},
+		{"its tail", "key ending Ghi789Jkl012 is invalid"},
+		{"URL-escaped", "GET /v1?key=" + "sk-proj-Abc123Def456Ghi789Jkl012%21"},
+		{"base64", "auth c2stcHJvai1BYmMxMjNEZWY0NTZHaGk3ODlKa2wwMTI= rejected"},
+		{"basic credential", "Authorization: Basic OnNrLXByb2otQWJjMTIzRGVmNDU2R2hpNzg5SmtsMDEy"},
+		{"bearer header echoed", "got header Bearer " + key},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Text(tt.msg, key)
+			for _, leak := range []string{"Abc123Def456", "Def456Ghi", "Ghi789Jkl", "c2stcHJvai1", "OnNrLXByb2otQWJj"} {
+				if strings.Contains(got, leak) {
+					t.Errorf("Text(%q) = %q, still holds %q", tt.msg, got, leak)
+				}
+			}
+		})
+	}
+	if got := Text("an ordinary message about the provider", key); got != "an ordinary message about the provider" {
+		t.Errorf("ordinary text changed: %q", got)
+	}
+}
