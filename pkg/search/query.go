@@ -403,7 +403,10 @@ func (a *answer) embedQuery(ctx context.Context, text string) (*index.Query, err
 		}
 	}
 	if err == nil && len(q) != a.snap.Matrix.Dim() {
-		err = fmt.Errorf("%w: query vector has dimension %d, the index %d", embed.ErrBadResponse, len(q), a.snap.Matrix.Dim())
+		// The provider no longer answers at the index's width: this query
+		// falls back, and the next build must not reuse the cached vectors.
+		a.s.distrust.Store(true)
+		err = fmt.Errorf("%w: query vector has dimension %d, the index %d; rebuild to re-embed the catalog", embed.ErrBadResponse, len(q), a.snap.Matrix.Dim())
 	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {

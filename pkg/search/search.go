@@ -161,6 +161,10 @@ type Service struct {
 	// key, so a rebuild embeds only new or changed tools. Guarded by
 	// buildMu.
 	cache map[[32]byte][]float32
+	// distrust is set when a query's vector disagrees with the index's
+	// width: the provider changed (or was wrong when the cache was filled),
+	// so the next build embeds everything afresh.
+	distrust atomic.Bool
 
 	mu          sync.Mutex // guards the fields below
 	lastErr     string
@@ -482,9 +486,14 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	vecs := make([][]float32, len(texts))
 	var missing []string
 	var missingAt []int
+	cached := s.cache
+	if s.distrust.Load() {
+		cached = nil
+	}
+	cachedWidth := 0
 	for i, t := range texts {
-		if v, ok := s.cache[keys[i]]; ok {
-			vecs[i] = v
+		if v, ok := cached[keys[i]]; ok {
+			vecs[i], cachedWidth = v, len(v)
 			continue
 		}
 		missing = append(missing, t)
@@ -495,10 +504,19 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 		if err != nil {
 			return nil, nil, err
 		}
+		if cachedWidth != 0 && len(got[0]) != cachedWidth {
+			// The provider's width changed since the cache was filled: the
+			// old vectors cannot share an index with the new ones, and the
+			// newest answer is the provider as it is now. Embed all afresh.
+			s.logger.Warn("embedding width changed; re-embedding the whole catalog", "was", cachedWidth, "now", len(got[0]))
+			s.distrust.Store(true)
+			return s.embedCached(ctx, snap, texts)
+		}
 		for j, i := range missingAt {
 			vecs[i] = got[j]
 		}
 	}
+	s.distrust.Store(false)
 	snap.Embedded = len(missing)
 	next := make(map[[32]byte][]float32, len(texts))
 	for i, k := range keys {

@@ -1,0 +1,126 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embed"
+)
+
+// fakeProvider serves /v1/embeddings with vectors of a width the test can
+// change, as a misconfigured provider (or a model swapped behind one) does.
+func fakeProvider(tb testing.TB, width *atomic.Int64) string {
+	tb.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad request", 400)
+			return
+		}
+		items := make([]string, len(req.Input))
+		for i, in := range req.Input {
+			v := make([]string, width.Load())
+			for j := range v {
+				v[j] = fmt.Sprint(float32((len(in)*(j+3))%17+1) / 17)
+			}
+			items[i] = fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[%s]}`, i, strings.Join(v, ","))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"object":"list","data":[%s]}`, strings.Join(items, ","))
+	}))
+	tb.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// TestWidthChangeRecovers: an index built from a provider's wrong width
+// must not outlive the provider's fix. Queries that disagree with the
+// index fall back (and say why); the next rebuild embeds afresh instead of
+// reusing the cached vectors of the wrong width.
+func TestWidthChangeRecovers(t *testing.T) {
+	var width atomic.Int64
+	width.Store(32)
+	url := fakeProvider(t, &width)
+	svc := New(Config{Embedder: embed.NewOpenAI(embed.OpenAIConfig{BaseURL: url, APIKey: "k", MaxRetries: -1}),
+		QueryCacheSize: -1, Load: func(context.Context) (*Setup, error) { return defaultSetup(t), nil }})
+	if _, err := svc.Rebuild(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := svc.Status(); st.Mode != "semantic" || st.Embedder.Dimensions != 32 {
+		t.Fatalf("first build: %s at %d", st.Mode, st.Embedder.Dimensions)
+	}
+	width.Store(64) // the provider is fixed: the model's real width
+	res := mustSearch(t, svc, Request{Query: "open a pull request"})
+	if !res.Degraded || res.Mode != "keyword" {
+		t.Fatalf("a query of the new width against the old index: mode %s degraded %v", res.Mode, res.Degraded)
+	}
+	if _, err := svc.Rebuild(t.Context()); err != nil {
+		t.Fatalf("rebuild after the fix: %v", err)
+	}
+	if st := svc.Status(); st.Mode != "semantic" || st.Embedder.Dimensions != 64 {
+		t.Errorf("after the rebuild: %s at %d, want semantic at 64", st.Mode, st.Embedder.Dimensions)
+	}
+	if res := mustSearch(t, svc, Request{Query: "open a pull request"}); res.Degraded {
+		t.Errorf("after the rebuild queries still fall back: %+v", res.Diagnostic)
+	}
+}
+
+// TestMixedWidthBatchIsNotCached: when the provider's width changes
+// between builds, the new vectors are not mixed with cached ones of the
+// old width: the whole catalog is embedded again in one batch.
+func TestMixedWidthBatchIsNotCached(t *testing.T) {
+	var width atomic.Int64
+	width.Store(32)
+	url := fakeProvider(t, &width)
+	setup := defaultSetup(t)
+	svc := New(Config{Embedder: embed.NewOpenAI(embed.OpenAIConfig{BaseURL: url, APIKey: "k", MaxRetries: -1}), QueryCacheSize: -1})
+	if _, err := svc.Build(t.Context(), setup); err != nil {
+		t.Fatal(err)
+	}
+	width.Store(48)
+	// One new tool: the build embeds only it, and finds a new width.
+	snap, err := svc.Build(t.Context(), withExtraTool(t, defaultSetup(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !snap.Semantic() || snap.Matrix.Dim() != 48 || snap.Embedded != snap.Catalog.Len() {
+		t.Errorf("build across a width change: semantic %v, width %d, embedded %d of %d; want every tool re-embedded at 48",
+			snap.Semantic(), dim(snap), snap.Embedded, snap.Catalog.Len())
+	}
+}
+
+func dim(snap *Snapshot) int {
+	if snap.Matrix == nil {
+		return 0
+	}
+	return snap.Matrix.Dim()
+}
+
+func withExtraTool(tb testing.TB, setup *Setup) *Setup {
+	tb.Helper()
+	parts := []catalog.Part{{Source: "extra", Servers: []catalog.Server{{Name: "extra", Tools: []catalog.Tool{
+		{Name: "brew_coffee", Description: "Brew a cup of coffee with the office machine."}}}}}}
+	for _, srv := range setup.Catalog.Servers() {
+		var ts []catalog.Tool
+		for _, tl := range setup.Catalog.Tools() {
+			if tl.Server == srv {
+				ts = append(ts, tl)
+			}
+		}
+		parts = append(parts, catalog.Part{Source: "default", Servers: []catalog.Server{{Name: srv, Tools: ts}}})
+	}
+	cat, err := catalog.New(parts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	setup.Catalog = cat
+	return setup
+}
