@@ -55,7 +55,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	var svc *search.Service
 	var started atomic.Bool // the start-up build reads what upstreams have by then
 	var draining atomic.Bool
-	upCfgs, err := upstreamConfigs(idx.config, getenv)
+	var file config.File // the config file's, or zero values: defaults
+	if idx.config != "" {
+		f, err := config.Load(idx.config)
+		if err != nil {
+			return err
+		}
+		file = *f
+	}
+	upCfgs, err := upstreamConfigs(idx.config, file, getenv)
 	if err != nil {
 		return err
 	}
@@ -86,7 +94,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	cfg.Registerer, cfg.Logger = reg, logger
 	cfg.OnPublish = func(snap *search.Snapshot) { mcpSrv.Announce(snap) }
 	svc = search.New(cfg)
-	mcpOpts := mcpserver.Options{Logger: logger, Version: versionString()}
+	mcpOpts := mcpserver.Options{Logger: logger, Version: versionString(), Sessions: mcpserver.SessionLimits{
+		Idle: time.Duration(file.Limits.MCPSessionIdle), Max: file.Limits.MCPMaxSessions, MaxPerKey: file.Limits.MCPMaxSessionsPerKey}}
 	if ups != nil {
 		mcpOpts.Upstreams = ups
 	}
@@ -177,14 +186,7 @@ func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mc
 
 // upstreamConfigs reads the config file's upstreams, expanding ${VAR} in
 // header values from the environment.
-func upstreamConfigs(path string, getenv func(string) string) ([]upstream.Config, error) {
-	if path == "" {
-		return nil, nil
-	}
-	f, err := config.Load(path)
-	if err != nil {
-		return nil, err
-	}
+func upstreamConfigs(path string, f config.File, getenv func(string) string) ([]upstream.Config, error) {
 	var out []upstream.Config
 	for _, u := range f.Upstreams {
 		headers := map[string]string{}

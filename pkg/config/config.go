@@ -30,6 +30,22 @@ type File struct {
 	Search    Search              `json:"search"`
 	// Upstreams are live MCP servers whose tools join the catalog.
 	Upstreams []Upstream `json:"upstreams"`
+	Limits    Limits     `json:"limits"`
+}
+
+// Limits bound what callers can make the service hold or do. Zero values
+// take the defaults documented in the README.
+type Limits struct {
+	// MCP sessions: closed after this long without a request, and at most
+	// this many in all and per API key (the idlest is closed for a new one).
+	MCPSessionIdle       Duration `json:"mcp_session_idle"`
+	MCPMaxSessions       int      `json:"mcp_max_sessions"`
+	MCPMaxSessionsPerKey int      `json:"mcp_max_sessions_per_key"`
+	// Search requests (HTTP and MCP) per second per API key, with bursts
+	// of SearchBurst; anonymous callers share a budget per client address.
+	// -1 turns the limit off.
+	SearchRate  float64 `json:"search_rate"`
+	SearchBurst int     `json:"search_burst"`
 }
 
 // Upstream is a live MCP server (Streamable HTTP). Header values may name

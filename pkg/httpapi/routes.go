@@ -21,7 +21,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 		r.Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
 		r.Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
 		if opts.MCP != nil {
-			r.Handle("/mcp", opts.MCP) // Streamable HTTP: POST, GET (event stream), DELETE
+			r.Handle("/mcp", mcpErrors(logger, opts.MCP)) // Streamable HTTP: POST, GET (event stream), DELETE
 		}
 	})
 	if opts.Noop {

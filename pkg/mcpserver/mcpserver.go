@@ -4,10 +4,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -33,6 +35,7 @@ type Options struct {
 	Logger    *slog.Logger
 	Version   string
 	Upstreams Upstreams // nil: no call_tool, no upstream health
+	Sessions  SessionLimits
 }
 
 // Server is the MCP side of the service.
@@ -42,6 +45,7 @@ type Server struct {
 	srv    *mcp.Server
 	mu       sync.Mutex
 	lastHash string // the catalog last announced
+	sessions *sessions
 }
 
 // New returns an MCP server over svc.
@@ -58,6 +62,7 @@ func New(svc *search.Service, opts Options) *Server {
 				"get_tool_schema for a tool's full parameters, and call_tool to run it (when offered).",
 		})
 	s.addSearch()
+	s.sessions = newSessions(s.srv, opts.Sessions)
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[getSchemaIn]()}, s.getSchema)
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "list_servers", Title: "List the servers behind the catalog", Description: listServersDescription,
@@ -85,19 +90,45 @@ func strict[T any]() *jsonschema.Schema {
 // Handler serves MCP over Streamable HTTP. Responses are application/json
 // for single requests (server notifications go on the standalone GET
 // stream), and a POST that accepts only application/json is served too,
-// for clients that do not take SSE.
+// for clients that do not take SSE. Sessions are stateful (list_changed
+// reaches clients on their GET stream) and bounded by Options.Sessions;
+// a POST's envelope is checked before the SDK sees it, so no method or id
+// of unbounded size is echoed back. Transport errors are plain text here;
+// the HTTP API turns them into its JSON errors.
 func (s *Server) Handler() http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
-		JSONResponse: true,
-		Logger:       s.opts.Logger.With("component", "mcp-http"),
+		JSONResponse:        true,
+		Logger:              s.opts.Logger.With("component", "mcp-http"),
+		SessionTimeout:      s.sessions.lim.Idle,
+		MaxRequestBodyBytes: MaxRequestBytes,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && !acceptsEventStream(r.Header.Values("Accept")) {
-			r = r.Clone(r.Context())
-			r.Header.Add("Accept", "text/event-stream") // it gets JSON anyway
+		if err := checkHeaders(r.Header); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
 		}
-		h.ServeHTTP(w, r)
+		if r.Method == http.MethodPost {
+			if !acceptsEventStream(r.Header.Values("Accept")) {
+				r = r.Clone(r.Context())
+				r.Header.Add("Accept", "text/event-stream") // it gets JSON anyway
+			}
+			body, err := checkEnvelope(w, r)
+			if err != nil {
+				http.Error(w, err.Error(), statusOf(err))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		caller, _ := s.svc.Authenticate(bearerToken(r.Header))
+		s.sessions.serve(w, r, caller.Key, h)
 	})
+}
+
+func bearerToken(h http.Header) string {
+	if v := h.Get("Authorization"); len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return strings.TrimSpace(v[7:])
+	}
+	return ""
 }
 
 func acceptsEventStream(values []string) bool {
@@ -133,9 +164,7 @@ func (s *Server) Announce(snap *search.Snapshot) {
 func (s *Server) caller(extra *mcp.RequestExtra) (search.Caller, error) {
 	token := ""
 	if extra != nil && extra.Header != nil {
-		if h := extra.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-			token = strings.TrimSpace(h[7:])
-		}
+		token = bearerToken(extra.Header)
 	}
 	return s.svc.Authenticate(token)
 }

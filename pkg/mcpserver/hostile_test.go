@@ -1,0 +1,169 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/search"
+)
+
+// hostileRig is the MCP endpoint behind the HTTP API with small session
+// limits and two keys.
+func hostileRig(t *testing.T, lim SessionLimits) (*Server, string) {
+	t.Helper()
+	cat, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := search.New(search.Config{Embedder: embed.NewLocal(64)})
+	keys := []search.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}, {Name: "b", Hash: sha256.Sum256([]byte("key-b"))}}
+	if _, err := svc.Build(context.Background(), &search.Setup{Catalog: cat, Keys: keys}); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(svc, Options{Sessions: lim})
+	api := httptest.NewServer(httpapi.NewServer(svc, httpapi.Options{MCP: srv.Handler()}))
+	t.Cleanup(api.Close)
+	return srv, api.URL + "/mcp"
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func post(t *testing.T, url, key, session, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+key)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func sdkSessions(s *Server) int {
+	n := 0
+	for range s.srv.Sessions() {
+		n++
+	}
+	return n
+}
+
+// TestInitializeFloodIsCapped: a flood of initialize calls keeps at most
+// MaxPerKey sessions of that key and Max in all, closing the idlest;
+// other keys still get in.
+func TestInitializeFloodIsCapped(t *testing.T) {
+	srv, url := hostileRig(t, SessionLimits{Max: 12, MaxPerKey: 8})
+	for i := range 300 {
+		if resp, body := post(t, url, "key-a", "", initBody); resp.StatusCode != 200 {
+			t.Fatalf("initialize %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	if n, m := srv.sessions.count(), sdkSessions(srv); n > 8 || m > 8+1 {
+		t.Errorf("after 300 initialize calls from one key: %d tracked, %d held by the SDK; want at most 8", n, m)
+	}
+	var last string
+	for i := range 20 {
+		resp, body := post(t, url, "key-b", "", initBody)
+		if resp.StatusCode != 200 {
+			t.Fatalf("key b initialize %d: %d %s", i, resp.StatusCode, body)
+		}
+		last = resp.Header.Get("Mcp-Session-Id")
+	}
+	if n := srv.sessions.count(); n > 12 {
+		t.Errorf("%d sessions tracked, want at most 12 in total", n)
+	}
+	// The newest session works; presented with another key, it does not exist.
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if resp, body := post(t, url, "key-b", last, ping); resp.StatusCode != 200 {
+		t.Errorf("ping on the newest session: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := post(t, url, "key-a", last, ping); resp.StatusCode != 404 || !strings.Contains(body, `"code":"mcp_session_not_found"`) {
+		t.Errorf("key a using key b's session: %d %s, want 404 JSON", resp.StatusCode, body)
+	}
+}
+
+// TestIdleSessionsClose: a session with no request for the idle time is
+// closed and forgotten.
+func TestIdleSessionsClose(t *testing.T) {
+	srv, url := hostileRig(t, SessionLimits{Idle: 50 * time.Millisecond})
+	resp, _ := post(t, url, "key-a", "", initBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	deadline := time.Now().Add(10 * time.Second)
+	for sdkSessions(srv) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("an idle session was never closed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if resp, _ := post(t, url, "key-a", id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != 404 {
+		t.Errorf("the closed session answered %d", resp.StatusCode)
+	}
+}
+
+// TestMCPErrorsAreBoundedJSON: transport errors on /mcp are JSON errors
+// that neither grow with the input nor quote it.
+func TestMCPErrorsAreBoundedJSON(t *testing.T) {
+	_, url := hostileRig(t, SessionLimits{})
+	big := strings.Repeat("M", 3<<20)
+	half := strings.Repeat("M", 500<<10)
+	tests := []struct {
+		name, body, header, value string
+		status                    int
+	}{
+		{"a 3 MB method", `{"jsonrpc":"2.0","id":1,"method":"` + big + `"}`, "", "", 413},
+		{"a 500 KB method", `{"jsonrpc":"2.0","id":1,"method":"` + half + `"}`, "", "", 400},
+		{"a 500 KB id", `{"jsonrpc":"2.0","id":"` + half + `","method":"ping"}`, "", "", 400},
+		{"a method of odd characters", `{"jsonrpc":"2.0","id":1,"method":"<script>"}`, "", "", 400},
+		{"not JSON", `MMMMMMMMMMMM`, "", "", 400},
+		{"an unknown protocol version", initBody, "Mcp-Protocol-Version", "MMMM-" + strings.Repeat("M", 2000), 400},
+		{"an unknown session", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Mcp-Session-Id", strings.Repeat("M", 2000), 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer key-a")
+			if tt.header != "" {
+				req.Header.Set(tt.header, tt.value)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			if resp.StatusCode != tt.status || json.Unmarshal(body, &e) != nil || e.Error.Code == "" {
+				t.Errorf("%d %.300s, want %d with a JSON error", resp.StatusCode, body, tt.status)
+			}
+			if len(body) > 1024 || strings.Contains(string(body), "MMMMMMMM") {
+				t.Errorf("the answer (%d bytes) echoes the input: %.300s", len(body), body)
+			}
+		})
+	}
+	// A well-formed request still works.
+	if resp, body := post(t, url, "key-a", "", initBody); resp.StatusCode != 200 {
+		t.Errorf("initialize: %d %s", resp.StatusCode, body)
+	}
+	_ = fmt.Sprint()
+}

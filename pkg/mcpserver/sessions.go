@@ -1,0 +1,214 @@
+package mcpserver
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Session limits' defaults. A session costs a few kilobytes and lives
+// until it idles out, so without a cap 20,000 initialize calls from one key
+// held 280 MB for good.
+const (
+	DefaultSessionIdle   = 10 * time.Minute
+	DefaultMaxSessions   = 1000
+	DefaultMaxKeySession = 100
+)
+
+// SessionLimits bound the MCP sessions held in memory. Zero values take
+// the defaults above.
+type SessionLimits struct {
+	// Idle closes a session that has had no request for this long. A
+	// client that only listens on the GET stream should ping.
+	Idle time.Duration
+	// Max is the most sessions in total, MaxPerKey the most per API key
+	// (anonymous callers share one key). At a limit, the session idle
+	// longest is closed to admit the new one; when none is idle, the new
+	// one is refused with 503.
+	Max       int
+	MaxPerKey int
+}
+
+const sessionHeader = "Mcp-Session-Id"
+
+// sessions tracks the SDK's sessions by caller, so that they can be
+// capped and bound to the key that opened them (a session id presented
+// with another key is unknown, as the SDK's own check would make it with
+// OAuth token info, which bearer API keys do not carry).
+type sessions struct {
+	lim SessionLimits
+	srv *mcp.Server
+	now func() time.Time
+
+	mu    sync.Mutex
+	byID  map[string]*sessionEntry
+	perKy map[string]int
+}
+
+type sessionEntry struct {
+	key      string
+	lastUsed time.Time
+	busy     int // requests in flight, an open GET stream included
+}
+
+func newSessions(srv *mcp.Server, lim SessionLimits) *sessions {
+	if lim.Idle <= 0 {
+		lim.Idle = DefaultSessionIdle
+	}
+	if lim.Max <= 0 {
+		lim.Max = DefaultMaxSessions
+	}
+	if lim.MaxPerKey <= 0 {
+		lim.MaxPerKey = DefaultMaxKeySession
+	}
+	return &sessions{lim: lim, srv: srv, now: time.Now, byID: map[string]*sessionEntry{}, perKy: map[string]int{}}
+}
+
+// serve runs next for one HTTP request of caller key, admitting a new
+// session or checking an existing one.
+func (s *sessions) serve(w http.ResponseWriter, r *http.Request, key string, next http.Handler) {
+	id := r.Header.Get(sessionHeader)
+	if id == "" {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r) // the SDK answers: no session
+			return
+		}
+		if !s.admit(key) {
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "too many MCP sessions in use: close one (DELETE) or retry later", http.StatusServiceUnavailable)
+			return
+		}
+		next.ServeHTTP(w, r)
+		if nid := w.Header().Get(sessionHeader); nid != "" {
+			s.add(nid, key)
+		}
+		return
+	}
+	if !s.enter(id, key) {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	defer s.leave(id)
+	next.ServeHTTP(w, r)
+	if r.Method == http.MethodDelete {
+		s.forget(id)
+	}
+}
+
+// admit makes room for one more session of key, closing the sessions idle
+// longest as the limits require. It reports false when every session that
+// would have to go is busy.
+func (s *sessions) admit(key string) bool {
+	s.reconcile()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.perKy[key] >= s.lim.MaxPerKey {
+		if !s.evictLocked(key) {
+			return false
+		}
+	}
+	for len(s.byID) >= s.lim.Max {
+		if !s.evictLocked("") {
+			return false
+		}
+	}
+	return true
+}
+
+// evictLocked closes the idle session of key (any key when empty) that
+// was used longest ago.
+func (s *sessions) evictLocked(key string) bool {
+	var oldest string
+	var at time.Time
+	for id, e := range s.byID {
+		if e.busy > 0 || (key != "" && e.key != key) {
+			continue
+		}
+		if oldest == "" || e.lastUsed.Before(at) {
+			oldest, at = id, e.lastUsed
+		}
+	}
+	if oldest == "" {
+		return false
+	}
+	s.dropLocked(oldest)
+	for ss := range s.srv.Sessions() {
+		if ss.ID() == oldest {
+			go ss.Close() // Close waits on the session's connection; never under mu
+			break
+		}
+	}
+	return true
+}
+
+// reconcile forgets sessions the SDK has closed on its own (idle timeout,
+// a broken connection).
+func (s *sessions) reconcile() {
+	live := map[string]bool{}
+	for ss := range s.srv.Sessions() {
+		live[ss.ID()] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id := range s.byID {
+		if !live[id] {
+			s.dropLocked(id)
+		}
+	}
+}
+
+func (s *sessions) add(id, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byID[id]; !ok {
+		s.byID[id] = &sessionEntry{key: key, lastUsed: s.now()}
+		s.perKy[key]++
+	}
+}
+
+// enter marks a request on session id; false when id is unknown or was
+// opened with another key.
+func (s *sessions) enter(id, key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.byID[id]
+	if e == nil || e.key != key {
+		return false
+	}
+	e.busy++
+	e.lastUsed = s.now()
+	return true
+}
+
+func (s *sessions) leave(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.byID[id]; e != nil {
+		e.busy--
+		e.lastUsed = s.now()
+	}
+}
+
+func (s *sessions) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropLocked(id)
+}
+
+func (s *sessions) dropLocked(id string) {
+	if e := s.byID[id]; e != nil {
+		delete(s.byID, id)
+		if s.perKy[e.key]--; s.perKy[e.key] <= 0 {
+			delete(s.perKy, e.key)
+		}
+	}
+}
+
+// count is the number of sessions tracked, for tests and status.
+func (s *sessions) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byID)
+}
