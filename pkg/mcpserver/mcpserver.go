@@ -40,9 +40,9 @@ type Options struct {
 
 // Server is the MCP side of the service.
 type Server struct {
-	svc    *search.Service
-	opts   Options
-	srv    *mcp.Server
+	svc      *search.Service
+	opts     Options
+	srv      *mcp.Server
 	mu       sync.Mutex
 	lastHash string // the catalog last announced
 	sessions *sessions
