@@ -251,3 +251,45 @@ func TestLenientPart(t *testing.T) {
 		}
 	}
 }
+
+// TestRecursiveSchemaIsFlaggedAtLoad: a schema whose $refs cannot be
+// inlined within bounds is a catalog warning before anyone renders it.
+func TestRecursiveSchemaIsFlaggedAtLoad(t *testing.T) {
+	tests := []struct {
+		name, schema, want string
+	}{
+		{"self", `{"type":"object","properties":{"next":{"$ref":"#"}}}`, "recursive"},
+		{"through a definition", `{"type":"object","properties":{"n":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"object","properties":{"c":{"type":"array","items":{"$ref":"#/$defs/n"}}}}}}`, "recursive"},
+		{"a diamond", diamond(8, 5), "over 2000"},
+		{"shared, small", `{"type":"object","properties":{"a":{"$ref":"#/$defs/x"},"b":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string"}}}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cat, err := New([]Part{{Source: "f.json", Servers: []Server{{Name: "s", Tools: []Tool{{Name: "t", Description: "d", InputSchema: json.RawMessage(tt.schema)}}}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			for _, w := range cat.Warnings() {
+				got += w.Message
+			}
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("warnings %q, want one saying %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// diamond is levels of definitions, each referring width times to the next.
+func diamond(width, levels int) string {
+	var defs []string
+	for l := range levels {
+		var props []string
+		for i := range width {
+			props = append(props, fmt.Sprintf(`"p%d":{"$ref":"#/$defs/l%d"}`, i, l+1))
+		}
+		defs = append(defs, fmt.Sprintf(`"l%d":{"type":"object","properties":{%s}}`, l, strings.Join(props, ",")))
+	}
+	defs = append(defs, fmt.Sprintf(`"l%d":{"type":"string"}`, levels))
+	return fmt.Sprintf(`{"type":"object","properties":{"root":{"$ref":"#/$defs/l0"}},"$defs":{%s}}`, strings.Join(defs, ","))
+}

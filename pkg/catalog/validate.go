@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -27,6 +29,9 @@ func (t Tool) check() (warnings []string, err error) {
 	}
 	if !AdvisedName(t.Name) {
 		warnings = append(warnings, fmt.Sprintf("name is outside the MCP naming advice (1-%d characters of A-Z a-z 0-9 _ - .)", MaxAdvisedNameLen))
+	}
+	if w := refWarning(t.InputSchema); w != "" {
+		warnings = append(warnings, w)
 	}
 	switch {
 	case len(bytes.TrimSpace([]byte(t.Description))) == 0:
@@ -74,4 +79,104 @@ func AdvisedName(name string) bool {
 func isJSONObject(raw []byte) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) >= 2 && raw[0] == '{'
+}
+
+// Bounds on inlining a schema's $refs, as provider formats that cannot
+// carry $refs do (tooldef.GeminiSchema cuts at the same node count).
+const maxInlinedNodes = 2000
+
+// refWarning says when inlining the schema's local $refs would not end
+// (a $ref into a schema that contains it) or would exceed maxInlinedNodes:
+// such a tool is rendered in part for those providers. The count is made
+// without expanding anything, memoised per $ref, so a hostile schema costs
+// its own size, not its expansion.
+func refWarning(raw json.RawMessage) string {
+	if len(raw) == 0 || !bytes.Contains(raw, []byte(`"$ref"`)) {
+		return ""
+	}
+	var root any
+	if json.Unmarshal(raw, &root) != nil {
+		return ""
+	}
+	c := refCounter{root: root, memo: map[string]float64{}, open: map[string]bool{}}
+	n := c.count(root, 0)
+	switch {
+	case c.recursive:
+		return "inputSchema's $refs are recursive: formats that inline them (gemini) get it in part"
+	case n > maxInlinedNodes:
+		return fmt.Sprintf("inputSchema's $refs inline to over %d nodes: formats that inline them (gemini) get it in part", maxInlinedNodes)
+	}
+	return ""
+}
+
+type refCounter struct {
+	root      any
+	memo      map[string]float64 // nodes a $ref inlines to
+	open      map[string]bool    // $refs being counted: meeting one again is a cycle
+	recursive bool
+}
+
+// count is the number of schema objects v inlines to, in float64 so that
+// a diamond of definitions cannot overflow.
+func (c *refCounter) count(v any, depth int) float64 {
+	if depth > 64 {
+		return 0 // text nesting this deep is refused by the JSON decoder's own limit long before
+	}
+	switch x := v.(type) {
+	case []any:
+		var n float64
+		for _, e := range x {
+			n += c.count(e, depth+1)
+		}
+		return n
+	case map[string]any:
+		if ref, ok := x["$ref"].(string); ok {
+			if n, ok := c.memo[ref]; ok {
+				return n
+			}
+			if c.open[ref] {
+				c.recursive = true
+				return 0
+			}
+			target := resolvePointer(c.root, ref)
+			if target == nil {
+				return 1
+			}
+			c.open[ref] = true
+			n := c.count(target, depth+1)
+			delete(c.open, ref)
+			c.memo[ref] = n
+			return n
+		}
+		n := 1.0
+		for k, e := range x {
+			if k == "$defs" || k == "definitions" {
+				continue // counted where they are referred to
+			}
+			n += c.count(e, depth+1)
+		}
+		return n
+	}
+	return 0
+}
+
+// resolvePointer follows a local JSON pointer ("#", "#/$defs/x").
+func resolvePointer(root any, ref string) any {
+	if ref == "#" {
+		return root
+	}
+	rest, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil
+	}
+	cur := root
+	for _, part := range strings.Split(rest, "/") {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[part]
+	}
+	return cur
 }

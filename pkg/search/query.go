@@ -465,9 +465,12 @@ func (a *answer) render() error {
 			name = namer.Name(t)
 			h.DefinitionName = name
 		}
-		def, err := tooldef.Render(a.req.Format, t, name)
+		def, warning, err := tooldef.Render(a.req.Format, t, name)
 		if err != nil {
 			return err
+		}
+		if warning != "" {
+			a.resp.Warnings = append(a.resp.Warnings, t.ID()+": "+warning)
 		}
 		a.resp.Definitions = append(a.resp.Definitions, def)
 	}

@@ -174,6 +174,9 @@ type Response struct {
 	IndexVersion string   `json:"index_version"`
 	Template     string   `json:"template,omitempty"`
 	Required     []string `json:"required_terms,omitempty"`
+	// Warnings say where a definition is not the whole tool: a schema
+	// whose $refs could not be inlined within bounds ("server/tool: ...").
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Diagnostic explains an answer that is not what the caller might expect.

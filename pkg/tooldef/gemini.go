@@ -17,34 +17,92 @@ var geminiKeys = map[string]bool{
 	"propertyOrdering": true,
 }
 
-const maxRefDepth = 8
+// Rendering bounds. Inlining $refs can multiply a schema: a 1.5 KB
+// recursive one expanded to 235 MB. Depth, the number of schema nodes
+// written, and the rendered size are all capped; what does not fit is
+// replaced by a stub that says so.
+const (
+	maxRefDepth    = 8
+	MaxSchemaNodes = 2000
+	MaxSchemaBytes = 256 << 10
+)
+
+// Truncation notes, in a stub's description and in warnings.
+const (
+	noteDeep      = "(nested too deeply to describe)"
+	noteRecursive = "(recursive: refers to a schema it is part of)"
+	noteLarge     = "(too large to describe)"
+)
 
 // GeminiSchema reduces a JSON Schema to what Gemini accepts: local $refs
-// inlined (to a bounded depth), oneOf read as anyOf, const as a one-value
-// enum, ["string","null"] as nullable, non-string enums moved into the
-// description, and unsupported keywords dropped. A tool with no parameters
-// gets no schema (Gemini wants "parameters" left unset then).
-func GeminiSchema(raw json.RawMessage) (map[string]any, error) {
+// inlined (within the bounds above; a $ref back into itself is cut),
+// oneOf read as anyOf, const as a one-value enum, ["string","null"] as
+// nullable, non-string enums moved into the description, and unsupported
+// keywords dropped. A tool with no parameters gets no schema (Gemini wants
+// "parameters" left unset then). The warning, when not empty, says what
+// was cut to stay within the bounds.
+func GeminiSchema(raw json.RawMessage) (map[string]any, string, error) {
 	if len(raw) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
 	var root map[string]any
 	if err := json.Unmarshal(raw, &root); err != nil {
-		return nil, fmt.Errorf("inputSchema: %w", err)
+		return nil, "", fmt.Errorf("inputSchema: %w", err)
 	}
-	out := convert(root, root, 0)
-	if props, _ := out["properties"].(map[string]any); len(props) == 0 && out["type"] == "object" {
-		return nil, nil
+	c := converter{root: root, budget: MaxSchemaNodes, refs: map[string]bool{}}
+	out := c.convert(root, 0)
+	if b, err := json.Marshal(out); err == nil && len(b) > MaxSchemaBytes {
+		c.cut[noteLarge] = true
+		out = map[string]any{"type": "object", "description": noteLarge}
 	}
-	return out, nil
+	if props, _ := out["properties"].(map[string]any); len(props) == 0 && out["type"] == "object" && len(c.cut) == 0 {
+		return nil, "", nil
+	}
+	return out, c.warning(), nil
 }
 
-func convert(node, root map[string]any, depth int) map[string]any {
-	if depth > maxRefDepth {
-		return map[string]any{"type": "object", "description": "(nested too deeply to describe)"}
+// converter is one schema's conversion, with its remaining node budget,
+// the $refs being expanded (to cut cycles) and what was cut.
+type converter struct {
+	root   map[string]any
+	budget int
+	refs   map[string]bool
+	cut    map[string]bool
+}
+
+func (c *converter) stub(note string) map[string]any {
+	if c.cut == nil {
+		c.cut = map[string]bool{}
 	}
+	c.cut[note] = true
+	return map[string]any{"type": "object", "description": note}
+}
+
+func (c *converter) warning() string {
+	if len(c.cut) == 0 {
+		return ""
+	}
+	notes := make([]string, 0, len(c.cut))
+	for n := range c.cut {
+		notes = append(notes, strings.Trim(n, "()"))
+	}
+	sort.Strings(notes)
+	return fmt.Sprintf("inputSchema rendered in part, within %d nodes and depth %d: %s", MaxSchemaNodes, maxRefDepth, strings.Join(notes, "; "))
+}
+
+func (c *converter) convert(node map[string]any, depth int) map[string]any {
+	switch {
+	case depth > maxRefDepth:
+		return c.stub(noteDeep)
+	case c.budget <= 0:
+		return c.stub(noteLarge)
+	}
+	c.budget--
 	if ref, ok := node["$ref"].(string); ok {
-		if target := resolveRef(root, ref); target != nil {
+		if c.refs[ref] {
+			return c.stub(noteRecursive)
+		}
+		if target := resolveRef(c.root, ref); target != nil {
 			merged := map[string]any{}
 			for k, v := range target {
 				merged[k] = v
@@ -52,7 +110,9 @@ func convert(node, root map[string]any, depth int) map[string]any {
 			if d, ok := node["description"]; ok {
 				merged["description"] = d
 			}
-			return convert(merged, root, depth+1)
+			c.refs[ref] = true
+			defer delete(c.refs, ref)
+			return c.convert(merged, depth+1)
 		}
 		return map[string]any{"type": "object", "description": "(refers to an external schema)"}
 	}
@@ -79,20 +139,20 @@ func convert(node, root map[string]any, depth int) map[string]any {
 			conv := make(map[string]any, len(props))
 			for name, p := range props {
 				if pm, ok := p.(map[string]any); ok {
-					conv[name] = convert(pm, root, depth+1)
+					conv[name] = c.convert(pm, depth+1)
 				}
 			}
 			out["properties"] = conv
 		case "items":
 			if im, ok := v.(map[string]any); ok {
-				out["items"] = convert(im, root, depth+1)
+				out["items"] = c.convert(im, depth+1)
 			}
 		case "anyOf", "oneOf":
 			list, _ := v.([]any)
 			var conv []any
 			for _, x := range list {
 				if xm, ok := x.(map[string]any); ok {
-					conv = append(conv, convert(xm, root, depth+1))
+					conv = append(conv, c.convert(xm, depth+1))
 				}
 			}
 			if len(conv) > 0 {
@@ -153,6 +213,9 @@ func convert(node, root map[string]any, depth int) map[string]any {
 
 // resolveRef follows a local JSON pointer such as "#/$defs/Address".
 func resolveRef(root map[string]any, ref string) map[string]any {
+	if ref == "#" {
+		return root
+	}
 	if !strings.HasPrefix(ref, "#/") {
 		return nil
 	}

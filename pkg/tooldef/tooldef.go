@@ -100,8 +100,12 @@ func inputSchema(t catalog.Tool) json.RawMessage {
 //   - anthropic: Messages API {name, description, input_schema}.
 //   - gemini: a functionDeclarations entry {name, description, parameters}
 //     with the schema reduced to the OpenAPI 3.0 subset Gemini accepts.
-func Render(format string, t catalog.Tool, name string) (json.RawMessage, error) {
+//
+// The warning, when not empty, says what of the schema was left out to
+// keep the definition within bounds (see GeminiSchema).
+func Render(format string, t catalog.Tool, name string) (json.RawMessage, string, error) {
 	var v any
+	var warning string
 	switch format {
 	case "mcp":
 		v = struct {
@@ -129,17 +133,19 @@ func Render(format string, t catalog.Tool, name string) (json.RawMessage, error)
 			InputSchema json.RawMessage `json:"input_schema"`
 		}{name, t.Description, inputSchema(t)}
 	case "gemini":
-		params, err := GeminiSchema(t.InputSchema)
+		params, warn, err := GeminiSchema(t.InputSchema)
 		if err != nil {
-			return nil, fmt.Errorf("tool %s: %w", t.ID(), err)
+			return nil, "", fmt.Errorf("tool %s: %w", t.ID(), err)
 		}
+		warning = warn
 		v = struct {
 			Name        string         `json:"name"`
 			Description string         `json:"description,omitempty"`
 			Parameters  map[string]any `json:"parameters,omitempty"`
 		}{name, t.Description, params}
 	default:
-		return nil, fmt.Errorf("unknown format %q", format)
+		return nil, "", fmt.Errorf("unknown format %q", format)
 	}
-	return json.Marshal(v)
+	b, err := json.Marshal(v)
+	return b, warning, err
 }

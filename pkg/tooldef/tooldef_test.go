@@ -47,7 +47,7 @@ func TestRenderShapes(t *testing.T) {
 			"outputSchema": map[string]any{"type": "object"}, "annotations": map[string]any{"readOnlyHint": false}}},
 	}
 	for _, tt := range tests {
-		raw, err := Render(tt.format, tool, "create_issue")
+		raw, _, err := Render(tt.format, tool, "create_issue")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,12 +58,12 @@ func TestRenderShapes(t *testing.T) {
 	// No schema: OpenAI and Anthropic still get an object schema; Gemini none.
 	bare := catalog.Tool{Server: "s", Name: "ping"}
 	for format, key := range map[string]string{"openai": "function", "anthropic": "input_schema"} {
-		raw, _ := Render(format, bare, "ping")
+		raw, _, _ := Render(format, bare, "ping")
 		if !strings.Contains(string(raw), `{"type":"object","properties":{}}`) {
 			t.Errorf("Render(%s, no schema) = %s, want an empty object schema under %s", format, raw, key)
 		}
 	}
-	if raw, _ := Render("gemini", bare, "ping"); strings.Contains(string(raw), "parameters") {
+	if raw, _, _ := Render("gemini", bare, "ping"); strings.Contains(string(raw), "parameters") {
 		t.Errorf("Render(gemini, no schema) = %s, want parameters unset", raw)
 	}
 }
@@ -116,7 +116,7 @@ func TestGeminiSchema(t *testing.T) {
 		},
 		"required": ["kind", "ghost"]
 	}`
-	got, err := GeminiSchema(json.RawMessage(in))
+	got, _, err := GeminiSchema(json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
