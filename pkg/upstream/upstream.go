@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -388,11 +389,61 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 	if len(args) > 0 {
 		arguments = args
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
+	params := &mcp.CallToolParams{Name: tool, Arguments: arguments}
+	res, err := cs.CallTool(ctx, params)
+	if err != nil && sessionGone(err) {
+		// The upstream restarted or dropped the session: the call never
+		// ran there, so it is safe to reconnect and send it once more.
+		m.record(u, err)
+		u.dropSession(cs)
+		if cs, err = u.connect(ctx); err != nil {
+			m.record(u, err)
+			return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, server, u.scrub(err.Error()))
+		}
+		res, err = cs.CallTool(ctx, params)
+	}
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil:
+		m.record(u, nil)
+	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejected:
+		// The upstream answered: a protocol error is its verdict, not a
+		// failure of the connection.
+	default:
+		// A transport failure: counted by the breaker, and shown in status.
+		// The call may have reached the upstream, so it is not retried.
+		m.record(u, err)
+		u.dropSession(cs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: tools/call %s: %s", server, tool, u.scrub(err.Error()))
 	}
 	return res, nil
+}
+
+// codeRejected is the code the SDK's client transport gives a request it
+// could not deliver (an HTTP error, a write to a closed stream): a
+// transport failure dressed as a JSON-RPC error (jsonrpc2.ErrRejected,
+// internal to the SDK).
+const codeRejected = -32005
+
+// sessionGone reports whether err says the session no longer exists on
+// either side, before the request was handled.
+func sessionGone(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
+}
+
+// dropSession closes cs if it is still u's session, so the next call
+// connects afresh (and a concurrent caller's new session is kept).
+func (u *upstream) dropSession(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	if u.session != cs {
+		u.mu.Unlock()
+		return
+	}
+	u.session = nil
+	u.mu.Unlock()
+	_ = cs.Close()
 }
 
 // convert turns an MCP tool into a catalog tool of server. Its schemas

@@ -19,9 +19,15 @@ import (
 // fakeUpstream is an in-process MCP server over Streamable HTTP whose
 // transport can be made to fail.
 type fakeUpstream struct {
-	srv  *mcp.Server
-	http *httptest.Server
-	down atomic.Bool
+	srv     *mcp.Server
+	http    *httptest.Server
+	down    atomic.Bool
+	handler atomic.Pointer[mcp.StreamableHTTPHandler]
+}
+
+// restart forgets every session, as a restarted upstream process does.
+func (f *fakeUpstream) restart() {
+	f.handler.Store(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, nil))
 }
 
 func newFake(tb testing.TB, pageSize, tools int) *fakeUpstream {
@@ -30,13 +36,13 @@ func newFake(tb testing.TB, pageSize, tools int) *fakeUpstream {
 	for i := range tools {
 		f.add(fmt.Sprintf("tool_%d", i), fmt.Sprintf("Does thing number %d.", i))
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, nil)
+	f.restart()
 	f.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f.down.Load() {
 			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 			return
 		}
-		h.ServeHTTP(w, r)
+		f.handler.Load().ServeHTTP(w, r)
 	}))
 	tb.Cleanup(f.http.Close)
 	return f
@@ -179,5 +185,63 @@ func TestSecretsStayOut(t *testing.T) {
 		if strings.Contains(string(b), secret) {
 			t.Errorf("status leaks %q: %s", secret, b)
 		}
+	}
+}
+
+// TestCallAfterUpstreamRestart: a restarted upstream has forgotten the
+// session. The first call notices, counts the failure, reconnects and is
+// sent again (it never ran upstream); status shows what happened.
+func TestCallAfterUpstreamRestart(t *testing.T) {
+	f := newFake(t, 0, 2)
+	m, err := New([]Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 3}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	m.WaitFirst(t.Context())
+	if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"n":1}`)); err != nil {
+		t.Fatalf("call before the restart: %v", err)
+	}
+	f.restart()
+	for i := range 3 {
+		res, err := m.Call(t.Context(), "u", "tool_1", json.RawMessage(`{"n":2}`))
+		if err != nil || res.IsError {
+			t.Fatalf("call %d after the restart: %v %+v", i, err, res)
+		}
+	}
+	st := m.Status()[0]
+	if st.LastError == "" || st.LastErrorAt == nil || st.State != "connected" || st.Failures != 0 {
+		t.Errorf("status after a recovered restart: %+v; want the failure recorded and the upstream connected", st)
+	}
+}
+
+// TestCallTransportFailuresCount: calls that fail in transport count in
+// the breaker, which opens, and status says so.
+func TestCallTransportFailuresCount(t *testing.T) {
+	f := newFake(t, 0, 1)
+	m, err := New([]Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 2, BreakerCooldown: time.Hour}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	m.WaitFirst(t.Context())
+	f.down.Store(true)
+	for range 2 {
+		if _, err := m.Call(t.Context(), "u", "tool_0", nil); err == nil {
+			t.Fatal("a call to a down upstream succeeded")
+		}
+	}
+	st := m.Status()[0]
+	if st.Failures < 2 || st.Breaker != Open || st.State != "failing" {
+		t.Errorf("status after failed calls: %+v; want failures counted and the breaker open", st)
+	}
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("call with the breaker open: %v, want ErrUnavailable", err)
 	}
 }
