@@ -293,3 +293,41 @@ func diamond(width, levels int) string {
 	defs = append(defs, fmt.Sprintf(`"l%d":{"type":"string"}`, levels))
 	return fmt.Sprintf(`{"type":"object","properties":{"root":{"$ref":"#/$defs/l0"}},"$defs":{%s}}`, strings.Join(defs, ","))
 }
+
+// TestKeysAreExact: keys encoding/json would drop or merge are errors that
+// name the file, server and tool.
+func TestKeysAreExact(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"snake_case schema", `{"servers":[{"name":"s","tools":[{"name":"t","input_schema":{"type":"object"}}]}]}`,
+			[]string{"f.json", `server "s"`, `tool #1 "t"`, `"input_schema"`, `did you mean "inputSchema"`}},
+		{"singular annotation", `{"servers":[{"name":"s","tools":[{"name":"a"},{"name":"t","annotation":{"destructiveHint":true}}]}]}`,
+			[]string{`tool #2 "t"`, `"annotation"`, `"annotations"`}},
+		{"key in another case", `{"tools":[{"Name":"t"}]}`, []string{`"Name"`, `did you mean "name"`}},
+		{"unknown server key", `{"servers":[{"name":"s","tool":[]}]}`, []string{`server "s"`, `"tool"`}},
+		{"unknown file key", `{"tools":[{"name":"t"}],"server":"x"}`, []string{`"server"`, "f.json"}},
+		{"duplicate key in a tool", `{"tools":[{"name":"t","description":"a","description":"b"}]}`, []string{`"description"`, "repeated", ".tools[0]"}},
+		{"duplicate key in a schema", `{"tools":[{"name":"t","inputSchema":{"type":"object","required":["a"],"required":[]}}]}`, []string{`"required"`, "repeated"}},
+		{"yaml, snake_case", "servers:\n  - name: s\n    tools:\n      - name: t\n        input_schema: {type: object}\n", []string{`"input_schema"`, `tool #1 "t"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("f.json", []byte(tt.doc), "")
+			if err == nil {
+				t.Fatalf("Parse accepted %s", tt.doc)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %s", err, w)
+				}
+			}
+		})
+	}
+	// A saved tools/list answer, with the MCP fields this service ignores, loads.
+	ok := `{"tools":[{"name":"t","description":"d","inputSchema":{"type":"object"},"_meta":{"x":1},"icons":[],"execution":{}}],"nextCursor":"c","_meta":{}}`
+	if _, err := Parse("f.json", []byte(ok), ""); err != nil {
+		t.Errorf("a tools/list answer: %v", err)
+	}
+}

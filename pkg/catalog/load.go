@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
 )
 
@@ -31,8 +32,8 @@ type Server struct {
 }
 
 // file is what a catalog file may hold: servers with their tools, or a bare
-// tools/list result. Other keys (nextCursor, _meta) are ignored, because a
-// saved tools/list answer carries them.
+// tools/list result. A saved tools/list answer also carries nextCursor and
+// _meta, which are allowed and ignored (see checkKeys).
 type file struct {
 	Servers []Server `json:"servers"`
 	Tools   []Tool   `json:"tools"`
@@ -126,6 +127,9 @@ func Parse(source string, data []byte, defaultServer string) (Part, error) {
 		}
 		trimmed = j
 	}
+	if err := checkKeys(source, trimmed); err != nil {
+		return Part{}, err
+	}
 	var f file
 	if err := json.Unmarshal(trimmed, &f); err != nil {
 		return Part{}, fmt.Errorf("catalog %s: %w", source, describeJSONError(trimmed, err))
@@ -172,4 +176,63 @@ func describeJSONError(data []byte, err error) error {
 		}
 	}
 	return fmt.Errorf("line %d, column %d: %w", line, col, err)
+}
+
+// The keys a catalog file may use, at each level, exactly (case
+// included). MCP fields this service does not use are allowed, so a saved
+// tools/list answer loads as it is.
+var (
+	fileKeys   = []string{"servers", "tools", "nextCursor", "_meta"}
+	serverKeys = []string{"name", "tools"}
+	toolKeys   = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons", "execution"}
+)
+
+// checkKeys rejects what encoding/json would silently drop or merge: a
+// repeated key anywhere, and a key that is not one of the known ones at
+// the file, server or tool level (an "input_schema" would lose the tool's
+// parameters, an "annotation" its destructive hint). The error names the
+// file, server and tool.
+func checkKeys(source string, data []byte) error {
+	if err := jsonkeys.Duplicates(data); err != nil {
+		return fmt.Errorf("catalog %s: %w", source, err)
+	}
+	var f struct {
+		Servers []map[string]json.RawMessage `json:"servers"`
+		Tools   []map[string]json.RawMessage `json:"tools"`
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil || json.Unmarshal(data, &f) != nil {
+		return nil // not this shape: the decoder says what is wrong
+	}
+	if err := jsonkeys.Known(top, fileKeys, ""); err != nil {
+		return fmt.Errorf("catalog %s: %w", source, err)
+	}
+	tools := func(server string, ts []map[string]json.RawMessage) error {
+		for i, t := range ts {
+			if err := jsonkeys.Known(t, toolKeys, ""); err != nil {
+				return &Error{Source: source, Server: server, Tool: nameOf(t), Index: i, Problem: err.Error()}
+			}
+		}
+		return nil
+	}
+	for _, s := range f.Servers {
+		name := nameOf(s)
+		if err := jsonkeys.Known(s, serverKeys, ""); err != nil {
+			return &Error{Source: source, Server: name, Index: -1, Problem: err.Error()}
+		}
+		var ts []map[string]json.RawMessage
+		if raw, ok := s["tools"]; ok && json.Unmarshal(raw, &ts) != nil {
+			return nil
+		}
+		if err := tools(name, ts); err != nil {
+			return err
+		}
+	}
+	return tools("(tools/list)", f.Tools)
+}
+
+func nameOf(obj map[string]json.RawMessage) string {
+	var name string
+	_ = json.Unmarshal(obj["name"], &name)
+	return name
 }

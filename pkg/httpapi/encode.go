@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	gojson "github.com/goccy/go-json"
 
+	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -150,6 +152,15 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 	if !utf8.Valid(body) {
 		return v, errorf(http.StatusBadRequest, "invalid_utf8", "request body is not valid UTF-8")
 	}
+	// encoding/json would take {"QUERY":…} as "query" and keep the last of
+	// two equal keys; both are errors here, as unknown fields are.
+	if err := jsonkeys.Object(body, knownFields[T]()); err != nil {
+		var ke *jsonkeys.Error
+		if errors.As(err, &ke) && ke.Problem == "repeated" {
+			return v, errorf(http.StatusBadRequest, "duplicate_field", "%s", clip(ke.Error(), 200))
+		}
+		return v, errorf(http.StatusBadRequest, "unknown_field", "%s", clip(err.Error(), 200))
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
@@ -160,6 +171,19 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 	}
 	return v, nil
 }
+
+// knownFields are T's JSON keys, found once per type.
+func knownFields[T any]() []string {
+	t := reflect.TypeFor[T]()
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]string)
+	}
+	f := jsonkeys.Fields[T]()
+	fieldCache.Store(t, f)
+	return f
+}
+
+var fieldCache sync.Map // reflect.Type -> []string
 
 // jsonError turns a decoding error into a message that names the problem
 // (the field, the offset) without echoing the body back.

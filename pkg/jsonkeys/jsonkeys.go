@@ -1,0 +1,162 @@
+// Package jsonkeys checks the keys of JSON objects before encoding/json
+// reads them. encoding/json keeps the last of two equal keys and matches
+// keys to fields regardless of case, so {"query":"a","QUERY":"b"} quietly
+// becomes a request for "b"; an API that rejects unknown fields should
+// reject those too.
+package jsonkeys
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// Error is a key problem, with the path of the object that holds it
+// (".servers[2].tools[0]").
+type Error struct {
+	Path    string
+	Key     string
+	Problem string // "repeated" or "unknown"
+	Hint    string // for an unknown key: the known key it differs from in case or spelling
+}
+
+func (e *Error) Error() string {
+	where := ""
+	if e.Path != "" {
+		where = " in " + e.Path
+	}
+	msg := fmt.Sprintf("key %q%s is %s", e.Key, where, e.Problem)
+	if e.Hint != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", e.Hint)
+	}
+	return msg
+}
+
+// Duplicates reports the first key repeated within one object, at any
+// depth, as an *Error. Malformed JSON is not its concern: it returns nil
+// and leaves the decoder to say what is wrong.
+func Duplicates(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	err := walk(dec, "")
+	var ke *Error
+	if errors.As(err, &ke) {
+		return ke
+	}
+	return nil
+}
+
+func walk(dec *json.Decoder, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, _ := kt.(string)
+			if seen[key] {
+				return &Error{Path: path, Key: key, Problem: "repeated"}
+			}
+			seen[key] = true
+			if err := walk(dec, path+"."+key); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := walk(dec, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	return nil
+}
+
+// Known checks that every key of obj is exactly one of allowed (case
+// included). path names obj in the error.
+func Known(obj map[string]json.RawMessage, allowed []string, path string) error {
+	for key := range obj {
+		if !contains(allowed, key) {
+			return &Error{Path: path, Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
+		}
+	}
+	return nil
+}
+
+// Fields lists the JSON keys of struct type T's fields, embedded structs'
+// included, as encoding/json names them.
+func Fields[T any]() []string {
+	var out []string
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			name, _, _ := strings.Cut(tag, ",")
+			switch {
+			case name == "-":
+			case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+				add(f.Type)
+			case !f.IsExported():
+			case name == "":
+				out = append(out, f.Name)
+			default:
+				out = append(out, name)
+			}
+		}
+	}
+	add(reflect.TypeFor[T]())
+	return out
+}
+
+// Object checks a JSON object's top-level keys against allowed and every
+// object in it for repeated keys. Data that is not an object is left to
+// the decoder.
+func Object(data []byte, allowed []string) error {
+	if err := Duplicates(data); err != nil {
+		return err
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		return nil
+	}
+	return Known(obj, allowed, "")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// nearest is the allowed key that key matches ignoring case, "_" and "-",
+// so input_schema suggests inputSchema and QUERY suggests query.
+func nearest(key string, allowed []string) string {
+	norm := func(s string) string {
+		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
+	}
+	for _, a := range allowed {
+		if norm(a) == norm(key) || norm(a) == norm(key)+"s" || norm(a)+"s" == norm(key) {
+			return a
+		}
+	}
+	return ""
+}
+
