@@ -159,4 +159,3 @@ func nearest(key string, allowed []string) string {
 	}
 	return ""
 }
-
