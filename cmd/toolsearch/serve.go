@@ -128,7 +128,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining)),
+		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining, file.Limits)),
 		ReadHeaderTimeout: 5 * time.Second,
 		// Headers carry a key and a few short values; net/http's 1 MiB
 		// default lets each request hold a megabyte of method or path.
@@ -176,8 +176,25 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	return nil
 }
 
-func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool) httpapi.Options {
-	o := httpapi.Options{Logger: logger, Registerer: reg, Gatherer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), Draining: draining}
+// Search rate defaults per API key (or client address): far above what a
+// router sends, far below what would run up a provider bill.
+const (
+	defaultSearchRate  = 50
+	defaultSearchBurst = 100
+)
+
+func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, lim config.Limits) httpapi.Options {
+	o := httpapi.Options{Logger: logger, Registerer: reg, Gatherer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), Draining: draining,
+		SearchRate: lim.SearchRate, SearchBurst: lim.SearchBurst}
+	switch {
+	case o.SearchRate == 0:
+		o.SearchRate = defaultSearchRate
+	case o.SearchRate < 0:
+		o.SearchRate = 0 // off
+	}
+	if o.SearchBurst <= 0 {
+		o.SearchBurst = max(defaultSearchBurst, int(o.SearchRate))
+	}
 	if ups != nil { // a nil *Manager in the interface would not be nil
 		o.Upstreams = ups
 	}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -19,15 +21,33 @@ type HTTPSearcher struct {
 	Client  *http.Client // http.DefaultClient when nil
 }
 
-// Search posts the request to /mcp/tool-search.
+// Search posts the request to /mcp/tool-search. A 429 (the server's rate
+// limit) is waited out, as its Retry-After says, up to five times: an
+// eval measures ranking, and a throttled query is no miss.
 func (h *HTTPSearcher) Search(ctx context.Context, sr search.Request) (Answer, error) {
+	for try := 0; ; try++ {
+		ans, wait, err := h.search(ctx, sr)
+		if wait == 0 || try == 5 {
+			return ans, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Answer{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, time.Duration, error) {
 	body, err := json.Marshal(sr)
 	if err != nil {
-		return Answer{}, err
+		return Answer{}, 0, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(h.BaseURL, "/")+"/mcp/tool-search", bytes.NewReader(body))
 	if err != nil {
-		return Answer{}, err
+		return Answer{}, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if h.Token != "" {
@@ -39,15 +59,22 @@ func (h *HTTPSearcher) Search(ctx context.Context, sr search.Request) (Answer, e
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return Answer{}, err
+		return Answer{}, 0, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return Answer{}, err
+		return Answer{}, 0, err
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		secs, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if err != nil || secs < 1 || secs > 60 {
+			secs = 1
+		}
+		return Answer{}, time.Duration(secs) * time.Second, fmt.Errorf("POST /mcp/tool-search: %s", resp.Status)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Answer{}, fmt.Errorf("POST /mcp/tool-search: %s: %s", resp.Status, bytes.TrimSpace(data))
+		return Answer{}, 0, fmt.Errorf("POST /mcp/tool-search: %s: %s", resp.Status, bytes.TrimSpace(data))
 	}
 	var out struct {
 		Tools []struct {
@@ -57,11 +84,11 @@ func (h *HTTPSearcher) Search(ctx context.Context, sr search.Request) (Answer, e
 		Confidence *float32 `json:"confidence"`
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
-		return Answer{}, fmt.Errorf("POST /mcp/tool-search: decode answer: %w", err)
+		return Answer{}, 0, fmt.Errorf("POST /mcp/tool-search: decode answer: %w", err)
 	}
 	ans := Answer{Tools: make([]ToolKey, len(out.Tools)), Confidence: out.Confidence}
 	for i, t := range out.Tools {
 		ans.Tools[i] = ToolKey{t.Server, t.Name}
 	}
-	return ans, nil
+	return ans, 0, nil
 }

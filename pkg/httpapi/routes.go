@@ -18,6 +18,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(logger, svc)) // bearer API keys, when configured
+		r.Use(throttle(opts.SearchRate, opts.SearchBurst))
 		r.Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
 		r.Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
 		if opts.MCP != nil {

@@ -38,6 +38,11 @@ type Options struct {
 	// Draining, when set and true, makes /readyz answer 503 so that load
 	// balancers stop sending traffic before the server shuts down.
 	Draining *atomic.Bool
+	// SearchRate limits search requests (search, templates, /mcp) per API
+	// key, or per client address without keys, to this many a second with
+	// bursts of SearchBurst. 0: no limit.
+	SearchRate  float64
+	SearchBurst int
 }
 
 // NewServer returns the API's handler.

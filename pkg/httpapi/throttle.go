@@ -1,0 +1,65 @@
+package httpapi
+
+import (
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/time/rate"
+)
+
+// maxAnonymousBuckets bounds the per-address buckets of anonymous callers:
+// a caller rotating addresses only evicts the oldest, never grows memory.
+const maxAnonymousBuckets = 4096
+
+// throttle limits search requests to rps a second per API key, with
+// bursts of burst, so that uncached queries cannot turn into unbounded
+// embedding-provider calls. Without keys (anonymous), each client address
+// has its own budget. Over it: 429 with Retry-After.
+func throttle(rps float64, burst int) func(http.Handler) http.Handler {
+	if rps <= 0 {
+		return func(next http.Handler) http.Handler { return next }
+	}
+	burst = max(burst, 1)
+	var mu sync.Mutex
+	keyed := map[string]*rate.Limiter{} // bounded by the configured keys
+	anon, _ := lru.New[string, *rate.Limiter](maxAnonymousBuckets)
+	limiter := func(r *http.Request) *rate.Limiter {
+		key := callerFrom(r.Context()).Key
+		mu.Lock()
+		defer mu.Unlock()
+		if key != "" {
+			l := keyed[key]
+			if l == nil {
+				l = rate.NewLimiter(rate.Limit(rps), burst)
+				keyed[key] = l
+			}
+			return l
+		}
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		l, ok := anon.Get(host)
+		if !ok {
+			l = rate.NewLimiter(rate.Limit(rps), burst)
+			anon.Add(host, l)
+		}
+		return l
+	}
+	retry := strconv.Itoa(int(math.Ceil(1 / rps)))
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !limiter(r).Allow() {
+				w.Header().Set("Retry-After", retry)
+				writeError(w, r, nil, errorf(http.StatusTooManyRequests, "rate_limited",
+					"more than %g search requests a second (bursts of %d) for this caller; retry after %s s", rps, burst, retry))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
