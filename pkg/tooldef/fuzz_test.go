@@ -1,0 +1,42 @@
+package tooldef
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+)
+
+// FuzzRender renders arbitrary input schemas in every format: never a
+// panic, always JSON, and never larger than the bounds allow, whatever the
+// $refs (seeds in testdata/fuzz/FuzzRender hold recursive and wide ones).
+func FuzzRender(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`,
+		`{"type":"object","properties":{"next":{"$ref":"#"}}}`,
+		`{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`,
+		recursiveSchema(8),
+		`{"type":["string","null"],"enum":[1,"a",null],"const":3,"oneOf":[{"$ref":"#/x~1y"}]}`,
+		`{}`, `[]`, `null`, `{"properties":{"":{"items":{"items":{"$ref":"#/properties"}}}}}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, schema string) {
+		if !json.Valid([]byte(schema)) || len(schema) > 64<<10 {
+			return
+		}
+		tool := catalog.Tool{Server: "s", Name: "t", Description: "d", InputSchema: json.RawMessage(schema)}
+		for _, format := range Formats {
+			raw, _, err := Render(format, tool, "t")
+			if err != nil {
+				continue // a schema that is not an object: an error, not a panic
+			}
+			if !json.Valid(raw) {
+				t.Fatalf("%s: invalid JSON from %s", format, schema)
+			}
+			if len(raw) > MaxSchemaBytes+2*len(schema)+1024 {
+				t.Fatalf("%s: %d bytes from a %d-byte schema", format, len(raw), len(schema))
+			}
+		}
+	})
+}
