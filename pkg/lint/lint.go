@@ -75,6 +75,7 @@ func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 		out = append(out, checkTool(t, cfg)...)
 	}
 	out = append(out, duplicates(cat, vecs, cfg)...)
+	out = append(out, ambiguousIDs(cat)...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Severity != out[j].Severity {
 			return out[i].Severity == Error
@@ -84,6 +85,26 @@ func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 		}
 		return out[i].Rule < out[j].Rule
 	})
+	return out
+}
+
+// ambiguousIDs finds tools whose "server/tool" reads the same (server a
+// with tool b/c, server a/b with tool c): select:a/b/c cannot name either.
+func ambiguousIDs(cat *catalog.Catalog) []Finding {
+	byID := map[string][]catalog.Tool{}
+	for _, t := range cat.Tools() {
+		byID[t.ID()] = append(byID[t.ID()], t)
+	}
+	var out []Finding
+	for id, ts := range byID {
+		if len(ts) < 2 {
+			continue
+		}
+		for _, t := range ts {
+			out = append(out, Finding{Severity: Warning, Rule: "ambiguous-id", Tool: id,
+				Message: fmt.Sprintf("%q is tool %q of server %q and of another server: references to it are ambiguous; rename one", id, t.Name, t.Server)})
+		}
+	}
 	return out
 }
 

@@ -74,3 +74,22 @@ func TestDefaultCatalogHasNoErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestAmbiguousIDs(t *testing.T) {
+	cat, err := catalog.New([]catalog.Part{{Source: "t", Servers: []catalog.Server{
+		{Name: "a", Tools: []catalog.Tool{{Name: "b/c", Description: "Read one thing from the store."}}},
+		{Name: "a/b", Tools: []catalog.Tool{{Name: "c", Description: "Write another thing to the store."}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range Check(cat, nil, Config{}) {
+		if f.Rule == "ambiguous-id" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d ambiguous-id findings, want one per tool (2)", n)
+	}
+}

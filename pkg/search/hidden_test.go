@@ -174,3 +174,24 @@ func answerJSON(tb testing.TB, svc *Service, req Request) string {
 	}
 	return string(b)
 }
+
+// TestSelectAmbiguous: select:a/b/c, when server a has tool b/c and server
+// a/b has tool c, names two tools: the answer says so instead of calling
+// the name unknown.
+func TestSelectAmbiguous(t *testing.T) {
+	cat, err := catalog.New([]catalog.Part{{Source: "t", Servers: []catalog.Server{
+		{Name: "a", Tools: []catalog.Tool{{Name: "b/c", Description: "one"}}},
+		{Name: "a/b", Tools: []catalog.Tool{{Name: "c", Description: "two"}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := New(Config{Embedder: embed.NewLocal(64)})
+	if _, err := svc.Build(t.Context(), &Setup{Catalog: cat}); err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, svc, Request{Query: "select:a/b/c,nope"})
+	if res.Diagnostic == nil || !slices.Equal(res.Diagnostic.Ambiguous, []string{"a/b/c"}) || !slices.Equal(res.Diagnostic.Unknown, []string{"nope"}) {
+		t.Errorf("select:a/b/c,nope: diagnostic %+v, want a/b/c ambiguous and nope unknown", res.Diagnostic)
+	}
+}
