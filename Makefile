@@ -21,7 +21,7 @@ FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/tokenize:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embed:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest
 
-.PHONY: run build test vet fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
+.PHONY: hostile run build test vet fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -134,6 +134,13 @@ LOADROUNDS ?= 6
 load:
 	$(GO) build -o bin/loadgen ./cmd/loadgen
 	@for m in hybrid semantic keyword; do ./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode $$m; echo; done
+
+# 60 s of hostile requests against the binary (RELIABILITY.md): RSS before
+# and after, /metrics and status sizes, per-attack status codes.
+HOSTILETIME ?= 60s
+hostile: build
+	$(GO) build -o bin/hostile ./cmd/hostile
+	./bin/hostile -bin $(BIN) -d $(HOSTILETIME)
 
 # 64 concurrent searchers while the index is rebuilt every 100 ms, under
 # -race (make test runs the same test for 6 s).

@@ -1,0 +1,303 @@
+// Command hostile runs a bounded load of hostile requests against a
+// toolsearch binary it starts on 127.0.0.1, and reports the server's
+// memory (RSS from /proc) before, during and after, with the size of
+// /metrics and of the answers: RELIABILITY.md's attack table comes from it.
+//
+// The mix: made-up and oversized HTTP methods, long paths and request ids,
+// a recursive-schema tool rendered for gemini, MCP initialize floods, and
+// anonymous status polling. Every loop is bounded by -d; nothing is sent
+// anywhere but the server it started.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("hostile", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bin := fs.String("bin", "bin/toolsearch", "the toolsearch binary to attack")
+	dur := fs.Duration("d", 60*time.Second, "how long the attack runs")
+	workers := fs.Int("c", 8, "concurrent attackers")
+	throttled := fs.Bool("throttle", true, "keep the server's search throttle on (off: every request reaches the handlers)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "hostile")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cat, cfg := filepath.Join(dir, "catalog.json"), filepath.Join(dir, "config.yaml")
+	if err := writeFixtures(cat, cfg, *throttled); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.CommandContext(ctx, *bin, "serve", "-addr", addr, "-catalog", cat, "-config", cfg, "-log-level", "error")
+	cmd.Env = append(os.Environ(), "HOSTILE_KEY=key-hostile", "TOOLSEARCH_ADMIN_TOKEN=admin-hostile")
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard // the logs' size is measured by the unit tests
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	base := "http://" + addr
+	if err := waitReady(ctx, base); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
+	idle := rss(cmd.Process.Pid)
+	var peak atomic.Int64
+	peak.Store(idle)
+	st := &stats{codes: map[int]int{}}
+	actx, cancel := context.WithTimeout(ctx, *dur)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // sample memory
+		defer wg.Done()
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-actx.Done():
+				return
+			case <-t.C:
+				if r := rss(cmd.Process.Pid); r > peak.Load() {
+					peak.Store(r)
+				}
+			}
+		}
+	}()
+	for w := range *workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 99))
+			client := &http.Client{Timeout: 30 * time.Second}
+			for actx.Err() == nil {
+				kind := attacks[r.IntN(len(attacks))]
+				code, n := kind.send(actx, client, base, r)
+				st.add(kind.name, code, n)
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(time.Second)
+	end := rss(cmd.Process.Pid)
+	metrics := size(base+"/metrics", "")
+	status := size(base+"/mcp/tool-search/status", "")
+	fmt.Fprintf(stdout, "duration %s, %d attackers, %d requests\n", *dur, *workers, st.total)
+	fmt.Fprintf(stdout, "RSS idle %.1f MB, peak %.1f MB (%.2fx), after %.1f MB (%.2fx)\n",
+		mb(idle), mb(peak.Load()), float64(peak.Load())/float64(idle), mb(end), float64(end)/float64(idle))
+	fmt.Fprintf(stdout, "/metrics %d bytes, anonymous status %d bytes\n", metrics, status)
+	fmt.Fprintln(stdout, "attack                         requests  largest answer  status codes")
+	for _, a := range attacks {
+		fmt.Fprintf(stdout, "%-30s %8d  %14d  %s\n", a.name, st.count[a.name], st.largest[a.name], st.codesOf(a.name))
+	}
+	return nil
+}
+
+type attack struct {
+	name string
+	send func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int)
+}
+
+var attacks = []attack{
+	{"made-up method", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		m := fmt.Sprintf("M%08X", r.Uint32())
+		return do(ctx, c, m, base+"/mcp/tool-search", "", "", nil)
+	}},
+	{"30 KB method", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, strings.Repeat("X", 30<<10), base+"/mcp/tool-search", "", "", nil)
+	}},
+	{"30 KB path and request id", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodGet, base+"/"+strings.Repeat("p", 30<<10), "", "", map[string]string{"X-Request-Id": strings.Repeat("i", 20<<10)})
+	}},
+	{"recursive schema, gemini", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodPost, base+"/mcp/tool-search", "key-hostile",
+			`{"query":"select:evil/recurse","format":"gemini","include_schema":true}`, nil)
+	}},
+	{"MCP initialize flood", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodPost, base+"/mcp", "key-hostile",
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`,
+			map[string]string{"Accept": "application/json, text/event-stream"})
+	}},
+	{"MCP 500 KB method", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodPost, base+"/mcp", "key-hostile",
+			`{"jsonrpc":"2.0","id":1,"method":"`+strings.Repeat("m", 500<<10)+`"}`, map[string]string{"Accept": "application/json, text/event-stream"})
+	}},
+	{"anonymous status", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodGet, base+"/mcp/tool-search/status", "", "", nil)
+	}},
+	{"search, keyed", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodPost, base+"/mcp/tool-search", "key-hostile", fmt.Sprintf(`{"query":"open issue %d"}`, r.IntN(1e6)), nil)
+	}},
+}
+
+func do(ctx context.Context, c *http.Client, method, url, key, body string, headers map[string]string) (int, int) {
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return -1, 0
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, 0 // refused or cut: counted as status 0
+	}
+	defer resp.Body.Close()
+	n, _ := io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, int(n)
+}
+
+type stats struct {
+	mu      sync.Mutex
+	total   int
+	count   map[string]int
+	largest map[string]int
+	codes   map[int]int
+	byKind  map[string]map[int]int
+}
+
+func (s *stats) add(kind string, code, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.count == nil {
+		s.count, s.largest, s.byKind = map[string]int{}, map[string]int{}, map[string]map[int]int{}
+	}
+	s.total++
+	s.count[kind]++
+	s.largest[kind] = max(s.largest[kind], n)
+	if s.byKind[kind] == nil {
+		s.byKind[kind] = map[int]int{}
+	}
+	s.byKind[kind][code]++
+}
+
+func (s *stats) codesOf(kind string) string {
+	var codes []int
+	for c := range s.byKind[kind] {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	var parts []string
+	for _, c := range codes {
+		parts = append(parts, fmt.Sprintf("%d×%d", c, s.byKind[kind][c]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func waitReady(ctx context.Context, base string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return errors.New("the server never became ready")
+}
+
+// rss is the process's resident set, in bytes, from /proc.
+func rss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func size(url, key string) int {
+	_, n := do(context.Background(), http.DefaultClient, http.MethodGet, url, key, "", nil)
+	return n
+}
+
+func mb(b int64) float64 { return float64(b) / (1 << 20) }
+
+// writeFixtures writes a catalog with a recursive-schema tool and 5,000
+// undescribed tools (a warning each), and a config with one API key (and
+// the search throttle off, when not throttled).
+func writeFixtures(catPath, cfgPath string, throttled bool) error {
+	type tool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	}
+	// 1.5 KB whose inlining never ends: 30 properties that each refer
+	// back to the definition that holds them.
+	var props []string
+	for i := range 30 {
+		props = append(props, fmt.Sprintf(`"p%d":{"$ref":"#/$defs/n"}`, i))
+	}
+	recursive := fmt.Sprintf(`{"type":"object","properties":{"root":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"object","properties":{%s}}}}`, strings.Join(props, ","))
+	bulk := make([]tool, 5000)
+	for i := range bulk {
+		bulk[i] = tool{Name: fmt.Sprintf("bulk_%d", i)}
+	}
+	cat := map[string]any{"servers": []any{
+		map[string]any{"name": "evil", "tools": []tool{{Name: "recurse", Description: "A tool whose schema refers to itself.", InputSchema: json.RawMessage(recursive)}}},
+		map[string]any{"name": "github", "tools": []tool{{Name: "create_issue", Description: "Open an issue in a repository."}}},
+		map[string]any{"name": "bulk", "tools": bulk},
+	}}
+	b, err := json.Marshal(cat)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(catPath, b, 0o600); err != nil {
+		return err
+	}
+	cfg := "auth:\n  keys:\n    - name: hostile\n      key_env: HOSTILE_KEY\n"
+	if !throttled {
+		cfg += "limits:\n  search_rate: -1\n"
+	}
+	return os.WriteFile(cfgPath, []byte(cfg), 0o600)
+}
