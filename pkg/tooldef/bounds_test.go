@@ -36,6 +36,8 @@ func TestRenderingIsBounded(t *testing.T) {
 		{"recursive, 1.5 KB", recursiveSchema(20), "recursive"},
 		{"a diamond of definitions (4^5 leaves)", wide, "rendered in part"},
 		{"self-reference through items", `{"type":"object","properties":{"list":{"type":"array","items":{"$ref":"#"}}}}`, "recursive"},
+		// Large without any $ref: a description over the size bound.
+		{"300 KB, no refs", `{"type":"object","properties":{"a":{"type":"string","description":"` + strings.Repeat("v", 300<<10) + `"}}}`, "too large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -51,10 +51,6 @@ func GeminiSchema(raw json.RawMessage) (map[string]any, string, error) {
 	}
 	c := converter{root: root, budget: MaxSchemaNodes, refs: map[string]bool{}}
 	out := c.convert(root, 0)
-	if b, err := json.Marshal(out); err == nil && len(b) > MaxSchemaBytes {
-		c.cut[noteLarge] = true
-		out = map[string]any{"type": "object", "description": noteLarge}
-	}
 	if props, _ := out["properties"].(map[string]any); len(props) == 0 && out["type"] == "object" && len(c.cut) == 0 {
 		return nil, "", nil
 	}
@@ -79,15 +75,42 @@ func (c *converter) stub(note string) map[string]any {
 }
 
 func (c *converter) warning() string {
-	if len(c.cut) == 0 {
-		return ""
-	}
 	notes := make([]string, 0, len(c.cut))
 	for n := range c.cut {
-		notes = append(notes, strings.Trim(n, "()"))
+		notes = append(notes, n)
+	}
+	return cutWarning(notes...)
+}
+
+// cutWarning says which parts of a schema were left out, and why.
+func cutWarning(notes ...string) string {
+	if len(notes) == 0 {
+		return ""
+	}
+	for i, n := range notes {
+		notes[i] = strings.Trim(n, "()")
 	}
 	sort.Strings(notes)
-	return fmt.Sprintf("inputSchema rendered in part, within %d nodes and depth %d: %s", MaxSchemaNodes, maxRefDepth, strings.Join(notes, "; "))
+	return fmt.Sprintf("inputSchema rendered in part, within %d nodes, depth %d and %d KiB: %s", MaxSchemaNodes, maxRefDepth, MaxSchemaBytes>>10, strings.Join(notes, "; "))
+}
+
+// geminiParameters is the rendered parameters of a Gemini declaration,
+// cut to a stub when over MaxSchemaBytes (long descriptions or enums can
+// make a schema large without any $ref). nil: no parameters.
+func geminiParameters(raw json.RawMessage) (json.RawMessage, string, error) {
+	params, warning, err := GeminiSchema(raw)
+	if err != nil || params == nil {
+		return nil, warning, err
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(b) > MaxSchemaBytes {
+		b, _ = json.Marshal(map[string]any{"type": "object", "description": noteLarge})
+		warning = cutWarning(noteLarge)
+	}
+	return b, warning, nil
 }
 
 func (c *converter) convert(node map[string]any, depth int) map[string]any {

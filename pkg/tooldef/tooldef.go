@@ -133,15 +133,15 @@ func Render(format string, t catalog.Tool, name string) (json.RawMessage, string
 			InputSchema json.RawMessage `json:"input_schema"`
 		}{name, t.Description, inputSchema(t)}
 	case "gemini":
-		params, warn, err := GeminiSchema(t.InputSchema)
+		params, warn, err := geminiParameters(t.InputSchema)
 		if err != nil {
 			return nil, "", fmt.Errorf("tool %s: %w", t.ID(), err)
 		}
 		warning = warn
 		v = struct {
-			Name        string         `json:"name"`
-			Description string         `json:"description,omitempty"`
-			Parameters  map[string]any `json:"parameters,omitempty"`
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Parameters  json.RawMessage `json:"parameters,omitempty"`
 		}{name, t.Description, params}
 	default:
 		return nil, "", fmt.Errorf("unknown format %q", format)
