@@ -81,12 +81,13 @@ func isJSONObject(raw []byte) bool {
 	return len(raw) >= 2 && raw[0] == '{'
 }
 
-// Bounds on inlining a schema's $refs, as provider formats that cannot
-// carry $refs do (tooldef.GeminiSchema cuts at the same node count).
-const maxInlinedNodes = 2000
+// MaxInlinedNodes bounds inlining a schema's $refs, as provider formats
+// that cannot carry $refs do: tooldef cuts its rendering there, and a tool
+// that would need more is warned about at load.
+const MaxInlinedNodes = 2000
 
 // refWarning says when inlining the schema's local $refs would not end
-// (a $ref into a schema that contains it) or would exceed maxInlinedNodes:
+// (a $ref into a schema that contains it) or would exceed MaxInlinedNodes:
 // such a tool is rendered in part for those providers. The count is made
 // without expanding anything, memoised per $ref, so a hostile schema costs
 // its own size, not its expansion.
@@ -103,8 +104,8 @@ func refWarning(raw json.RawMessage) string {
 	switch {
 	case c.recursive:
 		return "inputSchema's $refs are recursive: formats that inline them (gemini) get it in part"
-	case n > maxInlinedNodes:
-		return fmt.Sprintf("inputSchema's $refs inline to over %d nodes: formats that inline them (gemini) get it in part", maxInlinedNodes)
+	case n > MaxInlinedNodes:
+		return fmt.Sprintf("inputSchema's $refs inline to over %d nodes: formats that inline them (gemini) get it in part", MaxInlinedNodes)
 	}
 	return ""
 }
@@ -138,7 +139,7 @@ func (c *refCounter) count(v any, depth int) float64 {
 				c.recursive = true
 				return 0
 			}
-			target := resolvePointer(c.root, ref)
+			target := ResolvePointer(c.root, ref)
 			if target == nil {
 				return 1
 			}
@@ -160,8 +161,9 @@ func (c *refCounter) count(v any, depth int) float64 {
 	return 0
 }
 
-// resolvePointer follows a local JSON pointer ("#", "#/$defs/x").
-func resolvePointer(root any, ref string) any {
+// ResolvePointer follows a local JSON pointer ("#", "#/$defs/x") into a
+// decoded schema; nil when it leads nowhere or is not local.
+func ResolvePointer(root any, ref string) any {
 	if ref == "#" {
 		return root
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
 // geminiKeys are the Schema fields Gemini's function declarations accept
@@ -23,7 +25,7 @@ var geminiKeys = map[string]bool{
 // replaced by a stub that says so.
 const (
 	maxRefDepth    = 8
-	MaxSchemaNodes = 2000
+	MaxSchemaNodes = catalog.MaxInlinedNodes
 	MaxSchemaBytes = 256 << 10
 )
 
@@ -125,7 +127,7 @@ func (c *converter) convert(node map[string]any, depth int) map[string]any {
 		if c.refs[ref] {
 			return c.stub(noteRecursive)
 		}
-		if target := resolveRef(c.root, ref); target != nil {
+		if target, _ := catalog.ResolvePointer(c.root, ref).(map[string]any); target != nil {
 			merged := map[string]any{}
 			for k, v := range target {
 				merged[k] = v
@@ -232,25 +234,4 @@ func (c *converter) convert(node map[string]any, depth int) map[string]any {
 		}
 	}
 	return out
-}
-
-// resolveRef follows a local JSON pointer such as "#/$defs/Address".
-func resolveRef(root map[string]any, ref string) map[string]any {
-	if ref == "#" {
-		return root
-	}
-	if !strings.HasPrefix(ref, "#/") {
-		return nil
-	}
-	var cur any = root
-	for _, part := range strings.Split(ref[2:], "/") {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[part]
-	}
-	m, _ := cur.(map[string]any)
-	return m
 }
