@@ -44,6 +44,19 @@ func Validate(vecs [][]float32, n, dim int) (int, error) {
 // Normalize scales v to unit L2 length in place and reports its original
 // length. A zero vector stays zero.
 func Normalize(v []float32) float64 {
+	norm := Norm(v)
+	if norm == 0 {
+		return 0
+	}
+	inv := float32(1 / norm)
+	for i := range v {
+		v[i] *= inv
+	}
+	return norm
+}
+
+// Norm is v's L2 length.
+func Norm(v []float32) float64 {
 	// Four partial sums, so the additions need not wait for each other;
 	// in float64 the order changes nothing a float32 result can show.
 	var s0, s1, s2, s3 float64
@@ -58,15 +71,7 @@ func Normalize(v []float32) float64 {
 	for ; i < len(v); i++ {
 		s0 += float64(v[i]) * float64(v[i])
 	}
-	norm := math.Sqrt((s0 + s1) + (s2 + s3))
-	if norm == 0 {
-		return 0
-	}
-	inv := float32(1 / norm)
-	for i := range v {
-		v[i] *= inv
-	}
-	return norm
+	return math.Sqrt((s0 + s1) + (s2 + s3))
 }
 
 // finite reports whether every element of v is a number: x-x is 0 for a

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -324,7 +323,7 @@ func (o *OpenAI) request(ctx context.Context, texts []string) ([][]float32, erro
 	// A zero vector has no direction: as a row it matches nothing, as a
 	// query it ranks nothing. A provider that sends one is failing.
 	for i, v := range vecs {
-		if Normalize(slices.Clone(v)) < minNorm {
+		if Norm(v) < minNorm {
 			return nil, fmt.Errorf("%w: vector %d is (near) zero", ErrBadResponse, i)
 		}
 	}
