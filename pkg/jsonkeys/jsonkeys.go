@@ -39,10 +39,14 @@ func (e *Error) Error() string {
 // Duplicates reports the first key repeated within one object, at any
 // depth, as an *Error. Malformed JSON is not its concern: it returns nil
 // and leaves the decoder to say what is wrong.
-func Duplicates(data []byte) error {
+func Duplicates(data []byte) error { return check(data, nil) }
+
+// check walks data once, failing on a repeated key anywhere and, when
+// allowed is not nil, on a top-level key outside it.
+func check(data []byte, allowed []string) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	err := walk(dec, "")
+	err := walk(dec, "", allowed)
 	var ke *Error
 	if errors.As(err, &ke) {
 		return ke
@@ -50,7 +54,9 @@ func Duplicates(data []byte) error {
 	return nil
 }
 
-func walk(dec *json.Decoder, path string) error {
+// walk reads one value; allowed, when not nil, is what this value's keys
+// may be (only the top level is checked).
+func walk(dec *json.Decoder, path string, allowed []string) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -67,8 +73,11 @@ func walk(dec *json.Decoder, path string) error {
 			if seen[key] {
 				return &Error{Path: path, Key: key, Problem: "repeated"}
 			}
+			if allowed != nil && !contains(allowed, key) {
+				return &Error{Path: path, Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
+			}
 			seen[key] = true
-			if err := walk(dec, path+"."+key); err != nil {
+			if err := walk(dec, path+"."+key, nil); err != nil {
 				return err
 			}
 		}
@@ -76,7 +85,7 @@ func walk(dec *json.Decoder, path string) error {
 		return err
 	case json.Delim('['):
 		for i := 0; dec.More(); i++ {
-			if err := walk(dec, path+"["+strconv.Itoa(i)+"]"); err != nil {
+			if err := walk(dec, path+"["+strconv.Itoa(i)+"]", nil); err != nil {
 				return err
 			}
 		}
@@ -123,18 +132,14 @@ func Fields[T any]() []string {
 	return out
 }
 
-// Object checks a JSON object's top-level keys against allowed and every
-// object in it for repeated keys. Data that is not an object is left to
-// the decoder.
+// Object checks, in one pass, a JSON object's top-level keys against
+// allowed and every object in it for repeated keys. Data that is not an
+// object, or not JSON, is left to the decoder.
 func Object(data []byte, allowed []string) error {
-	if err := Duplicates(data); err != nil {
-		return err
+	if allowed == nil {
+		allowed = []string{}
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(data, &obj) != nil {
-		return nil
-	}
-	return Known(obj, allowed, "")
+	return check(data, allowed)
 }
 
 func contains(list []string, s string) bool {
