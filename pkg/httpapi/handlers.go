@@ -14,8 +14,6 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
-type callerKey struct{}
-
 // authenticate admits requests with a known bearer key and puts the
 // caller in the context. Without configured keys every caller is admitted
 // as anonymous.
@@ -27,15 +25,12 @@ func authenticate(logger *slog.Logger, svc *search.Service) func(http.Handler) h
 				writeError(w, r, logger, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
+			next.ServeHTTP(w, r.WithContext(search.WithCaller(r.Context(), caller)))
 		})
 	}
 }
 
-func callerFrom(ctx context.Context) search.Caller {
-	c, _ := ctx.Value(callerKey{}).(search.Caller)
-	return c
-}
+func callerFrom(ctx context.Context) search.Caller { return search.CallerFrom(ctx) }
 
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")

@@ -119,8 +119,9 @@ func (s *Server) Handler() http.Handler {
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		caller, _ := s.svc.Authenticate(bearerToken(r.Header))
-		s.sessions.serve(w, r, caller.Key, h)
+		// The HTTP API authenticated the request and put its caller in the
+		// context; sessions are counted and bound per key.
+		s.sessions.serve(w, r, search.CallerFrom(r.Context()).Key, h)
 	})
 }
 

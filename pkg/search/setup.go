@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -175,6 +176,22 @@ func (s *Setup) resolve() (*policy, error) {
 // everything (used when no keys are configured).
 type Caller struct {
 	Key string // the key's name; empty for anonymous
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c, the caller the HTTP layer
+// authenticated, so that what runs under the request (the MCP handler)
+// need not authenticate it again.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom is the caller WithCaller put in ctx; the zero Caller
+// (anonymous) when there is none.
+func CallerFrom(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
 }
 
 // ErrUnauthorized is returned for a missing or unknown API key.
