@@ -408,7 +408,11 @@ func (s *Service) index(snap *Snapshot, vecs [][]float32) error {
 // re-embedded; the local embedder is fitted to each view (it is cheap).
 func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string, docs []bm25.Doc, vecs [][]float32, seq int64) error {
 	pol := snap.policy
-	byRows := map[string]*Snapshot{}
+	type built struct {
+		rows []int
+		view *Snapshot
+	}
+	var views []built
 	for i, k := range pol.keys {
 		vis := pol.keyVis[i]
 		if vis.all {
@@ -420,20 +424,18 @@ func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string
 				rows = append(rows, r)
 			}
 		}
-		id := fmt.Sprint(rows)
-		if v := byRows[id]; v != nil {
-			snap.views[k.Name] = v
-			continue
+		j := slices.IndexFunc(views, func(b built) bool { return slices.Equal(b.rows, rows) })
+		if j < 0 {
+			v, err := s.view(ctx, snap, rows, texts, docs, vecs, seq)
+			if err != nil {
+				return fmt.Errorf("view of API key %q: %w", k.Name, err)
+			}
+			views, j = append(views, built{rows, v}), len(views)
 		}
-		v, err := s.view(ctx, snap, rows, texts, docs, vecs, seq)
-		if err != nil {
-			return fmt.Errorf("view of API key %q: %w", k.Name, err)
-		}
-		byRows[id] = v
 		if snap.views == nil {
 			snap.views = map[string]*Snapshot{}
 		}
-		snap.views[k.Name] = v
+		snap.views[k.Name] = views[j].view
 	}
 	return nil
 }
