@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	idle := rss(cmd.Process.Pid)
 	var peak atomic.Int64
 	peak.Store(idle)
-	st := &stats{codes: map[int]int{}}
+	st := &stats{}
 	actx, cancel := context.WithTimeout(ctx, *dur)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -113,8 +113,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	wg.Wait()
 	time.Sleep(time.Second)
 	end := rss(cmd.Process.Pid)
-	metrics := size(base+"/metrics", "")
-	status := size(base+"/mcp/tool-search/status", "")
+	metrics := size(base + "/metrics")
+	status := size(base + "/mcp/tool-search/status")
 	fmt.Fprintf(stdout, "duration %s, %d attackers, %d requests\n", *dur, *workers, st.total)
 	fmt.Fprintf(stdout, "RSS idle %.1f MB, peak %.1f MB (%.2fx), after %.1f MB (%.2fx)\n",
 		mb(idle), mb(peak.Load()), float64(peak.Load())/float64(idle), mb(end), float64(end)/float64(idle))
@@ -191,7 +191,6 @@ type stats struct {
 	total   int
 	count   map[string]int
 	largest map[string]int
-	codes   map[int]int
 	byKind  map[string]map[int]int
 }
 
@@ -256,8 +255,8 @@ func rss(pid int) int64 {
 	return 0
 }
 
-func size(url, key string) int {
-	_, n := do(context.Background(), http.DefaultClient, http.MethodGet, url, key, "", nil)
+func size(url string) int {
+	_, n := do(context.Background(), http.DefaultClient, http.MethodGet, url, "", "", nil)
 	return n
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -165,5 +164,4 @@ func TestMCPErrorsAreBoundedJSON(t *testing.T) {
 	if resp, body := post(t, url, "key-a", "", initBody); resp.StatusCode != 200 {
 		t.Errorf("initialize: %d %s", resp.StatusCode, body)
 	}
-	_ = fmt.Sprint()
 }

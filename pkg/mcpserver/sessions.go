@@ -206,7 +206,7 @@ func (s *sessions) dropLocked(id string) {
 	}
 }
 
-// count is the number of sessions tracked, for tests and status.
+// count is the number of sessions tracked (tests read it).
 func (s *sessions) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

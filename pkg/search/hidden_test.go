@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -102,6 +103,16 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 
 func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map[string]Template, keys []Key) *Service {
 	tb.Helper()
+	svc := New(Config{Embedder: embed.NewLocal(256), Version: "test"})
+	if _, err := svc.Build(context.Background(), &Setup{Catalog: catalogOf(tb, tools), Core: core, Templates: templates, Keys: keys}); err != nil {
+		tb.Fatal(err)
+	}
+	return svc
+}
+
+// catalogOf is a catalog of tools, each under its own Server, in order.
+func catalogOf(tb testing.TB, tools []catalog.Tool) *catalog.Catalog {
+	tb.Helper()
 	var servers []catalog.Server
 	for _, tl := range tools {
 		if len(servers) == 0 || servers[len(servers)-1].Name != tl.Server {
@@ -113,11 +124,7 @@ func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map
 	if err != nil {
 		tb.Fatal(err)
 	}
-	svc := New(Config{Embedder: embed.NewLocal(256), Version: "test"})
-	if _, err := svc.Build(context.Background(), &Setup{Catalog: cat, Core: core, Templates: templates, Keys: keys}); err != nil {
-		tb.Fatal(err)
-	}
-	return svc
+	return cat
 }
 
 func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[string]Template) Request {
@@ -138,13 +145,7 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 	case 0:
 		req.Query = "select:" + pick().Name + "," + pick().ID() + ",no_such_tool"
 	case 1:
-		names := slices.Sorted(func(yield func(string) bool) {
-			for k := range templates {
-				if !yield(k) {
-					return
-				}
-			}
-		})
+		names := slices.Sorted(maps.Keys(templates))
 		req = Request{Template: append(names, "nosuch")[r.IntN(len(names)+1)]}
 	case 2:
 		req = Request{Operation: "list", ServerMatch: pick().Server[:1], TopK: ptr(5)}

@@ -106,21 +106,7 @@ func dim(snap *Snapshot) int {
 
 func withExtraTool(tb testing.TB, setup *Setup) *Setup {
 	tb.Helper()
-	parts := []catalog.Part{{Source: "extra", Servers: []catalog.Server{{Name: "extra", Tools: []catalog.Tool{
-		{Name: "brew_coffee", Description: "Brew a cup of coffee with the office machine."}}}}}}
-	for _, srv := range setup.Catalog.Servers() {
-		var ts []catalog.Tool
-		for _, tl := range setup.Catalog.Tools() {
-			if tl.Server == srv {
-				ts = append(ts, tl)
-			}
-		}
-		parts = append(parts, catalog.Part{Source: "default", Servers: []catalog.Server{{Name: srv, Tools: ts}}})
-	}
-	cat, err := catalog.New(parts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	setup.Catalog = cat
+	extra := catalog.Tool{Server: "extra", Name: "brew_coffee", Description: "Brew a cup of coffee with the office machine."}
+	setup.Catalog = catalogOf(tb, append([]catalog.Tool{extra}, setup.Catalog.Tools()...))
 	return setup
 }

@@ -193,15 +193,7 @@ func TestSecretsStayOut(t *testing.T) {
 // sent again (it never ran upstream); status shows what happened.
 func TestCallAfterUpstreamRestart(t *testing.T) {
 	f := newFake(t, 0, 2)
-	m, err := New([]Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 3}}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	m.WaitFirst(t.Context())
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 3}}, nil)
 	if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"n":1}`)); err != nil {
 		t.Fatalf("call before the restart: %v", err)
 	}
@@ -222,15 +214,7 @@ func TestCallAfterUpstreamRestart(t *testing.T) {
 // the breaker, which opens, and status says so.
 func TestCallTransportFailuresCount(t *testing.T) {
 	f := newFake(t, 0, 1)
-	m, err := New([]Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 2, BreakerCooldown: time.Hour}}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	m.WaitFirst(t.Context())
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 2, BreakerCooldown: time.Hour}}, nil)
 	f.down.Store(true)
 	for range 2 {
 		if _, err := m.Call(t.Context(), "u", "tool_0", nil); err == nil {
