@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -29,8 +28,6 @@ func authenticate(logger *slog.Logger, svc *search.Service) func(http.Handler) h
 		})
 	}
 }
-
-func callerFrom(ctx context.Context) search.Caller { return search.CallerFrom(ctx) }
 
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
@@ -72,7 +69,7 @@ func handleSearch(logger *slog.Logger, svc *search.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		res, err := svc.Search(r.Context(), req, callerFrom(r.Context()))
+		res, err := svc.Search(r.Context(), req, search.CallerFrom(r.Context()))
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
@@ -87,7 +84,7 @@ func handleTemplates(logger *slog.Logger, svc *search.Service) http.Handler {
 		Templates []search.TemplateStatus `json:"templates"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ts, err := svc.Templates(callerFrom(r.Context()))
+		ts, err := svc.Templates(search.CallerFrom(r.Context()))
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
