@@ -10,10 +10,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/index"
-	"github.com/toolsearch/toolsearch/pkg/synonym"
-	"github.com/toolsearch/toolsearch/pkg/tokenize"
 )
 
 // Field indexes a document's text by where it came from.
@@ -95,8 +94,8 @@ const conceptPrefix = "qqconcept"
 // conceptText is the concept ids of text's terms, as words.
 func conceptText(text string) string {
 	var b strings.Builder
-	for _, t := range tokenize.Terms(text) {
-		for _, c := range synonym.Concepts(t) {
+	for _, t := range analysis.English.Terms(text) {
+		for _, c := range analysis.English.Related(t) {
 			b.WriteString(conceptToken(c))
 			b.WriteByte(' ')
 		}
@@ -112,7 +111,7 @@ func New(docs []Doc, p Config) *Index {
 	for d, fields := range docs {
 		tfs := map[string]*posting{}
 		for f, text := range fields {
-			for _, term := range tokenize.Terms(text) {
+			for _, term := range analysis.English.Terms(text) {
 				pt := tfs[term]
 				if pt == nil {
 					pt = &posting{doc: int32(d)}
@@ -188,10 +187,10 @@ type queryTerm struct {
 
 // Prepare looks up the query's terms, each once, then its synonym concepts.
 func (ix *Index) Prepare(query string) Query {
-	return ix.PrepareTerms(tokenize.Terms(query))
+	return ix.PrepareTerms(analysis.English.Terms(query))
 }
 
-// PrepareTerms is Prepare for a query already split into tokenize.Terms.
+// PrepareTerms is Prepare for a query already split into analysed terms.
 func (ix *Index) PrepareTerms(terms []string) Query {
 	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms))}
 	add := func(t string) {
@@ -208,8 +207,8 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 		add(t)
 	}
 	for _, t := range terms {
-		for _, c := range synonym.Concepts(t) {
-			add(tokenize.Stem(conceptToken(c)))
+		for _, c := range analysis.English.Related(t) {
+			add(analysis.Stem(conceptToken(c)))
 		}
 	}
 	return q

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/pkg/tokenize"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 )
 
 // Fields is a tool's searchable text, by where it came from, so that a
@@ -80,7 +80,7 @@ func (f Fields) Text() string {
 
 // withWords returns "name (its words)" when splitting the name changes it.
 func withWords(name string) string {
-	words := tokenize.Identifier(name)
+	words := analysis.Identifier(name)
 	if words == "" || words == strings.ToLower(name) {
 		return name
 	}

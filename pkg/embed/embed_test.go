@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/pkg/tokenize"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 )
 
 // fakeAPI serves /v1/embeddings. answer decides each response from the
@@ -288,7 +288,7 @@ func TestEmbedSparseMatchesEmbed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			idx, val := l.EmbedSparseTerms(tokenize.Terms(text))
+			idx, val := l.EmbedSparseTerms(analysis.English.Terms(text))
 			if !slices.IsSorted(idx) || len(idx) != len(val) {
 				t.Fatalf("dim %d, %q: idx %v unsorted or lengths differ", dim, text, idx)
 			}

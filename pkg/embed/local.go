@@ -5,8 +5,7 @@ import (
 	"math"
 	"sync"
 
-	"github.com/toolsearch/toolsearch/pkg/synonym"
-	"github.com/toolsearch/toolsearch/pkg/tokenize"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 )
 
 // DefaultLocalDimensions is the width of the local embedder's hashed space.
@@ -93,16 +92,16 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // written out over the pieces of a feature, so a feature costs no
 // allocation; this runs for every query.
 func features(text string, sc *scratch) []feature {
-	return termFeatures(tokenize.Terms(text), sc)
+	return termFeatures(analysis.English.Terms(text), sc)
 }
 
-// termFeatures is features for text already split into tokenize.Terms.
+// termFeatures is features for text already split into analysed terms.
 func termFeatures(terms []string, sc *scratch) []feature {
 	raw := sc.raw[:0]
 	add := func(h uint64, w float32) { raw = append(raw, feature{h, w}) }
 	for i, t := range terms {
 		add(fnv(fnvKind(kindWord), t), wordWeight)
-		for _, c := range synonym.Concepts(t) {
+		for _, c := range analysis.English.Related(t) {
 			add(fnv(fnvKind(kindConcept), c), conceptWeight)
 		}
 		if i > 0 {
@@ -254,7 +253,7 @@ func (l *Local) accumulate(feats []feature, v []float32, touched []bool) {
 }
 
 // EmbedSparseTerms returns the vector Embed would for text split into
-// tokenize.Terms (the caller needs the terms too, for lexical ranking),
+// analysed terms (the caller needs the terms too, for lexical ranking),
 // unnormalised, as its written buckets in bucket order (idx) and their
 // values (val): a query has tens of features among a thousand buckets, so
 // ranking needs only those columns. Each value is bit for bit Embed's.

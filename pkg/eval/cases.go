@@ -16,9 +16,9 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/search"
-	"github.com/toolsearch/toolsearch/pkg/tokenize"
 )
 
 // Case is one labelled query: the tools a good search returns for it.
@@ -46,7 +46,7 @@ func SelfCases(cat *catalog.Catalog) []Case {
 		if d := strings.TrimSpace(t.Description); d != "" {
 			out = append(out, Case{ID: "description:" + t.ID(), Category: "self-description", Query: truncate(d, search.MaxQueryBytes), keys: key})
 		}
-		if words := tokenize.Identifier(t.Name); words != "" {
+		if words := analysis.Identifier(t.Name); words != "" {
 			out = append(out, Case{ID: "name:" + t.ID(), Category: "self-name", Query: words, keys: key})
 		}
 	}

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embed"
 	"github.com/toolsearch/toolsearch/pkg/index"
-	"github.com/toolsearch/toolsearch/pkg/tokenize"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
@@ -30,11 +30,11 @@ type answer struct {
 	qterms []string    // the query's terms, split once for both rankers
 }
 
-// terms is the query text's tokenize.Terms; text is the same for the
+// terms is the query text's analysed terms; text is the same for the
 // whole answer.
 func (a *answer) terms(text string) []string {
 	if a.qterms == nil {
-		a.qterms = tokenize.Terms(text)
+		a.qterms = analysis.English.Terms(text)
 	}
 	return a.qterms
 }

@@ -1,12 +1,6 @@
-// Package synonym groups words that name the same thing in requests for
-// tools, so that rankers can match "apartment" with "rental".
-package synonym
+package analysis
 
-import (
-	"strings"
-
-	"github.com/toolsearch/toolsearch/pkg/tokenize"
-)
+import "slices"
 
 // conceptGroups are words that name the same thing in a request for a tool,
 // written for this project from the vocabulary of tool catalogs and the
@@ -81,9 +75,9 @@ var concepts = func() map[string][]string {
 	for _, g := range conceptGroups {
 		id := "c:" + g[0]
 		for _, w := range g {
-			for _, t := range tokenize.Words(w) {
-				t = tokenize.Stem(t)
-				if !contains(m[t], id) {
+			for _, t := range Words(w) {
+				t = Stem(t)
+				if !slices.Contains(m[t], id) {
 					m[t] = append(m[t], id)
 				}
 			}
@@ -91,16 +85,3 @@ var concepts = func() map[string][]string {
 	}
 	return m
 }()
-
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-// Concepts returns the concept ids of a stemmed, lower-case term: one per
-// group the term belongs to.
-func Concepts(term string) []string { return concepts[strings.ToLower(term)] }

@@ -1,6 +1,4 @@
-// Package tokenize turns tool names, descriptions and queries into the
-// lower-case word tokens that the lexical ranker and the local embedder share.
-package tokenize
+package analysis
 
 import (
 	"strings"
@@ -144,77 +142,4 @@ func isBoundary(prev, cur rune, rest string) bool {
 // "list_pull_requests" gives "list pull requests".
 func Identifier(name string) string {
 	return strings.Join(Words(name), " ")
-}
-
-// Stem strips the commonest English inflections so that "files", "filed" and
-// "filing" meet "file". It is deliberately light (no dictionary): a wrong
-// merge costs precision in every query, a missed one only recall in a few.
-func Stem(w string) string {
-	n := len(w)
-	if n <= 3 {
-		return w
-	}
-	switch {
-	case strings.HasSuffix(w, "ies") && n > 4:
-		return w[:n-3] + "y"
-	case strings.HasSuffix(w, "sses"):
-		return w[:n-2]
-	case strings.HasSuffix(w, "ing") && n > 5:
-		return undouble(w[:n-3])
-	case strings.HasSuffix(w, "ed") && n > 4 && !strings.HasSuffix(w, "eed"):
-		return undouble(w[:n-2])
-	case strings.HasSuffix(w, "es") && n > 4 && hasSibilantEnd(w[:n-2]):
-		return w[:n-2]
-	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		return w[:n-1]
-	}
-	return w
-}
-
-func hasSibilantEnd(w string) bool {
-	return strings.HasSuffix(w, "sh") || strings.HasSuffix(w, "ch") || strings.HasSuffix(w, "x") ||
-		strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "z")
-}
-
-// undouble turns "stopp" (from "stopped") back into "stop", but leaves
-// "fill" and "pass" alone.
-func undouble(w string) string {
-	n := len(w)
-	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) && !strings.ContainsRune("aeiou", rune(w[n-1])) {
-		return w[:n-1]
-	}
-	return w
-}
-
-// stop lists words too common in tool descriptions and queries to say
-// anything about which tool is meant.
-var stop = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "by": true,
-	"can": true, "do": true, "for": true, "from": true, "i": true, "if": true, "in": true, "into": true,
-	"is": true, "it": true, "its": true, "me": true, "my": true, "of": true, "on": true, "or": true,
-	"our": true, "please": true, "so": true, "that": true, "the": true, "their": true, "this": true,
-	"to": true, "us": true, "was": true, "we": true, "what": true, "which": true, "will": true,
-	"with": true, "you": true, "your": true, "would": true, "could": true, "should": true, "want": true,
-	"need": true, "help": true, "like": true, "some": true, "any": true, "all": true, "about": true,
-	"there": true, "these": true, "those": true, "them": true, "they": true, "have": true, "has": true,
-	"been": true, "also": true, "just": true, "than": true, "then": true, "when": true, "where": true,
-	"how": true, "who": true, "whom": true, "why": true,
-	"assist": true, "provide": true, "provides": true, "information": true, "hi": true, "hey": true, "hello": true,
-	"tell": true, "give": true, "know": true, "sort": true, "sorts": true, "kind": true, "kinds": true,
-	"something": true, "anything": true, "really": true, "am": true, "im": true, "m": true,
-}
-
-// IsStop reports whether w (lower case) is a stop word.
-func IsStop(w string) bool { return stop[w] }
-
-// Terms returns the stemmed, stop-word-free tokens of s: the unit both
-// rankers match on.
-func Terms(s string) []string {
-	out := make([]string, 0, len(s)/6+1) // about one term per six bytes of English
-	AppendWords(s, func(w string) {
-		if !stop[w] {
-			out = append(out, Stem(w))
-		}
-	})
-	return out
 }

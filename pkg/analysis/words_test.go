@@ -1,4 +1,4 @@
-package tokenize
+package analysis
 
 import (
 	"slices"
@@ -45,7 +45,7 @@ func TestStem(t *testing.T) {
 }
 
 func TestTerms(t *testing.T) {
-	got := Terms("Can you list the open issues in my repository?")
+	got := English.Terms("Can you list the open issues in my repository?")
 	want := []string{"list", "open", "issue", "repository"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Terms mismatch (-want +got):\n%s", diff)
