@@ -19,7 +19,7 @@ EVAL_SELF_REAL_MIN_RECALL ?= 0.99
 
 FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
-	./pkg/tooldef:FuzzRender ./pkg/embed:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest
+	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest
 
 .PHONY: hostile run build test vet fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
 

@@ -18,7 +18,7 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/toolsearch/toolsearch/pkg/config"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -58,7 +58,7 @@ func newServer(t *testing.T, build bool) http.Handler {
 		s.Keys = []search.Key{{Name: "k", Hash: sha256.Sum256([]byte("k"))}}
 		return s, nil
 	}
-	svc := search.New(search.Config{Embedder: embed.NewLocal(256), Load: load, Version: "test"})
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(256), Load: load, Version: "test"})
 	if build {
 		if _, err := svc.Rebuild(t.Context()); err != nil {
 			t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/config"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -224,7 +224,7 @@ func loadQueries(path, mode string) ([][]byte, error) {
 // config, the local embedder, and the no-op route.
 func serve(ctx context.Context) (string, func(), error) {
 	load := func(context.Context) (*search.Setup, error) { return config.DefaultSetup() }
-	svc := search.New(search.Config{Embedder: embed.NewLocal(0), Load: load})
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(0), Load: load})
 	if _, err := svc.Rebuild(ctx); err != nil {
 		return "", nil, err
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
@@ -157,10 +157,10 @@ func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 	fs.Var(&f.catalogs, "catalog", "catalog `file` (JSON or YAML), repeatable; the embedded default when none [TOOLSEARCH_CATALOG, comma-separated]")
 	fs.StringVar(&f.server, "server", e.str("TOOLSEARCH_SERVER", ""), "server `name` for catalog files that are a bare tools/list result; default: the file's name [TOOLSEARCH_SERVER]")
 	fs.StringVar(&f.embedder, "embedder", e.str("TOOLSEARCH_EMBEDDER", "local"), "embedder: local (offline) or openai (any OpenAI-compatible API) [TOOLSEARCH_EMBEDDER]")
-	fs.StringVar(&f.baseURL, "embedding-base-url", e.str("TOOLSEARCH_EMBEDDING_BASE_URL", embed.DefaultOpenAIBaseURL), "OpenAI-compatible API base `url` [TOOLSEARCH_EMBEDDING_BASE_URL]")
-	fs.StringVar(&f.model, "embedding-model", e.str("TOOLSEARCH_EMBEDDING_MODEL", embed.DefaultOpenAIModel), "embedding `model` for openai [TOOLSEARCH_EMBEDDING_MODEL]")
+	fs.StringVar(&f.baseURL, "embedding-base-url", e.str("TOOLSEARCH_EMBEDDING_BASE_URL", embedding.DefaultOpenAIBaseURL), "OpenAI-compatible API base `url` [TOOLSEARCH_EMBEDDING_BASE_URL]")
+	fs.StringVar(&f.model, "embedding-model", e.str("TOOLSEARCH_EMBEDDING_MODEL", embedding.DefaultOpenAIModel), "embedding `model` for openai [TOOLSEARCH_EMBEDDING_MODEL]")
 	fs.IntVar(&f.dimensions, "embedding-dimensions", e.int("TOOLSEARCH_EMBEDDING_DIMENSIONS", 0), "vector width; 0: the model's own (openai) or 1024 (local) [TOOLSEARCH_EMBEDDING_DIMENSIONS]")
-	fs.DurationVar(&f.timeout, "embedding-timeout", e.duration("TOOLSEARCH_EMBEDDING_TIMEOUT", embed.DefaultTimeout), "timeout of one embeddings request at build time [TOOLSEARCH_EMBEDDING_TIMEOUT]")
+	fs.DurationVar(&f.timeout, "embedding-timeout", e.duration("TOOLSEARCH_EMBEDDING_TIMEOUT", embedding.DefaultTimeout), "timeout of one embeddings request at build time [TOOLSEARCH_EMBEDDING_TIMEOUT]")
 	fs.DurationVar(&f.queryTimeout, "query-timeout", e.duration("TOOLSEARCH_QUERY_TIMEOUT", search.DefaultQueryTimeout), "timeout for embedding one query [TOOLSEARCH_QUERY_TIMEOUT]")
 	fs.StringVar(&f.apiType, "embedding-api-type", e.str("TOOLSEARCH_EMBEDDING_API_TYPE", "openai"), "API flavour for -embedder openai: openai (OpenAI, Ollama, vLLM, LocalAI, ...) or azure (Azure OpenAI deployments) [TOOLSEARCH_EMBEDDING_API_TYPE]")
 	fs.StringVar(&f.apiVersion, "embedding-api-version", e.str("TOOLSEARCH_EMBEDDING_API_VERSION", ""), "Azure OpenAI api-version, such as 2024-10-21 [TOOLSEARCH_EMBEDDING_API_VERSION]")
@@ -211,12 +211,12 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 	}
 	switch f.embedder {
 	case "local":
-		return embed.NewLocal(f.dimensions), nil
+		return embedding.NewLocal(f.dimensions), nil
 	case "openai":
 		if f.apiType != "openai" && f.apiType != "azure" {
 			return nil, fmt.Errorf("-embedding-api-type must be openai or azure, got %q", f.apiType)
 		}
-		return embed.NewOpenAI(embed.OpenAIConfig{
+		return embedding.NewOpenAI(embedding.OpenAIConfig{
 			APIType:    f.apiType,
 			APIVersion: f.apiVersion,
 			BaseURL:    f.baseURL,

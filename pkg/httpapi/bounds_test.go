@@ -12,7 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -22,7 +22,7 @@ import (
 func TestHostileRequestsAreBounded(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var logs bytes.Buffer
-	svc := search.New(search.Config{Embedder: embed.NewLocal(64), Registerer: reg})
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg})
 	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -53,7 +53,7 @@ func newTestServerWith(tb testing.TB, o serverOpts) (http.Handler, *search.Servi
 	if o.load == nil {
 		o.load = func(context.Context) (*search.Setup, error) { return testSetup(tb, o.keys), nil }
 	}
-	svc := search.New(search.Config{Load: o.load, Embedder: embed.NewLocal(256), Registerer: reg, Version: "test"})
+	svc := search.New(search.Config{Load: o.load, Embedder: embedding.NewLocal(256), Registerer: reg, Version: "test"})
 	if o.build {
 		// Not tb.Context(): under -fuzz, each worker process runs this
 		// setup, and the fuzz deadline may already be close.

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -67,7 +67,7 @@ func TestStatusIsBoundedAndNamesNothingOpenly(t *testing.T) {
 				setup.Keys = []search.Key{{Name: "gh", Hash: sha256.Sum256([]byte("key-gh")), Visibility: search.Visibility{Servers: []string{"github"}}}}
 			}
 			reg := prometheus.NewRegistry()
-			svc := search.New(search.Config{Embedder: embed.NewLocal(64), Registerer: reg})
+			svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg})
 			if _, err := svc.Build(context.Background(), setup); err != nil {
 				t.Fatal(err)
 			}

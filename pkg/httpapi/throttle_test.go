@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -19,7 +19,7 @@ func TestSearchThrottle(t *testing.T) {
 	for _, keys := range []bool{true, false} {
 		t.Run(fmt.Sprintf("keys=%v", keys), func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			svc := search.New(search.Config{Embedder: embed.NewLocal(64), Registerer: reg})
+			svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg})
 			if _, err := svc.Build(t.Context(), testSetup(t, keys)); err != nil {
 				t.Fatal(err)
 			}

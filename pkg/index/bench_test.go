@@ -7,8 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
-
-	"github.com/toolsearch/toolsearch/pkg/embed"
 )
 
 var benchSizes = []struct{ n, d int }{
@@ -34,7 +32,7 @@ func benchMatrix(tb testing.TB, n, d int) (*Matrix, []float32) {
 	for j := range q {
 		q[j] = float32(r.NormFloat64())
 	}
-	embed.Normalize(q)
+	Normalize(q)
 	return mx, q
 }
 

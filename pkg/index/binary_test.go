@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/toolsearch/toolsearch/pkg/embed"
 )
 
 func randomRows(r *rand.Rand, n, d int, sparse bool) [][]float32 {
@@ -45,7 +43,7 @@ func TestCandidates(t *testing.T) {
 		var found, total int
 		for trial := range 20 {
 			qv := randomRows(r, 1, d, sparse)[0]
-			embed.Normalize(qv)
+			Normalize(qv)
 			q := toQuery(qv, sparse)
 			scores := make([]float32, n)
 			if err := mx.Scores(q, scores); err != nil {

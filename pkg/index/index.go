@@ -11,8 +11,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
-
-	"github.com/toolsearch/toolsearch/pkg/embed"
 )
 
 // Match is one ranked row: its position in the matrix and its cosine score.
@@ -39,15 +37,19 @@ func New(vecs [][]float32) (*Matrix, error) {
 	if len(vecs) == 0 {
 		return nil, errors.New("index: no vectors")
 	}
-	dim, err := embed.Validate(vecs, len(vecs), 0)
-	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+	// Validated where they entered (see Validate); a common width is what
+	// the layout itself needs.
+	dim := len(vecs[0])
+	for i, v := range vecs {
+		if len(v) != dim || dim == 0 {
+			return nil, fmt.Errorf("index: row %d has width %d, want %d", i, len(v), dim)
+		}
 	}
 	data := make([]float32, len(vecs)*dim)
 	for i, v := range vecs {
 		row := data[i*dim : (i+1)*dim]
 		copy(row, v)
-		embed.Normalize(row)
+		Normalize(row)
 	}
 	mx := &Matrix{m: blas32.General{Rows: len(vecs), Cols: dim, Stride: dim, Data: data}}
 	mx.scratch.New = func() any {

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
 func TestCheck(t *testing.T) {
@@ -34,10 +35,10 @@ func TestCheck(t *testing.T) {
 		// Compare descriptions, as the names differ on purpose here.
 		texts[i] = tl.Description
 	}
-	l := embed.NewLocal(512).Fit(texts)
+	l := embedding.NewLocal(512).Fit(texts)
 	vecs, _ := l.Embed(t.Context(), texts)
 	for _, v := range vecs {
-		embed.Normalize(v)
+		index.Normalize(v)
 	}
 	got := map[string]Severity{}
 	for _, f := range Check(cat, vecs, Config{}) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -23,7 +23,7 @@ func FuzzMCPRequest(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	svc := search.New(search.Config{Embedder: embed.NewLocal(64)})
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
 	keys := []search.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}}
 	if _, err := svc.Build(context.Background(), &search.Setup{Catalog: cat, Keys: keys}); err != nil {
 		f.Fatal(err)

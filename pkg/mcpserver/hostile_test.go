@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -25,7 +25,7 @@ func hostileRig(t *testing.T, lim SessionLimits) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := search.New(search.Config{Embedder: embed.NewLocal(64)})
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
 	keys := []search.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}, {Name: "b", Hash: sha256.Sum256([]byte("key-b"))}}
 	if _, err := svc.Build(context.Background(), &search.Setup{Catalog: cat, Keys: keys}); err != nil {
 		t.Fatal(err)

@@ -16,16 +16,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
-// countingEmbedder is not *embed.Local, so the service caches its vectors;
+// countingEmbedder is not *embedding.Local, so the service caches its vectors;
 // texts counts what it was asked to embed.
 type countingEmbedder struct {
-	local *embed.Local
+	local *embedding.Local
 	texts atomic.Int64
 }
 
@@ -34,8 +34,8 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	return c.local.Embed(ctx, texts)
 }
 
-func (c *countingEmbedder) Info() embed.Info {
-	return embed.Info{Provider: "counting", Model: "m", Dimensions: 256}
+func (c *countingEmbedder) Info() embedding.Info {
+	return embedding.Info{Provider: "counting", Model: "m", Dimensions: 256}
 }
 
 type rig struct {
@@ -67,7 +67,7 @@ func addTool(s *mcp.Server, name, desc string) {
 // service and the MCP server behind the HTTP API, as serve does.
 func newRig(t *testing.T, keys []search.Key) *rig {
 	t.Helper()
-	r := &rig{emb: &countingEmbedder{local: embed.NewLocal(256)}, changed: make(chan struct{}, 16)}
+	r := &rig{emb: &countingEmbedder{local: embedding.NewLocal(256)}, changed: make(chan struct{}, 16)}
 	r.upstream = mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, &mcp.ServerOptions{PageSize: 2})
 	addTool(r.upstream, "get_forecast", "Get the weather forecast for a city for the next days.")
 	addTool(r.upstream, "get_air_quality", "Get the air quality index of a city.")

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
 // BenchmarkQuery is one whole search (operators, query embedding, ranking,
@@ -16,7 +16,7 @@ import (
 // what `make load` drives over HTTP.
 func BenchmarkQuery(b *testing.B) {
 	queries := evalQueries(b)
-	svc := New(Config{Embedder: embed.NewLocal(0), Version: "bench"})
+	svc := New(Config{Embedder: embedding.NewLocal(0), Version: "bench"})
 	if _, err := svc.Build(b.Context(), defaultSetup(b)); err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
 // faultyProvider serves /v1/embeddings, correctly or with the fault set.
@@ -94,7 +94,7 @@ func faultyService(t *testing.T, fault string) (*Service, *faultyProvider) {
 	}
 	// Dimensions set: a consistent answer of another width is a fault only
 	// against an expected width.
-	emb := embed.NewOpenAI(embed.OpenAIConfig{BaseURL: url, APIKey: "sk-fault-test", Dimensions: 4, Timeout: 300 * time.Millisecond, MaxRetries: 1})
+	emb := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: url, APIKey: "sk-fault-test", Dimensions: 4, Timeout: 300 * time.Millisecond, MaxRetries: 1})
 	svc := New(Config{Embedder: emb, QueryTimeout: 400 * time.Millisecond, RetryDelay: 20 * time.Millisecond})
 	return svc, p
 }

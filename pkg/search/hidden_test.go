@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
 // TestHiddenToolsChangeNothing is the property behind visibility: for a
@@ -103,7 +103,7 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 
 func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map[string]Template, keys []Key) *Service {
 	tb.Helper()
-	svc := New(Config{Embedder: embed.NewLocal(256), Version: "test"})
+	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test"})
 	if _, err := svc.Build(context.Background(), &Setup{Catalog: catalogOf(tb, tools), Core: core, Templates: templates, Keys: keys}); err != nil {
 		tb.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestSelectAmbiguous(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := New(Config{Embedder: embed.NewLocal(64)})
+	svc := New(Config{Embedder: embedding.NewLocal(64)})
 	if _, err := svc.Build(t.Context(), &Setup{Catalog: cat}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
 // fakeProvider serves /v1/embeddings with vectors of a width the test can
@@ -49,7 +49,7 @@ func TestWidthChangeRecovers(t *testing.T) {
 	var width atomic.Int64
 	width.Store(32)
 	url := fakeProvider(t, &width)
-	svc := New(Config{Embedder: embed.NewOpenAI(embed.OpenAIConfig{BaseURL: url, APIKey: "k", MaxRetries: -1}),
+	svc := New(Config{Embedder: embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: url, APIKey: "k", MaxRetries: -1}),
 		QueryCacheSize: -1, Load: func(context.Context) (*Setup, error) { return defaultSetup(t), nil }})
 	if _, err := svc.Rebuild(t.Context()); err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestMixedWidthBatchIsNotCached(t *testing.T) {
 	width.Store(32)
 	url := fakeProvider(t, &width)
 	setup := defaultSetup(t)
-	svc := New(Config{Embedder: embed.NewOpenAI(embed.OpenAIConfig{BaseURL: url, APIKey: "k", MaxRetries: -1}), QueryCacheSize: -1})
+	svc := New(Config{Embedder: embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: url, APIKey: "k", MaxRetries: -1}), QueryCacheSize: -1})
 	if _, err := svc.Build(t.Context(), setup); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
 func TestCore(t *testing.T) {
@@ -40,7 +40,7 @@ func TestCore(t *testing.T) {
 }
 
 func TestTemplate(t *testing.T) {
-	emb := &scriptedEmbedder{local: embed.NewLocal(64)}
+	emb := &scriptedEmbedder{local: embedding.NewLocal(64)}
 	svc := newService(t, emb)
 	mustBuild(t, svc)
 	calls := emb.calls.Load()
@@ -218,7 +218,7 @@ func TestFormats(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
-	svc := New(Config{Embedder: embed.NewLocal(64)})
+	svc := New(Config{Embedder: embedding.NewLocal(64)})
 	setup := defaultSetup(t)
 	setup.Keys = []Key{
 		{Name: "all", Hash: sha256.Sum256([]byte("key-all"))},

@@ -12,7 +12,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
@@ -284,7 +284,7 @@ func (a *answer) retrieve(ctx context.Context, q parsedQuery) error {
 		case err != nil && ctx.Err() != nil:
 			return ctx.Err()
 		case err != nil:
-			a.degrade(embed.Reason(err), err.Error())
+			a.degrade(embedding.Reason(err), err.Error())
 			a.s.recordQueryError(err.Error())
 			mode = "keyword"
 		}
@@ -387,8 +387,8 @@ func (a *answer) degrade(reason, msg string) {
 // It returns nil, without error, when the query has nothing the embedder
 // recognises (a zero vector carries no evidence).
 func (a *answer) embedQuery(ctx context.Context, text string) (*index.Query, error) {
-	if l, ok := a.snap.query.(*embed.Local); ok {
-		return a.localQuery(l, a.terms(text))
+	if sp, ok := a.snap.query.(sparseEmbedder); ok {
+		return a.sparseQuery(sp, a.terms(text))
 	}
 	var q []float32
 	var err error
@@ -406,7 +406,7 @@ func (a *answer) embedQuery(ctx context.Context, text string) (*index.Query, err
 		// The provider no longer answers at the index's width: this query
 		// falls back, and the next build must not reuse the cached vectors.
 		a.s.distrust.Store(true)
-		err = fmt.Errorf("%w: query vector has dimension %d, the index %d; rebuild to re-embed the catalog", embed.ErrBadResponse, len(q), a.snap.Matrix.Dim())
+		err = fmt.Errorf("%w: query vector has dimension %d, the index %d; rebuild to re-embed the catalog", embedding.ErrBadResponse, len(q), a.snap.Matrix.Dim())
 	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -414,27 +414,20 @@ func (a *answer) embedQuery(ctx context.Context, text string) (*index.Query, err
 		}
 		return nil, err
 	}
-	if embed.Normalize(q) == 0 {
+	if index.Normalize(q) == 0 {
 		return nil, nil
 	}
 	return &index.Query{Dense: q}, nil
 }
 
-// localQuery embeds a query with the local embedder: in-process and
-// microseconds long, so no timeout and no cache. A local query writes tens
-// of the index's columns; it stays sparse unless the index is too large
-// for a sparse product to pay (see index.Matrix.PreferSparse).
-func (a *answer) localQuery(l *embed.Local, terms []string) (*index.Query, error) {
-	idx, val := l.EmbedSparseTerms(terms)
-	var err error
-	if len(val) > 0 {
-		_, err = embed.Validate([][]float32{val}, 1, 0)
-	}
-	a.s.countEmbed("query", err)
-	if err != nil {
-		return nil, err
-	}
-	if len(val) == 0 || embed.Normalize(val) == 0 {
+// sparseQuery embeds a query in-process (the local embedder): no timeout
+// and no cache. Such a query writes tens of the index's columns; it stays
+// sparse unless the index is too large for a sparse product to pay (see
+// index.Matrix.PreferSparse).
+func (a *answer) sparseQuery(sp sparseEmbedder, terms []string) (*index.Query, error) {
+	idx, val := sp.EmbedSparseTerms(terms)
+	a.s.countEmbed("query", nil)
+	if len(val) == 0 || index.Normalize(val) == 0 {
 		return nil, nil
 	}
 	mx := a.snap.Matrix

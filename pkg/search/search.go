@@ -22,15 +22,26 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
 )
 
-// Embedder turns texts into vectors. embed.Local and embed.OpenAI satisfy it.
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-	Info() embed.Info
+// Embedder turns texts into vectors: embedding.Local or embedding.OpenAI.
+type Embedder = embedding.Embedder
+
+// fitter is an embedder whose weights come from the corpus it embeds (the
+// local one). Each build and each view embeds with its own fitted copy;
+// since its vectors change with the catalog, neither they nor query
+// vectors are cached.
+type fitter interface {
+	Fit(docs []string) embedding.Embedder
+}
+
+// sparseEmbedder embeds a query's analysed terms as the vector's nonzero
+// columns, in-process and in microseconds: no timeout, no cache.
+type sparseEmbedder interface {
+	EmbedSparseTerms(terms []string) (idx []int32, val []float32)
 }
 
 // Limits and defaults.
@@ -220,7 +231,7 @@ func New(cfg Config) *Service {
 		logger:  cfg.Logger.With("component", "search"),
 		metrics: newMetrics(cfg.Registerer),
 	}
-	if _, local := cfg.Embedder.(*embed.Local); !local && cfg.QueryCacheSize >= 0 {
+	if _, fitted := cfg.Embedder.(fitter); !fitted && cfg.QueryCacheSize >= 0 {
 		size, ttl := cfg.QueryCacheSize, cfg.QueryCacheTTL
 		if size == 0 {
 			size = DefaultQueryCacheSize
@@ -318,13 +329,14 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 			vecs, snap.Preloaded = p.Vectors, true
 		}
 	}
-	if l, ok := snap.query.(*embed.Local); ok {
+	f, fitted := snap.query.(fitter)
+	if fitted {
 		// Queries need the weights fitted to this catalog either way.
-		snap.query = l.Fit(texts)
+		snap.query = f.Fit(texts)
 	}
 	var cache map[[32]byte][]float32
-	switch _, local := s.cfg.Embedder.(*embed.Local); {
-	case snap.Preloaded && !local:
+	switch {
+	case snap.Preloaded && !fitted:
 		// Later rebuilds re-embed only what changed since the file.
 		keys := cacheKeys(info, texts)
 		cache = make(map[[32]byte][]float32, len(keys))
@@ -332,9 +344,9 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 			cache[k] = vecs[i]
 		}
 	case snap.Preloaded:
-	case local:
-		// The local embedder's weights are fitted to the corpus, so every
-		// vector changes with the catalog: embed all (it is cheap).
+	case fitted:
+		// The weights are fitted to the corpus, so every vector changes
+		// with the catalog: embed all (the local embedder is cheap).
 		vecs, err = s.embed(ctx, snap.query, "build", texts)
 		snap.Embedded = len(texts)
 	default:
@@ -459,8 +471,8 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []
 	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook
 	if snap.Semantic() {
 		var vv [][]float32
-		if l, ok := v.query.(*embed.Local); ok {
-			v.query = l.Fit(vtexts)
+		if f, ok := v.query.(fitter); ok {
+			v.query = f.Fit(vtexts)
 			var err error
 			if vv, err = s.embed(ctx, v.query, "build", vtexts); err != nil {
 				return nil, err
@@ -528,7 +540,7 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 }
 
 // cacheKeys are the content keys of texts' vectors under one embedder.
-func cacheKeys(info embed.Info, texts []string) [][32]byte {
+func cacheKeys(info embedding.Info, texts []string) [][32]byte {
 	prefix := fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00", info.Provider, info.BaseURL, info.Model, info.Dimensions)
 	keys := make([][32]byte, len(texts))
 	for i, t := range texts {
@@ -540,9 +552,6 @@ func cacheKeys(info embed.Info, texts []string) [][32]byte {
 // embed calls the embedder and counts the call.
 func (s *Service) embed(ctx context.Context, e Embedder, purpose string, texts []string) ([][]float32, error) {
 	vecs, err := e.Embed(ctx, texts)
-	if err == nil {
-		_, err = embed.Validate(vecs, len(texts), 0)
-	}
 	s.countEmbed(purpose, err)
 	return vecs, err
 }

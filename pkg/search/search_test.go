@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
@@ -23,7 +23,7 @@ var _ Embedder = (*scriptedEmbedder)(nil)
 
 // scriptedEmbedder wraps the local embedder and fails, or stalls, when told.
 type scriptedEmbedder struct {
-	local *embed.Local
+	local *embedding.Local
 	fail  atomic.Pointer[error]
 	stall atomic.Bool // block until the context is done
 	calls atomic.Int32
@@ -41,7 +41,9 @@ func (s *scriptedEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	return s.local.Embed(ctx, texts)
 }
 
-func (s *scriptedEmbedder) Info() embed.Info { return embed.Info{Provider: "scripted", Model: "m"} }
+func (s *scriptedEmbedder) Info() embedding.Info {
+	return embedding.Info{Provider: "scripted", Model: "m"}
+}
 
 func (s *scriptedEmbedder) failWith(err error) {
 	if err == nil {
@@ -84,7 +86,7 @@ func defaultSetup(tb testing.TB) *Setup {
 func newService(tb testing.TB, e Embedder) *Service {
 	tb.Helper()
 	if e == nil {
-		e = embed.NewLocal(256)
+		e = embedding.NewLocal(256)
 	}
 	return New(Config{Embedder: e, Version: "test", QueryTimeout: time.Second,
 		Load: func(context.Context) (*Setup, error) { return defaultSetup(tb), nil }})
@@ -129,11 +131,11 @@ func TestSearchBeforeBuild(t *testing.T) {
 }
 
 func TestBuildAndSearch(t *testing.T) {
-	svc := New(Config{Embedder: embed.NewLocal(0), Version: "test"})
+	svc := New(Config{Embedder: embedding.NewLocal(0), Version: "test"})
 	snap := mustBuild(t, svc)
 	st := svc.Status()
 	n := snap.Catalog.Len()
-	if !st.Ready || st.Size != n || st.MemoryBytes != int64(n*embed.DefaultLocalDimensions*4) || st.Mode != "semantic" || st.Degraded {
+	if !st.Ready || st.Size != n || st.MemoryBytes != int64(n*embedding.DefaultLocalDimensions*4) || st.Mode != "semantic" || st.Degraded {
 		t.Errorf("Status = %+v, want ready, semantic, size %d, memory 4*N*D", st, n)
 	}
 	if len(st.Core) != 2 || len(st.Templates) != 2 || st.Templates[0].Name != "release" {
@@ -166,7 +168,7 @@ func TestBuildAndSearch(t *testing.T) {
 // at start-up. The endpoint must come up in keyword mode, say so, and
 // return to semantic mode by itself.
 func TestStartupDegradedThenRecovers(t *testing.T) {
-	emb := &scriptedEmbedder{local: embed.NewLocal(64)}
+	emb := &scriptedEmbedder{local: embedding.NewLocal(64)}
 	emb.failWith(errors.New("connection refused"))
 	svc := New(Config{Embedder: emb, RetryDelay: 20 * time.Millisecond})
 	done := make(chan error, 1)
@@ -204,7 +206,7 @@ func TestStartupDegradedThenRecovers(t *testing.T) {
 }
 
 func TestQueryFallback(t *testing.T) {
-	emb := &scriptedEmbedder{local: embed.NewLocal(64)}
+	emb := &scriptedEmbedder{local: embedding.NewLocal(64)}
 	svc := New(Config{Embedder: emb, QueryTimeout: 50 * time.Millisecond})
 	mustBuild(t, svc)
 	tests := []struct {
@@ -241,7 +243,7 @@ func TestQueryFallback(t *testing.T) {
 }
 
 func TestFailedRebuildKeepsServing(t *testing.T) {
-	emb := &scriptedEmbedder{local: embed.NewLocal(64)}
+	emb := &scriptedEmbedder{local: embedding.NewLocal(64)}
 	svc := New(Config{Embedder: emb})
 	first := mustBuild(t, svc)
 
@@ -272,7 +274,7 @@ func TestFailedRebuildKeepsServing(t *testing.T) {
 }
 
 func TestRebuildLoadError(t *testing.T) {
-	svc := New(Config{Embedder: embed.NewLocal(0), Load: func(context.Context) (*Setup, error) {
+	svc := New(Config{Embedder: embedding.NewLocal(0), Load: func(context.Context) (*Setup, error) {
 		_, err := catalog.Load([]string{"/nonexistent/tools.json"}, "")
 		return nil, err
 	}})
@@ -286,7 +288,7 @@ func TestRebuildLoadError(t *testing.T) {
 }
 
 func TestStatusHasNoSecrets(t *testing.T) {
-	emb := embed.NewOpenAI(embed.OpenAIConfig{BaseURL: "http://user:hunter2@127.0.0.1:1/v1", APIKey: "sk-supersecretkey", MaxRetries: -1})
+	emb := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: "http://user:hunter2@127.0.0.1:1/v1", APIKey: "sk-supersecretkey", MaxRetries: -1})
 	svc := New(Config{Embedder: emb})
 	snap := mustBuild(t, svc) // degraded: nothing listens on port 1
 	if snap.Semantic() {
@@ -309,7 +311,7 @@ func TestSearchDuringRebuild(t *testing.T) {
 	// rescoring and hybrid's lazily scored candidates all run.
 	for _, quant := range []string{index.QuantNone, index.QuantBinary} {
 		t.Run(quant, func(t *testing.T) {
-			svc := New(Config{Embedder: embed.NewLocal(128), Version: "test", QueryTimeout: time.Second, Quantization: quant, Rescore: 10,
+			svc := New(Config{Embedder: embedding.NewLocal(128), Version: "test", QueryTimeout: time.Second, Quantization: quant, Rescore: 10,
 				Load: func(context.Context) (*Setup, error) { return defaultSetup(t), nil }})
 			searchDuringRebuild(t, svc)
 		})
@@ -404,7 +406,7 @@ func editedSetup(tb testing.TB, setup *Setup) *Setup {
 // countingEmbedder is a non-local embedder (so the cache applies) that
 // records how many texts it was asked to embed.
 type countingEmbedder struct {
-	local *embed.Local
+	local *embedding.Local
 	texts atomic.Int64
 }
 
@@ -413,12 +415,12 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	return c.local.Embed(ctx, texts)
 }
 
-func (c *countingEmbedder) Info() embed.Info {
-	return embed.Info{Provider: "counting", Model: "m", Dimensions: 64}
+func (c *countingEmbedder) Info() embedding.Info {
+	return embedding.Info{Provider: "counting", Model: "m", Dimensions: 64}
 }
 
 func TestEmbeddingCache(t *testing.T) {
-	emb := &countingEmbedder{local: embed.NewLocal(64)}
+	emb := &countingEmbedder{local: embedding.NewLocal(64)}
 	svc := New(Config{Embedder: emb})
 	setup := defaultSetup(t)
 	snap, err := svc.Build(t.Context(), setup)
@@ -447,7 +449,7 @@ func TestEmbeddingCache(t *testing.T) {
 // slowEmbedder is a remote-like embedder that takes a moment per call and
 // counts calls.
 type slowEmbedder struct {
-	local *embed.Local
+	local *embedding.Local
 	calls atomic.Int32
 	delay time.Duration
 }
@@ -462,10 +464,10 @@ func (e *slowEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	return e.local.Embed(ctx, texts)
 }
 
-func (e *slowEmbedder) Info() embed.Info { return embed.Info{Provider: "slow", Model: "m"} }
+func (e *slowEmbedder) Info() embedding.Info { return embedding.Info{Provider: "slow", Model: "m"} }
 
 func TestQueryCache(t *testing.T) {
-	emb := &slowEmbedder{local: embed.NewLocal(64)}
+	emb := &slowEmbedder{local: embedding.NewLocal(64)}
 	svc := New(Config{Embedder: emb})
 	mustBuild(t, svc)
 	built := emb.calls.Load()
@@ -505,7 +507,7 @@ func TestQueryCache(t *testing.T) {
 // for the texts it is told to, as a remote model may for a query it finds
 // empty.
 type zeroingEmbedder struct {
-	local *embed.Local
+	local *embedding.Local
 	zero  string
 }
 
@@ -519,7 +521,9 @@ func (z *zeroingEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 	return vecs, err
 }
 
-func (z *zeroingEmbedder) Info() embed.Info { return embed.Info{Provider: "zeroing", Model: "m"} }
+func (z *zeroingEmbedder) Info() embedding.Info {
+	return embedding.Info{Provider: "zeroing", Model: "m"}
+}
 
 // TestZeroQueryVectorAfterOthers: a query without dense evidence ranks by
 // BM25 alone, whatever queries ran before it (their scores must not leak
@@ -527,7 +531,7 @@ func (z *zeroingEmbedder) Info() embed.Info { return embed.Info{Provider: "zeroi
 func TestZeroQueryVectorAfterOthers(t *testing.T) {
 	const q = "post a message to the team channel"
 	answer := func(warm bool) []Hit {
-		svc := New(Config{Embedder: &zeroingEmbedder{local: embed.NewLocal(256), zero: q}, QueryCacheSize: -1})
+		svc := New(Config{Embedder: &zeroingEmbedder{local: embedding.NewLocal(256), zero: q}, QueryCacheSize: -1})
 		if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
 			t.Fatal(err)
 		}
@@ -549,7 +553,7 @@ func TestZeroQueryVectorAfterOthers(t *testing.T) {
 func TestBinaryQuantization(t *testing.T) {
 	queries := evalQueries(t)
 	build := func(cfg Config) *Service {
-		cfg.Embedder = embed.NewLocal(0)
+		cfg.Embedder = embedding.NewLocal(0)
 		svc := New(cfg)
 		if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
 			t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
 var soakFor = flag.Duration("soak", 6*time.Second, "how long TestSoak runs (make soak: 30s)")
@@ -18,7 +18,7 @@ var soakFor = flag.Duration("soak", 6*time.Second, "how long TestSoak runs (make
 // rebuilt every 100ms: no errors, every answer from a published snapshot,
 // and memory that does not grow with the number of rebuilds.
 func TestSoak(t *testing.T) {
-	svc := New(Config{Embedder: embed.NewLocal(256), Load: func(context.Context) (*Setup, error) { return defaultSetup(t), nil }})
+	svc := New(Config{Embedder: embedding.NewLocal(256), Load: func(context.Context) (*Setup, error) { return defaultSetup(t), nil }})
 	if _, err := svc.Rebuild(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
 // synthetic is a catalog of n tools with plausible, distinct texts.
@@ -46,7 +46,7 @@ func BenchmarkStartup(b *testing.B) {
 		b.Run(fmt.Sprintf("local/N=%d", n), func(b *testing.B) {
 			setup := synthetic(b, n)
 			for b.Loop() {
-				svc := New(Config{Embedder: embed.NewLocal(0)})
+				svc := New(Config{Embedder: embedding.NewLocal(0)})
 				if _, err := svc.Build(b.Context(), setup); err != nil {
 					b.Fatal(err)
 				}
@@ -98,7 +98,7 @@ func TestStartupBatches(t *testing.T) {
 	for _, n := range []int{62, 10000} {
 		p := &slowProvider{latency: 200 * time.Millisecond}
 		srv := httptest.NewServer(p)
-		emb := embed.NewOpenAI(embed.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "fake"})
+		emb := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "fake"})
 		svc := New(Config{Embedder: emb})
 		setup := synthetic(t, n)
 		start := time.Now()
@@ -107,11 +107,11 @@ func TestStartupBatches(t *testing.T) {
 		}
 		took := time.Since(start)
 		srv.Close()
-		batches := (n + embed.DefaultBatchSize - 1) / embed.DefaultBatchSize
+		batches := (n + embedding.DefaultBatchSize - 1) / embedding.DefaultBatchSize
 		t.Logf("openai, 200ms per request, N=%d: ready in %s; %d requests, largest batch %d, at most %d in flight (ceil(%d batches / %d) x 200ms = %s)",
-			n, took.Round(time.Millisecond), p.calls.Load(), p.maxBatch.Load(), p.maxIn.Load(), batches, embed.DefaultConcurrency,
-			time.Duration((batches+embed.DefaultConcurrency-1)/embed.DefaultConcurrency)*200*time.Millisecond)
-		if int(p.calls.Load()) != batches || p.maxBatch.Load() > embed.DefaultBatchSize || p.maxIn.Load() > embed.DefaultConcurrency {
+			n, took.Round(time.Millisecond), p.calls.Load(), p.maxBatch.Load(), p.maxIn.Load(), batches, embedding.DefaultConcurrency,
+			time.Duration((batches+embedding.DefaultConcurrency-1)/embedding.DefaultConcurrency)*200*time.Millisecond)
+		if int(p.calls.Load()) != batches || p.maxBatch.Load() > embedding.DefaultBatchSize || p.maxIn.Load() > embedding.DefaultConcurrency {
 			t.Errorf("N=%d: %d requests (want %d), largest batch %d, %d in flight", n, p.calls.Load(), batches, p.maxBatch.Load(), p.maxIn.Load())
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/embed"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
@@ -26,7 +26,7 @@ type Status struct {
 	// was answered by keyword ranking).
 	LastQueryError   string           `json:"last_query_error"`
 	LastQueryErrorAt *time.Time       `json:"last_query_error_at"`
-	Embedder         embed.Info       `json:"embedder"`
+	Embedder         embedding.Info   `json:"embedder"`
 	Catalog          CatalogStatus    `json:"catalog"`
 	Core             []string         `json:"core"`
 	Templates        []TemplateStatus `json:"templates"`

@@ -1,4 +1,4 @@
-package embed
+package embedding
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -141,9 +142,17 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	// Batches must agree with each other as well as with the configuration.
-	if _, err := Validate(out, len(texts), len(out[0])); err != nil {
-		return nil, err
+	// The one check of what a provider sent, over all batches, so they
+	// agree with each other as well as with the configuration.
+	if _, err := index.Validate(out, len(texts), o.cfg.Dimensions); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadResponse, err)
+	}
+	// A zero vector has no direction: as a row it matches nothing, as a
+	// query it ranks nothing. A provider that sends one is failing.
+	for i, v := range out {
+		if index.Norm(v) < minNorm {
+			return nil, fmt.Errorf("%w: vector %d is (near) zero", ErrBadResponse, i)
+		}
 	}
 	return out, nil
 }
@@ -315,16 +324,6 @@ func (o *OpenAI) request(ctx context.Context, texts []string) ([][]float32, erro
 			if len(v) > want {
 				vecs[i] = v[:want]
 			}
-		}
-	}
-	if _, err := Validate(vecs, len(texts), o.cfg.Dimensions); err != nil {
-		return nil, err
-	}
-	// A zero vector has no direction: as a row it matches nothing, as a
-	// query it ranks nothing. A provider that sends one is failing.
-	for i, v := range vecs {
-		if Norm(v) < minNorm {
-			return nil, fmt.Errorf("%w: vector %d is (near) zero", ErrBadResponse, i)
 		}
 	}
 	return vecs, nil

@@ -1,41 +1,28 @@
-// Package embed turns texts into vectors: offline with Local, or through any
-// OpenAI-compatible /v1/embeddings endpoint with OpenAI.
-package embed
+package index
 
 import (
-	"errors"
 	"fmt"
 	"math"
 )
 
-// Info describes an embedder for status pages and snapshot checks. It never
-// holds a secret.
-type Info struct {
-	Provider   string `json:"provider"`
-	Model      string `json:"model"`
-	Dimensions int    `json:"dimensions"`
-	BaseURL    string `json:"base_url,omitempty"`
-}
-
-// ErrBadResponse marks an embeddings answer that cannot be trusted: wrong
-// count, wrong dimension, non-finite values. It is never retried.
-var ErrBadResponse = errors.New("bad embeddings response")
-
 // Validate checks that vecs holds n finite vectors of dimension dim (any
-// common dimension when dim is 0) and returns that dimension.
+// common dimension when dim is 0) and returns that dimension. Vectors are
+// validated once, where they enter the process: a provider's answer
+// (package embedding) or a snapshot file (package snapshot). What the
+// local embedder computes is finite by construction.
 func Validate(vecs [][]float32, n, dim int) (int, error) {
 	if len(vecs) != n {
-		return 0, fmt.Errorf("%w: %d vectors for %d inputs", ErrBadResponse, len(vecs), n)
+		return 0, fmt.Errorf("%d vectors for %d inputs", len(vecs), n)
 	}
 	for i, v := range vecs {
 		if dim == 0 {
 			dim = len(v)
 		}
 		if len(v) == 0 || len(v) != dim {
-			return 0, fmt.Errorf("%w: vector %d has dimension %d, want %d", ErrBadResponse, i, len(v), dim)
+			return 0, fmt.Errorf("vector %d has dimension %d, want %d", i, len(v), dim)
 		}
 		if !finite(v) {
-			return 0, fmt.Errorf("%w: vector %d has a non-finite value", ErrBadResponse, i)
+			return 0, fmt.Errorf("vector %d has a non-finite value", i)
 		}
 	}
 	return dim, nil

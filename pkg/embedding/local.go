@@ -1,4 +1,4 @@
-package embed
+package embedding
 
 import (
 	"context"
@@ -191,8 +191,10 @@ func fnvBytes(h uint64, b []byte) uint64 {
 }
 
 // Fit returns a copy of l whose IDF weights come from docs, the texts the
-// index will hold. Queries must be embedded by the fitted copy.
-func (l *Local) Fit(docs []string) *Local {
+// index will hold. Queries must be embedded by the fitted copy. The copy
+// is returned as an Embedder so that consumers can ask for fitting through
+// an interface of their own instead of naming Local.
+func (l *Local) Fit(docs []string) Embedder {
 	df := map[uint64]int{}
 	sc := new(scratch)
 	for _, d := range docs {

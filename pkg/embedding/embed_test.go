@@ -1,4 +1,4 @@
-package embed
+package embedding
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
 // fakeAPI serves /v1/embeddings. answer decides each response from the
@@ -196,34 +197,6 @@ func TestInfoHidesSecrets(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	nan := float32(math.NaN())
-	inf := float32(math.Inf(1))
-	tests := []struct {
-		name string
-		vecs [][]float32
-		n    int
-		dim  int
-		ok   bool
-	}{
-		{"good", [][]float32{{1, 2}, {3, 4}}, 2, 2, true},
-		{"any dim", [][]float32{{1, 2, 3}}, 1, 0, true},
-		{"short", [][]float32{{1, 2}}, 2, 2, false},
-		{"empty vector", [][]float32{{}}, 1, 0, false},
-		{"nan", [][]float32{{1, nan}}, 1, 2, false},
-		{"inf", [][]float32{{inf, 1}}, 1, 2, false},
-		{"-inf in the unrolled part", [][]float32{{1, 2, 3, 4, 5, 6, -inf, 8, 9}}, 1, 9, false},
-		{"nan in the tail", [][]float32{{1, 2, 3, 4, 5, 6, 7, 8, nan}}, 1, 9, false},
-		{"large but finite", [][]float32{{math.MaxFloat32, -math.MaxFloat32, 1, 2, 3}}, 1, 5, true},
-	}
-	for _, tt := range tests {
-		_, err := Validate(tt.vecs, tt.n, tt.dim)
-		if (err == nil) != tt.ok {
-			t.Errorf("%s: Validate() error = %v, want ok=%v", tt.name, err, tt.ok)
-		}
-	}
-}
-
 func TestLocal(t *testing.T) {
 	docs := []string{
 		"create_issue: Open a new issue in a repository",
@@ -235,11 +208,11 @@ func TestLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Validate(vecs, 4, 256); err != nil {
+	if _, err := index.Validate(vecs, 4, 256); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range vecs {
-		Normalize(v)
+		index.Normalize(v)
 	}
 	dot := func(a, b []float32) (s float32) {
 		for i := range a {
@@ -252,7 +225,7 @@ func TestLocal(t *testing.T) {
 		t.Errorf("query %q is not closest to post_message: %v %v %v", "send a chat message", dot(q, vecs[0]), dot(q, vecs[1]), dot(q, vecs[2]))
 	}
 	again, _ := l.Embed(t.Context(), docs[:1])
-	Normalize(again[0])
+	index.Normalize(again[0])
 	if diff := dot(again[0], vecs[0]); math.Abs(float64(diff)-1) > 1e-6 {
 		t.Errorf("Local is not deterministic: self-similarity %v", diff)
 	}
@@ -282,7 +255,7 @@ func TestEmbedSparseMatchesEmbed(t *testing.T) {
 		"über café naïve résumé", strings.Repeat("file files filing ", 40), "x",
 	}
 	for _, dim := range []int{8, 256, 1024} {
-		l := NewLocal(dim).Fit(docs)
+		l := NewLocal(dim).Fit(docs).(*Local)
 		for _, text := range texts {
 			vecs, err := l.Embed(t.Context(), []string{text})
 			if err != nil {
