@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
@@ -55,7 +57,7 @@ func newServer(t *testing.T, build bool) http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		s.Keys = []search.Key{{Name: "k", Hash: sha256.Sum256([]byte("k"))}}
+		s.Keys = []access.Key{{Name: "k", Hash: sha256.Sum256([]byte("k"))}}
 		return s, nil
 	}
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(256), Load: load, Version: "test"})

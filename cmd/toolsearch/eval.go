@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -17,7 +19,7 @@ import (
 type serviceSearcher struct{ svc *search.Service }
 
 func (s serviceSearcher) Search(ctx context.Context, req search.Request) (eval.Answer, error) {
-	res, err := s.svc.Search(ctx, req, search.Caller{})
+	res, err := s.svc.Search(ctx, req, access.Caller{})
 	if err != nil {
 		return eval.Answer{}, err
 	}

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/rank"
+
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
@@ -167,8 +170,8 @@ func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 	fs.StringVar(&f.snapshotPath, "snapshot", e.str("TOOLSEARCH_SNAPSHOT", ""), "index snapshot `file` from toolsearch index: its vectors are used when catalog and model match, so the provider is not called [TOOLSEARCH_SNAPSHOT]")
 	fs.IntVar(&f.qcacheSize, "query-cache-size", e.int("TOOLSEARCH_QUERY_CACHE_SIZE", search.DefaultQueryCacheSize), "query vectors kept from a remote embedder (LRU); -1 turns the cache off [TOOLSEARCH_QUERY_CACHE_SIZE]")
 	fs.DurationVar(&f.qcacheTTL, "query-cache-ttl", e.duration("TOOLSEARCH_QUERY_CACHE_TTL", search.DefaultQueryCacheTTL), "how long a cached query vector is kept [TOOLSEARCH_QUERY_CACHE_TTL]")
-	fs.StringVar(&f.fusion, "fusion", e.str("TOOLSEARCH_FUSION", search.FusionConvex), "hybrid fusion: convex (normalised scores, weighted) or rrf (reciprocal rank) [TOOLSEARCH_FUSION]")
-	fs.Float64Var(&f.hybridAlpha, "hybrid-alpha", e.float("TOOLSEARCH_HYBRID_ALPHA", search.DefaultHybridAlpha), "dense weight in convex fusion, 0-1 [TOOLSEARCH_HYBRID_ALPHA]")
+	fs.StringVar(&f.fusion, "fusion", e.str("TOOLSEARCH_FUSION", rank.FusionConvex), "hybrid fusion: convex (normalised scores, weighted) or rrf (reciprocal rank) [TOOLSEARCH_FUSION]")
+	fs.Float64Var(&f.hybridAlpha, "hybrid-alpha", e.float("TOOLSEARCH_HYBRID_ALPHA", rank.DefaultHybridAlpha), "dense weight in convex fusion, 0-1 [TOOLSEARCH_HYBRID_ALPHA]")
 	fs.StringVar(&f.quantization, "index-quantization", e.str("TOOLSEARCH_INDEX_QUANTIZATION", index.QuantNone), "dense index first pass: none (exact float32) or binary (bit codes, then the best rescored exactly; faster on large catalogs, some recall lost: BENCHMARKS.md) [TOOLSEARCH_INDEX_QUANTIZATION]")
 	fs.IntVar(&f.rescore, "rescore", e.int("TOOLSEARCH_RESCORE", index.DefaultRescore), "with -index-quantization binary, how many candidates at least are rescored exactly [TOOLSEARCH_RESCORE]")
 	f.apiKey = e.str("TOOLSEARCH_EMBEDDING_API_KEY", e.getenv("OPENAI_API_KEY"))
@@ -177,7 +180,7 @@ func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 
 // searchConfig is the part of search.Config the flags decide.
 func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
-	if f.fusion != search.FusionConvex && f.fusion != search.FusionRRF {
+	if f.fusion != rank.FusionConvex && f.fusion != rank.FusionRRF {
 		return search.Config{}, fmt.Errorf("-fusion must be convex or rrf, got %q", f.fusion)
 	}
 	if f.hybridAlpha <= 0 || f.hybridAlpha > 1 {
@@ -189,7 +192,7 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 	if f.rescore < 1 {
 		return search.Config{}, fmt.Errorf("-rescore must be at least 1, got %d", f.rescore)
 	}
-	cfg := search.Config{Embedder: emb, QueryTimeout: f.queryTimeout, Fusion: f.fusion, HybridAlpha: f.hybridAlpha,
+	cfg := search.Config{Embedder: emb, QueryTimeout: f.queryTimeout, Rank: rank.Config{Fusion: f.fusion, Alpha: f.hybridAlpha},
 		Quantization: f.quantization, Rescore: f.rescore,
 		Load: f.loader(), Version: versionString(), QueryCacheSize: f.qcacheSize, QueryCacheTTL: f.qcacheTTL}
 	if f.snapshotPath != "" {
@@ -320,7 +323,7 @@ func (f *indexFlags) loader() func(context.Context) (*search.Setup, error) {
 		}
 		setup := cfg.Setup(cat)
 		for _, k := range cfg.Auth.Keys {
-			key := search.Key{Name: k.Name, Visibility: search.Visibility{Tools: k.VisibleTools, Servers: k.VisibleServers}}
+			key := access.Key{Name: k.Name, Visibility: access.Visibility{Tools: k.VisibleTools, Servers: k.VisibleServers}}
 			if k.KeyEnv != "" {
 				secret := getenv(k.KeyEnv)
 				if secret == "" {
@@ -334,7 +337,7 @@ func (f *indexFlags) loader() func(context.Context) (*search.Setup, error) {
 		}
 		// Keys from the environment see every tool.
 		for i, secret := range splitList(getenv("TOOLSEARCH_API_KEYS")) {
-			setup.Keys = append(setup.Keys, search.Key{Name: fmt.Sprintf("env-%d", i+1), Hash: sha256.Sum256([]byte(secret))})
+			setup.Keys = append(setup.Keys, access.Key{Name: fmt.Sprintf("env-%d", i+1), Hash: sha256.Sum256([]byte(secret))})
 		}
 		if err := setup.Check(); err != nil {
 			where := cfgPath

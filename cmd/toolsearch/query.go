@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -40,7 +42,7 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	res, err := svc.Search(ctx, search.Request{Query: query, TopK: k, Mode: *mode, IncludeCore: withCore}, search.Caller{})
+	res, err := svc.Search(ctx, search.Request{Query: query, TopK: k, Mode: search.Mode(*mode), IncludeCore: withCore}, access.Caller{})
 	if err != nil {
 		return err
 	}
@@ -52,7 +54,7 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "rank\tscore\ttool\tdescription\n")
 	for i, h := range res.Tools {
-		score := h.Source
+		score := string(h.Source)
 		if h.Score != nil {
 			score = fmt.Sprintf("%.4f", *h.Score)
 		}

@@ -132,7 +132,7 @@ func (c Case) request(k int, opts Options) search.Request {
 		req.IncludeCore = &no
 	}
 	if req.Mode == "" {
-		req.Mode = opts.Mode
+		req.Mode = search.Mode(opts.Mode)
 	}
 	return req
 }

@@ -17,6 +17,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/go-chi/chi/v5/middleware"
 	gojson "github.com/goccy/go-json"
 
@@ -58,7 +60,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		ae = errorf(http.StatusBadRequest, re.Code, "%s", re.Message)
 	case errors.As(err, &te):
 		ae = errorf(http.StatusNotFound, "unknown_template", "%s", te.Error())
-	case errors.Is(err, search.ErrUnauthorized):
+	case errors.Is(err, access.ErrUnauthorized):
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolsearch"`)
 		ae = errorf(http.StatusUnauthorized, "unauthorized", "a valid API key is required: send Authorization: Bearer <key>")
 	case errors.Is(err, context.Canceled):

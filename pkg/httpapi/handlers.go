@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
@@ -24,7 +26,7 @@ func authenticate(logger *slog.Logger, svc *search.Service) func(http.Handler) h
 				writeError(w, r, logger, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(search.WithCaller(r.Context(), caller)))
+			next.ServeHTTP(w, r.WithContext(access.WithCaller(r.Context(), caller)))
 		})
 	}
 }
@@ -43,7 +45,7 @@ func requireToken(logger *slog.Logger, token string) func(http.Handler) http.Han
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !ok(r) {
-				writeError(w, r, logger, search.ErrUnauthorized)
+				writeError(w, r, logger, access.ErrUnauthorized)
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -69,12 +71,12 @@ func handleSearch(logger *slog.Logger, svc *search.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		res, err := svc.Search(r.Context(), req, search.CallerFrom(r.Context()))
+		res, err := svc.Search(r.Context(), req, access.CallerFrom(r.Context()))
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		noteMode(r, res.Mode)
+		noteMode(r, string(res.Mode))
 		encode(w, http.StatusOK, res)
 	})
 }
@@ -84,7 +86,7 @@ func handleTemplates(logger *slog.Logger, svc *search.Service) http.Handler {
 		Templates []search.TemplateStatus `json:"templates"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ts, err := svc.Templates(search.CallerFrom(r.Context()))
+		ts, err := svc.Templates(access.CallerFrom(r.Context()))
 		if err != nil {
 			writeError(w, r, logger, err)
 			return

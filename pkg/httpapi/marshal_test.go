@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -53,7 +55,7 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 	minScore := 0.2
 	var reqs []search.Request
 	for i, q := range queries {
-		r := search.Request{Query: q, Mode: []string{"", "hybrid", "semantic", "keyword"}[i%4], Explain: i%2 == 0, IncludeSchema: i%3 == 0,
+		r := search.Request{Query: q, Mode: []search.Mode{"", search.ModeHybrid, search.ModeSemantic, search.ModeKeyword}[i%4], Explain: i%2 == 0, IncludeSchema: i%3 == 0,
 			Format: []string{"", "mcp", "openai", "anthropic", "gemini"}[i%5]}
 		if i%7 == 0 {
 			r.MinScore = &minScore
@@ -64,14 +66,14 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 		search.Request{Operation: "list", ServerMatch: "git", IncludeSchema: true}, search.Request{Query: "select:create_issue,merge_pull_request", Format: "gemini"},
 		search.Request{Query: "+slack post a message", Explain: true})
 	for _, r := range reqs {
-		res, err := svc.Search(t.Context(), r, search.Caller{})
+		res, err := svc.Search(t.Context(), r, access.Caller{})
 		if err != nil {
 			t.Fatalf("Search(%+v): %v", r, err)
 		}
 		res.TookMS = 0.123 // a float with a fraction, like real timings
 		sameJSON(t, r.Query, res)
 	}
-	ts, err := svc.Templates(search.Caller{})
+	ts, err := svc.Templates(access.Caller{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func FuzzMarshal(f *testing.F) {
 // come out whole and alike. Run under -race by make test.
 func TestMarshalConcurrent(t *testing.T) {
 	_, svc := newTestServerWith(t, serverOpts{build: true})
-	res, err := svc.Search(t.Context(), search.Request{Query: "merge a pull request", Explain: true, IncludeSchema: true, Format: "anthropic"}, search.Caller{})
+	res, err := svc.Search(t.Context(), search.Request{Query: "merge a pull request", Explain: true, IncludeSchema: true, Format: "anthropic"}, access.Caller{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -33,9 +35,9 @@ func testSetup(tb testing.TB, keys bool) *search.Setup {
 			"announce": {Description: "Tell the team", Tools: []string{"slack/post_message"}},
 		}}
 	if keys {
-		s.Keys = []search.Key{
+		s.Keys = []access.Key{
 			{Name: "all", Hash: sha256.Sum256([]byte("key-all"))},
-			{Name: "gh", Hash: sha256.Sum256([]byte("key-gh")), Visibility: search.Visibility{Servers: []string{"github"}}},
+			{Name: "gh", Hash: sha256.Sum256([]byte("key-gh")), Visibility: access.Visibility{Servers: []string{"github"}}},
 		}
 	}
 	return s

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -64,7 +66,7 @@ func TestStatusIsBoundedAndNamesNothingOpenly(t *testing.T) {
 			setup := &search.Setup{Catalog: cat, Core: []string{"secret_tool_1"},
 				Templates: map[string]search.Template{"secret-template": {Description: "x", Tools: []string{"secret_tool_2"}}}}
 			if tt.keys {
-				setup.Keys = []search.Key{{Name: "gh", Hash: sha256.Sum256([]byte("key-gh")), Visibility: search.Visibility{Servers: []string{"github"}}}}
+				setup.Keys = []access.Key{{Name: "gh", Hash: sha256.Sum256([]byte("key-gh")), Visibility: access.Visibility{Servers: []string{"github"}}}}
 			}
 			reg := prometheus.NewRegistry()
 			svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg})

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/time/rate"
-
-	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
 // maxAnonymousBuckets bounds the per-address buckets of anonymous callers:
@@ -30,7 +30,7 @@ func throttle(rps float64, burst int) func(http.Handler) http.Handler {
 	keyed := map[string]*rate.Limiter{} // bounded by the configured keys
 	anon, _ := lru.New[string, *rate.Limiter](maxAnonymousBuckets)
 	limiter := func(r *http.Request) *rate.Limiter {
-		key := search.CallerFrom(r.Context()).Key
+		key := access.CallerFrom(r.Context()).Key
 		mu.Lock()
 		defer mu.Unlock()
 		if key != "" {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
@@ -24,7 +26,7 @@ func FuzzMCPRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
-	keys := []search.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}}
+	keys := []access.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}}
 	if _, err := svc.Build(context.Background(), &search.Setup{Catalog: cat, Keys: keys}); err != nil {
 		f.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
@@ -26,7 +28,7 @@ func hostileRig(t *testing.T, lim SessionLimits) (*Server, string) {
 		t.Fatal(err)
 	}
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
-	keys := []search.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}, {Name: "b", Hash: sha256.Sum256([]byte("key-b"))}}
+	keys := []access.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}, {Name: "b", Hash: sha256.Sum256([]byte("key-b"))}}
 	if _, err := svc.Build(context.Background(), &search.Setup{Catalog: cat, Keys: keys}); err != nil {
 		t.Fatal(err)
 	}

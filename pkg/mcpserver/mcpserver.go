@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -121,7 +123,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		// The HTTP API authenticated the request and put its caller in the
 		// context; sessions are counted and bound per key.
-		s.sessions.serve(w, r, search.CallerFrom(r.Context()).Key, h)
+		s.sessions.serve(w, r, access.CallerFrom(r.Context()).Key, h)
 	})
 }
 
@@ -162,7 +164,7 @@ func (s *Server) Announce(snap *search.Snapshot) {
 // caller authenticates the bearer key of the HTTP request that carried
 // this MCP request. The HTTP middleware has already turned away bad keys;
 // this finds whose visibility applies.
-func (s *Server) caller(extra *mcp.RequestExtra) (search.Caller, error) {
+func (s *Server) caller(extra *mcp.RequestExtra) (access.Caller, error) {
 	token := ""
 	if extra != nil && extra.Header != nil {
 		token = bearerToken(extra.Header)
@@ -179,7 +181,7 @@ func toolError(err error) error {
 	case errors.As(err, &re), errors.As(err, &te),
 		errors.Is(err, search.ErrUnknownTool), errors.Is(err, search.ErrNotReady):
 		return err
-	case errors.Is(err, search.ErrUnauthorized):
+	case errors.Is(err, access.ErrUnauthorized):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unauthorized"}
 	}
 	return errors.New("internal error")

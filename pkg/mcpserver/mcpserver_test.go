@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -65,7 +67,7 @@ func addTool(s *mcp.Server, name, desc string) {
 
 // newRig wires an in-process upstream, the upstream manager, the search
 // service and the MCP server behind the HTTP API, as serve does.
-func newRig(t *testing.T, keys []search.Key) *rig {
+func newRig(t *testing.T, keys []access.Key) *rig {
 	t.Helper()
 	r := &rig{emb: &countingEmbedder{local: embedding.NewLocal(256)}, changed: make(chan struct{}, 16)}
 	r.upstream = mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, &mcp.ServerOptions{PageSize: 2})
@@ -258,7 +260,7 @@ func TestUpstreamChangeReachesClients(t *testing.T) {
 	}
 	r.upstream.RemoveTools("get_alerts")
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := r.svc.Lookup(search.Caller{}, "weather", "get_alerts"); err != nil {
+		if _, err := r.svc.Lookup(access.Caller{}, "weather", "get_alerts"); err != nil {
 			break
 		}
 	}
@@ -268,9 +270,9 @@ func TestUpstreamChangeReachesClients(t *testing.T) {
 }
 
 func TestVisibility(t *testing.T) {
-	keys := []search.Key{
+	keys := []access.Key{
 		{Name: "all", Hash: sha256.Sum256([]byte("k-all"))},
-		{Name: "no-weather", Hash: sha256.Sum256([]byte("k-files")), Visibility: search.Visibility{Servers: []string{"files"}}},
+		{Name: "no-weather", Hash: sha256.Sum256([]byte("k-files")), Visibility: access.Visibility{Servers: []string{"files"}}},
 	}
 	r := newRig(t, keys)
 	c := mcp.NewClient(&mcp.Implementation{Name: "anon", Version: "1"}, nil)

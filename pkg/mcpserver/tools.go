@@ -71,14 +71,14 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in search
 	if err != nil {
 		return nil, searchOut{}, toolError(err)
 	}
-	out := searchOut{Tools: make([]toolOut, len(res.Tools)), Mode: res.Mode, Degraded: res.Degraded, Confident: res.Confident,
+	out := searchOut{Tools: make([]toolOut, len(res.Tools)), Mode: string(res.Mode), Degraded: res.Degraded, Confident: res.Confident,
 		Withheld: res.Withheld, Total: res.Total, NextCursor: res.NextCursor}
 	if res.Diagnostic != nil {
 		out.Unknown = res.Diagnostic.Unknown
 	}
 	var b strings.Builder
 	for i, h := range res.Tools {
-		out.Tools[i] = toolOut{Name: h.Name, Server: h.Server, Description: h.Description, Score: h.Score, Source: h.Source}
+		out.Tools[i] = toolOut{Name: h.Name, Server: h.Server, Description: h.Description, Score: h.Score, Source: string(h.Source)}
 		fmt.Fprintf(&b, "%d. %s/%s", i+1, h.Server, h.Name)
 		if h.Score != nil {
 			fmt.Fprintf(&b, " (%.3f)", *h.Score)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
@@ -20,12 +22,12 @@ func BenchmarkQuery(b *testing.B) {
 	if _, err := svc.Build(b.Context(), defaultSetup(b)); err != nil {
 		b.Fatal(err)
 	}
-	for _, mode := range []string{"hybrid", "semantic", "keyword"} {
-		b.Run(mode, func(b *testing.B) {
+	for _, mode := range []Mode{ModeHybrid, ModeSemantic, ModeKeyword} {
+		b.Run(string(mode), func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)], Mode: mode}, Caller{}); err != nil {
+				if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)], Mode: mode}, access.Caller{}); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
@@ -29,7 +31,7 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 34))
 	for trial := range 12 {
 		// The key's policy: some servers and some single tools.
-		var vis Visibility
+		var vis access.Visibility
 		for _, s := range full.Servers() {
 			if r.IntN(3) == 0 {
 				vis.Servers = append(vis.Servers, s)
@@ -67,7 +69,7 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 			}
 			templates[fmt.Sprintf("t%d", i)] = Template{Description: "d", Tools: ts}
 		}
-		keys := []Key{
+		keys := []access.Key{
 			{Name: "k", Hash: sha256.Sum256([]byte("secret-k")), Visibility: vis},
 			{Name: "all", Hash: sha256.Sum256([]byte("secret-all"))},
 		}
@@ -83,25 +85,25 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 			}
 		}
 		for _, tl := range removed {
-			_, errA := svcA.Lookup(Caller{Key: "k"}, tl.Server, tl.Name)
-			_, errB := svcB.Lookup(Caller{Key: "k"}, tl.Server, tl.Name)
-			_, errA2 := svcA.Lookup(Caller{Key: "k"}, "", tl.Name)
-			_, errB2 := svcB.Lookup(Caller{Key: "k"}, "", tl.Name)
+			_, errA := svcA.Lookup(access.Caller{Key: "k"}, tl.Server, tl.Name)
+			_, errB := svcB.Lookup(access.Caller{Key: "k"}, tl.Server, tl.Name)
+			_, errA2 := svcA.Lookup(access.Caller{Key: "k"}, "", tl.Name)
+			_, errB2 := svcB.Lookup(access.Caller{Key: "k"}, "", tl.Name)
 			if fmt.Sprint(errA) != fmt.Sprint(errB) || fmt.Sprint(errA2) != fmt.Sprint(errB2) {
 				t.Errorf("Lookup of hidden %s: %v / %v with it missing, %v / %v with it present", tl.ID(), errA, errA2, errB, errB2)
 			}
 		}
-		sa, _ := svcA.Servers(Caller{Key: "k"}, "")
-		sb, _ := svcB.Servers(Caller{Key: "k"}, "")
-		ta, _ := svcA.Templates(Caller{Key: "k"})
-		tb, _ := svcB.Templates(Caller{Key: "k"})
+		sa, _ := svcA.Servers(access.Caller{Key: "k"}, "")
+		sb, _ := svcB.Servers(access.Caller{Key: "k"}, "")
+		ta, _ := svcA.Templates(access.Caller{Key: "k"})
+		tb, _ := svcB.Templates(access.Caller{Key: "k"})
 		if fmt.Sprint(sa, ta) != fmt.Sprint(sb, tb) {
 			t.Errorf("servers/templates differ: %v %v vs %v %v", sa, ta, sb, tb)
 		}
 	}
 }
 
-func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map[string]Template, keys []Key) *Service {
+func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map[string]Template, keys []access.Key) *Service {
 	tb.Helper()
 	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test"})
 	if _, err := svc.Build(context.Background(), &Setup{Catalog: catalogOf(tb, tools), Core: core, Templates: templates, Keys: keys}); err != nil {
@@ -140,7 +142,7 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 	if query == "" {
 		query = "list"
 	}
-	req := Request{Query: query, Mode: []string{"", "hybrid", "semantic", "keyword"}[r.IntN(4)], Explain: r.IntN(2) == 0}
+	req := Request{Query: query, Mode: []Mode{"", ModeHybrid, ModeSemantic, ModeKeyword}[r.IntN(4)], Explain: r.IntN(2) == 0}
 	switch r.IntN(8) {
 	case 0:
 		req.Query = "select:" + pick().Name + "," + pick().ID() + ",no_such_tool"
@@ -150,7 +152,7 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 	case 2:
 		req = Request{Operation: "list", ServerMatch: pick().Server[:1], TopK: ptr(5)}
 	case 3:
-		req.Visibility = Visibility{Tools: []string{pick().ID(), pick().Name}}
+		req.Visibility = access.Visibility{Tools: []string{pick().ID(), pick().Name}}
 	case 4:
 		req.Servers = []string{pick().Server, pick().Server}
 	case 5:
@@ -164,7 +166,7 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 
 func answerJSON(tb testing.TB, svc *Service, req Request) string {
 	tb.Helper()
-	res, err := svc.Search(context.Background(), req, Caller{Key: "k"})
+	res, err := svc.Search(context.Background(), req, access.Caller{Key: "k"})
 	if err != nil {
 		return "error: " + err.Error()
 	}

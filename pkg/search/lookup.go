@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
@@ -16,7 +17,7 @@ var ErrUnknownTool = errors.New("unknown tool")
 // Lookup finds a tool the caller may see: by exact server and name when
 // server is given, else by reference (a bare name where unambiguous, or
 // server/tool).
-func (s *Service) Lookup(caller Caller, server, name string) (catalog.Tool, error) {
+func (s *Service) Lookup(caller access.Caller, server, name string) (catalog.Tool, error) {
 	snap := s.cur.Load()
 	if snap == nil {
 		return catalog.Tool{}, ErrNotReady
@@ -48,7 +49,7 @@ type ServerCount struct {
 
 // Servers lists the servers with tools the caller may see, in catalog
 // order, those whose name contains query (any case) when query is set.
-func (s *Service) Servers(caller Caller, query string) ([]ServerCount, error) {
+func (s *Service) Servers(caller access.Caller, query string) ([]ServerCount, error) {
 	snap := s.cur.Load()
 	if snap == nil {
 		return nil, ErrNotReady

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsearch/toolsearch/pkg/embedding"
@@ -55,7 +57,7 @@ func TestTemplate(t *testing.T) {
 	if emb.calls.Load() != calls {
 		t.Error("a template request called the embedder")
 	}
-	_, err := svc.Search(t.Context(), Request{Template: "nope"}, Caller{})
+	_, err := svc.Search(t.Context(), Request{Template: "nope"}, access.Caller{})
 	var ute *UnknownTemplateError
 	if !errors.As(err, &ute) || !slices.Equal(ute.Known, []string{"release", "triage"}) {
 		t.Errorf("unknown template: %v", err)
@@ -162,7 +164,7 @@ func TestList(t *testing.T) {
 		"garbage":       {Operation: "list", ServerMatch: "git", Cursor: "not-a-cursor"},
 		"other filters": {Operation: "list", ServerMatch: "slack", Cursor: res.NextCursor},
 	} {
-		_, err := svc.Search(t.Context(), req, Caller{})
+		_, err := svc.Search(t.Context(), req, access.Caller{})
 		var re *RequestError
 		if !errors.As(err, &re) || re.Code != "invalid_cursor" {
 			t.Errorf("%s cursor: error = %v, want invalid_cursor", name, err)
@@ -220,19 +222,19 @@ func TestFormats(t *testing.T) {
 func TestAuth(t *testing.T) {
 	svc := New(Config{Embedder: embedding.NewLocal(64)})
 	setup := defaultSetup(t)
-	setup.Keys = []Key{
+	setup.Keys = []access.Key{
 		{Name: "all", Hash: sha256.Sum256([]byte("key-all"))},
-		{Name: "github-only", Hash: sha256.Sum256([]byte("key-gh")), Visibility: Visibility{Servers: []string{"github"}, Tools: []string{"get_platform_info"}}},
+		{Name: "github-only", Hash: sha256.Sum256([]byte("key-gh")), Visibility: access.Visibility{Servers: []string{"github"}, Tools: []string{"get_platform_info"}}},
 	}
 	if _, err := svc.Build(t.Context(), setup); err != nil {
 		t.Fatal(err)
 	}
 	for _, tok := range []string{"", "wrong", "key-al"} {
-		if _, err := svc.Authenticate(tok); !errors.Is(err, ErrUnauthorized) {
+		if _, err := svc.Authenticate(tok); !errors.Is(err, access.ErrUnauthorized) {
 			t.Errorf("Authenticate(%q) = %v, want ErrUnauthorized", tok, err)
 		}
 	}
-	if _, err := svc.Search(t.Context(), Request{Query: "x"}, Caller{}); !errors.Is(err, ErrUnauthorized) {
+	if _, err := svc.Search(t.Context(), Request{Query: "x"}, access.Caller{}); !errors.Is(err, access.ErrUnauthorized) {
 		t.Errorf("anonymous search with keys configured: %v", err)
 	}
 	gh, err := svc.Authenticate("key-gh")
@@ -251,8 +253,8 @@ func TestAuth(t *testing.T) {
 	// Naming what the key cannot see answers as naming what does not exist.
 	for _, tt := range []struct{ hidden, missing Request }{
 		{Request{Query: "x", Servers: []string{"slack"}}, Request{Query: "x", Servers: []string{"nosuch"}}},
-		{Request{Query: "x", Visibility: Visibility{Servers: []string{"jira"}}}, Request{Query: "x", Visibility: Visibility{Servers: []string{"nosuch"}}}},
-		{Request{Query: "x", Visibility: Visibility{Tools: []string{"slack/post_message"}}}, Request{Query: "x", Visibility: Visibility{Tools: []string{"slack/no_such"}}}},
+		{Request{Query: "x", Visibility: access.Visibility{Servers: []string{"jira"}}}, Request{Query: "x", Visibility: access.Visibility{Servers: []string{"nosuch"}}}},
+		{Request{Query: "x", Visibility: access.Visibility{Tools: []string{"slack/post_message"}}}, Request{Query: "x", Visibility: access.Visibility{Tools: []string{"slack/no_such"}}}},
 		{Request{Query: "select:slack/post_message"}, Request{Query: "select:slack/no_such"}},
 		{Request{Template: "triage"}, Request{Template: "nosuch"}},
 	} {
@@ -274,7 +276,7 @@ func TestVisibilityProperty(t *testing.T) {
 	cat := snap.Catalog
 	r := rand.New(rand.NewPCG(7, 11))
 	for trial := range 25 {
-		var vis Visibility
+		var vis access.Visibility
 		for _, s := range cat.Servers() {
 			if r.IntN(4) == 0 {
 				vis.Servers = append(vis.Servers, s)
@@ -288,10 +290,10 @@ func TestVisibilityProperty(t *testing.T) {
 		if vis.IsZero() {
 			vis.Tools = []string{cat.Tool(r.IntN(cat.Len())).ID()}
 		}
-		allowed, _ := vis.resolve(cat)
+		allowed, _ := vis.Resolve(cat)
 		visible := map[string]bool{}
 		for i, tl := range cat.Tools() {
-			if allowed.has(i) {
+			if allowed.Has(i) {
 				visible[tl.ID()] = true
 			}
 		}
@@ -317,7 +319,7 @@ func TestVisibilityProperty(t *testing.T) {
 			check(req.Query+req.Template+req.Operation, mustSearch(t, svc, req))
 		}
 		for i, tl := range cat.Tools() {
-			if !allowed.has(i) {
+			if !allowed.Has(i) {
 				continue
 			}
 			res := mustSearch(t, svc, Request{Query: "select:" + tl.ID(), Visibility: vis})
@@ -344,7 +346,7 @@ func flip(s string, i int) string {
 func TestConfidenceAndExplain(t *testing.T) {
 	svc := newService(t, nil)
 	mustBuild(t, svc)
-	for _, mode := range []string{"hybrid", "semantic", "keyword"} {
+	for _, mode := range []Mode{ModeHybrid, ModeSemantic, ModeKeyword} {
 		res := mustSearch(t, svc, Request{Query: "merge the approved pull request", Mode: mode, Explain: true, TopK: ptr(3)})
 		if res.Confident == nil || !*res.Confident || *res.Confidence <= 0 || *res.Confidence > 1 {
 			t.Errorf("%s: confident %v confidence %v, want a confident answer in (0,1]", mode, res.Confident, res.Confidence)

@@ -6,12 +6,46 @@ import (
 	"math"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
 // MaxQueryBytes bounds a query: longer text is a pasted document, not a
 // request for a tool, and would cost the embedding provider for nothing.
 const MaxQueryBytes = 4096
+
+// Mode is how an answer was made: ranked by hybrid, semantic or keyword
+// retrieval, or given by a template, a select: operator or a listing.
+type Mode string
+
+// The modes. A request may ask for the three retrieval modes.
+const (
+	ModeHybrid   Mode = "hybrid"   // dense and BM25 rankings fused
+	ModeSemantic Mode = "semantic" // dense ranking alone
+	ModeKeyword  Mode = "keyword"  // BM25 alone; also every degraded answer
+	ModeTemplate Mode = "template"
+	ModeSelect   Mode = "select"
+	ModeList     Mode = "list"
+)
+
+// Source says why a tool is in an answer: retrieved (its retrieval mode's
+// name), or named by the core whitelist, a template, a select: operator or
+// a listing.
+type Source string
+
+// The sources besides the retrieval modes.
+const (
+	SourceCore     Source = "core"
+	SourceTemplate Source = "template"
+	SourceSelect   Source = "select"
+	SourceList     Source = "list"
+)
+
+// The operations a request may ask for.
+const (
+	OperationSearch = "search"
+	OperationList   = "list"
+)
 
 // Request is a search request, shared by the HTTP API, the MCP meta-tools
 // and the eval harness. Validate it before use.
@@ -24,7 +58,7 @@ type Request struct {
 	// Mode picks the ranker: "hybrid" (dense and BM25 fused), "semantic"
 	// (dense only) or "keyword" (BM25 only). Empty: hybrid where a dense
 	// index exists, keyword otherwise.
-	Mode        string   `json:"mode,omitempty"`
+	Mode        Mode     `json:"mode,omitempty"`
 	IncludeCore *bool    `json:"include_core,omitempty"` // default true
 	Template    string   `json:"template,omitempty"`     // return this template's tools; no retrieval
 	Servers     []string `json:"servers,omitempty"`      // only these servers (exact names)
@@ -32,7 +66,7 @@ type Request struct {
 	Operation   string   `json:"operation,omitempty"`    // "search" (default) or "list"
 	Cursor      string   `json:"cursor,omitempty"`       // continue a list
 	MinScore    *float64 `json:"min_score,omitempty"`    // drop retrieved tools scoring under it
-	Visibility
+	access.Visibility
 	IncludeSchema bool   `json:"include_schema,omitempty"` // add input_schema, output_schema, annotations
 	Explain       bool   `json:"explain,omitempty"`        // add each retrieved tool's matched terms and per-ranker rank and score
 	Format        string `json:"format,omitempty"`         // also render definitions: mcp, openai, anthropic, gemini
@@ -81,21 +115,21 @@ func (r *Request) Validate() error {
 		return badRequest("invalid_query", `"query" contains a NUL character`)
 	case r.TopK != nil && (*r.TopK < 1 || *r.TopK > MaxTopK):
 		return badRequest("top_k_out_of_range", `"top_k" must be between 1 and %d, got %d`, MaxTopK, *r.TopK)
-	case r.Mode != "" && r.Mode != "hybrid" && r.Mode != "semantic" && r.Mode != "keyword":
+	case r.Mode != "" && r.Mode != ModeHybrid && r.Mode != ModeSemantic && r.Mode != ModeKeyword:
 		return badRequest("invalid_mode", `"mode" must be "hybrid", "semantic" or "keyword", got %q`, r.Mode)
-	case r.Operation != "" && r.Operation != "search" && r.Operation != "list":
+	case r.Operation != "" && r.Operation != OperationSearch && r.Operation != OperationList:
 		return badRequest("invalid_operation", `"operation" must be "search" or "list", got %q`, r.Operation)
 	case r.Format != "" && !tooldef.Valid(r.Format):
 		return badRequest("invalid_format", `"format" must be one of %s, got %q`, strings.Join(tooldef.Formats, ", "), r.Format)
 	case r.MinScore != nil && (math.IsNaN(*r.MinScore) || math.IsInf(*r.MinScore, 0)):
 		return badRequest("invalid_min_score", `"min_score" must be a finite number`)
-	case r.Template != "" && r.Operation == "list":
+	case r.Template != "" && r.Operation == OperationList:
 		return badRequest("conflicting_fields", `"template" and "operation":"list" cannot be combined`)
-	case r.Cursor != "" && r.Operation != "list":
+	case r.Cursor != "" && r.Operation != OperationList:
 		return badRequest("conflicting_fields", `"cursor" needs "operation":"list"`)
-	case r.Operation == "list" && len(r.Servers) == 0 && r.ServerMatch == "":
+	case r.Operation == OperationList && len(r.Servers) == 0 && r.ServerMatch == "":
 		return badRequest("missing_scope", `"operation":"list" needs "servers" or "server_match"`)
-	case q == "" && r.Template == "" && r.Operation != "list":
+	case q == "" && r.Template == "" && r.Operation != OperationList:
 		return badRequest("empty_query", `"query" is required and must not be blank (unless "template" or "operation":"list" is given)`)
 	}
 	for _, s := range r.Servers {
@@ -117,7 +151,7 @@ type Hit struct {
 	Score       *float32 `json:"score,omitempty"` // retrieved tools only
 	// Source says why the tool is in the answer: hybrid, semantic or
 	// keyword (retrieved), core, template, select, or list.
-	Source       string          `json:"source"`
+	Source       Source          `json:"source"`
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
@@ -151,9 +185,9 @@ type Response struct {
 	// Definitions holds each tool of Tools, in the same order, rendered in
 	// the requested format, ready to forward to that provider.
 	Definitions []json.RawMessage `json:"definitions,omitempty"`
-	// Mode is what produced the answer: semantic, keyword, template,
-	// select or list.
-	Mode       string      `json:"mode"`
+	// Mode is what produced the answer: hybrid, semantic, keyword,
+	// template, select or list.
+	Mode       Mode        `json:"mode"`
 	Degraded   bool        `json:"degraded"`
 	Diagnostic *Diagnostic `json:"diagnostic,omitempty"`
 	// Withheld counts tools the request named (core, template, select)

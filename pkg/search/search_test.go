@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -103,7 +105,7 @@ func mustBuild(tb testing.TB, svc *Service) *Snapshot {
 
 func mustSearch(tb testing.TB, svc *Service, req Request) *Response {
 	tb.Helper()
-	res, err := svc.Search(tb.Context(), req, Caller{})
+	res, err := svc.Search(tb.Context(), req, access.Caller{})
 	if err != nil {
 		tb.Fatalf("Search(%+v): %v", req, err)
 	}
@@ -122,7 +124,7 @@ func ptr[T any](v T) *T { return &v }
 
 func TestSearchBeforeBuild(t *testing.T) {
 	svc := newService(t, nil)
-	if _, err := svc.Search(t.Context(), Request{Query: "x"}, Caller{}); !errors.Is(err, ErrNotReady) {
+	if _, err := svc.Search(t.Context(), Request{Query: "x"}, access.Caller{}); !errors.Is(err, ErrNotReady) {
 		t.Errorf("Search before Build: error = %v, want ErrNotReady", err)
 	}
 	if st := svc.Status(); st.Ready || st.Size != 0 || st.BuiltAt != nil || st.Mode != "none" {
@@ -331,8 +333,8 @@ func searchDuringRebuild(t *testing.T, svc *Service) {
 		go func() {
 			defer wg.Done()
 			for i := g; ctx.Err() == nil; i++ {
-				mode := []string{"hybrid", "semantic", "keyword"}[i%3]
-				res, err := svc.Search(ctx, Request{Query: "list open issues", Mode: mode, Explain: i%2 == 0, IncludeCore: ptr(true)}, Caller{})
+				mode := []Mode{ModeHybrid, ModeSemantic, ModeKeyword}[i%3]
+				res, err := svc.Search(ctx, Request{Query: "list open issues", Mode: mode, Explain: i%2 == 0, IncludeCore: ptr(true)}, access.Caller{})
 				if err != nil {
 					if ctx.Err() == nil {
 						errs <- err
@@ -571,7 +573,7 @@ func TestBinaryQuantization(t *testing.T) {
 	if b, e := binary.Status().MemoryBytes, exact.Status().MemoryBytes; b <= e {
 		t.Errorf("binary index holds %d bytes, exact %d: codes not counted", b, e)
 	}
-	for _, mode := range []string{"hybrid", "semantic"} {
+	for _, mode := range []Mode{ModeHybrid, ModeSemantic} {
 		for _, q := range queries {
 			req := Request{Query: q, Mode: mode, Explain: true}
 			want, got := mustSearch(t, exact, req), mustSearch(t, binary, req)

@@ -1,14 +1,12 @@
 package search
 
 import (
-	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
@@ -22,87 +20,13 @@ type Setup struct {
 	// Templates are named tool sets returned whole, without retrieval.
 	Templates map[string]Template
 	// Keys, when any, are required on every search.
-	Keys []Key
+	Keys []access.Key
 }
 
 // Template is a named workflow's tool set, in the order a caller needs it.
 type Template struct {
 	Description string   `json:"description"`
 	Tools       []string `json:"tools"`
-}
-
-// Key is one accepted API key, stored only as its SHA-256.
-type Key struct {
-	Name       string
-	Hash       [sha256.Size]byte
-	Visibility Visibility // zero: sees every tool
-}
-
-// Visibility limits what a caller sees: the listed tools plus every tool of
-// the listed servers. The zero value sees everything.
-type Visibility struct {
-	Tools   []string `json:"visible_tools,omitempty"`
-	Servers []string `json:"visible_servers,omitempty"`
-}
-
-// IsZero reports whether v places no limit.
-func (v Visibility) IsZero() bool { return len(v.Tools) == 0 && len(v.Servers) == 0 }
-
-// visSet is a Visibility resolved against one catalog.
-type visSet struct {
-	all  bool
-	rows []bool
-}
-
-func (v visSet) has(row int) bool { return v.all || v.rows[row] }
-
-func (v visSet) and(o visSet) visSet {
-	switch {
-	case v.all:
-		return o
-	case o.all:
-		return v
-	}
-	rows := make([]bool, len(v.rows))
-	for i := range rows {
-		rows[i] = v.rows[i] && o.rows[i]
-	}
-	return visSet{rows: rows}
-}
-
-// resolve returns the rows v allows, and the names it gives that the
-// catalog does not have ("tool x", "server y").
-func (v Visibility) resolve(cat *catalog.Catalog) (visSet, []string) {
-	if v.IsZero() {
-		return visSet{all: true}, nil
-	}
-	rows := make([]bool, cat.Len())
-	var unknown []string
-	for _, ref := range v.Tools {
-		i, err := cat.Resolve(ref)
-		if err != nil {
-			unknown = append(unknown, "tool "+ref)
-			continue
-		}
-		rows[i] = true
-	}
-	servers := map[string]bool{}
-	for _, s := range v.Servers {
-		servers[s] = true
-	}
-	found := map[string]bool{}
-	for i, t := range cat.Tools() {
-		if servers[t.Server] {
-			rows[i] = true
-			found[t.Server] = true
-		}
-	}
-	for _, s := range v.Servers {
-		if !found[s] {
-			unknown = append(unknown, "server "+s)
-		}
-	}
-	return visSet{rows: rows}, unknown
 }
 
 // Check reports every tool, server or template name in the setup that the
@@ -121,8 +45,8 @@ type policy struct {
 	core          []int
 	templates     map[string]resolvedTemplate
 	templateNames []string
-	keys          []Key
-	keyVis        []visSet
+	keys          []access.Key
+	keyVis        []access.Set
 }
 
 type resolvedTemplate struct {
@@ -159,7 +83,7 @@ func (s *Setup) resolve() (*policy, error) {
 	}
 	sort.Strings(p.templateNames)
 	for _, k := range s.Keys {
-		vis, unknown := k.Visibility.resolve(cat)
+		vis, unknown := k.Visibility.Resolve(cat)
 		if len(unknown) > 0 {
 			errs = append(errs, fmt.Errorf("auth key %q: unknown %s", k.Name, strings.Join(unknown, ", ")))
 		}
@@ -172,67 +96,31 @@ func (s *Setup) resolve() (*policy, error) {
 	return p, nil
 }
 
-// Caller is an authenticated client. The zero Caller is anonymous and sees
-// everything (used when no keys are configured).
-type Caller struct {
-	Key string // the key's name; empty for anonymous
-}
-
-type callerKey struct{}
-
-// WithCaller returns ctx carrying c, the caller the HTTP layer
-// authenticated, so that what runs under the request (the MCP handler)
-// need not authenticate it again.
-func WithCaller(ctx context.Context, c Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-// CallerFrom is the caller WithCaller put in ctx; the zero Caller
-// (anonymous) when there is none.
-func CallerFrom(ctx context.Context) Caller {
-	c, _ := ctx.Value(callerKey{}).(Caller)
-	return c
-}
-
-// ErrUnauthorized is returned for a missing or unknown API key.
-var ErrUnauthorized = errors.New("missing or unknown API key")
-
 // AuthRequired reports whether the current setup has API keys.
 func (s *Service) AuthRequired() bool {
 	snap := s.cur.Load()
 	return snap != nil && len(snap.policy.keys) > 0
 }
 
-// Authenticate finds the key whose hash matches token. Every key is
-// compared, in constant time, so the answer's timing says nothing about
-// which key came close.
-func (s *Service) Authenticate(token string) (Caller, error) {
+// Authenticate resolves token against the current setup's keys (see
+// access.Authenticate): once per request, by the HTTP layer, which
+// carries the Caller in the context from there.
+func (s *Service) Authenticate(token string) (access.Caller, error) {
 	snap := s.cur.Load()
 	if snap == nil {
-		return Caller{}, ErrNotReady
+		return access.Caller{}, ErrNotReady
 	}
-	if len(snap.policy.keys) == 0 {
-		return Caller{}, nil
-	}
-	h := sha256.Sum256([]byte(token))
-	match := -1
-	for i, k := range snap.policy.keys {
-		if subtle.ConstantTimeCompare(h[:], k.Hash[:]) == 1 {
-			match = i
-		}
-	}
-	if match < 0 || token == "" {
-		return Caller{}, ErrUnauthorized
-	}
-	return Caller{Key: snap.policy.keys[match].Name}, nil
+	return access.Authenticate(snap.policy.keys, token)
 }
 
 // viewFor is the snapshot caller searches: snap itself for a key that
 // sees everything (or when no keys are configured), else the key's view.
-func (snap *Snapshot) viewFor(c Caller) (*Snapshot, error) {
+// The caller was authenticated against an earlier snapshot, perhaps: a key
+// a rebuild removed is refused here, by name, without hashing again.
+func (snap *Snapshot) viewFor(c access.Caller) (*Snapshot, error) {
 	if c.Key == "" {
 		if len(snap.policy.keys) > 0 {
-			return nil, ErrUnauthorized
+			return nil, access.ErrUnauthorized
 		}
 		return snap, nil
 	}
@@ -244,7 +132,7 @@ func (snap *Snapshot) viewFor(c Caller) (*Snapshot, error) {
 			return snap, nil
 		}
 	}
-	return nil, ErrUnauthorized // the key was removed by a rebuild
+	return nil, access.ErrUnauthorized // the key was removed by a rebuild
 }
 
 // restrict is the policy as a view sees it: rows renumbered by sub (-1 for

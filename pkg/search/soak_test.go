@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
@@ -40,7 +42,7 @@ func TestSoak(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := w; ctx.Err() == nil; i++ {
-				res, err := svc.Search(ctx, reqs[i%len(reqs)], Caller{})
+				res, err := svc.Search(ctx, reqs[i%len(reqs)], access.Caller{})
 				if err != nil {
 					if ctx.Err() == nil {
 						failures.Add(1)

@@ -3,6 +3,7 @@ package search
 import (
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
@@ -13,7 +14,7 @@ import (
 type Status struct {
 	Ready bool `json:"ready"`
 	// Mode is the default ranking: semantic, or keyword while degraded.
-	Mode            string     `json:"mode"`
+	Mode            Mode       `json:"mode"`
 	Degraded        bool       `json:"degraded"`
 	Size            int        `json:"size"`
 	IndexVersion    string     `json:"index_version,omitempty"`
@@ -143,7 +144,7 @@ func timePtr(t time.Time) *time.Time {
 
 // Templates lists the templates caller can use, sorted by name, each with
 // only the tools caller can see.
-func (s *Service) Templates(caller Caller) ([]TemplateStatus, error) {
+func (s *Service) Templates(caller access.Caller) ([]TemplateStatus, error) {
 	snap := s.cur.Load()
 	if snap == nil {
 		return nil, ErrNotReady

@@ -1,12 +1,19 @@
-package search
+// Package rank orders tools for one query: the dense ranking (cosines from
+// package index), the lexical one (BM25F from package bm25), their fusion,
+// and the server-sibling boost. It scores and collects; what a caller may
+// see and what else an answer holds (core tools, templates) is package
+// search's request policy, passed in as a keep function.
+package rank
 
 import (
 	"context"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
+	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
@@ -14,7 +21,7 @@ import (
 const (
 	// FusionConvex adds the dense cosine and the BM25 score, each
 	// normalised to [0,1] over this query's candidates, weighted by
-	// HybridAlpha. Scores keep their margins, so a strong lexical match can
+	// Config.Alpha. Scores keep their margins, so a strong lexical match can
 	// outweigh a weak dense one and vice versa.
 	FusionConvex = "convex"
 	// FusionRRF is reciprocal-rank fusion, 1/(60+rank) summed over both
@@ -32,23 +39,120 @@ const (
 	siblingServers        = 3 // servers whose tools all join the candidates
 )
 
-// DefaultConfidence is, per mode, the confidence under which the best
-// retrieved tool is more often wrong than right, measured for the local
-// embedder on the dev halves of the shared eval sets (evals/README.md). An
-// OpenAI-compatible model's cosines sit on another scale: calibrate with
-// toolsearch eval, which reports the threshold for any catalog and model.
-var DefaultConfidence = map[string]float64{"hybrid": 0.12, "semantic": 0.24, "keyword": 0.09}
-
-// ranked is one tool's standing in each ranker, for fusion and explain.
-type ranked struct {
-	row                int
-	dense, lex         float32 // raw scores: cosine, BM25 (blended with sentences)
-	denseRank, lexRank int     // 1-based; 0 when not in that ranking
-	fused              float32
+// Config holds the ranking knobs; New fills in defaults for zero values.
+type Config struct {
+	// Fusion is how hybrid ranking combines dense and BM25 rankings:
+	// FusionConvex (the default) or FusionRRF.
+	Fusion string
+	// Alpha is the dense ranking's weight in convex fusion, in (0,1];
+	// DefaultHybridAlpha when 0.
+	Alpha float64
+	// SiblingBoost adds this multiple of a server's best fused score to
+	// each of its tools; DefaultSiblingBoost when 0, off when negative.
+	SiblingBoost float64
+	// SentenceWeight blends per-sentence BM25 scores into multi-sentence
+	// queries' lexical scores, in [0,1); DefaultSentenceWeight when 0, off
+	// when negative.
+	SentenceWeight float64
 }
 
-// hybrid fuses the dense ranking of q (nil: no dense evidence) with the
-// BM25 ranking of text and returns the k best. Both rankers score every
+// WithDefaults is c with every zero value replaced by its default, and
+// out-of-range values turned off as documented.
+func (c Config) WithDefaults() Config {
+	if c.Fusion == "" {
+		c.Fusion = FusionConvex
+	}
+	if c.Alpha <= 0 || c.Alpha > 1 {
+		c.Alpha = DefaultHybridAlpha
+	}
+	switch {
+	case c.SiblingBoost == 0:
+		c.SiblingBoost = DefaultSiblingBoost
+	case c.SiblingBoost < 0:
+		c.SiblingBoost = 0
+	}
+	switch {
+	case c.SentenceWeight == 0:
+		c.SentenceWeight = DefaultSentenceWeight
+	case c.SentenceWeight < 0 || c.SentenceWeight >= 1:
+		c.SentenceWeight = 0
+	}
+	return c
+}
+
+// Ranker ranks the tools of one snapshot. It is immutable and safe for
+// concurrent use.
+type Ranker struct {
+	cfg      Config
+	dense    *index.Matrix // nil: no dense index
+	lexical  *bm25.Index
+	serverOf []int32    // row -> server number, for the sibling boost
+	scratch  *sync.Pool // of *scratch sized for this catalog
+}
+
+// New returns a ranker over dense (nil when there is none) and lexical,
+// whose rows belong to the servers numbered by serverOf (servers of them).
+func New(cfg Config, dense *index.Matrix, lexical *bm25.Index, serverOf []int32, servers int) *Ranker {
+	n := lexical.Len()
+	return &Ranker{cfg: cfg.WithDefaults(), dense: dense, lexical: lexical, serverOf: serverOf,
+		scratch: &sync.Pool{New: func() any { return newScratch(n, servers) }}}
+}
+
+// Config is the ranker's configuration, defaults filled in.
+func (rk *Ranker) Config() Config { return rk.cfg }
+
+// Query is one query as every ranker needs it: its text (for sentences),
+// its BM25 form, and its dense vector (nil: no dense evidence).
+type Query struct {
+	Text    string
+	Lexical bm25.Query
+	Dense   *index.Query
+	// Ranks asks for each ranker's rank of every result (explain).
+	Ranks bool
+}
+
+// Semantic ranks by cosine alone: the k best rows kept by keep.
+func (rk *Ranker) Semantic(ctx context.Context, q Query, k int, keep func(int) bool) ([]Result, error) {
+	if q.Dense == nil { // nothing in the query the embedder knows: no evidence
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	matches, err := rk.dense.Candidates(*q.Dense, k, keep)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(matches))
+	for i, m := range matches {
+		out = append(out, Result{Row: m.Row, Dense: m.Score, DenseRank: i + 1, Fused: m.Score})
+	}
+	return out, nil
+}
+
+// Keyword ranks by BM25 alone: the k best rows kept by keep.
+func (rk *Ranker) Keyword(ctx context.Context, q Query, k int, keep func(int) bool) ([]Result, error) {
+	matches, err := q.Lexical.Search(ctx, k, keep)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(matches))
+	for i, m := range matches {
+		out = append(out, Result{Row: m.Row, Lex: m.Score, LexRank: i + 1, Fused: m.Score})
+	}
+	return out, nil
+}
+
+// Result is one tool's standing in each ranker, for fusion and explain.
+type Result struct {
+	Row                int
+	Dense, Lex         float32 // raw scores: cosine, BM25 (blended with sentences)
+	DenseRank, LexRank int     // 1-based; 0 when not in that ranking
+	Fused              float32
+}
+
+// Hybrid fuses the dense ranking of q (none: no dense evidence) with its
+// BM25 ranking and returns the k best rows kept by keep. Both rankers score every
 // tool into a vector once; candidates are the dense top few and every tool
 // with a lexical match. Beyond plain fusion, each measured to pay on the
 // shared eval sets:
@@ -61,22 +165,21 @@ type ranked struct {
 //     candidates, and every tool gains SiblingBoost times its server's best
 //     fused score: a request that needs one endpoint of an API often needs
 //     its neighbours, and MCP catalogs group tools by server.
-func (a *answer) hybrid(ctx context.Context, q *index.Query, text string, k int, keep func(int) bool) ([]ranked, error) {
-	snap, cfg := a.snap, &a.s.cfg
-	n := snap.Catalog.Len()
+func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int) bool) ([]Result, error) {
+	cfg, q := &rk.cfg, query.Dense
+	n := rk.lexical.Len()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sc := snap.scratch.Get().(*hybridScratch)
-	defer snap.scratch.Put(sc)
+	sc := rk.scratch.Get().(*scratch)
+	defer rk.scratch.Put(sc)
 	sc.reset()
 	dense, denseRank, member := sc.dense, sc.denseRank, sc.member
-	ranks := cfg.Fusion == FusionRRF || a.req.Explain // are dense ranks shown or used?
-	nDense := 0
+	ranks := cfg.Fusion == FusionRRF || query.Ranks // are dense ranks shown or used?
 	if q == nil {
 		clear(dense) // no dense evidence: every candidate's cosine is 0
 	}
-	mx := snap.Matrix
+	mx := rk.dense
 	// A quantised index scores only its dense candidates; every other
 	// candidate gets its exact cosine as it joins.
 	lazy := q != nil && mx.Quantization() != index.QuantNone
@@ -94,7 +197,6 @@ func (a *answer) hybrid(ctx context.Context, q *index.Query, text string, k int,
 		for i, m := range top {
 			dense[m.Row], denseRank[m.Row], member[m.Row] = m.Score, int32(i+1), true
 		}
-		nDense = len(top)
 	} else if q != nil {
 		if err := mx.Scores(*q, dense); err != nil {
 			return nil, err
@@ -105,19 +207,17 @@ func (a *answer) hybrid(ctx context.Context, q *index.Query, text string, k int,
 				denseRank[m.Row] = int32(i + 1)
 				member[m.Row] = true
 			}
-			nDense = len(top)
 		} else {
 			// Every kept tool is among the dense top few, and the order
 			// among them matters to nothing but ranks: no selection needed.
 			for row := range n {
 				if keep == nil || keep(row) {
 					member[row] = true
-					nDense++
 				}
 			}
 		}
 	}
-	lex := a.lexical(text, sc)
+	lex := rk.lexicalScores(query, sc)
 	// Candidates are collected in row order (TopK then breaks ties by
 	// position, so the earlier tool wins, as in the single rankings).
 	for row, s := range lex {
@@ -125,11 +225,11 @@ func (a *answer) hybrid(ctx context.Context, q *index.Query, text string, k int,
 			join(row)
 		}
 	}
-	collect := func() []ranked {
+	collect := func() []Result {
 		out := sc.cands[:0]
 		for row, in := range member {
 			if in {
-				out = append(out, ranked{row: row, dense: dense[row], lex: lex[row], denseRank: int(denseRank[row])})
+				out = append(out, Result{Row: row, Dense: dense[row], Lex: lex[row], DenseRank: int(denseRank[row])})
 			}
 		}
 		sc.cands = out
@@ -137,20 +237,20 @@ func (a *answer) hybrid(ctx context.Context, q *index.Query, text string, k int,
 	}
 	cands := collect()
 	if ranks {
-		a.lexRanks(cands)
+		lexRanks(cands)
 	}
-	a.fuse(cands)
+	rk.fuse(cands)
 	if cfg.SiblingBoost > 0 && len(cands) > 0 {
 		fused := sc.floats(len(cands))
 		for i, r := range cands {
-			fused[i] = r.fused
+			fused[i] = r.Fused
 		}
 		top := sc.serverTop
 		for _, m := range index.TopK(fused, siblingServers, nil) {
-			top[snap.serverOf[cands[m.Row].row]] = true
+			top[rk.serverOf[cands[m.Row].Row]] = true
 		}
 		grew := false
-		for i, sv := range snap.serverOf {
+		for i, sv := range rk.serverOf {
 			if top[sv] && !member[i] && (keep == nil || keep(i)) {
 				join(i)
 				grew = true
@@ -159,49 +259,49 @@ func (a *answer) hybrid(ctx context.Context, q *index.Query, text string, k int,
 		if grew {
 			cands = collect()
 			if ranks {
-				a.lexRanks(cands)
+				lexRanks(cands)
 			}
-			a.fuse(cands)
+			rk.fuse(cands)
 		}
 		best := sc.serverBest
 		for _, r := range cands {
-			sv := snap.serverOf[r.row]
-			best[sv] = max(best[sv], r.fused)
+			sv := rk.serverOf[r.Row]
+			best[sv] = max(best[sv], r.Fused)
 		}
 		// Divided by 1+boost, a hybrid score stays in [0,1]: 1 is the best
 		// dense and lexical match in the best server.
 		beta := float32(cfg.SiblingBoost)
 		for i := range cands {
 			r := &cands[i]
-			r.fused = (r.fused + beta*best[snap.serverOf[r.row]]) / (1 + beta)
+			r.Fused = (r.Fused + beta*best[rk.serverOf[r.Row]]) / (1 + beta)
 		}
 	}
 	scores := sc.floats(len(cands))
 	for i, r := range cands {
-		scores[i] = r.fused
+		scores[i] = r.Fused
 	}
 	top := index.TopK(scores, k, nil)
-	out := make([]ranked, len(top)) // outlives the scratch
+	out := make([]Result, len(top)) // outlives the scratch
 	for i, m := range top {
 		out[i] = cands[m.Row]
 	}
 	return out, nil
 }
 
-// hybridScratch is the working memory of one hybrid query, pooled per
-// snapshot (its sizes are the catalog's), so that a query allocates little
-// more than its answer.
-type hybridScratch struct {
+// scratch is the working memory of one hybrid query, pooled per ranker
+// (its sizes are the catalog's), so that a query allocates little more
+// than its answer.
+type scratch struct {
 	dense, lex, best, part, tmp []float32 // per tool; tmp is per candidate
 	denseRank                   []int32
 	member                      []bool
 	serverTop                   []bool // per server
 	serverBest                  []float32
-	cands                       []ranked
+	cands                       []Result
 }
 
-func newHybridScratch(tools, servers int) *hybridScratch {
-	return &hybridScratch{
+func newScratch(tools, servers int) *scratch {
+	return &scratch{
 		dense: make([]float32, tools), lex: make([]float32, tools), best: make([]float32, tools), part: make([]float32, tools),
 		denseRank: make([]int32, tools), member: make([]bool, tools),
 		serverTop: make([]bool, servers), serverBest: make([]float32, servers),
@@ -210,7 +310,7 @@ func newHybridScratch(tools, servers int) *hybridScratch {
 
 // reset zeroes what hybrid reads before writing; the score vectors are
 // overwritten whole by their rankers.
-func (sc *hybridScratch) reset() {
+func (sc *scratch) reset() {
 	clear(sc.denseRank)
 	clear(sc.member)
 	clear(sc.serverTop)
@@ -219,26 +319,25 @@ func (sc *hybridScratch) reset() {
 
 // floats returns n scratch floats, reusing one buffer: each use ends before
 // the next begins.
-func (sc *hybridScratch) floats(n int) []float32 {
+func (sc *scratch) floats(n int) []float32 {
 	if cap(sc.tmp) < n {
 		sc.tmp = make([]float32, n)
 	}
 	return sc.tmp[:n]
 }
 
-// lexical is the BM25 side, one score per tool: the whole query's,
+// lexicalScores is the BM25 side, one score per tool: the whole query's,
 // blended with the tool's best per-sentence score when the query has
 // several sentences (each normalised to [0,1] when blended). The scores
 // live in sc.
-func (a *answer) lexical(text string, sc *hybridScratch) []float32 {
-	kw := a.snap.Keywords
+func (rk *Ranker) lexicalScores(q Query, sc *scratch) []float32 {
 	whole := sc.lex
-	a.keywords(text).ScoresInto(whole)
-	g := float32(a.s.cfg.SentenceWeight)
+	q.Lexical.ScoresInto(whole)
+	g := float32(rk.cfg.SentenceWeight)
 	if g <= 0 {
 		return whole
 	}
-	sents := sentences(text)
+	sents := sentences(q.Text)
 	var top float32
 	for _, s := range whole {
 		top = max(top, s)
@@ -252,7 +351,7 @@ func (a *answer) lexical(text string, sc *hybridScratch) []float32 {
 	best, part := sc.best, sc.part
 	clear(best)
 	for _, st := range sents {
-		kw.Prepare(st).ScoresInto(part)
+		rk.lexical.Prepare(st).ScoresInto(part)
 		if m := slices.Max(part); m > 0 {
 			for i, s := range part {
 				best[i] = max(best[i], s/m)
@@ -267,56 +366,56 @@ func (a *answer) lexical(text string, sc *hybridScratch) []float32 {
 
 // lexRanks sets each candidate's rank among those with a lexical score,
 // for reciprocal-rank fusion and explain.
-func (a *answer) lexRanks(cands []ranked) {
+func lexRanks(cands []Result) {
 	order := make([]int, 0, len(cands))
 	for i, r := range cands {
-		if r.lex > 0 {
+		if r.Lex > 0 {
 			order = append(order, i)
 		}
 	}
 	slices.SortFunc(order, func(x, y int) int {
 		switch {
-		case cands[x].lex > cands[y].lex:
+		case cands[x].Lex > cands[y].Lex:
 			return -1
-		case cands[x].lex < cands[y].lex:
+		case cands[x].Lex < cands[y].Lex:
 			return 1
 		}
-		return cands[x].row - cands[y].row
+		return cands[x].Row - cands[y].Row
 	})
 	for rank, i := range order {
-		cands[i].lexRank = rank + 1
+		cands[i].LexRank = rank + 1
 	}
 }
 
 // fuse sets each candidate's fused score from its dense and lexical ones.
-func (a *answer) fuse(cands []ranked) {
-	alpha := float32(a.s.cfg.HybridAlpha)
+func (rk *Ranker) fuse(cands []Result) {
+	alpha := float32(rk.cfg.Alpha)
 	dmin, dmax := float32(math.Inf(1)), float32(math.Inf(-1))
 	var lmax float32
 	for _, r := range cands {
-		dmin, dmax = min(dmin, r.dense), max(dmax, r.dense)
-		lmax = max(lmax, r.lex)
+		dmin, dmax = min(dmin, r.Dense), max(dmax, r.Dense)
+		lmax = max(lmax, r.Lex)
 	}
 	for i := range cands {
 		r := &cands[i]
-		switch a.s.cfg.Fusion {
+		switch rk.cfg.Fusion {
 		case FusionRRF:
-			r.fused = 0
-			if r.denseRank > 0 {
-				r.fused += 1 / float32(rrfK+r.denseRank)
+			r.Fused = 0
+			if r.DenseRank > 0 {
+				r.Fused += 1 / float32(rrfK+r.DenseRank)
 			}
-			if r.lexRank > 0 {
-				r.fused += 1 / float32(rrfK+r.lexRank)
+			if r.LexRank > 0 {
+				r.Fused += 1 / float32(rrfK+r.LexRank)
 			}
 		default:
 			var dn, ln float32
 			if dmax > dmin {
-				dn = (r.dense - dmin) / (dmax - dmin)
+				dn = (r.Dense - dmin) / (dmax - dmin)
 			}
 			if lmax > 0 {
-				ln = r.lex / lmax
+				ln = r.Lex / lmax
 			}
-			r.fused = alpha*dn + (1-alpha)*ln
+			r.Fused = alpha*dn + (1-alpha)*ln
 		}
 	}
 }

@@ -1,0 +1,290 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/tooldef"
+)
+
+// answer is one search in progress, against one snapshot.
+type answer struct {
+	s      *Service
+	snap   *Snapshot
+	req    *Request
+	caller access.Caller
+	vis    access.Set
+	resp   *Response
+	seen   rowSet // rows already in the answer
+}
+
+// Search answers req for caller from the current snapshot, through the
+// caller's view of it: tools the caller's key cannot see are not in the
+// view, so they answer exactly as tools that do not exist. Errors are
+// ErrNotReady, ErrUnauthorized, *RequestError or *UnknownTemplateError; a
+// failing embedding provider is not an error (the answer is keyword-ranked
+// and says so).
+func (s *Service) Search(ctx context.Context, req Request, caller access.Caller) (*Response, error) {
+	start := time.Now()
+	snap := s.cur.Load() // one load: the whole answer comes from this snapshot
+	if snap == nil {
+		return nil, ErrNotReady
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	snap, err := snap.viewFor(caller)
+	if err != nil {
+		return nil, err
+	}
+	a := &answer{s: s, snap: snap, req: &req, caller: caller, vis: access.All(), seen: newRowSet(snap.Catalog.Len()),
+		resp: &Response{Tools: []Hit{}, IndexVersion: snap.Version}}
+	a.narrow()
+	switch q := parseQuery(req.Query); {
+	case req.Template != "":
+		err = a.template()
+	case req.Operation == OperationList:
+		err = a.list()
+	case q.isSelect:
+		a.selectTools(q.selected)
+	default:
+		if err = a.retrieve(ctx, q); err != nil {
+			return nil, err
+		}
+		if req.includeCore() {
+			a.addRows(a.snap.policy.core, SourceCore)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := a.render(); err != nil {
+		return nil, err
+	}
+	a.resp.TookMS = float64(time.Since(start).Microseconds()) / 1000
+	s.metrics.searches.WithLabelValues(string(a.resp.Mode), strconv.FormatBool(a.resp.Degraded)).Inc()
+	// Hits come grouped by source (retrieved, then core): one labelled
+	// lookup per group rather than per hit.
+	tools := a.resp.Tools
+	for i := 0; i < len(tools); {
+		j := i + 1
+		for j < len(tools) && tools[j].Source == tools[i].Source {
+			j++
+		}
+		s.metrics.results.WithLabelValues(string(tools[i].Source)).Add(float64(j - i))
+		i = j
+	}
+	return a.resp, nil
+}
+
+// narrow applies the request's own visibility, which can only narrow the
+// caller's view; names the view lacks are reported as unknown.
+func (a *answer) narrow() {
+	if !a.req.Visibility.IsZero() {
+		reqVis, unknown := a.req.Visibility.Resolve(a.snap.Catalog)
+		a.unknown(unknown...)
+		a.vis = a.vis.And(reqVis)
+	}
+	for _, name := range a.req.Servers {
+		if !slices.Contains(a.snap.Catalog.Servers(), name) {
+			a.unknown("server " + name)
+		}
+	}
+}
+
+func (a *answer) unknown(names ...string) {
+	if len(names) == 0 {
+		return
+	}
+	if a.resp.Diagnostic == nil {
+		a.resp.Diagnostic = &Diagnostic{}
+	}
+	a.resp.Diagnostic.Unknown = append(a.resp.Diagnostic.Unknown, names...)
+}
+
+func (a *answer) ambiguous(name string) {
+	if a.resp.Diagnostic == nil {
+		a.resp.Diagnostic = &Diagnostic{}
+	}
+	a.resp.Diagnostic.Ambiguous = append(a.resp.Diagnostic.Ambiguous, name)
+}
+
+// inScope reports whether row passes the request's server filters.
+func (a *answer) inScope(row int) bool {
+	if len(a.req.Servers) == 0 && a.req.ServerMatch == "" {
+		return true // the common case, without touching the tool
+	}
+	t := a.snap.Catalog.Tool(row)
+	if len(a.req.Servers) > 0 && !slices.Contains(a.req.Servers, t.Server) {
+		return false
+	}
+	if m := a.req.ServerMatch; m != "" && !strings.Contains(strings.ToLower(t.Server), strings.ToLower(m)) {
+		return false
+	}
+	return true
+}
+
+func (a *answer) hit(row int, source Source, score *float32) Hit {
+	t := a.snap.Catalog.Tool(row)
+	return Hit{Name: t.Name, Server: t.Server, Description: t.Description, Score: score, Source: source, Row: row}
+}
+
+// addRows appends rows the caller may see, in order, skipping any already
+// in the answer, and counts the rest as withheld.
+func (a *answer) addRows(rows []int, source Source) {
+	for _, r := range rows {
+		switch {
+		case a.seen.has(r):
+		case !a.vis.Has(r):
+			a.resp.Withheld++
+		default:
+			a.seen.add(r)
+			a.resp.Tools = append(a.resp.Tools, a.hit(r, source, nil))
+		}
+	}
+}
+
+// template returns a workflow's tools in the manifest's order, plus core,
+// with no embedding call and no ranking.
+func (a *answer) template() error {
+	t, ok := a.snap.policy.templates[a.req.Template]
+	if !ok {
+		return &UnknownTemplateError{Name: a.req.Template, Known: a.snap.policy.templateNames}
+	}
+	a.resp.Mode = ModeTemplate
+	a.resp.Template = a.req.Template
+	a.addRows(t.rows, SourceTemplate)
+	if a.req.includeCore() {
+		a.addRows(a.snap.policy.core, SourceCore)
+	}
+	return nil
+}
+
+// selectTools returns exactly the named tools, in the order named.
+func (a *answer) selectTools(names []string) {
+	a.resp.Mode = ModeSelect
+	for _, n := range names {
+		i, err := a.snap.Catalog.Resolve(n)
+		switch {
+		case errors.Is(err, catalog.ErrAmbiguousTool):
+			a.ambiguous(n)
+			continue
+		case err != nil:
+			a.unknown(n)
+			continue
+		}
+		a.addRows([]int{i}, SourceSelect)
+	}
+}
+
+// list pages through the tools in scope, sorted by name then server, so
+// the listing is the same on every call and every replica.
+func (a *answer) list() error {
+	a.resp.Mode = ModeList
+	var rows []int
+	for i := range a.snap.Catalog.Len() {
+		if a.vis.Has(i) && a.inScope(i) {
+			rows = append(rows, i)
+		}
+	}
+	cat := a.snap.Catalog
+	slices.SortFunc(rows, func(x, y int) int {
+		tx, ty := cat.Tool(x), cat.Tool(y)
+		if c := strings.Compare(tx.Name, ty.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(tx.Server, ty.Server)
+	})
+	key := a.snap.cursorKey(a.s.cfg.CursorKey)
+	scope := listScope(a.snap, a.req, a.caller)
+	offset := 0
+	if a.req.Cursor != "" {
+		var err error
+		if offset, err = access.VerifyCursor(key, a.req.Cursor, scope); err != nil {
+			return errBadCursor
+		}
+	}
+	end := min(offset+a.req.topK(), len(rows))
+	if offset < end {
+		for _, r := range rows[offset:end] {
+			a.resp.Tools = append(a.resp.Tools, a.hit(r, SourceList, nil))
+		}
+	}
+	total, returned := len(rows), len(a.resp.Tools)
+	a.resp.Total, a.resp.Returned = &total, &returned
+	if end < len(rows) {
+		a.resp.NextCursor = access.SignCursor(key, end, scope)
+	}
+	return nil
+}
+
+// render adds schemas and provider definitions as asked.
+func (a *answer) render() error {
+	var namer tooldef.Namer
+	for i := range a.resp.Tools {
+		h := &a.resp.Tools[i]
+		t := a.snap.Catalog.Tool(h.Row)
+		if a.req.IncludeSchema {
+			h.InputSchema, h.OutputSchema, h.Annotations = t.InputSchema, t.OutputSchema, t.Annotations
+		}
+		if a.req.Format == "" {
+			continue
+		}
+		name := t.Name
+		if a.req.Format != "mcp" {
+			name = namer.Name(t)
+			h.DefinitionName = name
+		}
+		def, warning, err := tooldef.Render(a.req.Format, t, name)
+		if err != nil {
+			return err
+		}
+		if warning != "" {
+			a.resp.Warnings = append(a.resp.Warnings, t.ID()+": "+warning)
+		}
+		a.resp.Definitions = append(a.resp.Definitions, def)
+	}
+	return nil
+}
+
+// rowSet is a set of catalog rows, one bit each.
+type rowSet []uint64
+
+func newRowSet(n int) rowSet      { return make(rowSet, (n+63)/64) }
+func (s rowSet) add(row int)      { s[row/64] |= 1 << (row % 64) }
+func (s rowSet) has(row int) bool { return s[row/64]&(1<<(row%64)) != 0 }
+
+var errBadCursor = badRequest("invalid_cursor", `"cursor" is not one this service issued for this listing; start again without it`)
+
+// cursorKey signs this snapshot's list cursors: the configured key, or
+// one derived from the catalog, stable across replicas but not secret (the
+// signature only detects tampering: visibility applies on every page).
+func (snap *Snapshot) cursorKey(key []byte) []byte {
+	if len(key) > 0 {
+		return key
+	}
+	k := sha256.Sum256([]byte("toolsearch-cursor\x00" + snap.Catalog.Hash()))
+	return k[:]
+}
+
+// listScope fingerprints what a listing covers (catalog, filters, caller),
+// so a cursor cannot continue another listing.
+func listScope(snap *Snapshot, req *Request, caller access.Caller) access.Scope {
+	servers := slices.Sorted(slices.Values(req.Servers))
+	tools := slices.Sorted(slices.Values(req.Visibility.Tools))
+	vservers := slices.Sorted(slices.Values(req.Visibility.Servers))
+	h := sha256.Sum256([]byte(strings.Join([]string{
+		snap.Catalog.Hash(), strings.Join(servers, "\x01"), strings.ToLower(req.ServerMatch),
+		strings.Join(tools, "\x01"), strings.Join(vservers, "\x01"), caller.Key,
+	}, "\x00")))
+	var scope access.Scope
+	copy(scope[:], h[:])
+	return scope
+}

@@ -1,0 +1,287 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/bm25"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/rank"
+)
+
+func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
+	if setup == nil || setup.Catalog == nil {
+		return nil, errors.New("no catalog")
+	}
+	pol, err := setup.resolve()
+	if err != nil {
+		return nil, err
+	}
+	cat := setup.Catalog
+	texts := make([]string, cat.Len())
+	docs := make([]bm25.Doc, cat.Len())
+	for i, t := range cat.Tools() {
+		f := t.Fields() // parses the schema: once per tool
+		texts[i] = f.Text()
+		docs[i] = bm25.DocOf(t, f)
+	}
+	snap := newSnapshot(cat, docs, s.cfg.Embedder)
+	snap.setup, snap.policy = setup, pol
+	var vecs [][]float32
+	info := snap.query.Info()
+	if p := s.cfg.Preload; p != nil {
+		if why := p.Header.Mismatch(info.Provider, info.Model, info.BaseURL, info.Dimensions, cat.Hash(), cat.Len()); why != "" {
+			s.logger.Warn("index snapshot file not used; embedding afresh", "file", p.Source, "reason", why)
+		} else {
+			vecs, snap.Preloaded = p.Vectors, true
+		}
+	}
+	f, fitted := snap.query.(fitter)
+	if fitted {
+		// Queries need the weights fitted to this catalog either way.
+		snap.query = f.Fit(texts)
+	}
+	var cache map[[32]byte][]float32
+	switch {
+	case snap.Preloaded && !fitted:
+		// Later rebuilds re-embed only what changed since the file.
+		keys := cacheKeys(info, texts)
+		cache = make(map[[32]byte][]float32, len(keys))
+		for i, k := range keys {
+			cache[k] = vecs[i]
+		}
+	case snap.Preloaded:
+	case fitted:
+		// The weights are fitted to the corpus, so every vector changes
+		// with the catalog: embed all (the local embedder is cheap).
+		vecs, err = s.embed(ctx, snap.query, "build", texts)
+		snap.Embedded = len(texts)
+	default:
+		vecs, cache, err = s.embedCached(ctx, snap, texts)
+	}
+	if err == nil {
+		err = s.index(snap, vecs)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		snap.EmbedError = fmt.Sprintf("embed %d tools: %v", len(texts), err)
+	} else if cache != nil {
+		// Only vectors that made an index are kept for the next build.
+		s.cache = cache
+	}
+	s.rankable(snap)
+	seq := s.seq.Add(1)
+	snap.Version = s.version(seq, cat, snap)
+	snap.BuiltAt = s.cfg.Now().UTC()
+	if err := s.buildViews(ctx, snap, texts, docs, vecs, seq); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// newSnapshot is a snapshot's lexical side and per-row lookups, ready for
+// its dense index.
+func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, query Embedder) *Snapshot {
+	lowered := make([]string, cat.Len())
+	serverOf := make([]int32, cat.Len())
+	serverIdx := make(map[string]int32, len(cat.Servers()))
+	for i, name := range cat.Servers() {
+		serverIdx[name] = int32(i)
+	}
+	for i, t := range cat.Tools() {
+		serverOf[i] = serverIdx[t.Server]
+		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
+	}
+	return &Snapshot{
+		Catalog:  cat,
+		Keywords: bm25.New(docs, bm25.DefaultConfig),
+		lowered:  lowered,
+		serverOf: serverOf,
+		query:    query,
+	}
+}
+
+// index builds snap's dense index from vecs.
+func (s *Service) index(snap *Snapshot, vecs [][]float32) error {
+	mx, err := index.New(vecs)
+	if err != nil {
+		return err
+	}
+	if s.cfg.Quantization == index.QuantBinary {
+		mx = mx.WithBinary(s.cfg.Rescore)
+	}
+	snap.Matrix = mx
+	return nil
+}
+
+// rankable gives snap its ranker, once its dense index (if any) is final.
+func (s *Service) rankable(snap *Snapshot) {
+	snap.ranker = rank.New(s.cfg.Rank, snap.Matrix, snap.Keywords, snap.serverOf, len(snap.Catalog.Servers()))
+}
+
+// buildViews gives each API key that cannot see every tool a view: a
+// snapshot of just its visible tools, built as if they were the whole
+// catalog. A key's answers (names, errors, counts, BM25 statistics, the
+// local embedder's weights, confidence) then come from its view alone, so
+// no answer can tell a hidden tool from one that does not exist. Keys with
+// the same visibility share a view. Remote vectors are reused, not
+// re-embedded; the local embedder is fitted to each view (it is cheap).
+func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string, docs []bm25.Doc, vecs [][]float32, seq int64) error {
+	pol := snap.policy
+	type built struct {
+		rows []int
+		view *Snapshot
+	}
+	var views []built
+	for i, k := range pol.keys {
+		rows, limited := pol.keyVis[i].Rows()
+		if !limited {
+			continue
+		}
+		j := slices.IndexFunc(views, func(b built) bool { return slices.Equal(b.rows, rows) })
+		if j < 0 {
+			v, err := s.view(ctx, snap, rows, texts, docs, vecs, seq)
+			if err != nil {
+				return fmt.Errorf("view of API key %q: %w", k.Name, err)
+			}
+			views, j = append(views, built{rows, v}), len(views)
+		}
+		if snap.views == nil {
+			snap.views = map[string]*Snapshot{}
+		}
+		snap.views[k.Name] = views[j].view
+	}
+	return nil
+}
+
+func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []string, docs []bm25.Doc, vecs [][]float32, seq int64) (*Snapshot, error) {
+	cat := snap.Catalog.Subset(rows)
+	sub := func(i int) int { // full row -> view row; rows is sorted
+		j, ok := slices.BinarySearch(rows, i)
+		if !ok {
+			return -1
+		}
+		return j
+	}
+	vtexts := make([]string, len(rows))
+	vdocs := make([]bm25.Doc, len(rows))
+	for j, r := range rows {
+		vtexts[j], vdocs[j] = texts[r], docs[r]
+	}
+	v := newSnapshot(cat, vdocs, s.cfg.Embedder)
+	v.setup, v.policy = snap.setup, snap.policy.restrict(sub)
+	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook
+	if snap.Semantic() {
+		var vv [][]float32
+		if f, ok := v.query.(fitter); ok {
+			v.query = f.Fit(vtexts)
+			var err error
+			if vv, err = s.embed(ctx, v.query, "build", vtexts); err != nil {
+				return nil, err
+			}
+		} else {
+			vv = make([][]float32, len(rows))
+			for j, r := range rows {
+				vv[j] = vecs[r]
+			}
+		}
+		if err := s.index(v, vv); err != nil {
+			return nil, err
+		}
+	}
+	s.rankable(v)
+	v.Version = s.version(seq, cat, v)
+	v.BuiltAt = snap.BuiltAt
+	return v, nil
+}
+
+// embedCached embeds, in one batch, only the texts the previous build did
+// not have, and returns the cache of exactly this catalog's texts, for the
+// caller to keep once the vectors have made an index.
+func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][]float32, map[[32]byte][]float32, error) {
+	keys := cacheKeys(snap.query.Info(), texts)
+	vecs := make([][]float32, len(texts))
+	var missing []string
+	var missingAt []int
+	cached := s.cache
+	if s.distrust.Load() {
+		cached = nil
+	}
+	cachedWidth := 0
+	for i, t := range texts {
+		if v, ok := cached[keys[i]]; ok {
+			vecs[i], cachedWidth = v, len(v)
+			continue
+		}
+		missing = append(missing, t)
+		missingAt = append(missingAt, i)
+	}
+	if len(missing) > 0 {
+		got, err := s.embed(ctx, snap.query, "build", missing)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cachedWidth != 0 && len(got[0]) != cachedWidth {
+			// The provider's width changed since the cache was filled: the
+			// old vectors cannot share an index with the new ones, and the
+			// newest answer is the provider as it is now. Embed all afresh.
+			s.logger.Warn("embedding width changed; re-embedding the whole catalog", "was", cachedWidth, "now", len(got[0]))
+			s.distrust.Store(true)
+			return s.embedCached(ctx, snap, texts)
+		}
+		for j, i := range missingAt {
+			vecs[i] = got[j]
+		}
+	}
+	s.distrust.Store(false)
+	snap.Embedded = len(missing)
+	next := make(map[[32]byte][]float32, len(texts))
+	for i, k := range keys {
+		next[k] = vecs[i]
+	}
+	return vecs, next, nil
+}
+
+// cacheKeys are the content keys of texts' vectors under one embedder.
+func cacheKeys(info embedding.Info, texts []string) [][32]byte {
+	prefix := fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00", info.Provider, info.BaseURL, info.Model, info.Dimensions)
+	keys := make([][32]byte, len(texts))
+	for i, t := range texts {
+		keys[i] = sha256.Sum256([]byte(prefix + t))
+	}
+	return keys
+}
+
+// embed calls the embedder and counts the call.
+func (s *Service) embed(ctx context.Context, e Embedder, purpose string, texts []string) ([][]float32, error) {
+	vecs, err := e.Embed(ctx, texts)
+	s.countEmbed(purpose, err)
+	return vecs, err
+}
+
+// countEmbed records one embedding call and whether it gave valid vectors.
+func (s *Service) countEmbed(purpose string, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	s.metrics.embedCalls.WithLabelValues(purpose, result).Inc()
+}
+
+// version names a snapshot: a build counter and a fingerprint of what was
+// indexed, so two replicas serving the same catalog and model agree on the
+// fingerprint part.
+func (s *Service) version(seq int64, cat *catalog.Catalog, snap *Snapshot) string {
+	info := snap.query.Info()
+	h := sha256.Sum256([]byte(strings.Join([]string{cat.Hash(), info.Provider, info.Model, fmt.Sprint(info.Dimensions), string(snap.mode())}, "\x00")))
+	return fmt.Sprintf("%d-%s", seq, hex.EncodeToString(h[:4]))
+}

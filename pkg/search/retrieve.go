@@ -1,0 +1,192 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/rank"
+)
+
+// retrieve ranks the tools the caller may see, within scope and holding
+// every required term: by hybrid (dense and BM25 fused) ranking by
+// default, by either alone on request, and by BM25 whenever the dense side
+// cannot answer. It fails only when ctx is done: the caller left, which is
+// no reason to blame the provider.
+func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
+	a.resp.Required = pq.required
+	keep := func(row int) bool {
+		if !a.vis.Has(row) || !a.inScope(row) {
+			return false
+		}
+		for _, term := range pq.required {
+			if !strings.Contains(a.snap.lowered[row], term) {
+				return false
+			}
+		}
+		return true
+	}
+	k := a.req.topK()
+	mode := a.req.Mode
+	if mode == "" {
+		mode = ModeHybrid
+	}
+	if mode != ModeKeyword && !a.snap.Semantic() {
+		a.degrade("no_index", "semantic index unavailable: "+a.snap.EmbedError)
+		mode = ModeKeyword
+	}
+	// The query is analysed once; every ranker, the rating and explain
+	// read this one form of it.
+	terms := analysis.English.Terms(pq.text)
+	q := rank.Query{Text: pq.text, Lexical: a.snap.Keywords.PrepareTerms(terms), Ranks: a.req.Explain}
+	if mode != ModeKeyword {
+		var err error
+		q.Dense, err = a.embedQuery(ctx, pq.text, terms)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			a.degrade(embedding.Reason(err), err.Error())
+			a.s.recordQueryError(err.Error())
+			mode = ModeKeyword
+		}
+	}
+	rk := a.snap.ranker
+	var results []rank.Result
+	var err error
+	switch mode {
+	case ModeHybrid:
+		results, err = rk.Hybrid(ctx, q, k, keep)
+	case ModeSemantic:
+		results, err = rk.Semantic(ctx, q, k, keep)
+	default:
+		results, err = rk.Keyword(ctx, q, k, keep)
+	}
+	if err != nil {
+		return err
+	}
+	a.resp.Mode = mode
+	a.confidence(results, q, mode)
+	// One allocation for the hits and one for their scores, core tools
+	// included, instead of one per hit and growth by doubling.
+	a.resp.Tools = slices.Grow(a.resp.Tools, len(results)+len(a.snap.policy.core))
+	scores := make([]float32, len(results))
+	for i, r := range results {
+		if a.req.MinScore != nil && float64(r.Fused) < *a.req.MinScore {
+			continue
+		}
+		scores[i] = r.Fused
+		a.seen.add(r.Row)
+		h := a.hit(r.Row, Source(mode), &scores[i])
+		if a.req.Explain {
+			h.Explain = explain(r, q, mode)
+		}
+		a.resp.Tools = append(a.resp.Tools, h)
+	}
+	return nil
+}
+
+// confidence rates the best result on an absolute scale: its cosine
+// (semantic), its share of the query's attainable BM25 score (keyword), or
+// their blend (hybrid); and compares it with the mode's threshold.
+func (a *answer) confidence(results []rank.Result, q rank.Query, mode Mode) {
+	var c float32
+	if len(results) > 0 {
+		top := results[0]
+		lex := func() float32 { return q.Lexical.Fraction(top.Row) }
+		switch alpha := float32(a.s.cfg.Rank.Alpha); mode {
+		case ModeSemantic:
+			c = top.Dense
+		case ModeKeyword:
+			c = lex()
+		default:
+			c = alpha*top.Dense + (1-alpha)*lex()
+		}
+	}
+	ok := float64(c) >= a.s.cfg.Confidence[mode]
+	a.resp.Confidence, a.resp.Confident = &c, &ok
+}
+
+// explain says why a tool ranked where it did.
+func explain(r rank.Result, q rank.Query, mode Mode) *Explanation {
+	e := &Explanation{MatchedTerms: q.Lexical.Matched(r.Row)}
+	if mode != ModeKeyword && q.Dense != nil {
+		e.Semantic = &RankScore{Rank: r.DenseRank, Score: r.Dense}
+	}
+	if mode != ModeSemantic {
+		e.Keyword = &RankScore{Rank: r.LexRank, Score: r.Lex}
+	}
+	return e
+}
+
+func (a *answer) degrade(reason, msg string) {
+	a.resp.Degraded = true
+	if a.resp.Diagnostic == nil {
+		a.resp.Diagnostic = &Diagnostic{}
+	}
+	a.resp.Diagnostic.EmbeddingError = msg
+	a.s.metrics.fallbacks.WithLabelValues(reason).Inc()
+}
+
+// embedQuery embeds the query within the query timeout and normalises it.
+// It returns nil, without error, when the query has nothing the embedder
+// recognises (a zero vector carries no evidence).
+func (a *answer) embedQuery(ctx context.Context, text string, terms []string) (*index.Query, error) {
+	if sp, ok := a.snap.query.(sparseEmbedder); ok {
+		return a.sparseQuery(sp, terms), nil
+	}
+	var q []float32
+	var err error
+	if c := a.s.queries; c != nil {
+		q, err = c.embed(ctx, a.s, a.snap.query, text, a.s.cfg.QueryTimeout)
+	} else {
+		qctx, cancel := context.WithTimeout(ctx, a.s.cfg.QueryTimeout)
+		defer cancel()
+		var vecs [][]float32
+		if vecs, err = a.s.embed(qctx, a.snap.query, "query", []string{text}); err == nil {
+			q = vecs[0]
+		}
+	}
+	if err == nil && len(q) != a.snap.Matrix.Dim() {
+		// The provider no longer answers at the index's width: this query
+		// falls back, and the next build must not reuse the cached vectors.
+		a.s.distrust.Store(true)
+		err = fmt.Errorf("%w: query vector has dimension %d, the index %d; rebuild to re-embed the catalog", embedding.ErrBadResponse, len(q), a.snap.Matrix.Dim())
+	}
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("query embedding took longer than %s: %w", a.s.cfg.QueryTimeout, err)
+		}
+		return nil, err
+	}
+	if index.Normalize(q) == 0 {
+		return nil, nil
+	}
+	return &index.Query{Dense: q}, nil
+}
+
+// sparseQuery embeds a query in-process (the local embedder): no timeout
+// and no cache. Such a query writes tens of the index's columns; it stays
+// sparse unless the index is too large for a sparse product to pay (see
+// index.Matrix.PreferSparse).
+func (a *answer) sparseQuery(sp sparseEmbedder, terms []string) *index.Query {
+	idx, val := sp.EmbedSparseTerms(terms)
+	a.s.countEmbed("query", nil)
+	if len(val) == 0 || index.Normalize(val) == 0 {
+		return nil
+	}
+	mx := a.snap.Matrix
+	if mx.Quantization() == index.QuantNone && !mx.PreferSparse(len(idx)) {
+		dense := make([]float32, mx.Dim())
+		for i, j := range idx {
+			dense[j] = val[i]
+		}
+		return &index.Query{Dense: dense}
+	}
+	return &index.Query{Sparse: index.Sparse{Idx: idx, Val: val}}
+}
