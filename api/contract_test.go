@@ -7,7 +7,6 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -53,12 +52,12 @@ func newValidator(t *testing.T) validator.Validator {
 func newServer(t *testing.T, build bool) http.Handler {
 	t.Helper()
 	load := func(context.Context) (*search.Setup, error) {
-		s, err := config.DefaultSetup()
+		p, err := config.DefaultPolicy()
 		if err != nil {
 			return nil, err
 		}
-		s.Keys = []access.Key{{Name: "k", Hash: sha256.Sum256([]byte("k"))}}
-		return s, nil
+		p.Keys = []access.Key{{Name: "k", Hash: access.HashSecret("k")}}
+		return search.SetupOf(p), nil
 	}
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(256), Load: load, Version: "test"})
 	if build {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -114,15 +111,7 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func splitList(s string) []string { return config.SplitList(s) }
 
 // indexFlags are the catalog and embedder settings that serve, eval and
 // query share.
@@ -151,6 +140,8 @@ type indexFlags struct {
 	// upstreamParts, when set, returns the live upstreams' tools; they join
 	// the catalog files on every build.
 	upstreamParts func() []catalog.Part
+	// file is the config file as parsed at start-up; nil when none.
+	file *config.File
 }
 
 func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
@@ -245,9 +236,11 @@ var envOf = map[string]string{
 	"query-timeout":         "TOOLSEARCH_QUERY_TIMEOUT",
 }
 
-// applyConfig reads the config file, if any, and lets its settings fill
-// the flags that neither the command line nor the environment set: flags
-// beat the environment, which beats the file, which beats the defaults.
+// applyConfig reads the config file, if any, once: its settings fill the
+// flags that neither the command line nor the environment set (flags beat
+// the environment, which beats the file, which beats the defaults), and
+// the parsed file serves serve's limits and upstreams and the first build.
+// Each rebuild reads it afresh: picking up an edit is what a rebuild is for.
 func (f *indexFlags) applyConfig() error {
 	if f.config == "" {
 		return nil
@@ -256,6 +249,7 @@ func (f *indexFlags) applyConfig() error {
 	if err != nil {
 		return err
 	}
+	f.file = c
 	set := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	e := c.Embedding
@@ -286,65 +280,16 @@ func (f *indexFlags) applyConfig() error {
 // loader returns the function that reads catalog and config for each build
 // (start-up and every rebuild).
 func (f *indexFlags) loader() func(context.Context) (*search.Setup, error) {
-	paths, server, cfgPath, getenv, upstreamParts := f.catalogs.values, f.server, f.config, f.getenv, f.upstreamParts
+	src := &config.Source{Catalogs: f.catalogs.values, Server: f.server, Path: f.config, Parsed: f.file,
+		Getenv: f.getenv, Upstreams: f.upstreamParts}
 	return func(context.Context) (*search.Setup, error) {
-		// The embedded demo catalog serves only when nothing else is configured.
-		useDefault := len(paths) == 0 && upstreamParts == nil
-		var parts []catalog.Part
-		var err error
-		if useDefault {
-			var p catalog.Part
-			p, err = catalog.DefaultPart()
-			parts = []catalog.Part{p}
-		} else {
-			parts, err = catalog.ReadParts(paths, server)
-		}
+		p, err := src.Load()
 		if err != nil {
 			return nil, err
 		}
-		if upstreamParts != nil {
-			parts = append(parts, upstreamParts()...)
-		}
-		cat, err := catalog.New(parts)
-		if err != nil {
-			return nil, err
-		}
-		var cfg *config.File
-		switch {
-		case cfgPath != "":
-			cfg, err = config.Load(cfgPath)
-		case useDefault:
-			cfg, err = config.Default() // the default config names the default catalog's tools
-		default:
-			cfg = &config.File{}
-		}
-		if err != nil {
-			return nil, err
-		}
-		setup := cfg.Setup(cat)
-		for _, k := range cfg.Auth.Keys {
-			key := access.Key{Name: k.Name, Visibility: access.Visibility{Tools: k.VisibleTools, Servers: k.VisibleServers}}
-			if k.KeyEnv != "" {
-				secret := getenv(k.KeyEnv)
-				if secret == "" {
-					return nil, fmt.Errorf("config: auth key %q: environment variable %s is empty", k.Name, k.KeyEnv)
-				}
-				key.Hash = sha256.Sum256([]byte(secret))
-			} else if _, err := hex.Decode(key.Hash[:], []byte(k.KeySHA256)); err != nil {
-				return nil, fmt.Errorf("config: auth key %q: %w", k.Name, err)
-			}
-			setup.Keys = append(setup.Keys, key)
-		}
-		// Keys from the environment see every tool.
-		for i, secret := range splitList(getenv("TOOLSEARCH_API_KEYS")) {
-			setup.Keys = append(setup.Keys, access.Key{Name: fmt.Sprintf("env-%d", i+1), Hash: sha256.Sum256([]byte(secret))})
-		}
+		setup := search.SetupOf(p)
 		if err := setup.Check(); err != nil {
-			where := cfgPath
-			if where == "" {
-				where = "the embedded default config"
-			}
-			return nil, fmt.Errorf("config %s: %w", where, err)
+			return nil, fmt.Errorf("config %s: %w", src.Where(), err)
 		}
 		return setup, nil
 	}

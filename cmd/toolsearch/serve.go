@@ -50,56 +50,34 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	// Live upstream MCP servers, from the config file.
-	var ups *upstream.Manager
-	var svc *search.Service
-	var started atomic.Bool // the start-up build reads what upstreams have by then
-	var draining atomic.Bool
 	var file config.File // the config file's, or zero values: defaults
-	if idx.config != "" {
-		f, err := config.Load(idx.config)
-		if err != nil {
-			return err
-		}
-		file = *f
+	if idx.file != nil {
+		file = *idx.file
 	}
-	upCfgs, err := upstreamConfigs(idx.config, file, getenv)
+	// Objects are built in dependency order: upstreams, the service (which
+	// reads their tools), the MCP server (which announces its snapshots).
+	// An upstream's change reaches the service through changed, read once
+	// the service exists.
+	changed := make(chan struct{}, 1)
+	ups, err := newUpstreams(idx, file, getenv, changed, logger)
 	if err != nil {
 		return err
 	}
-	if len(upCfgs) > 0 {
-		ups, err = upstream.New(upCfgs, func() {
-			// An upstream's tools changed: re-read and rebuild; only changed
-			// tools are re-embedded. A failure keeps the current index.
-			if !started.Load() {
-				return
-			}
-			if _, err := svc.Rebuild(ctx); err != nil {
-				logger.Warn("rebuild after an upstream change failed", "err", err)
-			}
-		}, logger)
-		if err != nil {
-			return err
-		}
-		idx.upstreamParts = ups.Parts
-	}
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg, err := idx.searchConfig(emb)
 	if err != nil {
 		return err
 	}
-	var mcpSrv *mcpserver.Server
 	cfg.Registerer, cfg.Logger = reg, logger
-	cfg.OnPublish = func(snap *search.Snapshot) { mcpSrv.Announce(snap) }
-	svc = search.New(cfg)
+	svc := search.New(cfg)
 	mcpOpts := mcpserver.Options{Logger: logger, Version: versionString(), Sessions: mcpserver.SessionLimits{
 		Idle: time.Duration(file.Limits.MCPSessionIdle), Max: file.Limits.MCPMaxSessions, MaxPerKey: file.Limits.MCPMaxSessionsPerKey}}
 	if ups != nil {
 		mcpOpts.Upstreams = ups
 	}
-	mcpSrv = mcpserver.New(svc, mcpOpts)
+	mcpSrv := mcpserver.New(svc, mcpOpts)
+	svc.OnPublish(mcpSrv.Announce)
 
 	upDone := make(chan error, 1)
 	if ups != nil {
@@ -115,18 +93,27 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// Catalog and config are read before listening: a bad file stops
 	// start-up with a message naming the file, server and tool. With live
 	// upstreams, no tools yet is not fatal: the service is unready until
-	// an upstream delivers some.
-	started.Store(true)
+	// an upstream delivers some. Changes so far are in this first read.
+	select {
+	case <-changed:
+	default:
+	}
 	setup, err := cfg.Load(ctx)
 	if err != nil && !(ups != nil && errors.Is(err, catalog.ErrNoTools)) {
 		return err
 	}
+	rebuildsDone := make(chan struct{})
+	go func() {
+		defer close(rebuildsDone)
+		rebuildOnChange(ctx, svc, changed)
+	}()
 
 	// Listen before serving so a taken port fails here, with its cause.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	var draining atomic.Bool
 	srv := &http.Server{
 		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining, file.Limits)),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -169,11 +156,47 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	err = srv.Shutdown(sctx)
 	<-buildDone // Run returns promptly once ctx is done
 	<-upDone
+	<-rebuildsDone
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// newUpstreams is the manager of the config file's live upstreams (nil
+// when there are none); each change of their tools is signalled on changed.
+func newUpstreams(idx *indexFlags, file config.File, getenv func(string) string, changed chan<- struct{}, logger *slog.Logger) (*upstream.Manager, error) {
+	upCfgs, err := upstreamConfigs(idx.config, file, getenv)
+	if err != nil || len(upCfgs) == 0 {
+		return nil, err
+	}
+	ups, err := upstream.New(upCfgs, func() {
+		select {
+		case changed <- struct{}{}:
+		default: // a rebuild is already due; it will read this change too
+		}
+	}, logger)
+	if err != nil {
+		return nil, err
+	}
+	idx.upstreamParts = ups.Parts
+	return ups, nil
+}
+
+// rebuildOnChange re-reads and rebuilds after each upstream change until
+// ctx is done; only changed tools are re-embedded.
+func rebuildOnChange(ctx context.Context, svc *search.Service, changed <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+			// A failure is logged and shown in status by the service; the
+			// current index keeps serving.
+			_, _ = svc.Rebuild(ctx)
+		}
+	}
 }
 
 // Search rate defaults per API key (or client address): far above what a

@@ -1,11 +1,13 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/access"
 )
 
 func TestParse(t *testing.T) {
@@ -63,17 +65,61 @@ func TestDefault(t *testing.T) {
 	}
 }
 
-func TestSetup(t *testing.T) {
-	cat, err := catalog.Default()
-	if err != nil {
+func TestHashedKeys(t *testing.T) {
+	env := map[string]string{"OPS_KEY": "s3cret"}
+	getenv := func(k string) string { return env[k] }
+	hex := strings.Repeat("ab", 32)
+	tests := []struct {
+		name    string
+		keys    []Key
+		wantErr string
+	}{
+		{"env", []Key{{Name: "ops", KeyEnv: "OPS_KEY", VisibleServers: []string{"gh"}}}, ""},
+		{"hash", []Key{{Name: "ci", KeySHA256: hex}}, ""},
+		{"empty env", []Key{{Name: "ops", KeyEnv: "NOPE"}}, `auth key "ops": environment variable NOPE is empty`},
+	}
+	for _, tt := range tests {
+		f := &File{Auth: Auth{Keys: tt.keys}}
+		keys, err := f.HashedKeys(getenv)
+		if tt.wantErr != "" {
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("%s: error = %v, want %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || len(keys) != 1 || keys[0].Name != tt.keys[0].Name {
+			t.Fatalf("%s: HashedKeys = %+v, %v", tt.name, keys, err)
+		}
+		if tt.keys[0].KeyEnv != "" && (keys[0].Hash != access.HashSecret("s3cret") || keys[0].Visibility.Servers[0] != "gh") {
+			t.Errorf("%s: key = %+v", tt.name, keys[0])
+		}
+	}
+}
+
+// The first Load uses the file parsed at start-up; later ones read it
+// afresh, so a rebuild sees an edit.
+func TestSourceParsesOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte("core: [b]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := Default()
-	s := f.Setup(cat)
-	if err := s.Check(); err != nil {
-		t.Fatalf("the default config does not fit the default catalog: %v", err)
+	cat := filepath.Join(dir, "t.json")
+	if err := os.WriteFile(cat, []byte(`{"servers":[{"name":"s","tools":[{"name":"a","description":"Tool a."},{"name":"b","description":"Tool b."}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if len(s.Core) != len(f.Core) || len(s.Templates) != len(f.Templates) || s.Templates["release"].Tools[0] != f.Templates["release"].Tools[0] {
-		t.Errorf("Setup = %+v", s)
+	src := &Source{Catalogs: []string{cat}, Path: path, Parsed: &File{Core: []string{"a"}}, Getenv: func(string) string { return "" }}
+	for i, want := range []string{"a", "b", "b"} {
+		p, err := src.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Core) != 1 || p.Core[0] != want || p.Catalog.Len() != 2 {
+			t.Errorf("load %d: core %v, %d tools; want [%s], 2", i, p.Core, p.Catalog.Len(), want)
+		}
+	}
+	def, err := (&Source{Getenv: func(string) string { return "" }}).Load()
+	if err != nil || len(def.Core) == 0 || def.Catalog.Len() == 0 {
+		t.Errorf("default Load = %+v, %v", def, err)
 	}
 }

@@ -100,12 +100,12 @@ func handleRebuild(logger *slog.Logger, svc *search.Service, ups upstreamStatuse
 		if _, err := svc.Rebuild(r.Context()); err != nil {
 			// The caller is an operator holding the admin token: the cause
 			// (a catalog problem, a provider error with keys scrubbed) is
-			// what they need, and status shows it too.
+			// what they need, and status shows it too. The service has
+			// logged it, where it was handled.
 			status := http.StatusUnprocessableEntity
 			if errors.Is(err, search.ErrEmbedFailed) {
 				status = http.StatusServiceUnavailable
 			}
-			logger.WarnContext(r.Context(), "rebuild failed", "err", err)
 			writeError(w, r, logger, errorf(status, "rebuild_failed", "rebuild failed, the previous index keeps serving: %v", err))
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/config"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -30,7 +31,7 @@ func testSetup(tb testing.TB, keys bool) *search.Setup {
 		tb.Fatal(err)
 	}
 	s := &search.Setup{Catalog: cat, Core: []string{"get_platform_info"},
-		Templates: map[string]search.Template{
+		Templates: map[string]config.Template{
 			"release":  {Description: "Ship", Tools: []string{"merge_pull_request", "create_release"}},
 			"announce": {Description: "Tell the team", Tools: []string{"slack/post_message"}},
 		}}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/config"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -64,7 +65,7 @@ func TestStatusIsBoundedAndNamesNothingOpenly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			setup := &search.Setup{Catalog: cat, Core: []string{"secret_tool_1"},
-				Templates: map[string]search.Template{"secret-template": {Description: "x", Tools: []string{"secret_tool_2"}}}}
+				Templates: map[string]config.Template{"secret-template": {Description: "x", Tools: []string{"secret_tool_2"}}}}
 			if tt.keys {
 				setup.Keys = []access.Key{{Name: "gh", Hash: sha256.Sum256([]byte("key-gh")), Visibility: access.Visibility{Servers: []string{"github"}}}}
 			}

@@ -127,13 +127,6 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-func bearerToken(h http.Header) string {
-	if v := h.Get("Authorization"); len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
-		return strings.TrimSpace(v[7:])
-	}
-	return ""
-}
-
 func acceptsEventStream(values []string) bool {
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
@@ -161,15 +154,19 @@ func (s *Server) Announce(snap *search.Snapshot) {
 	}
 }
 
-// caller authenticates the bearer key of the HTTP request that carried
-// this MCP request. The HTTP middleware has already turned away bad keys;
-// this finds whose visibility applies.
-func (s *Server) caller(extra *mcp.RequestExtra) (access.Caller, error) {
-	token := ""
-	if extra != nil && extra.Header != nil {
-		token = bearerToken(extra.Header)
+// caller is whose visibility applies to an MCP request: the key its
+// session is bound to. The HTTP layer authenticated every request of the
+// session once, and the session registry admits a request only with the
+// key that opened the session, so no request is authenticated twice.
+func (s *Server) caller(ss *mcp.ServerSession) (access.Caller, error) {
+	if ss == nil {
+		return access.Caller{}, access.ErrUnauthorized
 	}
-	return s.svc.Authenticate(token)
+	key, ok := s.sessions.keyOf(ss.ID())
+	if !ok {
+		return access.Caller{}, access.ErrUnauthorized
+	}
+	return access.Caller{Key: key}, nil
 }
 
 // toolError is an error the model can act on: it becomes an isError

@@ -89,8 +89,7 @@ func newRig(t *testing.T, keys []access.Key) *rig {
 		}
 		return &search.Setup{Catalog: cat, Keys: keys}, nil
 	}
-	var srv *Server
-	r.svc = search.New(search.Config{Embedder: r.emb, Load: load, OnPublish: func(s *search.Snapshot) { srv.Announce(s) }})
+	r.svc = search.New(search.Config{Embedder: r.emb, Load: load})
 	ups, err = upstream.New([]upstream.Config{{Name: "weather", URL: up.URL, Refresh: time.Hour}}, func() {
 		if _, err := r.svc.Rebuild(context.Background()); err != nil {
 			t.Errorf("rebuild after upstream change: %v", err)
@@ -99,7 +98,8 @@ func newRig(t *testing.T, keys []access.Key) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv = New(r.svc, Options{Upstreams: ups})
+	srv := New(r.svc, Options{Upstreams: ups})
+	r.svc.OnPublish(srv.Announce)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ups.Run(ctx) }()

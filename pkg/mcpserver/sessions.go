@@ -80,10 +80,16 @@ func (s *sessions) serve(w http.ResponseWriter, r *http.Request, key string, nex
 			http.Error(w, "too many MCP sessions in use: close one (DELETE) or retry later", http.StatusServiceUnavailable)
 			return
 		}
-		next.ServeHTTP(w, r)
-		if nid := w.Header().Get(sessionHeader); nid != "" {
-			s.add(nid, key)
-		}
+		// The session is registered as its id goes out, before the client
+		// can read it and send its next request, not after the handler
+		// returns: that request would otherwise race the registration.
+		aw := &admitWriter{ResponseWriter: w, register: func(h http.Header) {
+			if nid := h.Get(sessionHeader); nid != "" {
+				s.add(nid, key)
+			}
+		}}
+		next.ServeHTTP(aw, r)
+		aw.admit()
 		return
 	}
 	if !s.enter(id, key) {
@@ -168,6 +174,16 @@ func (s *sessions) add(id, key string) {
 	}
 }
 
+// keyOf is the key session id was opened with.
+func (s *sessions) keyOf(id string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.byID[id]; e != nil {
+		return e.key, true
+	}
+	return "", false
+}
+
 // enter marks a request on session id; false when id is unknown or was
 // opened with another key.
 func (s *sessions) enter(id, key string) bool {
@@ -212,3 +228,38 @@ func (s *sessions) count() int {
 	defer s.mu.Unlock()
 	return len(s.byID)
 }
+
+// admitWriter calls register with the response headers once, just before
+// they are written.
+type admitWriter struct {
+	http.ResponseWriter
+	register func(http.Header)
+	done     bool
+}
+
+func (w *admitWriter) admit() {
+	if !w.done {
+		w.done = true
+		w.register(w.Header())
+	}
+}
+
+func (w *admitWriter) WriteHeader(code int) {
+	w.admit()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *admitWriter) Write(b []byte) (int, error) {
+	w.admit()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *admitWriter) Flush() {
+	w.admit()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *admitWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

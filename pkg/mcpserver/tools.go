@@ -59,7 +59,7 @@ func (s *Server) addSearch() {
 }
 
 func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchOut, error) {
-	caller, err := s.caller(req.Extra)
+	caller, err := s.caller(req.Session)
 	if err != nil {
 		return nil, searchOut{}, toolError(err)
 	}
@@ -135,7 +135,7 @@ func object(raw json.RawMessage) map[string]any {
 }
 
 func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in getSchemaIn) (*mcp.CallToolResult, schemaOut, error) {
-	caller, err := s.caller(req.Extra)
+	caller, err := s.caller(req.Session)
 	if err != nil {
 		return nil, schemaOut{}, toolError(err)
 	}
@@ -171,7 +171,7 @@ type listServersOut struct {
 }
 
 func (s *Server) listServers(ctx context.Context, req *mcp.CallToolRequest, in listServersIn) (*mcp.CallToolResult, listServersOut, error) {
-	caller, err := s.caller(req.Extra)
+	caller, err := s.caller(req.Session)
 	if err != nil {
 		return nil, listServersOut{}, toolError(err)
 	}
@@ -208,7 +208,7 @@ type callToolIn struct {
 // arguments and an unreachable upstream are isError results the model can
 // act on; the upstream's own result, isError or not, passes through.
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	caller, err := s.caller(req.Extra)
+	caller, err := s.caller(req.Session)
 	if err != nil {
 		return nil, toolError(err)
 	}

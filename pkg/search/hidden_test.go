@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/config"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
@@ -61,13 +62,13 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 		}
 		// Core and templates name tools both catalogs have, seen or not.
 		core := []string{kept[r.IntN(len(kept))].ID(), kept[r.IntN(len(kept))].ID()}
-		templates := map[string]Template{}
+		templates := map[string]config.Template{}
 		for i := range 3 {
 			var ts []string
 			for range 1 + r.IntN(3) {
 				ts = append(ts, kept[r.IntN(len(kept))].ID())
 			}
-			templates[fmt.Sprintf("t%d", i)] = Template{Description: "d", Tools: ts}
+			templates[fmt.Sprintf("t%d", i)] = config.Template{Description: "d", Tools: ts}
 		}
 		keys := []access.Key{
 			{Name: "k", Hash: sha256.Sum256([]byte("secret-k")), Visibility: vis},
@@ -103,7 +104,7 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 	}
 }
 
-func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map[string]Template, keys []access.Key) *Service {
+func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map[string]config.Template, keys []access.Key) *Service {
 	tb.Helper()
 	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test"})
 	if _, err := svc.Build(context.Background(), &Setup{Catalog: catalogOf(tb, tools), Core: core, Templates: templates, Keys: keys}); err != nil {
@@ -129,7 +130,7 @@ func catalogOf(tb testing.TB, tools []catalog.Tool) *catalog.Catalog {
 	return cat
 }
 
-func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[string]Template) Request {
+func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[string]config.Template) Request {
 	pick := func() catalog.Tool {
 		if r.IntN(2) == 0 {
 			return hidden[r.IntN(len(hidden))]

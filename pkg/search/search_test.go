@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/config"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -78,7 +79,7 @@ func defaultSetup(tb testing.TB) *Setup {
 	return &Setup{
 		Catalog: cat,
 		Core:    []string{"get_platform_info", "platform/get_usage"},
-		Templates: map[string]Template{
+		Templates: map[string]config.Template{
 			"release": {Description: "Ship it", Tools: []string{"github/list_workflow_runs", "merge_pull_request", "create_release", "slack/post_message"}},
 			"triage":  {Description: "Sort tickets", Tools: []string{"jira/search_tickets", "jira/assign_ticket"}},
 		},
@@ -265,7 +266,7 @@ func TestFailedRebuildKeepsServing(t *testing.T) {
 	emb.failWith(nil)
 	bad := defaultSetup(t)
 	bad.Core = append(bad.Core, "no_such_tool")
-	bad.Templates["release"] = Template{Tools: []string{"create_issue", "ghost"}}
+	bad.Templates["release"] = config.Template{Tools: []string{"create_issue", "ghost"}}
 	_, err := svc.Build(t.Context(), bad)
 	if err == nil || !strings.Contains(err.Error(), `core: unknown tool "no_such_tool"`) || !strings.Contains(err.Error(), `templates.release: unknown tool "ghost"`) {
 		t.Errorf("Build with unknown names: %v", err)

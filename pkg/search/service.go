@@ -111,9 +111,6 @@ type Config struct {
 	// calling the embedder when they were built from the same catalog and
 	// model (see package snapshot).
 	Preload *Preload
-	// OnPublish, when set, is called after each snapshot is published
-	// (the MCP server announces the change to its clients).
-	OnPublish func(*Snapshot)
 	// RetryDelay is the first delay between failed start-up builds; 1s when
 	// 0. It doubles up to two minutes.
 	RetryDelay time.Duration
@@ -168,9 +165,11 @@ type Service struct {
 	logger  *slog.Logger
 	metrics *metrics
 	cur     atomic.Pointer[Snapshot]
-	queries *queryCache // nil for the local embedder, or when turned off
-	buildMu sync.Mutex  // one build at a time
-	seq     atomic.Int64
+	// onPublish is called after each snapshot is published (see OnPublish).
+	onPublish atomic.Pointer[func(*Snapshot)]
+	queries   *queryCache // nil for the local embedder, or when turned off
+	buildMu   sync.Mutex  // one build at a time
+	seq       atomic.Int64
 
 	// cache holds the vectors of the current catalog's texts, by content
 	// key, so a rebuild embeds only new or changed tools. Guarded by
@@ -231,6 +230,11 @@ func New(cfg Config) *Service {
 	return s
 }
 
+// OnPublish registers f to be called after each snapshot is published
+// (the MCP server announces the change to its clients). It is registered
+// after New, since what it calls is built from the service.
+func (s *Service) OnPublish(f func(*Snapshot)) { s.onPublish.Store(&f) }
+
 // Current returns the published snapshot, or nil before the first build.
 func (s *Service) Current() *Snapshot { return s.cur.Load() }
 
@@ -276,8 +280,8 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	s.logger.Info("index snapshot published", "version", snap.Version, "tools", snap.Catalog.Len(),
 		"mode", snap.mode(), "took_ms", took.Milliseconds(), "warnings", len(snap.Catalog.Warnings()),
 		"skipped", len(snap.Catalog.Skipped()), "embedded", snap.Embedded, "from_snapshot_file", snap.Preloaded)
-	if s.cfg.OnPublish != nil {
-		s.cfg.OnPublish(snap)
+	if f := s.onPublish.Load(); f != nil {
+		(*f)(snap)
 	}
 	return snap, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/config"
 )
 
 // Setup is everything a build reads: the catalog and the policy over it.
@@ -18,15 +19,16 @@ type Setup struct {
 	// Core tools are appended to every search answer (source "core").
 	Core []string
 	// Templates are named tool sets returned whole, without retrieval.
-	Templates map[string]Template
+	Templates map[string]config.Template
 	// Keys, when any, are required on every search.
 	Keys []access.Key
 }
 
-// Template is a named workflow's tool set, in the order a caller needs it.
-type Template struct {
-	Description string   `json:"description"`
-	Tools       []string `json:"tools"`
+// SetupOf is the setup a loaded config policy describes (the two have the
+// same fields: config reads them, search checks and builds them).
+func SetupOf(p *config.Policy) *Setup {
+	s := Setup(*p)
+	return &s
 }
 
 // Check reports every tool, server or template name in the setup that the
@@ -50,7 +52,7 @@ type policy struct {
 }
 
 type resolvedTemplate struct {
-	Template
+	config.Template
 	rows []int
 }
 

@@ -1,0 +1,147 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+)
+
+// Policy is what one build reads: the catalog, and from the config file
+// the core whitelist, the templates and the API keys (hashed).
+type Policy struct {
+	Catalog   *catalog.Catalog
+	Core      []string
+	Templates map[string]Template
+	Keys      []access.Key
+}
+
+// Source says where each build's catalog and policy come from. Load reads
+// them afresh on every call, so a rebuild picks up an edited file; the
+// file parsed at start-up (Parsed) serves the first call instead of being
+// read again. Use a Source by pointer.
+type Source struct {
+	Catalogs []string // catalog files; none: the embedded default catalog
+	Server   string   // the server of a file that is a bare tools/list
+	Path     string   // config file; "" for none
+	Parsed   *File    // Path as parsed at start-up, if it was
+	Getenv   func(string) string
+	// Upstreams returns the tools live upstreams offer now; nil: none.
+	Upstreams func() []catalog.Part
+
+	used atomic.Bool // Parsed has served its one build
+}
+
+// Where names the config file for error messages.
+func (s *Source) Where() string {
+	if s.Path == "" {
+		return "the embedded default config"
+	}
+	return s.Path
+}
+
+// Load reads the catalog files (or the embedded default), joins what the
+// upstreams offer, and reads the config file's policy over them.
+func (s *Source) Load() (*Policy, error) {
+	// The embedded demo catalog serves only when nothing else is configured.
+	useDefault := len(s.Catalogs) == 0 && s.Upstreams == nil
+	var parts []catalog.Part
+	var err error
+	if useDefault {
+		var p catalog.Part
+		p, err = catalog.DefaultPart()
+		parts = []catalog.Part{p}
+	} else {
+		parts, err = catalog.ReadParts(s.Catalogs, s.Server)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.Upstreams != nil {
+		parts = append(parts, s.Upstreams()...)
+	}
+	cat, err := catalog.New(parts)
+	if err != nil {
+		return nil, err
+	}
+	var f *File
+	switch {
+	case s.Parsed != nil && !s.used.Swap(true):
+		f = s.Parsed
+	case s.Path != "":
+		f, err = Load(s.Path)
+	case useDefault:
+		f, err = Default() // the default config names the default catalog's tools
+	default:
+		f = &File{}
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := f.Policy(cat)
+	if p.Keys, err = f.HashedKeys(s.Getenv); err != nil {
+		return nil, fmt.Errorf("config %s: %w", s.Where(), err)
+	}
+	// Keys from the environment see every tool.
+	for i, secret := range SplitList(s.Getenv("TOOLSEARCH_API_KEYS")) {
+		p.Keys = append(p.Keys, access.Key{Name: fmt.Sprintf("env-%d", i+1), Hash: access.HashSecret(secret)})
+	}
+	return p, nil
+}
+
+// Policy is the file's core whitelist and templates over cat, without
+// keys (see HashedKeys).
+func (f *File) Policy(cat *catalog.Catalog) *Policy {
+	return &Policy{Catalog: cat, Core: f.Core, Templates: f.Templates}
+}
+
+// HashedKeys are the file's API keys as the service keeps them: hashes,
+// read from the environment (key_env) or given (key_sha256).
+func (f *File) HashedKeys(getenv func(string) string) ([]access.Key, error) {
+	var keys []access.Key
+	for _, k := range f.Auth.Keys {
+		key := access.Key{Name: k.Name, Visibility: access.Visibility{Tools: k.VisibleTools, Servers: k.VisibleServers}}
+		if k.KeyEnv != "" {
+			secret := getenv(k.KeyEnv)
+			if secret == "" {
+				return nil, fmt.Errorf("auth key %q: environment variable %s is empty", k.Name, k.KeyEnv)
+			}
+			key.Hash = access.HashSecret(secret)
+		} else {
+			var err error
+			if key.Hash, err = access.ParseHash(k.KeySHA256); err != nil {
+				return nil, fmt.Errorf("auth key %q: %w", k.Name, err)
+			}
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
+}
+
+// DefaultPolicy is the embedded default catalog under the embedded
+// default config, as `toolsearch serve` runs with nothing configured.
+func DefaultPolicy() (*Policy, error) {
+	cat, err := catalog.Default()
+	if err != nil {
+		return nil, err
+	}
+	f, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return f.Policy(cat), nil
+}
+
+// SplitList splits a comma-separated value (an environment variable's
+// list), dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
