@@ -21,7 +21,7 @@ FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest
 
-.PHONY: hostile run build test vet fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
+.PHONY: hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -29,7 +29,7 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
 
-test: fmt-check vet unit contract manifests fuzz-short eval-gate recall-eval e2e-mcp-if-npm
+test: fmt-check lint unit contract manifests fuzz-short eval-gate recall-eval e2e-mcp-if-npm
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -37,6 +37,33 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# Static checks beyond vet, pinned and installed from the module proxy into
+# .tools/ (the version is in the file name, so a new pin installs afresh):
+# staticcheck's default checks, and deadcode for functions nothing reaches
+# (test-only helpers belong in _test.go files).
+STATICCHECK_VERSION ?= v0.8.2
+DEADCODE_VERSION    ?= v0.52.0
+TOOLS       := $(CURDIR)/.tools
+STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
+DEADCODE    := $(TOOLS)/deadcode-$(DEADCODE_VERSION)
+
+$(STATICCHECK):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS)/tmp $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv $(TOOLS)/tmp/staticcheck $@
+
+$(DEADCODE):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS)/tmp $(GO) install golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION)
+	mv $(TOOLS)/tmp/deadcode $@
+
+lint: vet $(STATICCHECK) $(DEADCODE)
+	$(STATICCHECK) ./...
+	cd api && $(GO) vet ./... && $(STATICCHECK) ./...
+	cd deploy && $(GO) vet ./... && $(STATICCHECK) ./...
+	@out=$$($(DEADCODE) ./...); if [ -n "$$out" ]; then echo "deadcode: unreachable functions:"; echo "$$out"; exit 1; fi
+	@echo "lint: vet, staticcheck $(STATICCHECK_VERSION) and deadcode $(DEADCODE_VERSION) clean"
 
 unit:
 	$(GO) test -race -count=1 ./...

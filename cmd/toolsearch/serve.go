@@ -178,7 +178,7 @@ func newUpstreams(idx *indexFlags, file config.File, getenv func(string) string,
 		}
 	}, logger)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("config %s: %w", idx.config, err)
 	}
 	idx.upstreamParts = ups.Parts
 	return ups, nil

@@ -75,10 +75,8 @@ type Index struct {
 // Doc is one tool's text, by field.
 type Doc [numFields]string
 
-// FieldsOf splits a tool's text into the index's fields.
-func FieldsOf(t catalog.Tool) Doc { return DocOf(t, t.Fields()) }
-
-// DocOf is FieldsOf from the tool's already extracted fields.
+// DocOf splits a tool's text, its fields already extracted, into the
+// index's fields.
 func DocOf(t catalog.Tool, f catalog.Fields) Doc {
 	d := Doc{Name: t.Name, Server: t.Server, Title: f.Title, Description: f.Description, Params: f.Params, Enums: f.Enums}
 	d[Concepts] = conceptText(strings.Join(d[:Concepts], " "))
@@ -153,8 +151,9 @@ func New(docs []Doc, p Config) *Index {
 // Len is the number of documents.
 func (ix *Index) Len() int { return ix.n }
 
-// idf is BM25's inverse document frequency, floored at a small positive
-// value so that a word in most tools still counts for a little.
+// idf is BM25's inverse document frequency in the Lucene form,
+// ln(1 + (N-df+0.5)/(df+0.5)): positive however common the word, so a word
+// in most tools still counts for a little, with no floor needed.
 func (ix *Index) idf(df int) float64 {
 	return math.Log(1 + (float64(ix.n)-float64(df)+0.5)/(float64(df)+0.5))
 }

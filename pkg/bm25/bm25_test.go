@@ -14,7 +14,7 @@ func testIndex(tb testing.TB) (*Index, *catalog.Catalog) {
 	}
 	docs := make([]Doc, cat.Len())
 	for i, t := range cat.Tools() {
-		docs[i] = FieldsOf(t)
+		docs[i] = DocOf(t, t.Fields())
 	}
 	return New(docs, DefaultConfig), cat
 }

@@ -142,21 +142,21 @@ func TestBareToolsList(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"tools":[{"name":"echo","description":"Echo back"}],"nextCursor":""}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load([]string{path}, "")
+	c, err := load([]string{path}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := c.Tool(0).ID(); got != "everything/echo" {
 		t.Errorf("ID() = %q, want everything/echo (server from the file name)", got)
 	}
-	c, err = Load([]string{path}, "demo")
+	c, err = load([]string{path}, "demo")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := c.Tool(0).ID(); got != "demo/echo" {
 		t.Errorf("ID() = %q, want demo/echo (server from --server)", got)
 	}
-	if _, err := Load([]string{filepath.Join(dir, "missing.json")}, ""); err == nil || !strings.Contains(err.Error(), "missing.json") {
+	if _, err := load([]string{filepath.Join(dir, "missing.json")}, ""); err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("Load(missing) error = %v, want one naming the file", err)
 	}
 }
@@ -330,4 +330,13 @@ func TestKeysAreExact(t *testing.T) {
 	if _, err := Parse("f.json", []byte(ok), ""); err != nil {
 		t.Errorf("a tools/list answer: %v", err)
 	}
+}
+
+// load reads and combines catalog files, as the service's loader does.
+func load(paths []string, server string) (*Catalog, error) {
+	parts, err := ReadParts(paths, server)
+	if err != nil {
+		return nil, err
+	}
+	return New(parts)
 }

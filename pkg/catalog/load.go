@@ -67,17 +67,6 @@ func DefaultPart() (Part, error) {
 	return Parse(DefaultSource, data, "")
 }
 
-// Load reads and validates the catalog files at paths. server names the
-// server of a file that is a bare tools/list result; when empty, the file's
-// base name without extension is used.
-func Load(paths []string, server string) (*Catalog, error) {
-	parts, err := ReadParts(paths, server)
-	if err != nil {
-		return nil, err
-	}
-	return New(parts)
-}
-
 // ReadParts reads and parses the catalog files at paths, without combining
 // them, so that other parts (live upstreams) can join before New.
 func ReadParts(paths []string, server string) ([]Part, error) {

@@ -201,20 +201,8 @@ func (f *File) check() error {
 	if p := f.Embedding.Provider; p != "" && p != "local" && p != "openai" {
 		return fmt.Errorf("embedding.provider must be local or openai, got %q", p)
 	}
-	seenUp := map[string]bool{}
-	for i, u := range f.Upstreams {
-		switch {
-		case u.Name == "":
-			return fmt.Errorf("upstreams[%d]: name is required", i)
-		case seenUp[u.Name]:
-			return fmt.Errorf("upstreams[%d] (%q): name repeated", i, u.Name)
-		case !strings.HasPrefix(u.URL, "http://") && !strings.HasPrefix(u.URL, "https://"):
-			return fmt.Errorf("upstreams[%d] (%q): url must start with http:// or https://", i, u.Name)
-		case u.BreakerFailures < 0:
-			return fmt.Errorf("upstreams[%d] (%q): breaker_failures must not be negative", i, u.Name)
-		}
-		seenUp[u.Name] = true
-	}
+	// Upstreams are checked by upstream.New, the one place that knows
+	// what an upstream needs; serve names this file in its errors.
 	if f.Embedding.Dimensions < 0 {
 		return fmt.Errorf("embedding.dimensions must not be negative")
 	}

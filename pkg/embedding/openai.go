@@ -337,23 +337,11 @@ const minNorm = 1e-6
 // rate limits, server errors and network failures, but not a bad answer or
 // a client error such as a wrong key.
 func retryable(err error) bool {
-	if errors.Is(err, ErrBadResponse) || errors.Is(err, ErrAnswerTooLarge) {
-		return false
+	switch Reason(err) {
+	case "rate_limited", "server_error", "network", "timeout":
+		return true
 	}
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
-	var status int
-	switch {
-	case errors.As(err, &apiErr):
-		status = apiErr.HTTPStatusCode
-	case errors.As(err, &reqErr):
-		status = reqErr.HTTPStatusCode
-	}
-	if status != 0 {
-		return status == http.StatusTooManyRequests || status >= 500
-	}
-	var netErr net.Error
-	return errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)
+	return false
 }
 
 // backoff is capped exponential with full jitter: 0-200ms, 0-400ms, ...

@@ -45,7 +45,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(fmt.Sprintf("N=%d/D=%d", s.n, s.d), func(b *testing.B) {
 			mx, q := benchMatrix(b, s.n, s.d)
 			for b.Loop() {
-				if _, err := mx.Search(b.Context(), q, 10, nil); err != nil {
+				if _, err := mx.Candidates(Query{Dense: q}, 10, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

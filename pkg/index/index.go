@@ -3,7 +3,6 @@
 package index
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -77,18 +76,6 @@ func (mx *Matrix) Bytes() int64 {
 // Row returns row i. The slice aliases the matrix and must not be modified.
 func (mx *Matrix) Row(i int) []float32 { return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols] }
 
-// Search ranks every row against q, which must be unit length, and returns
-// the k best, best first; equal scores keep row order. It is Candidates for
-// a dense query: one matrix-vector product and a k-sized heap instead of
-// sorting all N scores (or the binary first pass, for a WithBinary
-// matrix). keep, when not nil, restricts the candidates.
-func (mx *Matrix) Search(ctx context.Context, q []float32, k int, keep func(row int) bool) ([]Match, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return mx.Candidates(Query{Dense: q}, k, keep)
-}
-
 // TopK returns the k highest scores, best first, ties in row order. It
 // keeps a k-sized min-heap of the best so far (typed, so nothing is boxed
 // per element) instead of sorting all N scores; the heap is built once it
@@ -140,17 +127,6 @@ func worse(a, b Match) bool {
 		return a.Score < b.Score
 	}
 	return a.Row > b.Row
-}
-
-func up(h []Match, i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !worse(h[i], h[p]) {
-			return
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
 }
 
 func down(h []Match, i int) {

@@ -16,7 +16,7 @@ func TestSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := mx.Search(t.Context(), []float32{1, 0}, 3, nil)
+	got, err := mx.Candidates(Query{Dense: []float32{1, 0}}, 3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +31,11 @@ func TestSearch(t *testing.T) {
 	if got[0].Score < 0.999 || got[1].Score < 0.70 || got[1].Score > 0.71 {
 		t.Errorf("scores %v: rows are not unit length", got)
 	}
-	if _, err := mx.Search(t.Context(), []float32{1, 0, 0}, 3, nil); !errors.Is(err, ErrDimension) {
+	if _, err := mx.Candidates(Query{Dense: []float32{1, 0, 0}}, 3, nil); !errors.Is(err, ErrDimension) {
 		t.Errorf("Search(3-dim query) error = %v, want ErrDimension", err)
 	}
 	only := func(r int) bool { return r == 4 }
-	if got, _ := mx.Search(t.Context(), []float32{1, 0}, 3, only); len(got) != 1 || got[0].Row != 4 {
+	if got, _ := mx.Candidates(Query{Dense: []float32{1, 0}}, 3, only); len(got) != 1 || got[0].Row != 4 {
 		t.Errorf("Search with keep = %v, want only row 4", got)
 	}
 }

@@ -12,7 +12,8 @@ func TestObject(t *testing.T) {
 	type req struct {
 		A string `json:"a,omitempty"`
 		inner
-		C    int `json:"-"`
+		C int `json:"-"`
+		//lint:ignore U1000 present to show that unexported fields are not keys
 		skip int
 	}
 	allowed := Fields[req]()

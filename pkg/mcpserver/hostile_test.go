@@ -167,3 +167,10 @@ func TestMCPErrorsAreBoundedJSON(t *testing.T) {
 		t.Errorf("initialize: %d %s", resp.StatusCode, body)
 	}
 }
+
+// count is the number of sessions tracked.
+func (s *sessions) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byID)
+}

@@ -222,13 +222,6 @@ func (s *sessions) dropLocked(id string) {
 	}
 }
 
-// count is the number of sessions tracked (tests read it).
-func (s *sessions) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.byID)
-}
-
 // admitWriter calls register with the response headers once, just before
 // they are written.
 type admitWriter struct {

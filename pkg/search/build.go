@@ -52,7 +52,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	switch {
 	case snap.Preloaded && !fitted:
 		// Later rebuilds re-embed only what changed since the file.
-		keys := cacheKeys(info, texts)
+		keys := cacheKeys(info, texts...)
 		cache = make(map[[32]byte][]float32, len(keys))
 		for i, k := range keys {
 			cache[k] = vecs[i]
@@ -208,7 +208,7 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []
 // not have, and returns the cache of exactly this catalog's texts, for the
 // caller to keep once the vectors have made an index.
 func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][]float32, map[[32]byte][]float32, error) {
-	keys := cacheKeys(snap.query.Info(), texts)
+	keys := cacheKeys(snap.query.Info(), texts...)
 	vecs := make([][]float32, len(texts))
 	var missing []string
 	var missingAt []int
@@ -251,8 +251,9 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	return vecs, next, nil
 }
 
-// cacheKeys are the content keys of texts' vectors under one embedder.
-func cacheKeys(info embedding.Info, texts []string) [][32]byte {
+// cacheKeys are the content keys of texts' vectors under one embedder,
+// for the build cache and the query cache alike.
+func cacheKeys(info embedding.Info, texts ...string) [][32]byte {
 	prefix := fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00", info.Provider, info.BaseURL, info.Model, info.Dimensions)
 	keys := make([][32]byte, len(texts))
 	for i, t := range texts {

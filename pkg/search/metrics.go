@@ -38,10 +38,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "toolsearch_degraded", Help: "1 while the published snapshot has no semantic index (keyword ranking only).",
 		}),
 		searches: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolsearch_searches_total", Help: "Searches answered, by mode (semantic, keyword, template, select, list) and whether degraded.",
+			Name: "toolsearch_searches_total", Help: "Searches answered, by mode (hybrid, semantic, keyword, template, select, list) and whether degraded.",
 		}, []string{"mode", "degraded"}),
 		results: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolsearch_search_results_total", Help: "Tools returned, by source (semantic, keyword, core, template, select, list).",
+			Name: "toolsearch_search_results_total", Help: "Tools returned, by source (hybrid, semantic, keyword, core, template, select, list).",
 		}, []string{"source"}),
 		fallbacks: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_fallbacks_total", Help: "Searches answered by keyword ranking because semantic ranking failed, by reason.",

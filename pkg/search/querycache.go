@@ -2,8 +2,6 @@ package search
 
 import (
 	"context"
-	"crypto/sha256"
-	"fmt"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -57,8 +55,7 @@ func (c *queryCache) get(key [32]byte) ([]float32, bool) {
 // context detached from any one caller (bounded by timeout), so a caller
 // that leaves does not fail the others waiting on it.
 func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, text string, timeout time.Duration) ([]float32, error) {
-	info := e.Info()
-	key := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00%s", info.Provider, info.BaseURL, info.Model, info.Dimensions, text)))
+	key := cacheKeys(e.Info(), text)[0]
 	if v, ok := c.get(key); ok {
 		c.m.queryCache.WithLabelValues("hit").Inc()
 		return v, nil

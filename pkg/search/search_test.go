@@ -278,7 +278,7 @@ func TestFailedRebuildKeepsServing(t *testing.T) {
 
 func TestRebuildLoadError(t *testing.T) {
 	svc := New(Config{Embedder: embedding.NewLocal(0), Load: func(context.Context) (*Setup, error) {
-		_, err := catalog.Load([]string{"/nonexistent/tools.json"}, "")
+		_, err := catalog.ReadParts([]string{"/nonexistent/tools.json"}, "")
 		return nil, err
 	}})
 	mustBuild(t, svc)

@@ -112,6 +112,8 @@ func New(cfgs []Config, onChange func(), logger *slog.Logger) (*Manager, error) 
 			return nil, fmt.Errorf("upstream %q: name repeated", c.Name)
 		case !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://"):
 			return nil, fmt.Errorf("upstream %q: url must be http:// or https://, got %q", c.Name, redact.URL(c.URL))
+		case c.BreakerFailures < 0:
+			return nil, fmt.Errorf("upstream %q: breaker_failures must not be negative", c.Name)
 		}
 		if c.Refresh <= 0 {
 			c.Refresh = DefaultRefresh
