@@ -32,3 +32,21 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// Norm's four partial sums are a speed-up of the plain loop below, its
+// reference: equal up to the rounding a float32 result can show.
+func TestNormMatchesPlainLoop(t *testing.T) {
+	plain := func(v []float32) float64 {
+		var s float64
+		for _, x := range v {
+			s += float64(x) * float64(x)
+		}
+		return math.Sqrt(s)
+	}
+	for _, v := range [][]float32{nil, {3}, {3, 4}, {1, 2, 3, 4, 5, 6, 7}, {1e-20, 1e20, -5, 0.25, 9, 9, 9, 9, 9}} {
+		got, want := Norm(v), plain(v)
+		if float32(got) != float32(want) {
+			t.Errorf("Norm(%v) = %v, plain loop %v", v, got, want)
+		}
+	}
+}
