@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // Fields is a tool's searchable text, by where it came from, so that a
@@ -33,7 +34,7 @@ func (t Tool) Fields() Fields {
 	return Fields{
 		Name:        withWords(t.Name),
 		Title:       t.Title,
-		Description: truncateUTF8(t.Description, MaxDescEmbedBytes),
+		Description: redact.Clip(t.Description, MaxDescEmbedBytes, ""),
 		Params:      strings.TrimRight(params.String(), "; "),
 		Enums:       strings.TrimRight(enums.String(), ", "),
 		Server:      withWords(t.Server),
@@ -102,7 +103,7 @@ func walkSchema(schema map[string]any, depth int, params, enums *strings.Builder
 		params.WriteString(withWords(name))
 		if d, ok := prop["description"].(string); ok && d != "" {
 			params.WriteString(": ")
-			params.WriteString(truncateUTF8(d, 1024))
+			params.WriteString(redact.Clip(d, 1024, ""))
 		}
 		params.WriteString("; ")
 		collectEnums(prop, enums)
@@ -129,15 +130,4 @@ func collectEnums(prop map[string]any, enums *strings.Builder) {
 		}
 		enums.WriteString(", ")
 	}
-}
-
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

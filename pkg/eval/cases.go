@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
@@ -51,23 +52,13 @@ func SelfCases(cat *catalog.Catalog) []Case {
 	for _, t := range cat.Tools() {
 		key := []ToolKey{{t.Server, t.Name}}
 		if d := strings.TrimSpace(t.Description); d != "" {
-			out = append(out, Case{ID: "description:" + t.ID(), Category: "self-description", Query: truncate(d, search.MaxQueryBytes), keys: key})
+			out = append(out, Case{ID: "description:" + t.ID(), Category: "self-description", Query: redact.Clip(d, search.MaxQueryBytes, ""), keys: key})
 		}
 		if words := analysis.Identifier(t.Name); words != "" {
 			out = append(out, Case{ID: "name:" + t.ID(), Category: "self-name", Query: words, keys: key})
 		}
 	}
 	return out
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }
 
 // ErrBadInput marks problems with the cases or their labels, as opposed to

@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // Everything a caller sends is unbounded until bounded here: the method,
@@ -40,16 +40,7 @@ func codeLabel(status int) string {
 const maxEcho = 64
 
 // clip cuts s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func clip(s string, n int) string { return redact.Clip(s, n, "…") }
 
 // maxRequestID bounds an X-Request-Id taken from the caller.
 const maxRequestID = 64

@@ -1,5 +1,6 @@
-// Package redact removes secrets from text the service shows: URLs in
-// status and errors.
+// Package redact makes text safe to show: it removes secrets from what
+// reaches status, errors and logs (URLs, keys in messages), and clips text
+// to a length without splitting a character.
 package redact
 
 import (
@@ -8,7 +9,20 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
+
+// Clip cuts s to at most n bytes, back to a character boundary, and
+// appends mark when it cut anything.
+func Clip(s string, n int, mark string) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + mark
+}
 
 // URL drops user info and the query string, where tokens hide:
 // "https://user:pw@host/v1?key=x" becomes "https://host/v1".

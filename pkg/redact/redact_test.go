@@ -61,3 +61,23 @@ func TestTextEveryForm(t *testing.T) {
 		t.Errorf("ordinary text changed: %q", got)
 	}
 }
+
+func TestClip(t *testing.T) {
+	tests := []struct {
+		s    string
+		n    int
+		mark string
+		want string
+	}{
+		{"short", 10, "…", "short"},
+		{"exactly", 7, "…", "exactly"},
+		{"abcdef", 3, "…", "abc…"},
+		{"caf\u00e9s", 4, "", "caf"}, // é is two bytes: cut before it, not inside
+		{"\u00e9\u00e9", 1, "!", "!"},
+	}
+	for _, tt := range tests {
+		if got := Clip(tt.s, tt.n, tt.mark); got != tt.want {
+			t.Errorf("Clip(%q, %d, %q) = %q, want %q", tt.s, tt.n, tt.mark, got, tt.want)
+		}
+	}
+}

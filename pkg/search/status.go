@@ -7,6 +7,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // Status is what an operator needs to tell a healthy index from a silently
@@ -95,18 +96,6 @@ func (st *Status) Summarize() {
 	hide(&st.LastQueryError)
 }
 
-// clipError cuts an error text for the status page.
-func clipError(s string) string {
-	if len(s) <= maxStatusError {
-		return s
-	}
-	cut := maxStatusError
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "… (cut)"
-}
-
 // TemplateStatus describes one template manifest.
 type TemplateStatus struct {
 	Name        string   `json:"name"`
@@ -121,10 +110,10 @@ func (s *Service) Status() Status {
 	st := Status{Embedder: s.cfg.Embedder.Info(), Version: s.cfg.Version, Mode: "none", Quantization: s.cfg.Quantization, Detail: "full",
 		Core: []string{}, Templates: []TemplateStatus{}, Catalog: CatalogStatus{Sources: []string{}, Warnings: []catalog.Warning{}, Skipped: []catalog.Warning{}}}
 	s.mu.Lock()
-	st.LastError = clipError(s.lastErr)
+	st.LastError = redact.Clip(s.lastErr, maxStatusError, "… (cut)")
 	st.LastErrorAt = timePtr(s.lastErrAt)
 	st.NextRetryAt = timePtr(s.nextRetryAt)
-	st.LastQueryError, st.LastQueryErrorAt = clipError(s.lastQErr), timePtr(s.lastQErrAt)
+	st.LastQueryError, st.LastQueryErrorAt = redact.Clip(s.lastQErr, maxStatusError, "… (cut)"), timePtr(s.lastQErrAt)
 	s.mu.Unlock()
 	if st.Quantization == index.QuantBinary {
 		st.Rescore = s.cfg.Rescore
