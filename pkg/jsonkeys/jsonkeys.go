@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -46,7 +47,7 @@ func Duplicates(data []byte) error { return check(data, nil) }
 func check(data []byte, allowed []string) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	err := walk(dec, "", allowed)
+	err := walk(dec, allowed)
 	var ke *Error
 	if errors.As(err, &ke) {
 		return ke
@@ -55,8 +56,9 @@ func check(data []byte, allowed []string) error {
 }
 
 // walk reads one value; allowed, when not nil, is what this value's keys
-// may be (only the top level is checked).
-func walk(dec *json.Decoder, path string, allowed []string) error {
+// may be (only the top level is checked). An error's path is built as the
+// walk unwinds, so a body without problems costs no path strings.
+func walk(dec *json.Decoder, allowed []string) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -71,22 +73,22 @@ func walk(dec *json.Decoder, path string, allowed []string) error {
 			}
 			key, _ := kt.(string)
 			if seen[key] {
-				return &Error{Path: path, Key: key, Problem: "repeated"}
+				return &Error{Key: key, Problem: "repeated"}
 			}
-			if allowed != nil && !contains(allowed, key) {
-				return &Error{Path: path, Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
+			if allowed != nil && !slices.Contains(allowed, key) {
+				return &Error{Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
 			}
 			seen[key] = true
-			if err := walk(dec, path+"."+key, nil); err != nil {
-				return err
+			if err := walk(dec, nil); err != nil {
+				return within(err, "."+key)
 			}
 		}
 		_, err = dec.Token()
 		return err
 	case json.Delim('['):
 		for i := 0; dec.More(); i++ {
-			if err := walk(dec, path+"["+strconv.Itoa(i)+"]", nil); err != nil {
-				return err
+			if err := walk(dec, nil); err != nil {
+				return within(err, "["+strconv.Itoa(i)+"]")
 			}
 		}
 		_, err = dec.Token()
@@ -95,12 +97,21 @@ func walk(dec *json.Decoder, path string, allowed []string) error {
 	return nil
 }
 
+// within places a key problem found inside a value under that value's
+// path segment.
+func within(err error, segment string) error {
+	if ke, ok := err.(*Error); ok {
+		ke.Path = segment + ke.Path
+	}
+	return err
+}
+
 // Known checks that every key of obj is exactly one of allowed (case
-// included). path names obj in the error.
-func Known(obj map[string]json.RawMessage, allowed []string, path string) error {
+// included).
+func Known(obj map[string]json.RawMessage, allowed []string) error {
 	for key := range obj {
-		if !contains(allowed, key) {
-			return &Error{Path: path, Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
+		if !slices.Contains(allowed, key) {
+			return &Error{Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
 		}
 	}
 	return nil
@@ -140,15 +151,6 @@ func Object(data []byte, allowed []string) error {
 		allowed = []string{}
 	}
 	return check(data, allowed)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // nearest is the allowed key that key matches ignoring case, "_" and "-",
