@@ -185,39 +185,43 @@ func checkKeys(source string, data []byte) error {
 	if err := jsonkeys.Duplicates(data); err != nil {
 		return fmt.Errorf("catalog %s: %w", source, err)
 	}
-	var f struct {
-		Servers []map[string]json.RawMessage `json:"servers"`
-		Tools   []map[string]json.RawMessage `json:"tools"`
-	}
+	// One parse of the document; its servers and tools are read from it.
 	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil || json.Unmarshal(data, &f) != nil {
+	var servers, bare []map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil || !objects(top["servers"], &servers) || !objects(top["tools"], &bare) {
 		return nil // not this shape: the decoder says what is wrong
 	}
-	if err := jsonkeys.Known(top, fileKeys, ""); err != nil {
+	if err := jsonkeys.Known(top, fileKeys); err != nil {
 		return fmt.Errorf("catalog %s: %w", source, err)
 	}
 	tools := func(server string, ts []map[string]json.RawMessage) error {
 		for i, t := range ts {
-			if err := jsonkeys.Known(t, toolKeys, ""); err != nil {
+			if err := jsonkeys.Known(t, toolKeys); err != nil {
 				return &Error{Source: source, Server: server, Tool: nameOf(t), Index: i, Problem: err.Error()}
 			}
 		}
 		return nil
 	}
-	for _, s := range f.Servers {
+	for _, s := range servers {
 		name := nameOf(s)
-		if err := jsonkeys.Known(s, serverKeys, ""); err != nil {
+		if err := jsonkeys.Known(s, serverKeys); err != nil {
 			return &Error{Source: source, Server: name, Index: -1, Problem: err.Error()}
 		}
 		var ts []map[string]json.RawMessage
-		if raw, ok := s["tools"]; ok && json.Unmarshal(raw, &ts) != nil {
+		if !objects(s["tools"], &ts) {
 			return nil
 		}
 		if err := tools(name, ts); err != nil {
 			return err
 		}
 	}
-	return tools("(tools/list)", f.Tools)
+	return tools("(tools/list)", bare)
+}
+
+// objects decodes raw, a list of objects, into out; an absent raw is an
+// empty list. It reports false when raw is something else.
+func objects(raw json.RawMessage, out *[]map[string]json.RawMessage) bool {
+	return raw == nil || json.Unmarshal(raw, out) == nil
 }
 
 func nameOf(obj map[string]json.RawMessage) string {
