@@ -57,7 +57,7 @@ func newServer(t *testing.T, build bool) http.Handler {
 			return nil, err
 		}
 		p.Keys = []access.Key{{Name: "k", Hash: access.HashSecret("k")}}
-		return search.SetupOf(p), nil
+		return p, nil
 	}
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(256), Load: load, Version: "test"})
 	if build {

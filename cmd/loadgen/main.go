@@ -223,13 +223,7 @@ func loadQueries(path, mode string) ([][]byte, error) {
 // serve starts the real router on loopback with the default catalog and
 // config, the local embedder, and the no-op route.
 func serve(ctx context.Context) (string, func(), error) {
-	load := func(context.Context) (*search.Setup, error) {
-		p, err := config.DefaultPolicy()
-		if err != nil {
-			return nil, err
-		}
-		return search.SetupOf(p), nil
-	}
+	load := func(context.Context) (*search.Setup, error) { return config.DefaultPolicy() }
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(0), Load: load})
 	if _, err := svc.Rebuild(ctx); err != nil {
 		return "", nil, err

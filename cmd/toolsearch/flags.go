@@ -287,11 +287,10 @@ func (f *indexFlags) loader() func(context.Context) (*search.Setup, error) {
 		if err != nil {
 			return nil, err
 		}
-		setup := search.SetupOf(p)
-		if err := setup.Check(); err != nil {
+		if err := search.Check(p); err != nil {
 			return nil, fmt.Errorf("config %s: %w", src.Where(), err)
 		}
-		return setup, nil
+		return p, nil
 	}
 }
 

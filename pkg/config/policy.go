@@ -10,12 +10,16 @@ import (
 )
 
 // Policy is what one build reads: the catalog, and from the config file
-// the core whitelist, the templates and the API keys (hashed).
+// the core whitelist, the templates and the API keys (hashed). Package
+// search builds it (as search.Setup).
 type Policy struct {
-	Catalog   *catalog.Catalog
-	Core      []string
+	Catalog *catalog.Catalog
+	// Core tools are appended to every search answer (source "core").
+	Core []string
+	// Templates are named tool sets returned whole, without retrieval.
 	Templates map[string]Template
-	Keys      []access.Key
+	// Keys, when any, are required on every search.
+	Keys []access.Key
 }
 
 // Source says where each build's catalog and policy come from. Load reads

@@ -20,7 +20,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	if setup == nil || setup.Catalog == nil {
 		return nil, errors.New("no catalog")
 	}
-	pol, err := setup.resolve()
+	pol, err := resolve(setup)
 	if err != nil {
 		return nil, err
 	}

@@ -7,38 +7,23 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 )
 
-// Setup is everything a build reads: the catalog and the policy over it.
-// Every tool and server it names is checked against the catalog when it is
-// built into a snapshot.
-type Setup struct {
-	Catalog *catalog.Catalog
-	// Core tools are appended to every search answer (source "core").
-	Core []string
-	// Templates are named tool sets returned whole, without retrieval.
-	Templates map[string]config.Template
-	// Keys, when any, are required on every search.
-	Keys []access.Key
-}
+// Setup is everything a build reads: the catalog and the policy over it
+// (core tools, templates, API keys), as config loads it. Every tool and
+// server it names is checked against the catalog when it is built into a
+// snapshot.
+type Setup = config.Policy
 
-// SetupOf is the setup a loaded config policy describes (the two have the
-// same fields: config reads them, search checks and builds them).
-func SetupOf(p *config.Policy) *Setup {
-	s := Setup(*p)
-	return &s
-}
-
-// Check reports every tool, server or template name in the setup that the
-// catalog does not resolve, so that a bad config stops start-up instead of
-// failing later in a background build.
-func (s *Setup) Check() error {
+// Check reports every tool, server or template name in s that its catalog
+// does not resolve, so that a bad config stops start-up instead of failing
+// later in a background build.
+func Check(s *Setup) error {
 	if s == nil || s.Catalog == nil {
 		return errors.New("no catalog")
 	}
-	_, err := s.resolve()
+	_, err := resolve(s)
 	return err
 }
 
@@ -58,7 +43,7 @@ type resolvedTemplate struct {
 
 // resolve checks every name the setup mentions and returns them as rows.
 // The error names each unknown or ambiguous reference and where it is.
-func (s *Setup) resolve() (*policy, error) {
+func resolve(s *Setup) (*policy, error) {
 	cat := s.Catalog
 	p := &policy{templates: map[string]resolvedTemplate{}}
 	var errs []error
