@@ -102,7 +102,8 @@ func New(cfg Config, dense *index.Matrix, lexical *bm25.Index, serverOf []int32,
 func (rk *Ranker) Config() Config { return rk.cfg }
 
 // Query is one query as every ranker needs it: its text (for sentences),
-// its BM25 form, and its dense vector (nil: no dense evidence).
+// its BM25 form (which Semantic does not read), and its dense vector (nil:
+// no dense evidence).
 type Query struct {
 	Text    string
 	Lexical bm25.Query

@@ -43,7 +43,7 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	// The query is analysed once; every ranker, the rating and explain
 	// read this one form of it.
 	terms := analysis.English.Terms(pq.text)
-	q := rank.Query{Text: pq.text, Lexical: a.snap.Keywords.PrepareTerms(terms), Ranks: a.req.Explain}
+	q := rank.Query{Text: pq.text, Ranks: a.req.Explain}
 	if mode != ModeKeyword {
 		var err error
 		q.Dense, err = a.embedQuery(ctx, pq.text, terms)
@@ -55,6 +55,10 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 			a.s.recordQueryError(err.Error())
 			mode = ModeKeyword
 		}
+	}
+	if mode != ModeSemantic || a.req.Explain {
+		// BM25 ranks, rates or explains: a plain semantic answer needs none.
+		q.Lexical = a.snap.Keywords.PrepareTerms(terms)
 	}
 	rk := a.snap.ranker
 	var results []rank.Result
