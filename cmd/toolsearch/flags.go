@@ -111,8 +111,6 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-func splitList(s string) []string { return config.SplitList(s) }
-
 // indexFlags are the catalog and embedder settings that serve, eval and
 // query share.
 type indexFlags struct {
@@ -147,7 +145,7 @@ type indexFlags struct {
 func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 	f := &indexFlags{fs: fs, getenv: e.getenv}
 	fs.StringVar(&f.config, "config", e.str("TOOLSEARCH_CONFIG", ""), "YAML config `file`: core, templates, auth, embedding, search [TOOLSEARCH_CONFIG]")
-	f.catalogs.values = splitList(e.getenv("TOOLSEARCH_CATALOG"))
+	f.catalogs.values = config.SplitList(e.getenv("TOOLSEARCH_CATALOG"))
 	fs.Var(&f.catalogs, "catalog", "catalog `file` (JSON or YAML), repeatable; the embedded default when none [TOOLSEARCH_CATALOG, comma-separated]")
 	fs.StringVar(&f.server, "server", e.str("TOOLSEARCH_SERVER", ""), "server `name` for catalog files that are a bare tools/list result; default: the file's name [TOOLSEARCH_SERVER]")
 	fs.StringVar(&f.embedder, "embedder", e.str("TOOLSEARCH_EMBEDDER", "local"), "embedder: local (offline) or openai (any OpenAI-compatible API) [TOOLSEARCH_EMBEDDER]")
