@@ -21,7 +21,7 @@ FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest
 
-.PHONY: hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
+.PHONY: derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp e2e-mcp-if-npm tidy docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -29,7 +29,7 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
 
-test: fmt-check lint unit contract manifests fuzz-short eval-gate recall-eval e2e-mcp-if-npm
+test: fmt-check lint unit contract manifests derived-check fuzz-short eval-gate recall-eval e2e-mcp-if-npm
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -78,6 +78,26 @@ contract:
 # decoded into the Kubernetes types (a module of its own, for its weight).
 manifests:
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# WordNet's derivationally related forms (pkg/analysis/derived.tsv) come from
+# Debian's wordnet-base package: `make derived` regenerates the table, and
+# derived-check proves that the committed table is what the generator
+# writes, installing the package when it is missing.
+WORDNET ?= /usr/share/wordnet
+derived: wordnet
+	$(GO) run ./pkg/analysis/internal/relgen -wordnet $(WORDNET) -out pkg/analysis/derived.tsv
+
+derived-check: wordnet
+	@tmp=$$(mktemp); trap 'rm -f $$tmp' EXIT; \
+	$(GO) run ./pkg/analysis/internal/relgen -wordnet $(WORDNET) -out $$tmp && \
+	if cmp -s $$tmp pkg/analysis/derived.tsv; then echo "derived-check: pkg/analysis/derived.tsv is what relgen writes from $(WORDNET)"; \
+	else echo "derived-check: pkg/analysis/derived.tsv differs from relgen's output; run make derived"; exit 1; fi
+
+wordnet:
+	@[ -f $(WORDNET)/data.noun ] || { echo "installing Debian's wordnet-base for $(WORDNET)"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get install -y -q wordnet-base || { $$sudo apt-get update -q && $$sudo apt-get install -y -q wordnet-base; }; } || \
+		{ echo "wordnet-base could not be installed: $(WORDNET)/data.noun is missing"; exit 1; }
 
 # Each fuzz target for FUZZTIME (seeds in testdata/fuzz are also run by `unit`).
 # Go 1.26's fuzz coordinator can report a bare "context deadline exceeded"

@@ -13,11 +13,13 @@ type Analyzer struct {
 	stop    map[string]bool
 	stem    func(string) string
 	related map[string][]string
+	derived func() map[string][]string // stem -> stems of derivationally related words
 }
 
 // English is the chain every ranker uses: the light English stemmer
-// (Stem), the stop words below, and the concept groups of related.go.
-var English = &Analyzer{stop: stop, stem: Stem, related: concepts}
+// (Stem), the stop words below, the concept groups of related.go and
+// WordNet's derivationally related forms (derived.go).
+var English = &Analyzer{stop: stop, stem: Stem, related: concepts, derived: englishDerived}
 
 // Terms returns text's stemmed, stop-word-free tokens, in order: the unit
 // every ranker matches on.

@@ -148,6 +148,9 @@ func New(docs []Doc, p Config) *Index {
 	return ix
 }
 
+// Has reports whether some document has term (analysed) in any field.
+func (ix *Index) Has(term string) bool { return len(ix.postings[term]) > 0 }
+
 // Len is the number of documents.
 func (ix *Index) Len() int { return ix.n }
 
@@ -190,7 +193,10 @@ func (ix *Index) Prepare(query string) Query {
 }
 
 // PrepareTerms is Prepare for a query already split into analysed terms.
+// A term no tool uses is expanded to its derivationally related forms that
+// some tool does (analysis.Analyzer.Expand).
 func (ix *Index) PrepareTerms(terms []string) Query {
+	terms = analysis.English.Expand(terms, ix.Has)
 	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms))}
 	add := func(t string) {
 		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
