@@ -1,11 +1,12 @@
 // Package rank orders tools for one query: the dense ranking (cosines from
 // package index), the lexical one (BM25F from package bm25), their fusion,
-// and the server-sibling boost. It scores and collects; what a caller may
+// the server-sibling boost and a place for every intent of the query. It scores and collects; what a caller may
 // see and what else an answer holds (core tools, templates) is package
 // search's request policy, passed in as a keep function.
 package rank
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -33,10 +34,13 @@ const (
 // Tuned on the dev halves of the shared eval sets (evals/README.md).
 const (
 	DefaultHybridAlpha    = 0.3
-	DefaultSiblingBoost   = 1.0
+	DefaultSiblingBoost   = 4.0
 	DefaultSentenceWeight = 0.5
 	rrfK                  = 60
 	siblingServers        = 3 // servers whose tools all join the candidates
+	// intentShare is the most of the top k reserved for the best match of
+	// each intent that the fused ranking left out.
+	intentShare = 0.5
 )
 
 // Config holds the ranking knobs; New fills in defaults for zero values.
@@ -47,12 +51,13 @@ type Config struct {
 	// Alpha is the dense ranking's weight in convex fusion, in (0,1];
 	// DefaultHybridAlpha when 0.
 	Alpha float64
-	// SiblingBoost adds this multiple of a server's best fused score to
-	// each of its tools; DefaultSiblingBoost when 0, off when negative.
-	SiblingBoost float64
-	// SentenceWeight blends per-sentence BM25 scores into multi-sentence
-	// queries' lexical scores, in [0,1); DefaultSentenceWeight when 0, off
+	// SiblingBoost scales each tool's fused score by 1 + SiblingBoost
+	// times its server's best fused score; DefaultSiblingBoost when 0, off
 	// when negative.
+	SiblingBoost float64
+	// SentenceWeight blends per-intent BM25 scores into multi-intent
+	// queries' lexical scores, in [0,1); DefaultSentenceWeight when 0, off
+	// when negative. Off also turns off the places reserved for intents.
 	SentenceWeight float64
 }
 
@@ -158,14 +163,21 @@ type Result struct {
 // with a lexical match. Beyond plain fusion, each measured to pay on the
 // shared eval sets:
 //
-//   - Multi-intent queries ("find X. Also recommend Y") rank each sentence
-//     too, and a tool keeps its best sentence's normalised score, blended
-//     with the whole query's by SentenceWeight, so every intent gets its
-//     own strong matches.
+//   - Multi-intent queries ("find X. Also recommend Y", "get X, then do
+//     Y") rank each intent too (intents), and a tool keeps its best
+//     intent's normalised score, blended with the whole query's by
+//     SentenceWeight, so every intent gets its own strong matches.
 //   - The tools of the servers behind the best candidates all become
-//     candidates, and every tool gains SiblingBoost times its server's best
-//     fused score: a request that needs one endpoint of an API often needs
-//     its neighbours, and MCP catalogs group tools by server.
+//     candidates, and every tool's score is scaled by 1 + SiblingBoost
+//     times its server's best fused score: a request that needs one
+//     endpoint of an API often needs its neighbours, and MCP catalogs group
+//     tools by server. The gain is proportional to the tool's own score,
+//     so a large server's unrelated tools do not crowd out another
+//     server's good match (an additive boost did: evals/README.md).
+//   - Each intent's best lexical match that the fused top k lacks takes
+//     one of its last places (at most intentShare of them): a request for
+//     three tools from three servers gets all three, however strongly one
+//     server dominates the fused scores.
 func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int) bool) ([]Result, error) {
 	cfg, q := &rk.cfg, query.Dense
 	n := rk.lexical.Len()
@@ -218,7 +230,7 @@ func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int)
 			}
 		}
 	}
-	lex := rk.lexicalScores(query, sc)
+	lex := rk.lexicalScores(query, sc, keep)
 	// Candidates are collected in row order (TopK then breaks ties by
 	// position, so the earlier tool wins, as in the single rankings).
 	for row, s := range lex {
@@ -274,19 +286,48 @@ func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int)
 		beta := float32(cfg.SiblingBoost)
 		for i := range cands {
 			r := &cands[i]
-			r.Fused = (r.Fused + beta*best[rk.serverOf[r.Row]]) / (1 + beta)
+			r.Fused = r.Fused * (1 + beta*best[rk.serverOf[r.Row]]) / (1 + beta)
 		}
 	}
 	scores := sc.floats(len(cands))
 	for i, r := range cands {
 		scores[i] = r.Fused
 	}
+	return reserve(cands, scores, k, sc.intentBest), nil
+}
+
+// reserve returns the k best candidates by score, except that each
+// intent's best row (intentBest, -1: none) missing from them displaces the
+// last of the fused picks, up to intentShare of k. The answer stays in
+// score order.
+func reserve(cands []Result, scores []float32, k int, intentBest []int) []Result {
 	top := index.TopK(scores, k, nil)
+	if places := min(len(intentBest), int(intentShare*float64(k))); len(intentBest) > 1 && places > 0 && len(top) == k {
+		in := make(map[int]bool, len(top))
+		for _, m := range top {
+			in[cands[m.Row].Row] = true
+		}
+		var want []int
+		for _, row := range intentBest {
+			if row >= 0 && !in[row] && !slices.Contains(want, row) {
+				want = append(want, row)
+			}
+		}
+		if want = want[:min(len(want), places)]; len(want) > 0 {
+			top = top[:k-len(want)]
+			for i, c := range cands {
+				if slices.Contains(want, c.Row) {
+					top = append(top, index.Match{Row: i, Score: scores[i]})
+				}
+			}
+			slices.SortStableFunc(top, func(a, b index.Match) int { return cmp.Compare(b.Score, a.Score) })
+		}
+	}
 	out := make([]Result, len(top)) // outlives the scratch
 	for i, m := range top {
 		out[i] = cands[m.Row]
 	}
-	return out, nil
+	return out
 }
 
 // scratch is the working memory of one hybrid query, pooled per ranker
@@ -299,6 +340,7 @@ type scratch struct {
 	serverTop                   []bool // per server
 	serverBest                  []float32
 	cands                       []Result
+	intentBest                  []int // per intent of a multi-intent query: its best lexical row, or -1
 }
 
 func newScratch(tools, servers int) *scratch {
@@ -328,17 +370,18 @@ func (sc *scratch) floats(n int) []float32 {
 }
 
 // lexicalScores is the BM25 side, one score per tool: the whole query's,
-// blended with the tool's best per-sentence score when the query has
-// several sentences (each normalised to [0,1] when blended). The scores
-// live in sc.
-func (rk *Ranker) lexicalScores(q Query, sc *scratch) []float32 {
+// blended with the tool's best per-intent score when the query has
+// several intents (each normalised to [0,1] when blended). The scores, and
+// each intent's best row kept by keep, live in sc.
+func (rk *Ranker) lexicalScores(q Query, sc *scratch, keep func(int) bool) []float32 {
 	whole := sc.lex
 	q.Lexical.ScoresInto(whole)
+	sc.intentBest = sc.intentBest[:0]
 	g := float32(rk.cfg.SentenceWeight)
 	if g <= 0 {
 		return whole
 	}
-	sents := sentences(q.Text)
+	sents := intents(q.Text)
 	var top float32
 	for _, s := range whole {
 		top = max(top, s)
@@ -353,6 +396,11 @@ func (rk *Ranker) lexicalScores(q Query, sc *scratch) []float32 {
 	clear(best)
 	for _, st := range sents {
 		rk.lexical.Prepare(st).ScoresInto(part)
+		bestRow := -1
+		if m := index.TopK(part, 1, func(row int) bool { return part[row] > 0 && (keep == nil || keep(row)) }); len(m) > 0 {
+			bestRow = m[0].Row
+		}
+		sc.intentBest = append(sc.intentBest, bestRow)
 		if m := slices.Max(part); m > 0 {
 			for i, s := range part {
 				best[i] = max(best[i], s/m)
@@ -419,6 +467,35 @@ func (rk *Ranker) fuse(cands []Result) {
 			r.Fused = alpha*dn + (1-alpha)*ln
 		}
 	}
+}
+
+// clauseJoints are where one sentence often joins two requests: "find X,
+// and then do Y". Longer joints come first, so "and then" is one joint.
+var clauseJoints = []string{", and then ", " and then ", ", then ", ", and also ", ", and ", ", also ", ", plus ", " as well as ", ", additionally "}
+
+// intents splits a query into the requests it makes: its sentences, each
+// cut again at clause joints, keeping pieces of three or more words.
+func intents(text string) []string {
+	var out []string
+	for _, s := range sentences(text) {
+		parts := []string{s}
+		for _, joint := range clauseJoints {
+			if !strings.Contains(s, joint) {
+				continue
+			}
+			var next []string
+			for _, p := range parts {
+				next = append(next, strings.Split(p, joint)...)
+			}
+			parts = next
+		}
+		for _, p := range parts {
+			if hasWords(p, 3) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // sentences splits text at sentence ends, keeping pieces of three or more

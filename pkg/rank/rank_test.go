@@ -38,3 +38,60 @@ func FuzzHasWords(f *testing.F) {
 		}
 	})
 }
+
+func TestIntents(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"find a hotel in Rome. Also book a table for two", []string{"find a hotel in Rome", "Also book a table for two"}},
+		{"detect the language of this text, then get the gene expression pattern of BRCA1",
+			[]string{"detect the language of this text", "get the gene expression pattern of BRCA1"}},
+		{"get the political history of France, the subscriber info for id 9, and details about case 5678",
+			[]string{"get the political history of France, the subscriber info for id 9", "details about case 5678"}},
+		{"add a meeting at 2pm and then remind me ten minutes before", []string{"add a meeting at 2pm", "remind me ten minutes before"}},
+		{"salt and pepper shaker", []string{"salt and pepper shaker"}}, // a bare "and" joins words, not requests
+		{"one two", nil},
+	}
+	for _, tt := range tests {
+		if got := intents(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("intents(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestReserve(t *testing.T) {
+	// Rows 0-5 are one dominant server's tools, fused above everything;
+	// rows 6 and 7 are the best matches of two intents.
+	cands := make([]Result, 8)
+	scores := []float32{0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.2, 0.1}
+	for i := range cands {
+		cands[i] = Result{Row: 100 + i, Fused: scores[i]}
+	}
+	rows := func(rs []Result) []int {
+		var out []int
+		for _, r := range rs {
+			out = append(out, r.Row)
+		}
+		return out
+	}
+	tests := []struct {
+		name       string
+		k          int
+		intentBest []int
+		want       []int
+	}{
+		{"one intent: plain top k", 4, []int{106}, []int{100, 101, 102, 103}},
+		{"intents' best take the last places, in score order", 4, []int{106, 107}, []int{100, 101, 106, 107}},
+		{"an intent already in the top k takes nothing", 4, []int{101, 107}, []int{100, 101, 102, 107}},
+		{"no more than intentShare of k", 2, []int{106, 107, -1}, []int{100, 106}},
+		{"an intent without a match (-1) takes nothing", 4, []int{-1, 107}, []int{100, 101, 102, 107}},
+		{"fewer candidates than k: all of them", 10, []int{106, 107}, []int{100, 101, 102, 103, 104, 105, 106, 107}},
+	}
+	for _, tt := range tests {
+		got := rows(reserve(cands, slices.Clone(scores), tt.k, tt.intentBest))
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: reserve = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
