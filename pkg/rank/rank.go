@@ -398,12 +398,18 @@ func (rk *Ranker) lexicalScores(q Query, sc *scratch, keep func(int) bool) []flo
 	clear(best)
 	for _, st := range sents {
 		rk.lexical.Prepare(st).ScoresInto(part)
+		// One pass finds the intent's top score (to normalise by) and its
+		// best row the caller keeps; the earlier row wins a tie, as in TopK.
+		var m float32
 		bestRow := -1
-		if m := index.TopK(part, 1, func(row int) bool { return part[row] > 0 && (keep == nil || keep(row)) }); len(m) > 0 {
-			bestRow = m[0].Row
+		for row, s := range part {
+			m = max(m, s)
+			if s > 0 && (bestRow < 0 || s > part[bestRow]) && (keep == nil || keep(row)) {
+				bestRow = row
+			}
 		}
 		sc.intentBest = append(sc.intentBest, bestRow)
-		if m := slices.Max(part); m > 0 {
+		if m > 0 {
 			for i, s := range part {
 				best[i] = max(best[i], s/m)
 			}
