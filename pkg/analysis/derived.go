@@ -20,16 +20,13 @@ var derivedTSV string
 // adds evidence only where there was none. known is typically a ranker's
 // vocabulary; the result is terms itself when nothing is added.
 func (a *Analyzer) Expand(terms []string, known func(string) bool) []string {
-	out := terms
+	out := slices.Clip(terms) // the first append copies: the caller's array is never written
 	for _, t := range terms {
 		if known(t) {
 			continue
 		}
 		for _, r := range a.derived()[t] {
 			if known(r) && !slices.Contains(out, r) {
-				if len(out) == len(terms) {
-					out = slices.Clip(out) // never write into the caller's array
-				}
 				out = append(out, r)
 			}
 		}
