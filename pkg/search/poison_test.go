@@ -14,31 +14,45 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
-// fakeProvider serves /v1/embeddings with vectors of a width the test can
-// change, as a misconfigured provider (or a model swapped behind one) does.
-func fakeProvider(tb testing.TB, width *atomic.Int64) string {
+// embeddingsProvider serves an OpenAI-style /v1/embeddings whose vector
+// for each input text is vec's, and returns the API's base url.
+func embeddingsProvider(tb testing.TB, vec func(input string) []float32) string {
 	tb.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Input []string `json:"input"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, "bad request", 400)
+			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
 		items := make([]string, len(req.Input))
 		for i, in := range req.Input {
-			v := make([]string, width.Load())
-			for j := range v {
-				v[j] = fmt.Sprint(float32((len(in)*(j+3))%17+1) / 17)
+			v := vec(in)
+			nums := make([]string, len(v))
+			for j, x := range v {
+				nums[j] = fmt.Sprint(x)
 			}
-			items[i] = fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[%s]}`, i, strings.Join(v, ","))
+			items[i] = fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[%s]}`, i, strings.Join(nums, ","))
 		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"object":"list","data":[%s]}`, strings.Join(items, ","))
 	}))
 	tb.Cleanup(srv.Close)
 	return srv.URL + "/v1"
+}
+
+// fakeProvider serves vectors of a width the test can change, as a
+// misconfigured provider (or a model swapped behind one) does.
+func fakeProvider(tb testing.TB, width *atomic.Int64) string {
+	tb.Helper()
+	return embeddingsProvider(tb, func(in string) []float32 {
+		v := make([]float32, width.Load())
+		for j := range v {
+			v[j] = float32((len(in)*(j+3))%17+1) / 17
+		}
+		return v
+	})
 }
 
 // TestWidthChangeRecovers: an index built from a provider's wrong width

@@ -1,10 +1,6 @@
 package search
 
 import (
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -18,33 +14,16 @@ import (
 // for a strong model, where the local embedder is a weak one.
 func oracleProvider(tb testing.TB, axes []string) string {
 	tb.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		items := make([]string, len(req.Input))
-		for i, in := range req.Input {
-			v := make([]string, len(axes)+1)
-			for j := range v {
-				v[j] = "0"
+	return embeddingsProvider(tb, func(in string) []float32 {
+		v := make([]float32, len(axes)+1)
+		v[len(axes)] = 0.01 // no text is the zero vector
+		for j, key := range axes {
+			if strings.Contains(strings.ToLower(in), key) {
+				v[j] = 1
 			}
-			v[len(axes)] = "0.01" // no text is the zero vector
-			for j, key := range axes {
-				if strings.Contains(strings.ToLower(in), key) {
-					v[j] = "1"
-				}
-			}
-			items[i] = fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[%s]}`, i, strings.Join(v, ","))
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"object":"list","data":[%s]}`, strings.Join(items, ","))
-	}))
-	tb.Cleanup(srv.Close)
-	return srv.URL + "/v1"
+		return v
+	})
 }
 
 // TestStrongDenseSide: when the dense side knows the answer and BM25 is
