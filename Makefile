@@ -99,7 +99,7 @@ derived-check: wordnet
 wordnet:
 	@[ -f $(WORDNET)/data.noun ] || { echo "installing Debian's wordnet-base for $(WORDNET)"; \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		$$sudo apt-get install -y -q wordnet-base || { $$sudo apt-get update -q && $$sudo apt-get install -y -q wordnet-base; }; } || \
+		$$sudo apt-get install -y -q --no-install-recommends wordnet-base || { $$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends wordnet-base; }; } || \
 		{ echo "wordnet-base could not be installed: $(WORDNET)/data.noun is missing"; exit 1; }
 
 # Each fuzz target for FUZZTIME (seeds in testdata/fuzz are also run by `unit`).
