@@ -14,12 +14,15 @@ type Analyzer struct {
 	stem    func(string) string
 	related map[string][]string
 	derived func() map[string][]string // stem -> stems of derivationally related words
+	// hypernyms is WordNet's hierarchy above each word (hypernyms.go).
+	hypernyms func() hierarchy
 }
 
 // English is the chain every ranker uses: the light English stemmer
 // (Stem), the stop words below, the concept groups of related.go and
-// WordNet's derivationally related forms (derived.go).
-var English = &Analyzer{stop: stop, stem: Stem, related: concepts, derived: englishDerived}
+// WordNet's derivationally related forms (derived.go) and hypernyms
+// (hypernyms.go).
+var English = &Analyzer{stop: stop, stem: Stem, related: concepts, derived: englishDerived, hypernyms: englishHypernyms}
 
 // Terms returns text's stemmed, stop-word-free tokens, in order: the unit
 // every ranker matches on.

@@ -5,10 +5,12 @@ import (
 	"testing"
 )
 
+// vocab is a catalog's vocabulary of analysed terms.
+func vocab(words ...string) func(string) bool {
+	return func(term string) bool { return slices.Contains(words, term) }
+}
+
 func TestExpand(t *testing.T) {
-	vocab := func(words ...string) func(string) bool {
-		return func(term string) bool { return slices.Contains(words, term) }
-	}
 	tests := []struct {
 		name  string
 		query string
@@ -49,5 +51,74 @@ func TestDerivedTable(t *testing.T) {
 				return
 			}
 		}
+	}
+}
+
+func TestBroader(t *testing.T) {
+	tests := []struct {
+		name  string
+		query string
+		known func(string) bool
+		want  []string
+	}{
+		{"a specific word meets the catalog's general one", "I have a rash", vocab("symptom", "have"), []string{"symptom"}},
+		{"the nearest known level wins", "I have a rash", vocab("symptom", "eruption"), []string{"eruption"}},
+		{"each unknown word walks up", "rent a sedan with a fever", vocab("rent", "car", "symptom"), []string{"car", "symptom"}},
+		{"a known word is never broadened", "rash relief", vocab("rash", "symptom", "relief"), nil},
+		{"nothing known up the hierarchy", "rash", vocab("weather"), nil},
+		{"a word WordNet does not know", "zxqv", vocab("symptom"), nil},
+	}
+	for _, tt := range tests {
+		if got := English.Broader(English.Terms(tt.query), tt.known); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: Broader(%q) = %q, want %q", tt.name, tt.query, got, tt.want)
+		}
+	}
+}
+
+// A word with a derivationally related form the catalog knows is not
+// also broadened: the related form is the closer evidence.
+func TestBroaderAfterDerived(t *testing.T) {
+	a := &Analyzer{stop: stop, stem: Stem,
+		derived: func() map[string][]string { return map[string][]string{"deletion": {"delete"}} },
+		hypernyms: func() hierarchy {
+			return hierarchy{up: [][]int32{nil}, words: [][]string{{"edit"}}, of: map[string][]int32{"deletion": {0}}}
+		},
+	}
+	if got := a.Broader([]string{"deletion"}, vocab("delete", "edit")); got != nil {
+		t.Errorf("with the derived form known: Broader = %q, want none", got)
+	}
+	if got := a.Broader([]string{"deletion"}, vocab("edit")); !slices.Equal(got, []string{"edit"}) {
+		t.Errorf("without it: Broader = %q, want [edit]", got)
+	}
+}
+
+// Every synset number in the parsed hierarchy names a synset, and it is
+// the whole WordNet table.
+func TestHypernymTable(t *testing.T) {
+	h := English.hypernyms()
+	if len(h.of) < 40000 || len(h.up) < 10000 {
+		t.Fatalf("hypernym table has %d words and %d synsets, want the whole WordNet table", len(h.of), len(h.up))
+	}
+	in := func(ns []int32) bool {
+		return !slices.ContainsFunc(ns, func(n int32) bool { return int(n) >= len(h.up) })
+	}
+	for i, ups := range h.up {
+		if !in(ups) {
+			t.Fatalf("synset %d has hypernyms %v out of range", i, ups)
+		}
+	}
+	for w, ns := range h.of {
+		if !in(ns) {
+			t.Fatalf("%q has hypernyms %v out of range", w, ns)
+		}
+	}
+}
+
+// The tables are parsed on a query's first unknown word, not at start-up:
+// this is what that query pays.
+func BenchmarkParseTables(b *testing.B) {
+	for b.Loop() {
+		parseDerived(Stem, stop)
+		parseHypernyms(Stem, stop)
 	}
 }

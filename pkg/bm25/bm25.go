@@ -54,6 +54,13 @@ var DefaultConfig = Config{
 	Weights: [numFields]float64{Name: 3, Server: 1.5, Title: 2, Description: 1, Params: 0.5, Enums: 0.4, Concepts: 0.3},
 }
 
+// BroaderWeight scales the idf of a query term's hypernyms
+// (analysis.Analyzer.Broader): "symptom" is weaker evidence for a query
+// about a headache than "headache" would be. Chosen on the five shared
+// sets: anything from 0.2 to 0.5 measured within half a point of 0.3
+// (evals/README.md).
+const BroaderWeight = 0.3
+
 type posting struct {
 	doc int32
 	tf  [numFields]uint16
@@ -185,6 +192,7 @@ type queryTerm struct {
 	term     string
 	postings []posting // in document order
 	idf      float64
+	broader  bool // a hypernym of a query word (analysis.Analyzer.Broader)
 }
 
 // Prepare looks up the query's terms, each once, then its synonym concepts.
@@ -194,11 +202,14 @@ func (ix *Index) Prepare(query string) Query {
 
 // PrepareTerms is Prepare for a query already split into analysed terms.
 // A term no tool uses is expanded to its derivationally related forms that
-// some tool does (analysis.Analyzer.Expand).
+// some tool does (analysis.Analyzer.Expand), or failing those to its
+// nearest hypernyms some tool uses, at BroaderWeight
+// (analysis.Analyzer.Broader).
 func (ix *Index) PrepareTerms(terms []string) Query {
+	broader := analysis.English.Broader(terms, ix.Has)
 	terms = analysis.English.Expand(terms, ix.Has)
-	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms))}
-	add := func(t string) {
+	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms)+len(broader))}
+	add := func(t string, weight float64) {
 		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
 		for _, x := range q.terms {
 			if x.term == t {
@@ -206,15 +217,18 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 			}
 		}
 		ps := ix.postings[t]
-		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: ix.idf(len(ps))})
+		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: weight * ix.idf(len(ps)), broader: weight != 1})
 	}
 	for _, t := range terms {
-		add(t)
+		add(t, 1)
 	}
 	for _, t := range terms {
 		for _, c := range analysis.English.Related(t) {
-			add(analysis.Stem(conceptToken(c)))
+			add(analysis.Stem(conceptToken(c)), 1)
 		}
+	}
+	for _, t := range broader {
+		add(t, BroaderWeight)
 	}
 	return q
 }
@@ -268,13 +282,16 @@ func (q Query) Fraction(row int) float32 {
 }
 
 // Matched returns the query terms found in document row, and in which
-// fields, for explaining a ranking. A synonym concept reads "concept:NAME".
+// fields, for explaining a ranking. A synonym concept reads "concept:NAME",
+// a hypernym of a query word "broader:TERM".
 func (q Query) Matched(row int) map[string][]string {
 	out := map[string][]string{}
 	for _, t := range q.terms {
 		label := t.term
 		if c, ok := strings.CutPrefix(t.term, conceptPrefix); ok {
 			label = "concept:" + c
+		} else if t.broader {
+			label = "broader:" + t.term
 		}
 		if i, ok := slices.BinarySearchFunc(t.postings, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
 			for f := range numFields {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
@@ -101,6 +102,10 @@ func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, query Embedder) *Snapsho
 		serverOf[i] = serverIdx[t.Server]
 		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
 	}
+	// BM25 expands a query word the catalog lacks through WordNet's
+	// tables: parse them (once per process, ~40 ms) with the index, not in
+	// the first such query.
+	analysis.English.Warm()
 	return &Snapshot{
 		Catalog:  cat,
 		Keywords: bm25.New(docs, bm25.DefaultConfig),

@@ -1,0 +1,146 @@
+package analysis
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// hypernymsTSV is WordNet 3.0's hypernym hierarchy above each word's first
+// noun and verb sense, four levels up (derived.LICENSE); relgen writes it.
+//
+//go:embed hypernyms.tsv
+var hypernymsTSV string
+
+// hierarchy is the parsed hypernym table: synsets by number, each with
+// the numbers of its hypernyms and its words' stems, and each word's stem
+// with the hypernyms of its first senses.
+type hierarchy struct {
+	up    [][]int32
+	words [][]string
+	of    map[string][]int32
+}
+
+// Broader returns, for each term that known rejects and that has no
+// derivationally related form known accepts, the nearest hypernyms that
+// known accepts: "headache" meets a catalog that says "symptom" through
+// ache and pain. The walk stops at the first level with a known word, so a
+// term gets the most specific words the catalog has for it; it is the
+// back-off of a specific request to a catalog's general wording.
+func (a *Analyzer) Broader(terms []string, known func(string) bool) []string {
+	var out []string
+	for _, t := range terms {
+		if known(t) || slices.ContainsFunc(a.derived()[t], known) {
+			continue
+		}
+		h := a.hypernyms()
+		level := h.of[t]
+		for range hypernymDepth {
+			var found bool
+			var next []int32
+			for _, s := range level {
+				for _, w := range h.words[s] {
+					if known(w) && !slices.Contains(terms, w) {
+						found = true
+						if !slices.Contains(out, w) {
+							out = append(out, w)
+						}
+					}
+				}
+				for _, u := range h.up[s] {
+					if !slices.Contains(next, u) {
+						next = append(next, u)
+					}
+				}
+			}
+			if found || len(next) == 0 {
+				break
+			}
+			level = next
+		}
+	}
+	return out
+}
+
+// hypernymDepth is the table's height: relgen writes four levels.
+const hypernymDepth = 4
+
+// parseHypernyms reads the table: "@n<TAB>hypernyms<TAB>words" lines
+// number the synsets in order, then "word<TAB>hypernyms" lines. Words are
+// analysed by stem; words with one stem share their hypernyms. A number
+// that names no synset is dropped, so no walk can index out of range.
+func parseHypernyms(stem func(string) string, stop map[string]bool) hierarchy {
+	h := hierarchy{of: make(map[string][]int32, 60000)}
+	nums := func(s string) []int32 {
+		var out []int32
+		for f := range strings.FieldsSeq(s) {
+			if n, err := strconv.ParseInt(f, 10, 32); err == nil && n >= 0 {
+				out = append(out, int32(n))
+			}
+		}
+		return out
+	}
+	for line := range strings.Lines(hypernymsTSV) {
+		line = strings.TrimSuffix(line, "\n")
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "@"); ok {
+			_, rest, _ = strings.Cut(rest, "\t")
+			ups, words, _ := strings.Cut(rest, "\t")
+			var ws []string
+			for w := range strings.FieldsSeq(words) {
+				if !stop[w] {
+					ws = append(ws, stem(w))
+				}
+			}
+			h.up = append(h.up, nums(ups))
+			h.words = append(h.words, ws)
+			continue
+		}
+		word, ups, ok := strings.Cut(line, "\t")
+		if !ok || stop[word] {
+			continue
+		}
+		t := stem(word)
+		for _, u := range nums(ups) {
+			if !slices.Contains(h.of[t], u) {
+				h.of[t] = append(h.of[t], u)
+			}
+		}
+	}
+	outside := func(n int32) bool { return int(n) >= len(h.up) }
+	for i := range h.up {
+		h.up[i] = slices.DeleteFunc(h.up[i], outside)
+	}
+	for t := range h.of {
+		h.of[t] = slices.DeleteFunc(h.of[t], outside)
+	}
+	return h
+}
+
+var englishHypernyms = sync.OnceValue(func() hierarchy { return parseHypernyms(Stem, stop) })
+
+// Warm parses the WordNet tables now, so that no query pays for it; a
+// server calls it in the background at start-up.
+func (a *Analyzer) Warm() {
+	a.derived()
+	a.hypernyms()
+}
+
+// Lexicon names the WordNet tables that expand queries and their version:
+// the WordNet release and a hash of the tables as generated, so two
+// replicas that rank differently can be told apart on the status page.
+func Lexicon() string { return lexicon() }
+
+var lexicon = sync.OnceValue(func() string {
+	h := sha256.New()
+	io.WriteString(h, derivedTSV)
+	io.WriteString(h, hypernymsTSV)
+	return fmt.Sprintf("wordnet-3.0 derived+hypernyms sha256:%x", h.Sum(nil)[:6])
+})
