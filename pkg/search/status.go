@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
@@ -26,14 +27,17 @@ type Status struct {
 	NextRetryAt     *time.Time `json:"next_retry_at"`
 	// LastQueryError is the latest failure to embed a query (that query
 	// was answered by keyword ranking).
-	LastQueryError   string           `json:"last_query_error"`
-	LastQueryErrorAt *time.Time       `json:"last_query_error_at"`
-	Embedder         embedding.Info   `json:"embedder"`
-	Catalog          CatalogStatus    `json:"catalog"`
-	Core             []string         `json:"core"`
-	Templates        []TemplateStatus `json:"templates"`
-	AuthKeys         int              `json:"auth_keys"` // how many API keys are accepted; 0: no auth
-	MemoryBytes      int64            `json:"memory_bytes"`
+	LastQueryError   string         `json:"last_query_error"`
+	LastQueryErrorAt *time.Time     `json:"last_query_error_at"`
+	Embedder         embedding.Info `json:"embedder"`
+	// Lexicon names the WordNet tables that expand BM25 queries, and
+	// their version (analysis.Lexicon).
+	Lexicon     string           `json:"lexicon"`
+	Catalog     CatalogStatus    `json:"catalog"`
+	Core        []string         `json:"core"`
+	Templates   []TemplateStatus `json:"templates"`
+	AuthKeys    int              `json:"auth_keys"` // how many API keys are accepted; 0: no auth
+	MemoryBytes int64            `json:"memory_bytes"`
 	// Quantization is the dense index's first pass: none (exact) or
 	// binary (codes, then the best Rescore rescored exactly).
 	Quantization string `json:"quantization"`
@@ -107,7 +111,7 @@ type TemplateStatus struct {
 // error is kept after a later success (compare last_error_at with built_at),
 // so a failed rebuild is visible while the older snapshot keeps serving.
 func (s *Service) Status() Status {
-	st := Status{Embedder: s.cfg.Embedder.Info(), Version: s.cfg.Version, Mode: "none", Quantization: s.cfg.Quantization, Detail: "full",
+	st := Status{Embedder: s.cfg.Embedder.Info(), Lexicon: analysis.Lexicon(), Version: s.cfg.Version, Mode: "none", Quantization: s.cfg.Quantization, Detail: "full",
 		Core: []string{}, Templates: []TemplateStatus{}, Catalog: CatalogStatus{Sources: []string{}, Warnings: []catalog.Warning{}, Skipped: []catalog.Warning{}}}
 	s.mu.Lock()
 	st.LastError = redact.Clip(s.lastErr, maxStatusError, "… (cut)")
