@@ -123,6 +123,7 @@ type indexFlags struct {
 	baseURL      string
 	model        string
 	dimensions   int
+	batchSize    int
 	timeout      time.Duration
 	queryTimeout time.Duration
 	apiType      string
@@ -152,6 +153,7 @@ func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 	fs.StringVar(&f.baseURL, "embedding-base-url", e.str("TOOLSEARCH_EMBEDDING_BASE_URL", embedding.DefaultOpenAIBaseURL), "OpenAI-compatible API base `url` [TOOLSEARCH_EMBEDDING_BASE_URL]")
 	fs.StringVar(&f.model, "embedding-model", e.str("TOOLSEARCH_EMBEDDING_MODEL", embedding.DefaultOpenAIModel), "embedding `model` for openai [TOOLSEARCH_EMBEDDING_MODEL]")
 	fs.IntVar(&f.dimensions, "embedding-dimensions", e.int("TOOLSEARCH_EMBEDDING_DIMENSIONS", 0), "vector width; 0: the model's own (openai) or 1024 (local) [TOOLSEARCH_EMBEDDING_DIMENSIONS]")
+	fs.IntVar(&f.batchSize, "embedding-batch-size", e.int("TOOLSEARCH_EMBEDDING_BATCH_SIZE", embedding.DefaultBatchSize), "inputs per embeddings request, at most 2048 (Hugging Face TEI: its --max-client-batch-size, 32 by default) [TOOLSEARCH_EMBEDDING_BATCH_SIZE]")
 	fs.DurationVar(&f.timeout, "embedding-timeout", e.duration("TOOLSEARCH_EMBEDDING_TIMEOUT", embedding.DefaultTimeout), "timeout of one embeddings request at build time [TOOLSEARCH_EMBEDDING_TIMEOUT]")
 	fs.DurationVar(&f.queryTimeout, "query-timeout", e.duration("TOOLSEARCH_QUERY_TIMEOUT", search.DefaultQueryTimeout), "timeout for embedding one query [TOOLSEARCH_QUERY_TIMEOUT]")
 	fs.StringVar(&f.apiType, "embedding-api-type", e.str("TOOLSEARCH_EMBEDDING_API_TYPE", "openai"), "API flavour for -embedder openai: openai (OpenAI, Ollama, vLLM, LocalAI, ...) or azure (Azure OpenAI deployments) [TOOLSEARCH_EMBEDDING_API_TYPE]")
@@ -201,6 +203,9 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 	if f.dimensions < 0 {
 		return nil, fmt.Errorf("-embedding-dimensions must not be negative, got %d", f.dimensions)
 	}
+	if f.batchSize < 1 || f.batchSize > embedding.DefaultBatchSize {
+		return nil, fmt.Errorf("-embedding-batch-size must be 1-%d, got %d", embedding.DefaultBatchSize, f.batchSize)
+	}
 	switch f.embedder {
 	case "local":
 		return embedding.NewLocal(f.dimensions), nil
@@ -215,6 +220,7 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 			APIKey:     f.apiKey,
 			Model:      f.model,
 			Dimensions: f.dimensions,
+			BatchSize:  f.batchSize,
 			Timeout:    f.timeout,
 			HTTPClient: &http.Client{},
 		}), nil
@@ -228,6 +234,7 @@ var envOf = map[string]string{
 	"embedding-base-url":    "TOOLSEARCH_EMBEDDING_BASE_URL",
 	"embedding-model":       "TOOLSEARCH_EMBEDDING_MODEL",
 	"embedding-dimensions":  "TOOLSEARCH_EMBEDDING_DIMENSIONS",
+	"embedding-batch-size":  "TOOLSEARCH_EMBEDDING_BATCH_SIZE",
 	"embedding-api-type":    "TOOLSEARCH_EMBEDDING_API_TYPE",
 	"embedding-api-version": "TOOLSEARCH_EMBEDDING_API_VERSION",
 	"embedding-timeout":     "TOOLSEARCH_EMBEDDING_TIMEOUT",
@@ -257,6 +264,9 @@ func (f *indexFlags) applyConfig() error {
 	}
 	if e.Dimensions > 0 {
 		values["embedding-dimensions"] = strconv.Itoa(e.Dimensions)
+	}
+	if e.BatchSize > 0 {
+		values["embedding-batch-size"] = strconv.Itoa(e.BatchSize)
 	}
 	if e.Timeout > 0 {
 		values["embedding-timeout"] = time.Duration(e.Timeout).String()

@@ -294,6 +294,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"bad quantization", nil, []string{"-index-quantization", "int4"}, "-index-quantization must be none or binary"},
 		{"bad quantization env", map[string]string{"TOOLSEARCH_INDEX_QUANTIZATION": "pq"}, nil, `got "pq"`},
 		{"bad rescore", nil, []string{"-index-quantization", "binary", "-rescore", "0"}, "-rescore must be at least 1"},
+		{"batch size too large", map[string]string{"TOOLSEARCH_EMBEDDING_BATCH_SIZE": "5000"}, []string{"-embedder", "openai"}, "-embedding-batch-size must be 1-2048, got 5000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,6 +89,7 @@ type Embedding struct {
 	BaseURL    string   `json:"base_url"`
 	Model      string   `json:"model"`
 	Dimensions int      `json:"dimensions"`
+	BatchSize  int      `json:"batch_size"`
 	APIType    string   `json:"api_type"`
 	APIVersion string   `json:"api_version"`
 	Timeout    Duration `json:"timeout"`
@@ -205,6 +206,9 @@ func (f *File) check() error {
 	// what an upstream needs; serve names this file in its errors.
 	if f.Embedding.Dimensions < 0 {
 		return fmt.Errorf("embedding.dimensions must not be negative")
+	}
+	if b := f.Embedding.BatchSize; b < 0 || b > 2048 {
+		return fmt.Errorf("embedding.batch_size must be 1-2048, got %d", b)
 	}
 	return nil
 }

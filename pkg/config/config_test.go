@@ -43,6 +43,7 @@ search: {query_timeout: 750ms}
 		{"bad hash", "auth: {keys: [{name: a, key_sha256: xyz}]}", "64 lower-case hex"},
 		{"duplicate key name", "auth: {keys: [{name: a, key_env: KA}, {name: a, key_env: KB}]}", "repeated"},
 		{"bad provider", "embedding: {provider: magic}", "local or openai"},
+		{"batch too large", "embedding: {batch_size: 4096}", "embedding.batch_size must be 1-2048"},
 		{"bad yaml", "core: [", "c.yaml"},
 	}
 	for _, tt := range tests {

@@ -131,7 +131,7 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	for start := 0; start < len(texts); start += o.cfg.BatchSize {
 		end := min(start+o.cfg.BatchSize, len(texts))
 		g.Go(func() error {
-			vecs, err := o.embedBatch(gctx, texts[start:end])
+			vecs, err := o.embedSplit(gctx, texts[start:end])
 			if err != nil {
 				return err
 			}
@@ -155,6 +155,28 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		}
 	}
 	return out, nil
+}
+
+// embedSplit is embedBatch, except that a batch the server refuses as too
+// large (413: TEI's --payload-limit, a proxy's body limit) is sent again as
+// two halves, down to single inputs: at most 2n-1 requests for n texts, and
+// a catalog of long descriptions still indexes against a server whose
+// limit is in bytes rather than inputs.
+func (o *OpenAI) embedSplit(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := o.embedBatch(ctx, texts)
+	if err == nil || len(texts) < 2 || httpStatus(err) != http.StatusRequestEntityTooLarge {
+		return vecs, err
+	}
+	half := len(texts) / 2
+	first, err := o.embedSplit(ctx, texts[:half])
+	if err != nil {
+		return nil, err
+	}
+	second, err := o.embedSplit(ctx, texts[half:])
+	if err != nil {
+		return nil, err
+	}
+	return append(first, second...), nil
 }
 
 func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
@@ -186,7 +208,12 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 			break
 		}
 	}
-	return nil, fmt.Errorf("embeddings request to %s (%d inputs): %w", redact.URL(o.cfg.BaseURL), len(texts), lastErr)
+	err := fmt.Errorf("embeddings request to %s (%d inputs): %w", redact.URL(o.cfg.BaseURL), len(texts), lastErr)
+	if status := httpStatus(lastErr); status >= 400 && status < 500 && len(texts) > 1 && strings.Contains(strings.ToLower(lastErr.Error()), "batch") {
+		// Servers state their batch limits in words, each its own way.
+		err = fmt.Errorf("%w (-embedding-batch-size or embedding.batch_size sets the inputs per request, now %d)", err, o.cfg.BatchSize)
+	}
+	return nil, err
 }
 
 // MaxRetryAfter is the longest Retry-After an embeddings request waits
@@ -383,16 +410,8 @@ func (s *scrubbed) Unwrap() error { return s.err }
 // timeout, rate_limited, server_error, client_error, bad_response, network,
 // canceled or other.
 func Reason(err error) string {
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
 	var netErr net.Error
-	status := 0
-	switch {
-	case errors.As(err, &apiErr):
-		status = apiErr.HTTPStatusCode
-	case errors.As(err, &reqErr):
-		status = reqErr.HTTPStatusCode
-	}
+	status := httpStatus(err)
 	switch {
 	case errors.Is(err, ErrBadResponse), errors.Is(err, ErrAnswerTooLarge):
 		return "bad_response"
@@ -413,4 +432,22 @@ func Reason(err error) string {
 		return "network"
 	}
 	return "other"
+}
+
+// httpStatus is the HTTP status of a provider's error answer, whichever
+// shape its body had (go-openai parses OpenAI's and Azure's error objects
+// into an APIError, anything else, such as TEI's and vLLM's, into a
+// RequestError); 0 when there was no answer.
+func httpStatus(err error) int {
+	// A RequestError first: when a body's "error" is not an object (TEI),
+	// go-openai wraps an empty APIError, without a status, inside it.
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) {
+		return reqErr.HTTPStatusCode
+	}
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.HTTPStatusCode
+	}
+	return 0
 }
