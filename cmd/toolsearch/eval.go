@@ -142,7 +142,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	rep, err := eval.Run(ctx, cat, cases, searcher, eval.Options{K: *k, Mode: *mode})
 	if err != nil {
-		if errors.Is(err, eval.ErrBadInput) {
+		if errors.Is(err, eval.ErrBadInput) || errors.Is(err, eval.ErrRefused) {
 			return fail(2, err)
 		}
 		return fail(1, err)

@@ -28,9 +28,14 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 		fmt.Fprintf(fs.Output(), "usage: toolsearch %s [flags]\n\nflags (each with its environment variable):\n", name)
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), "\nsecrets come from the environment only, never flags:\n"+
-			"  OPENAI_API_KEY or TOOLSEARCH_EMBEDDING_API_KEY   key for -embedder openai\n"+
-			"  TOOLSEARCH_API_KEYS                              comma-separated bearer keys for the search endpoints\n"+
-			"  TOOLSEARCH_ADMIN_TOKEN                           bearer token for POST /mcp/tool-search/rebuild\n")
+			"  OPENAI_API_KEY or TOOLSEARCH_EMBEDDING_API_KEY   key for -embedder openai\n")
+		switch name {
+		case "serve":
+			fmt.Fprint(fs.Output(), "  TOOLSEARCH_API_KEYS                              comma-separated bearer keys for the search endpoints\n"+
+				"  TOOLSEARCH_ADMIN_TOKEN                           bearer token for POST /mcp/tool-search/rebuild\n")
+		case "eval":
+			fmt.Fprint(fs.Output(), "  TOOLSEARCH_API_KEY                               the bearer key -url sends (one of the server's TOOLSEARCH_API_KEYS)\n")
+		}
 	}
 	return fs
 }
@@ -304,11 +309,29 @@ func (f *indexFlags) loader() func(context.Context) (*search.Setup, error) {
 
 // parse parses args, then reports any environment variable that did not
 // parse: a typo in a deployment's environment should stop it, not be ignored.
+// Flags may follow positional arguments (`query "text" -k 3`), which the
+// flag package alone would take as more text; after "--" everything is
+// positional. fs.Args() is the positional arguments, in order.
 func parse(fs *flag.FlagSet, e *env, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitCode(0)
+	var positional []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if err == flag.ErrHelp {
+				return exitCode(0)
+			}
+			return exitCode(2)
 		}
+		left := fs.Args()
+		if used := len(rest) - len(left); used > 0 && rest[used-1] == "--" {
+			positional = append(positional, left...)
+			break
+		}
+		if len(left) == 0 {
+			break
+		}
+		positional, rest = append(positional, left[0]), left[1:]
+	}
+	if err := fs.Parse(append([]string{"--"}, positional...)); err != nil {
 		return exitCode(2)
 	}
 	if err := e.err(); err != nil {

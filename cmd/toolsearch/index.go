@@ -53,6 +53,12 @@ func runIndex(ctx context.Context, args []string, getenv func(string) string, st
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	// CreateTemp makes the file 0600. A snapshot holds vectors and the
+	// model's name, no secret, and is made to be copied into an image that
+	// runs as another user (distroless nonroot, 65532): readable by all.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp.Name(), *out); err != nil {
 		return err
 	}

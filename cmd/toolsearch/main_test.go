@@ -321,25 +321,33 @@ func TestEvalExitCodes(t *testing.T) {
 	good := write("good.jsonl", `{"id":"a","category":"c","query":"merge an approved pull request","expected":["merge_pull_request"]}`+"\n")
 	unknown := write("unknown.jsonl", `{"id":"a","category":"c","query":"x","expected":["no_such_tool"]}`+"\n")
 	junit := filepath.Join(dir, "report.xml")
+	keyed, _, stop := startServe(t, map[string]string{"TOOLSEARCH_API_KEYS": "k1"})
+	defer stop()
 	tests := []struct {
 		name string
 		args []string
+		env  map[string]string
 		want int
 		out  string
 	}{
-		{"pass", []string{"-cases", good, "-min-recall", "1"}, 0, "recall@10  1.000  (1 expected, 1 found)"},
-		{"below threshold", []string{"-cases", good, "-k", "1", "-min-recall", "1.0", "-catalog", write("cat.json", `{"tools":[{"name":"merge_pull_request","description":"x"},{"name":"merge_an_approved_pull_request","description":"merge an approved pull request"}]}`)}, 1, "recall@1  0.000"},
-		{"unknown expected tool", []string{"-cases", unknown}, 2, `no_such_tool`},
-		{"missing cases", []string{}, 2, "-cases is required"},
-		{"bad format", []string{"-cases", good, "-format", "pdf"}, 2, "-format"},
-		{"junit", []string{"-cases", good, "-format", "junit", "-out", junit}, 0, "report written"},
-		{"markdown", []string{"-cases", good, "-format", "markdown"}, 0, "| recall@10 | **1.000**"},
-		{"json", []string{"-cases", good, "-format", "json"}, 0, `"recall": 1`},
+		{"pass", []string{"-cases", good, "-min-recall", "1"}, nil, 0, "recall@10  1.000  (1 expected, 1 found)"},
+		{"below threshold", []string{"-cases", good, "-k", "1", "-min-recall", "1.0", "-catalog", write("cat.json", `{"tools":[{"name":"merge_pull_request","description":"x"},{"name":"merge_an_approved_pull_request","description":"merge an approved pull request"}]}`)}, nil, 1, "recall@1  0.000"},
+		{"unknown expected tool", []string{"-cases", unknown}, nil, 2, `no_such_tool`},
+		{"missing cases", []string{}, nil, 2, "-cases is required"},
+		{"bad format", []string{"-cases", good, "-format", "pdf"}, nil, 2, "-format"},
+		{"junit", []string{"-cases", good, "-format", "junit", "-out", junit}, nil, 0, "report written"},
+		{"markdown", []string{"-cases", good, "-format", "markdown"}, nil, 0, "| recall@10 | **1.000**"},
+		{"json", []string{"-cases", good, "-format", "json"}, nil, 0, `"recall": 1`},
+		{"a stray argument among flags", []string{"-cases", good, "stray", "-format", "json"}, nil, 2, `unexpected arguments ["stray"]`},
+		{"a server that wants a key, none sent", []string{"-cases", good, "-url", keyed}, nil, 2, "401 Unauthorized (set TOOLSEARCH_API_KEY to a key the server accepts)"},
+		{"a wrong key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "nope"}, 2, "the server does not accept TOOLSEARCH_API_KEY's key"},
+		{"the right key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
+		{"no server", []string{"-cases", good, "-url", "http://127.0.0.1:1"}, nil, 2, "connection refused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(t.Context(), append([]string{"eval"}, tt.args...), func(string) string { return "" }, nil, &stdout, &stderr)
+			err := run(t.Context(), append([]string{"eval"}, tt.args...), func(k string) string { return tt.env[k] }, nil, &stdout, &stderr)
 			code := 0
 			if ec, ok := err.(exitCode); ok {
 				code = int(ec)
@@ -382,11 +390,19 @@ func TestEvalAgainstURL(t *testing.T) {
 
 func TestQueryAndVersion(t *testing.T) {
 	var stdout bytes.Buffer
-	if err := run(t.Context(), []string{"query", "-k", "3", "squash", "and", "merge", "a", "PR"}, func(string) string { return "" }, nil, &stdout, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if lines := strings.Split(strings.TrimSpace(stdout.String()), "\n"); len(lines) != 5 || !strings.Contains(lines[1], "github/merge_pull_request") {
-		t.Errorf("query output:\n%s", stdout.String())
+	// Flags before the text, after it, or between its words.
+	for _, args := range [][]string{
+		{"-k", "3", "squash", "and", "merge", "a", "PR"},
+		{"squash", "and", "merge", "a", "PR", "-k", "3"},
+		{"squash", "and", "-k", "3", "merge", "a", "PR"},
+	} {
+		stdout.Reset()
+		if err := run(t.Context(), append([]string{"query"}, args...), func(string) string { return "" }, nil, &stdout, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if lines := strings.Split(strings.TrimSpace(stdout.String()), "\n"); len(lines) != 5 || !strings.Contains(lines[1], "github/merge_pull_request") {
+			t.Errorf("query %q output:\n%s", args, stdout.String())
+		}
 	}
 	stdout.Reset()
 	if err := run(t.Context(), []string{"version"}, func(string) string { return "" }, nil, &stdout, io.Discard); err != nil || !strings.HasPrefix(stdout.String(), "toolsearch ") {
@@ -576,6 +592,10 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if calls.Load() != 1 || !strings.Contains(stdout.String(), "tools × 32 dimensions") {
 		t.Fatalf("index: %d provider calls, output %q", calls.Load(), stdout.String())
 	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("snapshot mode = %v (%v), want 0644: the image's nonroot user must read it", st.Mode(), err)
+	}
+	readAsNonroot(t, path)
 
 	env["TOOLSEARCH_SNAPSHOT"] = path
 	before := calls.Load()

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,6 +15,11 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
+
+// ErrRefused marks a server that refuses the eval itself (a missing or
+// wrong key: 401, 403) or cannot be reached: every query would fail the
+// same way, so Run stops instead of counting each one as a miss.
+var ErrRefused = errors.New("server refused the eval")
 
 // HTTPSearcher searches a running toolsearch server through its HTTP API.
 type HTTPSearcher struct {
@@ -59,6 +66,10 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return Answer{}, 0, fmt.Errorf("%w: %w", ErrRefused, err)
+		}
 		return Answer{}, 0, err
 	}
 	defer resp.Body.Close()
@@ -72,6 +83,13 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 			secs = 1
 		}
 		return Answer{}, time.Duration(secs) * time.Second, fmt.Errorf("POST /mcp/tool-search: %s", resp.Status)
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		hint := "set TOOLSEARCH_API_KEY to a key the server accepts"
+		if h.Token != "" {
+			hint = "the server does not accept TOOLSEARCH_API_KEY's key"
+		}
+		return Answer{}, 0, fmt.Errorf("%w: POST %s/mcp/tool-search: %s (%s)", ErrRefused, strings.TrimRight(h.BaseURL, "/"), resp.Status, hint)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return Answer{}, 0, fmt.Errorf("POST /mcp/tool-search: %s: %s", resp.Status, bytes.TrimSpace(data))

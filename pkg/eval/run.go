@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -161,6 +162,9 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 		start := time.Now()
 		ans, err := s.Search(ctx, req)
 		got := ans.Tools
+		if errors.Is(err, ErrRefused) {
+			return nil, err
+		}
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		took = append(took, ms)
 		cr := CaseResult{ID: c.ID, Category: c.Category, Expected: len(want[i]), TookMS: ms, Confidence: ans.Confidence, Ranks: map[string]int{}}
