@@ -17,6 +17,7 @@ func runLint(ctx context.Context, args []string, getenv func(string) string, std
 	minWords := fs.Int("min-description-words", 4, "descriptions with fewer words are very short")
 	maxBytes := fs.Int("max-description-bytes", 2048, "description size budget")
 	format := fs.String("format", "text", "text or json")
+	failSkipped := fs.Bool("fail-skipped", false, "exit 1 when a check could not run (near-duplicates need embeddings: an unreachable provider skips them)")
 	idx := addIndexFlags(fs, e)
 	if err := parseIndex(fs, e, idx, args); err != nil {
 		return err
@@ -33,13 +34,18 @@ func runLint(ctx context.Context, args []string, getenv func(string) string, std
 		return fail(2, err)
 	}
 	var vecs [][]float32
+	// Every check but near-duplicates reads the catalog alone; that one
+	// needs the embedder, which may be a provider out of reach.
+	ran := []string{"names", "descriptions", "parameters", "ambiguous-ids"}
+	skipped := map[string]string{}
 	if snap := svc.Current(); snap.Semantic() {
 		vecs = make([][]float32, snap.Matrix.Rows())
 		for i := range vecs {
 			vecs[i] = snap.Matrix.Row(i)
 		}
+		ran = append(ran, "near-duplicates")
 	} else {
-		fmt.Fprintln(stderr, "toolsearch lint: no embeddings, so near-duplicates are not checked")
+		skipped["near-duplicates"] = "no embeddings from the " + idx.embedder + " embedder: " + snap.EmbedError
 	}
 	findings := lint.Check(cat, vecs, lint.Config{NearDuplicate: float32(*near), MinDescription: *minWords, MaxDescription: *maxBytes})
 	errs, warns := 0, 0
@@ -56,7 +62,8 @@ func runLint(ctx context.Context, args []string, getenv func(string) string, std
 		if findings == nil {
 			findings = []lint.Finding{}
 		}
-		if err := enc.Encode(map[string]any{"tools": cat.Len(), "errors": errs, "warnings": warns, "findings": findings}); err != nil {
+		if err := enc.Encode(map[string]any{"tools": cat.Len(), "errors": errs, "warnings": warns, "findings": findings,
+			"checks": map[string]any{"ran": ran, "skipped": skipped}}); err != nil {
 			return err
 		}
 	} else {
@@ -64,8 +71,16 @@ func runLint(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintf(stdout, "%-7s %-18s %s: %s\n", f.Severity, f.Rule, f.Tool, f.Message)
 		}
 		fmt.Fprintf(stdout, "%d tools in %s: %d errors, %d warnings\n", cat.Len(), strings.Join(cat.Sources(), ","), errs, warns)
+		fmt.Fprintf(stdout, "checks run: %s\n", strings.Join(ran, ", "))
+		for name, why := range skipped {
+			fmt.Fprintf(stdout, "check skipped: %s (%s)\n", name, why)
+		}
 	}
-	if errs > 0 {
+	switch {
+	case errs > 0:
+		return exitCode(1)
+	case len(skipped) > 0 && *failSkipped:
+		fmt.Fprintln(stderr, "toolsearch lint: a check was skipped and -fail-skipped is set")
 		return exitCode(1)
 	}
 	return nil

@@ -489,6 +489,11 @@ func TestLintAndSelf(t *testing.T) {
 		{"empty description fails", []string{"lint", "-catalog", "testdata/lint-error.json"}, 1, "s/nodesc: no description"},
 		{"json", []string{"lint", "-format", "json", "-catalog", "testdata/lint-error.json"}, 1, `"errors": 1`},
 		{"bad format", []string{"lint", "-format", "xml"}, 2, "-format"},
+		{"says which checks ran", []string{"lint"}, 0, "checks run: names, descriptions, parameters, ambiguous-ids, near-duplicates"},
+		{"a provider out of reach skips near-duplicates, and says so", []string{"lint", "-embedder", "openai", "-embedding-base-url", "http://127.0.0.1:1/v1"}, 0, "check skipped: near-duplicates (no embeddings from the openai embedder: "},
+		{"-fail-skipped makes that a failure", []string{"lint", "-embedder", "openai", "-embedding-base-url", "http://127.0.0.1:1/v1", "-fail-skipped"}, 1, "a check was skipped and -fail-skipped is set"},
+		{"json lists the checks", []string{"lint", "-format", "json", "-embedder", "openai", "-embedding-base-url", "http://127.0.0.1:1/v1"}, 0, `"skipped": {
+      "near-duplicates": "no embeddings`},
 		{"self audit", []string{"eval", "-self", "-k", "5", "-min-recall", "1"}, 0, "self-description"},
 		{"self with cases", []string{"eval", "-self", "-cases", "x.jsonl"}, 2, "cannot be combined"},
 	}
