@@ -65,6 +65,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if ups != nil {
+		reg.MustRegister(ups)
+	}
 	cfg, err := idx.searchConfig(emb)
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	f := promauto.With(reg) // a nil reg creates the metrics without registering them
-	return &metrics{
+	m := &metrics{
 		builds: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_index_builds_total", Help: "Index builds and rebuilds by result: ok, degraded (keyword only), error (nothing published).",
 		}, []string{"result"}),
@@ -53,7 +53,17 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "toolsearch_embedding_calls_total", Help: "Embedder calls by purpose (build, query) and result (ok, error).",
 		}, []string{"purpose", "result"}),
 	}
+	// Every fallback reason exists from the start at 0, so an alert on its
+	// rate sees the first fallback as an increase, not a new series.
+	for _, r := range fallbackReasons {
+		m.fallbacks.WithLabelValues(r)
+	}
+	return m
 }
+
+// fallbackReasons are the labels of toolsearch_fallbacks_total: no_index,
+// and embedding.Reason's classes.
+var fallbackReasons = []string{"no_index", "timeout", "rate_limited", "server_error", "client_error", "bad_response", "network", "canceled", "other"}
 
 func (m *metrics) published(snap *Snapshot) {
 	m.size.Set(float64(snap.Catalog.Len()))

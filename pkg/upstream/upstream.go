@@ -95,6 +95,16 @@ type upstream struct {
 	failures    int
 	openUntil   time.Time
 	halfOpen    bool
+	// counts for /metrics: tools/list attempts and forwarded calls by result
+	lists map[string]uint64 // ok, error
+	calls map[string]uint64 // ok, error, unavailable
+}
+
+// count adds one to a metrics counter under u.mu.
+func (u *upstream) count(m map[string]uint64, result string) {
+	u.mu.Lock()
+	m[result]++
+	u.mu.Unlock()
 }
 
 // New returns a manager for cfgs. onChange is called, from the manager's
@@ -131,7 +141,7 @@ func New(cfgs []Config, onChange func(), logger *slog.Logger) (*Manager, error) 
 		for _, v := range c.Headers {
 			secrets = append(secrets, v)
 		}
-		u := &upstream{cfg: c, secrets: secrets, changed: make(chan struct{}, 1), first: make(chan struct{}), state: "connecting",
+		u := &upstream{cfg: c, secrets: secrets, changed: make(chan struct{}, 1), first: make(chan struct{}), state: "connecting", lists: map[string]uint64{}, calls: map[string]uint64{},
 			httpc: &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -207,6 +217,7 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 			return
 		}
 		m.record(u, err)
+		u.count(u.lists, result(err))
 		if !firstDone {
 			firstDone = true
 			close(u.first)
@@ -377,6 +388,25 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 	if u == nil {
 		return nil, fmt.Errorf("no upstream %q", server)
 	}
+	res, err := m.call(ctx, u, tool, args)
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		u.count(u.calls, "unavailable")
+	default:
+		u.count(u.calls, result(err))
+	}
+	return res, err
+}
+
+func result(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}
+
+func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	server := u.cfg.Name
 	if u.breakerWait(m.now()) > 0 {
 		return nil, fmt.Errorf("%w: %s: circuit breaker open after repeated failures", ErrUnavailable, server)
 	}

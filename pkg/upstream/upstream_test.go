@@ -142,11 +142,38 @@ func TestBreaker(t *testing.T) {
 	if _, err := m.Call(t.Context(), "fake", "tool_1", nil); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("Call with the breaker open = %v, want ErrUnavailable", err)
 	}
+	type series = struct {
+		name   string
+		labels map[string]string
+		value  float64
+	}
+	up := map[string]string{"upstream": "fake"}
+	with := func(k, v string) map[string]string { return map[string]string{"upstream": "fake", k: v} }
+	checkMetrics(t, m, "breaker open", []series{
+		{"toolsearch_upstream_up", up, 0},
+		{"toolsearch_upstream_breaker", with("state", "open"), 1},
+		{"toolsearch_upstream_breaker", with("state", "closed"), 0},
+		{"toolsearch_upstream_stale", up, 1},
+		{"toolsearch_upstream_tools", up, 3},
+		{"toolsearch_upstream_last_success_timestamp_seconds", up, -1}, // the first listing succeeded
+		{"toolsearch_upstream_lists_total", with("result", "error"), -2},
+		{"toolsearch_upstream_lists_total", with("result", "ok"), -1},
+		{"toolsearch_upstream_calls_total", with("result", "unavailable"), 1},
+	})
 	f.down.Store(false)
 	waitFor(t, "the breaker to close", func() bool { return m.Status()[0].Breaker == Closed })
 	if st := m.Status()[0]; st.Stale || st.State != "connected" || st.Failures != 0 {
 		t.Errorf("after recovery: %+v", st)
 	}
+	if _, err := m.Call(t.Context(), "fake", "tool_1", nil); err != nil {
+		t.Fatal(err)
+	}
+	checkMetrics(t, m, "recovered", []series{
+		{"toolsearch_upstream_up", up, 1},
+		{"toolsearch_upstream_breaker", with("state", "closed"), 1},
+		{"toolsearch_upstream_stale", up, 0},
+		{"toolsearch_upstream_calls_total", with("result", "ok"), 1},
+	})
 }
 
 func TestCall(t *testing.T) {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Every metric the shipped alert rules use is one a server with an
+// upstream exports: a renamed metric cannot leave an alert that never
+// fires.
+func TestAlertsUseExportedMetrics(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "ping", Description: "Answer pong to check the server is alive."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil, nil
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer up.Close()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("upstreams:\n  - {name: up, url: "+up.URL+"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, _, stop := startServe(t, nil, "-config", cfg)
+	defer stop()
+	search, err := http.Post(base+"/mcp/tool-search", "application/json", strings.NewReader(`{"query":"ping the server"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	search.Body.Close()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	rules, err := os.ReadFile("../../deploy/ci/alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var used []string
+	for _, line := range strings.Split(string(rules), "\n") {
+		if expr, ok := strings.CutPrefix(strings.TrimSpace(line), "expr:"); ok {
+			used = append(used, regexp.MustCompile(`toolsearch_[a-z_]+`).FindAllString(expr, -1)...)
+		}
+	}
+	if len(used) < 5 {
+		t.Fatalf("found %d metrics in the alert expressions: %q", len(used), used)
+	}
+	for _, name := range used {
+		if !regexp.MustCompile(`(?m)^` + name + `[{ ]`).Match(exported) {
+			t.Errorf("an alert uses %s, which /metrics does not export", name)
+		}
+	}
+	for _, want := range []string{`toolsearch_upstream_up{upstream="up"} 1`, `toolsearch_upstream_tools{upstream="up"} 1`} {
+		if !strings.Contains(string(exported), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package upstream
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The Manager is a prometheus.Collector: each scrape reads every
+// upstream's health as status reports it, so /metrics and the status page
+// never disagree. Labels are upstream names from the operator's config,
+// never anything a caller or an upstream sends.
+var (
+	upDesc = prometheus.NewDesc("toolsearch_upstream_up",
+		"1 while the upstream's last tools/list or call succeeded (state connected), else 0.", []string{"upstream"}, nil)
+	breakerDesc = prometheus.NewDesc("toolsearch_upstream_breaker",
+		"The upstream's circuit breaker: 1 for its current state (closed, open, half-open), 0 for the others.", []string{"upstream", "state"}, nil)
+	toolsDesc = prometheus.NewDesc("toolsearch_upstream_tools",
+		"Tools the upstream offers, from its last good listing.", []string{"upstream"}, nil)
+	staleDesc = prometheus.NewDesc("toolsearch_upstream_stale",
+		"1 while the upstream's tools are from an earlier listing because the latest failed.", []string{"upstream"}, nil)
+	lastSuccessDesc = prometheus.NewDesc("toolsearch_upstream_last_success_timestamp_seconds",
+		"Unix time of the upstream's last successful listing or call; 0 before the first.", []string{"upstream"}, nil)
+	listsDesc = prometheus.NewDesc("toolsearch_upstream_lists_total",
+		"tools/list refreshes of the upstream (connect included), by result: ok, error.", []string{"upstream", "result"}, nil)
+	callsDesc = prometheus.NewDesc("toolsearch_upstream_calls_total",
+		"call_tool forwards to the upstream, by result: ok, error, unavailable (breaker open or no session).", []string{"upstream", "result"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (m *Manager) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *Manager) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	flag := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	for i, st := range m.Status() {
+		u := m.ups[i]
+		gauge(upDesc, flag(st.State == "connected"), st.Name)
+		for _, state := range []string{Closed, Open, HalfOpen} {
+			gauge(breakerDesc, flag(st.Breaker == state), st.Name, state)
+		}
+		gauge(toolsDesc, float64(st.Tools), st.Name)
+		gauge(staleDesc, flag(st.Stale), st.Name)
+		var last float64
+		if st.LastSuccess != nil {
+			last = float64(st.LastSuccess.UnixNano()) / 1e9
+		}
+		gauge(lastSuccessDesc, last, st.Name)
+		u.mu.Lock()
+		for _, r := range []string{"ok", "error"} {
+			ch <- prometheus.MustNewConstMetric(listsDesc, prometheus.CounterValue, float64(u.lists[r]), st.Name, r)
+		}
+		for _, r := range []string{"ok", "error", "unavailable"} {
+			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, float64(u.calls[r]), st.Name, r)
+		}
+		u.mu.Unlock()
+	}
+}
