@@ -17,6 +17,11 @@ trap cleanup EXIT
 
 cd "$here"
 npm ci --no-audit --no-fund --loglevel=error >/dev/null
+# The Inspector declares node >=22.7.5; Node 20 runs its CLI (every answer
+# below is checked, so a real incompatibility fails the test), but say so
+# rather than hide npm's warning.
+want=$(node -p 'require("./node_modules/@modelcontextprotocol/inspector/package.json").engines.node')
+echo "e2e-mcp: Node $(node --version); the MCP Inspector declares node $want"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
 	shuf -i 20000-60000 -n 1; }
