@@ -10,10 +10,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -99,11 +102,14 @@ func render(t *testing.T, dir string) []doc {
 }
 
 func TestOverlays(t *testing.T) {
-	for _, dir := range []string{"base", "overlays/example"} {
+	for _, dir := range []string{"base", "overlays/example", "overlays/example-eval"} {
 		t.Run(dir, func(t *testing.T) {
 			docs := render(t, dir)
 			got := map[string]int{}
 			for _, d := range docs {
+				if cm, ok := d.obj.(*corev1.ConfigMap); ok && strings.HasPrefix(cm.Name, "toolsearch-eval-cases") {
+					continue // the eval's cases (TestRecallEvalJob)
+				}
 				got[d.kind]++
 			}
 			for _, k := range []string{"Deployment", "Service", "ConfigMap", "HorizontalPodAutoscaler", "PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor"} {
@@ -111,12 +117,19 @@ func TestOverlays(t *testing.T) {
 					t.Errorf("%d %s, want 1", got[k], k)
 				}
 			}
+			var policy *networkingv1.NetworkPolicy
+			var cfg *corev1.ConfigMap
 			for _, d := range docs {
 				switch o := d.obj.(type) {
+				case *networkingv1.NetworkPolicy:
+					policy = o
 				case *appsv1.Deployment:
 					checkDeployment(t, o)
 				case *corev1.ConfigMap:
-					checkConfigMap(t, o)
+					if strings.HasPrefix(o.Name, "toolsearch-config") {
+						checkConfigMap(t, o)
+						cfg = o
+					}
 				case *corev1.Service:
 					if p := o.Spec.Ports[0]; p.TargetPort.String() != "http" || p.Port != 8080 {
 						t.Errorf("service port %+v, want 8080 to the http port", p)
@@ -126,6 +139,9 @@ func TestOverlays(t *testing.T) {
 						t.Errorf("servicemonitor endpoint %+v, want http /metrics", ep)
 					}
 				}
+			}
+			if policy != nil && cfg != nil {
+				checkEgress(t, policy, cfg)
 			}
 		})
 	}
@@ -255,25 +271,6 @@ func knownEnv(t *testing.T) map[string]bool {
 }
 
 func TestCI(t *testing.T) {
-	data, err := os.ReadFile("ci/recall-eval-job.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := decode(t, "ci/recall-eval-job.yaml", data)
-	if len(docs) != 1 {
-		t.Fatalf("%d documents", len(docs))
-	}
-	job := docs[0].obj.(*batchv1.Job)
-	args := job.Spec.Template.Spec.Containers[0].Args
-	if args[0] != "eval" {
-		t.Fatalf("the job runs %q, want eval", args[0])
-	}
-	h := help(t, "eval")
-	for _, a := range args[1:] {
-		if strings.HasPrefix(a, "-") && !strings.Contains(h, "\n  "+a+" ") && !strings.Contains(h, "\n  "+a+"\n") {
-			t.Errorf("the job passes %s, which toolsearch eval does not have", a)
-		}
-	}
 	alerts, err := os.ReadFile("ci/alerts.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -297,5 +294,166 @@ func TestCI(t *testing.T) {
 	b, _ := json.Marshal(wf)
 	if !strings.Contains(string(b), "make recall-eval") {
 		t.Error("the workflow does not run make recall-eval")
+	}
+}
+
+// TestRecallEvalJob renders the example-eval overlay and runs its Job's
+// exact command line, as the pod would: against a server started with the
+// rendered ConfigMap's config and catalog, with each mounted ConfigMap's
+// files at a temporary directory in place of its mount path and the
+// Service's name in place of its address. Only the embedder differs: the
+// local one stands in for the overlay's OpenAI.
+func TestRecallEvalJob(t *testing.T) {
+	docs := render(t, "overlays/example-eval")
+	maps := map[string]*corev1.ConfigMap{}
+	var job *batchv1.Job
+	for _, d := range docs {
+		switch o := d.obj.(type) {
+		case *corev1.ConfigMap:
+			maps[o.Name] = o
+		case *batchv1.Job:
+			job = o
+		}
+	}
+	if job == nil {
+		t.Fatal("the overlay renders no Job")
+	}
+	if job.Namespace != "tools" {
+		t.Errorf("the Job is in namespace %q, want the deployment's (tools)", job.Namespace)
+	}
+	spec := job.Spec.Template.Spec
+	c := spec.Containers[0]
+	if c.Args[0] != "eval" {
+		t.Fatalf("the job runs %q, want eval", c.Args[0])
+	}
+	h := help(t, "eval")
+	for _, a := range c.Args[1:] {
+		if strings.HasPrefix(a, "-") && !strings.Contains(h, "\n  "+a+" ") && !strings.Contains(h, "\n  "+a+"\n") {
+			t.Errorf("the job passes %s, which toolsearch eval does not have", a)
+		}
+	}
+	// Each mounted ConfigMap must be one the overlay renders, by its
+	// generated name: the mistake this test exists for.
+	root := t.TempDir()
+	mounts := map[string]string{}
+	for _, v := range spec.Volumes {
+		cm := maps[v.ConfigMap.Name]
+		if cm == nil {
+			t.Fatalf("volume %s mounts ConfigMap %q, which the overlay does not render (it has %v)", v.Name, v.ConfigMap.Name, keys(maps))
+		}
+		dir := filepath.Join(root, v.Name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range cm.Data {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, m := range c.VolumeMounts {
+			if m.Name == v.Name {
+				mounts[m.MountPath] = dir
+			}
+		}
+	}
+	cfg := mounts["/etc/toolsearch"]
+	if cfg == "" {
+		t.Fatal("the Job does not mount the deployment's config at /etc/toolsearch")
+	}
+	addr := freeAddr(t)
+	srv := exec.Command(toolsearch(t), "serve", "-addr", addr, "-config", filepath.Join(cfg, "config.yaml"),
+		"-catalog", filepath.Join(cfg, "catalog.yaml"), "-embedder", "local")
+	var srvLog bytes.Buffer
+	srv.Stdout, srv.Stderr = &srvLog, &srvLog
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+
+	args := slices.Clone(c.Args)
+	for i, a := range args {
+		if a == "http://toolsearch:8080" {
+			args[i] = "http://" + addr
+		}
+		for mount, dir := range mounts {
+			if rest, ok := strings.CutPrefix(a, mount+"/"); ok {
+				args[i] = filepath.Join(dir, rest)
+			}
+		}
+	}
+	out, err := exec.Command(toolsearch(t), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the Job's command %q: %v\n%s\nserver log:\n%s", args, err, out, srvLog.String())
+	}
+	if !bytes.Contains(out, []byte("<testsuite")) || !bytes.Contains(out, []byte(`failures="0"`)) {
+		t.Errorf("the Job's report:\n%s", out)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// checkEgress fails when the config reaches an endpoint (the embedding
+// base URL, an upstream) on a port the NetworkPolicy's egress does not
+// allow: the pod would start and time out on every call.
+func checkEgress(t *testing.T, policy *networkingv1.NetworkPolicy, cm *corev1.ConfigMap) {
+	t.Helper()
+	cfg, err := config.Parse("configmap config.yaml", []byte(cm.Data["config.yaml"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	if cfg.Embedding.Provider == "openai" {
+		base := cfg.Embedding.BaseURL
+		if base == "" {
+			base = "https://api.openai.com/v1"
+		}
+		urls = append(urls, base)
+	}
+	for _, u := range cfg.Upstreams {
+		urls = append(urls, u.URL)
+	}
+	allowed := func(port int) bool {
+		for _, r := range policy.Spec.Egress {
+			if len(r.Ports) == 0 {
+				return true
+			}
+			for _, p := range r.Ports {
+				if p.Port != nil && p.Port.IntValue() == port {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Errorf("config url %q: %v", raw, err)
+			continue
+		}
+		port, _ := strconv.Atoi(u.Port())
+		if port == 0 {
+			port = map[string]int{"https": 443, "http": 80}[u.Scheme]
+		}
+		if !allowed(port) {
+			t.Errorf("config reaches %s (port %d), which the NetworkPolicy's egress does not allow: add a rule in the overlay", u.Host, port)
+		}
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 
@@ -65,6 +67,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	k := fs.Int("k", e.int("TOOLSEARCH_EVAL_K", 10), "score the top `k` tools [TOOLSEARCH_EVAL_K]")
 	minRecall := fs.Float64("min-recall", 0, "exit 1 when recall@k (expected found / expected) is below this")
 	url := fs.String("url", e.str("TOOLSEARCH_EVAL_URL", ""), "evaluate a running server at this base `url` instead of in-process [TOOLSEARCH_EVAL_URL]")
+	wait := fs.Duration("wait", e.duration("TOOLSEARCH_EVAL_WAIT", 0), "with -url, wait up to this long for the server's /readyz before evaluating (a Job started beside a rollout) [TOOLSEARCH_EVAL_WAIT]")
 	format := fs.String("format", "text", "report format: "+strings.Join(eval.Formats, ", "))
 	split := fs.String("split", "all", "run only the dev or test half of the cases (by case id hash), or all")
 	mode := fs.String("mode", "", "ranking mode for cases that do not set one: hybrid, semantic or keyword; default: the service's")
@@ -119,6 +122,11 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 			return fail(2, err)
 		}
 		cat = setup.Catalog
+		if *wait > 0 {
+			if err := waitReady(ctx, *url, *wait); err != nil {
+				return fail(2, err)
+			}
+		}
 		searcher = &eval.HTTPSearcher{BaseURL: *url, Token: getenv("TOOLSEARCH_API_KEY")}
 		where = *url
 	} else {
@@ -198,4 +206,35 @@ func validFormat(f string) bool {
 		}
 	}
 	return false
+}
+
+// waitReady polls base's /readyz once a second until it answers 200 or
+// limit passes.
+func waitReady(ctx context.Context, base string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	last := "no answer"
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else if ctx.Err() == nil {
+			last = err.Error()
+		}
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s not ready after %s: %s", base, limit, last)
+		case <-t.C:
+		}
+	}
 }

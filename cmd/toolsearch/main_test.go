@@ -343,6 +343,8 @@ func TestEvalExitCodes(t *testing.T) {
 		{"a wrong key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "nope"}, 2, "the server does not accept TOOLSEARCH_API_KEY's key"},
 		{"the right key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
 		{"no server", []string{"-cases", good, "-url", "http://127.0.0.1:1"}, nil, 2, "connection refused"},
+		{"-wait for a server that never comes", []string{"-cases", good, "-url", "http://127.0.0.1:1", "-wait", "1500ms"}, nil, 2, "http://127.0.0.1:1 not ready after 1.5s"},
+		{"-wait for a ready server", []string{"-cases", good, "-url", keyed, "-wait", "1m"}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
