@@ -24,7 +24,7 @@ FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest
 
-.PHONY: derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node tidy docker clean
+.PHONY: derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check tidy docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -68,8 +68,23 @@ lint: vet $(STATICCHECK) $(DEADCODE)
 	@out=$$($(DEADCODE) ./...); if [ -n "$$out" ]; then echo "deadcode: unreachable functions:"; echo "$$out"; exit 1; fi
 	@echo "lint: vet, staticcheck $(STATICCHECK_VERSION) and deadcode $(DEADCODE_VERSION) clean"
 
-unit:
+unit: curl
 	$(GO) test -race -count=1 ./...
+
+# The README's examples are run and compared with their output by
+# TestReadme (cmd/toolsearch), part of unit; docs-check runs it alone, and
+# docs rewrites the outputs from real runs after a reviewed change.
+docs-check: curl
+	$(GO) test -count=1 -run TestReadme ./cmd/toolsearch
+
+docs: curl
+	$(GO) test -count=1 -run TestReadme ./cmd/toolsearch -update
+
+# The README's examples are curl commands: install it when missing.
+curl:
+	@command -v curl >/dev/null 2>&1 || { echo "installing Debian's curl for the README examples"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get install -y -q --no-install-recommends curl || { $$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends curl; }; }
 
 # The OpenAPI contract: real requests to the real router, every response
 # validated against api/openapi.yaml (a module of its own, to keep the

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the README's example outputs from real runs (TestReadme)")
+
+// An example is a "$ command" line of an indented README block and the
+// output lines under it, up to the next command or the block's end.
+type example struct {
+	line int // of the command, 1-based
+	cmd  string
+	out  []string // as written, without the block's indent
+	end  int      // index in the README's lines after the output
+}
+
+// A block is one indented code block with at least one example, and the
+// directive before it: "serve ARGS..." (NAME=VALUE words go to the
+// environment) or "skip REASON".
+type block struct {
+	directive string
+	examples  []example
+}
+
+var directiveRE = regexp.MustCompile(`^<!-- docs-check: (.*) -->$`)
+
+func readmeBlocks(lines []string) []block {
+	var out []block
+	directive := ""
+	for i := 0; i < len(lines); i++ {
+		if m := directiveRE.FindStringSubmatch(lines[i]); m != nil {
+			directive = m[1]
+			continue
+		}
+		if !strings.HasPrefix(lines[i], "    ") {
+			if strings.TrimSpace(lines[i]) != "" {
+				directive = "" // a directive belongs to the next block only
+			}
+			continue
+		}
+		var b block
+		for ; i < len(lines) && (strings.HasPrefix(lines[i], "    ") || strings.TrimSpace(lines[i]) == ""); i++ {
+			text := strings.TrimPrefix(lines[i], "    ")
+			if cmd, ok := strings.CutPrefix(text, "$ "); ok {
+				b.examples = append(b.examples, example{line: i + 1, cmd: cmd, end: i + 1})
+				continue
+			}
+			if n := len(b.examples); n > 0 {
+				e := &b.examples[n-1]
+				e.out = append(e.out, text)
+				e.end = i + 1
+			}
+		}
+		for j := range b.examples {
+			e := &b.examples[j]
+			for len(e.out) > 0 && strings.TrimSpace(e.out[len(e.out)-1]) == "" {
+				e.out, e.end = e.out[:len(e.out)-1], e.end-1
+			}
+		}
+		if len(b.examples) > 0 {
+			b.directive = directive
+			out = append(out, b)
+		}
+		directive = ""
+	}
+	return out
+}
+
+// volatile are the parts of an answer that legitimately differ from run to
+// run: times, durations, versions, request ids and sizes of memory.
+var volatile = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`"(took_ms|build_duration_ms|memory_bytes)":[0-9.e+-]+`), `"$1":N`},
+	{regexp.MustCompile(`"(built_at|last_error_at|next_retry_at|last_query_error_at|last_success)":"[^"]*"`), `"$1":"T"`},
+	{regexp.MustCompile(`"(index_version|version|request_id|lexicon)":"[^"]*"`), `"$1":"V"`},
+	{regexp.MustCompile(`index \d+-[0-9a-f]+\)`), `index V)`},
+}
+
+func normalise(s string) string {
+	for _, v := range volatile {
+		s = v.re.ReplaceAllString(s, v.repl)
+	}
+	return s
+}
+
+// matches reports whether got matches want, line by line after
+// normalising: a want line "..." stands for any number of lines, and "..."
+// inside a line for any text.
+func matches(want, got []string) bool {
+	if len(want) == 0 {
+		return len(got) == 0
+	}
+	if want[0] == "..." {
+		for i := 0; i <= len(got); i++ {
+			if matches(want[1:], got[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(got) == 0 {
+		return false
+	}
+	w, g := normalise(want[0]), normalise(got[0])
+	if strings.Contains(w, "...") {
+		parts := strings.Split(w, "...")
+		for i, p := range parts {
+			parts[i] = regexp.QuoteMeta(p)
+		}
+		if !regexp.MustCompile(`^` + strings.Join(parts, ".*") + `$`).MatchString(g) {
+			return false
+		}
+	} else if w != g {
+		return false
+	}
+	return matches(want[1:], got[1:])
+}
+
+// TestReadme runs every "$" example in README.md and compares its output
+// with what the README shows, so an example cannot drift or lie. Each
+// block runs against a fresh server started as its directive says (none:
+// the default, as make run serves it); curl's localhost:8080 is that
+// server, and toolsearch is the binary built from this tree. A block that
+// cannot run here says why in a "skip" directive. go test -run TestReadme
+// -update (make docs) rewrites the outputs from real runs; outputs with
+// "..." elisions are only checked.
+func TestReadme(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("the README's examples use curl, which is not installed")
+	}
+	path := "../../README.md"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	bin := filepath.Join(t.TempDir(), "toolsearch")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	root, _ := filepath.Abs("../..")
+	type rewrite struct {
+		from, to int
+		out      []string
+	}
+	var rewrites []rewrite
+	ran, skipped := 0, 0
+	for _, b := range readmeBlocks(lines) {
+		words := strings.Fields(b.directive)
+		if len(words) > 0 && strings.TrimSuffix(words[0], ":") == "skip" {
+			if len(words) < 2 {
+				t.Errorf("README.md:%d: a skip directive must say why", b.examples[0].line-1)
+			}
+			skipped += len(b.examples)
+			continue
+		}
+		if len(words) > 0 && words[0] != "serve" {
+			t.Errorf("README.md:%d: unknown directive %q", b.examples[0].line-1, b.directive)
+			continue
+		}
+		env, args := map[string]string{}, []string{}
+		for _, w := range words[min(1, len(words)):] {
+			if k, v, ok := strings.Cut(w, "="); ok && strings.ToUpper(k) == k && !strings.HasPrefix(k, "-") {
+				env[k] = v
+			} else {
+				args = append(args, w)
+			}
+		}
+		base, logs, stop := startServe(t, env, args...)
+		for _, e := range b.examples {
+			cmd := e.cmd
+			if i := strings.Index(cmd, "   #"); i >= 0 {
+				cmd = strings.TrimSpace(cmd[:i]) // a comment for the reader
+			}
+			switch {
+			case strings.HasPrefix(cmd, "curl "):
+				cmd = strings.ReplaceAll(cmd, "localhost:8080", strings.TrimPrefix(base, "http://"))
+			case strings.HasPrefix(cmd, "toolsearch "):
+				cmd = bin + strings.TrimPrefix(cmd, "toolsearch")
+			default:
+				t.Errorf("README.md:%d: %q is neither curl nor toolsearch: run it here or skip its block with a reason", e.line, e.cmd)
+				continue
+			}
+			c := exec.Command("sh", "-c", cmd)
+			c.Dir = root
+			out, _ := c.Output() // an exit status is part of what the example shows
+			ran++
+			got := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+			if len(out) == 0 {
+				got = nil
+			}
+			if matches(e.out, got) {
+				continue
+			}
+			elided := slices.ContainsFunc(e.out, func(l string) bool { return strings.Contains(l, "...") })
+			if *update && !elided {
+				rewrites = append(rewrites, rewrite{e.line, e.end, got})
+				continue
+			}
+			t.Errorf("README.md:%d: %s\nthe README shows:\n%s\nthe command prints:\n%s\nserver log:\n%s",
+				e.line, e.cmd, strings.Join(e.out, "\n"), strings.Join(got, "\n"), logs)
+		}
+		stop()
+	}
+	t.Logf("%d README examples run and checked, %d in skipped blocks", ran, skipped)
+	if len(rewrites) == 0 {
+		return
+	}
+	slices.Reverse(rewrites) // from the end, so earlier line numbers hold
+	for _, r := range rewrites {
+		var out []string
+		for _, l := range r.out {
+			out = append(out, strings.TrimRight("    "+l, " "))
+		}
+		lines = slices.Replace(lines, r.from, r.to, out...)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("rewrote %d README outputs\n", len(rewrites))
+}
