@@ -24,7 +24,7 @@ FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest
 
-.PHONY: derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check tidy docker clean
+.PHONY: derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -232,6 +232,11 @@ soak:
 # The service and the api/ and deploy/ modules, which import it.
 tidy:
 	$(GO) mod tidy && cd api && $(GO) mod tidy && cd ../deploy && $(GO) mod tidy
+
+# The image without network: a scratch image from the binary and the CA
+# bundle (deploy/image/Containerfile), built with podman and run.
+image-offline: build
+	deploy/image/offline.sh $(CURDIR)/$(BIN)
 
 docker:
 	docker build --build-arg VERSION=$(VERSION) -t toolsearch:$(VERSION) .
