@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -305,12 +306,12 @@ func TestCI(t *testing.T) {
 // local one stands in for the overlay's OpenAI.
 func TestRecallEvalJob(t *testing.T) {
 	docs := render(t, "overlays/example-eval")
-	maps := map[string]*corev1.ConfigMap{}
+	configMaps := map[string]*corev1.ConfigMap{}
 	var job *batchv1.Job
 	for _, d := range docs {
 		switch o := d.obj.(type) {
 		case *corev1.ConfigMap:
-			maps[o.Name] = o
+			configMaps[o.Name] = o
 		case *batchv1.Job:
 			job = o
 		}
@@ -337,9 +338,9 @@ func TestRecallEvalJob(t *testing.T) {
 	root := t.TempDir()
 	mounts := map[string]string{}
 	for _, v := range spec.Volumes {
-		cm := maps[v.ConfigMap.Name]
+		cm := configMaps[v.ConfigMap.Name]
 		if cm == nil {
-			t.Fatalf("volume %s mounts ConfigMap %q, which the overlay does not render (it has %v)", v.Name, v.ConfigMap.Name, keys(maps))
+			t.Fatalf("volume %s mounts ConfigMap %q, which the overlay does not render (it has %v)", v.Name, v.ConfigMap.Name, slices.Sorted(maps.Keys(configMaps)))
 		}
 		dir := filepath.Join(root, v.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -388,15 +389,6 @@ func TestRecallEvalJob(t *testing.T) {
 	if !bytes.Contains(out, []byte("<testsuite")) || !bytes.Contains(out, []byte(`failures="0"`)) {
 		t.Errorf("the Job's report:\n%s", out)
 	}
-}
-
-func keys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // freeAddr is a loopback address with a port free a moment ago.

@@ -126,8 +126,8 @@ func parseHypernyms(stem func(string) string, stop map[string]bool) hierarchy {
 
 var englishHypernyms = sync.OnceValue(func() hierarchy { return parseHypernyms(Stem, stop) })
 
-// Warm parses the WordNet tables now, so that no query pays for it; a
-// server calls it in the background at start-up.
+// Warm parses the WordNet tables now, once per process, so that no query
+// pays for it; package search calls it while building an index.
 func (a *Analyzer) Warm() {
 	a.derived()
 	a.hypernyms()

@@ -406,9 +406,11 @@ type scrubbed struct {
 func (s *scrubbed) Error() string { return s.msg }
 func (s *scrubbed) Unwrap() error { return s.err }
 
-// Reason classifies an embedding failure for metrics and diagnostics:
-// timeout, rate_limited, server_error, client_error, bad_response, network,
-// canceled or other.
+// Reasons are the classes Reason returns, for metrics to register up front.
+var Reasons = []string{"timeout", "rate_limited", "server_error", "client_error", "bad_response", "network", "canceled", "other"}
+
+// Reason classifies an embedding failure for metrics and diagnostics: one
+// of Reasons.
 func Reason(err error) string {
 	var netErr net.Error
 	status := httpStatus(err)

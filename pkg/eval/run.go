@@ -161,10 +161,10 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 		req := c.request(k, opts)
 		start := time.Now()
 		ans, err := s.Search(ctx, req)
-		got := ans.Tools
 		if errors.Is(err, ErrRefused) {
 			return nil, err
 		}
+		got := ans.Tools
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		took = append(took, ms)
 		cr := CaseResult{ID: c.ID, Category: c.Category, Expected: len(want[i]), TookMS: ms, Confidence: ans.Confidence, Ranks: map[string]int{}}

@@ -3,6 +3,8 @@ package search
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
 type metrics struct {
@@ -55,15 +57,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	// Every fallback reason exists from the start at 0, so an alert on its
 	// rate sees the first fallback as an increase, not a new series.
-	for _, r := range fallbackReasons {
+	// (no_index: the snapshot has no semantic index; the others are
+	// embedding.Reason's classes for a failed query embedding.)
+	for _, r := range append([]string{"no_index"}, embedding.Reasons...) {
 		m.fallbacks.WithLabelValues(r)
 	}
 	return m
 }
-
-// fallbackReasons are the labels of toolsearch_fallbacks_total: no_index,
-// and embedding.Reason's classes.
-var fallbackReasons = []string{"no_index", "timeout", "rate_limited", "server_error", "client_error", "bad_response", "network", "canceled", "other"}
 
 func (m *metrics) published(snap *Snapshot) {
 	m.size.Set(float64(snap.Catalog.Len()))

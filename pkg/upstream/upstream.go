@@ -389,20 +389,19 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 		return nil, fmt.Errorf("no upstream %q", server)
 	}
 	res, err := m.call(ctx, u, tool, args)
-	switch {
-	case errors.Is(err, ErrUnavailable):
-		u.count(u.calls, "unavailable")
-	default:
-		u.count(u.calls, result(err))
-	}
+	u.count(u.calls, result(err))
 	return res, err
 }
 
+// result is an attempt's label in the list and call counters.
 func result(err error) string {
-	if err != nil {
-		return "error"
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
 	}
-	return "ok"
+	return "error"
 }
 
 func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
