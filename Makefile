@@ -80,11 +80,15 @@ docs-check: curl
 docs: curl
 	$(GO) test -count=1 -run TestReadme ./cmd/toolsearch -update
 
+# $(call apt-install,PACKAGES): a shell command that installs Debian
+# packages a test needs (with sudo when not root), refreshing the package
+# index only when the first try fails.
+apt-install = { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	$$sudo apt-get install -y -q --no-install-recommends $(1) || { $$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends $(1); }; }
+
 # The README's examples are curl commands: install it when missing.
 curl:
-	@command -v curl >/dev/null 2>&1 || { echo "installing Debian's curl for the README examples"; \
-		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		$$sudo apt-get install -y -q --no-install-recommends curl || { $$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends curl; }; }
+	@command -v curl >/dev/null 2>&1 || { echo "installing Debian's curl for the README examples"; $(call apt-install,curl); }
 
 # The OpenAPI contract: real requests to the real router, every response
 # validated against api/openapi.yaml (a module of its own, to keep the
@@ -115,9 +119,7 @@ derived-check: wordnet
 	done
 
 wordnet:
-	@[ -f $(WORDNET)/data.noun ] || { echo "installing Debian's wordnet-base for $(WORDNET)"; \
-		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		$$sudo apt-get install -y -q --no-install-recommends wordnet-base || { $$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends wordnet-base; }; } || \
+	@[ -f $(WORDNET)/data.noun ] || { echo "installing Debian's wordnet-base for $(WORDNET)"; $(call apt-install,wordnet-base); } || \
 		{ echo "wordnet-base could not be installed: $(WORDNET)/data.noun is missing"; exit 1; }
 
 # Each fuzz target for FUZZTIME (seeds in testdata/fuzz are also run by `unit`).
@@ -198,8 +200,7 @@ e2e-mcp: build node
 node:
 	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then exit 0; fi; \
 	echo "node/npm missing: installing Debian's nodejs and npm for e2e-mcp"; \
-	sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	$$sudo apt-get install -y -q --no-install-recommends nodejs npm || { $$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends nodejs npm; } || true; \
+	$(call apt-install,nodejs npm) || true; \
 	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "e2e-mcp: FAIL: $$(command -v node >/dev/null || echo 'node ')$$(command -v npm >/dev/null || echo 'npm ')missing and apt-get could not install them"; exit 1; }
 
 # The ranking core beside the blas32.Gemv floor, and the start-up times
