@@ -64,6 +64,7 @@ func New(svc *search.Service, opts Options) *Server {
 				"get_tool_schema for a tool's full parameters, and call_tool to run it (when offered).",
 		})
 	s.addSearch()
+	s.addRegex()
 	s.sessions = newSessions(s.srv, opts.Sessions)
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[getSchemaIn]()}, s.getSchema)

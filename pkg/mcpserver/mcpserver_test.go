@@ -189,7 +189,7 @@ func TestMetaTools(t *testing.T) {
 		}
 	}
 	slices.Sort(got)
-	if !slices.Equal(got, []string{"call_tool", "get_tool_schema", "list_servers", "search_tools"}) {
+	if !slices.Equal(got, []string{"call_tool", "get_tool_schema", "list_servers", "search_tools", "search_tools_regex"}) {
 		t.Errorf("tools/list = %v", got)
 	}
 
@@ -208,6 +208,24 @@ func TestMetaTools(t *testing.T) {
 	}
 	if res := call(t, cs, "get_tool_schema", map[string]any{"name": "nope"}); !res.IsError {
 		t.Error("get_tool_schema of an unknown tool is not an error")
+	}
+
+	rx := structured[searchOut](t, call(t, cs, "search_tools_regex", map[string]any{"pattern": "^get_a", "servers": []string{"weather"}}))
+	if rx.Mode != "regex" || len(rx.Tools) != 2 || rx.Tools[0].Name != "get_air_quality" || rx.Tools[1].Name != "get_alerts" {
+		t.Errorf("search_tools_regex = %+v, want get_air_quality then get_alerts", rx)
+	}
+	if res := call(t, cs, "search_tools_regex", map[string]any{"pattern": "(get"}); !res.IsError || !strings.Contains(text(res), "missing closing )") {
+		t.Errorf("an invalid pattern: %q, want an isError naming the problem", text(res))
+	}
+	inferred := structured[schemaOut](t, call(t, cs, "get_tool_schema", map[string]any{"name": "create_issue"}))
+	if inferred.Annotations["readOnlyHint"] != false || !slices.Contains(inferred.AnnotationsInferred, "readOnlyHint") {
+		t.Errorf("get_tool_schema(create_issue) annotations %v inferred %v, want readOnlyHint false, inferred", inferred.Annotations, inferred.AnnotationsInferred)
+	}
+	ro := structured[searchOut](t, call(t, cs, "search_tools", map[string]any{"query": "open a new issue", "read_only": true}))
+	for _, tl := range ro.Tools {
+		if tl.Name == "create_issue" {
+			t.Errorf("read_only search returned create_issue: %+v", ro)
+		}
 	}
 
 	servers := structured[listServersOut](t, call(t, cs, "list_servers", map[string]any{"query": "weath"}))

@@ -11,6 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
@@ -29,6 +31,9 @@ type searchIn struct {
 	ServerMatch string   `json:"server_match,omitempty" jsonschema:"only tools of servers whose name contains this text, any case"`
 	Operation   string   `json:"operation,omitempty" jsonschema:"search (default) ranks by relevance; list pages through servers' tools in name order"`
 	Cursor      string   `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list page"`
+	ReadOnly    bool     `json:"read_only,omitempty" jsonschema:"only tools known to change nothing (declared or inferred readOnlyHint)"`
+	// The name says what is dropped, so false cannot read as "only destructive".
+	ExcludeDestructive bool `json:"exclude_destructive,omitempty" jsonschema:"leave out tools known to delete or overwrite (declared or inferred destructiveHint)"`
 }
 
 type toolOut struct {
@@ -63,10 +68,16 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in search
 	if err != nil {
 		return nil, searchOut{}, toolError(err)
 	}
-	sr := search.Request{Query: in.Query, Servers: in.Servers, ServerMatch: in.ServerMatch, Operation: in.Operation, Cursor: in.Cursor}
+	sr := search.Request{Query: in.Query, Servers: in.Servers, ServerMatch: in.ServerMatch, Operation: in.Operation, Cursor: in.Cursor,
+		ReadOnly: in.ReadOnly, ExcludeDestructive: in.ExcludeDestructive}
 	if in.Limit != 0 {
 		sr.TopK = &in.Limit
 	}
+	return s.answer(ctx, sr, caller)
+}
+
+// answer runs a search for a meta-tool and words it for a model.
+func (s *Server) answer(ctx context.Context, sr search.Request, caller access.Caller) (*mcp.CallToolResult, searchOut, error) {
 	res, err := s.svc.Search(ctx, sr, caller)
 	if err != nil {
 		return nil, searchOut{}, toolError(err)
@@ -96,6 +107,42 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in search
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}}, out, nil
 }
 
+const regexDescription = `Find tools by a regular expression (RE2 syntax) over their names, and optionally their descriptions: ` +
+	`"^github_" returns every tool whose name starts with github_. Use it when you know how tools are named; ` +
+	`search_tools is better for describing what you want to do. Returns every match sorted by name, a page at a time (pass next_cursor as cursor). ` +
+	`Matching is case-sensitive; start the pattern with (?i) to ignore case.`
+
+type regexIn struct {
+	Pattern            string   `json:"pattern" jsonschema:"an RE2 regular expression, up to 256 bytes, matched against tool names"`
+	Descriptions       bool     `json:"descriptions,omitempty" jsonschema:"also match against the opening of each tool's description"`
+	Limit              int      `json:"limit,omitempty" jsonschema:"how many tools per page, 1 to 50; default 10"`
+	Servers            []string `json:"servers,omitempty" jsonschema:"only tools of these servers (exact names, see list_servers)"`
+	Cursor             string   `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page"`
+	ReadOnly           bool     `json:"read_only,omitempty" jsonschema:"only tools known to change nothing (declared or inferred readOnlyHint)"`
+	ExcludeDestructive bool     `json:"exclude_destructive,omitempty" jsonschema:"leave out tools known to delete or overwrite (declared or inferred destructiveHint)"`
+}
+
+func (s *Server) addRegex() {
+	in := strict[regexIn]()
+	in.Properties["pattern"].MinLength, in.Properties["pattern"].MaxLength = ptr(1), ptr(search.MaxRegexBytes)
+	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxTopK))
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "search_tools_regex", Title: "Find tools by a name pattern", Description: regexDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.searchRegex)
+}
+
+func (s *Server) searchRegex(ctx context.Context, req *mcp.CallToolRequest, in regexIn) (*mcp.CallToolResult, searchOut, error) {
+	caller, err := s.caller(req.Session)
+	if err != nil {
+		return nil, searchOut{}, toolError(err)
+	}
+	sr := search.Request{Regex: in.Pattern, RegexDescription: in.Descriptions, Servers: in.Servers, Cursor: in.Cursor,
+		ReadOnly: in.ReadOnly, ExcludeDestructive: in.ExcludeDestructive}
+	if in.Limit != 0 {
+		sr.TopK = &in.Limit
+	}
+	return s.answer(ctx, sr, caller)
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	if r := []rune(s); len(r) > 200 {
@@ -123,7 +170,10 @@ type schemaOut struct {
 	InputSchema  map[string]any `json:"inputSchema"`
 	OutputSchema map[string]any `json:"outputSchema,omitempty"`
 	Annotations  map[string]any `json:"annotations,omitempty"`
-	Callable     bool           `json:"callable"` // call_tool can run it
+	// AnnotationsInferred names the hints in Annotations that toolsearch
+	// inferred because the server declared none.
+	AnnotationsInferred []string `json:"annotationsInferred,omitempty"`
+	Callable            bool     `json:"callable"` // call_tool can run it
 }
 
 func object(raw json.RawMessage) map[string]any {
@@ -147,8 +197,9 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in get
 	if input == nil {
 		input = map[string]any{"type": "object", "properties": map[string]any{}}
 	}
+	h := hints.Of(t.Name, t.Description, t.InputSchema, t.Annotations)
 	out := schemaOut{Name: t.Name, Server: t.Server, Title: t.Title, Description: t.Description, InputSchema: input,
-		OutputSchema: object(t.OutputSchema), Annotations: object(t.Annotations),
+		OutputSchema: object(t.OutputSchema), Annotations: object(h.Annotations), AnnotationsInferred: h.Inferred,
 		Callable: s.opts.Upstreams != nil && s.opts.Upstreams.Has(t.Server)}
 	return nil, out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,6 +53,8 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 		err = a.template()
 	case req.Operation == OperationList:
 		err = a.list()
+	case req.Regex != "":
+		err = a.regex(ctx)
 	case q.isSelect:
 		a.selectTools(q.selected)
 	default:
@@ -118,6 +121,9 @@ func (a *answer) ambiguous(name string) {
 
 // inScope reports whether row passes the request's server filters.
 func (a *answer) inScope(row int) bool {
+	if !a.safe(row) {
+		return false
+	}
 	if len(a.req.Servers) == 0 && a.req.ServerMatch == "" {
 		return true // the common case, without touching the tool
 	}
@@ -131,6 +137,13 @@ func (a *answer) inScope(row int) bool {
 	return true
 }
 
+// safe reports whether row passes the request's safety filters, which
+// apply to named tools (core, template, select) as to retrieved ones.
+func (a *answer) safe(row int) bool {
+	h := a.snap.hints[row]
+	return !(a.req.ReadOnly && !h.IsReadOnly()) && !(a.req.ExcludeDestructive && h.IsDestructive())
+}
+
 func (a *answer) hit(row int, source Source, score *float32) Hit {
 	t := a.snap.Catalog.Tool(row)
 	return Hit{Name: t.Name, Server: t.Server, Description: t.Description, Score: score, Source: source, Row: row}
@@ -142,7 +155,7 @@ func (a *answer) addRows(rows []int, source Source) {
 	for _, r := range rows {
 		switch {
 		case a.seen.has(r):
-		case !a.vis.Has(r):
+		case !a.vis.Has(r) || !a.safe(r):
 			a.resp.Withheld++
 		default:
 			a.seen.add(r)
@@ -184,8 +197,7 @@ func (a *answer) selectTools(names []string) {
 	}
 }
 
-// list pages through the tools in scope, sorted by name then server, so
-// the listing is the same on every call and every replica.
+// list pages through the tools in scope.
 func (a *answer) list() error {
 	a.resp.Mode = ModeList
 	var rows []int
@@ -194,6 +206,12 @@ func (a *answer) list() error {
 			rows = append(rows, i)
 		}
 	}
+	return a.page(rows, SourceList)
+}
+
+// page answers one page of rows, sorted by name then server, so the
+// listing is the same on every call and every replica.
+func (a *answer) page(rows []int, source Source) error {
 	cat := a.snap.Catalog
 	slices.SortFunc(rows, func(x, y int) int {
 		tx, ty := cat.Tool(x), cat.Tool(y)
@@ -214,7 +232,7 @@ func (a *answer) list() error {
 	end := min(offset+a.req.topK(), len(rows))
 	if offset < end {
 		for _, r := range rows[offset:end] {
-			a.resp.Tools = append(a.resp.Tools, a.hit(r, SourceList, nil))
+			a.resp.Tools = append(a.resp.Tools, a.hit(r, source, nil))
 		}
 	}
 	total, returned := len(rows), len(a.resp.Tools)
@@ -231,8 +249,13 @@ func (a *answer) render() error {
 	for i := range a.resp.Tools {
 		h := &a.resp.Tools[i]
 		t := a.snap.Catalog.Tool(h.Row)
+		hints := a.snap.hints[h.Row]
+		t.Annotations = hints.Annotations
 		if a.req.IncludeSchema {
 			h.InputSchema, h.OutputSchema, h.Annotations = t.InputSchema, t.OutputSchema, t.Annotations
+		}
+		if a.req.IncludeSchema || a.req.Format == "mcp" {
+			h.AnnotationsInferred = hints.Inferred
 		}
 		if a.req.Format == "" {
 			continue
@@ -283,6 +306,7 @@ func listScope(snap *Snapshot, req *Request, caller access.Caller) access.Scope 
 	h := sha256.Sum256([]byte(strings.Join([]string{
 		snap.Catalog.Hash(), strings.Join(servers, "\x01"), strings.ToLower(req.ServerMatch),
 		strings.Join(tools, "\x01"), strings.Join(vservers, "\x01"), caller.Key,
+		req.Regex, fmt.Sprint(req.RegexDescription, req.ReadOnly, req.ExcludeDestructive),
 	}, "\x00")))
 	var scope access.Scope
 	copy(scope[:], h[:])

@@ -13,6 +13,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 )
@@ -93,6 +94,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 // its dense index.
 func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, query Embedder) *Snapshot {
 	lowered := make([]string, cat.Len())
+	hs := make([]hints.Hints, cat.Len())
 	serverOf := make([]int32, cat.Len())
 	serverIdx := make(map[string]int32, len(cat.Servers()))
 	for i, name := range cat.Servers() {
@@ -101,6 +103,7 @@ func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, query Embedder) *Snapsho
 	for i, t := range cat.Tools() {
 		serverOf[i] = serverIdx[t.Server]
 		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
+		hs[i] = hints.Of(t.Name, t.Description, t.InputSchema, t.Annotations)
 	}
 	// BM25 expands a query word the catalog lacks through WordNet's
 	// tables: parse them (once per process, ~40 ms) with the index, not in
@@ -110,6 +113,7 @@ func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, query Embedder) *Snapsho
 		Catalog:  cat,
 		Keywords: bm25.New(docs, bm25.DefaultConfig),
 		lowered:  lowered,
+		hints:    hs,
 		serverOf: serverOf,
 		query:    query,
 	}

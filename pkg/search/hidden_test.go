@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -144,7 +145,7 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 		query = "list"
 	}
 	req := Request{Query: query, Mode: []Mode{"", ModeHybrid, ModeSemantic, ModeKeyword}[r.IntN(4)], Explain: r.IntN(2) == 0}
-	switch r.IntN(8) {
+	switch r.IntN(10) {
 	case 0:
 		req.Query = "select:" + pick().Name + "," + pick().ID() + ",no_such_tool"
 	case 1:
@@ -161,6 +162,11 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 		req.IncludeSchema = true
 	case 6:
 		req.Query = "+" + strings.ToLower(pick().Name) + " " + query
+	case 7:
+		name := pick().Name
+		req = Request{Regex: "(?i)" + regexp.QuoteMeta(name[:1+r.IntN(len(name))]), RegexDescription: r.IntN(2) == 0, TopK: ptr(5)}
+	case 8:
+		req.ReadOnly, req.ExcludeDestructive, req.IncludeSchema = r.IntN(2) == 0, true, true
 	}
 	return req
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -172,6 +173,89 @@ func TestList(t *testing.T) {
 	}
 }
 
+func TestRegex(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	tests := []struct {
+		name string
+		req  Request
+		want []string
+	}{
+		{"name prefix", Request{Regex: "^list_", Servers: []string{"github", "slack"}}, []string{"slack/list_channels", "github/list_commits", "github/list_issues", "github/list_workflow_runs"}},
+		{"names only by default", Request{Regex: "pull request"}, nil},
+		{"descriptions on request", Request{Regex: "(?i)pull request", RegexDescription: true, Servers: []string{"github"}, TopK: ptr(3)},
+			[]string{"github/add_issue_comment", "github/create_pull_request", "github/create_pull_request_review"}},
+		{"with a safety filter", Request{Regex: "_issue", ReadOnly: true}, []string{"github/list_issues", "github/search_issues"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustSearch(t, svc, tt.req)
+			if got := ids(res.Tools); !slices.Equal(got, tt.want) || res.Mode != ModeRegex {
+				t.Errorf("tools %v mode %s, want %v", got, res.Mode, tt.want)
+			}
+		})
+	}
+	// Paged like a list, and a cursor is bound to its pattern.
+	req := Request{Regex: "_", TopK: ptr(5)}
+	first := mustSearch(t, svc, req)
+	seen := len(first.Tools)
+	for req.Cursor = first.NextCursor; req.Cursor != ""; {
+		res := mustSearch(t, svc, req)
+		seen += len(res.Tools)
+		req.Cursor = res.NextCursor
+	}
+	if seen != *first.Total || seen < 10 {
+		t.Errorf("paged through %d of %d tools", seen, *first.Total)
+	}
+	_, err := svc.Search(t.Context(), Request{Regex: "^get_", Cursor: first.NextCursor}, access.Caller{})
+	var re *RequestError
+	if !errors.As(err, &re) || re.Code != "invalid_cursor" {
+		t.Errorf("another pattern's cursor: %v, want invalid_cursor", err)
+	}
+}
+
+// TestSafetyFilters: read_only and exclude_destructive act on declared and
+// inferred hints alike, on every tool of an answer, and schemas say which
+// hints were inferred.
+func TestSafetyFilters(t *testing.T) {
+	tools := []catalog.Tool{
+		{Server: "s", Name: "read_notes", Description: "Read the notes."},
+		{Server: "s", Name: "delete_notes", Description: "Delete all notes."},
+		{Server: "s", Name: "add_note", Description: "Add a note."},
+		{Server: "s", Name: "tidy_notes", Description: "Tidy the notes.", Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
+		{Server: "s", Name: "list_notes", Description: "List the notes.", Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":true}`)},
+	}
+	svc := hiddenRig(t, tools, []string{"s/delete_notes"}, nil, nil)
+	tests := []struct {
+		name string
+		req  Request
+		want []string
+	}{
+		{"read_only", Request{Query: "notes", ReadOnly: true}, []string{"s/read_notes", "s/tidy_notes"}},
+		{"exclude_destructive", Request{Query: "notes", ExcludeDestructive: true}, []string{"s/add_note", "s/read_notes", "s/tidy_notes"}},
+		{"core too", Request{Template: "", Query: "select:delete_notes,read_notes", ReadOnly: true}, []string{"s/read_notes"}},
+		{"list", Request{Operation: "list", Servers: []string{"s"}, ExcludeDestructive: true}, []string{"s/add_note", "s/read_notes", "s/tidy_notes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustSearch(t, svc, tt.req)
+			got := slices.Sorted(slices.Values(ids(res.Tools)))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("tools %v, want %v", got, tt.want)
+			}
+		})
+	}
+	res := mustSearch(t, svc, Request{Query: "select:delete_notes,tidy_notes", IncludeSchema: true})
+	del, tidy := res.Tools[0], res.Tools[1]
+	if string(del.Annotations) != `{"destructiveHint":true,"idempotentHint":true,"readOnlyHint":false}` ||
+		!slices.Equal(del.AnnotationsInferred, []string{"readOnlyHint", "destructiveHint", "idempotentHint"}) {
+		t.Errorf("delete_notes: annotations %s inferred %v", del.Annotations, del.AnnotationsInferred)
+	}
+	if string(tidy.Annotations) != `{"readOnlyHint":true}` || tidy.AnnotationsInferred != nil {
+		t.Errorf("tidy_notes: annotations %s inferred %v, want the declared hint alone", tidy.Annotations, tidy.AnnotationsInferred)
+	}
+}
+
 func TestRequestValidate(t *testing.T) {
 	tests := []struct {
 		req  Request
@@ -187,6 +271,14 @@ func TestRequestValidate(t *testing.T) {
 		{Request{Template: "t", Operation: "list", Servers: []string{"a"}}, "conflicting_fields"},
 		{Request{Query: "x", Servers: []string{" "}}, "invalid_servers"},
 		{Request{Query: strings.Repeat("x", MaxQueryBytes+1)}, "query_too_long"},
+		{Request{Regex: "(a"}, "invalid_regex"},
+		{Request{Regex: `\p{Nope}`}, "invalid_regex"},
+		{Request{Regex: strings.Repeat("a", MaxRegexBytes+1)}, "regex_too_long"},
+		{Request{Regex: "(a{1000}){1000}"}, "invalid_regex"}, // RE2's own repeat bound
+		{Request{Regex: "[a-z]{1000}x{999}"}, "regex_too_complex"},
+		{Request{Regex: "a", Query: "x"}, "conflicting_fields"},
+		{Request{Regex: "a", Operation: "list", Servers: []string{"s"}}, "conflicting_fields"},
+		{Request{Query: "x", RegexDescription: true}, "conflicting_fields"},
 	}
 	for _, tt := range tests {
 		var re *RequestError

@@ -26,6 +26,7 @@ const (
 	ModeTemplate Mode = "template"
 	ModeSelect   Mode = "select"
 	ModeList     Mode = "list"
+	ModeRegex    Mode = "regex"
 )
 
 // Source says why a tool is in an answer: retrieved (its retrieval mode's
@@ -39,6 +40,7 @@ const (
 	SourceTemplate Source = "template"
 	SourceSelect   Source = "select"
 	SourceList     Source = "list"
+	SourceRegex    Source = "regex"
 )
 
 // The operations a request may ask for.
@@ -66,6 +68,17 @@ type Request struct {
 	Operation   string   `json:"operation,omitempty"`    // "search" (default) or "list"
 	Cursor      string   `json:"cursor,omitempty"`       // continue a list
 	MinScore    *float64 `json:"min_score,omitempty"`    // drop retrieved tools scoring under it
+	// Regex returns, instead of a ranking, every tool whose name (and, with
+	// RegexDescription, description) matches this RE2 pattern, sorted and
+	// paged like a list. A field rather than a query operator: a pattern
+	// has its own syntax errors, which a query's free text must not hit.
+	Regex            string `json:"regex,omitempty"`
+	RegexDescription bool   `json:"regex_description,omitempty"`
+	// ReadOnly keeps only tools known (declared or inferred) to change
+	// nothing; ExcludeDestructive drops tools known to destroy or
+	// overwrite. Both apply to every tool of the answer, core included.
+	ReadOnly           bool `json:"read_only,omitempty"`
+	ExcludeDestructive bool `json:"exclude_destructive,omitempty"`
 	access.Visibility
 	IncludeSchema bool   `json:"include_schema,omitempty"` // add input_schema, output_schema, annotations
 	Explain       bool   `json:"explain,omitempty"`        // add each retrieved tool's matched terms and per-ranker rank and score
@@ -125,12 +138,21 @@ func (r *Request) Validate() error {
 		return badRequest("invalid_min_score", `"min_score" must be a finite number`)
 	case r.Template != "" && r.Operation == OperationList:
 		return badRequest("conflicting_fields", `"template" and "operation":"list" cannot be combined`)
-	case r.Cursor != "" && r.Operation != OperationList:
-		return badRequest("conflicting_fields", `"cursor" needs "operation":"list"`)
+	case r.Regex != "" && (r.Template != "" || r.Operation == OperationList || q != ""):
+		return badRequest("conflicting_fields", `"regex" cannot be combined with "query", "template" or "operation":"list"`)
+	case r.RegexDescription && r.Regex == "":
+		return badRequest("conflicting_fields", `"regex_description" needs "regex"`)
+	case r.Cursor != "" && r.Operation != OperationList && r.Regex == "":
+		return badRequest("conflicting_fields", `"cursor" needs "operation":"list" or "regex"`)
 	case r.Operation == OperationList && len(r.Servers) == 0 && r.ServerMatch == "":
 		return badRequest("missing_scope", `"operation":"list" needs "servers" or "server_match"`)
-	case q == "" && r.Template == "" && r.Operation != OperationList:
-		return badRequest("empty_query", `"query" is required and must not be blank (unless "template" or "operation":"list" is given)`)
+	case q == "" && r.Template == "" && r.Operation != OperationList && r.Regex == "":
+		return badRequest("empty_query", `"query" is required and must not be blank (unless "template", "regex" or "operation":"list" is given)`)
+	}
+	if r.Regex != "" {
+		if err := checkRegex(r.Regex); err != nil {
+			return err
+		}
 	}
 	for _, s := range r.Servers {
 		if strings.TrimSpace(s) == "" {
@@ -155,6 +177,10 @@ type Hit struct {
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// AnnotationsInferred names the hints in Annotations (and in the mcp
+	// definition) that the service inferred because the server declared
+	// none; see package hints.
+	AnnotationsInferred []string `json:"annotations_inferred,omitempty"`
 	// DefinitionName is the function name used in Response.Definitions,
 	// which differs from Name when Name is not a valid or unique provider
 	// function name.

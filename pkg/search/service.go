@@ -30,6 +30,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
@@ -146,10 +147,11 @@ type Snapshot struct {
 	Preloaded bool
 	setup     *Setup
 	policy    *policy
-	lowered   []string     // "server/name description", lower-cased, for +term
-	serverOf  []int32      // row -> index into Catalog.Servers()
-	query     Embedder     // embeds queries the way the rows were embedded
-	ranker    *rank.Ranker // over Matrix and Keywords; set once both are
+	lowered   []string      // "server/name description", lower-cased, for +term
+	hints     []hints.Hints // row -> declared and inferred safety annotations
+	serverOf  []int32       // row -> index into Catalog.Servers()
+	query     Embedder      // embeds queries the way the rows were embedded
+	ranker    *rank.Ranker  // over Matrix and Keywords; set once both are
 	// views are the snapshots that API keys with limited visibility search
 	// (see buildViews), by key name; a key without one sees everything.
 	views map[string]*Snapshot

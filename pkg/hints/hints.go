@@ -1,0 +1,205 @@
+// Package hints gives every tool the MCP safety annotations a router acts
+// on (readOnlyHint, destructiveHint, idempotentHint, openWorldHint): the
+// ones its server declared, and, where it declared none, ones inferred from
+// the verb its name (or else its description) leads with and from its
+// parameters. A declared hint is never overridden; an inferred one is
+// always named as inferred, so a caller can weigh a guess as a guess.
+//
+// The inference is a table (verbs.go) a reviewer can read and extend. Its
+// costly mistake is a destructive tool inferred read-only, so the table
+// leans the other way: any destructive verb anywhere in the name wins, and
+// a read verb is not trusted when the description's first sentence also
+// names a change. Precision and recall per hint, against servers that
+// declare theirs, are in evals/README.md ("Safety annotations").
+package hints
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/analysis"
+)
+
+// The annotation keys, as MCP spells them.
+const (
+	ReadOnly    = "readOnlyHint"
+	Destructive = "destructiveHint"
+	Idempotent  = "idempotentHint"
+	OpenWorld   = "openWorldHint"
+)
+
+// Keys are the four hints, in the order outputs list them.
+var Keys = []string{ReadOnly, Destructive, Idempotent, OpenWorld}
+
+// Hints are a tool's effective safety annotations.
+type Hints struct {
+	values [4]int8 // per Keys: 0 unknown, 1 true, -1 false
+	// Inferred names the hints that were inferred, in Keys order; nil when
+	// every known hint was declared.
+	Inferred []string
+	// Annotations is the tool's annotations object with the inferred hints
+	// added: the declared bytes unchanged when nothing was inferred.
+	Annotations json.RawMessage
+}
+
+func (h Hints) get(i int) (value, known bool) { return h.values[i] > 0, h.values[i] != 0 }
+
+// IsReadOnly reports whether the tool is known (declared or inferred) to
+// change nothing.
+func (h Hints) IsReadOnly() bool { v, _ := h.get(0); return v }
+
+// IsDestructive reports whether the tool is known (declared or inferred)
+// to be able to destroy or overwrite data. A read-only tool never is,
+// whatever its destructiveHint says: MCP gives that hint meaning only when
+// readOnlyHint is false. A tool with no hint either way is not: the gate
+// before a call acts on evidence, and read_only is the filter for callers
+// who want certainty.
+func (h Hints) IsDestructive() bool {
+	if h.IsReadOnly() {
+		return false
+	}
+	v, _ := h.get(1)
+	return v
+}
+
+// Of returns a tool's hints: those declared in its annotations, and for
+// each one not declared, the inferred one, if any.
+func Of(name, description string, inputSchema, annotations json.RawMessage) Hints {
+	var h Hints
+	declared := map[string]any{}
+	if len(annotations) > 0 {
+		// Unreadable annotations declare nothing; the catalog warns of them.
+		_ = json.Unmarshal(annotations, &declared)
+	}
+	guess := infer(name, description, inputSchema)
+	for i, k := range Keys {
+		if v, ok := declared[k]; ok {
+			if b, isBool := v.(bool); isBool {
+				h.values[i] = val(b)
+			}
+			continue // declared, even if unreadable: never overridden
+		}
+		if guess[i] != 0 {
+			h.values[i] = guess[i]
+			h.Inferred = append(h.Inferred, k)
+		}
+	}
+	h.Annotations = annotations
+	if len(h.Inferred) > 0 {
+		if declared == nil {
+			declared = map[string]any{}
+		}
+		for _, k := range h.Inferred {
+			v, _ := h.get(slices.Index(Keys, k))
+			declared[k] = v
+		}
+		h.Annotations, _ = json.Marshal(declared) // keys sorted: stable bytes
+	}
+	return h
+}
+
+func val(b bool) int8 {
+	if b {
+		return 1
+	}
+	return -1
+}
+
+// infer guesses the four hints from the tool's leading verb and parameters.
+func infer(name, description string, inputSchema json.RawMessage) [4]int8 {
+	var out [4]int8
+	c := classify(name, description)
+	params := paramNames(inputSchema)
+	if c != read && c != none && (params["force"] || params["overwrite"]) {
+		c = remove // a force or overwrite switch is how a tool says it destroys
+	}
+	switch c {
+	case read:
+		out[0] = 1
+	case additive:
+		out[0], out[1], out[2] = -1, -1, -1
+	case update, act:
+		out[0], out[1] = -1, 1
+	case remove:
+		out[0], out[1], out[2] = -1, 1, 1
+	}
+	if c != none && (openWorldWords(name) || params["url"] || params["uri"] || params["webhook"] || params["endpoint"]) {
+		out[3] = 1
+	}
+	return out
+}
+
+// classify finds the tool's action: the first verb of its name; any
+// destructive verb anywhere in the name; or, for a name without a verb,
+// the first verb in the opening words of its description.
+func classify(name, description string) class {
+	c := none
+	for _, w := range analysis.Words(name) {
+		v := verbs[analysis.Stem(w)]
+		if v == remove {
+			return remove
+		}
+		if c == none {
+			c = v
+		}
+	}
+	first := firstSentence(description)
+	if c == none {
+		words := analysis.Words(first)
+		for _, w := range words[:min(len(words), leadWords)] {
+			if v := verbs[analysis.Stem(w)]; v != none {
+				c = v
+				break
+			}
+		}
+	}
+	if c == read {
+		// "Get the message and delete it": the change decides.
+		for _, w := range analysis.Words(first) {
+			if v := verbs[analysis.Stem(w)]; v == remove || v == update {
+				return none
+			}
+		}
+	}
+	return c
+}
+
+// leadWords is how far into a description its leading verb is looked
+// for: past a product name or a "Tool to" preamble, not into the body.
+const leadWords = 6
+
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 400 {
+		s = s[:400]
+	}
+	if i := strings.IndexAny(s, ".\n"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func openWorldWords(name string) bool {
+	for _, w := range analysis.Words(name) {
+		if openWorld[analysis.Stem(w)] {
+			return true
+		}
+	}
+	return false
+}
+
+// paramNames are the lower-cased names of a schema's top-level properties.
+func paramNames(schema json.RawMessage) map[string]bool {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	out := make(map[string]bool, len(s.Properties))
+	for k := range s.Properties {
+		out[strings.ToLower(k)] = true
+	}
+	return out
+}

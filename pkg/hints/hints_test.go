@@ -1,0 +1,163 @@
+package hints
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestOf(t *testing.T) {
+	tests := []struct {
+		name, desc, schema, ann string
+		readOnly, destructive   bool
+		inferred                []string
+		annotations             string
+	}{
+		{name: "list_issues", readOnly: true, inferred: []string{ReadOnly}, annotations: `{"readOnlyHint":true}`},
+		{name: "deleteRepository", destructive: true, inferred: []string{ReadOnly, Destructive, Idempotent},
+			annotations: `{"destructiveHint":true,"idempotentHint":true,"readOnlyHint":false}`},
+		{name: "create_issue", inferred: []string{ReadOnly, Destructive, Idempotent}},
+		{name: "update-page", destructive: true, inferred: []string{ReadOnly, Destructive}},
+		// A destructive verb anywhere in the name wins over a leading read verb.
+		{name: "get_and_delete_message", destructive: true, inferred: []string{ReadOnly, Destructive, Idempotent}},
+		// A read verb is not trusted when the description names a change.
+		{name: "fetch_queue", desc: "Fetch the next job and remove it from the queue."},
+		// No verb in the name: the description's lead decides.
+		{name: "API-user", desc: "Notion | Retrieve a user", readOnly: true, inferred: []string{ReadOnly}},
+		{name: "widget", desc: "A widget."},
+		// A force switch says the tool destroys.
+		{name: "push_branch", schema: `{"properties":{"force":{"type":"boolean"}}}`, destructive: true,
+			inferred: []string{ReadOnly, Destructive, Idempotent}},
+		{name: "fetch_page", schema: `{"properties":{"url":{"type":"string"}}}`, readOnly: true, inferred: []string{ReadOnly, OpenWorld}},
+		// Declared hints are never overridden, and the declared bytes are
+		// kept when nothing is inferred.
+		{name: "delete_file", ann: `{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}`,
+			readOnly: true, annotations: `{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}`},
+		{name: "list_things", ann: `{"title":"Things","readOnlyHint":false}`, annotations: `{"title":"Things","readOnlyHint":false}`},
+		{name: "remove_thing", ann: `{"title":"T"}`, destructive: true, inferred: []string{ReadOnly, Destructive, Idempotent},
+			annotations: `{"destructiveHint":true,"idempotentHint":true,"readOnlyHint":false,"title":"T"}`},
+		// An unreadable declared hint is still declared: not replaced.
+		{name: "delete_x", ann: `{"destructiveHint":"yes"}`, inferred: []string{ReadOnly, Idempotent}},
+		{name: "broken", ann: `not json`, annotations: `not json`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := Of(tc.name, tc.desc, json.RawMessage(tc.schema), json.RawMessage(tc.ann))
+			if h.IsReadOnly() != tc.readOnly || h.IsDestructive() != tc.destructive {
+				t.Errorf("read-only %v destructive %v, want %v %v", h.IsReadOnly(), h.IsDestructive(), tc.readOnly, tc.destructive)
+			}
+			if !slices.Equal(h.Inferred, tc.inferred) {
+				t.Errorf("inferred %v, want %v", h.Inferred, tc.inferred)
+			}
+			if tc.annotations != "" && string(h.Annotations) != tc.annotations {
+				t.Errorf("annotations %s, want %s", h.Annotations, tc.annotations)
+			}
+		})
+	}
+}
+
+func TestTableHasEachVerbOnce(t *testing.T) {
+	seen := map[string]class{}
+	for c, words := range table {
+		for _, w := range words {
+			if strings.ContainsAny(w, " _-") {
+				t.Errorf("%q is not one word", w)
+			}
+			if prev, dup := seen[w]; dup {
+				t.Errorf("%q is in classes %d and %d", w, prev, c)
+			}
+			seen[w] = c
+		}
+	}
+}
+
+// TestAgainstDeclared measures the inference against servers that declare
+// every hint (evals/annotations/servers.json, from npm by fetch.sh): the
+// declared annotations are hidden, inferred afresh, and compared. It fails
+// on the costly mistake, a destructive tool inferred read-only; -v prints
+// the per-hint table that evals/README.md quotes.
+func TestAgainstDeclared(t *testing.T) {
+	raw, err := os.ReadFile("../../evals/annotations/servers.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth struct {
+		Servers []struct {
+			Name  string
+			Tools []struct {
+				Name, Description string
+				InputSchema       json.RawMessage
+				Annotations       map[string]any
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &truth); err != nil {
+		t.Fatal(err)
+	}
+	type counts struct{ tp, fp, fn, n int }
+	score := map[string]*counts{}
+	for _, k := range Keys {
+		score[k] = &counts{}
+	}
+	tally := func(k string, want, wantKnown, got bool) {
+		if !wantKnown {
+			return
+		}
+		c := score[k]
+		c.n++
+		switch {
+		case want && got:
+			c.tp++
+		case got:
+			c.fp++
+		case want:
+			c.fn++
+		}
+	}
+	tools, costly := 0, 0
+	for _, s := range truth.Servers {
+		for _, tool := range s.Tools {
+			tools++
+			decl := func(k string) (bool, bool) { v, ok := tool.Annotations[k].(bool); return v, ok }
+			ro, _ := decl(ReadOnly) // MCP's default: false
+			de, ok := decl(Destructive)
+			if !ok {
+				de = true // MCP's default, when not read-only
+			}
+			de = de && !ro
+			h := Of(tool.Name, tool.Description, tool.InputSchema, nil)
+			tally(ReadOnly, ro, true, h.IsReadOnly())
+			tally(Destructive, de, true, h.IsDestructive())
+			if id, ok := decl(Idempotent); ok && !ro {
+				v, _ := h.get(2)
+				tally(Idempotent, id, true, v)
+			}
+			if ow, ok := decl(OpenWorld); ok {
+				v, _ := h.get(3)
+				tally(OpenWorld, ow, true, v)
+			}
+			if testing.Verbose() && (ro != h.IsReadOnly() || de != h.IsDestructive()) {
+				t.Logf("miss %s/%s: declared read-only %v destructive %v, inferred %v %v", s.Name, tool.Name, ro, de, h.IsReadOnly(), h.IsDestructive())
+			}
+			if de && h.IsReadOnly() {
+				costly++
+				t.Errorf("%s/%s is destructive and was inferred read-only", s.Name, tool.Name)
+			}
+		}
+	}
+	ratio := func(a, b int) string {
+		if b == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f (%d/%d)", float64(a)/float64(b), a, b)
+	}
+	t.Logf("%d tools from %d servers; destructive inferred read-only: %d", tools, len(truth.Servers), costly)
+	t.Logf("| hint (true) | tools judged | precision | recall |")
+	for _, k := range Keys {
+		c := score[k]
+		t.Logf("| %s | %d | %s | %s |", k, c.n, ratio(c.tp, c.tp+c.fp), ratio(c.tp, c.tp+c.fn))
+	}
+}

@@ -1,0 +1,64 @@
+package search
+
+import (
+	"context"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+)
+
+// Bounds on a regex search. Go's RE2 matches in time linear in the text,
+// so no pattern can backtrack catastrophically; these bound the rest: the
+// pattern's size once compiled (a{1000} is one short pattern and a
+// thousand instructions) and the text each tool offers it.
+const (
+	MaxRegexBytes      = 256
+	maxRegexInsts      = 2000
+	regexDescBytes     = 1024 // a description's opening, where its purpose is
+	regexCheckCtxEvery = 256  // tools between checks that the caller is still there
+)
+
+func checkRegex(pattern string) error {
+	if len(pattern) > MaxRegexBytes {
+		return badRequest("regex_too_long", `"regex" is %d bytes; the limit is %d`, len(pattern), MaxRegexBytes)
+	}
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return badRequest("invalid_regex", `"regex" is not a valid RE2 pattern: %v`, err)
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return badRequest("invalid_regex", `"regex" is not a valid RE2 pattern: %v`, err)
+	}
+	if len(prog.Inst) > maxRegexInsts {
+		return badRequest("regex_too_complex", `"regex" compiles to %d instructions; the limit is %d (use fewer or smaller repetitions)`, len(prog.Inst), maxRegexInsts)
+	}
+	return nil
+}
+
+// regex lists, sorted and paged like a list, the tools in scope whose
+// name (or description's opening, when asked) matches the pattern.
+func (a *answer) regex(ctx context.Context) error {
+	re, err := regexp.Compile(a.req.Regex) // validated: cannot fail
+	if err != nil {
+		return badRequest("invalid_regex", `"regex" is not a valid RE2 pattern: %v`, err)
+	}
+	a.resp.Mode = ModeRegex
+	var rows []int
+	for i, t := range a.snap.Catalog.Tools() {
+		if i%regexCheckCtxEvery == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !a.vis.Has(i) || !a.inScope(i) {
+			continue
+		}
+		desc := t.Description
+		if len(desc) > regexDescBytes {
+			desc = strings.ToValidUTF8(desc[:regexDescBytes], "")
+		}
+		if re.MatchString(t.Name) || (a.req.RegexDescription && re.MatchString(desc)) {
+			rows = append(rows, i)
+		}
+	}
+	return a.page(rows, SourceRegex)
+}
