@@ -75,7 +75,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	cfg.Registerer, cfg.Logger = reg, logger
 	svc := search.New(cfg)
 	mcpOpts := mcpserver.Options{Logger: logger, Version: versionString(), Sessions: mcpserver.SessionLimits{
-		Idle: time.Duration(file.Limits.MCPSessionIdle), Max: file.Limits.MCPMaxSessions, MaxPerKey: file.Limits.MCPMaxSessionsPerKey}}
+		Idle: time.Duration(file.Limits.MCPSessionIdle), Max: file.Limits.MCPMaxSessions, MaxPerKey: file.Limits.MCPMaxSessionsPerKey},
+		Confirm: file.MCP.ConfirmDestructive, ConfirmTimeout: time.Duration(file.MCP.ConfirmTimeout), KeyConfirm: svc.KeyConfirm,
+		Expose: file.MCP.Expose, Registerer: reg}
 	if ups != nil {
 		mcpOpts.Upstreams = ups
 	}

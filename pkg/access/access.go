@@ -19,7 +19,26 @@ type Key struct {
 	Name       string
 	Hash       [sha256.Size]byte
 	Visibility Visibility // zero: sees every tool
+	// Confirm is the key's policy for calls to destructive tools; empty
+	// takes the deployment's.
+	Confirm string
 }
+
+// The policies for a call to a destructive tool (declared or inferred
+// destructiveHint), per deployment and per key.
+const (
+	// ConfirmElicit asks the user through MCP elicitation when the client
+	// can be asked, and otherwise requires call_tool's confirm argument.
+	ConfirmElicit = "elicit"
+	// ConfirmArgument always requires call_tool's confirm argument: for
+	// clients whose model is trusted to have asked.
+	ConfirmArgument = "require_confirm_argument"
+	// ConfirmOff forwards destructive calls like any other.
+	ConfirmOff = "off"
+)
+
+// ConfirmPolicies are the valid policies, the default first.
+var ConfirmPolicies = []string{ConfirmElicit, ConfirmArgument, ConfirmOff}
 
 // HashSecret is the stored form of a key's secret.
 func HashSecret(secret string) [sha256.Size]byte { return sha256.Sum256([]byte(secret)) }

@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
 )
 
@@ -31,7 +33,29 @@ type File struct {
 	// Upstreams are live MCP servers whose tools join the catalog.
 	Upstreams []Upstream `json:"upstreams"`
 	Limits    Limits     `json:"limits"`
+	MCP       MCP        `json:"mcp"`
 }
+
+// MCP configures the MCP endpoint.
+type MCP struct {
+	// Expose is what tools/list offers: "meta" (the search meta-tools;
+	// the default) or "core_and_meta" (the core whitelist's tools as
+	// themselves too, callable directly).
+	Expose string `json:"expose"`
+	// ConfirmDestructive is the policy for call_tool calls to destructive
+	// tools: elicit (the default), require_confirm_argument or off. A key's
+	// own confirm_destructive wins.
+	ConfirmDestructive string `json:"confirm_destructive"`
+	// ConfirmTimeout bounds the wait for a user's answer; 2m when 0. It
+	// must be shorter than limits.mcp_session_idle.
+	ConfirmTimeout Duration `json:"confirm_timeout"`
+}
+
+// The exposure modes of the MCP endpoint.
+const (
+	ExposeMeta        = "meta"
+	ExposeCoreAndMeta = "core_and_meta"
+)
 
 // Limits bound what callers can make the service hold or do. Zero values
 // take the defaults documented in the README.
@@ -80,6 +104,8 @@ type Key struct {
 	KeySHA256      string   `json:"key_sha256"`
 	VisibleTools   []string `json:"visible_tools"`
 	VisibleServers []string `json:"visible_servers"`
+	// ConfirmDestructive overrides mcp.confirm_destructive for this key.
+	ConfirmDestructive string `json:"confirm_destructive"`
 }
 
 // Embedding holds embedder settings; flags and environment variables win
@@ -153,7 +179,7 @@ func Parse(source string, data []byte) (*File, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
 		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
-			return nil, fmt.Errorf("config %s: unknown key %q (known top-level keys: core, templates, auth, embedding, search, upstreams)", source, m[1])
+			return nil, fmt.Errorf("config %s: unknown key %q (known top-level keys: core, templates, auth, embedding, search, upstreams, limits, mcp)", source, m[1])
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -196,6 +222,8 @@ func (f *File) check() error {
 			return fmt.Errorf("%s: set exactly one of key_env and key_sha256", where)
 		case k.KeySHA256 != "" && !sha256Hex.MatchString(k.KeySHA256):
 			return fmt.Errorf("%s: key_sha256 must be 64 lower-case hex digits", where)
+		case k.ConfirmDestructive != "" && !slices.Contains(access.ConfirmPolicies, k.ConfirmDestructive):
+			return fmt.Errorf("%s: confirm_destructive must be one of %s, got %q", where, strings.Join(access.ConfirmPolicies, ", "), k.ConfirmDestructive)
 		}
 		seen[k.Name] = true
 	}
@@ -209,6 +237,35 @@ func (f *File) check() error {
 	}
 	if b := f.Embedding.BatchSize; b < 0 || b > 2048 {
 		return fmt.Errorf("embedding.batch_size must be 1-2048, got %d", b)
+	}
+	return f.MCP.check(time.Duration(f.Limits.MCPSessionIdle))
+}
+
+// DefaultConfirmTimeout and DefaultSessionIdle are the MCP endpoint's
+// defaults, here so that one can be checked against the other.
+const (
+	DefaultConfirmTimeout = 2 * time.Minute
+	DefaultSessionIdle    = 10 * time.Minute
+)
+
+func (m MCP) check(idle time.Duration) error {
+	if m.Expose != "" && m.Expose != ExposeMeta && m.Expose != ExposeCoreAndMeta {
+		return fmt.Errorf("mcp.expose must be %s or %s, got %q", ExposeMeta, ExposeCoreAndMeta, m.Expose)
+	}
+	if p := m.ConfirmDestructive; p != "" && !slices.Contains(access.ConfirmPolicies, p) {
+		return fmt.Errorf("mcp.confirm_destructive must be one of %s, got %q", strings.Join(access.ConfirmPolicies, ", "), p)
+	}
+	timeout := time.Duration(m.ConfirmTimeout)
+	if timeout == 0 {
+		timeout = DefaultConfirmTimeout
+	}
+	if idle == 0 {
+		idle = DefaultSessionIdle
+	}
+	// The question travels on the session: a session that idled out while
+	// its user was reading the question would lose the answer.
+	if timeout >= idle {
+		return fmt.Errorf("mcp.confirm_timeout (%s) must be shorter than limits.mcp_session_idle (%s)", timeout, idle)
 	}
 	return nil
 }

@@ -45,6 +45,12 @@ search: {query_timeout: 750ms}
 		{"bad provider", "embedding: {provider: magic}", "local or openai"},
 		{"batch too large", "embedding: {batch_size: 4096}", "embedding.batch_size must be 1-2048"},
 		{"bad yaml", "core: [", "c.yaml"},
+		{"bad expose", "mcp: {expose: everything}", `mcp.expose must be meta or core_and_meta, got "everything"`},
+		{"bad confirm policy", "mcp: {confirm_destructive: ask}", `mcp.confirm_destructive must be one of elicit, require_confirm_argument, off, got "ask"`},
+		{"bad key confirm policy", "auth: {keys: [{name: a, key_env: KA, confirm_destructive: never}]}", `auth.keys[0] ("a"): confirm_destructive must be one of`},
+		{"confirm outlives the session", "mcp: {confirm_timeout: 5m}\nlimits: {mcp_session_idle: 5m}", "mcp.confirm_timeout (5m0s) must be shorter than limits.mcp_session_idle (5m0s)"},
+		{"confirm outlives the default session", "mcp: {confirm_timeout: 11m}", "must be shorter than limits.mcp_session_idle (10m0s)"},
+		{"unknown mcp key", "mcp: {expose_core: true}", `unknown key "expose_core"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -106,7 +106,7 @@ func (f *File) Policy(cat *catalog.Catalog) *Policy {
 func (f *File) HashedKeys(getenv func(string) string) ([]access.Key, error) {
 	var keys []access.Key
 	for _, k := range f.Auth.Keys {
-		key := access.Key{Name: k.Name, Visibility: access.Visibility{Tools: k.VisibleTools, Servers: k.VisibleServers}}
+		key := access.Key{Name: k.Name, Visibility: access.Visibility{Tools: k.VisibleTools, Servers: k.VisibleServers}, Confirm: k.ConfirmDestructive}
 		if k.KeyEnv != "" {
 			secret := getenv(k.KeyEnv)
 			if secret == "" {

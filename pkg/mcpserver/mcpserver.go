@@ -14,6 +14,9 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 
@@ -38,6 +41,19 @@ type Options struct {
 	Version   string
 	Upstreams Upstreams // nil: no call_tool, no upstream health
 	Sessions  SessionLimits
+	// Confirm is the deployment's policy for calls to destructive tools:
+	// ConfirmElicit (the default when empty), ConfirmArgument or
+	// ConfirmOff. KeyConfirm returns a key's own policy, "" for the
+	// deployment's; ConfirmTimeout bounds the wait for the user's answer
+	// (DefaultConfirmTimeout when 0; keep it under Sessions.Idle).
+	Confirm        string
+	KeyConfirm     func(access.Caller) string
+	ConfirmTimeout time.Duration
+	// Expose is what tools/list offers: config.ExposeMeta (the default)
+	// or config.ExposeCoreAndMeta.
+	Expose string
+	// Registerer receives the MCP server's metrics; nil registers nowhere.
+	Registerer prometheus.Registerer
 }
 
 // Server is the MCP side of the service.
@@ -48,6 +64,8 @@ type Server struct {
 	mu       sync.Mutex
 	lastHash string // the catalog last announced
 	sessions *sessions
+	confirm  *confirmer
+	exposed  map[string]exposed // by listed name; guarded by mu
 }
 
 // New returns an MCP server over svc.
@@ -55,7 +73,7 @@ func New(svc *search.Service, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, opts: opts}
+	s := &Server{svc: svc, opts: opts, confirm: newConfirmer(opts)}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch: search a large tool catalog", Version: opts.Version},
 		&mcp.ServerOptions{
 			Logger:       opts.Logger.With("component", "mcp"),
@@ -63,6 +81,7 @@ func New(svc *search.Service, opts Options) *Server {
 			Instructions: "This server fronts a large catalog of tools. Call search_tools with what you want to do, " +
 				"get_tool_schema for a tool's full parameters, and call_tool to run it (when offered).",
 		})
+	s.srv.AddReceivingMiddleware(s.filterList)
 	s.addSearch()
 	s.addRegex()
 	s.sessions = newSessions(s.srv, opts.Sessions)
@@ -153,6 +172,7 @@ func (s *Server) Announce(snap *search.Snapshot) {
 	if !same {
 		s.addSearch()
 	}
+	s.exposeCore(snap)
 }
 
 // caller is whose visibility applies to an MCP request: the key its

@@ -69,11 +69,21 @@ func addTool(s *mcp.Server, name, desc string) {
 // service and the MCP server behind the HTTP API, as serve does.
 func newRig(t *testing.T, keys []access.Key) *rig {
 	t.Helper()
+	return newRigWith(t, keys, Options{}, nil)
+}
+
+// newRigWith is newRig with the MCP server's options and more upstream
+// tools.
+func newRigWith(t *testing.T, keys []access.Key, opts Options, more func(*mcp.Server), core ...string) *rig {
+	t.Helper()
 	r := &rig{emb: &countingEmbedder{local: embedding.NewLocal(256)}, changed: make(chan struct{}, 16)}
 	r.upstream = mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, &mcp.ServerOptions{PageSize: 2})
 	addTool(r.upstream, "get_forecast", "Get the weather forecast for a city for the next days.")
 	addTool(r.upstream, "get_air_quality", "Get the air quality index of a city.")
 	addTool(r.upstream, "get_alerts", "List active severe weather alerts for a city.")
+	if more != nil {
+		more(r.upstream)
+	}
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return r.upstream }, nil))
 	t.Cleanup(up.Close)
 
@@ -87,7 +97,7 @@ func newRig(t *testing.T, keys []access.Key) *rig {
 		if err != nil {
 			return nil, err
 		}
-		return &search.Setup{Catalog: cat, Keys: keys}, nil
+		return &search.Setup{Catalog: cat, Keys: keys, Core: core}, nil
 	}
 	r.svc = search.New(search.Config{Embedder: r.emb, Load: load})
 	ups, err = upstream.New([]upstream.Config{{Name: "weather", URL: up.URL, Refresh: time.Hour}}, func() {
@@ -98,7 +108,8 @@ func newRig(t *testing.T, keys []access.Key) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(r.svc, Options{Upstreams: ups})
+	opts.Upstreams = ups
+	srv := New(r.svc, opts)
 	r.svc.OnPublish(srv.Announce)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/config"
 )
 
 // Session limits' defaults. A session costs a few kilobytes and lives
 // until it idles out, so without a cap 20,000 initialize calls from one key
 // held 280 MB for good.
 const (
-	DefaultSessionIdle   = 10 * time.Minute
+	DefaultSessionIdle   = config.DefaultSessionIdle
 	DefaultMaxSessions   = 1000
 	DefaultMaxKeySession = 100
 )

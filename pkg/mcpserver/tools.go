@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
@@ -247,12 +248,15 @@ func (s *Server) listServers(ctx context.Context, req *mcp.CallToolRequest, in l
 }
 
 const callToolDescription = `Call a tool from the catalog on the upstream server that owns it, and return that server's result unchanged. ` +
-	`Find the tool with search_tools and read its parameters with get_tool_schema first: arguments are checked against the tool's input schema before the call.`
+	`Find the tool with search_tools and read its parameters with get_tool_schema first: arguments are checked against the tool's input schema before the call. ` +
+	`A destructive tool (one that deletes or overwrites) is called only once the user confirms: the user is asked directly when the client supports it; ` +
+	`otherwise the call returns an error saying how to confirm.`
 
 type callToolIn struct {
 	Name      string          `json:"name" jsonschema:"the tool's name, as search_tools returned it"`
 	Server    string          `json:"server,omitempty" jsonschema:"the tool's server; needed only when the name alone is ambiguous"`
 	Arguments json.RawMessage `json:"arguments,omitempty" jsonschema:"the tool's arguments, an object matching its input schema"`
+	Confirm   bool            `json:"confirm,omitempty" jsonschema:"set only after the user has agreed to this call to a destructive tool; see the error that asks for it"`
 }
 
 // callTool forwards a call. An unknown tool is a protocol error; bad
@@ -276,15 +280,24 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		}
 		return nil, toolError(err)
 	}
+	return s.forward(ctx, req, caller, t, in.Arguments, in.Confirm)
+}
+
+// forward calls t on its upstream, for call_tool and for core tools
+// listed directly: arguments checked against its schema, destructive
+// calls confirmed as the policy says.
+func (s *Server) forward(ctx context.Context, req *mcp.CallToolRequest, caller access.Caller, t catalog.Tool, args json.RawMessage, confirmed bool) (*mcp.CallToolResult, error) {
 	if !s.opts.Upstreams.Has(t.Server) {
 		return errorResult(fmt.Sprintf("%s/%s comes from a catalog file, not a live upstream server: toolsearch can describe it but not call it", t.Server, t.Name)), nil
 	}
-	args := in.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
 	if err := validate(t.InputSchema, args); err != nil {
 		return errorResult(fmt.Sprintf("arguments for %s/%s do not match its input schema: %v", t.Server, t.Name, err)), nil
+	}
+	if res := s.confirm.gate(ctx, req, caller, t, args, confirmed); res != nil {
+		return res, nil
 	}
 	res, err := s.opts.Upstreams.Call(ctx, t.Server, t.Name, args)
 	if err != nil {

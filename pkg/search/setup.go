@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"sort"
 	"strings"
 
@@ -98,6 +99,30 @@ func (s *Service) Authenticate(token string) (access.Caller, error) {
 		return access.Caller{}, ErrNotReady
 	}
 	return access.Authenticate(snap.policy.keys, token)
+}
+
+// CoreTools are the core whitelist's tools, in the whitelist's order.
+func (snap *Snapshot) CoreTools() []catalog.Tool {
+	out := make([]catalog.Tool, len(snap.policy.core))
+	for i, r := range snap.policy.core {
+		out[i] = snap.Catalog.Tool(r)
+	}
+	return out
+}
+
+// KeyConfirm is the caller's key's own policy for calls to destructive
+// tools (see access.ConfirmPolicies); "" for the deployment's.
+func (s *Service) KeyConfirm(c access.Caller) string {
+	snap := s.cur.Load()
+	if snap == nil || c.Key == "" {
+		return ""
+	}
+	for _, k := range snap.policy.keys {
+		if k.Name == c.Key {
+			return k.Confirm
+		}
+	}
+	return ""
 }
 
 // viewFor is the snapshot caller searches: snap itself for a key that

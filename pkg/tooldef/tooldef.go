@@ -63,6 +63,22 @@ func (n *Namer) Name(t catalog.Tool) string {
 	return s
 }
 
+// Qualified is t's name with its server, "server__tool", as a function
+// name every provider accepts: for listing a tool beside other servers'
+// under a name that cannot collide with theirs. When the plain form is
+// not valid or too long, it is cut and given a hash of the tool's ID, so
+// two tools never share one.
+func Qualified(t catalog.Tool) string {
+	plain := t.Server + "__" + t.Name
+	s := sanitize(plain)
+	if s == plain && len(s) <= maxNameLen {
+		return s
+	}
+	h := sha256.Sum256([]byte(t.ID()))
+	suffix := "_" + hex.EncodeToString(h[:4])
+	return s[:min(len(s), maxNameLen-len(suffix))] + suffix
+}
+
 func sanitize(name string) string {
 	var b strings.Builder
 	for _, r := range name {

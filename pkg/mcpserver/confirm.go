@@ -1,0 +1,177 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/hints"
+)
+
+// The policies, as access names them.
+const (
+	ConfirmElicit   = access.ConfirmElicit
+	ConfirmArgument = access.ConfirmArgument
+	ConfirmOff      = access.ConfirmOff
+)
+
+// DefaultConfirmTimeout is how long a user has to answer a confirmation.
+const DefaultConfirmTimeout = config.DefaultConfirmTimeout
+
+// The outcomes of a confirmation, as logged and counted.
+const (
+	outcomeAccepted  = "accepted"  // the user accepted through elicitation
+	outcomeDeclined  = "declined"  // the user said no
+	outcomeCancelled = "cancelled" // the user dismissed the question
+	outcomeTimeout   = "timeout"   // no answer in time
+	outcomeFailed    = "failed"    // the question could not be asked
+	outcomeArgument  = "confirmed_argument"
+	outcomeRefused   = "refused" // no elicitation and no confirm argument
+	outcomeOff       = "not_required"
+)
+
+var outcomes = []string{outcomeAccepted, outcomeDeclined, outcomeCancelled, outcomeTimeout, outcomeFailed,
+	outcomeArgument, outcomeRefused, outcomeOff}
+
+type confirmer struct {
+	policy  string                     // the deployment's
+	keyOf   func(access.Caller) string // a key's own policy; "" for the deployment's
+	timeout time.Duration
+	logger  *slog.Logger
+	count   *prometheus.CounterVec
+	now     func() time.Time
+}
+
+func newConfirmer(opts Options) *confirmer {
+	c := &confirmer{policy: opts.Confirm, keyOf: opts.KeyConfirm, timeout: opts.ConfirmTimeout,
+		logger: opts.Logger, now: time.Now}
+	if c.policy == "" {
+		c.policy = ConfirmElicit
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultConfirmTimeout
+	}
+	if c.keyOf == nil {
+		c.keyOf = func(access.Caller) string { return "" }
+	}
+	c.count = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "toolsearch_mcp_confirmations_total",
+		Help: "Decisions on call_tool calls to destructive tools, by policy and outcome.",
+	}, []string{"policy", "outcome"})
+	for _, p := range access.ConfirmPolicies {
+		for _, o := range outcomes {
+			c.count.WithLabelValues(p, o)
+		}
+	}
+	if opts.Registerer != nil {
+		opts.Registerer.MustRegister(c.count)
+	}
+	return c
+}
+
+// gate decides whether a call to t may go ahead. It returns nil to forward
+// the call, or the result to answer instead: a question for the client, or
+// an isError that says why the call was not made and what to do.
+func (c *confirmer) gate(ctx context.Context, req *mcp.CallToolRequest, caller access.Caller, t catalog.Tool, args json.RawMessage, confirmed bool) *mcp.CallToolResult {
+	h := hints.Of(t.Name, t.Description, t.InputSchema, t.Annotations)
+	if !h.IsDestructive() {
+		return nil
+	}
+	policy := c.keyOf(caller)
+	if policy == "" {
+		policy = c.policy
+	}
+	why := "its server declares it destructive"
+	for _, k := range h.Inferred {
+		if k == hints.Destructive {
+			why = "its name or description says it deletes or overwrites (inferred: the server declares no destructiveHint)"
+		}
+	}
+	outcome, res := c.decide(ctx, req, caller, t, args, confirmed, policy, why)
+	c.count.WithLabelValues(policy, outcome).Inc()
+	// Which tool, whose key and what was decided; never the arguments'
+	// values, which may be the very data being deleted.
+	c.logger.Info("destructive call", "key", caller.Key, "server", t.Server, "tool", t.Name, "policy", policy, "outcome", outcome)
+	return res
+}
+
+func (c *confirmer) decide(ctx context.Context, req *mcp.CallToolRequest, caller access.Caller, t catalog.Tool, args json.RawMessage, confirmed bool, policy, why string) (string, *mcp.CallToolResult) {
+	id := t.Server + "/" + t.Name
+	refuse := func(outcome, msg string) (string, *mcp.CallToolResult) { return outcome, errorResult(msg) }
+	switch {
+	case policy == ConfirmOff:
+		return outcomeOff, nil
+	case policy == ConfirmElicit && canElicit(req):
+		// Only a person answers an elicitation, so the model's own confirm
+		// argument does not stand in for one. The question goes out on the
+		// session's stream: the stateful handler negotiates protocol
+		// versions before multi round-trip (SEP-2322), whose clients would
+		// get the question back in the result instead.
+		return c.elicit(ctx, req.Session, id, args, why)
+	case confirmed:
+		return outcomeArgument, nil
+	}
+	how := "call call_tool again with \"confirm\": true once the user has agreed to it"
+	return refuse(outcomeRefused, fmt.Sprintf("%s was not called: it is destructive (%s), and this deployment confirms destructive calls first. To run it, %s.", id, why, how))
+}
+
+// elicit asks the user on the session's stream (protocol versions before
+// multi round-trip) and waits at most the timeout for the answer.
+func (c *confirmer) elicit(ctx context.Context, ss *mcp.ServerSession, id string, args json.RawMessage, why string) (string, *mcp.CallToolResult) {
+	ectx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	res, err := ss.Elicit(ectx, question(id, args, why))
+	switch {
+	case err != nil && ectx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
+		return c.answer(id, &mcp.ElicitResult{Action: "timeout"})
+	case err != nil:
+		return outcomeFailed, errorResult(fmt.Sprintf("%s was not called: the confirmation it needs could not be asked (%v). Nothing was changed.", id, clip(err.Error())))
+	}
+	return c.answer(id, res)
+}
+
+// answer turns the user's answer into an outcome: forward on accept only.
+func (c *confirmer) answer(id string, res *mcp.ElicitResult) (string, *mcp.CallToolResult) {
+	switch res.Action {
+	case "accept":
+		return outcomeAccepted, nil
+	case "decline":
+		return outcomeDeclined, errorResult(fmt.Sprintf("The user declined the call to %s; it was not made. Do not retry it unless they ask.", id))
+	case "timeout":
+		return outcomeTimeout, errorResult(fmt.Sprintf("The user did not answer the confirmation for %s within %s; it was not made.", id, c.timeout))
+	default: // "cancel", or anything a client invents
+		return outcomeCancelled, errorResult(fmt.Sprintf("The user dismissed the confirmation for %s; it was not made.", id))
+	}
+}
+
+// question is the confirmation shown to the user. It carries the
+// arguments, clipped: the person deciding must see what would be deleted.
+func question(id string, args json.RawMessage, why string) *mcp.ElicitParams {
+	return &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         fmt.Sprintf("Allow a call to %s? It is destructive: %s. Arguments: %s", id, why, clip(string(args))),
+		RequestedSchema: &map[string]any{"type": "object", "properties": map[string]any{}},
+	}
+}
+
+func clip(s string) string {
+	const max = 500
+	if len(s) <= max {
+		return s
+	}
+	return strings.ToValidUTF8(s[:max], "") + "…"
+}
+
+func canElicit(req *mcp.CallToolRequest) bool {
+	caps := req.ClientCapabilities()
+	return caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
+}

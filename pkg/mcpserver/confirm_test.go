@@ -1,0 +1,172 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+)
+
+// syncBuffer is a log sink the server's goroutines may write at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestConfirmDestructive: a call to a destructive tool is forwarded only
+// on an explicit accept (elicitation) or confirm argument, as the policy
+// of the deployment or the key says; decline, cancel and timeout are
+// distinct outcomes, each logged without the arguments and counted.
+func TestConfirmDestructive(t *testing.T) {
+	var cleared atomic.Int32
+	wipe := func(s *mcp.Server) {
+		// No annotations: destructive by inference from "clear".
+		s.AddTool(&mcp.Tool{Name: "clear_alerts", Description: "Clear every active alert of a city.", InputSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				cleared.Add(1)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "cleared"}}}, nil
+			})
+	}
+	logs := &syncBuffer{}
+	reg := prometheus.NewRegistry()
+	keys := []access.Key{
+		{Name: "people", Hash: access.HashSecret("people-secret")},
+		{Name: "argument", Hash: access.HashSecret("argument-secret")},
+		{Name: "trusted", Hash: access.HashSecret("trusted-secret")},
+	}
+	policies := map[string]string{"argument": ConfirmArgument, "trusted": ConfirmOff}
+	r := newRigWith(t, keys, Options{
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), Registerer: reg, ConfirmTimeout: 300 * time.Millisecond,
+		KeyConfirm: func(c access.Caller) string { return policies[c.Key] },
+	}, wipe)
+
+	const secretArg = "Secret-City-42" // must never reach a log
+	args := map[string]any{"name": "clear_alerts", "arguments": map[string]any{"city": secretArg}}
+	withConfirm := map[string]any{"name": "clear_alerts", "confirm": true, "arguments": map[string]any{"city": secretArg}}
+	tests := []struct {
+		name    string
+		token   string
+		answer  string // the elicitation handler's action; "" declares no elicitation; "wait" never answers
+		args    map[string]any
+		called  bool
+		text    string
+		outcome string
+		policy  string
+	}{
+		{"accept", "people-secret", "accept", args, true, "cleared", outcomeAccepted, ConfirmElicit},
+		{"decline", "people-secret", "decline", args, false, "declined", outcomeDeclined, ConfirmElicit},
+		{"cancel", "people-secret", "cancel", args, false, "dismissed", outcomeCancelled, ConfirmElicit},
+		{"timeout", "people-secret", "wait", args, false, "did not answer", outcomeTimeout, ConfirmElicit},
+		{"a model's confirm does not stand in for the user", "people-secret", "decline", withConfirm, false, "declined", outcomeDeclined, ConfirmElicit},
+		{"no elicitation: refused with how to confirm", "people-secret", "", args, false, `"confirm": true`, outcomeRefused, ConfirmElicit},
+		{"no elicitation: confirm argument", "people-secret", "", withConfirm, true, "cleared", outcomeArgument, ConfirmElicit},
+		{"key policy require_confirm_argument: no question", "argument-secret", "accept", args, false, `"confirm": true`, outcomeRefused, ConfirmArgument},
+		{"key policy require_confirm_argument: confirmed", "argument-secret", "decline", withConfirm, true, "cleared", outcomeArgument, ConfirmArgument},
+		{"key policy off", "trusted-secret", "decline", args, true, "cleared", outcomeOff, ConfirmOff},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked atomic.Int32
+			opts := &mcp.ClientOptions{}
+			if tt.answer != "" {
+				opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Add(1)
+					if !strings.Contains(req.Params.Message, "weather/clear_alerts") || !strings.Contains(req.Params.Message, secretArg) {
+						t.Errorf("the question does not show the tool and its arguments: %q", req.Params.Message)
+					}
+					if tt.answer == "wait" {
+						<-ctx.Done()
+						return nil, ctx.Err()
+					}
+					return &mcp.ElicitResult{Action: tt.answer}, nil
+				}
+			}
+			cs := connectWith(t, r.url, tt.token, opts)
+			before := cleared.Load()
+			count := confirmations(reg, tt.policy, tt.outcome)
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: tt.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cleared.Load() - before; (got == 1) != tt.called || got > 1 {
+				t.Errorf("upstream called %d times, want called=%v", got, tt.called)
+			}
+			if res.IsError == tt.called || !strings.Contains(text(res), tt.text) {
+				t.Errorf("result isError=%v %q, want %q", res.IsError, text(res), tt.text)
+			}
+			if got := confirmations(reg, tt.policy, tt.outcome) - count; got != 1 {
+				t.Errorf("%s/%s counted %v times, want 1", tt.policy, tt.outcome, got)
+			}
+			if tt.answer == "" && asked.Load() != 0 {
+				t.Error("a client without elicitation was asked")
+			}
+		})
+	}
+	// A tool that is not destructive is never gated.
+	cs := connectWith(t, r.url, "people-secret", &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		t.Error("asked to confirm a read-only call")
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}})
+	if res := call(t, cs, "call_tool", map[string]any{"name": "get_forecast", "arguments": map[string]any{"city": "Oslo"}}); res.IsError {
+		t.Errorf("get_forecast: %q", text(res))
+	}
+	out := logs.String()
+	if strings.Contains(out, secretArg) {
+		t.Errorf("an argument's value reached the log:\n%s", out)
+	}
+	for _, o := range []string{outcomeAccepted, outcomeDeclined, outcomeCancelled, outcomeTimeout, outcomeRefused, outcomeArgument, outcomeOff} {
+		if !strings.Contains(out, "outcome="+o) {
+			t.Errorf("no log line for outcome %s", o)
+		}
+	}
+}
+
+// confirmations reads the confirmation counter of policy and outcome; -1
+// when there is no such series.
+func confirmations(reg *prometheus.Registry, policy, outcome string) float64 {
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() != "toolsearch_mcp_confirmations_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["policy"] == policy && labels["outcome"] == outcome {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return -1
+}
+
+func connectWith(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}

@@ -1,0 +1,174 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/hints"
+	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/tooldef"
+)
+
+// metaInferred is the _meta key under which a directly listed tool names
+// the annotations toolsearch inferred rather than its server declared.
+const metaInferred = "io.github.toolsearch/annotations_inferred"
+
+// exposed is a core tool listed as itself (expose: core_and_meta).
+type exposed struct {
+	server, name string
+	def          string // the listed definition, to tell a change from none
+}
+
+// exposeCore lists the core whitelist's callable tools as themselves,
+// beside the meta-tools, for clients that load tools/list once and never
+// search. Adding or removing one makes the SDK send list_changed. Tools a
+// session's key cannot see are taken out of its tools/list (see
+// filterList) and answer a direct call as unknown.
+func (s *Server) exposeCore(snap *search.Snapshot) {
+	if s.opts.Expose != config.ExposeCoreAndMeta {
+		return
+	}
+	next := map[string]exposed{}
+	tools := map[string]*mcp.Tool{}
+	for _, t := range snap.CoreTools() {
+		if s.opts.Upstreams == nil || !s.opts.Upstreams.Has(t.Server) {
+			continue // listed is callable: a catalog file's tool is found by search instead
+		}
+		def, err := direct(t)
+		if err != nil {
+			s.opts.Logger.Warn("core tool not listed directly", "server", t.Server, "tool", t.Name, "err", err)
+			continue
+		}
+		b, _ := json.Marshal(def)
+		next[def.Name] = exposed{server: t.Server, name: t.Name, def: string(b)}
+		tools[def.Name] = def
+	}
+	// The SDK is called outside s.mu: it notifies sessions, whose
+	// requests take s.mu in filterList. Announce runs once per published
+	// snapshot, one at a time, so no two of these interleave.
+	s.mu.Lock()
+	prev := s.exposed
+	s.exposed = next
+	s.mu.Unlock()
+	var gone []string
+	for name := range prev {
+		if _, ok := next[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveTools(gone...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(next)) {
+		if old, ok := prev[name]; ok && old.def == next[name].def {
+			continue
+		}
+		e := next[name]
+		if err := s.add(tools[name], func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return s.callDirect(ctx, req, e)
+		}); err != nil {
+			s.opts.Logger.Warn("core tool not listed directly", "server", e.server, "tool", e.name, "err", err)
+		}
+	}
+}
+
+// add registers an upstream's tool with the SDK, which panics on some
+// schemas it would refuse; an upstream's schema is untrusted input, and a
+// panic here would take the process down with it.
+func (s *Server) add(t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the MCP SDK refused its definition: %v", r)
+		}
+	}()
+	s.srv.AddTool(t, h)
+	return nil
+}
+
+// direct is t as a tools/list entry under its qualified name. Its schema
+// comes from an upstream: one the SDK would refuse (it panics on a schema
+// that is not an object) is refused here instead.
+func direct(t catalog.Tool) (*mcp.Tool, error) {
+	schema := map[string]any{}
+	if len(t.InputSchema) > 0 {
+		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+			return nil, fmt.Errorf("input schema: %w", err)
+		}
+	}
+	if typ, ok := schema["type"]; !ok {
+		schema["type"] = "object"
+	} else if typ != "object" {
+		return nil, fmt.Errorf("input schema has type %v, not object", typ)
+	}
+	if _, ok := schema["x-mcp-header"]; ok {
+		return nil, fmt.Errorf("input schema carries parameter header annotations")
+	}
+	h := hints.Of(t.Name, t.Description, t.InputSchema, t.Annotations)
+	var ann mcp.ToolAnnotations
+	if json.Unmarshal(h.Annotations, &ann) != nil {
+		ann = mcp.ToolAnnotations{}
+	}
+	def := &mcp.Tool{Name: tooldef.Qualified(t), Title: t.Title, Description: t.Description, InputSchema: schema, Annotations: &ann}
+	if def.Title == "" {
+		def.Title = t.ID()
+	}
+	if len(h.Inferred) > 0 {
+		def.Meta = mcp.Meta{metaInferred: h.Inferred}
+	}
+	return def, nil
+}
+
+// callDirect runs a directly listed core tool as call_tool would: for the
+// session's key only, arguments checked, destructive calls confirmed.
+func (s *Server) callDirect(ctx context.Context, req *mcp.CallToolRequest, e exposed) (*mcp.CallToolResult, error) {
+	caller, err := s.caller(req.Session)
+	if err != nil {
+		return nil, toolError(err)
+	}
+	t, err := s.svc.Lookup(caller, e.server, e.name)
+	if err != nil {
+		// The SDK's own answer for a tool that is not there, word for word.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
+	}
+	return s.forward(ctx, req, caller, t, req.Params.Arguments, false)
+}
+
+// filterList takes out of a tools/list answer the directly listed tools
+// the session's key cannot see.
+func (s *Server) filterList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		lr, ok := res.(*mcp.ListToolsResult)
+		if err != nil || !ok || method != "tools/list" {
+			return res, err
+		}
+		s.mu.Lock()
+		ex := s.exposed
+		s.mu.Unlock()
+		if len(ex) == 0 {
+			return res, err
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		caller, cerr := s.caller(ss)
+		lr.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool {
+			e, ok := ex[t.Name]
+			if !ok {
+				return false
+			}
+			if cerr != nil {
+				return true
+			}
+			_, lerr := s.svc.Lookup(caller, e.server, e.name)
+			return lerr != nil
+		})
+		return lr, nil
+	}
+}

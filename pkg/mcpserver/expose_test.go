@@ -1,0 +1,130 @@
+package mcpserver
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/config"
+)
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	list, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// TestExposeCoreAndMeta: with expose core_and_meta, the core whitelist's
+// callable tools are listed as themselves beside the meta-tools, callable
+// directly, and only for keys that may see them; a change to them reaches
+// clients as list_changed.
+func TestExposeCoreAndMeta(t *testing.T) {
+	keys := []access.Key{
+		{Name: "all", Hash: access.HashSecret("all-secret")},
+		{Name: "github-only", Hash: access.HashSecret("gh-secret"), Visibility: access.Visibility{Servers: []string{"github"}}},
+	}
+	// platform/get_platform_info is core but comes from a catalog file:
+	// not callable, so not listed.
+	r := newRigWith(t, keys, Options{Expose: config.ExposeCoreAndMeta}, nil, "weather/get_forecast", "weather/get_alerts", "platform/get_platform_info")
+	all := connectWith(t, r.url, "all-secret", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case r.changed <- struct{}{}:
+		default:
+		}
+	}})
+	names := toolNames(t, all)
+	for _, want := range []string{"search_tools", "call_tool", "weather__get_forecast", "weather__get_alerts"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list %v lacks %s", names, want)
+		}
+	}
+	if slices.Contains(names, "platform__get_platform_info") {
+		t.Errorf("tools/list %v has a core tool toolsearch cannot call", names)
+	}
+	list, _ := all.ListTools(t.Context(), nil)
+	for _, tl := range list.Tools {
+		if tl.Name != "weather__get_forecast" {
+			continue
+		}
+		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint || tl.Meta[metaInferred] == nil {
+			t.Errorf("listed get_forecast: annotations %+v meta %v, want readOnlyHint inferred", tl.Annotations, tl.Meta)
+		}
+		if s, ok := tl.InputSchema.(map[string]any); !ok || s["required"] == nil {
+			t.Errorf("listed get_forecast has not its own schema: %v", tl.InputSchema)
+		}
+	}
+	res := call(t, all, "weather__get_forecast", map[string]any{"city": "Oslo", "days": 3})
+	if res.IsError || text(res) != "Oslo: sunny for 3 days" {
+		t.Errorf("direct call: %+v %q", res, text(res))
+	}
+	if res := call(t, all, "weather__get_forecast", map[string]any{"days": "three"}); !res.IsError {
+		t.Error("a direct call with bad arguments was forwarded")
+	}
+
+	// A key that cannot see the weather server neither sees nor calls its
+	// core tools, and the refusal reads as for a tool that does not exist.
+	gh := connectWith(t, r.url, "gh-secret", &mcp.ClientOptions{})
+	if names := toolNames(t, gh); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "weather__") }) {
+		t.Errorf("a key without the weather server lists %v", names)
+	}
+	_, hidden := gh.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather__get_forecast", Arguments: map[string]any{"city": "Oslo"}})
+	_, absent := gh.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather__get_forecasz", Arguments: map[string]any{"city": "Oslo"}})
+	if hidden == nil || absent == nil || strings.ReplaceAll(hidden.Error(), "get_forecast", "get_forecasz") != absent.Error() {
+		t.Errorf("hidden core tool: %v; absent tool: %v; want the same error", hidden, absent)
+	}
+
+	// The upstream changes a core tool: clients hear list_changed and
+	// see the new definition.
+	for len(r.changed) > 0 {
+		<-r.changed
+	}
+	addTool(r.upstream, "get_alerts", "List active severe weather and flood alerts for a city.")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(describe(t, all, "weather__get_alerts"), "flood") {
+		if time.Now().After(deadline) {
+			t.Fatal("weather__get_alerts not updated after its upstream changed it")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case <-r.changed:
+	case <-time.After(10 * time.Second):
+		t.Error("no notifications/tools/list_changed")
+	}
+}
+
+func describe(t *testing.T, cs *mcp.ClientSession, name string) string {
+	t.Helper()
+	list, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range list.Tools {
+		if tl.Name == name {
+			return tl.Description
+		}
+	}
+	return ""
+}
+
+// TestExposeMetaByDefault: without expose, tools/list is the meta-tools.
+func TestExposeMetaByDefault(t *testing.T) {
+	r := newRigWith(t, nil, Options{}, nil, "weather/get_forecast")
+	names := toolNames(t, r.connect(t, ""))
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"call_tool", "get_tool_schema", "list_servers", "search_tools", "search_tools_regex"}) {
+		t.Errorf("tools/list = %v", names)
+	}
+}
