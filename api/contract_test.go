@@ -91,6 +91,8 @@ func TestResponsesMatchTheSpec(t *testing.T) {
 		{"POST", "/mcp/tool-search", "k", `{"regex":"^list_","regex_description":true,"read_only":true,"include_schema":true,"format":"mcp"}`, js, 200},
 		{"POST", "/mcp/tool-search", "k", `{"query":"delete a branch","exclude_destructive":true}`, js, 200},
 		{"POST", "/mcp/tool-search", "k", `{"regex":"(x"}`, js, 400},
+		{"POST", "/mcp/tool-search", "k", `{"messages":[{"role":"user","content":"a release went out"},{"role":"user","content":"tell the team"}]}`, js, 200},
+		{"POST", "/mcp/tool-search", "k", `{"messages":[{"role":"user","content":"` + strings.Repeat("a ", 17000) + `"}]}`, js, 413},
 		{"POST", "/mcp/tool-search", "k", `{"query":"x","top_k":0}`, js, 400},
 		{"POST", "/mcp/tool-search", "k", `{"query":`, js, 400},
 		{"POST", "/mcp/tool-search", "k", `{"query":"x","nope":1}`, js, 400},

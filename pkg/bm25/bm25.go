@@ -158,6 +158,16 @@ func New(docs []Doc, p Config) *Index {
 // Has reports whether some document has term (analysed) in any field.
 func (ix *Index) Has(term string) bool { return len(ix.postings[term]) > 0 }
 
+// IDF is term's inverse document frequency here; 0 for a term no
+// document has.
+func (ix *Index) IDF(term string) float64 {
+	df := len(ix.postings[term])
+	if df == 0 {
+		return 0
+	}
+	return ix.idf(df)
+}
+
 // Len is the number of documents.
 func (ix *Index) Len() int { return ix.n }
 

@@ -127,7 +127,7 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 			return nil, fmt.Errorf("%w: %s: missing id", ErrBadInput, where)
 		case seen[c.ID]:
 			return nil, fmt.Errorf("%w: %s: id repeated", ErrBadInput, where)
-		case strings.TrimSpace(c.Query) == "" && (c.Request == nil || c.Request.Template == "" && c.Request.Operation != "list"):
+		case strings.TrimSpace(c.Query) == "" && (c.Request == nil || c.Request.Template == "" && c.Request.Operation != "list" && c.Request.Regex == "" && len(c.Request.Messages) == 0):
 			return nil, fmt.Errorf("%w: %s: empty query", ErrBadInput, where)
 		case len(c.Expected) == 0:
 			return nil, fmt.Errorf("%w: %s: no expected tools", ErrBadInput, where)

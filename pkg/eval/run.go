@@ -122,7 +122,7 @@ func (c Case) request(k int, opts Options) search.Request {
 	if c.Request != nil {
 		req = *c.Request
 	}
-	if req.Query == "" {
+	if req.Query == "" && len(req.Messages) == 0 {
 		req.Query = c.Query
 	}
 	if req.TopK == nil {

@@ -57,7 +57,11 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	switch {
 	case errors.As(err, &ae):
 	case errors.As(err, &re):
-		ae = errorf(http.StatusBadRequest, re.Code, "%s", re.Message)
+		status := http.StatusBadRequest
+		if re.Code == search.CodeInputTooLarge {
+			status = http.StatusRequestEntityTooLarge
+		}
+		ae = errorf(status, re.Code, "%s", re.Message)
 	case errors.As(err, &te):
 		ae = errorf(http.StatusNotFound, "unknown_template", "%s", te.Error())
 	case errors.Is(err, access.ErrUnauthorized):

@@ -131,7 +131,7 @@ func TestSearchBadRequests(t *testing.T) {
 		{"empty body", "POST", "/mcp/tool-search", js, ``, 400, "empty_body", ""},
 		{"invalid utf8", "POST", "/mcp/tool-search", js, "{\"query\":\"\xff\xfe\"}", 400, "invalid_utf8", ""},
 		{"nul in query", "POST", "/mcp/tool-search", js, `{"query":"a\u0000b"}`, 400, "invalid_query", "NUL"},
-		{"long query", "POST", "/mcp/tool-search", js, `{"query":"` + strings.Repeat("a ", 3000) + `"}`, 400, "query_too_long", ""},
+		{"long query", "POST", "/mcp/tool-search", js, `{"query":"` + strings.Repeat("a ", 17000) + `"}`, 413, "input_too_large", ""},
 		{"body too large", "POST", "/mcp/tool-search", js, `{"query":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, 413, "body_too_large", ""},
 		{"wrong content type", "POST", "/mcp/tool-search", "text/plain", `{"query":"x"}`, 415, "unsupported_media_type", "text/plain"},
 		{"form content type", "POST", "/mcp/tool-search", "application/x-www-form-urlencoded", `{"query":"x"}`, 415, "unsupported_media_type", ""},

@@ -357,3 +357,27 @@ func TestJSONOnlyClient(t *testing.T) {
 		t.Errorf("initialize result = %+v, %v", got, err)
 	}
 }
+
+// TestSearchConversation: search_tools takes the conversation form, and
+// its schema refuses a turn it cannot read.
+func TestSearchConversation(t *testing.T) {
+	r := newRig(t, nil)
+	cs := r.connect(t, "")
+	res := call(t, cs, "search_tools", map[string]any{"messages": []map[string]any{
+		{"role": "user", "content": "Is the air in Delhi safe to breathe today?"},
+		{"role": "assistant", "content": "I can check that."},
+		{"role": "user", "content": "and in Oslo?"},
+	}, "limit": 3})
+	if out := structured[searchOut](t, res); len(out.Tools) == 0 || out.Tools[0].Name != "get_air_quality" {
+		t.Errorf("conversation search = %+v", out)
+	}
+	for _, bad := range []map[string]any{
+		{"messages": []map[string]any{{"role": "robot", "content": "x"}}},
+		{"messages": []map[string]any{{"role": "user", "content": "x", "mood": "glad"}}},
+		{"messages": []map[string]any{{"role": "user", "content": "x"}}, "query": "y"},
+	} {
+		if res := call(t, cs, "search_tools", bad); !res.IsError {
+			t.Errorf("search_tools(%v) is not an error", bad)
+		}
+	}
+}

@@ -27,6 +27,8 @@ const searchPreamble = `Find tools in this server's catalog by describing what y
 
 type searchIn struct {
 	Query       string   `json:"query,omitempty" jsonschema:"what you want to do, in plain words; or select:name1,name2; +term requires a term"`
+	// The conversation form: the SDK infers the items' schema from search.Message.
+	Messages []search.Message `json:"messages,omitempty" jsonschema:"instead of query: the recent turns of the conversation, newest last ({role: user|assistant|system, content}); tools are found for the newest user turn, with the earlier turns as context"`
 	Limit       int      `json:"limit,omitempty" jsonschema:"how many tools to return, 1 to 50; default 10"`
 	Servers     []string `json:"servers,omitempty" jsonschema:"only tools of these servers (exact names, see list_servers)"`
 	ServerMatch string   `json:"server_match,omitempty" jsonschema:"only tools of servers whose name contains this text, any case"`
@@ -59,6 +61,11 @@ type searchOut struct {
 func (s *Server) addSearch() {
 	in := strict[searchIn]()
 	in.Properties["operation"].Enum = []any{"search", "list"}
+	msgs := in.Properties["messages"]
+	msgs.MaxItems = ptr(search.MaxMessages)
+	msgs.Items.Properties["role"].Enum = []any{"user", "assistant", "system"}
+	msgs.Items.Required = []string{"role", "content"}
+	msgs.Items.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxTopK))
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "search_tools", Title: "Search the tool catalog", Description: searchPreamble,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.search)
@@ -69,7 +76,7 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in search
 	if err != nil {
 		return nil, searchOut{}, toolError(err)
 	}
-	sr := search.Request{Query: in.Query, Servers: in.Servers, ServerMatch: in.ServerMatch, Operation: in.Operation, Cursor: in.Cursor,
+	sr := search.Request{Query: in.Query, Messages: in.Messages, Servers: in.Servers, ServerMatch: in.ServerMatch, Operation: in.Operation, Cursor: in.Cursor,
 		ReadOnly: in.ReadOnly, ExcludeDestructive: in.ExcludeDestructive}
 	if in.Limit != 0 {
 		sr.TopK = &in.Limit

@@ -48,6 +48,12 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 	a := &answer{s: s, snap: snap, req: &req, caller: caller, vis: access.All(), seen: newRowSet(snap.Catalog.Len()),
 		resp: &Response{Tools: []Hit{}, IndexVersion: snap.Version}}
 	a.narrow()
+	switch {
+	case len(req.Messages) > 0:
+		req.Query = digest(req.Messages, snap.Keywords.IDF)
+	case len(req.Query) > MaxQueryBytes:
+		req.Query = digest([]Message{{Role: "user", Content: req.Query}}, snap.Keywords.IDF)
+	}
 	switch q := parseQuery(req.Query); {
 	case req.Template != "":
 		err = a.template()

@@ -10,9 +10,15 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
-// MaxQueryBytes bounds a query: longer text is a pasted document, not a
-// request for a tool, and would cost the embedding provider for nothing.
+// MaxQueryBytes is the longest query ranked as written. A longer one (up
+// to MaxInputBytes), like a conversation, is ranked on a digest of it
+// (see digest): a pasted document or persona prompt would otherwise cost
+// the embedding provider and the ranker for words that pick no tool.
 const MaxQueryBytes = 4096
+
+// CodeInputTooLarge is the error code of input beyond MaxInputBytes or
+// MaxMessages; HTTP answers it 413.
+const CodeInputTooLarge = "input_too_large"
 
 // Mode is how an answer was made: ranked by hybrid, semantic or keyword
 // retrieval, or given by a template, a select: operator or a listing.
@@ -56,7 +62,11 @@ type Request struct {
 	// exactly those tools; "+term" requires a term in the tool's name or
 	// description.
 	Query string `json:"query,omitempty"`
-	TopK  *int   `json:"top_k,omitempty"` // 1..MaxTopK; DefaultTopK when nil
+	// Messages is a conversation, newest last, instead of Query: ranked on
+	// the newest user turn, with the rarest words of up to six turns
+	// before it as context (user turns weigh more than assistant ones).
+	Messages []Message `json:"messages,omitempty"`
+	TopK     *int      `json:"top_k,omitempty"` // 1..MaxTopK; DefaultTopK when nil
 	// Mode picks the ranker: "hybrid" (dense and BM25 fused), "semantic"
 	// (dense only) or "keyword" (BM25 only). Empty: hybrid where a dense
 	// index exists, keyword otherwise.
@@ -121,9 +131,17 @@ func (r *Request) includeCore() bool { return r.IncludeCore == nil || *r.Include
 // catalog when it runs. The error is a *RequestError.
 func (r *Request) Validate() error {
 	q := strings.TrimSpace(r.Query)
+	if err := r.checkMessages(); err != nil {
+		return err
+	}
+	if len(r.Messages) > 0 {
+		q = "messages" // stands for the query in the checks below
+	}
 	switch {
-	case len(r.Query) > MaxQueryBytes:
-		return badRequest("query_too_long", `"query" is %d bytes; the limit is %d`, len(r.Query), MaxQueryBytes)
+	case len(r.Query) > MaxInputBytes:
+		return badRequest(CodeInputTooLarge, `"query" is %d bytes; the limit is %d`, len(r.Query), MaxInputBytes)
+	case r.Query != "" && len(r.Messages) > 0:
+		return badRequest("conflicting_fields", `give "query" or "messages", not both`)
 	case strings.ContainsRune(r.Query, 0):
 		return badRequest("invalid_query", `"query" contains a NUL character`)
 	case r.TopK != nil && (*r.TopK < 1 || *r.TopK > MaxTopK):
@@ -161,6 +179,34 @@ func (r *Request) Validate() error {
 	}
 	if r.ServerMatch != "" && strings.TrimSpace(r.ServerMatch) == "" {
 		return badRequest("invalid_server_match", `"server_match" must not be blank`)
+	}
+	return nil
+}
+
+func (r *Request) checkMessages() error {
+	if len(r.Messages) > MaxMessages {
+		return badRequest(CodeInputTooLarge, `"messages" has %d turns; the limit is %d (send the recent ones)`, len(r.Messages), MaxMessages)
+	}
+	total, blank := 0, true
+	for i, m := range r.Messages {
+		total += len(m.Content)
+		switch m.Role {
+		case "user", "assistant", "system":
+		default:
+			return badRequest("invalid_messages", `"messages[%d].role" must be "user", "assistant" or "system"`, i)
+		}
+		if strings.ContainsRune(m.Content, 0) {
+			return badRequest("invalid_messages", `"messages[%d].content" contains a NUL character`, i)
+		}
+		blank = blank && strings.TrimSpace(m.Content) == ""
+	}
+	switch {
+	case total > MaxInputBytes:
+		return badRequest(CodeInputTooLarge, `"messages" hold %d bytes of content; the limit is %d (send the recent turns)`, total, MaxInputBytes)
+	case len(r.Messages) > 0 && blank:
+		return badRequest("empty_query", `"messages" has no text`)
+	case len(r.Messages) > 0 && (r.Template != "" || r.Operation == OperationList || r.Regex != ""):
+		return badRequest("conflicting_fields", `"messages" cannot be combined with "template", "regex" or "operation":"list"`)
 	}
 	return nil
 }

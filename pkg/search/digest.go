@@ -1,0 +1,127 @@
+package search
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/analysis"
+)
+
+// MaxInputBytes bounds what a request may ask the service to read: a query,
+// or all of a conversation's messages. Longer input answers 413. Anything
+// up to it is ranked through a digest of at most about digestBytes.
+const (
+	MaxInputBytes = 32 << 10
+	MaxMessages   = 64
+)
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role    string `json:"role"` // user, assistant or system
+	Content string `json:"content"`
+}
+
+// The digest's budgets. The newest user turn is the request; its last
+// tailBytes are kept as written (a long prompt puts its ask last), and the
+// rest of it, like older turns, gives only its rarest terms in the
+// catalog: words that pick tools out, not the prose around them.
+const (
+	tailBytes     = 1024
+	restTerms     = 24 // from the newest user turn beyond its tail
+	contextTurns  = 6  // older turns read, newest first
+	contextTerms  = 8  // from the newest older user turn; halved per turn back
+	assistantCut  = 2  // an assistant's or system turn gives this many times fewer
+	maxDigestTerm = 64 // a longer token is not a word
+)
+
+// blob matches encoded payloads pasted into a message: data URIs, and long
+// runs of base64 or hex, which carry no words and would fill a digest.
+var blob = regexp.MustCompile(`data:[a-zA-Z0-9.+/-]*;base64,[A-Za-z0-9+/=_-]*|[A-Za-z0-9+/=_-]{64,}`)
+
+// digest is the text a long query or a conversation is ranked on. rarity
+// scores a term by how well it picks tools out (BM25's IDF over the
+// caller's view; 0 for a term no tool has).
+func digest(msgs []Message, rarity func(term string) float64) string {
+	newest := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			newest = i
+			break
+		}
+	}
+	if newest < 0 {
+		newest = len(msgs) - 1 // no user turn: the last turn is all there is
+	}
+	var b strings.Builder
+	ask := blob.ReplaceAllString(msgs[newest].Content, " ")
+	if len(ask) <= tailBytes {
+		b.WriteString(ask)
+	} else {
+		cut := len(ask) - tailBytes
+		for cut < len(ask) && ask[cut] != ' ' && ask[cut] != '\n' {
+			cut++ // start on a word
+		}
+		writeTerms(&b, rarest(ask[:cut], restTerms, rarity))
+		b.WriteString(" ")
+		b.WriteString(ask[cut:])
+	}
+	budget := contextTerms
+	for i, read := newest-1, 0; i >= 0 && read < contextTurns && budget > 0; i, read = i-1, read+1 {
+		n := budget
+		if msgs[i].Role != "user" {
+			n /= assistantCut
+		}
+		writeTerms(&b, rarest(blob.ReplaceAllString(msgs[i].Content, " "), n, rarity))
+		budget /= 2
+	}
+	return b.String()
+}
+
+func writeTerms(b *strings.Builder, terms []string) {
+	for _, t := range terms {
+		b.WriteString(" ")
+		b.WriteString(t)
+	}
+}
+
+// rarest returns text's n words whose terms score highest, first seen
+// first among equals; words whose terms no tool has are left out.
+func rarest(text string, n int, rarity func(string) float64) []string {
+	if n <= 0 {
+		return nil
+	}
+	type cand struct {
+		word  string
+		score float64
+	}
+	var cands []cand
+	seen := map[string]bool{}
+	for _, w := range analysis.Words(text) {
+		if len(w) > maxDigestTerm || seen[w] {
+			continue
+		}
+		seen[w] = true
+		best := 0.0
+		for _, t := range analysis.English.Terms(w) {
+			best = max(best, rarity(t))
+		}
+		if best > 0 {
+			cands = append(cands, cand{w, best})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	out := make([]string, 0, min(n, len(cands)))
+	for _, c := range cands[:min(n, len(cands))] {
+		out = append(out, c.word)
+	}
+	return out
+}

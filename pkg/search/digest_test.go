@@ -1,0 +1,83 @@
+package search
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/analysis"
+)
+
+func TestDigest(t *testing.T) {
+	// A catalog's rarity: these words pick tools out; others are unknown.
+	known := map[string]float64{}
+	for w, score := range map[string]float64{"invoice": 3, "refund": 4, "weather": 2, "berlin": 5, "calendar": 2, "meet": 1} {
+		for _, term := range analysis.English.Terms(w) {
+			known[term] = score
+		}
+	}
+	rarity := func(term string) float64 { return known[term] }
+	b64 := strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo", 20)
+	persona := strings.Repeat("You are a friendly assistant who always answers politely and never rushes. ", 80)
+	tests := []struct {
+		name      string
+		msgs      []Message
+		want      []string // words the digest must hold
+		wantNot   []string // and must not
+		maxLength int
+	}{
+		{"short ask kept as written", []Message{{Role: "user", Content: "refund my last invoice"}}, []string{"refund my last invoice"}, nil, 100},
+		{"pasted image dropped", []Message{{Role: "user", Content: "what is in this picture data:image/png;base64," + b64 + " and the weather in Berlin"}},
+			[]string{"weather in Berlin"}, []string{"QUJD", "base64"}, 200},
+		{"long prompt: its ask and its rare words", []Message{{Role: "user", Content: "Invoice handling matters. " + persona + " Now check the weather in Berlin."}},
+			[]string{"Now check the weather in Berlin.", "invoice"}, nil, tailBytes + 200},
+		{"older turns add their rarest words", []Message{
+			{Role: "user", Content: "I need a refund for the invoice"},
+			{Role: "assistant", Content: "Sure, which invoice?"},
+			{Role: "user", Content: "the one from March"},
+		}, []string{"the one from March", "refund"}, nil, 200},
+		{"no user turn: the last turn", []Message{{Role: "assistant", Content: "calendar meeting"}}, []string{"calendar meeting"}, nil, 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := digest(tt.msgs, rarity)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("digest %q lacks %q", got, w)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(got, w) {
+					t.Errorf("digest %q holds %q", got, w)
+				}
+			}
+			if len(got) > tt.maxLength {
+				t.Errorf("digest is %d bytes, want at most %d", len(got), tt.maxLength)
+			}
+		})
+	}
+	// Budgets: however long the conversation, the digest stays small, and
+	// an assistant turn gives fewer words than a user turn.
+	var long []Message
+	for range MaxMessages {
+		long = append(long, Message{Role: "user", Content: "refund invoice weather berlin calendar meet " + persona[:400]})
+	}
+	if got := digest(long, rarity); len(got) > 2*tailBytes {
+		t.Errorf("a long conversation's digest is %d bytes", len(got))
+	}
+	user := digest([]Message{{Role: "user", Content: "refund invoice weather berlin calendar meet"}, {Role: "user", Content: "ok"}}, rarity)
+	assistant := digest([]Message{{Role: "assistant", Content: "refund invoice weather berlin calendar meet"}, {Role: "user", Content: "ok"}}, rarity)
+	if len(strings.Fields(assistant)) >= len(strings.Fields(user)) {
+		t.Errorf("assistant context %q is not smaller than user context %q", assistant, user)
+	}
+}
+
+func FuzzDigest(f *testing.F) {
+	f.Add("refund my invoice", "assistant", "data:image/png;base64,AAAA")
+	f.Add(strings.Repeat("word ", 500), "user", "")
+	f.Fuzz(func(t *testing.T, ask, role, older string) {
+		got := digest([]Message{{Role: role, Content: older}, {Role: "user", Content: ask}}, func(string) float64 { return 1 })
+		if len(got) > len(ask)+len(older)+restTerms*maxDigestTerm+contextTerms*maxDigestTerm+8 {
+			t.Errorf("digest grew: %d bytes from %d", len(got), len(ask)+len(older))
+		}
+	})
+}
