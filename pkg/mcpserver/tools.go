@@ -26,15 +26,15 @@ const searchPreamble = `Find tools in this server's catalog by describing what y
 	`Then call get_tool_schema for a tool's parameters.`
 
 type searchIn struct {
-	Query       string   `json:"query,omitempty" jsonschema:"what you want to do, in plain words; or select:name1,name2; +term requires a term"`
+	Query string `json:"query,omitempty" jsonschema:"what you want to do, in plain words; or select:name1,name2; +term requires a term"`
 	// The conversation form: the SDK infers the items' schema from search.Message.
-	Messages []search.Message `json:"messages,omitempty" jsonschema:"instead of query: the recent turns of the conversation, newest last ({role: user|assistant|system, content}); tools are found for the newest user turn, with the earlier turns as context"`
-	Limit       int      `json:"limit,omitempty" jsonschema:"how many tools to return, 1 to 50; default 10"`
-	Servers     []string `json:"servers,omitempty" jsonschema:"only tools of these servers (exact names, see list_servers)"`
-	ServerMatch string   `json:"server_match,omitempty" jsonschema:"only tools of servers whose name contains this text, any case"`
-	Operation   string   `json:"operation,omitempty" jsonschema:"search (default) ranks by relevance; list pages through servers' tools in name order"`
-	Cursor      string   `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list page"`
-	ReadOnly    bool     `json:"read_only,omitempty" jsonschema:"only tools known to change nothing (declared or inferred readOnlyHint)"`
+	Messages    []search.Message `json:"messages,omitempty" jsonschema:"instead of query: the recent turns of the conversation, newest last ({role: user|assistant|system, content}); tools are found for the newest user turn, with the earlier turns as context"`
+	Limit       int              `json:"limit,omitempty" jsonschema:"how many tools to return, 1 to 50; default 10"`
+	Servers     []string         `json:"servers,omitempty" jsonschema:"only tools of these servers (exact names, see list_servers)"`
+	ServerMatch string           `json:"server_match,omitempty" jsonschema:"only tools of servers whose name contains this text, any case"`
+	Operation   string           `json:"operation,omitempty" jsonschema:"search (default) ranks by relevance; list pages through servers' tools in name order"`
+	Cursor      string           `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list page"`
+	ReadOnly    bool             `json:"read_only,omitempty" jsonschema:"only tools known to change nothing (declared or inferred readOnlyHint)"`
 	// The name says what is dropped, so false cannot read as "only destructive".
 	ExcludeDestructive bool `json:"exclude_destructive,omitempty" jsonschema:"leave out tools known to delete or overwrite (declared or inferred destructiveHint)"`
 }
