@@ -26,6 +26,7 @@ echo "e2e-mcp: Node $(node --version); the MCP Inspector declares node $want"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
 	shuf -i 20000-60000 -n 1; }
 up_port=$(free_port)
+notes_port=$(free_port)
 ts_port=$(free_port)
 
 PORT=$up_port node node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp >"$work/everything.log" 2>&1 &
@@ -35,10 +36,25 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 
+PORT=$notes_port node notes-server.mjs >"$work/notes.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do
+	grep -q "listening on port" "$work/notes.log" 2>/dev/null && break
+	sleep 0.1
+done
+
+# get-sum is core and listed as itself (expose: core_and_meta); the notes
+# server declares no annotations, so delete_note is destructive by inference.
 cat >"$work/config.yaml" <<YAML
+core: [everything/get-sum]
+mcp:
+  expose: core_and_meta
 upstreams:
   - name: everything
     url: http://127.0.0.1:$up_port/mcp
+    refresh: 1m
+  - name: notes
+    url: http://127.0.0.1:$notes_port/mcp
     refresh: 1m
 YAML
 "$bin" serve -addr "127.0.0.1:$ts_port" -config "$work/config.yaml" >"$work/toolsearch.log" 2>&1 &
@@ -61,8 +77,8 @@ passed=0
 
 step "--method tools/list"
 out=$(inspector --method tools/list) || fail "tools/list"
-echo "$out" | grep -o '"name": "[a-z_]*"' | sort | tr '\n' ' '; echo
-for t in search_tools get_tool_schema list_servers call_tool; do
+echo "$out" | grep -o '"name": "[a-z_-]*"' | sort | tr '\n' ' '; echo
+for t in search_tools search_tools_regex get_tool_schema list_servers call_tool everything__get-sum; do
 	echo "$out" | grep -q "\"name\": \"$t\"" || fail "tools/list lacks $t"
 done
 passed=$((passed + 1))
@@ -90,6 +106,31 @@ step "--method tools/call --tool-name call_tool --tool-arg name=get-sum --tool-a
 out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=get-sum --tool-arg 'arguments={"a":"two"}') || fail "call_tool (bad arguments)"
 echo "$out" | grep '"text": '
 echo "$out" | grep -q '"isError": true' || fail "bad arguments were not an isError result"
+passed=$((passed + 1))
+
+step "--method tools/call --tool-name search_tools_regex --tool-arg pattern='^get-s' --tool-arg servers='[\"everything\"]'"
+out=$(inspector --method tools/call --tool-name search_tools_regex --tool-arg "pattern=^get-s" --tool-arg 'servers=["everything"]') || fail "search_tools_regex"
+echo "$out" | grep '"text": ' | head -1
+echo "$out" | grep -q 'everything/get-structured-content' && echo "$out" | grep -q 'everything/get-sum' || fail "search_tools_regex did not list get-structured-content and get-sum"
+echo "$out" | grep -q 'everything/get-env' && fail "search_tools_regex listed get-env, which does not match ^get-s"
+passed=$((passed + 1))
+
+step "--method tools/call --tool-name everything__get-sum --tool-arg a=4 --tool-arg b=5   (a core tool, called directly)"
+out=$(inspector --method tools/call --tool-name everything__get-sum --tool-arg a=4 --tool-arg b=5) || fail "everything__get-sum"
+echo "$out" | grep '"text": '
+echo "$out" | grep -q 'The sum of 4 and 5 is 9' || fail "the directly listed core tool did not reach its upstream"
+passed=$((passed + 1))
+
+step "--method tools/call --tool-name call_tool --tool-arg name=delete_note --tool-arg 'arguments={\"id\":\"1\"}'   (no elicitation: refused)"
+out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=delete_note --tool-arg 'arguments={"id":"1"}') || fail "call_tool delete_note"
+echo "$out" | grep '"text": '
+echo "$out" | grep -q '"isError": true' && echo "$out" | grep -q 'confirm' || fail "a destructive call was not refused with how to confirm"
+passed=$((passed + 1))
+
+step "--method tools/call --tool-name call_tool --tool-arg name=delete_note --tool-arg 'arguments={\"id\":\"1\"}' --tool-arg confirm=true"
+out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=delete_note --tool-arg 'arguments={"id":"1"}' --tool-arg confirm=true) || fail "call_tool delete_note confirmed"
+echo "$out" | grep '"text": '
+echo "$out" | grep -q 'deleted note 1' || fail "the confirmed destructive call did not reach its upstream"
 passed=$((passed + 1))
 
 echo

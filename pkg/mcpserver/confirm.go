@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,11 +91,9 @@ func (c *confirmer) gate(ctx context.Context, req *mcp.CallToolRequest, caller a
 	if policy == "" {
 		policy = c.policy
 	}
-	why := "its server declares it destructive"
-	for _, k := range h.Inferred {
-		if k == hints.Destructive {
-			why = "its name or description says it deletes or overwrites (inferred: the server declares no destructiveHint)"
-		}
+	why := "declared by its server"
+	if slices.Contains(h.Inferred, hints.Destructive) {
+		why = "inferred from its name and description; its server declares no destructiveHint"
 	}
 	outcome, res := c.decide(ctx, req, caller, t, args, confirmed, policy, why)
 	c.count.WithLabelValues(policy, outcome).Inc()
@@ -158,7 +157,7 @@ func (c *confirmer) answer(id string, res *mcp.ElicitResult) (string, *mcp.CallT
 func question(id string, args json.RawMessage, why string) *mcp.ElicitParams {
 	return &mcp.ElicitParams{
 		Mode:            "form",
-		Message:         fmt.Sprintf("Allow a call to %s? It is destructive: %s. Arguments: %s", id, why, clip(string(args))),
+		Message:         fmt.Sprintf("Allow a call to %s? It is destructive (%s). Arguments: %s", id, why, clip(string(args))),
 		RequestedSchema: &map[string]any{"type": "object", "properties": map[string]any{}},
 	}
 }
