@@ -209,6 +209,10 @@ func TestMetaTools(t *testing.T) {
 	if len(out.Tools) == 0 || out.Tools[0].Server != "weather" || out.Tools[0].Name != "get_forecast" || !strings.Contains(text(res), "weather/get_forecast") {
 		t.Errorf("search_tools = %+v / %q", out, text(res))
 	}
+	weak := call(t, cs, "search_tools", map[string]any{"query": "play some jazz music", "limit": 2})
+	if out := structured[searchOut](t, weak); !out.NoMatch || !strings.HasPrefix(text(weak), "No tool clearly fits") || !strings.Contains(text(weak), "list_servers") {
+		t.Errorf("a weak answer: no_match %v, text %q", out.NoMatch, text(weak))
+	}
 	if res := call(t, cs, "search_tools", map[string]any{"query": "x", "bogus": 1}); !res.IsError {
 		t.Error("search_tools accepted an unknown argument")
 	}

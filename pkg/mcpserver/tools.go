@@ -52,6 +52,7 @@ type searchOut struct {
 	Mode       string    `json:"mode"`
 	Degraded   bool      `json:"degraded"`
 	Confident  *bool     `json:"confident,omitempty"`
+	NoMatch    bool      `json:"no_match,omitempty"`
 	Withheld   int       `json:"withheld,omitempty"`
 	Total      *int      `json:"total,omitempty"`
 	NextCursor string    `json:"next_cursor,omitempty"`
@@ -90,12 +91,17 @@ func (s *Server) answer(ctx context.Context, sr search.Request, caller access.Ca
 	if err != nil {
 		return nil, searchOut{}, toolError(err)
 	}
-	out := searchOut{Tools: make([]toolOut, len(res.Tools)), Mode: string(res.Mode), Degraded: res.Degraded, Confident: res.Confident,
+	out := searchOut{Tools: make([]toolOut, len(res.Tools)), Mode: string(res.Mode), Degraded: res.Degraded, Confident: res.Confident, NoMatch: res.NoMatch,
 		Withheld: res.Withheld, Total: res.Total, NextCursor: res.NextCursor}
 	if res.Diagnostic != nil {
 		out.Unknown = res.Diagnostic.Unknown
 	}
 	var b strings.Builder
+	if res.NoMatch {
+		b.WriteString("No tool clearly fits this request. The closest candidates are below, but none matches well: " +
+			"do not call one unless its description says it does the job. Next: rephrase with the action and the thing it acts on, " +
+			"call list_servers to see what is connected, page through a server with operation list, or find tools by name with search_tools_regex.\n")
+	}
 	for i, h := range res.Tools {
 		out.Tools[i] = toolOut{Name: h.Name, Server: h.Server, Description: h.Description, Score: h.Score, Source: string(h.Source)}
 		fmt.Fprintf(&b, "%d. %s/%s", i+1, h.Server, h.Name)

@@ -256,6 +256,25 @@ func TestSafetyFilters(t *testing.T) {
 	}
 }
 
+// TestNoMatch: an answer whose best tool is under the mode's threshold
+// says so, and still lists its candidates; a confident one does not.
+func TestNoMatch(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	for _, tt := range []struct {
+		query   string
+		noMatch bool
+	}{
+		{"play some jazz music", true},
+		{"merge an approved pull request", false},
+	} {
+		res := mustSearch(t, svc, Request{Query: tt.query, IncludeCore: ptr(false)})
+		if res.NoMatch != tt.noMatch || res.NoMatch == *res.Confident || len(res.Tools) == 0 {
+			t.Errorf("%q: no_match %v confident %v with %d tools, want no_match %v and candidates listed", tt.query, res.NoMatch, *res.Confident, len(res.Tools), tt.noMatch)
+		}
+	}
+}
+
 func TestRequestValidate(t *testing.T) {
 	tests := []struct {
 		req  Request

@@ -114,6 +114,7 @@ func (a *answer) confidence(results []rank.Result, q rank.Query, mode Mode) {
 	}
 	ok := float64(c) >= a.s.cfg.Confidence[mode]
 	a.resp.Confidence, a.resp.Confident = &c, &ok
+	a.resp.NoMatch = !ok
 }
 
 // explain says why a tool ranked where it did.
