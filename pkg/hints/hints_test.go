@@ -161,3 +161,25 @@ func TestAgainstDeclared(t *testing.T) {
 		t.Logf("| %s | %d | %s | %s |", k, c.n, ratio(c.tp, c.tp+c.fp), ratio(c.tp, c.tp+c.fn))
 	}
 }
+
+// FuzzOf: any name, description, schema and annotations give hints
+// without panicking, never override a declared boolean, and name as
+// inferred only hints the declared annotations lack.
+func FuzzOf(f *testing.F) {
+	f.Add("delete_repo", "Delete a repository.", `{"properties":{"force":{"type":"boolean"}}}`, `{"readOnlyHint":true}`)
+	f.Fuzz(func(t *testing.T, name, desc, schema, ann string) {
+		h := Of(name, desc, json.RawMessage(schema), json.RawMessage(ann))
+		var declared map[string]any
+		if json.Unmarshal([]byte(ann), &declared) != nil {
+			return
+		}
+		for _, k := range h.Inferred {
+			if _, ok := declared[k]; ok {
+				t.Errorf("%s is declared in %s and was inferred", k, ann)
+			}
+		}
+		if v, ok := declared[ReadOnly].(bool); ok && h.IsReadOnly() != v {
+			t.Errorf("declared readOnlyHint %v overridden", v)
+		}
+	})
+}
