@@ -271,12 +271,12 @@ type Response struct {
 	// (comparable across queries, unlike scores normalised per query), and
 	// Confident whether it reaches the calibrated threshold of the mode.
 	// When false, the caller may prefer to offer only core tools.
-	Confidence   *float32 `json:"confidence,omitempty"`
-	Confident    *bool    `json:"confident,omitempty"`
+	Confidence *float32 `json:"confidence,omitempty"`
+	Confident  *bool    `json:"confident,omitempty"`
 	// NoMatch says that no retrieved tool reaches the threshold: the tools
 	// listed are the closest weak candidates, not answers, and a router
 	// should not call one on this evidence.
-	NoMatch bool `json:"no_match,omitempty"`
+	NoMatch      bool     `json:"no_match,omitempty"`
 	Total        *int     `json:"total,omitempty"`    // list: tools in scope
 	Returned     *int     `json:"returned,omitempty"` // list: tools in this page
 	NextCursor   string   `json:"next_cursor,omitempty"`
