@@ -146,7 +146,10 @@ func (a *answer) inScope(row int) bool {
 // safe reports whether row passes the request's safety filters, which
 // apply to named tools (core, template, select) as to retrieved ones.
 func (a *answer) safe(row int) bool {
-	h := a.snap.hints[row]
+	if !a.req.ReadOnly && !a.req.ExcludeDestructive {
+		return true // the common case, on every candidate: no lookup
+	}
+	h := &a.snap.hints[row]
 	return !(a.req.ReadOnly && !h.IsReadOnly()) && !(a.req.ExcludeDestructive && h.IsDestructive())
 }
 
