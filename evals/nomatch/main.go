@@ -9,9 +9,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -21,6 +19,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -37,36 +36,22 @@ func main() {
 	}
 }
 
-type kase struct {
-	Query    string   `json:"query"`
-	Expected []string `json:"expected"`
-}
-
 func run(dir string, n int) error {
-	data, err := os.ReadFile(filepath.Join(dir, "catalog.json"))
+	parts, err := catalog.ReadParts([]string{filepath.Join(dir, "catalog.json")}, "")
 	if err != nil {
 		return err
 	}
-	part, err := catalog.Parse(filepath.Join(dir, "catalog.json"), data, "")
+	cat, err := catalog.New(parts)
 	if err != nil {
 		return err
 	}
-	part.Lenient = true
-	cat, err := catalog.New([]catalog.Part{part})
+	all, err := eval.LoadCases(filepath.Join(dir, "cases.jsonl"))
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(filepath.Join(dir, "cases.jsonl"))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var cases []kase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var c kase
-		if json.Unmarshal(sc.Bytes(), &c) == nil && len(c.Expected) == 1 {
+	var cases []eval.Case
+	for _, c := range all {
+		if len(c.Expected) == 1 {
 			cases = append(cases, c)
 		}
 	}

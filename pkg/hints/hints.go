@@ -15,7 +15,7 @@ package hints
 
 import (
 	"encoding/json"
-	"slices"
+	"maps"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
@@ -43,11 +43,12 @@ type Hints struct {
 	Annotations json.RawMessage
 }
 
-func (h Hints) get(i int) (value, known bool) { return h.values[i] > 0, h.values[i] != 0 }
+// is reports whether hint i of Keys is known to be true.
+func (h Hints) is(i int) bool { return h.values[i] > 0 }
 
 // IsReadOnly reports whether the tool is known (declared or inferred) to
 // change nothing.
-func (h Hints) IsReadOnly() bool { v, _ := h.get(0); return v }
+func (h Hints) IsReadOnly() bool { return h.is(0) }
 
 // IsDestructive reports whether the tool is known (declared or inferred)
 // to be able to destroy or overwrite data. A read-only tool never is,
@@ -59,20 +60,20 @@ func (h Hints) IsDestructive() bool {
 	if h.IsReadOnly() {
 		return false
 	}
-	v, _ := h.get(1)
-	return v
+	return h.is(1)
 }
 
 // Of returns a tool's hints: those declared in its annotations, and for
 // each one not declared, the inferred one, if any.
 func Of(name, description string, inputSchema, annotations json.RawMessage) Hints {
-	var h Hints
-	declared := map[string]any{}
+	h := Hints{Annotations: annotations}
+	var declared map[string]any
 	if len(annotations) > 0 {
 		// Unreadable annotations declare nothing; the catalog warns of them.
 		_ = json.Unmarshal(annotations, &declared)
 	}
 	guess := infer(name, description, inputSchema)
+	merged := map[string]any{}
 	for i, k := range Keys {
 		if v, ok := declared[k]; ok {
 			if b, isBool := v.(bool); isBool {
@@ -83,18 +84,12 @@ func Of(name, description string, inputSchema, annotations json.RawMessage) Hint
 		if guess[i] != 0 {
 			h.values[i] = guess[i]
 			h.Inferred = append(h.Inferred, k)
+			merged[k] = guess[i] > 0
 		}
 	}
-	h.Annotations = annotations
 	if len(h.Inferred) > 0 {
-		if declared == nil {
-			declared = map[string]any{}
-		}
-		for _, k := range h.Inferred {
-			v, _ := h.get(slices.Index(Keys, k))
-			declared[k] = v
-		}
-		h.Annotations, _ = json.Marshal(declared) // keys sorted: stable bytes
+		maps.Copy(merged, declared)
+		h.Annotations, _ = json.Marshal(merged) // keys sorted: stable bytes
 	}
 	return h
 }

@@ -132,12 +132,10 @@ func TestAgainstDeclared(t *testing.T) {
 			tally(ReadOnly, ro, true, h.IsReadOnly())
 			tally(Destructive, de, true, h.IsDestructive())
 			if id, ok := decl(Idempotent); ok && !ro {
-				v, _ := h.get(2)
-				tally(Idempotent, id, true, v)
+				tally(Idempotent, id, true, h.is(2))
 			}
 			if ow, ok := decl(OpenWorld); ok {
-				v, _ := h.get(3)
-				tally(OpenWorld, ow, true, v)
+				tally(OpenWorld, ow, true, h.is(3))
 			}
 			if testing.Verbose() && (ro != h.IsReadOnly() || de != h.IsDestructive()) {
 				t.Logf("miss %s/%s: declared read-only %v destructive %v, inferred %v %v", s.Name, tool.Name, ro, de, h.IsReadOnly(), h.IsDestructive())

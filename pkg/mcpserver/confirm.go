@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/hints"
+	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
 // The policies, as access names them.
@@ -49,12 +49,11 @@ type confirmer struct {
 	timeout time.Duration
 	logger  *slog.Logger
 	count   *prometheus.CounterVec
-	now     func() time.Time
 }
 
 func newConfirmer(opts Options) *confirmer {
 	c := &confirmer{policy: opts.Confirm, keyOf: opts.KeyConfirm, timeout: opts.ConfirmTimeout,
-		logger: opts.Logger, now: time.Now}
+		logger: opts.Logger}
 	if c.policy == "" {
 		c.policy = ConfirmElicit
 	}
@@ -82,9 +81,8 @@ func newConfirmer(opts Options) *confirmer {
 // gate decides whether a call to t may go ahead. It returns nil to forward
 // the call, or the result to answer instead: a question for the client, or
 // an isError that says why the call was not made and what to do.
-func (c *confirmer) gate(ctx context.Context, req *mcp.CallToolRequest, caller access.Caller, t catalog.Tool, args json.RawMessage, confirmed bool) *mcp.CallToolResult {
-	h := hints.Of(t.Name, t.Description, t.InputSchema, t.Annotations)
-	if !h.IsDestructive() {
+func (c *confirmer) gate(ctx context.Context, req *mcp.CallToolRequest, caller access.Caller, t search.Found, args json.RawMessage, confirmed bool) *mcp.CallToolResult {
+	if !t.Hints.IsDestructive() {
 		return nil
 	}
 	policy := c.keyOf(caller)
@@ -92,10 +90,10 @@ func (c *confirmer) gate(ctx context.Context, req *mcp.CallToolRequest, caller a
 		policy = c.policy
 	}
 	why := "declared by its server"
-	if slices.Contains(h.Inferred, hints.Destructive) {
+	if slices.Contains(t.Hints.Inferred, hints.Destructive) {
 		why = "inferred from its name and description; its server declares no destructiveHint"
 	}
-	outcome, res := c.decide(ctx, req, caller, t, args, confirmed, policy, why)
+	outcome, res := c.decide(ctx, req, t.ID(), args, confirmed, policy, why)
 	c.count.WithLabelValues(policy, outcome).Inc()
 	// Which tool, whose key and what was decided; never the arguments'
 	// values, which may be the very data being deleted.
@@ -103,9 +101,7 @@ func (c *confirmer) gate(ctx context.Context, req *mcp.CallToolRequest, caller a
 	return res
 }
 
-func (c *confirmer) decide(ctx context.Context, req *mcp.CallToolRequest, caller access.Caller, t catalog.Tool, args json.RawMessage, confirmed bool, policy, why string) (string, *mcp.CallToolResult) {
-	id := t.Server + "/" + t.Name
-	refuse := func(outcome, msg string) (string, *mcp.CallToolResult) { return outcome, errorResult(msg) }
+func (c *confirmer) decide(ctx context.Context, req *mcp.CallToolRequest, id string, args json.RawMessage, confirmed bool, policy, why string) (string, *mcp.CallToolResult) {
 	switch {
 	case policy == ConfirmOff:
 		return outcomeOff, nil
@@ -119,8 +115,8 @@ func (c *confirmer) decide(ctx context.Context, req *mcp.CallToolRequest, caller
 	case confirmed:
 		return outcomeArgument, nil
 	}
-	how := "call call_tool again with \"confirm\": true once the user has agreed to it"
-	return refuse(outcomeRefused, fmt.Sprintf("%s was not called: it is destructive (%s), and this deployment confirms destructive calls first. To run it, %s.", id, why, how))
+	return outcomeRefused, errorResult(fmt.Sprintf("%s was not called: it is destructive (%s), and this deployment confirms destructive calls first. "+
+		"To run it, call call_tool again with \"confirm\": true once the user has agreed to it.", id, why))
 }
 
 // elicit asks the user on the session's stream (protocol versions before
@@ -131,7 +127,7 @@ func (c *confirmer) elicit(ctx context.Context, ss *mcp.ServerSession, id string
 	res, err := ss.Elicit(ectx, question(id, args, why))
 	switch {
 	case err != nil && ectx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
-		return c.answer(id, &mcp.ElicitResult{Action: "timeout"})
+		return outcomeTimeout, errorResult(fmt.Sprintf("The user did not answer the confirmation for %s within %s; it was not made.", id, c.timeout))
 	case err != nil:
 		return outcomeFailed, errorResult(fmt.Sprintf("%s was not called: the confirmation it needs could not be asked (%v). Nothing was changed.", id, clip(err.Error())))
 	}
@@ -145,8 +141,6 @@ func (c *confirmer) answer(id string, res *mcp.ElicitResult) (string, *mcp.CallT
 		return outcomeAccepted, nil
 	case "decline":
 		return outcomeDeclined, errorResult(fmt.Sprintf("The user declined the call to %s; it was not made. Do not retry it unless they ask.", id))
-	case "timeout":
-		return outcomeTimeout, errorResult(fmt.Sprintf("The user did not answer the confirmation for %s within %s; it was not made.", id, c.timeout))
 	default: // "cancel", or anything a client invents
 		return outcomeCancelled, errorResult(fmt.Sprintf("The user dismissed the confirmation for %s; it was not made.", id))
 	}

@@ -10,9 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
-	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
@@ -96,7 +94,7 @@ func (s *Server) add(t *mcp.Tool, h mcp.ToolHandler) (err error) {
 // direct is t as a tools/list entry under its qualified name. Its schema
 // comes from an upstream: one the SDK would refuse (it panics on a schema
 // that is not an object) is refused here instead.
-func direct(t catalog.Tool) (*mcp.Tool, error) {
+func direct(t search.Found) (*mcp.Tool, error) {
 	schema := map[string]any{}
 	if len(t.InputSchema) > 0 {
 		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
@@ -111,12 +109,12 @@ func direct(t catalog.Tool) (*mcp.Tool, error) {
 	if _, ok := schema["x-mcp-header"]; ok {
 		return nil, fmt.Errorf("input schema carries parameter header annotations")
 	}
-	h := hints.Of(t.Name, t.Description, t.InputSchema, t.Annotations)
+	h := t.Hints
 	var ann mcp.ToolAnnotations
 	if json.Unmarshal(h.Annotations, &ann) != nil {
 		ann = mcp.ToolAnnotations{}
 	}
-	def := &mcp.Tool{Name: tooldef.Qualified(t), Title: t.Title, Description: t.Description, InputSchema: schema, Annotations: &ann}
+	def := &mcp.Tool{Name: tooldef.Qualified(t.Tool), Title: t.Title, Description: t.Description, InputSchema: schema, Annotations: &ann}
 	if def.Title == "" {
 		def.Title = t.ID()
 	}

@@ -12,8 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
-	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
@@ -211,9 +209,8 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in get
 	if input == nil {
 		input = map[string]any{"type": "object", "properties": map[string]any{}}
 	}
-	h := hints.Of(t.Name, t.Description, t.InputSchema, t.Annotations)
 	out := schemaOut{Name: t.Name, Server: t.Server, Title: t.Title, Description: t.Description, InputSchema: input,
-		OutputSchema: object(t.OutputSchema), Annotations: object(h.Annotations), AnnotationsInferred: h.Inferred,
+		OutputSchema: object(t.OutputSchema), Annotations: object(t.Hints.Annotations), AnnotationsInferred: t.Hints.Inferred,
 		Callable: s.opts.Upstreams != nil && s.opts.Upstreams.Has(t.Server)}
 	return nil, out, nil
 }
@@ -299,7 +296,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // forward calls t on its upstream, for call_tool and for core tools
 // listed directly: arguments checked against its schema, destructive
 // calls confirmed as the policy says.
-func (s *Server) forward(ctx context.Context, req *mcp.CallToolRequest, caller access.Caller, t catalog.Tool, args json.RawMessage, confirmed bool) (*mcp.CallToolResult, error) {
+func (s *Server) forward(ctx context.Context, req *mcp.CallToolRequest, caller access.Caller, t search.Found, args json.RawMessage, confirmed bool) (*mcp.CallToolResult, error) {
 	if !s.opts.Upstreams.Has(t.Server) {
 		return errorResult(fmt.Sprintf("%s/%s comes from a catalog file, not a live upstream server: toolsearch can describe it but not call it", t.Server, t.Name)), nil
 	}

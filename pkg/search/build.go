@@ -29,12 +29,14 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	cat := setup.Catalog
 	texts := make([]string, cat.Len())
 	docs := make([]bm25.Doc, cat.Len())
+	hs := make([]hints.Hints, cat.Len())
 	for i, t := range cat.Tools() {
 		f := t.Fields() // parses the schema: once per tool
 		texts[i] = f.Text()
 		docs[i] = bm25.DocOf(t, f)
+		hs[i] = hints.Of(t.Name, t.Description, t.InputSchema, t.Annotations)
 	}
-	snap := newSnapshot(cat, docs, s.cfg.Embedder)
+	snap := newSnapshot(cat, docs, hs, s.cfg.Embedder)
 	snap.setup, snap.policy = setup, pol
 	var vecs [][]float32
 	info := snap.query.Info()
@@ -92,9 +94,8 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 
 // newSnapshot is a snapshot's lexical side and per-row lookups, ready for
 // its dense index.
-func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, query Embedder) *Snapshot {
+func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, hs []hints.Hints, query Embedder) *Snapshot {
 	lowered := make([]string, cat.Len())
-	hs := make([]hints.Hints, cat.Len())
 	serverOf := make([]int32, cat.Len())
 	serverIdx := make(map[string]int32, len(cat.Servers()))
 	for i, name := range cat.Servers() {
@@ -103,7 +104,6 @@ func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, query Embedder) *Snapsho
 	for i, t := range cat.Tools() {
 		serverOf[i] = serverIdx[t.Server]
 		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
-		hs[i] = hints.Of(t.Name, t.Description, t.InputSchema, t.Annotations)
 	}
 	// BM25 expands a query word the catalog lacks through WordNet's
 	// tables: parse them (once per process, ~40 ms) with the index, not in
@@ -183,10 +183,11 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []
 	}
 	vtexts := make([]string, len(rows))
 	vdocs := make([]bm25.Doc, len(rows))
+	vhints := make([]hints.Hints, len(rows))
 	for j, r := range rows {
-		vtexts[j], vdocs[j] = texts[r], docs[r]
+		vtexts[j], vdocs[j], vhints[j] = texts[r], docs[r], snap.hints[r]
 	}
-	v := newSnapshot(cat, vdocs, s.cfg.Embedder)
+	v := newSnapshot(cat, vdocs, vhints, s.cfg.Embedder)
 	v.setup, v.policy = snap.setup, snap.policy.restrict(sub)
 	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook
 	if snap.Semantic() {

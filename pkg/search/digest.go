@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"strings"
@@ -110,15 +111,7 @@ func rarest(text string, n int, rarity func(string) float64) []string {
 			cands = append(cands, cand{w, best})
 		}
 	}
-	slices.SortStableFunc(cands, func(a, b cand) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
 	out := make([]string, 0, min(n, len(cands)))
 	for _, c := range cands[:min(n, len(cands))] {
 		out = append(out, c.word)

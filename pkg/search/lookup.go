@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/hints"
 )
 
 // ErrUnknownTool is returned by Lookup for a tool that does not exist or
@@ -14,31 +15,43 @@ import (
 // the two are the same.
 var ErrUnknownTool = errors.New("unknown tool")
 
+// Found is a tool with its safety hints, as the snapshot holds them: what
+// the search filters on is what the MCP side shows and gates calls on.
+type Found struct {
+	catalog.Tool
+	Hints hints.Hints
+}
+
 // Lookup finds a tool the caller may see: by exact server and name when
 // server is given, else by reference (a bare name where unambiguous, or
 // server/tool).
-func (s *Service) Lookup(caller access.Caller, server, name string) (catalog.Tool, error) {
+func (s *Service) Lookup(caller access.Caller, server, name string) (Found, error) {
 	snap := s.cur.Load()
 	if snap == nil {
-		return catalog.Tool{}, ErrNotReady
+		return Found{}, ErrNotReady
 	}
 	snap, err := snap.viewFor(caller)
 	if err != nil {
-		return catalog.Tool{}, err
+		return Found{}, err
 	}
 	var row int
 	if server != "" {
 		var ok bool
 		if row, ok = snap.Catalog.Lookup(server, name); !ok {
-			return catalog.Tool{}, fmt.Errorf("%w %q in server %q", ErrUnknownTool, name, server)
+			return Found{}, fmt.Errorf("%w %q in server %q", ErrUnknownTool, name, server)
 		}
 	} else if row, err = snap.Catalog.Resolve(name); err != nil {
 		if errors.Is(err, catalog.ErrAmbiguousTool) {
-			return catalog.Tool{}, err // ambiguous within the caller's view
+			return Found{}, err // ambiguous within the caller's view
 		}
-		return catalog.Tool{}, fmt.Errorf("%w %q", ErrUnknownTool, name)
+		return Found{}, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
-	return snap.Catalog.Tool(row), nil
+	return snap.found(row), nil
+}
+
+// found is row's tool and hints.
+func (snap *Snapshot) found(row int) Found {
+	return Found{Tool: snap.Catalog.Tool(row), Hints: snap.hints[row]}
 }
 
 // ServerCount is a server and how many of its tools the caller may see.

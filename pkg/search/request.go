@@ -130,13 +130,10 @@ func (r *Request) includeCore() bool { return r.IncludeCore == nil || *r.Include
 // Validate checks the request on its own; names are checked against the
 // catalog when it runs. The error is a *RequestError.
 func (r *Request) Validate() error {
-	q := strings.TrimSpace(r.Query)
 	if err := r.checkMessages(); err != nil {
 		return err
 	}
-	if len(r.Messages) > 0 {
-		q = "messages" // stands for the query in the checks below
-	}
+	asks := strings.TrimSpace(r.Query) != "" || len(r.Messages) > 0 // checkMessages refused blank ones
 	switch {
 	case len(r.Query) > MaxInputBytes:
 		return badRequest(CodeInputTooLarge, `"query" is %d bytes; the limit is %d`, len(r.Query), MaxInputBytes)
@@ -156,7 +153,7 @@ func (r *Request) Validate() error {
 		return badRequest("invalid_min_score", `"min_score" must be a finite number`)
 	case r.Template != "" && r.Operation == OperationList:
 		return badRequest("conflicting_fields", `"template" and "operation":"list" cannot be combined`)
-	case r.Regex != "" && (r.Template != "" || r.Operation == OperationList || q != ""):
+	case r.Regex != "" && (r.Template != "" || r.Operation == OperationList || asks):
 		return badRequest("conflicting_fields", `"regex" cannot be combined with "query", "template" or "operation":"list"`)
 	case r.RegexDescription && r.Regex == "":
 		return badRequest("conflicting_fields", `"regex_description" needs "regex"`)
@@ -164,7 +161,7 @@ func (r *Request) Validate() error {
 		return badRequest("conflicting_fields", `"cursor" needs "operation":"list" or "regex"`)
 	case r.Operation == OperationList && len(r.Servers) == 0 && r.ServerMatch == "":
 		return badRequest("missing_scope", `"operation":"list" needs "servers" or "server_match"`)
-	case q == "" && r.Template == "" && r.Operation != OperationList && r.Regex == "":
+	case !asks && r.Template == "" && r.Operation != OperationList && r.Regex == "":
 		return badRequest("empty_query", `"query" is required and must not be blank (unless "template", "regex" or "operation":"list" is given)`)
 	}
 	if r.Regex != "" {

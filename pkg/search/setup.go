@@ -3,7 +3,6 @@ package search
 import (
 	"errors"
 	"fmt"
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"sort"
 	"strings"
 
@@ -102,10 +101,10 @@ func (s *Service) Authenticate(token string) (access.Caller, error) {
 }
 
 // CoreTools are the core whitelist's tools, in the whitelist's order.
-func (snap *Snapshot) CoreTools() []catalog.Tool {
-	out := make([]catalog.Tool, len(snap.policy.core))
+func (snap *Snapshot) CoreTools() []Found {
+	out := make([]Found, len(snap.policy.core))
 	for i, r := range snap.policy.core {
-		out[i] = snap.Catalog.Tool(r)
+		out[i] = snap.found(r)
 	}
 	return out
 }

@@ -52,15 +52,17 @@ func (n *Namer) Name(t catalog.Tool) string {
 		}
 	}
 	// Still clashing or too long: a readable prefix and a hash of the ID.
-	h := sha256.Sum256([]byte(t.ID()))
-	suffix := "_" + hex.EncodeToString(h[:4])
-	s := sanitize(t.Server + "_" + t.Name)
-	if len(s) > maxNameLen-len(suffix) {
-		s = s[:maxNameLen-len(suffix)]
-	}
-	s += suffix
+	s := hashed(t, sanitize(t.Server+"_"+t.Name))
 	n.taken[s] = true
 	return s
+}
+
+// hashed is prefix, cut to fit, and a hash of t's ID: a valid name that no
+// other tool's can equal.
+func hashed(t catalog.Tool, prefix string) string {
+	h := sha256.Sum256([]byte(t.ID()))
+	suffix := "_" + hex.EncodeToString(h[:4])
+	return prefix[:min(len(prefix), maxNameLen-len(suffix))] + suffix
 }
 
 // Qualified is t's name with its server, "server__tool", as a function
@@ -70,13 +72,10 @@ func (n *Namer) Name(t catalog.Tool) string {
 // two tools never share one.
 func Qualified(t catalog.Tool) string {
 	plain := t.Server + "__" + t.Name
-	s := sanitize(plain)
-	if s == plain && len(s) <= maxNameLen {
-		return s
+	if s := sanitize(plain); s != plain || len(s) > maxNameLen {
+		return hashed(t, s)
 	}
-	h := sha256.Sum256([]byte(t.ID()))
-	suffix := "_" + hex.EncodeToString(h[:4])
-	return s[:min(len(s), maxNameLen-len(suffix))] + suffix
+	return plain
 }
 
 func sanitize(name string) string {

@@ -147,3 +147,24 @@ func TestGeminiSchema(t *testing.T) {
 		t.Errorf("required = %v, want the unknown name dropped", got["required"])
 	}
 }
+
+func TestQualified(t *testing.T) {
+	long := strings.Repeat("x", 70)
+	tests := []struct {
+		tool catalog.Tool
+		want string
+	}{
+		{catalog.Tool{Server: "github", Name: "create_issue"}, "github__create_issue"},
+		{catalog.Tool{Server: "my server", Name: "get.thing"}, "my_server__get_thing_"},
+		{catalog.Tool{Server: "s", Name: long}, "s__" + long[:maxNameLen-len("_01234567")-len("s__")]},
+	}
+	for _, tt := range tests {
+		got := Qualified(tt.tool)
+		if !strings.HasPrefix(got, tt.want) || len(got) > maxNameLen || got != sanitize(got) {
+			t.Errorf("Qualified(%s) = %q, want a valid name starting %q", tt.tool.ID(), got, tt.want)
+		}
+	}
+	if Qualified(catalog.Tool{Server: "a.b", Name: "c"}) == Qualified(catalog.Tool{Server: "a_b", Name: "c"}) {
+		t.Error("two tools whose names sanitise alike share a qualified name")
+	}
+}
