@@ -266,13 +266,16 @@ type Response struct {
 	Withheld int `json:"withheld,omitempty"`
 	// Confidence is an absolute measure of the best retrieved tool's match
 	// (comparable across queries, unlike scores normalised per query), and
-	// Confident whether it reaches the calibrated threshold of the mode.
-	// When false, the caller may prefer to offer only core tools.
+	// Confident whether it reaches the calibrated threshold of the mode
+	// (and the answer is not no_match). When false, the caller may prefer
+	// to offer only core tools.
 	Confidence *float32 `json:"confidence,omitempty"`
 	Confident  *bool    `json:"confident,omitempty"`
-	// NoMatch says that no retrieved tool reaches the threshold: the tools
-	// listed are the closest weak candidates, not answers, and a router
-	// should not call one on this evidence.
+	// NoMatch says that the tool the query needs is likely absent: the
+	// best confidence is under the mode's no-match threshold, calibrated
+	// for absence (evals/README.md). The tools listed are the closest weak
+	// candidates, not answers, and a router should not call one on this
+	// evidence.
 	NoMatch      bool     `json:"no_match,omitempty"`
 	Total        *int     `json:"total,omitempty"`    // list: tools in scope
 	Returned     *int     `json:"returned,omitempty"` // list: tools in this page

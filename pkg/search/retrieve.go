@@ -112,9 +112,13 @@ func (a *answer) confidence(results []rank.Result, q rank.Query, mode Mode) {
 			c = alpha*top.Dense + (1-alpha)*lex()
 		}
 	}
-	ok := float64(c) >= a.s.cfg.Confidence[mode]
-	a.resp.Confidence, a.resp.Confident = &c, &ok
-	a.resp.NoMatch = !ok
+	// Two thresholds, two questions: is the best tool likely right
+	// (Confidence), and is the tool the query needs likely absent
+	// (NoMatch)? An answer flagged no_match is never also called
+	// confident, whichever threshold is higher.
+	noMatch := float64(c) < a.s.cfg.NoMatch[mode]
+	ok := float64(c) >= a.s.cfg.Confidence[mode] && !noMatch
+	a.resp.Confidence, a.resp.Confident, a.resp.NoMatch = &c, &ok, noMatch
 }
 
 // explain says why a tool ranked where it did.

@@ -68,6 +68,12 @@ const (
 // toolsearch eval, which reports the threshold for any catalog and model.
 var DefaultConfidence = map[Mode]float64{ModeHybrid: 0.12, ModeSemantic: 0.24, ModeKeyword: 0.09}
 
+// DefaultNoMatch is, per mode, the confidence under which the tool a query
+// needs is more likely absent from the catalog than present: a question
+// distinct from DefaultConfidence's (is the best tool right?), and
+// calibrated for it, leave-one-set-out, by evals/nomatch (evals/README.md).
+var DefaultNoMatch = map[Mode]float64{ModeHybrid: 0.161, ModeSemantic: 0.234, ModeKeyword: 0.136}
+
 // ErrNotReady is returned before the first snapshot is published.
 var ErrNotReady = errors.New("index not ready")
 
@@ -103,6 +109,10 @@ type Config struct {
 	// confidence below which an answer is marked "confident": false.
 	// Missing modes take DefaultConfidence's.
 	Confidence map[Mode]float64
+	// NoMatch holds, per mode, the confidence below which an answer is
+	// marked no_match: the tool the query needs is likely absent. Missing
+	// modes take DefaultNoMatch's.
+	NoMatch map[Mode]float64
 	// QueryCacheSize and QueryCacheTTL bound the cache of query vectors
 	// from remote embedders; DefaultQueryCacheSize and DefaultQueryCacheTTL
 	// when 0; a negative size turns the cache off.
@@ -205,6 +215,9 @@ func New(cfg Config) *Service {
 	conf := maps.Clone(DefaultConfidence)
 	maps.Copy(conf, cfg.Confidence)
 	cfg.Confidence = conf
+	noMatch := maps.Clone(DefaultNoMatch)
+	maps.Copy(noMatch, cfg.NoMatch)
+	cfg.NoMatch = noMatch
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = time.Second
 	}
