@@ -50,12 +50,12 @@ type Case struct {
 func SelfCases(cat *catalog.Catalog) []Case {
 	var out []Case
 	for _, t := range cat.Tools() {
-		key := []ToolKey{{t.Server, t.Name}}
+		key, want := []ToolKey{{t.Server, t.Name}}, []string{t.ID()}
 		if d := strings.TrimSpace(t.Description); d != "" {
-			out = append(out, Case{ID: "description:" + t.ID(), Category: "self-description", Query: redact.Clip(d, search.MaxQueryBytes, ""), keys: key})
+			out = append(out, Case{ID: "description:" + t.ID(), Category: "self-description", Query: redact.Clip(d, search.MaxQueryBytes, ""), Expected: want, keys: key})
 		}
 		if words := analysis.Identifier(t.Name); words != "" {
-			out = append(out, Case{ID: "name:" + t.ID(), Category: "self-name", Query: words, keys: key})
+			out = append(out, Case{ID: "name:" + t.ID(), Category: "self-name", Query: words, Expected: want, keys: key})
 		}
 	}
 	return out

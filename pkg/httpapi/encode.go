@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/inspect"
 
 	"github.com/go-chi/chi/v5/middleware"
 	gojson "github.com/goccy/go-json"
@@ -54,6 +55,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	var ae *apiError
 	var re *search.RequestError
 	var te *search.UnknownTemplateError
+	var se *inspect.UnknownServerError
 	switch {
 	case errors.As(err, &ae):
 	case errors.As(err, &re):
@@ -64,6 +66,8 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		ae = errorf(status, re.Code, "%s", re.Message)
 	case errors.As(err, &te):
 		ae = errorf(http.StatusNotFound, "unknown_template", "%s", te.Error())
+	case errors.As(err, &se):
+		ae = errorf(http.StatusNotFound, "unknown_server", "%s", clip(se.Error(), maxEcho))
 	case errors.Is(err, access.ErrUnauthorized):
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolsearch"`)
 		ae = errorf(http.StatusUnauthorized, "unauthorized", "a valid API key is required: send Authorization: Bearer <key>")

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
-
+	"github.com/toolsearch/toolsearch/pkg/inspect"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
@@ -175,3 +175,54 @@ func handleReadyz(svc *search.Service, draining *atomic.Bool) http.Handler {
 		encode(w, http.StatusOK, map[string]any{"ready": true})
 	})
 }
+
+// handleServers lists the servers the caller may see, with tool counts.
+func handleServers(logger *slog.Logger, svc *search.Service) http.Handler {
+	type response struct {
+		Servers []search.ServerCount `json:"servers"`
+		Tools   int                  `json:"tools"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.URL.RawQuery) > 0 {
+			writeError(w, r, logger, errorf(http.StatusBadRequest, "unknown_parameter", "this endpoint takes no query parameters"))
+			return
+		}
+		servers, err := svc.Servers(access.CallerFrom(r.Context()), "")
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		res := response{Servers: servers}
+		for _, s := range servers {
+			res.Tools += s.Tools
+		}
+		encode(w, http.StatusOK, res)
+	})
+}
+
+// handleCatalog reports the caller's tools with their lint findings and
+// self-retrieval misses: where an operator fixes a description.
+func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		for k := range q {
+			if k != "server" {
+				writeError(w, r, logger, errorf(http.StatusBadRequest, "unknown_parameter", "unknown query parameter %q; known: server", clip(k, maxEcho)))
+				return
+			}
+		}
+		if len(q["server"]) > maxCatalogServers {
+			writeError(w, r, logger, errorf(http.StatusBadRequest, "too_many_servers", "at most %d server parameters", maxCatalogServers))
+			return
+		}
+		rep, err := inspect.Catalog(r.Context(), svc, access.CallerFrom(r.Context()), q["server"])
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		encode(w, http.StatusOK, rep)
+	})
+}
+
+// maxCatalogServers bounds the servers one catalog request names.
+const maxCatalogServers = 64

@@ -26,11 +26,7 @@ type Found struct {
 // server is given, else by reference (a bare name where unambiguous, or
 // server/tool).
 func (s *Service) Lookup(caller access.Caller, server, name string) (Found, error) {
-	snap := s.cur.Load()
-	if snap == nil {
-		return Found{}, ErrNotReady
-	}
-	snap, err := snap.viewFor(caller)
+	snap, err := s.View(caller)
 	if err != nil {
 		return Found{}, err
 	}
@@ -46,12 +42,23 @@ func (s *Service) Lookup(caller access.Caller, server, name string) (Found, erro
 		}
 		return Found{}, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
-	return snap.found(row), nil
+	return snap.Found(row), nil
 }
 
-// found is row's tool and hints.
-func (snap *Snapshot) found(row int) Found {
+// Found is row's tool and hints.
+func (snap *Snapshot) Found(row int) Found {
 	return Found{Tool: snap.Catalog.Tool(row), Hints: snap.hints[row]}
+}
+
+// View is the snapshot the caller searches: the whole index, or the view
+// its key's visibility allows, built with it so that nothing outside shows
+// through (counts, BM25 statistics, near neighbours).
+func (s *Service) View(caller access.Caller) (*Snapshot, error) {
+	snap := s.cur.Load()
+	if snap == nil {
+		return nil, ErrNotReady
+	}
+	return snap.viewFor(caller)
 }
 
 // ServerCount is a server and how many of its tools the caller may see.
@@ -63,11 +70,7 @@ type ServerCount struct {
 // Servers lists the servers with tools the caller may see, in catalog
 // order, those whose name contains query (any case) when query is set.
 func (s *Service) Servers(caller access.Caller, query string) ([]ServerCount, error) {
-	snap := s.cur.Load()
-	if snap == nil {
-		return nil, ErrNotReady
-	}
-	snap, err := snap.viewFor(caller)
+	snap, err := s.View(caller)
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func (s *Service) Authenticate(token string) (access.Caller, error) {
 func (snap *Snapshot) CoreTools() []Found {
 	out := make([]Found, len(snap.policy.core))
 	for i, r := range snap.policy.core {
-		out[i] = snap.found(r)
+		out[i] = snap.Found(r)
 	}
 	return out
 }

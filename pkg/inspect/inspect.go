@@ -1,0 +1,209 @@
+// Package inspect reports, for the tools a caller may see, what an operator
+// needs to fix their descriptions: each tool's lint findings and its
+// self-retrieval misses (which tool outranks it for its own words). It
+// works on the caller's view only, so a key learns nothing of tools it
+// cannot see: not their names, and not their effect on ranks or findings.
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/eval"
+	"github.com/toolsearch/toolsearch/pkg/lint"
+	"github.com/toolsearch/toolsearch/pkg/search"
+)
+
+// MaxAuditTools bounds the self-retrieval audit of one request: two
+// searches a tool, so a few hundred tools take well under a second. A
+// larger scope is listed with its findings and asked to narrow by server.
+const MaxAuditTools = 500
+
+// maxNearDuplicateTools bounds the pairwise near-duplicate check, which
+// grows with the square of the tools: 2,000 tools are 2 million cosines, a
+// fraction of a second; 10,000 would be 25 times that on every request.
+const maxNearDuplicateTools = 2000
+
+// auditK is how deep a tool's own words are looked for.
+const auditK = 10
+
+// Report is the caller's catalog, or the servers it asked for.
+type Report struct {
+	IndexVersion string               `json:"index_version"`
+	Servers      []search.ServerCount `json:"servers"` // every server the caller may see
+	Tools        []Tool               `json:"tools"`   // in scope, in catalog order
+	Checks       Checks               `json:"checks"`
+	Audit        AuditRun             `json:"audit"`
+}
+
+// Tool is one tool with what is wrong with it.
+type Tool struct {
+	Server              string          `json:"server"`
+	Name                string          `json:"name"`
+	Description         string          `json:"description"`
+	Annotations         json.RawMessage `json:"annotations,omitempty"`
+	AnnotationsInferred []string        `json:"annotations_inferred,omitempty"`
+	Findings            []Finding       `json:"findings,omitempty"`
+	Misses              []Miss          `json:"misses,omitempty"`
+}
+
+// Finding is a lint finding about the tool.
+type Finding struct {
+	Severity lint.Severity `json:"severity"`
+	Rule     string        `json:"rule"`
+	Message  string        `json:"message"`
+	Other    string        `json:"other,omitempty"` // the other tool of a near-duplicate pair
+}
+
+// Miss is a self-retrieval query that did not bring the tool back first.
+type Miss struct {
+	Query       string   `json:"query"`        // "description" or "name": which of its own texts was asked
+	Rank        int      `json:"rank"`         // 1-based within the audit's depth; 0 when not there
+	OutrankedBy string   `json:"outranked_by"` // server/tool that came first
+	Shared      []string `json:"shared_terms"` // the query's terms the winner matched (stemmed)
+}
+
+// Checks says which lint checks ran, and why any did not.
+type Checks struct {
+	Ran     []string          `json:"ran"`
+	Skipped map[string]string `json:"skipped,omitempty"`
+}
+
+// AuditRun says whether the self-retrieval audit ran, how deep, and why not.
+type AuditRun struct {
+	Ran    bool   `json:"ran"`
+	K      int    `json:"k,omitempty"`
+	Misses int    `json:"misses"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// UnknownServerError names a server the caller cannot see, which to the
+// caller is the same as one that does not exist.
+type UnknownServerError struct{ Name string }
+
+func (e *UnknownServerError) Error() string { return fmt.Sprintf("unknown server %q", e.Name) }
+
+// Catalog reports on the caller's tools, those of servers when given.
+func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, servers []string) (*Report, error) {
+	view, err := svc.View(caller)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := svc.Servers(caller, "")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := scope(view.Catalog, counts, servers)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{IndexVersion: view.Version, Servers: counts, Tools: make([]Tool, len(rows))}
+	byID := make(map[string]int, len(rows))
+	for i, row := range rows {
+		f := view.Found(row)
+		rep.Tools[i] = Tool{Server: f.Server, Name: f.Name, Description: f.Description,
+			Annotations: f.Hints.Annotations, AnnotationsInferred: f.Hints.Inferred}
+		byID[f.ID()] = i
+	}
+	rep.Checks = findings(view, rep.Tools, byID)
+	if len(rows) > MaxAuditTools {
+		rep.Audit.Reason = fmt.Sprintf("%d tools in scope, more than the %d one request audits: choose servers", len(rows), MaxAuditTools)
+		return rep, nil
+	}
+	sub := view.Catalog.Subset(rows)
+	for _, c := range eval.SelfCases(sub) {
+		m, ok, err := audit(ctx, svc, caller, c)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			continue
+		}
+		i := byID[c.Expected[0]]
+		rep.Tools[i].Misses = append(rep.Tools[i].Misses, m)
+		rep.Audit.Misses++
+	}
+	rep.Audit.Ran, rep.Audit.K = true, auditK
+	return rep, nil
+}
+
+// scope is the rows of the servers asked for, or every row.
+func scope(cat *catalog.Catalog, visible []search.ServerCount, servers []string) ([]int, error) {
+	want := map[string]bool{}
+	for _, s := range servers {
+		if !slices.ContainsFunc(visible, func(c search.ServerCount) bool { return c.Name == s }) {
+			return nil, &UnknownServerError{Name: s}
+		}
+		want[s] = true
+	}
+	var rows []int
+	for i, t := range cat.Tools() {
+		if len(want) == 0 || want[t.Server] {
+			rows = append(rows, i)
+		}
+	}
+	return rows, nil
+}
+
+// findings runs lint over the whole view (a near-duplicate may sit in
+// another server) and keeps what concerns the tools in scope.
+func findings(view *search.Snapshot, tools []Tool, byID map[string]int) Checks {
+	checks := Checks{Ran: []string{"names", "descriptions", "parameters", "ambiguous-ids"}}
+	var vecs [][]float32
+	if n := view.Catalog.Len(); n > maxNearDuplicateTools {
+		checks.Skipped = map[string]string{"near-duplicates": fmt.Sprintf("%d tools, more than the %d this endpoint compares pairwise: run toolsearch lint", n, maxNearDuplicateTools)}
+	} else if view.Semantic() {
+		vecs = make([][]float32, view.Matrix.Rows())
+		for i := range vecs {
+			vecs[i] = view.Matrix.Row(i)
+		}
+		checks.Ran = append(checks.Ran, "near-duplicates")
+	} else {
+		checks.Skipped = map[string]string{"near-duplicates": "no embeddings: " + view.EmbedError}
+	}
+	for _, f := range lint.Check(view.Catalog, vecs, lint.Config{}) {
+		if i, ok := byID[f.Tool]; ok {
+			tools[i].Findings = append(tools[i].Findings, Finding{Severity: f.Severity, Rule: f.Rule, Message: f.Message, Other: f.Other})
+		}
+		// A pair is shown next to both of its tools: either may be the
+		// one to fix.
+		if i, ok := byID[f.Other]; ok && f.Other != "" {
+			msg := strings.Replace(f.Message, f.Other, f.Tool, 1)
+			tools[i].Findings = append(tools[i].Findings, Finding{Severity: f.Severity, Rule: f.Rule, Message: msg, Other: f.Tool})
+		}
+	}
+	return checks
+}
+
+// audit asks the caller's index one self-retrieval case; ok when its tool
+// came first.
+func audit(ctx context.Context, svc *search.Service, caller access.Caller, c eval.Case) (Miss, bool, error) {
+	k, noCore := auditK, false
+	res, err := svc.Search(ctx, search.Request{Query: c.Query, TopK: &k, IncludeCore: &noCore, Explain: true}, caller)
+	if err != nil {
+		return Miss{}, false, fmt.Errorf("self-retrieval of %s: %w", c.ID, err)
+	}
+	want := c.Expected[0]
+	m := Miss{Query: strings.TrimPrefix(c.Category, "self-"), Shared: []string{}}
+	for i, h := range res.Tools {
+		if h.Server+"/"+h.Name == want {
+			m.Rank = i + 1
+			break
+		}
+	}
+	if m.Rank == 1 || len(res.Tools) == 0 {
+		return m, m.Rank == 1, nil
+	}
+	top := res.Tools[0]
+	m.OutrankedBy = top.Server + "/" + top.Name
+	if top.Explain != nil {
+		m.Shared = slices.Sorted(maps.Keys(top.Explain.MatchedTerms))
+	}
+	return m, false, nil
+}
