@@ -36,10 +36,7 @@ func runIndex(ctx context.Context, args []string, getenv func(string) string, st
 	info := svc.Status().Embedder
 	h := snapshot.Header{Provider: info.Provider, Model: info.Model, BaseURL: info.BaseURL, Dimensions: snap.Matrix.Dim(),
 		CatalogHash: cat.Hash(), Tools: cat.Len(), BuiltAt: time.Now().UTC()}
-	vecs := make([][]float32, snap.Matrix.Rows())
-	for i := range vecs {
-		vecs[i] = snap.Matrix.Row(i)
-	}
+	vecs := snap.Matrix.Vectors()
 	// Write to a temporary file and rename, so a reader never sees half a file.
 	tmp, err := os.CreateTemp(filepath.Dir(*out), ".toolsearch-snapshot-*")
 	if err != nil {

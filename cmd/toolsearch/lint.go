@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/lint"
@@ -36,16 +37,13 @@ func runLint(ctx context.Context, args []string, getenv func(string) string, std
 	var vecs [][]float32
 	// Every check but near-duplicates reads the catalog alone; that one
 	// needs the embedder, which may be a provider out of reach.
-	ran := []string{"names", "descriptions", "parameters", "ambiguous-ids"}
+	ran := slices.Clone(lint.CatalogChecks)
 	skipped := map[string]string{}
 	if snap := svc.Current(); snap.Semantic() {
-		vecs = make([][]float32, snap.Matrix.Rows())
-		for i := range vecs {
-			vecs[i] = snap.Matrix.Row(i)
-		}
-		ran = append(ran, "near-duplicates")
+		vecs = snap.Matrix.Vectors()
+		ran = append(ran, lint.NearDuplicates)
 	} else {
-		skipped["near-duplicates"] = "no embeddings from the " + idx.embedder + " embedder: " + snap.EmbedError
+		skipped[lint.NearDuplicates] = "no embeddings from the " + idx.embedder + " embedder: " + snap.EmbedError
 	}
 	findings := lint.Check(cat, vecs, lint.Config{NearDuplicate: float32(*near), MinDescription: *minWords, MaxDescription: *maxBytes})
 	errs, warns := 0, 0

@@ -126,9 +126,9 @@ func measure(s scores, m search.Mode, t float64) (precision, recall float64) {
 	return float64(tp) / float64(tp+fp), float64(tp) / float64(len(s.absent[m]))
 }
 
-func row(s scores, m search.Mode, t float64, second string) string {
+func row(s scores, m search.Mode, t float64, label string) string {
 	p, r := measure(s, m, t)
-	return fmt.Sprintf("| %s | %s | %d | %d | %.2f | %.2f |", s.name, second, below(s.present[m], t), below(s.absent[m], t), p, r)
+	return fmt.Sprintf("| %s | %s | %d | %d | %.2f | %.2f |", s.name, label, below(s.present[m], t), below(s.absent[m], t), p, r)
 }
 
 func below(xs []float64, t float64) int {

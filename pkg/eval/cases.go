@@ -50,12 +50,12 @@ type Case struct {
 func SelfCases(cat *catalog.Catalog) []Case {
 	var out []Case
 	for _, t := range cat.Tools() {
-		key, want := []ToolKey{{t.Server, t.Name}}, []string{t.ID()}
+		key := []ToolKey{{t.Server, t.Name}}
 		if d := strings.TrimSpace(t.Description); d != "" {
-			out = append(out, Case{ID: "description:" + t.ID(), Category: "self-description", Query: redact.Clip(d, search.MaxQueryBytes, ""), Expected: want, keys: key})
+			out = append(out, Case{ID: "description:" + t.ID(), Category: "self-description", Query: redact.Clip(d, search.MaxQueryBytes, ""), keys: key})
 		}
 		if words := analysis.Identifier(t.Name); words != "" {
-			out = append(out, Case{ID: "name:" + t.ID(), Category: "self-name", Query: words, Expected: want, keys: key})
+			out = append(out, Case{ID: "name:" + t.ID(), Category: "self-name", Query: words, keys: key})
 		}
 	}
 	return out
@@ -145,6 +145,10 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 type ToolKey struct{ Server, Name string }
 
 func (k ToolKey) String() string { return k.Server + "/" + k.Name }
+
+// Keys are the tools a self case expects, exactly (SelfCases resolves them
+// itself; a tool id can read like another's). Nil for labelled cases.
+func (c Case) Keys() []ToolKey { return c.keys }
 
 // resolve maps every expected name to its tool, failing on the first
 // unknown or ambiguous one with the case that names it.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -183,8 +185,8 @@ func handleServers(logger *slog.Logger, svc *search.Service) http.Handler {
 		Tools   int                  `json:"tools"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(r.URL.RawQuery) > 0 {
-			writeError(w, r, logger, errorf(http.StatusBadRequest, "unknown_parameter", "this endpoint takes no query parameters"))
+		if _, err := queryParams(r); err != nil {
+			writeError(w, r, logger, err)
 			return
 		}
 		servers, err := svc.Servers(access.CallerFrom(r.Context()), "")
@@ -204,12 +206,10 @@ func handleServers(logger *slog.Logger, svc *search.Service) http.Handler {
 // self-retrieval misses: where an operator fixes a description.
 func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		for k := range q {
-			if k != "server" {
-				writeError(w, r, logger, errorf(http.StatusBadRequest, "unknown_parameter", "unknown query parameter %q; known: server", clip(k, maxEcho)))
-				return
-			}
+		q, err := queryParams(r, "server")
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
 		}
 		if len(q["server"]) > maxCatalogServers {
 			writeError(w, r, logger, errorf(http.StatusBadRequest, "too_many_servers", "at most %d server parameters", maxCatalogServers))
@@ -222,6 +222,22 @@ func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
 		}
 		encode(w, http.StatusOK, rep)
 	})
+}
+
+// queryParams is the request's query, refused when it holds a parameter
+// not in known: a misspelt one is an error, not silently ignored.
+func queryParams(r *http.Request, known ...string) (url.Values, error) {
+	q := r.URL.Query()
+	for k := range q {
+		if !slices.Contains(known, k) {
+			takes := "this endpoint takes none"
+			if len(known) > 0 {
+				takes = "known: " + strings.Join(known, ", ")
+			}
+			return nil, errorf(http.StatusBadRequest, "unknown_parameter", "unknown query parameter %q; %s", clip(k, maxEcho), takes)
+		}
+	}
+	return q, nil
 }
 
 // maxCatalogServers bounds the servers one catalog request names.

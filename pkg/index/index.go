@@ -76,6 +76,16 @@ func (mx *Matrix) Bytes() int64 {
 // Row returns row i. The slice aliases the matrix and must not be modified.
 func (mx *Matrix) Row(i int) []float32 { return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols] }
 
+// Vectors returns every row, in order, aliasing the matrix like Row: what
+// the linter and snapshot files take.
+func (mx *Matrix) Vectors() [][]float32 {
+	out := make([][]float32, mx.m.Rows)
+	for i := range out {
+		out[i] = mx.Row(i)
+	}
+	return out
+}
+
 // TopK returns the k highest scores, best first, ties in row order. It
 // keeps a k-sized min-heap of the best so far (typed, so nothing is boxed
 // per element) instead of sorting all N scores; the heap is built once it

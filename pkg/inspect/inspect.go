@@ -95,21 +95,20 @@ func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, ser
 	if err != nil {
 		return nil, err
 	}
-	counts, err := svc.Servers(caller, "")
-	if err != nil {
-		return nil, err
-	}
+	counts := view.ServerCounts("")
 	rows, err := scope(view.Catalog, counts, servers)
 	if err != nil {
 		return nil, err
 	}
 	rep := &Report{IndexVersion: view.Version, Servers: counts, Tools: make([]Tool, len(rows))}
-	byID := make(map[string]int, len(rows))
+	byID := make(map[string]int, len(rows))        // lint names tools by id
+	byKey := make(map[eval.ToolKey]int, len(rows)) // the audit, exactly
 	for i, row := range rows {
 		f := view.Found(row)
 		rep.Tools[i] = Tool{Server: f.Server, Name: f.Name, Description: f.Description,
 			Annotations: f.Hints.Annotations, AnnotationsInferred: f.Hints.Inferred}
 		byID[f.ID()] = i
+		byKey[eval.ToolKey{Server: f.Server, Name: f.Name}] = i
 	}
 	rep.Checks = findings(view, rep.Tools, byID)
 	if len(rows) > MaxAuditTools {
@@ -125,7 +124,7 @@ func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, ser
 		if ok {
 			continue
 		}
-		i := byID[c.Expected[0]]
+		i := byKey[c.Keys()[0]]
 		rep.Tools[i].Misses = append(rep.Tools[i].Misses, m)
 		rep.Audit.Misses++
 	}
@@ -154,18 +153,15 @@ func scope(cat *catalog.Catalog, visible []search.ServerCount, servers []string)
 // findings runs lint over the whole view (a near-duplicate may sit in
 // another server) and keeps what concerns the tools in scope.
 func findings(view *search.Snapshot, tools []Tool, byID map[string]int) Checks {
-	checks := Checks{Ran: []string{"names", "descriptions", "parameters", "ambiguous-ids"}}
+	checks := Checks{Ran: slices.Clone(lint.CatalogChecks)}
 	var vecs [][]float32
 	if n := view.Catalog.Len(); n > maxNearDuplicateTools {
-		checks.Skipped = map[string]string{"near-duplicates": fmt.Sprintf("%d tools, more than the %d this endpoint compares pairwise: run toolsearch lint", n, maxNearDuplicateTools)}
+		checks.Skipped = map[string]string{lint.NearDuplicates: fmt.Sprintf("%d tools, more than the %d this endpoint compares pairwise: run toolsearch lint", n, maxNearDuplicateTools)}
 	} else if view.Semantic() {
-		vecs = make([][]float32, view.Matrix.Rows())
-		for i := range vecs {
-			vecs[i] = view.Matrix.Row(i)
-		}
-		checks.Ran = append(checks.Ran, "near-duplicates")
+		vecs = view.Matrix.Vectors()
+		checks.Ran = append(checks.Ran, lint.NearDuplicates)
 	} else {
-		checks.Skipped = map[string]string{"near-duplicates": "no embeddings: " + view.EmbedError}
+		checks.Skipped = map[string]string{lint.NearDuplicates: "no embeddings: " + view.EmbedError}
 	}
 	for _, f := range lint.Check(view.Catalog, vecs, lint.Config{}) {
 		if i, ok := byID[f.Tool]; ok {
@@ -189,10 +185,10 @@ func audit(ctx context.Context, svc *search.Service, caller access.Caller, c eva
 	if err != nil {
 		return Miss{}, false, fmt.Errorf("self-retrieval of %s: %w", c.ID, err)
 	}
-	want := c.Expected[0]
+	want := c.Keys()[0]
 	m := Miss{Query: strings.TrimPrefix(c.Category, "self-"), Shared: []string{}}
 	for i, h := range res.Tools {
-		if h.Server+"/"+h.Name == want {
+		if (eval.ToolKey{Server: h.Server, Name: h.Name}) == want {
 			m.Rank = i + 1
 			break
 		}

@@ -65,6 +65,13 @@ func (c *Config) defaults() {
 	}
 }
 
+// Checks that read the catalog alone, and the one that needs embeddings:
+// what callers report as run or skipped.
+var (
+	CatalogChecks  = []string{"names", "descriptions", "parameters", "ambiguous-ids"}
+	NearDuplicates = "near-duplicates"
+)
+
 // Check lints cat. vecs holds one unit-length vector per tool, in catalog
 // order, used for the near-duplicate rule; nil skips that rule. Findings
 // are sorted by severity, then tool.

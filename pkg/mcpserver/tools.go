@@ -77,14 +77,15 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in search
 	}
 	sr := search.Request{Query: in.Query, Messages: in.Messages, Servers: in.Servers, ServerMatch: in.ServerMatch, Operation: in.Operation, Cursor: in.Cursor,
 		ReadOnly: in.ReadOnly, ExcludeDestructive: in.ExcludeDestructive}
-	if in.Limit != 0 {
-		sr.TopK = &in.Limit
-	}
-	return s.answer(ctx, sr, caller)
+	return s.answer(ctx, sr, in.Limit, caller)
 }
 
-// answer runs a search for a meta-tool and words it for a model.
-func (s *Server) answer(ctx context.Context, sr search.Request, caller access.Caller) (*mcp.CallToolResult, searchOut, error) {
+// answer runs a search for a meta-tool, limit tools a page (the default
+// when 0), and words it for a model.
+func (s *Server) answer(ctx context.Context, sr search.Request, limit int, caller access.Caller) (*mcp.CallToolResult, searchOut, error) {
+	if limit != 0 {
+		sr.TopK = &limit
+	}
 	res, err := s.svc.Search(ctx, sr, caller)
 	if err != nil {
 		return nil, searchOut{}, toolError(err)
@@ -149,10 +150,7 @@ func (s *Server) searchRegex(ctx context.Context, req *mcp.CallToolRequest, in r
 	}
 	sr := search.Request{Regex: in.Pattern, RegexDescription: in.Descriptions, Servers: in.Servers, Cursor: in.Cursor,
 		ReadOnly: in.ReadOnly, ExcludeDestructive: in.ExcludeDestructive}
-	if in.Limit != 0 {
-		sr.TopK = &in.Limit
-	}
-	return s.answer(ctx, sr, caller)
+	return s.answer(ctx, sr, in.Limit, caller)
 }
 
 func firstLine(s string) string {

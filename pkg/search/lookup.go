@@ -74,6 +74,12 @@ func (s *Service) Servers(caller access.Caller, query string) ([]ServerCount, er
 	if err != nil {
 		return nil, err
 	}
+	return snap.ServerCounts(query), nil
+}
+
+// ServerCounts lists the snapshot's servers with their tool counts, in
+// catalog order, those whose name contains query (any case) when set.
+func (snap *Snapshot) ServerCounts(query string) []ServerCount {
 	counts := map[string]int{}
 	for _, t := range snap.Catalog.Tools() {
 		counts[t.Server]++
@@ -85,5 +91,5 @@ func (s *Service) Servers(caller access.Caller, query string) ([]ServerCount, er
 			out = append(out, ServerCount{Name: name, Tools: counts[name]})
 		}
 	}
-	return out, nil
+	return out
 }
