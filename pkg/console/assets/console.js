@@ -79,7 +79,7 @@ async function api(path, {method = 'GET', body, admin = false} = {}) {
 // ---- views ----
 
 const views = ['status', 'search', 'catalog', 'evals'];
-const loaded = {};
+let catalogLoaded = false;
 
 function select(name, focus) {
   if (!views.includes(name)) name = 'status';
@@ -92,7 +92,7 @@ function select(name, focus) {
   if (focus) $('tab-' + name).focus();
   if (location.hash !== '#' + name) history.replaceState(null, '', '#' + name);
   if (name === 'status') refreshStatus();
-  if (name === 'catalog' && !loaded.catalog) loadCatalog();
+  if (name === 'catalog' && !catalogLoaded) loadCatalog();
 }
 
 function tabs() {
@@ -191,7 +191,7 @@ async function rebuild() {
   b.disabled = true;
   try {
     await api('/mcp/tool-search/rebuild', {method: 'POST', admin: true});
-    loaded.catalog = false;
+    catalogLoaded = false;
     await refreshStatus();
     $('status-updated').textContent = 'rebuilt ' + new Date().toLocaleTimeString();
   } catch (e) {
@@ -230,16 +230,21 @@ function searchRequest() {
   return req;
 }
 
+const chosenFormat = () => document.querySelector('input[name=format]:checked').value;
+
+// One request answers the ranking, its explanation and the definitions in
+// the chosen provider format; switching formats asks again for that one.
 async function runSearch(ev) {
   if (ev) ev.preventDefault();
   const req = searchRequest();
   lastRequest = req;
+  const format = chosenFormat();
   try {
-    const res = await api('/mcp/tool-search', {method: 'POST', body: req});
+    const res = await api('/mcp/tool-search', {method: 'POST', body: {...req, format}});
     fail($('search-error'), null);
     renderSearch(res);
     show($('show-as'), res.tools.length > 0);
-    renderDefinitions();
+    showDefinitions(res, format);
   } catch (e) {
     fail($('search-error'), e);
     $('search-summary').replaceChildren();
@@ -293,16 +298,19 @@ function renderSearch(res) {
   for (const b of table.querySelectorAll('.scorebar')) b.style.width = b.dataset.w + 'px';
 }
 
-async function renderDefinitions() {
-  if (!lastRequest) return;
-  const format = document.querySelector('input[name=format]:checked').value;
+function showDefinitions(res, format) {
   const box = $('definitions');
+  box.textContent = JSON.stringify(res.definitions ?? [], null, 2);
+  box.dataset.format = format;
+}
+
+async function switchFormat() {
+  if (!lastRequest) return;
+  const format = chosenFormat();
   try {
-    const res = await api('/mcp/tool-search', {method: 'POST', body: {...lastRequest, explain: false, format}});
-    box.textContent = JSON.stringify(res.definitions ?? [], null, 2);
-    box.dataset.format = format;
+    showDefinitions(await api('/mcp/tool-search', {method: 'POST', body: {...lastRequest, explain: false, format}}), format);
   } catch (e) {
-    box.textContent = String(e.message || e);
+    $('definitions').textContent = String(e.message || e);
   }
 }
 
@@ -329,7 +337,7 @@ async function loadCatalog(ev) {
   const server = $('catalog-server').value;
   try {
     catalog = await api('/mcp/tool-search/catalog' + (server ? '?server=' + encodeURIComponent(server) : ''));
-    loaded.catalog = true;
+    catalogLoaded = true;
     fail($('catalog-error'), null);
     const sel = $('catalog-server');
     const keep = sel.value;
@@ -535,7 +543,7 @@ function renderEval(now, base) {
 // of it stays on screen under the next key.
 function forgetViews() {
   keyState();
-  loaded.catalog = false;
+  catalogLoaded = false;
   catalog = null;
   lastRequest = null;
   for (const id of ['status-body', 'search-summary', 'search-results', 'definitions', 'catalog-summary', 'catalog-body']) {
@@ -575,7 +583,7 @@ function init() {
       $('query').rows = conv ? 5 : 2;
     });
   }
-  for (const r of document.querySelectorAll('input[name=format]')) r.addEventListener('change', renderDefinitions);
+  for (const r of document.querySelectorAll('input[name=format]')) r.addEventListener('change', switchFormat);
   $('copy-defs').addEventListener('click', copyDefinitions);
   $('catalog-form').addEventListener('submit', loadCatalog);
   $('catalog-server').addEventListener('change', loadCatalog);
