@@ -33,9 +33,10 @@ func TestWords(t *testing.T) {
 
 func TestStem(t *testing.T) {
 	tests := map[string]string{
-		"files": "file", "issues": "issue", "repositories": "repository", "branches": "branch",
-		"stopped": "stop", "running": "run", "filled": "fill", "created": "creat", "create": "create",
-		"status": "status", "analysis": "analysis", "class": "class", "gas": "gas", "messages": "message",
+		"files": "file", "branches": "branch", "stopped": "stop", "running": "run", "filled": "fill",
+		"status": "status", "analysis": "analysis", "class": "class", "gas": "gas", "bus": "bus",
+		"thing": "thing", "need": "need", "using": "using", "day": "day", "days": "day", "note": "note",
+		"Movies": "Movies", "日本": "日本", "v2": "v2",
 	}
 	for in, want := range tests {
 		if got := Stem(in); got != want {
@@ -44,9 +45,39 @@ func TestStem(t *testing.T) {
 	}
 }
 
+// TestStemAgrees checks the property the stemmer exists for: every
+// inflection of a word gets the word's own stem.
+func TestStemAgrees(t *testing.T) {
+	families := [][]string{
+		{"movie", "movies"},
+		{"schedule", "schedules", "scheduled", "scheduling"},
+		{"close", "closes", "closed", "closing"},
+		{"specify", "specifies", "specified"},
+		{"repository", "repositories"},
+		{"copy", "copies", "copied", "copying"},
+		{"create", "creates", "created", "creating"},
+		{"base", "based"},
+		{"hope", "hoped", "hoping"},
+		{"stop", "stops", "stopped", "stopping"},
+		{"message", "messages"},
+		{"issue", "issues", "issued"},
+		{"cookie", "cookies"},
+		{"agree", "agreed"},
+		{"control", "controlled", "controlling"},
+	}
+	for _, f := range families {
+		want := Stem(f[0])
+		for _, w := range f[1:] {
+			if got := Stem(w); got != want {
+				t.Errorf("Stem(%q) = %q, but Stem(%q) = %q", w, got, f[0], want)
+			}
+		}
+	}
+}
+
 func TestTerms(t *testing.T) {
 	got := English.Terms("Can you list the open issues in my repository?")
-	want := []string{"list", "open", "issue", "repository"}
+	want := []string{"list", "open", "issu", "repositori"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Terms mismatch (-want +got):\n%s", diff)
 	}

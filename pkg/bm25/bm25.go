@@ -202,7 +202,8 @@ type queryTerm struct {
 	term     string
 	postings []posting // in document order
 	idf      float64
-	broader  bool // a hypernym of a query word (analysis.Analyzer.Broader)
+	broader  bool   // a hypernym of a query word (analysis.Analyzer.Broader)
+	concept  string // the concept's name when the term is a concept's token
 }
 
 // Prepare looks up the query's terms, each once, then its synonym concepts.
@@ -219,7 +220,7 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 	broader := analysis.English.Broader(terms, ix.Has)
 	terms = analysis.English.Expand(terms, ix.Has)
 	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms)+len(broader))}
-	add := func(t string, weight float64) {
+	add := func(t string, weight float64, concept string) {
 		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
 		for _, x := range q.terms {
 			if x.term == t {
@@ -227,18 +228,19 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 			}
 		}
 		ps := ix.postings[t]
-		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: weight * ix.idf(len(ps)), broader: weight != 1})
+		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: weight * ix.idf(len(ps)), broader: weight != 1, concept: concept})
 	}
 	for _, t := range terms {
-		add(t, 1)
+		add(t, 1, "")
 	}
 	for _, t := range terms {
 		for _, c := range analysis.English.Related(t) {
-			add(analysis.Stem(conceptToken(c)), 1)
+			// The token as the documents' text was analysed, so stemmed.
+			add(analysis.Stem(conceptToken(c)), 1, strings.TrimPrefix(c, "c:"))
 		}
 	}
 	for _, t := range broader {
-		add(t, BroaderWeight)
+		add(t, BroaderWeight, "")
 	}
 	return q
 }
@@ -298,8 +300,8 @@ func (q Query) Matched(row int) map[string][]string {
 	out := map[string][]string{}
 	for _, t := range q.terms {
 		label := t.term
-		if c, ok := strings.CutPrefix(t.term, conceptPrefix); ok {
-			label = "concept:" + c
+		if t.concept != "" {
+			label = "concept:" + t.concept
 		} else if t.broader {
 			label = "broader:" + t.term
 		}

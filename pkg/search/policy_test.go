@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -469,7 +470,7 @@ func TestConfidenceAndExplain(t *testing.T) {
 			t.Errorf("%s: confident %v confidence %v, want a confident answer in (0,1]", mode, res.Confident, res.Confidence)
 		}
 		e := res.Tools[0].Explain
-		if e == nil || !slices.Contains(e.MatchedTerms["merge"], "name") || len(e.MatchedTerms["concept:code"]) == 0 {
+		if e == nil || !slices.Contains(e.MatchedTerms[analysis.Stem("merge")], "name") || len(e.MatchedTerms["concept:code"]) == 0 {
 			t.Fatalf("%s: explain = %+v, want merge matched in the name, and a concept", mode, e)
 		}
 		if (e.Semantic != nil) != (mode != "keyword") || (e.Keyword != nil) != (mode != "semantic") {
