@@ -29,10 +29,15 @@ const (
 	// Concepts holds the synonym concepts of every word above, so that a
 	// query word meets its synonyms at a low weight.
 	Concepts
+	// Pairs holds each two neighbouring terms of every field above the
+	// concepts, so that a query saying "current weather" favours the tool
+	// that says so over one with "current" and "weather" far apart. New
+	// fills it; a Doc leaves it empty.
+	Pairs
 	numFields
 )
 
-var fieldNames = [numFields]string{"name", "server", "title", "description", "params", "enums", "concepts"}
+var fieldNames = [numFields]string{"name", "server", "title", "description", "params", "enums", "concepts", "pairs"}
 
 func (f Field) String() string { return fieldNames[f] }
 
@@ -51,8 +56,15 @@ type Config struct {
 var DefaultConfig = Config{
 	K1:      1.2,
 	B:       0.75,
-	Weights: [numFields]float64{Name: 3, Server: 1.5, Title: 2, Description: 1, Params: 0.5, Enums: 0.4, Concepts: 0.3},
+	Weights: [numFields]float64{Name: 3, Server: 1.5, Title: 2, Description: 1, Params: 0.5, Enums: 0.4, Concepts: 0.3, Pairs: 1},
 }
+
+// PairWeight scales the idf of a query's neighbouring-term pairs: a pair is
+// rare, so its full idf would outweigh the words it is made of. Chosen on
+// the five shared sets with the Pairs field weight: the gain holds for
+// pair weights from 0.1 to 0.5 and field weights from 0.5 to 2
+// (evals/README.md).
+const PairWeight = 0.3
 
 // BroaderWeight scales the idf of a query term's hypernyms
 // (analysis.Analyzer.Broader): "symptom" is weaker evidence for a query
@@ -115,20 +127,29 @@ func New(docs []Doc, p Config) *Index {
 	var total [numFields]float64
 	for d, fields := range docs {
 		tfs := map[string]*posting{}
-		for f, text := range fields {
-			for _, term := range analysis.English.Terms(text) {
-				pt := tfs[term]
-				if pt == nil {
-					pt = &posting{doc: int32(d)}
-					tfs[term] = pt
-				}
-				if pt.tf[f] < math.MaxUint16 {
-					pt.tf[f]++
-				}
-				if lens[d][f] < math.MaxUint16 {
-					lens[d][f]++
+		count := func(term string, f Field) {
+			pt := tfs[term]
+			if pt == nil {
+				pt = &posting{doc: int32(d)}
+				tfs[term] = pt
+			}
+			if pt.tf[f] < math.MaxUint16 {
+				pt.tf[f]++
+			}
+			if lens[d][f] < math.MaxUint16 {
+				lens[d][f]++
+			}
+		}
+		for f, text := range fields[:Pairs] {
+			terms := analysis.English.Terms(text)
+			for i, term := range terms {
+				count(term, Field(f))
+				if i > 0 && Field(f) < Concepts {
+					count(pair(terms[i-1], term), Pairs)
 				}
 			}
+		}
+		for f := range total {
 			total[f] += float64(lens[d][f])
 		}
 		for term, pt := range tfs {
@@ -154,6 +175,9 @@ func New(docs []Doc, p Config) *Index {
 	}
 	return ix
 }
+
+// pair is the index key of two neighbouring terms; no term has a space.
+func pair(a, b string) string { return a + " " + b }
 
 // Has reports whether some document has term (analysed) in any field.
 func (ix *Index) Has(term string) bool { return len(ix.postings[term]) > 0 }
@@ -202,8 +226,10 @@ type queryTerm struct {
 	term     string
 	postings []posting // in document order
 	idf      float64
-	broader  bool   // a hypernym of a query word (analysis.Analyzer.Broader)
-	concept  string // the concept's name when the term is a concept's token
+	// label names the term in explanations: the term itself, a pair as
+	// its two terms, "concept:NAME" for a concept's token and
+	// "broader:TERM" for a hypernym of a query word.
+	label string
 }
 
 // Prepare looks up the query's terms, each once, then its synonym concepts.
@@ -215,12 +241,17 @@ func (ix *Index) Prepare(query string) Query {
 // A term no tool uses is expanded to its derivationally related forms that
 // some tool does (analysis.Analyzer.Expand), or failing those to its
 // nearest hypernyms some tool uses, at BroaderWeight
-// (analysis.Analyzer.Broader).
+// (analysis.Analyzer.Broader). Each two neighbouring terms of the query
+// are also looked up as a pair, at PairWeight.
 func (ix *Index) PrepareTerms(terms []string) Query {
+	pairs := make([]string, 0, max(len(terms)-1, 0))
+	for i := 1; i < len(terms); i++ {
+		pairs = append(pairs, pair(terms[i-1], terms[i]))
+	}
 	broader := analysis.English.Broader(terms, ix.Has)
 	terms = analysis.English.Expand(terms, ix.Has)
 	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms)+len(broader))}
-	add := func(t string, weight float64, concept string) {
+	add := func(t string, weight float64, label string) {
 		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
 		for _, x := range q.terms {
 			if x.term == t {
@@ -228,19 +259,24 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 			}
 		}
 		ps := ix.postings[t]
-		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: weight * ix.idf(len(ps)), broader: weight != 1, concept: concept})
+		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: weight * ix.idf(len(ps)), label: label})
 	}
 	for _, t := range terms {
-		add(t, 1, "")
+		add(t, 1, t)
 	}
 	for _, t := range terms {
 		for _, c := range analysis.English.Related(t) {
 			// The token as the documents' text was analysed, so stemmed.
-			add(analysis.Stem(conceptToken(c)), 1, strings.TrimPrefix(c, "c:"))
+			add(analysis.Stem(conceptToken(c)), 1, "concept:"+strings.TrimPrefix(c, "c:"))
 		}
 	}
 	for _, t := range broader {
-		add(t, BroaderWeight, "")
+		add(t, BroaderWeight, "broader:"+t)
+	}
+	for _, p := range pairs {
+		if ix.Has(p) { // most pairs are in no tool: no term to carry
+			add(p, PairWeight, p)
+		}
 	}
 	return q
 }
@@ -295,16 +331,12 @@ func (q Query) Fraction(row int) float32 {
 
 // Matched returns the query terms found in document row, and in which
 // fields, for explaining a ranking. A synonym concept reads "concept:NAME",
-// a hypernym of a query word "broader:TERM".
+// a hypernym of a query word "broader:TERM", and two neighbouring terms
+// found side by side read as the two, in field "pairs".
 func (q Query) Matched(row int) map[string][]string {
 	out := map[string][]string{}
 	for _, t := range q.terms {
-		label := t.term
-		if t.concept != "" {
-			label = "concept:" + t.concept
-		} else if t.broader {
-			label = "broader:" + t.term
-		}
+		label := t.label
 		if i, ok := slices.BinarySearchFunc(t.postings, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
 			for f := range numFields {
 				if t.postings[i].tf[f] > 0 {

@@ -77,3 +77,32 @@ func TestKeep(t *testing.T) {
 		t.Error("no jira tool for a comment query")
 	}
 }
+
+// Two query words side by side, in the query's order, in a tool's text
+// outrank the same words apart, and explain names the pair. The two tools
+// have the same words, so without the pair they tie (the first row wins).
+func TestPairs(t *testing.T) {
+	docs := []Doc{
+		{Name: "get_wind", Description: "Current wind, weather."},
+		{Name: "get_sky", Description: "Wind, current weather."},
+	}
+	ix := New(docs, DefaultConfig)
+	tests := []struct {
+		query string
+		want  int // first row
+		pair  string
+	}{
+		{"current weather", 1, "current weather"},
+		{"weather current", 0, ""}, // no tool has this pair: a tie
+	}
+	for _, tt := range tests {
+		q := ix.Prepare(tt.query)
+		got, _ := q.Search(t.Context(), 2, nil)
+		if len(got) != 2 || got[0].Row != tt.want {
+			t.Errorf("Search(%q) = %v, want row %d first", tt.query, got, tt.want)
+		}
+		if m := q.Matched(1); tt.pair != "" && (len(m[tt.pair]) != 1 || m[tt.pair][0] != "pairs") {
+			t.Errorf("Matched(%q) = %v, want %q in pairs", tt.query, m, tt.pair)
+		}
+	}
+}

@@ -47,8 +47,8 @@ func TestStrongDenseSide(t *testing.T) {
 		query string
 		want  string // first tool
 	}{
-		{"BM25 alone: a small lead for the wrong tool", 0, "latest city umbrella", "news/get_headlines"},
-		{"a small BM25 lead: the dense side wins at the default alpha", rank.DefaultHybridAlpha, "latest city umbrella", "weather/get_forecast"},
+		{"BM25 alone: a small lead for the wrong tool", 0, "umbrella latest city", "news/get_headlines"},
+		{"a small BM25 lead: the dense side wins at the default alpha", rank.DefaultHybridAlpha, "umbrella latest city", "weather/get_forecast"},
 		{"BM25 alone: a clear lead for the wrong tool", 0, "latest news about the country for my city, umbrella?", "news/get_headlines"},
 		{"a clear BM25 lead holds at the default alpha", rank.DefaultHybridAlpha, "latest news about the country for my city, umbrella?", "news/get_headlines"},
 		{"a clear BM25 lead falls to a high alpha", 0.8, "latest news about the country for my city, umbrella?", "weather/get_forecast"},
