@@ -104,7 +104,10 @@ func DocOf(t catalog.Tool, f catalog.Fields) Doc {
 
 // conceptToken spells a concept id as one word that Terms keeps whole and
 // no real text contains.
-func conceptToken(id string) string { return conceptPrefix + strings.TrimPrefix(id, "c:") }
+func conceptToken(id string) string { return conceptPrefix + conceptName(id) }
+
+// conceptName is a concept id ("c:NAME") without its prefix.
+func conceptName(id string) string { return strings.TrimPrefix(id, "c:") }
 
 const conceptPrefix = "qqconcept"
 
@@ -244,10 +247,7 @@ func (ix *Index) Prepare(query string) Query {
 // (analysis.Analyzer.Broader). Each two neighbouring terms of the query
 // are also looked up as a pair, at PairWeight.
 func (ix *Index) PrepareTerms(terms []string) Query {
-	pairs := make([]string, 0, max(len(terms)-1, 0))
-	for i := 1; i < len(terms); i++ {
-		pairs = append(pairs, pair(terms[i-1], terms[i]))
-	}
+	asked := len(terms) // Expand appends to the query's own terms
 	broader := analysis.English.Broader(terms, ix.Has)
 	terms = analysis.English.Expand(terms, ix.Has)
 	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms)+len(broader))}
@@ -267,14 +267,14 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 	for _, t := range terms {
 		for _, c := range analysis.English.Related(t) {
 			// The token as the documents' text was analysed, so stemmed.
-			add(analysis.Stem(conceptToken(c)), 1, "concept:"+strings.TrimPrefix(c, "c:"))
+			add(analysis.Stem(conceptToken(c)), 1, "concept:"+conceptName(c))
 		}
 	}
 	for _, t := range broader {
 		add(t, BroaderWeight, "broader:"+t)
 	}
-	for _, p := range pairs {
-		if ix.Has(p) { // most pairs are in no tool: no term to carry
+	for i := 1; i < asked; i++ {
+		if p := pair(terms[i-1], terms[i]); ix.Has(p) { // most pairs are in no tool: no term to carry
 			add(p, PairWeight, p)
 		}
 	}

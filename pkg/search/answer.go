@@ -125,9 +125,10 @@ func (a *answer) ambiguous(name string) {
 	a.resp.Diagnostic.Ambiguous = append(a.resp.Diagnostic.Ambiguous, name)
 }
 
-// inScope reports whether row passes the request's server filters.
+// inScope reports whether row is one the request may return: visible to
+// it, and passing its safety and server filters.
 func (a *answer) inScope(row int) bool {
-	if !a.safe(row) {
+	if !a.vis.Has(row) || !a.safe(row) {
 		return false
 	}
 	if len(a.req.Servers) == 0 && a.req.ServerMatch == "" {
@@ -211,7 +212,7 @@ func (a *answer) list() error {
 	a.resp.Mode = ModeList
 	var rows []int
 	for i := range a.snap.Catalog.Len() {
-		if a.vis.Has(i) && a.inScope(i) {
+		if a.inScope(i) {
 			rows = append(rows, i)
 		}
 	}

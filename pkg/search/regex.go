@@ -49,7 +49,7 @@ func (a *answer) regex(ctx context.Context) error {
 		if i%regexCheckCtxEvery == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !a.vis.Has(i) || !a.inScope(i) {
+		if !a.inScope(i) {
 			continue
 		}
 		desc := t.Description

@@ -21,7 +21,7 @@ import (
 func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	a.resp.Required = pq.required
 	keep := func(row int) bool {
-		if !a.vis.Has(row) || !a.inScope(row) {
+		if !a.inScope(row) {
 			return false
 		}
 		for _, term := range pq.required {
