@@ -25,7 +25,7 @@ func (a *Analyzer) Expand(terms []string, known func(string) bool) []string {
 		if known(t) {
 			continue
 		}
-		for _, r := range a.derived()[t] {
+		for _, r := range a.Derived(t) {
 			if known(r) && !slices.Contains(out, r) {
 				out = append(out, r)
 			}
@@ -33,6 +33,11 @@ func (a *Analyzer) Expand(terms []string, known func(string) bool) []string {
 	}
 	return out
 }
+
+// Derived returns a term's derivationally related forms, analysed as terms
+// are ("multiplication": multipli), nil for a word WordNet does not relate.
+// The slice is shared: callers must not modify it.
+func (a *Analyzer) Derived(term string) []string { return a.derived()[term] }
 
 // parseDerived maps each word of the table, analysed by stem, to its
 // relatives, analysed the same way. It runs once, on first use (about

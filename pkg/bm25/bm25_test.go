@@ -106,3 +106,25 @@ func TestPairs(t *testing.T) {
 		}
 	}
 }
+
+// A derived form of a query word counts even when another tool uses the
+// query's own word, but less than that word does, and explain names it.
+func TestDerivedOfKnownWord(t *testing.T) {
+	docs := []Doc{
+		{Name: "multiplication_table", Description: "Looks a product up."},
+		{Name: "multiply", Description: "Multiplies two integers."},
+		{Name: "add", Description: "Adds two integers."},
+	}
+	ix := New(docs, DefaultConfig)
+	q := ix.Prepare("multiplication of integers")
+	got, _ := q.Search(t.Context(), 3, nil)
+	if len(got) != 3 || got[0].Row != 0 || got[1].Row != 1 {
+		t.Fatalf("Search = %v, want rows 0, 1, 2", got)
+	}
+	if m := q.Matched(1); len(m["derived:multipli"]) == 0 {
+		t.Errorf("Matched(1) = %v, want derived:multipli", m)
+	}
+	if m := q.Matched(0); len(m["derived:multipli"]) != 0 {
+		t.Errorf("Matched(0) = %v: the query's own word must not be re-labelled", m)
+	}
+}
