@@ -128,3 +128,17 @@ func TestDerivedOfKnownWord(t *testing.T) {
 		t.Errorf("Matched(0) = %v: the query's own word must not be re-labelled", m)
 	}
 }
+
+// A number in a query is a value: a tool that numbers its variants must
+// not outrank the tool the query's words describe because of it.
+func TestNumberIsWeakEvidence(t *testing.T) {
+	docs := []Doc{
+		{Name: "Hotels_2_SearchHouse", Description: "Search for a house."},
+		{Name: "count_things", Description: "Counts the rooms of a house."},
+	}
+	ix := New(docs, DefaultConfig)
+	got, _ := ix.Prepare("rooms in house 2").Search(t.Context(), 2, nil)
+	if len(got) != 2 || got[0].Row != 1 {
+		t.Errorf("Search = %v, want row 1 (the words) before row 0 (the number)", got)
+	}
+}
