@@ -13,10 +13,19 @@ import "strings"
 // shared eval set (evals/README.md). Derivational suffixes (-ation, -ize,
 // -ness) are left alone: merging them joins words that name different
 // jobs (organ, organization), and a full Snowball stemmer measured worse.
+// Two refinements come from Snowball's English stemmer (Porter2): its
+// list of words that only look inflected ("news", "bias"), and -ies after
+// a single letter ("lies": lie).
 // Words other than lower-case ASCII letters are returned unchanged.
 func Stem(w string) string {
 	if len(w) <= 2 || !lowerASCII(w) {
 		return w
+	}
+	if s, ok := exceptions[w]; ok {
+		if s == "" {
+			return w
+		}
+		return s
 	}
 	w = stemPlural(w)
 	w = stemTense(w)
@@ -34,18 +43,44 @@ func Stem(w string) string {
 	return w
 }
 
+// exceptions are the words Snowball's English stemmer (Porter2) treats
+// specially whose endings steps 1 and 5 would take: "news" is not the
+// plural of "new", nor "bias" of "bia"; "outing" and "herring" are not
+// "out" and "her" doing something; "dying" is "die" doing something. An
+// empty value keeps the word as it is.
+var exceptions = map[string]string{
+	"news": "", "howe": "", "atlas": "", "cosmos": "", "bias": "", "andes": "",
+	"sky": "", "skies": "sky", "skis": "ski",
+	"dying": "die", "lying": "lie", "tying": "tie",
+	"inning": "", "outing": "", "canning": "", "herring": "", "earring": "",
+	"proceed": "", "exceed": "", "succeed": "",
+}
+
 // stemPlural is Porter's step 1a. Words of three letters ("gas", "bus")
 // and the endings -us and -is ("status", "analysis") keep their s.
 func stemPlural(w string) string {
 	switch {
 	case len(w) <= 3:
-	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "ies"):
+	case strings.HasSuffix(w, "sses"):
 		return w[:len(w)-2]
+	case strings.HasSuffix(w, "ies"):
+		return ies(w)
 	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
 	case strings.HasSuffix(w, "s"):
 		return w[:len(w)-1]
 	}
 	return w
+}
+
+// ies stems a word ending in -ies or -ied as Snowball's English stemmer
+// does: to -i after two letters or more ("cries", "specified": cri,
+// specifi, as "cry" and "specify" stem), else to -ie ("lies", "tied": lie,
+// tie), where Porter's "li" would part them from "lie".
+func ies(w string) string {
+	if len(w) > 4 {
+		return w[:len(w)-2]
+	}
+	return w[:len(w)-1]
 }
 
 // stemTense is Porter's step 1b: -ed and -ing go when a vowel is left
@@ -57,6 +92,8 @@ func stemPlural(w string) string {
 func stemTense(w string) string {
 	var s string
 	switch {
+	case strings.HasSuffix(w, "ied"):
+		return ies(w)
 	case strings.HasSuffix(w, "eed"):
 		if measure(w[:len(w)-3]) > 0 {
 			return w[:len(w)-1]
