@@ -133,11 +133,11 @@ func TestDerivedOfKnownWord(t *testing.T) {
 // not outrank the tool the query's words describe because of it.
 func TestNumberIsWeakEvidence(t *testing.T) {
 	docs := []Doc{
-		{Name: "Hotels_2_SearchHouse", Description: "Search for a house."},
-		{Name: "count_things", Description: "Counts the rooms of a house."},
+		{Name: "Rentals_2_Search", Description: "Search for a flat."},
+		{Name: "count_things", Description: "Counts the bedrooms of a flat."},
 	}
 	ix := New(docs, DefaultConfig)
-	got, _ := ix.Prepare("rooms in house 2").Search(t.Context(), 2, nil)
+	got, _ := ix.Prepare("bedrooms in flat 2").Search(t.Context(), 2, nil)
 	if len(got) != 2 || got[0].Row != 1 {
 		t.Errorf("Search = %v, want row 1 (the words) before row 0 (the number)", got)
 	}
