@@ -35,7 +35,7 @@ type hierarchy struct {
 func (a *Analyzer) Broader(terms []string, known func(string) bool) []string {
 	var out []string
 	for _, t := range terms {
-		if known(t) || slices.ContainsFunc(a.derived()[t], known) {
+		if known(t) || slices.ContainsFunc(a.Derived(t), known) {
 			continue
 		}
 		h := a.hypernyms()

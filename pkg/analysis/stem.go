@@ -22,9 +22,6 @@ func Stem(w string) string {
 		return w
 	}
 	if s, ok := exceptions[w]; ok {
-		if s == "" {
-			return w
-		}
 		return s
 	}
 	w = stemPlural(w)
@@ -46,14 +43,14 @@ func Stem(w string) string {
 // exceptions are the words Snowball's English stemmer (Porter2) treats
 // specially whose endings steps 1 and 5 would take: "news" is not the
 // plural of "new", nor "bias" of "bia"; "outing" and "herring" are not
-// "out" and "her" doing something; "dying" is "die" doing something. An
-// empty value keeps the word as it is.
+// "out" and "her" doing something; "dying" is "die" doing something. Each
+// maps to its stem, most to themselves.
 var exceptions = map[string]string{
-	"news": "", "howe": "", "atlas": "", "cosmos": "", "bias": "", "andes": "",
-	"sky": "", "skies": "sky", "skis": "ski",
+	"news": "news", "howe": "howe", "atlas": "atlas", "cosmos": "cosmos", "bias": "bias", "andes": "andes",
+	"sky": "sky", "skies": "sky", "skis": "ski",
 	"dying": "die", "lying": "lie", "tying": "tie",
-	"inning": "", "outing": "", "canning": "", "herring": "", "earring": "",
-	"proceed": "", "exceed": "", "succeed": "",
+	"inning": "inning", "outing": "outing", "canning": "canning", "herring": "herring", "earring": "earring",
+	"proceed": "proceed", "exceed": "exceed", "succeed": "succeed",
 }
 
 // stemPlural is Porter's step 1a. Words of three letters ("gas", "bus")

@@ -252,12 +252,26 @@ type queryTerm struct {
 	term     string
 	postings []posting // in document order
 	idf      float64
-	// label names the term in explanations: the term itself, a pair as
-	// its two terms, "concept:NAME" for a concept's token,
-	// "broader:TERM" for a hypernym of a query word and "derived:TERM"
-	// for a derived form of one the catalog also uses.
-	label string
+	// from and name say where the term came from, for explanations
+	// (Matched): the query's own term or pair, named as itself; a concept,
+	// named by its id (the term is its stemmed token); a hypernym or a
+	// derived form of a query word. Labels are put together only when
+	// explained, so a query pays nothing for them.
+	from termSource
+	name string
 }
+
+type termSource uint8
+
+const (
+	fromQuery termSource = iota
+	fromConcept
+	fromBroader
+	fromDerived
+)
+
+// sourcePrefix is each termSource's prefix in an explanation's label.
+var sourcePrefix = [...]string{fromQuery: "", fromConcept: "concept:", fromBroader: "broader:", fromDerived: "derived:"}
 
 // Prepare looks up the query's terms, each once, then its synonym concepts.
 func (ix *Index) Prepare(query string) Query {
@@ -276,7 +290,7 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 	broader := analysis.English.Broader(terms, ix.Has)
 	terms = analysis.English.Expand(terms, ix.Has)
 	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms)+len(broader))}
-	add := func(t string, weight float64, label string) {
+	add := func(t string, weight float64, from termSource, name string) {
 		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
 		for _, x := range q.terms {
 			if x.term == t {
@@ -284,23 +298,23 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 			}
 		}
 		ps := ix.postings[t]
-		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: weight * ix.idf(len(ps)), label: label})
+		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: weight * ix.idf(len(ps)), from: from, name: name})
 	}
 	for _, t := range terms {
 		w := 1.0
 		if number(t) {
 			w = NumberWeight
 		}
-		add(t, w, t)
+		add(t, w, fromQuery, t)
 	}
 	for _, t := range terms {
 		for _, c := range analysis.English.Related(t) {
 			// The token as the documents' text was analysed, so stemmed.
-			add(analysis.Stem(conceptToken(c)), 1, "concept:"+conceptName(c))
+			add(analysis.Stem(conceptToken(c)), 1, fromConcept, conceptName(c))
 		}
 	}
 	for _, t := range broader {
-		add(t, BroaderWeight, "broader:"+t)
+		add(t, BroaderWeight, fromBroader, t)
 	}
 	for _, t := range terms[:asked] {
 		if !ix.Has(t) {
@@ -308,13 +322,13 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 		}
 		for _, r := range analysis.English.Derived(t) {
 			if ix.Has(r) {
-				add(r, DerivedWeight, "derived:"+r)
+				add(r, DerivedWeight, fromDerived, r)
 			}
 		}
 	}
 	for i := 1; i < asked; i++ {
 		if p := pair(terms[i-1], terms[i]); ix.Has(p) { // most pairs are in no tool: no term to carry
-			add(p, PairWeight, p)
+			add(p, PairWeight, fromQuery, p)
 		}
 	}
 	return q
@@ -376,7 +390,7 @@ func (q Query) Fraction(row int) float32 {
 func (q Query) Matched(row int) map[string][]string {
 	out := map[string][]string{}
 	for _, t := range q.terms {
-		label := t.label
+		label := sourcePrefix[t.from] + t.name
 		if i, ok := slices.BinarySearchFunc(t.postings, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
 			for f := range numFields {
 				if t.postings[i].tf[f] > 0 {
