@@ -23,18 +23,29 @@ const searchPreamble = `Find tools in this server's catalog by describing what y
 	`Set operation "list" with servers or server_match to page through a server's tools in name order (pass next_cursor as cursor). ` +
 	`Then call get_tool_schema for a tool's parameters.`
 
+// scopeIn is what both search meta-tools take to narrow the tools they
+// look at; its fields appear in each tool's input as if declared there.
+type scopeIn struct {
+	Servers  []string `json:"servers,omitempty" jsonschema:"only tools of these servers (exact names, see list_servers)"`
+	ReadOnly bool     `json:"read_only,omitempty" jsonschema:"only tools known to change nothing (declared or inferred readOnlyHint)"`
+	// The name says what is dropped, so false cannot read as "only destructive".
+	ExcludeDestructive bool `json:"exclude_destructive,omitempty" jsonschema:"leave out tools known to delete or overwrite (declared or inferred destructiveHint)"`
+}
+
+// request is a search request narrowed to the scope.
+func (in scopeIn) request() search.Request {
+	return search.Request{Servers: in.Servers, ReadOnly: in.ReadOnly, ExcludeDestructive: in.ExcludeDestructive}
+}
+
 type searchIn struct {
 	Query string `json:"query,omitempty" jsonschema:"what you want to do, in plain words; or select:name1,name2; +term requires a term"`
 	// The conversation form: the SDK infers the items' schema from search.Message.
 	Messages    []search.Message `json:"messages,omitempty" jsonschema:"instead of query: the recent turns of the conversation, newest last ({role: user|assistant|system, content}); tools are found for the newest user turn, with the earlier turns as context"`
 	Limit       int              `json:"limit,omitempty" jsonschema:"how many tools to return, 1 to 50; default 10"`
-	Servers     []string         `json:"servers,omitempty" jsonschema:"only tools of these servers (exact names, see list_servers)"`
 	ServerMatch string           `json:"server_match,omitempty" jsonschema:"only tools of servers whose name contains this text, any case"`
 	Operation   string           `json:"operation,omitempty" jsonschema:"search (default) ranks by relevance; list pages through servers' tools in name order"`
 	Cursor      string           `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list page"`
-	ReadOnly    bool             `json:"read_only,omitempty" jsonschema:"only tools known to change nothing (declared or inferred readOnlyHint)"`
-	// The name says what is dropped, so false cannot read as "only destructive".
-	ExcludeDestructive bool `json:"exclude_destructive,omitempty" jsonschema:"leave out tools known to delete or overwrite (declared or inferred destructiveHint)"`
+	scopeIn
 }
 
 type toolOut struct {
@@ -75,8 +86,8 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in search
 	if err != nil {
 		return nil, searchOut{}, toolError(err)
 	}
-	sr := search.Request{Query: in.Query, Messages: in.Messages, Servers: in.Servers, ServerMatch: in.ServerMatch, Operation: in.Operation, Cursor: in.Cursor,
-		ReadOnly: in.ReadOnly, ExcludeDestructive: in.ExcludeDestructive}
+	sr := in.request()
+	sr.Query, sr.Messages, sr.ServerMatch, sr.Operation, sr.Cursor = in.Query, in.Messages, in.ServerMatch, in.Operation, in.Cursor
 	return s.answer(ctx, sr, in.Limit, caller)
 }
 
@@ -126,13 +137,11 @@ const regexDescription = `Find tools by a regular expression (RE2 syntax) over t
 	`Matching is case-sensitive; start the pattern with (?i) to ignore case.`
 
 type regexIn struct {
-	Pattern            string   `json:"pattern" jsonschema:"an RE2 regular expression, up to 256 bytes, matched against tool names"`
-	Descriptions       bool     `json:"descriptions,omitempty" jsonschema:"also match against the opening of each tool's description"`
-	Limit              int      `json:"limit,omitempty" jsonschema:"how many tools per page, 1 to 50; default 10"`
-	Servers            []string `json:"servers,omitempty" jsonschema:"only tools of these servers (exact names, see list_servers)"`
-	Cursor             string   `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page"`
-	ReadOnly           bool     `json:"read_only,omitempty" jsonschema:"only tools known to change nothing (declared or inferred readOnlyHint)"`
-	ExcludeDestructive bool     `json:"exclude_destructive,omitempty" jsonschema:"leave out tools known to delete or overwrite (declared or inferred destructiveHint)"`
+	Pattern      string `json:"pattern" jsonschema:"an RE2 regular expression, up to 256 bytes, matched against tool names"`
+	Descriptions bool   `json:"descriptions,omitempty" jsonschema:"also match against the opening of each tool's description"`
+	Limit        int    `json:"limit,omitempty" jsonschema:"how many tools per page, 1 to 50; default 10"`
+	Cursor       string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page"`
+	scopeIn
 }
 
 func (s *Server) addRegex() {
@@ -148,8 +157,8 @@ func (s *Server) searchRegex(ctx context.Context, req *mcp.CallToolRequest, in r
 	if err != nil {
 		return nil, searchOut{}, toolError(err)
 	}
-	sr := search.Request{Regex: in.Pattern, RegexDescription: in.Descriptions, Servers: in.Servers, Cursor: in.Cursor,
-		ReadOnly: in.ReadOnly, ExcludeDestructive: in.ExcludeDestructive}
+	sr := in.request()
+	sr.Regex, sr.RegexDescription, sr.Cursor = in.Pattern, in.Descriptions, in.Cursor
 	return s.answer(ctx, sr, in.Limit, caller)
 }
 
