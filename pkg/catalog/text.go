@@ -3,6 +3,8 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,19 +21,27 @@ type Fields struct {
 	Params      string // parameter names (and their words) and descriptions
 	Enums       string // enum values of parameters
 	Server      string // the server name and its words
+	// ParamNames are the top-level parameters' names as the schema spells
+	// them, sorted, for what reads a tool by its parameters (package
+	// hints) without parsing the schema again.
+	ParamNames []string
 }
 
 // Fields extracts the tool's searchable text. Schemas are untrusted input:
 // the walk is bounded in depth and size, and ignores anything malformed.
 func (t Tool) Fields() Fields {
 	var params, enums strings.Builder
+	var names []string
 	if len(t.InputSchema) > 0 {
 		var schema map[string]any
 		if json.Unmarshal(t.InputSchema, &schema) == nil {
 			walkSchema(schema, 0, &params, &enums)
+			props, _ := schema["properties"].(map[string]any)
+			names = slices.Sorted(maps.Keys(props))
 		}
 	}
 	return Fields{
+		ParamNames:  names,
 		Name:        withWords(t.Name),
 		Title:       t.Title,
 		Description: redact.Clip(t.Description, MaxDescEmbedBytes, ""),

@@ -64,15 +64,16 @@ func (h Hints) IsDestructive() bool {
 }
 
 // Of returns a tool's hints: those declared in its annotations, and for
-// each one not declared, the inferred one, if any.
-func Of(name, description string, inputSchema, annotations json.RawMessage) Hints {
+// each one not declared, the inferred one, if any. params are the names of
+// the tool's top-level parameters (catalog.Fields.ParamNames), any case.
+func Of(name, description string, params []string, annotations json.RawMessage) Hints {
 	h := Hints{Annotations: annotations}
 	var declared map[string]any
 	if len(annotations) > 0 {
 		// Unreadable annotations declare nothing; the catalog warns of them.
 		_ = json.Unmarshal(annotations, &declared)
 	}
-	guess := infer(name, description, inputSchema)
+	guess := infer(name, description, params)
 	merged := map[string]any{}
 	for i, k := range Keys {
 		if v, ok := declared[k]; ok {
@@ -102,10 +103,13 @@ func val(b bool) int8 {
 }
 
 // infer guesses the four hints from the tool's leading verb and parameters.
-func infer(name, description string, inputSchema json.RawMessage) [4]int8 {
+func infer(name, description string, paramNames []string) [4]int8 {
 	var out [4]int8
 	c := classify(name, description)
-	params := paramNames(inputSchema)
+	params := make(map[string]bool, len(paramNames))
+	for _, p := range paramNames {
+		params[strings.ToLower(p)] = true
+	}
 	if c != read && c != none && (params["force"] || params["overwrite"]) {
 		c = remove // a force or overwrite switch is how a tool says it destroys
 	}
@@ -182,19 +186,4 @@ func openWorldWords(name string) bool {
 		}
 	}
 	return false
-}
-
-// paramNames are the lower-cased names of a schema's top-level properties.
-func paramNames(schema json.RawMessage) map[string]bool {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	out := make(map[string]bool, len(s.Properties))
-	for k := range s.Properties {
-		out[strings.ToLower(k)] = true
-	}
-	return out
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
 func TestOf(t *testing.T) {
@@ -45,7 +47,7 @@ func TestOf(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := Of(tc.name, tc.desc, json.RawMessage(tc.schema), json.RawMessage(tc.ann))
+			h := Of(tc.name, tc.desc, paramsOf(tc.schema), json.RawMessage(tc.ann))
 			if h.IsReadOnly() != tc.readOnly || h.IsDestructive() != tc.destructive {
 				t.Errorf("read-only %v destructive %v, want %v %v", h.IsReadOnly(), h.IsDestructive(), tc.readOnly, tc.destructive)
 			}
@@ -128,7 +130,7 @@ func TestAgainstDeclared(t *testing.T) {
 				de = true // MCP's default, when not read-only
 			}
 			de = de && !ro
-			h := Of(tool.Name, tool.Description, tool.InputSchema, nil)
+			h := Of(tool.Name, tool.Description, paramsOf(string(tool.InputSchema)), nil)
 			tally(ReadOnly, ro, true, h.IsReadOnly())
 			tally(Destructive, de, true, h.IsDestructive())
 			if id, ok := decl(Idempotent); ok && !ro {
@@ -166,7 +168,7 @@ func TestAgainstDeclared(t *testing.T) {
 func FuzzOf(f *testing.F) {
 	f.Add("delete_repo", "Delete a repository.", `{"properties":{"force":{"type":"boolean"}}}`, `{"readOnlyHint":true}`)
 	f.Fuzz(func(t *testing.T, name, desc, schema, ann string) {
-		h := Of(name, desc, json.RawMessage(schema), json.RawMessage(ann))
+		h := Of(name, desc, paramsOf(schema), json.RawMessage(ann))
 		var declared map[string]any
 		if json.Unmarshal([]byte(ann), &declared) != nil {
 			return
@@ -180,4 +182,9 @@ func FuzzOf(f *testing.F) {
 			t.Errorf("declared readOnlyHint %v overridden", v)
 		}
 	})
+}
+
+// paramsOf is a schema's top-level parameter names as the index reads them.
+func paramsOf(schema string) []string {
+	return catalog.Tool{InputSchema: json.RawMessage(schema)}.Fields().ParamNames
 }

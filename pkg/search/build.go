@@ -34,7 +34,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		f := t.Fields() // parses the schema: once per tool
 		texts[i] = f.Text()
 		docs[i] = bm25.DocOf(t, f)
-		hs[i] = hints.Of(t.Name, t.Description, t.InputSchema, t.Annotations)
+		hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Annotations)
 	}
 	snap := newSnapshot(cat, docs, hs, s.cfg.Embedder)
 	snap.setup, snap.policy = setup, pol
