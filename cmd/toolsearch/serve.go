@@ -176,12 +176,12 @@ func newUpstreams(idx *indexFlags, file config.File, getenv func(string) string,
 	if err != nil || len(upCfgs) == 0 {
 		return nil, err
 	}
-	ups, err := upstream.New(upCfgs, func() {
+	ups, err := upstream.New(upCfgs, upstream.Options{OnChange: func() {
 		select {
 		case changed <- struct{}{}:
 		default: // a rebuild is already due; it will read this change too
 		}
-	}, logger)
+	}, Logger: logger, MaxResultBytes: file.Limits.UpstreamMaxResultBytes, ResultBudgetBytes: file.Limits.UpstreamResultBudgetBytes})
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", idx.config, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDefault(t *testing.T) {
@@ -339,4 +340,53 @@ func load(paths []string, server string) (*Catalog, error) {
 		return nil, err
 	}
 	return New(parts)
+}
+
+func TestBound(t *testing.T) {
+	bigSchema := json.RawMessage(`{"type":"object","properties":{` + strings.Repeat(`"p":{"type":"string"},`, MaxUntrustedSchemaBytes/20) + `"q":{}}}`)
+	tests := []struct {
+		name        string
+		in          Tool
+		wantClipped bool
+		check       func(Tool) bool
+	}{
+		{"small tool unchanged", Tool{Name: "a", Description: "reads a file", InputSchema: json.RawMessage(`{"type":"object"}`)}, false,
+			func(t Tool) bool {
+				return t.Description == "reads a file" && string(t.InputSchema) == `{"type":"object"}`
+			}},
+		{"long description clipped and marked", Tool{Name: "a", Description: strings.Repeat("é", MaxUntrustedDescBytes)}, true,
+			func(t Tool) bool {
+				return len(t.Description) < MaxUntrustedDescBytes+100 && utf8.ValidString(t.Description) && strings.Contains(t.Description, "over the 16384-byte limit")
+			}},
+		{"huge input schema replaced by an open object", Tool{Name: "a", Description: "x", InputSchema: bigSchema}, true,
+			func(t Tool) bool {
+				var m map[string]any
+				return json.Unmarshal(t.InputSchema, &m) == nil && m["type"] == "object" && m["properties"] == nil && len(t.InputSchema) < 1024
+			}},
+		{"huge output schema too", Tool{Name: "a", Description: "x", OutputSchema: bigSchema}, true,
+			func(t Tool) bool { return len(t.OutputSchema) < 1024 }},
+		{"long title clipped, not marked as a text the answer quotes", Tool{Name: "a", Description: "x", Title: strings.Repeat("t", 4000)}, false,
+			func(t Tool) bool { return len(t.Title) <= MaxUntrustedTitleBytes+len("…") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Bound(tt.in)
+			if Clipped(got) != tt.wantClipped || !tt.check(got) {
+				t.Errorf("Bound(%.60s…) = clipped %v, %.200v; want clipped %v", tt.in.Description, Clipped(got), got, tt.wantClipped)
+			}
+			if tt.wantClipped {
+				cat, err := New([]Part{{Source: "upstream:u", Lenient: true, Servers: []Server{{Name: "u", Tools: []Tool{got}}}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, w := range cat.Warnings() {
+					found = found || strings.Contains(w.Message, "clipped")
+				}
+				if !found {
+					t.Errorf("no catalog warning names the clipped tool: %v", cat.Warnings())
+				}
+			}
+		})
+	}
 }

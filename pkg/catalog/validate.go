@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // check returns the tool's warnings, or an error when the tool cannot be
@@ -32,6 +34,9 @@ func (t Tool) check() (warnings []string, err error) {
 	}
 	if w := refWarning(t.InputSchema); w != "" {
 		warnings = append(warnings, w)
+	}
+	if Clipped(t) {
+		warnings = append(warnings, fmt.Sprintf("clipped: a live upstream's description may be %d bytes and each schema %d; answers carry the clipped text, marked", MaxUntrustedDescBytes, MaxUntrustedSchemaBytes))
 	}
 	switch {
 	case len(bytes.TrimSpace([]byte(t.Description))) == 0:
@@ -181,4 +186,53 @@ func ResolvePointer(root any, ref string) any {
 		cur = m[part]
 	}
 	return cur
+}
+
+// Bounds on what an untrusted source, a live upstream, may put in one
+// tool. Its texts reach every answer that returns the tool, so a 1 MB
+// description would make each such search a megabyte.
+const (
+	MaxUntrustedTitleBytes  = 512
+	MaxUntrustedDescBytes   = 16 << 10
+	MaxUntrustedSchemaBytes = 64 << 10
+)
+
+// clipMark starts what Bound appends to a clipped text, and clipKey marks
+// a schema Bound replaced.
+const (
+	clipMark = " …[clipped by toolsearch: "
+	clipKey  = "x-toolsearch-clipped"
+)
+
+// Bound clips an untrusted tool to the bounds above. A clipped text keeps
+// its opening and says it was clipped; a schema over the bound is replaced
+// by an open object schema that says so (the upstream still checks the
+// arguments it gets). Catalog warnings name every tool clipped.
+func Bound(t Tool) Tool {
+	if len(t.Title) > MaxUntrustedTitleBytes {
+		t.Title = redact.Clip(t.Title, MaxUntrustedTitleBytes, "…")
+	}
+	if n := len(t.Description); n > MaxUntrustedDescBytes {
+		t.Description = redact.Clip(t.Description, MaxUntrustedDescBytes, fmt.Sprintf("%s%d bytes, over the %d-byte limit]", clipMark, n, MaxUntrustedDescBytes))
+	}
+	t.InputSchema = boundSchema(t.InputSchema)
+	t.OutputSchema = boundSchema(t.OutputSchema)
+	if len(t.Annotations) > MaxUntrustedTitleBytes*2 {
+		t.Annotations = nil // hints are a few booleans and a title; more is not hints
+	}
+	return t
+}
+
+func boundSchema(raw json.RawMessage) json.RawMessage {
+	if len(raw) <= MaxUntrustedSchemaBytes {
+		return raw
+	}
+	b, _ := json.Marshal(map[string]any{"type": "object", clipKey: len(raw),
+		"description": fmt.Sprintf("[clipped by toolsearch: the upstream's schema is %d bytes, over the %d-byte limit; its parameters are not shown]", len(raw), MaxUntrustedSchemaBytes)})
+	return b
+}
+
+// Clipped reports whether Bound clipped something of t.
+func Clipped(t Tool) bool {
+	return strings.Contains(t.Description, clipMark) || bytes.Contains(t.InputSchema, []byte(clipKey)) || bytes.Contains(t.OutputSchema, []byte(clipKey))
 }

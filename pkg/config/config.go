@@ -70,6 +70,12 @@ type Limits struct {
 	// -1 turns the limit off.
 	SearchRate  float64 `json:"search_rate"`
 	SearchBurst int     `json:"search_burst"`
+	// What live upstreams may send back: one answer (a call's result, a
+	// page of tools) at most UpstreamMaxResultBytes (4 MiB when 0), and
+	// all answers being read at once at most UpstreamResultBudgetBytes (32
+	// MiB when 0). A call over either gets an isError naming the limit.
+	UpstreamMaxResultBytes    int64 `json:"upstream_max_result_bytes"`
+	UpstreamResultBudgetBytes int64 `json:"upstream_result_budget_bytes"`
 }
 
 // Upstream is a live MCP server (Streamable HTTP). Header values may name

@@ -32,7 +32,7 @@ import (
 type Upstreams interface {
 	Has(server string) bool
 	Status() []upstream.Status
-	Call(ctx context.Context, server, tool string, args json.RawMessage) (*mcp.CallToolResult, error)
+	Call(ctx context.Context, server, tool string, args json.RawMessage, opts upstream.CallOptions) (*mcp.CallToolResult, error)
 }
 
 // Options configure the server. Zero values are fine.

@@ -100,11 +100,11 @@ func newRigWith(t *testing.T, keys []access.Key, opts Options, more func(*mcp.Se
 		return &search.Setup{Catalog: cat, Keys: keys, Core: core}, nil
 	}
 	r.svc = search.New(search.Config{Embedder: r.emb, Load: load})
-	ups, err = upstream.New([]upstream.Config{{Name: "weather", URL: up.URL, Refresh: time.Hour}}, func() {
+	ups, err = upstream.New([]upstream.Config{{Name: "weather", URL: up.URL, Refresh: time.Hour}}, upstream.Options{OnChange: func() {
 		if _, err := r.svc.Rebuild(context.Background()); err != nil {
 			t.Errorf("rebuild after upstream change: %v", err)
 		}
-	}, nil)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -316,11 +316,25 @@ func (s *Server) forward(ctx context.Context, req *mcp.CallToolRequest, caller a
 	if res := s.confirm.gate(ctx, req, caller, t, args, confirmed); res != nil {
 		return res, nil
 	}
-	res, err := s.opts.Upstreams.Call(ctx, t.Server, t.Name, args)
+	res, err := s.opts.Upstreams.Call(ctx, t.Server, t.Name, args, upstream.CallOptions{Progress: relayProgress(ctx, req)})
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
 	return res, nil
+}
+
+// relayProgress passes an upstream's progress on a forwarded call to the
+// client, under the client's own token, when the client asked for
+// progress. ctx is the client's request's: the SDK sends what is written
+// under it on that request's own stream.
+func relayProgress(ctx context.Context, req *mcp.CallToolRequest) func(context.Context, *mcp.ProgressNotificationParams) {
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return nil
+	}
+	return func(_ context.Context, p *mcp.ProgressNotificationParams) {
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
 }
 
 func errorResult(msg string) *mcp.CallToolResult {

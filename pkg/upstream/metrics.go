@@ -20,14 +20,18 @@ var (
 	lastSuccessDesc = prometheus.NewDesc("toolsearch_upstream_last_success_timestamp_seconds",
 		"Unix time of the upstream's last successful listing or call; 0 before the first.", []string{"upstream"}, nil)
 	listsDesc = prometheus.NewDesc("toolsearch_upstream_lists_total",
-		"tools/list refreshes of the upstream (connect included), by result: ok, error.", []string{"upstream", "result"}, nil)
+		"tools/list refreshes of the upstream (connect included), by result: ok, error, too_large.", []string{"upstream", "result"}, nil)
 	callsDesc = prometheus.NewDesc("toolsearch_upstream_calls_total",
-		"call_tool forwards to the upstream, by result: ok, error, unavailable (breaker open or no session).", []string{"upstream", "result"}, nil)
+		"call_tool forwards to the upstream, by result: ok, rpc_error (the upstream answered with an error), error (transport failure), "+
+			"unavailable (breaker open or unreachable), timeout (slow tool; the upstream answers a ping), too_large (answer over a bound), cancelled (by the caller).",
+		[]string{"upstream", "result"}, nil)
+	callsFailingDesc = prometheus.NewDesc("toolsearch_upstream_calls_failing",
+		"1 while the latest call to the upstream that said anything of its health failed in transport.", []string{"upstream"}, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (m *Manager) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc} {
+	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc, callsFailingDesc} {
 		ch <- d
 	}
 }
@@ -51,16 +55,17 @@ func (m *Manager) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(toolsDesc, float64(st.Tools), st.Name)
 		gauge(staleDesc, flag(st.Stale), st.Name)
+		gauge(callsFailingDesc, flag(st.CallsFailing), st.Name)
 		var last float64
 		if st.LastSuccess != nil {
 			last = float64(st.LastSuccess.UnixNano()) / 1e9
 		}
 		gauge(lastSuccessDesc, last, st.Name)
 		u.mu.Lock()
-		for _, r := range []string{"ok", "error"} {
+		for _, r := range listResults {
 			ch <- prometheus.MustNewConstMetric(listsDesc, prometheus.CounterValue, float64(u.lists[r]), st.Name, r)
 		}
-		for _, r := range []string{"ok", "error", "unavailable"} {
+		for _, r := range callResults {
 			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, float64(u.calls[r]), st.Name, r)
 		}
 		u.mu.Unlock()

@@ -1,8 +1,10 @@
 // Package upstream discovers tools live from upstream MCP servers: it keeps
 // a session to each, lists their tools (every page) at start-up, on every
 // refresh interval and promptly on notifications/tools/list_changed,
-// protects itself with a circuit breaker per upstream, keeps an unreachable
-// upstream's last good tools (marked stale), and forwards tool calls.
+// protects callers with a circuit breaker per upstream, keeps an
+// unreachable upstream's last good tools (marked stale), and forwards tool
+// calls with their progress and cancellation. What an upstream sends back
+// is bounded as it is read (bounds.go).
 package upstream
 
 import (
@@ -13,12 +15,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -28,8 +32,20 @@ import (
 const (
 	DefaultRefresh         = 5 * time.Minute
 	DefaultBreakerFailures = 2
-	DefaultBreakerCooldown = 60 * time.Second
+	DefaultBreakerCooldown = 30 * time.Second
 	DefaultTimeout         = 15 * time.Second
+)
+
+// The breaker's first open period, and how often a failing upstream is
+// probed in the background (so an upstream back after an outage serves
+// again within about this long, whatever the breaker's cooldown has grown
+// to: a successful probe closes it).
+const (
+	firstCooldown = time.Second
+	probeInterval = time.Second
+	// pingTimeout bounds the ping that tells a slow tool from a hung
+	// upstream after a call times out.
+	pingTimeout = 2 * time.Second
 )
 
 // Config describes one upstream MCP server.
@@ -38,32 +54,52 @@ type Config struct {
 	URL     string            // its Streamable HTTP endpoint
 	Headers map[string]string // sent on every request (tokens); never reported
 	Refresh time.Duration     // DefaultRefresh when 0
-	// BreakerFailures consecutive failures open the breaker, which stays
-	// open for BreakerCooldown, then lets one attempt through (half-open).
+	// BreakerFailures consecutive failed operations (a call or a listing,
+	// however many transport steps each took) open the breaker. It stays
+	// open for a second at first, doubling on each failed probe up to
+	// BreakerCooldown, then lets one call through (half-open).
 	BreakerFailures int
 	BreakerCooldown time.Duration
 	Timeout         time.Duration // of one connect, list or call; DefaultTimeout when 0
 }
 
-// Breaker states.
-const (
-	Closed   = "closed"
-	Open     = "open"
-	HalfOpen = "half-open"
-)
-
-// Status is one upstream's health, without secrets.
+// Status is one upstream's health, without secrets. The tool list and the
+// calls are reported apart: a listing that failed makes the tools stale,
+// a call that failed makes calls failing, and neither implies the other.
 type Status struct {
 	Name        string     `json:"name"`
 	URL         string     `json:"url"`
 	State       string     `json:"state"` // connected, connecting, failing
 	Tools       int        `json:"tools"`
-	Stale       bool       `json:"stale"` // the tools are from the last good listing, not the current one
+	Stale       bool       `json:"stale"` // the tools are from the last good listing: the latest failed
 	LastSuccess *time.Time `json:"last_success"`
-	LastError   string     `json:"last_error"`
+	LastError   string     `json:"last_error"` // of the latest failed listing or connection
 	LastErrorAt *time.Time `json:"last_error_at"`
-	Breaker     string     `json:"breaker"`
-	Failures    int        `json:"consecutive_failures"`
+	// CallsFailing is set while the latest call that reached a verdict on
+	// the upstream's health failed in transport; a slow tool's timeout or
+	// an oversized answer does not set it.
+	CallsFailing    bool       `json:"calls_failing"`
+	LastCallError   string     `json:"last_call_error"`
+	LastCallErrorAt *time.Time `json:"last_call_error_at"`
+	Breaker         string     `json:"breaker"`
+	Failures        int        `json:"consecutive_failures"`
+	// Clipped counts this upstream's tools whose description or schemas
+	// were over the bounds and were clipped (see the catalog's warnings).
+	Clipped int `json:"clipped_tools"`
+}
+
+// Options configure a Manager. Zero values are the documented defaults.
+type Options struct {
+	// OnChange is called, from the manager's goroutines, whenever the set
+	// of upstream tools changes.
+	OnChange func()
+	Logger   *slog.Logger // nil discards
+	// MaxResultBytes bounds one answer read from an upstream
+	// (DefaultMaxResultBytes when 0); ResultBudgetBytes the answer bytes
+	// being read from all upstreams at once (DefaultResultBudgetBytes when
+	// 0).
+	MaxResultBytes    int64
+	ResultBudgetBytes int64
 }
 
 // Manager runs every upstream. It is safe for concurrent use.
@@ -73,6 +109,8 @@ type Manager struct {
 	onChange func()
 	logger   *slog.Logger
 	now      func() time.Time
+	maxRead  int64
+	budget   *semaphore.Weighted
 }
 
 type upstream struct {
@@ -83,37 +121,41 @@ type upstream struct {
 	changed chan struct{} // list_changed arrived
 	first   chan struct{} // closed after the first attempt, good or bad
 
-	mu          sync.Mutex
-	session     *mcp.ClientSession
-	tools       []catalog.Tool
-	hash        [32]byte
-	state       string
-	stale       bool
-	lastSuccess time.Time
-	lastErr     string
-	lastErrAt   time.Time
-	failures    int
-	openUntil   time.Time
-	halfOpen    bool
+	mu            sync.Mutex
+	session       *mcp.ClientSession
+	tools         []catalog.Tool
+	hash          [32]byte
+	state         string
+	stale         bool
+	lastSuccess   time.Time
+	lastErr       string
+	lastErrAt     time.Time
+	callsFailing  bool
+	lastCallErr   string
+	lastCallErrAt time.Time
+	br            breaker
+	// progress routes the upstream's progress notifications to the calls
+	// that asked for them, by the token toolsearch gave each call.
+	progress  map[string]func(context.Context, *mcp.ProgressNotificationParams)
+	nextToken uint64
 	// counts for /metrics: tools/list attempts and forwarded calls by result
-	lists map[string]uint64 // ok, error
-	calls map[string]uint64 // ok, error, unavailable
+	lists map[string]uint64 // listResults
+	calls map[string]uint64 // callResults
 }
 
-// count adds one to a metrics counter under u.mu.
-func (u *upstream) count(m map[string]uint64, result string) {
-	u.mu.Lock()
-	m[result]++
-	u.mu.Unlock()
-}
-
-// New returns a manager for cfgs. onChange is called, from the manager's
-// goroutines, whenever the set of upstream tools changes.
-func New(cfgs []Config, onChange func(), logger *slog.Logger) (*Manager, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+// New returns a manager for cfgs.
+func New(cfgs []Config, opts Options) (*Manager, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{byName: map[string]*upstream{}, onChange: onChange, logger: logger.With("component", "upstream"), now: time.Now}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if opts.ResultBudgetBytes <= 0 {
+		opts.ResultBudgetBytes = DefaultResultBudgetBytes
+	}
+	m := &Manager{byName: map[string]*upstream{}, onChange: opts.OnChange, logger: opts.Logger.With("component", "upstream"), now: time.Now,
+		maxRead: opts.MaxResultBytes, budget: semaphore.NewWeighted(max(opts.ResultBudgetBytes, opts.MaxResultBytes))}
 	for _, c := range cfgs {
 		switch {
 		case c.Name == "":
@@ -141,14 +183,14 @@ func New(cfgs []Config, onChange func(), logger *slog.Logger) (*Manager, error) 
 		for _, v := range c.Headers {
 			secrets = append(secrets, v)
 		}
-		u := &upstream{cfg: c, secrets: secrets, changed: make(chan struct{}, 1), first: make(chan struct{}), state: "connecting", lists: map[string]uint64{}, calls: map[string]uint64{},
-			httpc: &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}}
+		u := &upstream{cfg: c, secrets: secrets, changed: make(chan struct{}, 1), first: make(chan struct{}), state: "connecting",
+			lists: map[string]uint64{}, calls: map[string]uint64{}, br: newBreaker(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
+			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
+			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport}}}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
-			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-				select {
-				case u.changed <- struct{}{}:
-				default: // a re-list is already due
-				}
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
+			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+				u.relayProgress(ctx, req.Params)
 			},
 		})
 		m.ups = append(m.ups, u)
@@ -157,20 +199,13 @@ func New(cfgs []Config, onChange func(), logger *slog.Logger) (*Manager, error) 
 	return m, nil
 }
 
-// headerTransport adds the upstream's configured headers to each request.
-type headerTransport struct {
-	headers map[string]string
-	base    http.RoundTripper
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range t.headers {
-			r.Header.Set(k, v)
-		}
+// poke asks the refresh loop for a listing now: the tools changed, or a
+// call failed and the upstream's health is in doubt.
+func (u *upstream) poke() {
+	select {
+	case u.changed <- struct{}{}:
+	default: // a listing is already due
 	}
-	return t.base.RoundTrip(r)
 }
 
 // Run keeps every upstream's tools current until ctx is done.
@@ -200,24 +235,19 @@ func (m *Manager) WaitFirst(ctx context.Context) {
 	}
 }
 
+// loop lists u's tools at start-up, on every refresh and when poked. It is
+// also the upstream's health probe: while listings fail it tries again
+// every probeInterval, one attempt at a time, and a success closes the
+// breaker, so calls resume as soon as the upstream is back.
 func (m *Manager) loop(ctx context.Context, u *upstream) {
 	defer u.closeSession()
 	firstDone := false
 	for {
-		if wait := u.breakerWait(m.now()); wait > 0 {
-			if !sleep(ctx, wait) {
-				return
-			}
-			u.mu.Lock()
-			u.halfOpen = true
-			u.mu.Unlock()
-		}
 		changed, err := m.refresh(ctx, u)
 		if ctx.Err() != nil {
 			return
 		}
-		m.record(u, err)
-		u.count(u.lists, result(err))
+		m.listed(u, err)
 		if !firstDone {
 			firstDone = true
 			close(u.first)
@@ -227,7 +257,7 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 		}
 		next := u.cfg.Refresh
 		if err != nil {
-			next = min(next, 2*time.Second) // the breaker decides when to stop trying
+			next = probeInterval
 		}
 		t := time.NewTimer(next)
 		select {
@@ -242,29 +272,76 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 }
 
 // refresh lists u's tools through every page and reports whether they
-// changed.
+// changed. A session the upstream has forgotten is replaced once within
+// the same listing.
 func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
 	defer cancel()
-	cs, err := u.connect(ctx)
-	if err != nil {
-		return false, err
-	}
 	var tools []catalog.Tool
-	for t, err := range cs.Tools(ctx, nil) { // follows nextCursor to the last page
-		if err != nil {
-			u.closeSession()
-			return false, fmt.Errorf("tools/list: %w", err)
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		var cs *mcp.ClientSession
+		if cs, err = u.connect(ctx); err != nil {
+			return false, err
 		}
-		tools = append(tools, convert(u.cfg.Name, t))
+		if tools, err = m.list(ctx, cs); err == nil {
+			break
+		}
+		u.dropSession(cs)
+		if !sessionGone(err) {
+			break
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("tools/list: %w", err)
+	}
+	for i := range tools {
+		tools[i].Server = u.cfg.Name
 	}
 	h := hashTools(tools)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	changed := h != u.hash
-	u.tools, u.hash, u.stale = tools, h, false
+	u.tools, u.hash = tools, h
 	return changed, nil
 }
+
+// list reads every page of cs's tools. All pages together may read
+// listPages results' worth of bytes, and each tool's texts are clipped to
+// the catalog's bounds for untrusted tools as it arrives.
+func (m *Manager) list(ctx context.Context, cs *mcp.ClientSession) ([]catalog.Tool, error) {
+	var tools []catalog.Tool
+	params := &mcp.ListToolsParams{}
+	lim := &readLimit{max: listPages * m.maxRead, budget: m.budget}
+	for {
+		res, err := cs.ListTools(withReadLimit(ctx, lim), params)
+		lim.release() // the page is decoded: only the total stays counted
+		if lerr := lim.exceeded(); lerr != nil {
+			return nil, lerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range res.Tools {
+			tools = append(tools, catalog.Bound(convert(t)))
+		}
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		if len(tools) >= maxListedTools {
+			return nil, fmt.Errorf("%w: the upstream lists over %d tools", ErrResultTooLarge, maxListedTools)
+		}
+		params.Cursor = res.NextCursor
+	}
+}
+
+// A listing's bounds: its pages together may read listPages times the
+// result limit, and hold at most maxListedTools tools (a cursor that
+// never ends stops there).
+const (
+	listPages      = 8
+	maxListedTools = 10_000
+)
 
 func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u.mu.Lock()
@@ -278,6 +355,11 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	u.mu.Lock()
+	if u.session != nil { // a concurrent caller connected first: use its session
+		u.mu.Unlock()
+		_ = cs.Close()
+		return u.connect(ctx)
+	}
 	u.session = cs
 	u.mu.Unlock()
 	return cs, nil
@@ -293,52 +375,22 @@ func (u *upstream) closeSession() {
 	}
 }
 
-// record updates health and the breaker after an attempt.
-func (m *Manager) record(u *upstream, err error) {
+// listed updates health and the breaker after a listing.
+func (m *Manager) listed(u *upstream, err error) {
 	now := m.now()
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.lists[listResult(err)]++
 	if err == nil {
-		u.state, u.failures, u.lastSuccess, u.halfOpen, u.openUntil = "connected", 0, now, false, time.Time{}
+		u.state, u.stale, u.lastSuccess = "connected", false, now
+		u.br.success()
 		return
 	}
 	msg := u.scrub(err.Error())
 	u.state, u.lastErr, u.lastErrAt = "failing", msg, now
-	u.failures++
 	u.stale = len(u.tools) > 0 // keep the last good tools, marked stale
-	if u.halfOpen || u.failures >= u.cfg.BreakerFailures {
-		u.openUntil, u.halfOpen = now.Add(u.cfg.BreakerCooldown), false
-		m.logger.Warn("upstream breaker open", "upstream", u.cfg.Name, "failures", u.failures, "err", msg)
-	}
-}
-
-func (u *upstream) breakerWait(now time.Time) time.Duration {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.openUntil.After(now) {
-		return u.openUntil.Sub(now)
-	}
-	return 0
-}
-
-func (u *upstream) breaker(now time.Time) string {
-	switch {
-	case u.openUntil.After(now):
-		return Open
-	case u.halfOpen || !u.openUntil.IsZero():
-		return HalfOpen
-	}
-	return Closed
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
+	if u.br.failure(now) {
+		m.logger.Warn("upstream breaker open", "upstream", u.cfg.Name, "failures", u.br.failures, "err", msg)
 	}
 }
 
@@ -370,7 +422,13 @@ func (m *Manager) Status() []Status {
 		u.mu.Lock()
 		st := Status{Name: u.cfg.Name, URL: redact.URL(u.cfg.URL), State: u.state, Tools: len(u.tools), Stale: u.stale,
 			LastSuccess: timePtr(u.lastSuccess), LastError: u.lastErr, LastErrorAt: timePtr(u.lastErrAt),
-			Breaker: u.breaker(now), Failures: u.failures}
+			CallsFailing: u.callsFailing, LastCallError: u.lastCallErr, LastCallErrorAt: timePtr(u.lastCallErrAt),
+			Breaker: u.br.state(now), Failures: u.br.failures}
+		for _, t := range u.tools {
+			if catalog.Clipped(t) {
+				st.Clipped++
+			}
+		}
 		u.mu.Unlock()
 		out = append(out, st)
 	}
@@ -378,78 +436,190 @@ func (m *Manager) Status() []Status {
 }
 
 // ErrUnavailable is returned by Call when the upstream's breaker is open or
-// it has no session.
+// it cannot be reached.
 var ErrUnavailable = errors.New("upstream unavailable")
 
+// errBreakerOpen is the ErrUnavailable of a call the breaker refused.
+var errBreakerOpen = fmt.Errorf("%w: circuit breaker open after repeated failures; it is tried again shortly", ErrUnavailable)
+
+// ErrTimeout is returned by Call when the tool gave no result in time
+// while the upstream itself still answers: a slow tool, not a sick server.
+var ErrTimeout = errors.New("no result in time")
+
+// CallOptions carry what a forwarded call relays besides its result.
+type CallOptions struct {
+	// Progress, when set, receives the upstream's progress notifications
+	// for this call (the call is sent with a progress token of its own).
+	Progress func(context.Context, *mcp.ProgressNotificationParams)
+}
+
 // Call forwards tools/call to the upstream named server and returns its
-// result unchanged (an isError result is a result, not an error).
-func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// result unchanged (an isError result is a result, not an error). The
+// call is cancelled upstream when ctx is.
+func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMessage, opts CallOptions) (*mcp.CallToolResult, error) {
 	u := m.byName[server]
 	if u == nil {
 		return nil, fmt.Errorf("no upstream %q", server)
 	}
-	res, err := m.call(ctx, u, tool, args)
-	u.count(u.calls, result(err))
-	return res, err
+	res, outcome, err := m.call(ctx, u, tool, args, opts)
+	m.called(u, outcome, err)
+	if err != nil {
+		return nil, fmt.Errorf("%s: tools/call %s: %w", server, tool, err)
+	}
+	return res, nil
 }
 
-// result is an attempt's label in the list and call counters.
-func result(err error) string {
+// The results of listings and calls, as counted in /metrics. A call's
+// outcome also decides what the breaker learns from it.
+const (
+	resultOK          = "ok"          // answered (an isError result included)
+	resultRPCError    = "rpc_error"   // the upstream answered with a JSON-RPC error: it is up
+	resultError       = "error"       // transport failure: counts against the upstream
+	resultUnavailable = "unavailable" // the breaker was open, or the upstream could not be reached
+	resultTimeout     = "timeout"     // no result in time, but the upstream answers a ping
+	resultTooLarge    = "too_large"   // the answer was over a bound
+	resultCancelled   = "cancelled"   // the caller went away
+)
+
+var (
+	listResults = []string{resultOK, resultError, resultTooLarge}
+	callResults = []string{resultOK, resultRPCError, resultError, resultUnavailable, resultTimeout, resultTooLarge, resultCancelled}
+)
+
+func listResult(err error) string {
 	switch {
 	case err == nil:
-		return "ok"
-	case errors.Is(err, ErrUnavailable):
-		return "unavailable"
+		return resultOK
+	case errors.Is(err, ErrResultTooLarge), errors.Is(err, ErrBudget):
+		return resultTooLarge
 	}
-	return "error"
+	return resultError
 }
 
-func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	server := u.cfg.Name
-	if u.breakerWait(m.now()) > 0 {
-		return nil, fmt.Errorf("%w: %s: circuit breaker open after repeated failures", ErrUnavailable, server)
+// call makes one logical call: a session the upstream forgot is replaced
+// and the call sent again (it never ran there), all as one outcome.
+func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.RawMessage, opts CallOptions) (*mcp.CallToolResult, string, error) {
+	u.mu.Lock()
+	allowed := u.br.allow(m.now())
+	u.mu.Unlock()
+	if !allowed {
+		return nil, resultUnavailable, errBreakerOpen
 	}
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
 	defer cancel()
-	cs, err := u.connect(ctx)
-	if err != nil {
-		m.record(u, err)
-		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, server, u.scrub(err.Error()))
-	}
-	var arguments any
+	params := &mcp.CallToolParams{Name: tool}
 	if len(args) > 0 {
-		arguments = args
+		params.Arguments = args
 	}
-	params := &mcp.CallToolParams{Name: tool, Arguments: arguments}
-	res, err := cs.CallTool(ctx, params)
-	if err != nil && sessionGone(err) {
+	if opts.Progress != nil {
+		token := u.track(opts.Progress)
+		defer u.untrack(token)
+		params.SetProgressToken(token)
+	}
+	lim := &readLimit{max: m.maxRead, budget: m.budget}
+	defer lim.release()
+	var cs *mcp.ClientSession
+	var res *mcp.CallToolResult
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		if cs, err = u.connect(cctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, resultCancelled, ctx.Err()
+			}
+			return nil, resultUnavailable, fmt.Errorf("%w: %s", ErrUnavailable, u.scrub(err.Error()))
+		}
+		res, err = cs.CallTool(withReadLimit(cctx, lim), params)
+		if err == nil || lim.exceeded() != nil || !sessionGone(err) {
+			break
+		}
 		// The upstream restarted or dropped the session: the call never
 		// ran there, so it is safe to reconnect and send it once more.
-		m.record(u, err)
 		u.dropSession(cs)
-		if cs, err = u.connect(ctx); err != nil {
-			m.record(u, err)
-			return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, server, u.scrub(err.Error()))
-		}
-		res, err = cs.CallTool(ctx, params)
 	}
 	var rpcErr *jsonrpc.Error
 	switch {
+	case lim.exceeded() != nil:
+		// The session's connection failed reading the answer: the next
+		// call connects afresh.
+		u.dropSession(cs)
+		return nil, resultTooLarge, lim.exceeded()
 	case err == nil:
-		m.record(u, nil)
+		return res, resultOK, nil
+	case ctx.Err() != nil:
+		return nil, resultCancelled, ctx.Err()
 	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejected:
 		// The upstream answered: a protocol error is its verdict, not a
 		// failure of the connection.
-	default:
-		// A transport failure: counted by the breaker, and shown in status.
-		// The call may have reached the upstream, so it is not retried.
-		m.record(u, err)
-		u.dropSession(cs)
+		return nil, resultRPCError, errors.New(u.scrub(err.Error()))
+	case cctx.Err() != nil && m.alive(ctx, u, cs):
+		return nil, resultTimeout, fmt.Errorf("%w: the tool gave no result within %s; the upstream is up, so it is slow, and the call was cancelled", ErrTimeout, u.cfg.Timeout)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: tools/call %s: %s", server, tool, u.scrub(err.Error()))
+	// A transport failure: counted by the breaker, and shown in status.
+	// The call may have reached the upstream, so it is not retried.
+	u.dropSession(cs)
+	return nil, resultError, errors.New(u.scrub(err.Error()))
+}
+
+// alive pings the upstream after a call timed out: an answer means the
+// tool was slow, not that the upstream is down.
+func (m *Manager) alive(ctx context.Context, u *upstream, cs *mcp.ClientSession) bool {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pingTimeout)
+	defer cancel()
+	return cs.Ping(pctx, nil) == nil
+}
+
+// called records a call's outcome in health, breaker and counters. A
+// failure also pokes the refresh loop, which probes until the upstream
+// answers and closes the breaker then.
+func (m *Manager) called(u *upstream, outcome string, err error) {
+	now := m.now()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.calls[outcome]++
+	switch outcome {
+	case resultOK, resultRPCError:
+		u.br.success()
+		u.state, u.callsFailing, u.lastSuccess = "connected", false, now
+	case resultError, resultUnavailable:
+		if errors.Is(err, errBreakerOpen) {
+			return // refused without trying: nothing new was learned
+		}
+		u.callsFailing, u.lastCallErr, u.lastCallErrAt = true, u.scrub(err.Error()), now
+		if u.br.failure(now) {
+			m.logger.Warn("upstream breaker open", "upstream", u.cfg.Name, "failures", u.br.failures, "err", u.lastCallErr)
+		}
+		u.poke()
+	default: // timeout, too large, cancelled: the upstream's health is not in question
+		u.br.neutral()
 	}
-	return res, nil
+}
+
+// track registers a call's progress receiver under a fresh token.
+func (u *upstream) track(f func(context.Context, *mcp.ProgressNotificationParams)) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.nextToken++
+	token := "toolsearch-" + strconv.FormatUint(u.nextToken, 10)
+	u.progress[token] = f
+	return token
+}
+
+func (u *upstream) untrack(token string) {
+	u.mu.Lock()
+	delete(u.progress, token)
+	u.mu.Unlock()
+}
+
+// relayProgress hands an upstream's progress notification to the call
+// whose token it carries; one for no call of ours is dropped.
+func (u *upstream) relayProgress(ctx context.Context, p *mcp.ProgressNotificationParams) {
+	token, _ := p.ProgressToken.(string)
+	u.mu.Lock()
+	f := u.progress[token]
+	u.mu.Unlock()
+	if f != nil {
+		f(ctx, p)
+	}
 }
 
 // codeRejected is the code the SDK's client transport gives a request it
@@ -467,6 +637,9 @@ func sessionGone(err error) bool {
 // dropSession closes cs if it is still u's session, so the next call
 // connects afresh (and a concurrent caller's new session is kept).
 func (u *upstream) dropSession(cs *mcp.ClientSession) {
+	if cs == nil {
+		return
+	}
 	u.mu.Lock()
 	if u.session != cs {
 		u.mu.Unlock()
@@ -477,9 +650,9 @@ func (u *upstream) dropSession(cs *mcp.ClientSession) {
 	_ = cs.Close()
 }
 
-// convert turns an MCP tool into a catalog tool of server. Its schemas
-// arrive decoded from JSON, so they always re-encode.
-func convert(server string, t *mcp.Tool) catalog.Tool {
+// convert turns an MCP tool into a catalog tool. Its schemas arrive
+// decoded from JSON, so they always re-encode.
+func convert(t *mcp.Tool) catalog.Tool {
 	marshal := func(v any) json.RawMessage {
 		b, err := json.Marshal(v)
 		if err != nil || string(b) == "null" {
@@ -487,7 +660,7 @@ func convert(server string, t *mcp.Tool) catalog.Tool {
 		}
 		return b
 	}
-	ct := catalog.Tool{Server: server, Name: t.Name, Title: t.Title, Description: t.Description,
+	ct := catalog.Tool{Name: t.Name, Title: t.Title, Description: t.Description,
 		InputSchema: marshal(t.InputSchema), OutputSchema: marshal(t.OutputSchema)}
 	if t.Annotations != nil {
 		ct.Annotations = marshal(t.Annotations)

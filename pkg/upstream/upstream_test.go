@@ -87,7 +87,7 @@ func names(m *Manager) []string {
 
 func start(tb testing.TB, cfgs []Config, onChange func()) *Manager {
 	tb.Helper()
-	m, err := New(cfgs, onChange, nil)
+	m, err := New(cfgs, Options{OnChange: onChange})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestBreaker(t *testing.T) {
 	if !st.Stale || st.Tools != 3 || len(names(m)) != 3 || st.LastError == "" || st.Failures < 2 {
 		t.Errorf("open breaker: status %+v, tools %v; want the last good tools kept, stale", st, names(m))
 	}
-	if _, err := m.Call(t.Context(), "fake", "tool_1", nil); !errors.Is(err, ErrUnavailable) {
+	if _, err := m.Call(t.Context(), "fake", "tool_1", nil, CallOptions{}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("Call with the breaker open = %v, want ErrUnavailable", err)
 	}
 	type series = struct {
@@ -165,7 +165,7 @@ func TestBreaker(t *testing.T) {
 	if st := m.Status()[0]; st.Stale || st.State != "connected" || st.Failures != 0 {
 		t.Errorf("after recovery: %+v", st)
 	}
-	if _, err := m.Call(t.Context(), "fake", "tool_1", nil); err != nil {
+	if _, err := m.Call(t.Context(), "fake", "tool_1", nil, CallOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	checkMetrics(t, m, "recovered", []series{
@@ -179,22 +179,22 @@ func TestBreaker(t *testing.T) {
 func TestCall(t *testing.T) {
 	f := newFake(t, 0, 2)
 	m := start(t, []Config{{Name: "fake", URL: f.http.URL}}, nil)
-	res, err := m.Call(t.Context(), "fake", "tool_1", json.RawMessage(`{"n":3}`))
+	res, err := m.Call(t.Context(), "fake", "tool_1", json.RawMessage(`{"n":3}`), CallOptions{})
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "tool_1(3) done" {
 		t.Fatalf("Call = %+v, %v", res, err)
 	}
-	res, err = m.Call(t.Context(), "fake", "tool_1", json.RawMessage(`{"n":-1}`))
+	res, err = m.Call(t.Context(), "fake", "tool_1", json.RawMessage(`{"n":-1}`), CallOptions{})
 	if err != nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != "n must not be negative" {
 		t.Errorf("an isError result must pass through unchanged: %+v, %v", res, err)
 	}
-	if _, err := m.Call(t.Context(), "nope", "x", nil); err == nil {
+	if _, err := m.Call(t.Context(), "nope", "x", nil, CallOptions{}); err == nil {
 		t.Error("Call to an unknown upstream succeeded")
 	}
 }
 
 func TestSecretsStayOut(t *testing.T) {
 	m, err := New([]Config{{Name: "gh", URL: "http://user:pw@127.0.0.1:1/mcp?token=abc", Headers: map[string]string{"Authorization": "Bearer ghp_secret123"},
-		Refresh: time.Hour, Timeout: 200 * time.Millisecond}}, nil, nil)
+		Refresh: time.Hour, Timeout: 200 * time.Millisecond}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,24 +216,25 @@ func TestSecretsStayOut(t *testing.T) {
 }
 
 // TestCallAfterUpstreamRestart: a restarted upstream has forgotten the
-// session. The first call notices, counts the failure, reconnects and is
-// sent again (it never ran upstream); status shows what happened.
+// session. The first call notices, reconnects and is sent again (it never
+// ran upstream), all as one logical call that succeeded: nothing counts
+// against the upstream.
 func TestCallAfterUpstreamRestart(t *testing.T) {
 	f := newFake(t, 0, 2)
 	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 3}}, nil)
-	if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"n":1}`)); err != nil {
+	if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"n":1}`), CallOptions{}); err != nil {
 		t.Fatalf("call before the restart: %v", err)
 	}
 	f.restart()
 	for i := range 3 {
-		res, err := m.Call(t.Context(), "u", "tool_1", json.RawMessage(`{"n":2}`))
+		res, err := m.Call(t.Context(), "u", "tool_1", json.RawMessage(`{"n":2}`), CallOptions{})
 		if err != nil || res.IsError {
 			t.Fatalf("call %d after the restart: %v %+v", i, err, res)
 		}
 	}
 	st := m.Status()[0]
-	if st.LastError == "" || st.LastErrorAt == nil || st.State != "connected" || st.Failures != 0 {
-		t.Errorf("status after a recovered restart: %+v; want the failure recorded and the upstream connected", st)
+	if st.CallsFailing || st.State != "connected" || st.Failures != 0 || st.Breaker != Closed {
+		t.Errorf("status after a recovered restart: %+v; want the upstream connected and nothing counted against it", st)
 	}
 }
 
@@ -244,15 +245,15 @@ func TestCallTransportFailuresCount(t *testing.T) {
 	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 2, BreakerCooldown: time.Hour}}, nil)
 	f.down.Store(true)
 	for range 2 {
-		if _, err := m.Call(t.Context(), "u", "tool_0", nil); err == nil {
+		if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err == nil {
 			t.Fatal("a call to a down upstream succeeded")
 		}
 	}
 	st := m.Status()[0]
-	if st.Failures < 2 || st.Breaker != Open || st.State != "failing" {
+	if st.Failures < 2 || st.Breaker != Open || !st.CallsFailing || st.LastCallError == "" {
 		t.Errorf("status after failed calls: %+v; want failures counted and the breaker open", st)
 	}
-	if _, err := m.Call(t.Context(), "u", "tool_0", nil); !errors.Is(err, ErrUnavailable) {
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("call with the breaker open: %v, want ErrUnavailable", err)
 	}
 }

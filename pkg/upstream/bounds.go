@@ -1,0 +1,128 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// Defaults for what an upstream's answers may cost.
+const (
+	// DefaultMaxResultBytes bounds one answer (a call's result, one page of
+	// tools/list) as it is read: past it the read stops and the caller is
+	// told the limit.
+	DefaultMaxResultBytes = 4 << 20
+	// DefaultResultBudgetBytes bounds the answer bytes being read from all
+	// upstreams at once, so many large results together cannot exhaust the
+	// pod's memory however each is sized.
+	DefaultResultBudgetBytes = 32 << 20
+)
+
+// Errors a call returns when an answer is over its bounds. The upstream
+// is healthy; the answer is what is refused.
+var (
+	ErrResultTooLarge = errors.New("result too large")
+	ErrBudget         = errors.New("too many large results in flight")
+)
+
+// readLimit bounds what one operation reads back from an upstream: every
+// response body of the requests made under its context, counted together
+// and charged to the process-wide budget as the bytes arrive.
+type readLimit struct {
+	max    int64
+	budget *semaphore.Weighted // nil: unbudgeted
+
+	mu   sync.Mutex
+	read int64
+	held int64 // charged to budget, returned by release
+	err  error // the first bound crossed
+}
+
+type readLimitKey struct{}
+
+func withReadLimit(ctx context.Context, l *readLimit) context.Context {
+	return context.WithValue(ctx, readLimitKey{}, l)
+}
+
+// charge counts n more bytes read and reports the bound they cross, if any.
+func (l *readLimit) charge(n int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return l.err
+	}
+	l.read += int64(n)
+	switch {
+	case l.read > l.max:
+		l.err = fmt.Errorf("%w: the upstream's answer is over the %d-byte limit (limits.upstream_max_result_bytes)", ErrResultTooLarge, l.max)
+	case l.budget != nil && n > 0:
+		if !l.budget.TryAcquire(int64(n)) {
+			l.err = fmt.Errorf("%w: answers being read from upstreams are at the process's budget; retry shortly", ErrBudget)
+			break
+		}
+		l.held += int64(n)
+	}
+	return l.err
+}
+
+// exceeded is the bound crossed, or nil.
+func (l *readLimit) exceeded() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// release returns the budget this operation holds. The answer it read is
+// decoded by then; what it becomes is the caller's to bound.
+func (l *readLimit) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.budget != nil && l.held > 0 {
+		l.budget.Release(l.held)
+	}
+	l.held = 0
+}
+
+// limitedBody stops a response body at its operation's bound: the read
+// fails, so the SDK gives up on the answer instead of buffering it whole.
+type limitedBody struct {
+	io.ReadCloser
+	lim *readLimit
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if lerr := b.lim.charge(n); lerr != nil {
+		return 0, lerr
+	}
+	return n, err
+}
+
+// transport adds the upstream's configured headers to each request and
+// bounds the answer of any request made under a readLimit.
+type transport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	if lim, ok := r.Context().Value(readLimitKey{}).(*readLimit); ok {
+		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: lim}
+	}
+	return resp, nil
+}

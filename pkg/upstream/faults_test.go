@@ -1,0 +1,206 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func (f *fakeUpstream) handle(name string, h mcp.ToolHandler) {
+	f.srv.AddTool(&mcp.Tool{Name: name, Description: "A tool of the fault tests.", InputSchema: map[string]any{"type": "object"}}, h)
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// TestBlip: an upstream down for a moment and back costs the calls made
+// while it was down, one failure each, and the next call after it is back
+// succeeds: a single failed call does not open the breaker.
+func TestBlip(t *testing.T) {
+	f := newFake(t, 0, 1)
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour}}, nil)
+	f.down.Store(true)
+	f.restart() // the process died: its sessions are gone
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err == nil {
+		t.Fatal("a call while the upstream is down succeeded")
+	}
+	if st := m.Status()[0]; st.Breaker != Closed || !st.CallsFailing || st.Failures != 1 {
+		t.Errorf("after one failed call: %+v; want one failure, calls failing, the breaker closed", st)
+	}
+	f.down.Store(false)
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil {
+		t.Fatalf("the first call after the upstream is back: %v", err)
+	}
+	if st := m.Status()[0]; st.Breaker != Closed || st.CallsFailing || st.Failures != 0 || st.Stale {
+		t.Errorf("after recovery: %+v", st)
+	}
+}
+
+// TestOutageRecoveredByProbe: while the breaker is open, the refresh loop
+// keeps probing; once the upstream answers, the breaker closes without
+// waiting for its cooldown, and calls go through.
+func TestOutageRecoveredByProbe(t *testing.T) {
+	f := newFake(t, 0, 1)
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerCooldown: time.Hour}}, nil)
+	f.down.Store(true)
+	for range 2 {
+		m.Call(t.Context(), "u", "tool_0", nil, CallOptions{})
+	}
+	waitFor(t, "the breaker to open", func() bool { return m.Status()[0].Breaker == Open })
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("call with the breaker open: %v, want ErrUnavailable", err)
+	}
+	f.down.Store(false)
+	waitFor(t, "a probe to close the breaker", func() bool { return m.Status()[0].Breaker == Closed })
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil {
+		t.Fatalf("call after recovery: %v", err)
+	}
+}
+
+// TestSlowToolIsNotAnOutage: calls that time out on a slow tool, while
+// the upstream answers pings, are their own outcome: the breaker stays
+// closed, other tools keep working and the tool list is not stale.
+func TestSlowToolIsNotAnOutage(t *testing.T) {
+	f := newFake(t, 0, 1)
+	f.handle("slow", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+		}
+		return text("late"), nil
+	})
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Timeout: 300 * time.Millisecond, BreakerFailures: 1}}, nil)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = m.Call(t.Context(), "u", "slow", nil, CallOptions{}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, ErrTimeout) {
+			t.Errorf("slow call %d: %v, want ErrTimeout", i, err)
+		}
+	}
+	st := m.Status()[0]
+	if st.Breaker != Closed || st.CallsFailing || st.Stale || st.Failures != 0 {
+		t.Errorf("after slow calls: %+v; want a healthy upstream", st)
+	}
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil {
+		t.Errorf("a fast call after slow ones: %v", err)
+	}
+}
+
+// TestResultBounds: an answer over the limit is refused as it is read,
+// with an error naming the limit; the upstream stays healthy and the next
+// call works. The budget refuses what would exceed it.
+func TestResultBounds(t *testing.T) {
+	f := newFake(t, 0, 1)
+	big := strings.Repeat("x", 1<<20)
+	f.handle("huge", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text(big), nil })
+	m, err := New([]Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour}}, Options{MaxResultBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	m.WaitFirst(t.Context())
+	for range 2 {
+		_, err := m.Call(t.Context(), "u", "huge", nil, CallOptions{})
+		if !errors.Is(err, ErrResultTooLarge) || !strings.Contains(err.Error(), "65536-byte limit") {
+			t.Fatalf("huge result: %v; want ErrResultTooLarge naming the limit", err)
+		}
+	}
+	if st := m.Status()[0]; st.Breaker != Closed || st.CallsFailing {
+		t.Errorf("after oversized answers: %+v; want a healthy upstream", st)
+	}
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil {
+		t.Errorf("a normal call after oversized ones: %v", err)
+	}
+	if !m.budget.TryAcquire(DefaultResultBudgetBytes) {
+		t.Error("the budget was not returned after the calls")
+	}
+}
+
+func TestReadLimitBudget(t *testing.T) {
+	m, err := New(nil, Options{MaxResultBytes: 100, ResultBudgetBytes: 150})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &readLimit{max: m.maxRead, budget: m.budget}
+	b := &readLimit{max: m.maxRead, budget: m.budget}
+	if err := a.charge(90); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.charge(90); !errors.Is(err, ErrBudget) {
+		t.Errorf("second reader over the shared budget: %v, want ErrBudget", err)
+	}
+	a.release()
+	c := &readLimit{max: m.maxRead, budget: m.budget}
+	if err := c.charge(90); err != nil {
+		t.Errorf("after release: %v", err)
+	}
+	if err := c.charge(20); !errors.Is(err, ErrResultTooLarge) {
+		t.Errorf("over the per-answer limit: %v, want ErrResultTooLarge", err)
+	}
+}
+
+// TestProgressAndCancel: the upstream's progress notifications for a call
+// reach that call's receiver, and cancelling the caller's context cancels
+// the tool upstream.
+func TestProgressAndCancel(t *testing.T) {
+	f := newFake(t, 0, 0)
+	cancelled := make(chan struct{})
+	f.handle("work", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// Progress is reported as work goes on; the SDK's client handles a
+		// notification apart from the response, so one sent in the same
+		// instant as the result may be handled after the call returned.
+		for i := range 4 {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 4})
+			time.Sleep(20 * time.Millisecond)
+		}
+		return text("done"), nil
+	})
+	f.handle("wait", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done()
+		close(cancelled)
+		return nil, ctx.Err()
+	})
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour}}, nil)
+	var mu sync.Mutex
+	var got []float64
+	res, err := m.Call(t.Context(), "u", "work", json.RawMessage(`{}`), CallOptions{Progress: func(_ context.Context, p *mcp.ProgressNotificationParams) {
+		mu.Lock()
+		got = append(got, p.Progress)
+		mu.Unlock()
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("work: %v %+v", err, res)
+	}
+	waitFor(t, "four progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 4 })
+
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { _, err := m.Call(ctx, "u", "wait", nil, CallOptions{}); errc <- err }()
+	time.Sleep(100 * time.Millisecond) // let the call reach the upstream; the test holds either way
+	cancel()
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream's handler was not cancelled")
+	}
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: %v, want context.Canceled", err)
+	}
+	if st := m.Status()[0]; st.CallsFailing || st.Failures != 0 {
+		t.Errorf("a cancelled call counted against the upstream: %+v", st)
+	}
+}
