@@ -110,7 +110,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	rebuildsDone := make(chan struct{})
 	go func() {
 		defer close(rebuildsDone)
-		rebuildOnChange(ctx, svc, changed)
+		svc.Follow(ctx, changed)
 	}()
 
 	// Listen before serving so a taken port fails here, with its cause.
@@ -187,21 +187,6 @@ func newUpstreams(idx *indexFlags, file config.File, getenv func(string) string,
 	}
 	idx.upstreamParts = ups.Parts
 	return ups, nil
-}
-
-// rebuildOnChange re-reads and rebuilds after each upstream change until
-// ctx is done; only changed tools are re-embedded.
-func rebuildOnChange(ctx context.Context, svc *search.Service, changed <-chan struct{}) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-changed:
-			// A failure is logged and shown in status by the service; the
-			// current index keeps serving.
-			_, _ = svc.Rebuild(ctx)
-		}
-	}
 }
 
 // Search rate defaults per API key (or client address): far above what a

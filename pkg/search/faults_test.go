@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
@@ -166,6 +167,56 @@ func TestFaultsMidTraffic(t *testing.T) {
 			p.fault.Store("")
 			if res := mustSearch(t, svc, Request{Query: "open issue after the fault"}); res.Mode != "hybrid" || res.Degraded {
 				t.Errorf("after the fault cleared: mode %q degraded %v", res.Mode, res.Degraded)
+			}
+		})
+	}
+}
+
+// TestFollowRetriesPendingChange: an upstream's change that arrives while
+// the provider fails is not lost. The rebuild fails and the semantic index
+// keeps serving, status says the change is pending, and once the provider
+// recovers the change is applied without anyone asking, in every fault.
+func TestFollowRetriesPendingChange(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, fault := range faults {
+		if fault == "refused" {
+			continue // fixed address; see TestFaultsAtStartup
+		}
+		t.Run(fault, func(t *testing.T) {
+			svc, p := faultyService(t, "")
+			var added atomic.Bool
+			svc.cfg.Load = func(context.Context) (*Setup, error) {
+				parts := []catalog.Part{{Source: "base", Servers: []catalog.Server{{Name: "files", Tools: []catalog.Tool{{Name: "read_file", Description: "Read a file."}}}}}}
+				if added.Load() {
+					parts = append(parts, catalog.Part{Source: "upstream:u", Lenient: true, Servers: []catalog.Server{{Name: "u", Tools: []catalog.Tool{{Name: "brand_new", Description: "Frobnicate the widgets."}}}}})
+				}
+				cat, err := catalog.New(parts)
+				return &Setup{Catalog: cat}, err
+			}
+			if _, err := svc.Rebuild(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			changed := make(chan struct{}, 1)
+			done := make(chan struct{})
+			go func() { defer close(done); svc.Follow(ctx, changed) }()
+			defer func() { cancel(); <-done }()
+
+			p.fault.Store(fault)
+			added.Store(true)
+			changed <- struct{}{}
+			waitFor(t, func() bool { st := svc.Status(); return st.PendingChanges && st.NextRetryAt != nil })
+			if got := mustSearch(t, svc, Request{Query: "select:brand_new"}); len(got.Tools) != 0 {
+				t.Fatalf("the change was applied while the provider failed: %+v", got.Tools)
+			}
+			p.fault.Store("")
+			waitFor(t, func() bool { return !svc.Status().PendingChanges })
+			if got := mustSearch(t, svc, Request{Query: "select:brand_new"}); len(got.Tools) != 1 {
+				t.Errorf("after the provider recovered, select:brand_new = %+v", got.Tools)
+			}
+			if st := svc.Status(); st.Mode != "semantic" || st.NextRetryAt != nil {
+				t.Errorf("after recovery: mode %q next_retry_at %v", st.Mode, st.NextRetryAt)
 			}
 		})
 	}

@@ -193,6 +193,7 @@ type Service struct {
 	distrust atomic.Bool
 
 	mu          sync.Mutex // guards the fields below
+	pending     bool       // a change was seen that no published snapshot holds yet
 	lastErr     string
 	lastErrAt   time.Time
 	nextRetryAt time.Time
@@ -367,6 +368,45 @@ func (s *Service) recordQueryError(msg string) {
 func (s *Service) setNextRetry(t time.Time) {
 	s.mu.Lock()
 	s.nextRetryAt = t
+	s.mu.Unlock()
+}
+
+// Follow rebuilds after each signal on changed (an upstream's tools
+// changed) until ctx is done. A rebuild that fails, because the provider
+// is down or the catalog is briefly invalid, leaves the change pending:
+// it is retried with capped exponential backoff until one succeeds, and
+// status says pending_changes meanwhile. A new change retries at once.
+func (s *Service) Follow(ctx context.Context, changed <-chan struct{}) {
+	var retry <-chan time.Time
+	delay := s.cfg.RetryDelay
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		case <-retry:
+		}
+		s.setPending(true)
+		// A failure is logged and shown in status by Build; the current
+		// snapshot keeps serving.
+		if _, err := s.Rebuild(ctx); err == nil {
+			s.setPending(false)
+			s.setNextRetry(time.Time{})
+			retry, delay = nil, s.cfg.RetryDelay
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		s.setNextRetry(s.cfg.Now().Add(delay).UTC())
+		retry = time.After(delay)
+		delay = min(delay*2, maxRetryDelay)
+	}
+}
+
+func (s *Service) setPending(p bool) {
+	s.mu.Lock()
+	s.pending = p
 	s.mu.Unlock()
 }
 

@@ -25,6 +25,10 @@ type Status struct {
 	LastError       string     `json:"last_error"`
 	LastErrorAt     *time.Time `json:"last_error_at"`
 	NextRetryAt     *time.Time `json:"next_retry_at"`
+	// PendingChanges is set while an upstream's change is not yet in the
+	// published index because its rebuild failed; it is retried at
+	// NextRetryAt.
+	PendingChanges bool `json:"pending_changes"`
 	// LastQueryError is the latest failure to embed a query (that query
 	// was answered by keyword ranking).
 	LastQueryError   string         `json:"last_query_error"`
@@ -117,6 +121,7 @@ func (s *Service) Status() Status {
 	st.LastError = redact.Clip(s.lastErr, maxStatusError, "… (cut)")
 	st.LastErrorAt = timePtr(s.lastErrAt)
 	st.NextRetryAt = timePtr(s.nextRetryAt)
+	st.PendingChanges = s.pending
 	st.LastQueryError, st.LastQueryErrorAt = redact.Clip(s.lastQErr, maxStatusError, "… (cut)"), timePtr(s.lastQErrAt)
 	s.mu.Unlock()
 	if st.Quantization == index.QuantBinary {
