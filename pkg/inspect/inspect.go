@@ -116,7 +116,13 @@ func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, ser
 		return rep, nil
 	}
 	sub := view.Catalog.Subset(rows)
-	for _, c := range eval.SelfCases(sub) {
+	cases := eval.SelfCases(sub)
+	queries := make([]string, len(cases))
+	for i, c := range cases {
+		queries[i] = c.Query
+	}
+	svc.Warm(ctx, queries) // one provider call for the audit, not one a case
+	for _, c := range cases {
 		m, ok, err := audit(ctx, svc, caller, c)
 		if err != nil {
 			return nil, err

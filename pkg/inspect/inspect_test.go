@@ -3,8 +3,14 @@ package inspect
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
@@ -99,5 +105,46 @@ func TestCatalog(t *testing.T) {
 	}
 	if _, err := Catalog(ctx, svc, access.Caller{}, nil); !errors.Is(err, access.ErrUnauthorized) {
 		t.Errorf("no key: %v", err)
+	}
+}
+
+// TestAuditBatchesQueryEmbeddings: with a remote provider the audit's
+// queries are embedded in one request, not one a query.
+func TestAuditBatchesQueryEmbeddings(t *testing.T) {
+	var requests, inputs atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		requests.Add(1)
+		inputs.Add(int64(len(req.Input)))
+		items := make([]string, len(req.Input))
+		for i, in := range req.Input {
+			items[i] = fmt.Sprintf(`{"index":%d,"embedding":[%d,1,0.5,0.25]}`, i, len(in)%7+1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"data":[%s]}`, strings.Join(items, ","))
+	}))
+	t.Cleanup(srv.Close)
+	part, err := catalog.Parse("t.json", []byte(doc), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := search.New(search.Config{Embedder: embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "k", Dimensions: 4})})
+	if _, err := svc.Build(t.Context(), &search.Setup{Catalog: cat}); err != nil {
+		t.Fatal(err)
+	}
+	before := requests.Load()
+	rep, err := Catalog(t.Context(), svc, access.Caller{}, nil)
+	if err != nil || !rep.Audit.Ran {
+		t.Fatalf("Catalog = %+v, %v", rep, err)
+	}
+	if got := requests.Load() - before; got != 1 {
+		t.Errorf("the audit of %d tools made %d provider requests, want 1 batch", cat.Len(), got)
 	}
 }

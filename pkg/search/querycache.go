@@ -82,3 +82,40 @@ func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, text str
 		return append([]float32(nil), r.Val.([]float32)...), nil
 	}
 }
+
+// Warm embeds the texts of queries not yet in the query cache, in one
+// batch (which the embedder splits by its batch size), so that a run of
+// many searches, the catalog audit's, makes one provider call instead of
+// one a query. It does nothing for an in-process embedder or with the
+// cache off. A failure is not reported: each search then embeds alone, or
+// falls back and says why.
+func (s *Service) Warm(ctx context.Context, queries []string) {
+	c, snap := s.queries, s.cur.Load()
+	if c == nil || snap == nil || !snap.Semantic() {
+		return
+	}
+	info := snap.query.Info()
+	var texts []string
+	var keys [][32]byte
+	seen := map[[32]byte]bool{}
+	for _, q := range queries {
+		text := parseQuery(q).text
+		key := cacheKeys(info, text)[0]
+		if _, cached := c.get(key); cached || seen[key] || text == "" {
+			continue
+		}
+		seen[key] = true
+		texts, keys = append(texts, text), append(keys, key)
+	}
+	if len(texts) == 0 {
+		return
+	}
+	vecs, err := s.embed(ctx, snap.query, "query", texts)
+	if err != nil {
+		return
+	}
+	expires := c.now().Add(c.ttl)
+	for i, key := range keys {
+		c.lru.Add(key, cachedVec{vec: vecs[i], expires: expires})
+	}
+}
