@@ -112,6 +112,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer close(rebuildsDone)
 		svc.Follow(ctx, changed)
 	}()
+	reaperDone := make(chan struct{})
+	go func() {
+		defer close(reaperDone)
+		mcpSrv.Run(ctx) // closes idle MCP sessions
+	}()
 
 	// Listen before serving so a taken port fails here, with its cause.
 	ln, err := net.Listen("tcp", *addr)
@@ -162,6 +167,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	<-buildDone // Run returns promptly once ctx is done
 	<-upDone
 	<-rebuildsDone
+	<-reaperDone
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}

@@ -1,18 +1,21 @@
 package httpapi
 
 import (
-	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
+
+	"github.com/go-chi/chi/v5/middleware"
 )
 
-// mcpErrors wraps the MCP handler so that its transport errors, which the
-// SDK writes as plain text and which can quote the request (a Host header,
-// a protocol version), answer like every other route: a JSON error, at
-// most maxMCPError bytes of message, with quoted input removed. JSON
+// mcpErrors wraps the MCP handler so that the transport errors the SDK
+// writes as plain text, which can quote the request (a Host header, a
+// protocol version), answer as a JSON-RPC error, which an MCP client
+// reads, in the shape every route answers ({"error":{"code","message"}},
+// the code a JSON-RPC number): at most maxMCPError bytes of message, with
+// quoted input removed, and the reason and request id in data. JSON
 // answers (JSON-RPC results and errors) and event streams pass untouched.
-func mcpErrors(logger *slog.Logger, next http.Handler) http.Handler {
+func mcpErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ew := &errorWriter{ResponseWriter: w}
 		next.ServeHTTP(ew, r)
@@ -23,7 +26,24 @@ func mcpErrors(logger *slog.Logger, next http.Handler) http.Handler {
 		if msg == "" {
 			msg = http.StatusText(ew.status)
 		}
-		writeError(w, r, logger, errorf(ew.status, mcpCode(ew.status), "%s", clip(msg, maxMCPError)))
+		code := int64(-32600) // invalid request
+		if ew.status == http.StatusNotFound {
+			code = -32001 // session not found, as the TypeScript SDK answers it
+		}
+		type data struct {
+			Reason    string `json:"reason"`
+			RequestID string `json:"request_id,omitempty"`
+		}
+		type rpcError struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+			Data    data   `json:"data"`
+		}
+		encode(w, ew.status, struct {
+			JSONRPC string    `json:"jsonrpc"`
+			ID      *struct{} `json:"id"`
+			Error   rpcError  `json:"error"`
+		}{"2.0", nil, rpcError{code, clip(msg, maxMCPError), data{mcpCode(ew.status), middleware.GetReqID(r.Context())}}})
 	})
 }
 

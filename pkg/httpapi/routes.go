@@ -28,7 +28,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 		r.Method(http.MethodGet, "/mcp/tool-search/servers", handleServers(logger, svc))
 		r.Method(http.MethodGet, "/mcp/tool-search/catalog", handleCatalog(logger, svc)) // the console's catalog view
 		if opts.MCP != nil {
-			r.Handle("/mcp", mcpErrors(logger, opts.MCP)) // Streamable HTTP: POST, GET (event stream), DELETE
+			r.Handle("/mcp", mcpErrors(opts.MCP)) // Streamable HTTP: POST, GET (event stream), DELETE
 		}
 	})
 	if opts.Noop {

@@ -25,6 +25,10 @@ const (
 	ConfirmOff      = access.ConfirmOff
 )
 
+// cancelGrace is how long a withdrawn question's notice gets to leave on
+// the call's stream before the result closes it.
+const cancelGrace = 200 * time.Millisecond
+
 // DefaultConfirmTimeout is how long a user has to answer a confirmation.
 const DefaultConfirmTimeout = config.DefaultConfirmTimeout
 
@@ -49,6 +53,8 @@ type confirmer struct {
 	timeout time.Duration
 	logger  *slog.Logger
 	count   *prometheus.CounterVec
+	// listening reports whether a session has its GET stream open.
+	listening func(session string) bool
 }
 
 func newConfirmer(opts Options) *confirmer {
@@ -101,30 +107,65 @@ func (c *confirmer) gate(ctx context.Context, req *mcp.CallToolRequest, caller a
 	return res
 }
 
+// decide picks the route for a destructive call. A client that declared
+// elicitation is asked, on the call's own response stream when the call
+// is streamed, else on its GET stream; only a person answers that, so the
+// model's confirm argument does not stand in for it. A client that cannot
+// be asked (no elicitation, or neither stream to carry the question)
+// confirms with the confirm argument once the user has agreed. Every
+// client thus has one route, and none has a way around the policy.
 func (c *confirmer) decide(ctx context.Context, req *mcp.CallToolRequest, id string, args json.RawMessage, confirmed bool, policy, why string) (string, *mcp.CallToolResult) {
-	switch {
-	case policy == ConfirmOff:
+	if policy == ConfirmOff {
 		return outcomeOff, nil
-	case policy == ConfirmElicit && canElicit(req):
-		// Only a person answers an elicitation, so the model's own confirm
-		// argument does not stand in for one. The question goes out on the
-		// session's stream: the stateful handler negotiates protocol
-		// versions before multi round-trip (SEP-2322), whose clients would
-		// get the question back in the result instead.
-		return c.elicit(ctx, req.Session, id, args, why)
-	case confirmed:
+	}
+	if policy == ConfirmElicit && canElicit(req) {
+		switch {
+		case streamed(req):
+			return c.elicit(ctx, ctx, req.Session, id, args, why)
+		case c.listening != nil && c.listening(req.Session.ID()):
+			// The SDK sends what is written under the call's context on the
+			// call's response, which this client reads as plain JSON: a
+			// context without the call in it sends on the GET stream.
+			qctx, stop := detached(ctx)
+			defer stop()
+			return c.elicit(ctx, qctx, req.Session, id, args, why)
+		}
+	}
+	if confirmed {
 		return outcomeArgument, nil
 	}
 	return outcomeRefused, errorResult(fmt.Sprintf("%s was not called: it is destructive (%s), and this deployment confirms destructive calls first. "+
 		"To run it, call call_tool again with \"confirm\": true once the user has agreed to it.", id, why))
 }
 
-// elicit asks the user on the session's stream (protocol versions before
-// multi round-trip) and waits at most the timeout for the answer.
-func (c *confirmer) elicit(ctx context.Context, ss *mcp.ServerSession, id string, args json.RawMessage, why string) (string, *mcp.CallToolResult) {
-	ectx, cancel := context.WithTimeout(ctx, c.timeout)
+// streamed reports whether the call's POST is answered as an event
+// stream, which can carry the question (see stream.go).
+func streamed(req *mcp.CallToolRequest) bool {
+	return req.Extra != nil && req.Extra.Header.Get(streamHeader) == "1"
+}
+
+// detached is a context cancelled with ctx but carrying none of its
+// values, so the SDK does not tie what is sent under it to ctx's request.
+func detached(ctx context.Context) (context.Context, func()) {
+	qctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(ctx, cancel)
+	return qctx, func() { stop(); cancel() }
+}
+
+// elicit asks the user under qctx (which picks the stream the question
+// travels on) and waits at most the timeout for the answer; ctx is the
+// call's.
+func (c *confirmer) elicit(ctx, qctx context.Context, ss *mcp.ServerSession, id string, args json.RawMessage, why string) (string, *mcp.CallToolResult) {
+	ectx, cancel := context.WithTimeout(qctx, c.timeout)
 	defer cancel()
 	res, err := ss.Elicit(ectx, question(id, args, why))
+	if err != nil && ectx.Err() != nil && qctx == ctx {
+		// The SDK tells the client the question is withdrawn in the
+		// background; on the call's own stream that notice must go out
+		// before the call's result closes the stream, or the client keeps
+		// asking a question nobody waits for.
+		time.Sleep(cancelGrace)
+	}
 	switch {
 	case err != nil && ectx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
 		return outcomeTimeout, errorResult(fmt.Sprintf("The user did not answer the confirmation for %s within %s; it was not made.", id, c.timeout))

@@ -1,8 +1,12 @@
 package mcpserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -169,4 +173,138 @@ func connectWith(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// TestConfirmRoutes: every kind of client completes a destructive call by
+// one route, and none gets around the policy. A client that declared
+// elicitation and takes an event stream is asked on the call's own
+// response stream (no GET stream needed); one that reads plain JSON and
+// keeps no GET stream cannot be asked, so it confirms with the argument.
+func TestConfirmRoutes(t *testing.T) {
+	var cleared atomic.Int32
+	wipe := func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "clear_alerts", Description: "Clear every active alert of a city.", InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				cleared.Add(1)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "cleared"}}}, nil
+			})
+	}
+	r := newRigWith(t, []access.Key{{Name: "people", Hash: access.HashSecret("k")}}, Options{ConfirmTimeout: 5 * time.Second}, wipe)
+	const elicitInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`
+	open := func() string {
+		resp, _ := post(t, r.url, "k", "", elicitInit)
+		id := resp.Header.Get("Mcp-Session-Id")
+		post(t, r.url, "k", id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return id
+	}
+	callBody := func(confirm bool) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"clear_alerts","confirm":%v}}}`, confirm)
+	}
+
+	t.Run("event stream, no GET stream: asked on the call's stream", func(t *testing.T) {
+		id := open()
+		before := cleared.Load()
+		req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(callBody(false)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer k")
+		req.Header.Set("Mcp-Session-Id", id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+			t.Fatalf("call_tool answered %s, want an event stream", ct)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		var result string
+		for sc.Scan() && result == "" {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+			}
+			json.Unmarshal([]byte(data), &msg)
+			switch {
+			case msg.Method == "elicitation/create":
+				// The user accepts, on a POST of its own.
+				post(t, r.url, "k", id, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept"}}`, msg.ID))
+			case msg.Result != nil:
+				result = string(msg.Result)
+			}
+		}
+		if !strings.Contains(result, "cleared") || cleared.Load()-before != 1 {
+			t.Errorf("result %s, upstream called %d times; want the call made after the user accepted", result, cleared.Load()-before)
+		}
+	})
+
+	t.Run("plain JSON, no GET stream: the confirm argument", func(t *testing.T) {
+		id := open()
+		before := cleared.Load()
+		jsonPost := func(body string) string {
+			req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json")
+			req.Header.Set("Authorization", "Bearer k")
+			req.Header.Set("Mcp-Session-Id", id)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("answered %s, want application/json", ct)
+			}
+			return string(b)
+		}
+		if got := jsonPost(callBody(false)); !strings.Contains(got, `\"confirm\": true`) || cleared.Load() != before {
+			t.Fatalf("without confirm: %s; want refused, saying how to confirm", got)
+		}
+		if got := jsonPost(callBody(true)); !strings.Contains(got, "cleared") || cleared.Load()-before != 1 {
+			t.Errorf("with confirm: %s; want the call made", got)
+		}
+	})
+}
+
+// TestProgressReachesCaller: an upstream's progress on a forwarded call
+// reaches the client that sent a progressToken, under its own token.
+func TestProgressReachesCaller(t *testing.T) {
+	work := func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "long_report", Description: "Compile a long weather report.", InputSchema: map[string]any{"type": "object"},
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				for i := range 4 {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 4, Message: "compiling"})
+					time.Sleep(20 * time.Millisecond) // progress comes as work goes on
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "report"}}}, nil
+			})
+	}
+	r := newRigWith(t, []access.Key{{Name: "people", Hash: access.HashSecret("k")}}, Options{}, work)
+	var mu sync.Mutex
+	var got []any
+	cs := connectWith(t, r.url, "k", &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		got = append(got, req.Params.ProgressToken)
+		mu.Unlock()
+	}})
+	params := &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "long_report"}}
+	params.SetProgressToken("mine-1")
+	res, err := cs.CallTool(t.Context(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("call_tool: %v %q", err, text(res))
+	}
+	waitFor(t, "four progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 4 })
+	for _, tok := range got {
+		if tok != "mine-1" {
+			t.Errorf("progress arrived under token %v, want the client's own", tok)
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // MaxRequestBytes bounds one MCP request body: a call_tool's arguments
@@ -19,66 +21,98 @@ const (
 	maxIDBytes     = 128
 )
 
+// envelopeError is a POST refused before the SDK sees it, answered as a
+// JSON-RPC error (id null: the message could not be trusted to have one).
 type envelopeError struct {
 	status int
+	code   int64
 	msg    string
 }
 
 func (e *envelopeError) Error() string { return e.msg }
 
-func statusOf(err error) int {
-	var ee *envelopeError
-	if errors.As(err, &ee) {
-		return ee.status
-	}
-	return http.StatusBadRequest
+// envelope is what the handler needs of a POST's one JSON-RPC message.
+type envelope struct {
+	method string
+	id     json.RawMessage // nil for a notification or a response
+	raw    []byte
 }
 
-// checkEnvelope reads a POST body (at most MaxRequestBytes) and checks
-// each JSON-RPC message's method and id before the SDK sees them. The
-// error never quotes the body.
-func checkEnvelope(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+func (e envelope) isCall() bool { return e.method != "" && e.id != nil }
+
+// checkEnvelope reads a POST body (at most MaxRequestBytes) and checks its
+// JSON-RPC message's method and id before the SDK sees them. The error
+// never quotes the body.
+//
+// A batch (a JSON array) is refused: protocol 2025-06-18 removed batches,
+// no current client sends one, and one HTTP request that carries hundreds
+// of calls would bypass every per-request limit and log line.
+func checkEnvelope(w http.ResponseWriter, r *http.Request) (envelope, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, &envelopeError{http.StatusRequestEntityTooLarge, "MCP request body is over 1 MiB"}
+			return envelope{}, &envelopeError{http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, "MCP request body is over 1 MiB"}
 		}
-		return nil, &envelopeError{http.StatusBadRequest, "cannot read the request body"}
+		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body"}
 	}
-	return body, checkMessages(body)
+	return checkMessage(body)
 }
 
-// checkMessages checks a JSON-RPC message, or a batch of them.
-func checkMessages(body []byte) error {
+// checkMessage checks one JSON-RPC message.
+func checkMessage(body []byte) (envelope, error) {
 	trimmed := bytes.TrimSpace(body)
-	var msgs []json.RawMessage
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		if err := json.Unmarshal(trimmed, &msgs); err != nil {
-			return &envelopeError{http.StatusBadRequest, "the body is not a JSON-RPC message"}
-		}
-	} else {
-		msgs = []json.RawMessage{trimmed}
+		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not accepted: send one message per request (protocol 2025-06-18 removed batches)"}
 	}
-	for _, m := range msgs {
-		var env struct {
-			Method *json.RawMessage `json:"method"`
-			ID     *json.RawMessage `json:"id"`
-		}
-		if err := json.Unmarshal(m, &env); err != nil {
-			return &envelopeError{http.StatusBadRequest, "the body is not a JSON-RPC message"}
-		}
-		if env.Method != nil {
-			var method string
-			if json.Unmarshal(*env.Method, &method) != nil || !validMethod(method) {
-				return &envelopeError{http.StatusBadRequest, "the JSON-RPC method must be a string of at most 64 letters, digits and / _ . - $"}
-			}
-		}
-		if env.ID != nil && !validID(*env.ID) {
-			return &envelopeError{http.StatusBadRequest, "the JSON-RPC id must be a string of at most 128 bytes, a number or null"}
+	var env struct {
+		Method *json.RawMessage `json:"method"`
+		ID     *json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(trimmed, &env); err != nil {
+		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "the body is not a JSON-RPC message"}
+	}
+	out := envelope{raw: body}
+	if env.Method != nil {
+		if json.Unmarshal(*env.Method, &out.method) != nil || !validMethod(out.method) {
+			return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "the JSON-RPC method must be a string of at most 64 letters, digits and / _ . - $"}
 		}
 	}
-	return nil
+	if env.ID != nil {
+		if !validID(*env.ID) {
+			return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "the JSON-RPC id must be a string of at most 128 bytes, a number or null"}
+		}
+		out.id = *env.ID
+	}
+	return out, nil
+}
+
+// knownMethods are the methods the SDK's server handles. Any other
+// request is answered -32601 here, any other notification accepted and
+// ignored (202), as JSON-RPC asks, instead of the SDK's HTTP 400.
+var knownMethods = map[string]bool{
+	"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
+	"prompts/list": true, "prompts/get": true, "resources/list": true, "resources/read": true,
+	"resources/templates/list": true, "resources/subscribe": true, "resources/unsubscribe": true,
+	"completion/complete": true, "logging/setLevel": true, "server/discover": true, "subscriptions/listen": true,
+	"notifications/initialized": true, "notifications/cancelled": true, "notifications/progress": true,
+	"notifications/roots/list_changed": true,
+}
+
+// writeRPCError answers a POST with a JSON-RPC error. id is the request's
+// (checked by checkMessage) or nil.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
 }
 
 func validMethod(m string) bool {

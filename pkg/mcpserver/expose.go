@@ -129,7 +129,7 @@ func direct(t search.Found) (*mcp.Tool, error) {
 func (s *Server) callDirect(ctx context.Context, req *mcp.CallToolRequest, e exposed) (*mcp.CallToolResult, error) {
 	caller, err := s.caller(req.Session)
 	if err != nil {
-		return nil, toolError(err)
+		return nil, s.toolError(err)
 	}
 	t, err := s.svc.Lookup(caller, e.server, e.name)
 	if err != nil {

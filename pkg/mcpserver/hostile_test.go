@@ -27,14 +27,22 @@ func hostileRig(t *testing.T, lim SessionLimits) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rigWith(t, lim, cat)
+}
+
+func rigWith(t *testing.T, lim SessionLimits, cat *catalog.Catalog) (*Server, string) {
+	t.Helper()
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
 	keys := []access.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}, {Name: "b", Hash: sha256.Sum256([]byte("key-b"))}}
 	if _, err := svc.Build(context.Background(), &search.Setup{Catalog: cat, Keys: keys}); err != nil {
 		t.Fatal(err)
 	}
 	srv := New(svc, Options{Sessions: lim})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Run(ctx) }()
 	api := httptest.NewServer(httpapi.NewServer(svc, httpapi.Options{MCP: srv.Handler()}))
-	t.Cleanup(api.Close)
+	t.Cleanup(func() { api.Close(); cancel(); <-done })
 	return srv, api.URL + "/mcp"
 }
 
@@ -95,7 +103,7 @@ func TestInitializeFloodIsCapped(t *testing.T) {
 	if resp, body := post(t, url, "key-b", last, ping); resp.StatusCode != 200 {
 		t.Errorf("ping on the newest session: %d %s", resp.StatusCode, body)
 	}
-	if resp, body := post(t, url, "key-a", last, ping); resp.StatusCode != 404 || !strings.Contains(body, `"code":"mcp_session_not_found"`) {
+	if resp, body := post(t, url, "key-a", last, ping); resp.StatusCode != 404 || !strings.Contains(body, `"code":-32001`) {
 		t.Errorf("key a using key b's session: %d %s, want 404 JSON", resp.StatusCode, body)
 	}
 }
@@ -118,8 +126,9 @@ func TestIdleSessionsClose(t *testing.T) {
 	}
 }
 
-// TestMCPErrorsAreBoundedJSON: transport errors on /mcp are JSON errors
-// that neither grow with the input nor quote it.
+// TestMCPErrorsAreBoundedJSON: transport errors on /mcp are JSON-RPC
+// errors (a numeric code, never 0) that neither grow with the input nor
+// quote it.
 func TestMCPErrorsAreBoundedJSON(t *testing.T) {
 	_, url := hostileRig(t, SessionLimits{})
 	big := strings.Repeat("M", 3<<20)
@@ -152,9 +161,12 @@ func TestMCPErrorsAreBoundedJSON(t *testing.T) {
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
 			var e struct {
-				Error struct{ Code, Message string }
+				Error struct {
+					Code    int
+					Message string
+				}
 			}
-			if resp.StatusCode != tt.status || json.Unmarshal(body, &e) != nil || e.Error.Code == "" {
+			if resp.StatusCode != tt.status || json.Unmarshal(body, &e) != nil || e.Error.Code == 0 || e.Error.Message == "" {
 				t.Errorf("%d %.300s, want %d with a JSON error", resp.StatusCode, body, tt.status)
 			}
 			if len(body) > 1024 || strings.Contains(string(body), "MMMMMMMM") {
@@ -173,4 +185,96 @@ func (s *sessions) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.byID)
+}
+
+// TestGETStreamKeepsSession: a client that only listens on its GET stream
+// keeps its session past the idle limit; once it stops listening, the
+// session idles out.
+func TestGETStreamKeepsSession(t *testing.T) {
+	srv, url := hostileRig(t, SessionLimits{Idle: 100 * time.Millisecond})
+	resp, _ := post(t, url, "key-a", "", initBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	post(t, url, "key-a", id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ctx, cancel := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer key-a")
+	req.Header.Set("Mcp-Session-Id", id)
+	get, err := http.DefaultClient.Do(req)
+	if err != nil || get.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", err, get)
+	}
+	waitFor(t, "the GET stream to count", func() bool { return srv.sessions.listening(id) })
+	time.Sleep(2 * time.Second) // many idle periods and at least one reaper pass
+	if resp, body := post(t, url, "key-a", id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != 200 {
+		t.Fatalf("a listening session was closed: %d %s", resp.StatusCode, body)
+	}
+	cancel()
+	get.Body.Close()
+	waitFor(t, "the session to idle out once nobody listens", func() bool { return sdkSessions(srv) == 0 })
+}
+
+// TestJSONRPCAnswers: what the transport answers itself is JSON-RPC, with
+// a code from the specification and never 0.
+func TestJSONRPCAnswers(t *testing.T) {
+	_, url := hostileRig(t, SessionLimits{})
+	resp, _ := post(t, url, "key-a", "", initBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	tests := []struct {
+		name, session, body string
+		status              int
+		code                int // 0: no error object expected
+	}{
+		{"unknown method", id, `{"jsonrpc":"2.0","id":7,"method":"foo/bar"}`, 200, -32601},
+		{"unknown notification", id, `{"jsonrpc":"2.0","method":"notifications/foo"}`, 202, 0},
+		{"no session id", "", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, 400, -32600},
+		{"a second initialize", id, initBody, 400, -32600},
+		{"a batch", id, `[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`, 400, -32600},
+		{"ping", id, `{"jsonrpc":"2.0","id":8,"method":"ping"}`, 200, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := post(t, url, "key-a", tt.session, tt.body)
+			var e struct {
+				Error *struct{ Code int }
+			}
+			json.Unmarshal([]byte(body), &e)
+			got := 0
+			if e.Error != nil {
+				got = e.Error.Code
+			}
+			if resp.StatusCode != tt.status || got != tt.code || strings.Contains(body, `"code":0`) {
+				t.Errorf("%d %s; want %d with code %d", resp.StatusCode, body, tt.status, tt.code)
+			}
+		})
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestAmbiguousName: a bare name two servers share is "ambiguous" on MCP
+// as on HTTP, naming the servers, never an internal error.
+func TestAmbiguousName(t *testing.T) {
+	cat, err := catalog.New([]catalog.Part{{Source: "t", Servers: []catalog.Server{
+		{Name: "mail", Tools: []catalog.Tool{{Name: "send", Description: "Send an email."}}},
+		{Name: "chat", Tools: []catalog.Tool{{Name: "send", Description: "Send a chat message."}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url := rigWith(t, SessionLimits{}, cat)
+	resp, _ := post(t, url, "key-a", "", initBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	_, body := post(t, url, "key-a", id, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"get_tool_schema","arguments":{"name":"send"}}}`)
+	if !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "ambiguous") || !strings.Contains(body, "mail") {
+		t.Errorf("get_tool_schema of a shared name: %s; want an isError saying ambiguous and naming the servers", body)
+	}
 }

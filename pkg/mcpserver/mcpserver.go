@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -58,14 +59,15 @@ type Options struct {
 
 // Server is the MCP side of the service.
 type Server struct {
-	svc      *search.Service
-	opts     Options
-	srv      *mcp.Server
-	mu       sync.Mutex
-	lastHash string // the catalog last announced
-	sessions *sessions
-	confirm  *confirmer
-	exposed  map[string]exposed // by listed name; guarded by mu
+	svc       *search.Service
+	opts      Options
+	sdkLogger *slog.Logger // the SDK's, one line per kind of event a minute
+	srv       *mcp.Server
+	mu        sync.Mutex
+	lastHash  string // the catalog last announced
+	sessions  *sessions
+	confirm   *confirmer
+	exposed   map[string]exposed // by listed name; guarded by mu
 }
 
 // New returns an MCP server over svc.
@@ -73,18 +75,19 @@ func New(svc *search.Service, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, opts: opts, confirm: newConfirmer(opts)}
+	s := &Server{svc: svc, opts: opts, confirm: newConfirmer(opts), sdkLogger: slog.New(newDedup(opts.Logger.Handler(), time.Minute)).With("component", "mcp")}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch: search a large tool catalog", Version: opts.Version},
 		&mcp.ServerOptions{
-			Logger:       opts.Logger.With("component", "mcp"),
+			Logger:       s.sdkLogger,
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 			Instructions: "This server fronts a large catalog of tools. Call search_tools with what you want to do, " +
 				"get_tool_schema for a tool's full parameters, and call_tool to run it (when offered).",
 		})
-	s.srv.AddReceivingMiddleware(s.filterList)
+	s.srv.AddReceivingMiddleware(s.filterList, s.rpcCodes)
 	s.addSearch()
 	s.addRegex()
 	s.sessions = newSessions(s.srv, opts.Sessions)
+	s.confirm.listening = s.sessions.listening
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[getSchemaIn]()}, s.getSchema)
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "list_servers", Title: "List the servers behind the catalog", Description: listServersDescription,
@@ -109,41 +112,65 @@ func strict[T any]() *jsonschema.Schema {
 	return sch
 }
 
-// Handler serves MCP over Streamable HTTP. Responses are application/json
-// for single requests (server notifications go on the standalone GET
-// stream), and a POST that accepts only application/json is served too,
-// for clients that do not take SSE. Sessions are stateful (list_changed
-// reaches clients on their GET stream) and bounded by Options.Sessions;
-// a POST's envelope is checked before the SDK sees it, so no method or id
-// of unbounded size is echoed back. Transport errors are plain text here;
-// the HTTP API turns them into its JSON errors.
+// Handler serves MCP over Streamable HTTP. A POST's one message is
+// checked before the SDK sees it (no method or id of unbounded size is
+// echoed back; unknown methods get -32601, unknown notifications 202;
+// batches are refused), and answered as plain JSON unless it is a call
+// forwarded upstream to a client that takes an event stream (see
+// stream.go). Sessions are stateful (list_changed reaches clients on their
+// GET stream), bounded by Options.Sessions, and kept while a GET stream
+// is open (sessions.go). Every error is a JSON-RPC error.
 func (s *Server) Handler() http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
-		JSONResponse:        true,
-		Logger:              s.opts.Logger.With("component", "mcp-http"),
-		SessionTimeout:      s.sessions.lim.Idle,
+		Logger: s.sdkLogger,
+		// sessions.go closes idle sessions itself: the SDK's timer counts
+		// only POSTs, so it closed sessions whose clients were listening.
+		SessionTimeout:      0,
 		MaxRequestBodyBytes: MaxRequestBytes,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := checkHeaders(r.Header); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, err.Error())
 			return
 		}
-		if r.Method == http.MethodPost {
-			if !acceptsEventStream(r.Header.Values("Accept")) {
-				r = r.Clone(r.Context())
-				r.Header.Add("Accept", "text/event-stream") // it gets JSON anyway
-			}
-			body, err := checkEnvelope(w, r)
-			if err != nil {
-				http.Error(w, err.Error(), statusOf(err))
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+		key := access.CallerFrom(r.Context()).Key
+		if r.Method != http.MethodPost {
+			s.sessions.serve(w, r, key, envelope{}, h)
+			return
+		}
+		env, err := checkEnvelope(w, r)
+		if err != nil {
+			var ee *envelopeError
+			errors.As(err, &ee)
+			writeRPCError(w, ee.status, nil, ee.code, ee.msg)
+			return
+		}
+		switch {
+		case env.method != "" && !knownMethods[env.method] && env.id == nil:
+			w.WriteHeader(http.StatusAccepted) // an unknown notification is ignored
+			return
+		case env.method != "" && !knownMethods[env.method]:
+			writeRPCError(w, http.StatusOK, env.id, jsonrpc.CodeMethodNotFound, "method not found")
+			return
+		}
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(bytes.NewReader(env.raw))
+		r.Header.Del(streamHeader)
+		stream := acceptsEventStream(r.Header.Values("Accept")) && streams(env.raw)
+		if stream {
+			r.Header.Set(streamHeader, "1")
+		} else {
+			// The SDK insists on both media types; the answer is JSON anyway.
+			r.Header.Set("Accept", "application/json, text/event-stream")
+		}
+		if !stream {
+			jw := &jsonWriter{ResponseWriter: w}
+			defer jw.finish()
+			w = jw
 		}
 		// The HTTP API authenticated the request and put its caller in the
 		// context; sessions are counted and bound per key.
-		s.sessions.serve(w, r, access.CallerFrom(r.Context()).Key, h)
+		s.sessions.serve(w, r, key, env, h)
 	})
 }
 
@@ -190,17 +217,36 @@ func (s *Server) caller(ss *mcp.ServerSession) (access.Caller, error) {
 	return access.Caller{Key: key}, nil
 }
 
-// toolError is an error the model can act on: it becomes an isError
-// result, not a protocol error.
-func toolError(err error) error {
+// toolError is what a meta-tool answers for err: an error the model can
+// act on stays an error (the SDK makes it an isError result); anything
+// else is a protocol error with a code, logged here, where it is handled.
+func (s *Server) toolError(err error) error {
 	var re *search.RequestError
 	var te *search.UnknownTemplateError
 	switch {
-	case errors.As(err, &re), errors.As(err, &te),
-		errors.Is(err, search.ErrUnknownTool), errors.Is(err, search.ErrNotReady):
+	case errors.As(err, &re), errors.As(err, &te), errors.Is(err, search.ErrUnknownTool),
+		errors.Is(err, search.ErrNotReady), errors.Is(err, catalog.ErrAmbiguousTool):
 		return err
 	case errors.Is(err, access.ErrUnauthorized):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unauthorized"}
 	}
-	return errors.New("internal error")
+	s.opts.Logger.Error("mcp tool failed", "err", err)
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 }
+
+// rpcCodes gives every error the SDK would answer without a code (its
+// own protocol-state errors are plain Go errors, sent as code 0) the code
+// of an invalid request, and clips its message.
+func (s *Server) rpcCodes(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var rpcErr *jsonrpc.Error
+		if err != nil && !errors.As(err, &rpcErr) && ctx.Err() == nil {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: clip(err.Error())}
+		}
+		return res, err
+	}
+}
+
+// Run closes idle sessions until ctx is done.
+func (s *Server) Run(ctx context.Context) { s.sessions.run(ctx) }

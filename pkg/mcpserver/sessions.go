@@ -1,10 +1,12 @@
 package mcpserver
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/config"
@@ -22,8 +24,11 @@ const (
 // SessionLimits bound the MCP sessions held in memory. Zero values take
 // the defaults above.
 type SessionLimits struct {
-	// Idle closes a session that has had no request for this long. A
-	// client that only listens on the GET stream should ping.
+	// Idle closes a session that has had no request for this long and has
+	// no GET stream open: a client that only listens keeps its session.
+	// (The SDK's own timeout counts only POSTs; the TypeScript SDK does
+	// not re-initialise a session closed under it, so its calls then fail
+	// with "session not found" and list_changed stops reaching it.)
 	Idle time.Duration
 	// Max is the most sessions in total, MaxPerKey the most per API key
 	// (anonymous callers share one key). At a limit, the session idle
@@ -50,9 +55,10 @@ type sessions struct {
 }
 
 type sessionEntry struct {
-	key      string
-	lastUsed time.Time
-	busy     int // requests in flight, an open GET stream included
+	key       string
+	lastUsed  time.Time
+	busy      int // requests in flight, an open GET stream included
+	listening int // open GET streams
 }
 
 func newSessions(srv *mcp.Server, lim SessionLimits) *sessions {
@@ -69,17 +75,22 @@ func newSessions(srv *mcp.Server, lim SessionLimits) *sessions {
 }
 
 // serve runs next for one HTTP request of caller key, admitting a new
-// session or checking an existing one.
-func (s *sessions) serve(w http.ResponseWriter, r *http.Request, key string, next http.Handler) {
+// session (an initialize without a session id) or checking an existing
+// one. env is a POST's message, zero for GET and DELETE.
+func (s *sessions) serve(w http.ResponseWriter, r *http.Request, key string, env envelope, next http.Handler) {
 	id := r.Header.Get(sessionHeader)
 	if id == "" {
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r) // the SDK answers: no session
+		switch {
+		case r.Method != http.MethodPost:
+			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "no Mcp-Session-Id: send initialize first, then its session id with every request")
+			return
+		case env.method != "initialize":
+			writeRPCError(w, http.StatusBadRequest, env.id, jsonrpc.CodeInvalidRequest, "no Mcp-Session-Id: send initialize first, then its session id with every request")
 			return
 		}
 		if !s.admit(key) {
 			w.Header().Set("Retry-After", "5")
-			http.Error(w, "too many MCP sessions in use: close one (DELETE) or retry later", http.StatusServiceUnavailable)
+			writeRPCError(w, http.StatusServiceUnavailable, env.id, codeServerBusy, "too many MCP sessions in use: close one (DELETE) or retry later")
 			return
 		}
 		// The session is registered as its id goes out, before the client
@@ -94,14 +105,80 @@ func (s *sessions) serve(w http.ResponseWriter, r *http.Request, key string, nex
 		aw.admit()
 		return
 	}
-	if !s.enter(id, key) {
-		http.Error(w, "session not found", http.StatusNotFound)
+	if env.method == "initialize" {
+		writeRPCError(w, http.StatusBadRequest, env.id, jsonrpc.CodeInvalidRequest, "this session is already initialized: initialize without Mcp-Session-Id opens a new one")
 		return
 	}
-	defer s.leave(id)
+	get := r.Method == http.MethodGet
+	if !s.enter(id, key, get) {
+		writeRPCError(w, http.StatusNotFound, env.id, codeSessionNotFound, "session not found: it was closed or never existed; initialize a new one")
+		return
+	}
+	defer s.leave(id, get)
 	next.ServeHTTP(w, r)
 	if r.Method == http.MethodDelete {
 		s.forget(id)
+	}
+}
+
+// JSON-RPC codes of the transport's own errors, as the TypeScript SDK
+// uses them: a server-defined range, not a protocol error's.
+const (
+	codeServerBusy      = -32000
+	codeSessionNotFound = -32001
+)
+
+// listening reports whether session id has a GET stream open.
+func (s *sessions) listening(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.byID[id]
+	return e != nil && e.listening > 0
+}
+
+// run closes sessions idle longer than the limit (nothing in flight, no
+// GET stream, no request for Idle) until ctx is done.
+func (s *sessions) run(ctx context.Context) {
+	t := time.NewTicker(min(max(s.lim.Idle/4, time.Second), time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.reap(s.now())
+		}
+	}
+}
+
+func (s *sessions) reap(now time.Time) {
+	s.reconcile()
+	s.mu.Lock()
+	var idle []string
+	for id, e := range s.byID {
+		if e.busy == 0 && now.Sub(e.lastUsed) > s.lim.Idle {
+			idle = append(idle, id)
+			s.dropLocked(id)
+		}
+	}
+	s.mu.Unlock()
+	s.close(idle...)
+}
+
+// close closes the SDK's sessions of ids. Close waits on the session's
+// connection, so it is never called under mu.
+func (s *sessions) close(ids ...string) {
+	if len(ids) == 0 {
+		return
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for ss := range s.srv.Sessions() {
+		if want[ss.ID()] {
+			_ = ss.Close()
+		}
 	}
 }
 
@@ -142,12 +219,7 @@ func (s *sessions) evictLocked(key string) bool {
 		return false
 	}
 	s.dropLocked(oldest)
-	for ss := range s.srv.Sessions() {
-		if ss.ID() == oldest {
-			go ss.Close() // Close waits on the session's connection; never under mu
-			break
-		}
-	}
+	go s.close(oldest) // under mu here: Close must not be
 	return true
 }
 
@@ -186,9 +258,9 @@ func (s *sessions) keyOf(id string) (string, bool) {
 	return "", false
 }
 
-// enter marks a request on session id; false when id is unknown or was
-// opened with another key.
-func (s *sessions) enter(id, key string) bool {
+// enter marks a request (get: a GET stream) on session id; false when id
+// is unknown or was opened with another key.
+func (s *sessions) enter(id, key string, get bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.byID[id]
@@ -196,15 +268,21 @@ func (s *sessions) enter(id, key string) bool {
 		return false
 	}
 	e.busy++
+	if get {
+		e.listening++
+	}
 	e.lastUsed = s.now()
 	return true
 }
 
-func (s *sessions) leave(id string) {
+func (s *sessions) leave(id string, get bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e := s.byID[id]; e != nil {
 		e.busy--
+		if get {
+			e.listening--
+		}
 		e.lastUsed = s.now()
 	}
 }

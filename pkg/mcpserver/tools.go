@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
@@ -84,7 +85,7 @@ func (s *Server) addSearch() {
 func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchOut, error) {
 	caller, err := s.caller(req.Session)
 	if err != nil {
-		return nil, searchOut{}, toolError(err)
+		return nil, searchOut{}, s.toolError(err)
 	}
 	sr := in.request()
 	sr.Query, sr.Messages, sr.ServerMatch, sr.Operation, sr.Cursor = in.Query, in.Messages, in.ServerMatch, in.Operation, in.Cursor
@@ -99,7 +100,7 @@ func (s *Server) answer(ctx context.Context, sr search.Request, limit int, calle
 	}
 	res, err := s.svc.Search(ctx, sr, caller)
 	if err != nil {
-		return nil, searchOut{}, toolError(err)
+		return nil, searchOut{}, s.toolError(err)
 	}
 	out := searchOut{Tools: make([]toolOut, len(res.Tools)), Mode: string(res.Mode), Degraded: res.Degraded, Confident: res.Confident, NoMatch: res.NoMatch,
 		Withheld: res.Withheld, Total: res.Total, NextCursor: res.NextCursor}
@@ -155,7 +156,7 @@ func (s *Server) addRegex() {
 func (s *Server) searchRegex(ctx context.Context, req *mcp.CallToolRequest, in regexIn) (*mcp.CallToolResult, searchOut, error) {
 	caller, err := s.caller(req.Session)
 	if err != nil {
-		return nil, searchOut{}, toolError(err)
+		return nil, searchOut{}, s.toolError(err)
 	}
 	sr := in.request()
 	sr.Regex, sr.RegexDescription, sr.Cursor = in.Pattern, in.Descriptions, in.Cursor
@@ -206,11 +207,11 @@ func object(raw json.RawMessage) map[string]any {
 func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in getSchemaIn) (*mcp.CallToolResult, schemaOut, error) {
 	caller, err := s.caller(req.Session)
 	if err != nil {
-		return nil, schemaOut{}, toolError(err)
+		return nil, schemaOut{}, s.toolError(err)
 	}
 	t, err := s.svc.Lookup(caller, in.Server, in.Name)
 	if err != nil {
-		return nil, schemaOut{}, fmt.Errorf("%w; search_tools finds tools by what they do", toolError(err))
+		return nil, schemaOut{}, fmt.Errorf("%w; search_tools finds tools by what they do", s.toolError(err))
 	}
 	input := object(t.InputSchema)
 	if input == nil {
@@ -242,11 +243,11 @@ type listServersOut struct {
 func (s *Server) listServers(ctx context.Context, req *mcp.CallToolRequest, in listServersIn) (*mcp.CallToolResult, listServersOut, error) {
 	caller, err := s.caller(req.Session)
 	if err != nil {
-		return nil, listServersOut{}, toolError(err)
+		return nil, listServersOut{}, s.toolError(err)
 	}
 	counts, err := s.svc.Servers(caller, in.Query)
 	if err != nil {
-		return nil, listServersOut{}, toolError(err)
+		return nil, listServersOut{}, s.toolError(err)
 	}
 	health := map[string]upstream.Status{}
 	if s.opts.Upstreams != nil {
@@ -282,7 +283,7 @@ type callToolIn struct {
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	caller, err := s.caller(req.Session)
 	if err != nil {
-		return nil, toolError(err)
+		return nil, s.toolError(err)
 	}
 	var in callToolIn
 	dec := json.NewDecoder(strings.NewReader(string(req.Params.Arguments)))
@@ -292,10 +293,10 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	}
 	t, err := s.svc.Lookup(caller, in.Server, in.Name)
 	if err != nil {
-		if errors.Is(err, search.ErrUnknownTool) || errors.Is(err, search.ErrNotReady) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		if errors.Is(err, search.ErrUnknownTool) || errors.Is(err, search.ErrNotReady) || errors.Is(err, catalog.ErrAmbiguousTool) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: clip(err.Error())}
 		}
-		return nil, toolError(err)
+		return nil, s.toolError(err)
 	}
 	return s.forward(ctx, req, caller, t, in.Arguments, in.Confirm)
 }

@@ -1,0 +1,134 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// How a POST is answered. The SDK's handler always streams (text/event-
+// stream), so that what a call sends while it runs (an elicitation
+// question, the upstream's progress) travels on the call's own response,
+// as the specification asks. Most requests send nothing while they run,
+// and many clients read plain JSON more easily, so a POST is streamed only
+// when it is a tools/call that forwards to an upstream and the client
+// accepts an event stream; every other answer is turned back into one
+// application/json body by jsonWriter.
+//
+// streamHeader tells the tool handlers (through the SDK's
+// RequestExtra.Header) which way their POST is answered. A client's own
+// header of that name is removed first.
+const streamHeader = "X-Toolsearch-Stream"
+
+// metaTools never run long nor ask anything while they run.
+var metaTools = map[string]bool{"search_tools": true, "search_tools_regex": true, "get_tool_schema": true, "list_servers": true}
+
+// streams reports whether msg, a POST's only message, is answered as an
+// event stream for a client that accepts one.
+func streams(msg []byte) bool {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method == "tools/call" && !metaTools[m.Params.Name]
+}
+
+// jsonWriter turns the SDK's event stream for one POST into the JSON-RPC
+// response it carries, written as application/json. Messages on the
+// stream that are not that response (a notification about the call) are
+// dropped: the client asked for plain JSON, and the tool handlers were
+// told (streamHeader) not to rely on the stream.
+type jsonWriter struct {
+	http.ResponseWriter
+	status   int
+	stream   bool // the SDK answered with an event stream, held here
+	buf      bytes.Buffer
+	response []byte
+}
+
+func (w *jsonWriter) WriteHeader(code int) {
+	if w.status != 0 {
+		return
+	}
+	w.status = code
+	if ct := w.Header().Get("Content-Type"); code == http.StatusOK && ct == "text/event-stream" {
+		w.stream = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *jsonWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.stream {
+		return w.ResponseWriter.Write(p)
+	}
+	w.buf.Write(p)
+	w.scan()
+	return len(p), nil
+}
+
+// Flush is held back while the stream is being gathered.
+func (w *jsonWriter) Flush() {
+	if !w.stream {
+		if f, ok := w.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+}
+
+// scan takes each complete event out of buf and keeps the response.
+func (w *jsonWriter) scan() {
+	for {
+		b := w.buf.Bytes()
+		end := bytes.Index(b, []byte("\n\n"))
+		if end < 0 {
+			return
+		}
+		var data []byte
+		for _, line := range bytes.Split(b[:end], []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				data = append(data, d...)
+			}
+		}
+		if isResponse(data) {
+			w.response = data
+		}
+		w.buf.Next(end + 2)
+	}
+}
+
+// finish writes the gathered response.
+func (w *jsonWriter) finish() {
+	if !w.stream {
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("Connection")
+	if w.response == nil {
+		// The session closed before the call was answered.
+		w.response = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the session closed before the request was answered"}}`)
+	}
+	h.Set("Content-Length", strconv.Itoa(len(w.response)))
+	w.ResponseWriter.WriteHeader(http.StatusOK)
+	_, _ = w.ResponseWriter.Write(w.response)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *jsonWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func isResponse(data []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(data, &m) == nil && m.Method == "" && len(m.ID) > 0 && (m.Result != nil || m.Error != nil)
+}
