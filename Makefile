@@ -25,7 +25,7 @@ FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest ./pkg/search:FuzzDigest ./pkg/hints:FuzzOf
 
-.PHONY: console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
+.PHONY: conformance console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -33,7 +33,7 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
 
-test: fmt-check lint unit contract manifests derived-check fuzz-short eval-gate recall-eval e2e-mcp console-test
+test: fmt-check lint unit contract manifests derived-check fuzz-short eval-gate recall-eval e2e-mcp conformance console-test
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -199,6 +199,16 @@ e2e-mcp: build node
 	@if [ -n "$(E2E_SKIP)" ]; then echo "e2e-mcp: SKIPPED (E2E_SKIP is set)"; exit 0; fi; \
 	timeout 30 npm ping >/dev/null 2>&1 || { echo "e2e-mcp: FAIL: the npm registry is not reachable (npm ping), so the MCP Inspector and server-everything cannot be installed; E2E_SKIP=1 skips this test knowingly"; exit 1; }; \
 	e2e/mcp/run.sh $(CURDIR)/$(BIN)
+
+# The official MCP conformance suite (@modelcontextprotocol/conformance,
+# pinned in e2e/mcp/package-lock.json, on Node 22 from the npm `node`
+# package) against toolsearch alone and with server-everything upstream.
+# Scenarios that do not apply to a tool-search server are listed, each
+# with its reason, in e2e/mcp/conformance-expected.yaml; any other failure,
+# or a listed scenario that passes, fails it.
+conformance: build node
+	@timeout 30 npm ping >/dev/null 2>&1 || { echo "conformance: FAIL: the npm registry is not reachable (npm ping), so the suite cannot be installed"; exit 1; }
+	e2e/mcp/conformance.sh $(CURDIR)/$(BIN)
 
 # The operator console in headless Chromium (e2e/console, a module of its
 # own so that chromedp stays out of the service's dependencies), against

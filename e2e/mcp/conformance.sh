@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite against toolsearch: once alone, once
+# with @modelcontextprotocol/server-everything as a live upstream (its
+# tools searchable, one listed directly). Scenarios that do not apply to a
+# tool-search server are in conformance-expected.yaml with their reasons;
+# the suite fails on any other failure and on a listed scenario that
+# passes. The suite needs Node 22: the `node` package from npm provides it
+# (node_modules/.bin/node), whatever Node the machine has.
+# Usage: e2e/mcp/conformance.sh [path/to/toolsearch]   (make conformance builds it)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$(realpath "${1:-"$here/../../bin/toolsearch"}")
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+cd "$here"
+npm ci --no-audit --no-fund --loglevel=error >/dev/null
+node22="$here/node_modules/.bin/node"
+echo "conformance: @modelcontextprotocol/conformance $("$node22" -p 'require("./node_modules/@modelcontextprotocol/conformance/package.json").version') on Node $("$node22" --version)"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
+	shuf -i 20000-60000 -n 1; }
+
+# start_toolsearch CONFIG: serves toolsearch on a free port, ts_port.
+start_toolsearch() {
+	ts_port=$(free_port)
+	"$bin" serve -addr "127.0.0.1:$ts_port" -config "$1" >>"$work/toolsearch.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 200); do
+		curl -sf "http://127.0.0.1:$ts_port/readyz" >/dev/null && return
+		sleep 0.1
+	done
+	echo "conformance: FAIL: toolsearch did not become ready"; tail -20 "$work/toolsearch.log"; exit 1
+}
+
+# suite NAME PORT: the active suite against toolsearch on PORT.
+suite() {
+	echo; echo "conformance: $1"
+	if ! "$node22" node_modules/.bin/conformance server --url "http://127.0.0.1:$2/mcp" \
+		--expected-failures conformance-expected.yaml -o "$work/out-$1" >"$work/$1.log" 2>&1; then
+		sed -n '/=== SUMMARY ===/,$p' "$work/$1.log"
+		echo "--- toolsearch log"; tail -20 "$work/toolsearch.log"
+		echo "conformance: FAIL ($1)"; exit 1
+	fi
+	sed -n '/=== SUMMARY ===/,$p' "$work/$1.log" | grep -E '✓|Total|Baseline'
+}
+
+# The suite sends dozens of requests a second from one address: the
+# search rate limit (a cost bound, tested on its own) is off here.
+cat >"$work/alone.yaml" <<YAML
+limits:
+  search_rate: -1
+YAML
+start_toolsearch "$work/alone.yaml"
+suite alone "$ts_port"
+
+up_port=$(free_port)
+PORT=$up_port node node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp >"$work/everything.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do
+	grep -q "listening on port" "$work/everything.log" 2>/dev/null && break
+	sleep 0.1
+done
+cat >"$work/upstream.yaml" <<YAML
+limits:
+  search_rate: -1
+core: [everything/get-sum]
+mcp:
+  expose: core_and_meta
+upstreams:
+  - name: everything
+    url: http://127.0.0.1:$up_port/mcp
+YAML
+start_toolsearch "$work/upstream.yaml"
+suite with-upstream "$ts_port"
+echo; echo "conformance: passed, alone and with a live upstream"
