@@ -25,7 +25,7 @@ FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest ./pkg/search:FuzzDigest ./pkg/hints:FuzzOf
 
-.PHONY: conformance console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
+.PHONY: reliability conformance console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
 
 run:
 	$(GO) run ./cmd/toolsearch serve
@@ -254,6 +254,14 @@ HOSTILETIME ?= 60s
 hostile: build
 	$(GO) build -o bin/hostile ./cmd/hostile
 	./bin/hostile -bin $(BIN) -d $(HOSTILETIME)
+
+# toolsearch against cmd/testupstream killed, restarted, hung, slow, huge
+# and changing, driven by the go-sdk client (RELIABILITY.md records the
+# table; TestScenarios runs all but the 20 s outage in make test).
+reliability: build
+	$(GO) build -o bin/testupstream ./cmd/testupstream
+	$(GO) build -o bin/reliability ./cmd/reliability
+	./bin/reliability -bin $(BIN) -upstream bin/testupstream
 
 # 64 concurrent searchers while the index is rebuilt every 100 ms, under
 # -race (make test runs the same test for 6 s).

@@ -45,7 +45,7 @@ const (
 	probeInterval = time.Second
 	// pingTimeout bounds the ping that tells a slow tool from a hung
 	// upstream after a call times out.
-	pingTimeout = 2 * time.Second
+	pingTimeout = time.Second
 )
 
 // Config describes one upstream MCP server.
@@ -647,7 +647,10 @@ func (u *upstream) dropSession(cs *mcp.ClientSession) {
 	}
 	u.session = nil
 	u.mu.Unlock()
-	_ = cs.Close()
+	// Close tells the upstream with a DELETE, which a hung upstream never
+	// answers: the SDK bounds it (closeDeleteTimeout), and the call that
+	// dropped the session does not wait for it.
+	go cs.Close()
 }
 
 // convert turns an MCP tool into a catalog tool. Its schemas arrive

@@ -1,0 +1,573 @@
+// Command reliability measures how toolsearch, as an MCP gateway, lives
+// through what real upstreams do: a process killed and restarted, an
+// outage, answers too large, slow tools, oversized tool definitions, and
+// clients that only listen. It starts the toolsearch and testupstream
+// binaries it is given, drives toolsearch with the official go-sdk client,
+// and prints one markdown row per measurement (RELIABILITY.md records
+// them). Counts and sizes are the results; seconds are wall clock on
+// whatever machine runs it.
+//
+//	go build -o bin/testupstream ./cmd/testupstream
+//	go run ./cmd/reliability -bin bin/toolsearch -upstream bin/testupstream
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "reliability:", err)
+		os.Exit(1)
+	}
+}
+
+type rig struct {
+	bin, upBin, dir string
+	stderr          io.Writer
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("reliability", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bin := fs.String("bin", "bin/toolsearch", "the toolsearch binary")
+	upBin := fs.String("upstream", "bin/testupstream", "the testupstream binary")
+	only := fs.String("run", "", "comma-separated scenarios to run (default: all)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "reliability")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	r := &rig{bin: *bin, upBin: *upBin, dir: dir, stderr: stderr}
+	fmt.Fprintln(stdout, "| scenario | measured |")
+	fmt.Fprintln(stdout, "|---|---|")
+	for _, s := range r.scenarios() {
+		if *only != "" && !slices.Contains(strings.Split(*only, ","), s.name) {
+			continue
+		}
+		res, err := s.f(ctx)
+		row := res.row
+		if err != nil {
+			row = "error: " + err.Error()
+		}
+		fmt.Fprintf(stdout, "| %s | %s |\n", s.name, row)
+	}
+	return nil
+}
+
+// result is a scenario's row and the values it measured.
+type result struct {
+	row    string
+	values map[string]float64
+}
+
+func measured(values map[string]float64, format string, args ...any) (result, error) {
+	return result{row: fmt.Sprintf(format, args...), values: values}, nil
+}
+
+type scenario struct {
+	name string
+	f    func(context.Context) (result, error)
+}
+
+func (r *rig) scenarios() []scenario {
+	return []scenario{
+		{"blip", r.blip},
+		{"outage", r.outage},
+		{"hang", r.hang},
+		{"huge", r.huge},
+		{"slow", r.slow},
+		{"wide", r.wide},
+		{"listen", r.listen},
+		{"progress", r.progress},
+		{"change", r.change},
+	}
+}
+
+func freePort() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// proc is a started child process.
+type proc struct{ cmd *exec.Cmd }
+
+func (p *proc) kill() {
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		_ = p.cmd.Wait()
+	}
+}
+
+// peakRSS is the process's high-water resident set, in MiB.
+func (p *proc) peakRSS() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+func (r *rig) start(name string, args ...string) (*proc, error) {
+	cmd := exec.Command(name, args...)
+	log, err := os.OpenFile(filepath.Join(r.dir, filepath.Base(name)+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &proc{cmd: cmd}, nil
+}
+
+func (r *rig) upstream(port int, args ...string) (*proc, error) {
+	p, err := r.start(r.upBin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port)}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	return p, waitTCP(port)
+}
+
+func waitTCP(port int) error {
+	for range 200 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return fmt.Errorf("nothing listens on %d", port)
+}
+
+// toolsearch serves with config (YAML) and waits until it is ready.
+func (r *rig) toolsearch(config string) (*proc, string, error) {
+	path := filepath.Join(r.dir, fmt.Sprintf("config-%d.yaml", time.Now().UnixNano()))
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		return nil, "", err
+	}
+	port := freePort()
+	p, err := r.start(r.bin, "serve", "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-config", path, "-drain-delay", "0s")
+	if err != nil {
+		return nil, "", err
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for range 400 {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p, base, nil
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	p.kill()
+	return nil, "", errors.New("toolsearch did not become ready")
+}
+
+func upstreamConfig(port int, extra string) string {
+	return fmt.Sprintf("limits:\n  search_rate: -1\nupstreams:\n  - name: up\n    url: http://127.0.0.1:%d/mcp\n    refresh: 1m\n%s", port, extra)
+}
+
+func connect(ctx context.Context, base string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "reliability", Version: "1"}, opts)
+	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+}
+
+// callTool calls an upstream tool through call_tool; ok when it answered
+// without isError.
+func callTool(ctx context.Context, cs *mcp.ClientSession, name string) (*mcp.CallToolResult, bool) {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": name, "arguments": map[string]any{}}})
+	return res, err == nil && !res.IsError
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	if res == nil || len(res.Content) == 0 {
+		return ""
+	}
+	if t, ok := res.Content[0].(*mcp.TextContent); ok {
+		return t.Text
+	}
+	return ""
+}
+
+// blip: the upstream is killed and restarted 1 s later while a client
+// calls through toolsearch once a second.
+func (r *rig) blip(ctx context.Context) (result, error) {
+	port := freePort()
+	up, err := r.upstream(port)
+	if err != nil {
+		return result{}, err
+	}
+	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
+	if err != nil {
+		up.kill()
+		return result{}, err
+	}
+	defer ts.kill()
+	cs, err := connect(ctx, base, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer cs.Close()
+	lost, firstOK := 0, time.Duration(-1)
+	var back time.Time
+	for i := range 20 {
+		if i == 3 {
+			up.kill()
+		}
+		if i == 4 {
+			time.Sleep(time.Second - time.Second/10) // a second after the kill
+			if up, err = r.upstream(port); err != nil {
+				return result{}, err
+			}
+			back = time.Now()
+		}
+		_, ok := callTool(ctx, cs, "echo")
+		switch {
+		case !ok:
+			lost++
+		case !back.IsZero() && firstOK < 0:
+			firstOK = time.Since(back)
+		}
+		time.Sleep(time.Second / 10)
+		if i != 3 {
+			time.Sleep(time.Second - time.Second/5)
+		}
+	}
+	up.kill()
+	return measured(map[string]float64{"lost": float64(lost)},
+		"killed and restarted 1 s later, a call a second for 20 s: %d calls lost; first success %.1f s after the upstream was back", lost, firstOK.Seconds())
+}
+
+// outage: the upstream is down for 20 s; once it is back, how long until
+// a call goes through (calls every 200 ms).
+func (r *rig) outage(ctx context.Context) (result, error) {
+	port := freePort()
+	up, err := r.upstream(port)
+	if err != nil {
+		return result{}, err
+	}
+	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
+	if err != nil {
+		up.kill()
+		return result{}, err
+	}
+	defer ts.kill()
+	cs, err := connect(ctx, base, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer cs.Close()
+	callTool(ctx, cs, "echo")
+	up.kill()
+	down := time.Now()
+	for time.Since(down) < 20*time.Second {
+		callTool(ctx, cs, "echo")
+		time.Sleep(time.Second)
+	}
+	if up, err = r.upstream(port); err != nil {
+		return result{}, err
+	}
+	defer up.kill()
+	back := time.Now()
+	for time.Since(back) < 90*time.Second {
+		if _, ok := callTool(ctx, cs, "echo"); ok {
+			took := time.Since(back).Seconds()
+			return measured(map[string]float64{"recovery_s": took}, "down 20 s (a call a second meanwhile): first success %.1f s after the upstream was back", took)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return measured(map[string]float64{"recovery_s": 90}, "no success within 90 s of the upstream being back")
+}
+
+// huge: 16 concurrent calls of a tool that answers 10 MB.
+func (r *rig) huge(ctx context.Context) (result, error) {
+	port := freePort()
+	up, err := r.upstream(port, "-huge", strconv.Itoa(10<<20))
+	if err != nil {
+		return result{}, err
+	}
+	defer up.kill()
+	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
+	if err != nil {
+		return result{}, err
+	}
+	defer ts.kill()
+	before := ts.peakRSS()
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int32
+	for range 16 {
+		wg.Go(func() {
+			cs, err := connect(ctx, base, nil)
+			if err != nil {
+				return
+			}
+			defer cs.Close()
+			res, good := callTool(ctx, cs, "huge")
+			switch {
+			case good:
+				ok.Add(1)
+			case strings.Contains(resultText(res), "limit") || strings.Contains(resultText(res), "budget"):
+				refused.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	peak := ts.peakRSS()
+	return measured(map[string]float64{"peak_rss_mib": peak, "refused": float64(refused.Load())},
+		"16 concurrent 10 MB results: peak RSS %.0f MiB (%.0f MiB before); %d answered, %d refused naming the limit", peak, before, ok.Load(), refused.Load())
+}
+
+// slow: two concurrent calls of a tool slower than the call timeout, then
+// a fast call; and what status says.
+func (r *rig) slow(ctx context.Context) (result, error) {
+	port := freePort()
+	up, err := r.upstream(port, "-slow", "20s")
+	if err != nil {
+		return result{}, err
+	}
+	defer up.kill()
+	ts, base, err := r.toolsearch(upstreamConfig(port, "    timeout: 2s\n"))
+	if err != nil {
+		return result{}, err
+	}
+	defer ts.kill()
+	cs, err := connect(ctx, base, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer cs.Close()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { callTool(ctx, cs, "slow") })
+	}
+	wg.Wait()
+	res, ok := callTool(ctx, cs, "echo")
+	var st struct {
+		Upstreams []map[string]any `json:"upstreams"`
+	}
+	if resp, err := http.Get(base + "/mcp/tool-search/status"); err == nil {
+		json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+	}
+	var breaker, stale any
+	if len(st.Upstreams) > 0 {
+		breaker, stale = st.Upstreams[0]["breaker"], st.Upstreams[0]["stale"]
+	}
+	verdict := "answered"
+	if !ok {
+		verdict = fmt.Sprintf("refused (%.80s)", resultText(res))
+	}
+	return measured(map[string]float64{"fast_ok": boolf(ok), "breaker_closed": boolf(breaker == "closed"), "stale": boolf(stale == true)},
+		"2 concurrent calls past the 2 s timeout, then a fast call: %s; breaker %v, stale %v", verdict, breaker, stale)
+}
+
+// wide: a tool with a 1 MB description and 2,000 parameters; the bytes of
+// a search answer that returns it and of its get_tool_schema.
+func (r *rig) wide(ctx context.Context) (result, error) {
+	port := freePort()
+	up, err := r.upstream(port)
+	if err != nil {
+		return result{}, err
+	}
+	defer up.kill()
+	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
+	if err != nil {
+		return result{}, err
+	}
+	defer ts.kill()
+	cs, err := connect(ctx, base, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer cs.Close()
+	size := func(res *mcp.CallToolResult, err error) int {
+		if err != nil {
+			return -1
+		}
+		b, _ := json.Marshal(res)
+		return len(b)
+	}
+	search := size(cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "frobnicate quaternions", "limit": 3}}))
+	schema := size(cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_tool_schema", Arguments: map[string]any{"name": "wide_tool"}}))
+	return measured(map[string]float64{"search_bytes": float64(search), "schema_bytes": float64(schema)},
+		"1 MB description, 2,000 parameters: search answer %d bytes, get_tool_schema %d bytes", search, schema)
+}
+
+// listen: a session that keeps its GET stream open and sends nothing past
+// the idle limit, then calls.
+func (r *rig) listen(ctx context.Context) (result, error) {
+	port := freePort()
+	up, err := r.upstream(port)
+	if err != nil {
+		return result{}, err
+	}
+	defer up.kill()
+	// The confirmation timeout must be shorter than the idle limit.
+	config := strings.Replace(upstreamConfig(port, ""), "limits:\n", "limits:\n  mcp_session_idle: 2s\n", 1) + "mcp:\n  confirm_timeout: 1s\n"
+	ts, base, err := r.toolsearch(config)
+	if err != nil {
+		return result{}, err
+	}
+	defer ts.kill()
+	var changes atomic.Int32
+	cs, err := connect(ctx, base, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changes.Add(1) }})
+	if err != nil {
+		return result{}, err
+	}
+	defer cs.Close()
+	time.Sleep(8 * time.Second) // four idle limits, with the GET stream open
+	_, callErr := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "echo"}})
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/control/add?name=added_later", port), "", nil)
+	if err == nil {
+		resp.Body.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for changes.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	alive := "kept"
+	if callErr != nil {
+		alive = "closed (" + callErr.Error() + ")"
+	}
+	return measured(map[string]float64{"kept": boolf(callErr == nil), "list_changed": float64(changes.Load())},
+		"listening session, idle limit 2 s, silent 8 s: %s; list_changed after it: %d", alive, changes.Load())
+}
+
+// progress: a call_tool with a progressToken to a tool that reports four
+// times.
+func (r *rig) progress(ctx context.Context) (result, error) {
+	port := freePort()
+	up, err := r.upstream(port)
+	if err != nil {
+		return result{}, err
+	}
+	defer up.kill()
+	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
+	if err != nil {
+		return result{}, err
+	}
+	defer ts.kill()
+	var got atomic.Int32
+	cs, err := connect(ctx, base, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { got.Add(1) }})
+	if err != nil {
+		return result{}, err
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "progress", "arguments": map[string]any{}}}
+	params.SetProgressToken("p-1")
+	if _, err := cs.CallTool(ctx, params); err != nil {
+		return result{}, err
+	}
+	time.Sleep(500 * time.Millisecond)
+	return measured(map[string]float64{"progress": float64(got.Load())}, "%d of 4 upstream progress notifications reached the caller", got.Load())
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// hang: the upstream accepts connections and never answers; three calls.
+func (r *rig) hang(ctx context.Context) (result, error) {
+	port := freePort()
+	up, err := r.upstream(port)
+	if err != nil {
+		return result{}, err
+	}
+	ts, base, err := r.toolsearch(upstreamConfig(port, "    timeout: 2s\n"))
+	if err != nil {
+		up.kill()
+		return result{}, err
+	}
+	defer ts.kill()
+	up.kill()
+	if up, err = r.upstream(port, "-hang"); err != nil {
+		return result{}, err
+	}
+	defer up.kill()
+	cs, err := connect(ctx, base, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer cs.Close()
+	var took []float64
+	var last *mcp.CallToolResult
+	for range 3 {
+		start := time.Now()
+		last, _ = callTool(ctx, cs, "echo")
+		took = append(took, time.Since(start).Seconds())
+	}
+	return measured(map[string]float64{"breaker_refused": boolf(strings.Contains(resultText(last), "breaker"))},
+		"hung upstream, call timeout 2 s: three calls took %.1f, %.1f and %.1f s (the breaker answers the third)", took[0], took[1], took[2])
+}
+
+// change: the upstream adds a tool; how long until a search finds it.
+func (r *rig) change(ctx context.Context) (result, error) {
+	port := freePort()
+	up, err := r.upstream(port)
+	if err != nil {
+		return result{}, err
+	}
+	defer up.kill()
+	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
+	if err != nil {
+		return result{}, err
+	}
+	defer ts.kill()
+	cs, err := connect(ctx, base, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer cs.Close()
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/control/add?name=added_later", port), "", nil)
+	if err != nil {
+		return result{}, err
+	}
+	resp.Body.Close()
+	start := time.Now()
+	for time.Since(start) < 30*time.Second {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "select:added_later"}})
+		if err == nil && strings.Contains(resultText(res), "added_later") {
+			took := time.Since(start).Seconds()
+			return measured(map[string]float64{"found": 1}, "a tool added upstream is found by search %.2f s later", took)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return measured(map[string]float64{"found": 0}, "a tool added upstream was not found within 30 s")
+}

@@ -1,0 +1,131 @@
+// Command testupstream is an MCP server (Streamable HTTP, the official
+// go-sdk) that misbehaves on request, for toolsearch's reliability runs
+// (cmd/reliability, make reliability): a test drives it, kills it,
+// restarts it on the same port, makes it hang, and changes its tools.
+//
+// Its tools: echo (answers at once), slow (answers after -slow), huge
+// (answers -huge bytes of text), progress (four progress notifications,
+// then an answer), delete_item (destructive), and wide_tool (a
+// -desc-bytes description and -params parameters). POST /control/add?name=N
+// adds a tool named N; with -hang it accepts connections and never answers.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "testupstream:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("testupstream", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	slow := fs.Duration("slow", 20*time.Second, "how long the slow tool takes")
+	huge := fs.Int("huge", 10<<20, "bytes of text the huge tool answers")
+	descBytes := fs.Int("desc-bytes", 1<<20, "bytes of wide_tool's description")
+	params := fs.Int("params", 2000, "wide_tool's parameters")
+	hang := fs.Bool("hang", false, "accept connections and never answer")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	srv := mcp.NewServer(&mcp.Implementation{Name: "testupstream", Version: "1"}, nil)
+	object := map[string]any{"type": "object"}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Echo the arguments back at once.", InputSchema: object, Annotations: readOnly},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("echo " + string(req.Params.Arguments)), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "slow", Description: "Take a long time before answering.", InputSchema: object, Annotations: readOnly},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(*slow):
+			}
+			return text("finally"), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "huge", Description: "Answer with a very large text.", InputSchema: object, Annotations: readOnly},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text(strings.Repeat("x", *huge)), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "progress", Description: "Report progress four times, then answer.", InputSchema: object, Annotations: readOnly},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := range 4 {
+				if tok := req.Params.GetProgressToken(); tok != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: 4, Message: "working"})
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			return text("done"), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "delete_item", Description: "Delete an item for good.", InputSchema: object,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("deleted"), nil })
+	props := map[string]any{}
+	for i := range *params {
+		props[fmt.Sprintf("parameter_%d", i)] = map[string]any{"type": "string", "description": fmt.Sprintf("The value of parameter number %d.", i)}
+	}
+	srv.AddTool(&mcp.Tool{Name: "wide_tool", Description: "Frobnicate quaternions. " + strings.Repeat("Very long words. ", *descBytes/17),
+		InputSchema: map[string]any{"type": "object", "properties": props}, Annotations: readOnly},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("wide"), nil })
+
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	mux.HandleFunc("POST /control/add", func(w http.ResponseWriter, r *http.Request) {
+		name := r.URL.Query().Get("name")
+		srv.AddTool(&mcp.Tool{Name: name, Description: "A tool added while running.", InputSchema: object},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("added"), nil })
+		w.WriteHeader(http.StatusNoContent)
+	})
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger.Info("listening", "addr", ln.Addr().String(), "hang", *hang)
+	var h http.Handler = mux
+	if *hang {
+		h = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
