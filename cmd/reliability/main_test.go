@@ -25,10 +25,12 @@ func TestScenarios(t *testing.T) {
 		// A call a second across a 1 s restart: the call made while the
 		// upstream is down fails; the design allows one, two on a slow
 		// machine whose restart takes longer.
-		"blip":     func(v map[string]float64) bool { return v["lost"] <= 2 },
-		"hang":     func(v map[string]float64) bool { return v["breaker_refused"] == 1 },
-		"huge":     func(v map[string]float64) bool { return v["refused"] == 16 && v["peak_rss_mib"] < 256 },
-		"slow":     func(v map[string]float64) bool { return v["fast_ok"] == 1 && v["breaker_closed"] == 1 && v["stale"] == 0 },
+		"blip": func(v map[string]float64) bool { return v["lost"] <= 2 },
+		"hang": func(v map[string]float64) bool { return v["breaker_refused"] == 1 },
+		"huge": func(v map[string]float64) bool { return v["refused"] == 16 && v["peak_rss_mib"] < 256 },
+		"slow": func(v map[string]float64) bool {
+			return v["fast_ok"] == 1 && v["breaker_closed"] == 1 && v["stale"] == 0
+		},
 		"wide":     func(v map[string]float64) bool { return v["search_bytes"] < 64<<10 && v["schema_bytes"] < 128<<10 },
 		"listen":   func(v map[string]float64) bool { return v["kept"] == 1 && v["list_changed"] >= 1 },
 		"progress": func(v map[string]float64) bool { return v["progress"] == 4 },
