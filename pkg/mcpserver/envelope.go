@@ -38,8 +38,6 @@ type envelope struct {
 	raw    []byte
 }
 
-func (e envelope) isCall() bool { return e.method != "" && e.id != nil }
-
 // checkEnvelope reads a POST body (at most MaxRequestBytes) and checks its
 // JSON-RPC message's method and id before the SDK sees them. The error
 // never quotes the body.
