@@ -136,7 +136,7 @@ func TestOverlays(t *testing.T) {
 						t.Errorf("service port %+v, want 8080 to the http port", p)
 					}
 				case *monitoringv1.ServiceMonitor:
-					if ep := o.Spec.Endpoints[0]; ep.Port != "http" || ep.Path != "/metrics" {
+					if ep := o.Spec.Endpoints[0]; ep.Port != "metrics" || ep.Path != "/metrics" {
 						t.Errorf("servicemonitor endpoint %+v, want http /metrics", ep)
 					}
 				}
@@ -152,8 +152,8 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 	t.Helper()
 	spec := d.Spec.Template.Spec
 	c := spec.Containers[0]
-	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
-		t.Errorf("container ports %+v, want http 8080 (the service's -addr)", c.Ports)
+	if len(c.Ports) != 2 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 || c.Ports[1].Name != "metrics" || c.Ports[1].ContainerPort != 9090 {
+		t.Errorf("container ports %+v, want http 8080 (the service's -addr) and metrics 9090 (-metrics-addr)", c.Ports)
 	}
 	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
 		if p == nil || p.HTTPGet == nil {
@@ -362,7 +362,7 @@ func TestRecallEvalJob(t *testing.T) {
 		t.Fatal("the Job does not mount the deployment's config at /etc/toolsearch")
 	}
 	addr := freeAddr(t)
-	srv := exec.Command(toolsearch(t), "serve", "-addr", addr, "-config", filepath.Join(cfg, "config.yaml"),
+	srv := exec.Command(toolsearch(t), "serve", "-addr", addr, "-metrics-addr", "off", "-config", filepath.Join(cfg, "config.yaml"),
 		"-catalog", filepath.Join(cfg, "catalog.yaml"), "-embedder", "local")
 	var srvLog bytes.Buffer
 	srv.Stdout, srv.Stderr = &srvLog, &srvLog

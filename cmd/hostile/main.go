@@ -62,7 +62,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.CommandContext(ctx, *bin, "serve", "-addr", addr, "-catalog", cat, "-config", cfg, "-log-level", "error")
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	metricsAddr := mln.Addr().String()
+	mln.Close()
+	cmd := exec.CommandContext(ctx, *bin, "serve", "-addr", addr, "-metrics-addr", metricsAddr, "-catalog", cat, "-config", cfg, "-log-level", "error")
 	cmd.Env = append(os.Environ(), "HOSTILE_KEY=key-hostile", "TOOLSEARCH_ADMIN_TOKEN=admin-hostile")
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard // the logs' size is measured by the unit tests
 	if err := cmd.Start(); err != nil {
@@ -113,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	wg.Wait()
 	time.Sleep(time.Second)
 	end := rss(cmd.Process.Pid)
-	metrics := size(base + "/metrics")
+	metrics := size("http://" + metricsAddr + "/metrics")
 	status := size(base + "/mcp/tool-search/status")
 	fmt.Fprintf(stdout, "duration %s, %d attackers, %d requests\n", *dur, *workers, st.total)
 	fmt.Fprintf(stdout, "RSS idle %.1f MB, peak %.1f MB (%.2fx), after %.1f MB (%.2fx)\n",

@@ -179,7 +179,7 @@ func (r *rig) toolsearch(config string) (*proc, string, error) {
 		return nil, "", err
 	}
 	port := freePort()
-	p, err := r.start(r.bin, "serve", "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-config", path, "-drain-delay", "0s")
+	p, err := r.start(r.bin, "serve", "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-metrics-addr", "off", "-config", path, "-drain-delay", "0s")
 	if err != nil {
 		return nil, "", err
 	}

@@ -29,14 +29,14 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("upstreams:\n  - {name: up, url: "+up.URL+"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base, _, stop := startServe(t, nil, "-config", cfg)
+	base, logs, stop := startServe(t, nil, "-config", cfg)
 	defer stop()
 	search, err := http.Post(base+"/mcp/tool-search", "application/json", strings.NewReader(`{"query":"ping the server"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	search.Body.Close()
-	resp, err := http.Get(base + "/metrics")
+	resp, err := http.Get(metricsBase(t, logs) + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

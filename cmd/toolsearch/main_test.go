@@ -78,7 +78,21 @@ func fakeOpenAI(tb testing.TB, calls *atomic.Int32, failing *atomic.Bool) *httpt
 	return srv
 }
 
-var listenRE = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
+var (
+	listenRE  = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
+	metricsRE = regexp.MustCompile(`"msg":"metrics listening","addr":"([^"]+)"`)
+)
+
+// metricsBase is the metrics listener's base URL of a server startServe
+// started, read from its log.
+func metricsBase(t *testing.T, stderr *syncBuffer) string {
+	t.Helper()
+	m := metricsRE.FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("serve never logged its metrics address:\n%s", stderr)
+	}
+	return "http://" + m[1]
+}
 
 // startServe runs `toolsearch serve` in-process and returns its base URL
 // once /readyz answers 200.
@@ -97,7 +111,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) (base strin
 		return ""
 	}
 	go func() {
-		errc <- run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), getenv, nil, io.Discard, stderr)
+		errc <- run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0"}, args...), getenv, nil, io.Discard, stderr)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for base == "" {
@@ -303,7 +317,7 @@ func TestServeBadConfig(t *testing.T) {
 			// regression into a failure instead of a hang.
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
-			err := run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, tt.args...), func(k string) string { return tt.env[k] }, nil, io.Discard, &stderr)
+			err := run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0", "-metrics-addr", "off"}, tt.args...), func(k string) string { return tt.env[k] }, nil, io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) {
 				t.Errorf("run(serve %v) = %v, stderr %q; want an error mentioning %q", tt.args, err, stderr.String(), tt.want)
 			}
@@ -633,7 +647,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	data[len(data)/2] ^= 1
 	os.WriteFile(path, data, 0o644)
-	err := run(t.Context(), []string{"serve", "-addr", "127.0.0.1:0"}, getenv, nil, io.Discard, io.Discard)
+	err := run(t.Context(), []string{"serve", "-addr", "127.0.0.1:0", "-metrics-addr", "off"}, getenv, nil, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "corrupt") {
 		t.Errorf("serve with a damaged snapshot = %v", err)
 	}

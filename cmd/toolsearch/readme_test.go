@@ -186,6 +186,9 @@ func TestReadme(t *testing.T) {
 			switch {
 			case strings.HasPrefix(cmd, "curl "):
 				cmd = strings.ReplaceAll(cmd, "localhost:8080", strings.TrimPrefix(base, "http://"))
+				if strings.Contains(cmd, "localhost:9090") {
+					cmd = strings.ReplaceAll(cmd, "localhost:9090", strings.TrimPrefix(metricsBase(t, logs), "http://"))
+				}
 			case strings.HasPrefix(cmd, "toolsearch "):
 				cmd = bin + strings.TrimPrefix(cmd, "toolsearch")
 			default:

@@ -30,6 +30,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	e := &env{getenv: getenv}
 	fs := newFlagSet("serve", stderr)
 	addr := fs.String("addr", e.str("TOOLSEARCH_ADDR", ":8080"), "listen `address` [TOOLSEARCH_ADDR]")
+	metricsAddr := fs.String("metrics-addr", e.str("TOOLSEARCH_METRICS_ADDR", ":9090"), "listen `address` of /metrics, apart from the API: index size and upstream health are operators' figures; \"off\" serves none [TOOLSEARCH_METRICS_ADDR]")
 	logLevel := fs.String("log-level", e.str("TOOLSEARCH_LOG_LEVEL", "info"), "log level: debug, info, warn, error [TOOLSEARCH_LOG_LEVEL]")
 	shutdownTimeout := fs.Duration("shutdown-timeout", e.duration("TOOLSEARCH_SHUTDOWN_TIMEOUT", 10*time.Second), "how long in-flight requests may finish after SIGTERM [TOOLSEARCH_SHUTDOWN_TIMEOUT]")
 	drainDelay := fs.Duration("drain-delay", e.duration("TOOLSEARCH_DRAIN_DELAY", 5*time.Second), "after SIGTERM, how long /readyz fails before the listener closes, so load balancers stop sending traffic [TOOLSEARCH_DRAIN_DELAY]")
@@ -136,6 +137,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "version", versionString(),
 		"embedder", emb.Info().Provider, "catalog", strings.Join(idx.catalogs.values, ","))
+	metricsSrv, metricsErr, err := serveMetrics(*metricsAddr, reg, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 
 	// The index builds in the background so /healthz and the status page
 	// answer while it does: a slow or failing provider is visible, not a
@@ -149,6 +155,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("serve: %w", err)
+	case err := <-metricsErr:
+		return fmt.Errorf("serve metrics: %w", err)
 	case <-ctx.Done():
 	}
 	// Fail readiness first and keep serving for the drain delay, so the
@@ -164,6 +172,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(sctx) // scrapes are short; nothing to drain
+	}
 	<-buildDone // Run returns promptly once ctx is done
 	<-upDone
 	<-rebuildsDone
@@ -173,6 +184,28 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// serveMetrics serves /metrics on addr, a listener apart from the API's
+// (nil, with a nil channel, when addr is "off"). A taken port fails here.
+func serveMetrics(addr string, g prometheus.Gatherer, logger *slog.Logger) (*http.Server, <-chan error, error) {
+	if addr == "off" {
+		return nil, nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics listen: %w", err)
+	}
+	srv := &http.Server{Handler: httpapi.NewMetricsServer(g, logger), ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10,
+		ReadTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	logger.Info("metrics listening", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+	}()
+	return srv, errc, nil
 }
 
 // newUpstreams is the manager of the config file's live upstreams (nil
@@ -203,7 +236,7 @@ const (
 )
 
 func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, lim config.Limits) httpapi.Options {
-	o := httpapi.Options{Logger: logger, Registerer: reg, Gatherer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), Draining: draining,
+	o := httpapi.Options{Logger: logger, Registerer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), Draining: draining,
 		SearchRate: lim.SearchRate, SearchBurst: lim.SearchBurst}
 	switch {
 	case o.SearchRate == 0:

@@ -421,7 +421,7 @@ func freeAddr(t *testing.T) string {
 // the test ends, and its log is shown if the test failed.
 func serve(t *testing.T, bin string, env []string, url string) {
 	var logs bytes.Buffer
-	cmd := exec.Command(bin, "serve")
+	cmd := exec.Command(bin, "serve", "-metrics-addr", "off")
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

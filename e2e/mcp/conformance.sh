@@ -30,7 +30,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # start_toolsearch CONFIG: serves toolsearch on a free port, ts_port.
 start_toolsearch() {
 	ts_port=$(free_port)
-	"$bin" serve -addr "127.0.0.1:$ts_port" -config "$1" >>"$work/toolsearch.log" 2>&1 &
+	"$bin" serve -addr "127.0.0.1:$ts_port" -metrics-addr off -config "$1" >>"$work/toolsearch.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 200); do
 		curl -sf "http://127.0.0.1:$ts_port/readyz" >/dev/null && return

@@ -26,7 +26,7 @@ func TestHostileRequestsAreBounded(t *testing.T) {
 	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
 		t.Fatal(err)
 	}
-	h := NewServer(svc, Options{Registerer: reg, Gatherer: reg, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	h := withMetrics(NewServer(svc, Options{Registerer: reg, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}), reg)
 	huge := strings.Repeat("X", 500<<10)
 	type req struct {
 		method, path, reqID string

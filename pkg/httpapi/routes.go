@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolsearch/toolsearch/pkg/console"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -16,7 +15,6 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	r.Method(http.MethodGet, "/healthz", handleHealthz())                                                   // the process is alive
 	r.Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                   // 200 once the first snapshot is published
 	r.Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, opts.Upstreams, opts.AdminToken)) // open: probes and operators read it
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
 	r.Method(http.MethodGet, console.Path+"*", console.Handler()) // static; it calls the API below with the operator's key
 	r.Method(http.MethodGet, "/", http.RedirectHandler(console.Path, http.StatusFound))
 	r.Method(http.MethodGet, "/console", http.RedirectHandler(console.Path, http.StatusMovedPermanently))

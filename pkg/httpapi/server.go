@@ -1,5 +1,6 @@
-// Package httpapi serves the tool-search HTTP API: search, templates,
-// status, rebuild, health, readiness and metrics.
+// Package httpapi serves the tool-search HTTP API (search, templates,
+// status, rebuild, health, readiness, MCP) and, on a listener of its own,
+// the metrics.
 package httpapi
 
 import (
@@ -11,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -23,7 +25,6 @@ const MaxBodyBytes = 64 << 10
 type Options struct {
 	Logger     *slog.Logger          // nil discards
 	Registerer prometheus.Registerer // receives the HTTP metrics; nil registers nowhere
-	Gatherer   prometheus.Gatherer   // served at /metrics; nil serves an empty registry
 	// AdminToken enables POST /mcp/tool-search/rebuild for bearers of it.
 	// Empty: the route does not exist (404).
 	AdminToken string
@@ -50,15 +51,11 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Gatherer == nil {
-		opts.Gatherer = prometheus.NewRegistry()
-	}
 	m := newMetrics(opts.Registerer, opts.Logger)
 	r := chi.NewRouter()
-	r.Use(requestID, m.instrument, recoverer(opts.Logger))
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, opts.Logger, errorf(http.StatusNotFound, "not_found", "no route for %s %s", clip(r.Method, maxEcho), clip(r.URL.Path, maxEcho)))
-	})
+	// HEAD is answered wherever GET is (load balancers probe with it).
+	r.Use(requestID, m.instrument, recoverer(opts.Logger), middleware.GetHead)
+	r.NotFound(notFound(opts.Logger))
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		// With a custom 405 handler chi no longer writes Allow; ask the
 		// router which methods the path has, so a new route is never missed.
@@ -73,6 +70,27 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	})
 	addRoutes(r, opts, svc)
 	return r
+}
+
+// NewMetricsServer serves g at /metrics (GET and HEAD), for a listener of
+// its own: index size and upstream health are operators' figures, so they
+// stay off the port callers reach (the manifests expose it to the
+// cluster's scraper only). Other paths are JSON 404s.
+func NewMetricsServer(g prometheus.Gatherer, logger *slog.Logger) http.Handler {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	r := chi.NewRouter()
+	r.Use(requestID, middleware.GetHead)
+	r.NotFound(notFound(logger))
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	return r
+}
+
+func notFound(logger *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, logger, errorf(http.StatusNotFound, "not_found", "no route for %s %s", clip(r.Method, maxEcho), clip(r.URL.Path, maxEcho)))
+	}
 }
 
 // recoverer turns a panic into a logged 500. Every panic it catches is a

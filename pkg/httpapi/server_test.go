@@ -64,7 +64,39 @@ func newTestServerWith(tb testing.TB, o serverOpts) (http.Handler, *search.Servi
 			tb.Fatal(err)
 		}
 	}
-	return NewServer(svc, Options{Registerer: reg, Gatherer: reg, AdminToken: o.admin}), svc
+	return withMetrics(NewServer(svc, Options{Registerer: reg, AdminToken: o.admin}), reg), svc
+}
+
+// withMetrics serves the metrics listener's /metrics beside api, so a
+// test reads both through one handler.
+func withMetrics(api http.Handler, g prometheus.Gatherer) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", NewMetricsServer(g, nil))
+	mux.Handle("/", api)
+	return mux
+}
+
+// TestMetricsApart: the API's listener does not serve /metrics; the
+// metrics listener serves it (GET and HEAD) and nothing else.
+func TestMetricsApart(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg})
+	api, metrics := NewServer(svc, Options{Registerer: reg}), NewMetricsServer(reg, nil)
+	for _, tt := range []struct {
+		h            http.Handler
+		method, path string
+		want         int
+	}{
+		{api, "GET", "/metrics", 404},
+		{metrics, "GET", "/metrics", 200},
+		{metrics, "HEAD", "/metrics", 200},
+		{metrics, "GET", "/mcp/tool-search/status", 404},
+	} {
+		rec := do(tt.h, tt.method, tt.path, "", "")
+		if rec.Code != tt.want || (rec.Code == 404 && !strings.Contains(rec.Body.String(), `"code":"not_found"`)) {
+			t.Errorf("%s %s = %d %s, want %d", tt.method, tt.path, rec.Code, rec.Body.String(), tt.want)
+		}
+	}
 }
 
 func newTestServer(tb testing.TB, build bool) (http.Handler, *search.Service) {

@@ -74,7 +74,7 @@ func TestStatusIsBoundedAndNamesNothingOpenly(t *testing.T) {
 			if _, err := svc.Build(context.Background(), setup); err != nil {
 				t.Fatal(err)
 			}
-			h := NewServer(svc, Options{Registerer: reg, Gatherer: reg, AdminToken: "admin-token"})
+			h := NewServer(svc, Options{Registerer: reg, AdminToken: "admin-token"})
 			r := httptest.NewRequest(http.MethodGet, "/mcp/tool-search/status", nil)
 			if tt.token != "" {
 				r.Header.Set("Authorization", "Bearer "+tt.token)

@@ -23,7 +23,7 @@ func TestSearchThrottle(t *testing.T) {
 			if _, err := svc.Build(t.Context(), testSetup(t, keys)); err != nil {
 				t.Fatal(err)
 			}
-			h := NewServer(svc, Options{Registerer: reg, Gatherer: reg, SearchRate: 0.01, SearchBurst: 3})
+			h := NewServer(svc, Options{Registerer: reg, SearchRate: 0.01, SearchBurst: 3})
 			send := func(token, addr string) *httptest.ResponseRecorder {
 				r := httptest.NewRequest(http.MethodPost, "/mcp/tool-search", strings.NewReader(`{"query":"merge a pull request"}`))
 				r.RemoteAddr = addr
