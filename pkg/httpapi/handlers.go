@@ -140,7 +140,8 @@ func statusOf(svc *search.Service, ups upstreamStatuser) statusBody {
 // depends on who reads it: with the admin token, everything (lists up to
 // AdminStatusListLimit); without API keys configured, every caller already
 // sees every tool, so names are shown (lists up to StatusListLimit); with
-// keys but no admin token, a summary of counts that names nothing.
+// keys but no admin token, a Summary that depends on nothing in the
+// catalog.
 func handleStatus(svc *search.Service, ups upstreamStatuser, admin string) http.Handler {
 	isAdmin := tokenCheck(admin)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -149,8 +150,8 @@ func handleStatus(svc *search.Service, ups upstreamStatuser, admin string) http.
 		case isAdmin(r):
 			st.Limit(search.AdminStatusListLimit)
 		case svc.AuthRequired():
-			st.Summarize()
-			st.Upstreams = []upstream.Status{}
+			encode(w, http.StatusOK, st.Summarize())
+			return
 		default:
 			st.Limit(search.StatusListLimit)
 		}

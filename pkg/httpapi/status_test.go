@@ -90,6 +90,22 @@ func TestStatusIsBoundedAndNamesNothingOpenly(t *testing.T) {
 					t.Errorf("status names %q: %v, want %v", name, !tt.wantNames, tt.wantNames)
 				}
 			}
+			if !tt.wantNames {
+				// The summary: nothing that moves with the catalog.
+				var sum map[string]any
+				if err := json.Unmarshal(rec.Body.Bytes(), &sum); err != nil {
+					t.Fatal(err)
+				}
+				for _, k := range []string{"size", "catalog", "index_version", "built_at", "memory_bytes", "template_count", "core_count", "upstream_count", "last_error_at", "pending_changes"} {
+					if _, ok := sum[k]; ok {
+						t.Errorf("the summary has %q: %s", k, body)
+					}
+				}
+				if sum["detail"] != "summary" || sum["ready"] != true {
+					t.Errorf("summary: %s", body)
+				}
+				return
+			}
 			var st statusBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
 				t.Fatal(err)

@@ -47,10 +47,8 @@ type Status struct {
 	Quantization string `json:"quantization"`
 	Rescore      int    `json:"rescore,omitempty"`
 	Version      string `json:"version"`
-	// Detail is "full", or "summary" when the page is read without the
-	// admin token while API keys are configured: then it names no tool,
-	// server or template and shows no error text, only counts, since a key
-	// must not learn of tools it cannot see (see Summarize).
+	// Detail is "full"; a reader without the admin token while API keys
+	// are configured gets a Summary instead, whose detail is "summary".
 	Detail        string `json:"detail"`
 	CoreCount     int    `json:"core_count"`
 	TemplateCount int    `json:"template_count"`
@@ -86,22 +84,28 @@ func (st *Status) Limit(n int) {
 	st.Catalog.Skipped = st.Catalog.Skipped[:min(n, len(st.Catalog.Skipped))]
 }
 
-// Summarize removes every name and every error text, keeping counts and
-// times: what an anonymous reader may see while API keys are configured.
-// Errors can name tools (a config naming one), servers (an upstream's), or
-// quote another caller's query (a provider echoing its input).
-func (st *Status) Summarize() {
-	st.Detail = "summary"
-	st.Core, st.Templates = []string{}, []TemplateStatus{}
-	st.Catalog.Warnings, st.Catalog.Skipped = []catalog.Warning{}, []catalog.Warning{}
-	st.Catalog.Sources = []string{}
-	hide := func(s *string) {
-		if *s != "" {
-			*s = "(hidden: read status with the admin token)"
-		}
-	}
-	hide(&st.LastError)
-	hide(&st.LastQueryError)
+// Summary is the status page for a reader without the admin token while
+// API keys are configured: whether the service is up and how it ranks,
+// and nothing that depends on the catalog. Sizes, counts, hashes,
+// versions and build times would each change when tools a key cannot see
+// come or go, and errors can name tools, servers or another caller's
+// query; all of that is for the admin token (and the log).
+type Summary struct {
+	Ready    bool           `json:"ready"`
+	Mode     Mode           `json:"mode"`
+	Degraded bool           `json:"degraded"`
+	Embedder embedding.Info `json:"embedder"`
+	Lexicon  string         `json:"lexicon"`
+	Version  string         `json:"version"`
+	Detail   string         `json:"detail"` // "summary"
+}
+
+// Summarize is st as its Summary. The embedder's base URL is left out: it
+// says where the provider is, which is the operator's to know.
+func (st *Status) Summarize() Summary {
+	emb := st.Embedder
+	emb.BaseURL = ""
+	return Summary{Ready: st.Ready, Mode: st.Mode, Degraded: st.Degraded, Embedder: emb, Lexicon: st.Lexicon, Version: st.Version, Detail: "summary"}
 }
 
 // TemplateStatus describes one template manifest.

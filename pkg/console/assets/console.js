@@ -149,10 +149,10 @@ function renderStatus(st, mine) {
   const summary = st.detail === 'summary';
   const cards = [
     card('Index', el('div', {class: 'big', id: 'status-state'}, state, ' ', st.mode || ''),
-      kv([!summary && ['tools', String(st.size)], ['version', st.index_version || '–'], ['built', when(st.built_at)],
-        ['build took', fmt(st.build_duration_ms, 0) + ' ms'], !summary && ['memory', bytes(st.memory_bytes)],
-        ['quantization', st.quantization || 'none']])),
-    card('Errors',
+      kv([!summary && ['tools', String(st.size)], !summary && ['version', st.index_version || '–'], !summary && ['built', when(st.built_at)],
+        !summary && ['build took', fmt(st.build_duration_ms, 0) + ' ms'], !summary && ['memory', bytes(st.memory_bytes)],
+        !summary && ['quantization', st.quantization || 'none']])),
+    !summary && card('Errors',
       kv([['last error', st.last_error || 'none'], ['at', when(st.last_error_at)], ['next retry', when(st.next_retry_at)],
         ['last query error', st.last_query_error || 'none'], ['at', when(st.last_query_error_at)]])),
     card('Embedder', kv([['provider', emb.provider || '–'], ['model', emb.model || '–'],
@@ -168,7 +168,7 @@ function renderStatus(st, mine) {
   }
   const body = [el('div', {class: 'cards'}, cards)];
   if (summary) {
-    body.push(el('p', {class: 'muted'}, 'API keys are configured: without the admin token, status shows a summary only, and the counts are this key\'s.'));
+    body.push(el('p', {class: 'muted'}, 'API keys are configured: without the admin token, status shows a summary only (nothing that depends on the catalog), and the counts are this key\'s.'));
   }
   const ups = st.upstreams || [];
   body.push(el('h3', {}, 'Upstream MCP servers'));
