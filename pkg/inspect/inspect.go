@@ -121,7 +121,7 @@ func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, ser
 	for i, c := range cases {
 		queries[i] = c.Query
 	}
-	svc.Warm(ctx, queries) // one provider call for the audit, not one a case
+	svc.Warm(ctx, caller, queries) // one provider call for the audit, not one a case
 	for _, c := range cases {
 		m, ok, err := audit(ctx, svc, caller, c)
 		if err != nil {

@@ -6,12 +6,15 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,9 +87,11 @@ func New(svc *search.Service, opts Options) *Server {
 				"get_tool_schema for a tool's full parameters, and call_tool to run it (when offered).",
 		})
 	s.srv.AddReceivingMiddleware(s.filterList, s.rpcCodes)
+	s.srv.AddSendingMiddleware(s.listChanged)
 	s.addSearch()
 	s.addRegex()
 	s.sessions = newSessions(s.srv, opts.Sessions)
+	s.sessions.listing = s.listing
 	s.confirm.listening = s.sessions.listening
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[getSchemaIn]()}, s.getSchema)
@@ -246,6 +251,45 @@ func (s *Server) rpcCodes(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// listChanged lets notifications/tools/list_changed through to a session
+// only when what its key can see changed since the session last heard (or
+// opened): a change among tools a key cannot see must not reach it, or it
+// learns that they exist. A session with no GET stream open has nowhere
+// to receive it, so it is not sent (the SDK would log each failure).
+func (s *Server) listChanged(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if method != "notifications/tools/list_changed" || !ok {
+			return next(ctx, method, req)
+		}
+		if !s.sessions.listening(ss.ID()) || !s.sessions.announce(ss.ID()) {
+			return nil, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// listing names what a key's tools/list and searches draw on: its view's
+// catalog, and the core tools listed directly (every key sees the same
+// meta-tools).
+func (s *Server) listing(key string) string {
+	view, err := s.svc.View(access.Caller{Key: key})
+	if err != nil {
+		return ""
+	}
+	s.mu.Lock()
+	var listed []string
+	for name, e := range s.exposed {
+		if _, visible := view.Catalog.Lookup(e.server, e.name); visible {
+			listed = append(listed, name+"\x00"+e.def)
+		}
+	}
+	s.mu.Unlock()
+	slices.Sort(listed)
+	h := sha256.Sum256([]byte(strings.Join(listed, "\x00")))
+	return view.Catalog.Hash() + "/" + hex.EncodeToString(h[:8])
 }
 
 // Run closes idle sessions until ctx is done.

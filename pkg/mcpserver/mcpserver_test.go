@@ -385,3 +385,26 @@ func TestSearchConversation(t *testing.T) {
 		}
 	}
 }
+
+// TestListChangedOnlyForWhatAKeySees: an upstream change reaches the
+// sessions of keys that see the upstream, and not those of a key that
+// cannot: hearing of it would tell that key the upstream exists.
+func TestListChangedOnlyForWhatAKeySees(t *testing.T) {
+	r := newRig(t, []access.Key{
+		{Name: "all", Hash: access.HashSecret("all-secret")},
+		{Name: "github", Hash: access.HashSecret("gh-secret"), Visibility: access.Visibility{Servers: []string{"github"}}},
+	})
+	heard := map[string]*atomic.Int32{"all-secret": {}, "gh-secret": {}}
+	for token, n := range heard {
+		connectWith(t, r.url, token, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { n.Add(1) }})
+	}
+	addTool(r.upstream, "get_pollen_count", "Report today's pollen count for hay fever sufferers.")
+	waitFor(t, "the all-seeing key to hear of the change", func() bool { return heard["all-secret"].Load() > 0 })
+	// A second change that the all-seeing key hears too: the restricted
+	// key's session has had every chance to be told by now.
+	addTool(r.upstream, "get_uv_index", "Report today's UV index.")
+	waitFor(t, "the second change", func() bool { return heard["all-secret"].Load() > 1 })
+	if n := heard["gh-secret"].Load(); n != 0 {
+		t.Errorf("a key that cannot see the upstream heard %d list_changed", n)
+	}
+}

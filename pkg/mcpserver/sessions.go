@@ -49,6 +49,9 @@ type sessions struct {
 	srv *mcp.Server
 	now func() time.Time
 
+	// listing names what a key's tools/list draws on (Server.listing).
+	listing func(key string) string
+
 	mu    sync.Mutex
 	byID  map[string]*sessionEntry
 	perKy map[string]int
@@ -56,6 +59,7 @@ type sessions struct {
 
 type sessionEntry struct {
 	key       string
+	heard     string // the key's listing when the session last heard of a change, or opened
 	lastUsed  time.Time
 	busy      int // requests in flight, an open GET stream included
 	listening int // open GET streams
@@ -240,12 +244,37 @@ func (s *sessions) reconcile() {
 }
 
 func (s *sessions) add(id, key string) {
+	var heard string
+	if s.listing != nil {
+		heard = s.listing(key) // outside mu: it reads the service
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byID[id]; !ok {
-		s.byID[id] = &sessionEntry{key: key, lastUsed: s.now()}
+		s.byID[id] = &sessionEntry{key: key, heard: heard, lastUsed: s.now()}
 		s.perKy[key]++
 	}
+}
+
+// announce reports whether session id's key's listing changed since the
+// session last heard, and records that it hears now.
+func (s *sessions) announce(id string) bool {
+	s.mu.Lock()
+	e := s.byID[id]
+	if e == nil {
+		s.mu.Unlock()
+		return false
+	}
+	key := e.key
+	s.mu.Unlock()
+	now := s.listing(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.heard == now {
+		return false
+	}
+	e.heard = now
+	return true
 }
 
 // keyOf is the key session id was opened with.

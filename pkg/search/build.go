@@ -86,7 +86,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	seq := s.seq.Add(1)
 	snap.Version = s.version(seq, cat, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
-	if err := s.buildViews(ctx, snap, texts, docs, vecs, seq); err != nil {
+	if err := s.buildViews(ctx, snap, texts, docs, vecs); err != nil {
 		return nil, err
 	}
 	return snap, nil
@@ -144,7 +144,7 @@ func (s *Service) rankable(snap *Snapshot) {
 // no answer can tell a hidden tool from one that does not exist. Keys with
 // the same visibility share a view. Remote vectors are reused, not
 // re-embedded; the local embedder is fitted to each view (it is cheap).
-func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string, docs []bm25.Doc, vecs [][]float32, seq int64) error {
+func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string, docs []bm25.Doc, vecs [][]float32) error {
 	pol := snap.policy
 	type built struct {
 		rows []int
@@ -158,7 +158,7 @@ func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string
 		}
 		j := slices.IndexFunc(views, func(b built) bool { return slices.Equal(b.rows, rows) })
 		if j < 0 {
-			v, err := s.view(ctx, snap, rows, texts, docs, vecs, seq)
+			v, err := s.view(ctx, snap, rows, texts, docs, vecs)
 			if err != nil {
 				return fmt.Errorf("view of API key %q: %w", k.Name, err)
 			}
@@ -172,7 +172,7 @@ func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string
 	return nil
 }
 
-func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []string, docs []bm25.Doc, vecs [][]float32, seq int64) (*Snapshot, error) {
+func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []string, docs []bm25.Doc, vecs [][]float32) (*Snapshot, error) {
 	cat := snap.Catalog.Subset(rows)
 	sub := func(i int) int { // full row -> view row; rows is sorted
 		j, ok := slices.BinarySearch(rows, i)
@@ -209,7 +209,9 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []
 		}
 	}
 	s.rankable(v)
-	v.Version = s.version(seq, cat, v)
+	// A view's version names what its keys can see, not the build: a
+	// rebuild for tools they cannot see leaves it as it was.
+	v.Version = "view-" + fingerprint(cat, v)
 	v.BuiltAt = snap.BuiltAt
 	return v, nil
 }
@@ -292,7 +294,12 @@ func (s *Service) countEmbed(purpose string, err error) {
 // indexed, so two replicas serving the same catalog and model agree on the
 // fingerprint part.
 func (s *Service) version(seq int64, cat *catalog.Catalog, snap *Snapshot) string {
+	return fmt.Sprintf("%d-%s", seq, fingerprint(cat, snap))
+}
+
+// fingerprint names what snap indexes: the catalog, the model and the mode.
+func fingerprint(cat *catalog.Catalog, snap *Snapshot) string {
 	info := snap.query.Info()
 	h := sha256.Sum256([]byte(strings.Join([]string{cat.Hash(), info.Provider, info.Model, fmt.Sprint(info.Dimensions), string(snap.mode())}, "\x00")))
-	return fmt.Sprintf("%d-%s", seq, hex.EncodeToString(h[:4]))
+	return hex.EncodeToString(h[:4])
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
@@ -76,6 +77,11 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 			{Name: "all", Hash: sha256.Sum256([]byte("secret-all"))},
 		}
 		svcA, svcB := hiddenRig(t, kept, core, templates, keys), hiddenRig(t, tools, core, templates, keys)
+		// B is rebuilt, as a change to tools the key cannot see would make
+		// it: nothing the key reads (index_version included) may move.
+		if _, err := svcB.Build(context.Background(), &Setup{Catalog: catalogOf(t, tools), Core: core, Templates: templates, Keys: keys}); err != nil {
+			t.Fatal(err)
+		}
 		var reqs []Request
 		for range 30 {
 			reqs = append(reqs, randomRequest(r, tools, removed, templates))
@@ -203,5 +209,39 @@ func TestSelectAmbiguous(t *testing.T) {
 	res := mustSearch(t, svc, Request{Query: "select:a/b/c,nope"})
 	if res.Diagnostic == nil || !slices.Equal(res.Diagnostic.Ambiguous, []string{"a/b/c"}) || !slices.Equal(res.Diagnostic.Unknown, []string{"nope"}) {
 		t.Errorf("select:a/b/c,nope: diagnostic %+v, want a/b/c ambiguous and nope unknown", res.Diagnostic)
+	}
+}
+
+// TestQueryCacheIsPerKey: a cached query vector answers faster, so the
+// cache must not be shared between keys: one key's query must not warm
+// another's (it would tell the other what was asked, or that a hidden
+// tool's words were embedded for someone).
+func TestQueryCacheIsPerKey(t *testing.T) {
+	var inputs atomic.Int64
+	url := embeddingsProvider(t, func(in string) []float32 {
+		inputs.Add(1)
+		return []float32{float32(len(in)%5 + 1), 1, 0.5, 0.25}
+	})
+	svc := New(Config{Embedder: embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: url, APIKey: "k", Dimensions: 4, MaxRetries: -1})})
+	keys := []access.Key{{Name: "a", Hash: sha256.Sum256([]byte("secret-a"))}, {Name: "b", Hash: sha256.Sum256([]byte("secret-b"))}}
+	setup := defaultSetup(t)
+	setup.Keys = keys
+	if _, err := svc.Build(t.Context(), setup); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(key string) int64 {
+		before := inputs.Load()
+		if _, err := svc.Search(t.Context(), Request{Query: "rotate the signing keys quarterly"}, access.Caller{Key: key}); err != nil {
+			t.Fatal(err)
+		}
+		return inputs.Load() - before
+	}
+	for _, step := range []struct {
+		key  string
+		want int64
+	}{{"a", 1}, {"a", 0}, {"b", 1}, {"b", 0}} {
+		if got := ask(step.key); got != step.want {
+			t.Errorf("key %s: %d provider inputs, want %d", step.key, got, step.want)
+		}
 	}
 }

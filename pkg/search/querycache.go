@@ -5,6 +5,9 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -17,7 +20,9 @@ const (
 // queryCache remembers query vectors from a remote embedder, so a repeated
 // query makes no provider call, and merges concurrent identical queries
 // into one call. Vectors depend on the embedder only, not the catalog, so
-// entries survive rebuilds.
+// entries survive rebuilds. Entries are kept apart per API key (see
+// queryKey): a hit is visibly faster, so a shared entry would tell one
+// key what another key asked, or the words of tools it cannot see.
 type queryCache struct {
 	// A plain LRU with the expiry in each entry: golang-lru's expirable
 	// variant runs a cleanup goroutine per cache that cannot be stopped.
@@ -38,6 +43,12 @@ func newQueryCache(size int, ttl time.Duration, now func() time.Time, m *metrics
 	return &queryCache{lru: c, ttl: ttl, now: now, m: m}
 }
 
+// queryKey is the cache key of a query's vector for tenant, the API key
+// that asked (one tenant when keys are not configured).
+func queryKey(info embedding.Info, tenant, text string) [32]byte {
+	return cacheKeys(info, tenant+"\x00"+text)[0]
+}
+
 func (c *queryCache) get(key [32]byte) ([]float32, bool) {
 	e, ok := c.lru.Get(key)
 	if !ok {
@@ -54,8 +65,8 @@ func (c *queryCache) get(key [32]byte) ([]float32, bool) {
 // flight for the same text, or from a new call. The shared call runs on a
 // context detached from any one caller (bounded by timeout), so a caller
 // that leaves does not fail the others waiting on it.
-func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, text string, timeout time.Duration) ([]float32, error) {
-	key := cacheKeys(e.Info(), text)[0]
+func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, tenant, text string, timeout time.Duration) ([]float32, error) {
+	key := queryKey(e.Info(), tenant, text)
 	if v, ok := c.get(key); ok {
 		c.m.queryCache.WithLabelValues("hit").Inc()
 		return v, nil
@@ -89,7 +100,7 @@ func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, text str
 // one a query. It does nothing for an in-process embedder or with the
 // cache off. A failure is not reported: each search then embeds alone, or
 // falls back and says why.
-func (s *Service) Warm(ctx context.Context, queries []string) {
+func (s *Service) Warm(ctx context.Context, caller access.Caller, queries []string) {
 	c, snap := s.queries, s.cur.Load()
 	if c == nil || snap == nil || !snap.Semantic() {
 		return
@@ -100,7 +111,7 @@ func (s *Service) Warm(ctx context.Context, queries []string) {
 	seen := map[[32]byte]bool{}
 	for _, q := range queries {
 		text := parseQuery(q).text
-		key := cacheKeys(info, text)[0]
+		key := queryKey(info, caller.Key, text)
 		if _, cached := c.get(key); cached || seen[key] || text == "" {
 			continue
 		}

@@ -152,7 +152,7 @@ func (a *answer) embedQuery(ctx context.Context, text string, terms []string) (*
 	var q []float32
 	var err error
 	if c := a.s.queries; c != nil {
-		q, err = c.embed(ctx, a.s, a.snap.query, text, a.s.cfg.QueryTimeout)
+		q, err = c.embed(ctx, a.s, a.snap.query, a.caller.Key, text, a.s.cfg.QueryTimeout)
 	} else {
 		qctx, cancel := context.WithTimeout(ctx, a.s.cfg.QueryTimeout)
 		defer cancel()
