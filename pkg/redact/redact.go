@@ -5,6 +5,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"net/url"
 	"regexp"
 	"slices"
@@ -80,9 +81,21 @@ func forms(s string) []string {
 			out = append(out, enc.EncodeToString([]byte(raw)))
 		}
 	}
+	// Hex and reversed copies: forms an error body can echo a key in that
+	// no one would think to strip.
+	for _, raw := range []string{s} {
+		h := hex.EncodeToString([]byte(raw))
+		out = append(out, h, strings.ToUpper(h), reverse(raw))
+	}
 	// Longest first, so a form is not left half-replaced by a shorter one.
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
+}
+
+func reverse(s string) string {
+	b := []byte(s)
+	slices.Reverse(b)
+	return string(b)
 }
 
 // minRun is the shortest run of a secret's characters that is redacted

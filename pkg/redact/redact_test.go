@@ -46,11 +46,14 @@ func TestTextEveryForm(t *testing.T) {
 		{"base64", "auth c2stcHJvai1BYmMxMjNEZWY0NTZHaGk3ODlKa2wwMTI= rejected"},
 		{"basic credential", "Authorization: Basic OnNrLXByb2otQWJjMTIzRGVmNDU2R2hpNzg5SmtsMDEy"},
 		{"bearer header echoed", "got header Bearer " + key},
+		{"hex", "key 736b2d70726f6a2d4162633132334465663435364768693738394a6b6c303132 rejected"},
+		{"hex, upper case", "key 736B2D70726F6A2D4162633132334465663435364768693738394A6B6C303132 rejected"},
+		{"reversed", "yek 210lkJ987ihG654feD321cbA-jorp-ks detcejer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Text(tt.msg, key)
-			for _, leak := range []string{"Abc123Def456", "Def456Ghi", "Ghi789Jkl", "c2stcHJvai1", "OnNrLXByb2otQWJj"} {
+			for _, leak := range []string{"Abc123Def456", "Def456Ghi", "Ghi789Jkl", "c2stcHJvai1", "OnNrLXByb2otQWJj", "416263313233446566343536", "416263313233446566343536", "kJ987ihG654f"} {
 				if strings.Contains(got, leak) {
 					t.Errorf("Text(%q) = %q, still holds %q", tt.msg, got, leak)
 				}

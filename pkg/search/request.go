@@ -291,8 +291,11 @@ type Response struct {
 
 // Diagnostic explains an answer that is not what the caller might expect.
 type Diagnostic struct {
-	// EmbeddingError says why the answer is keyword-ranked.
-	EmbeddingError string `json:"embedding_error,omitempty"`
+	// EmbeddingError says why the answer is keyword-ranked, in a fixed
+	// sentence for EmbeddingReason (the provider's own error text is in
+	// the admin status and the log only).
+	EmbeddingError  string `json:"embedding_error,omitempty"`
+	EmbeddingReason string `json:"embedding_reason,omitempty"`
 	// Unknown lists names in the request that match nothing the caller
 	// can see.
 	Unknown []string `json:"unknown,omitempty"`

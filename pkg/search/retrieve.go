@@ -37,7 +37,7 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		mode = ModeHybrid
 	}
 	if mode != ModeKeyword && !a.snap.Semantic() {
-		a.degrade("no_index", "semantic index unavailable: "+a.snap.EmbedError)
+		a.degrade("no_index")
 		mode = ModeKeyword
 	}
 	// The query is analysed once; every ranker, the rating and explain
@@ -51,7 +51,7 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		case err != nil && ctx.Err() != nil:
 			return ctx.Err()
 		case err != nil:
-			a.degrade(embedding.Reason(err), err.Error())
+			a.degrade(embedding.Reason(err))
 			a.s.recordQueryError(err.Error())
 			mode = ModeKeyword
 		}
@@ -121,6 +121,20 @@ func (a *answer) confidence(results []rank.Result, q rank.Query, mode Mode) {
 	a.resp.Confidence, a.resp.Confident, a.resp.NoMatch = &c, &ok, noMatch
 }
 
+// reasonText is what a caller is told of each embedding failure reason
+// (embedding.Reason, and no_index).
+var reasonText = map[string]string{
+	"no_index":     "the semantic index is not built (the embedding provider failed at build); ranked by keywords",
+	"timeout":      "the embedding provider did not answer in time; ranked by keywords",
+	"rate_limited": "the embedding provider is rate-limiting; ranked by keywords",
+	"server_error": "the embedding provider failed (a server error); ranked by keywords",
+	"client_error": "the embedding provider refused the request; ranked by keywords",
+	"network":      "the embedding provider could not be reached; ranked by keywords",
+	"bad_response": "the embedding provider answered with something unusable; ranked by keywords",
+	"canceled":     "the query's embedding was cancelled; ranked by keywords",
+	"other":        "the query could not be embedded; ranked by keywords",
+}
+
 // explain says why a tool ranked where it did.
 func explain(r rank.Result, q rank.Query, mode Mode) *Explanation {
 	e := &Explanation{MatchedTerms: q.Lexical.Matched(r.Row)}
@@ -133,12 +147,20 @@ func explain(r rank.Result, q rank.Query, mode Mode) *Explanation {
 	return e
 }
 
-func (a *answer) degrade(reason, msg string) {
+// degrade marks the answer keyword-ranked for reason. The caller reads
+// the reason and a fixed sentence for it, never the provider's own text:
+// that names the provider's address, may quote another caller's query,
+// and can carry the provider key in forms no redaction foresees. The
+// detail is the operator's, in the admin status and the log.
+func (a *answer) degrade(reason string) {
 	a.resp.Degraded = true
 	if a.resp.Diagnostic == nil {
 		a.resp.Diagnostic = &Diagnostic{}
 	}
-	a.resp.Diagnostic.EmbeddingError = msg
+	a.resp.Diagnostic.EmbeddingError, a.resp.Diagnostic.EmbeddingReason = reasonText[reason], reason
+	if a.resp.Diagnostic.EmbeddingError == "" {
+		a.resp.Diagnostic.EmbeddingError = reasonText["other"]
+	}
 	a.s.metrics.fallbacks.WithLabelValues(reason).Inc()
 }
 

@@ -183,7 +183,7 @@ func TestStartupDegradedThenRecovers(t *testing.T) {
 		t.Errorf("Status while the provider is down = %+v", st)
 	}
 	res := mustSearch(t, svc, Request{Query: "merge pull request", IncludeCore: ptr(false)})
-	if res.Mode != "keyword" || !res.Degraded || res.Diagnostic == nil || !strings.Contains(res.Diagnostic.EmbeddingError, "connection refused") {
+	if res.Mode != "keyword" || !res.Degraded || res.Diagnostic == nil || res.Diagnostic.EmbeddingReason != "no_index" || strings.Contains(res.Diagnostic.EmbeddingError, "connection refused") {
 		t.Errorf("search while down: mode %q degraded %v diagnostic %+v", res.Mode, res.Degraded, res.Diagnostic)
 	}
 	if len(res.Tools) == 0 || ids(res.Tools)[0] != "github/merge_pull_request" || res.Tools[0].Source != "keyword" {
@@ -212,20 +212,27 @@ func TestQueryFallback(t *testing.T) {
 	emb := &scriptedEmbedder{local: embedding.NewLocal(64)}
 	svc := New(Config{Embedder: emb, QueryTimeout: 50 * time.Millisecond})
 	mustBuild(t, svc)
+	// The caller reads the reason and a fixed sentence; the provider's
+	// own words are the operator's, in status.
 	tests := []struct {
-		name    string
-		set     func()
-		wantMsg string
+		name       string
+		set        func()
+		wantReason string
+		wantMsg    string
 	}{
-		{"provider error", func() { emb.failWith(errors.New("503 overloaded")) }, "503 overloaded"},
-		{"timeout", func() { emb.failWith(nil); emb.stall.Store(true) }, "longer than 50ms"},
+		{"provider error", func() { emb.failWith(errors.New("503 overloaded")) }, "other", "503 overloaded"},
+		{"timeout", func() { emb.failWith(nil); emb.stall.Store(true) }, "timeout", "longer than 50ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.set()
 			res := mustSearch(t, svc, Request{Query: "list open issues", IncludeCore: ptr(false)})
-			if res.Mode != "keyword" || !res.Degraded || res.Diagnostic == nil || !strings.Contains(res.Diagnostic.EmbeddingError, tt.wantMsg) {
-				t.Errorf("mode %q degraded %v diagnostic %+v; want keyword, degraded, %q", res.Mode, res.Degraded, res.Diagnostic, tt.wantMsg)
+			if res.Mode != "keyword" || !res.Degraded || res.Diagnostic == nil || res.Diagnostic.EmbeddingReason != tt.wantReason ||
+				res.Diagnostic.EmbeddingError == "" || strings.Contains(res.Diagnostic.EmbeddingError, tt.wantMsg) {
+				t.Errorf("mode %q degraded %v diagnostic %+v; want keyword, degraded, reason %q, not the provider's text", res.Mode, res.Degraded, res.Diagnostic, tt.wantReason)
+			}
+			if st := svc.Status(); !strings.Contains(st.LastQueryError, tt.wantMsg) {
+				t.Errorf("status last_query_error %q, want the provider's text %q", st.LastQueryError, tt.wantMsg)
 			}
 			if len(res.Tools) == 0 {
 				t.Error("no tools in the fallback answer")
