@@ -167,6 +167,35 @@ var attacks = []attack{
 	{"search, keyed", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
 		return do(ctx, c, http.MethodPost, base+"/mcp/tool-search", "key-hostile", fmt.Sprintf(`{"query":"open issue %d"}`, r.IntN(1e6)), nil)
 	}},
+	{"MCP batch of 400 calls", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"issue %d"}}}`
+		var calls []string
+		for i := range 400 {
+			calls = append(calls, fmt.Sprintf(call, i, r.IntN(1e6)))
+		}
+		return do(ctx, c, http.MethodPost, base+"/mcp", "key-hostile", "["+strings.Join(calls, ",")+"]",
+			map[string]string{"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2025-03-26"})
+	}},
+	{"MCP initialize, 500 KB clientInfo", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodPost, base+"/mcp", "key-hostile",
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"bogus","capabilities":{},"clientInfo":{"name":"`+strings.Repeat("c", 500<<10)+`","version":"1"}}}`,
+			map[string]string{"Accept": "application/json, text/event-stream"})
+	}},
+	{"30 KB template name", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodPost, base+"/mcp/tool-search", "key-hostile", `{"template":"`+strings.Repeat("t", 30<<10)+`"}`, nil)
+	}},
+	{"malformed query string", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodGet, base+"/mcp/tool-search/catalog?server=%zz", "key-hostile", "", nil)
+	}},
+	{"10 MB body", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodPost, base+"/mcp/tool-search", "key-hostile", `{"query":"`+strings.Repeat("q", 10<<20)+`"}`, nil)
+	}},
+	{"console path to nothing", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodGet, base+"/console/"+strings.Repeat("n", 100), "", "", nil)
+	}},
+	{"HEAD readyz", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return do(ctx, c, http.MethodHead, base+"/readyz", "", "", nil)
+	}},
 }
 
 func do(ctx context.Context, c *http.Client, method, url, key, body string, headers map[string]string) (int, int) {

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // Limits from the MCP naming advice and this service's own budgets.
@@ -209,7 +211,7 @@ func (c *Catalog) Resolve(ref string) (int, error) {
 		if ids := c.byID[ref]; len(ids) == 1 {
 			return ids[0], nil
 		}
-		return -1, fmt.Errorf("%w %q: in servers %q; qualify it as server/tool", ErrAmbiguousTool, ref, c.serversOf(ix))
+		return -1, fmt.Errorf("%w %s: in servers %q; qualify it as server/tool", ErrAmbiguousTool, redact.Echo(ref), c.serversOf(ix))
 	}
 	switch ids := c.byID[ref]; len(ids) {
 	case 0:
@@ -217,7 +219,7 @@ func (c *Catalog) Resolve(ref string) (int, error) {
 	case 1:
 		return ids[0], nil
 	default:
-		return -1, fmt.Errorf("%w %q: names a tool in each of servers %q", ErrAmbiguousTool, ref, c.serversOf(ids))
+		return -1, fmt.Errorf("%w %s: names a tool in each of servers %q", ErrAmbiguousTool, redact.Echo(ref), c.serversOf(ids))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 //go:embed assets
@@ -21,14 +22,21 @@ const Path = "/console/"
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Handler serves the console's files under Path.
-func Handler() http.Handler {
+// Handler serves the console's files under Path; a path that names no
+// file is answered by notFound, so that it is the API's JSON error.
+func Handler(notFound http.Handler) http.Handler {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
 	files := http.StripPrefix(Path, http.FileServerFS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name := strings.TrimPrefix(r.URL.Path, Path); name != "" {
+			if _, err := fs.Stat(sub, name); err != nil {
+				notFound.ServeHTTP(w, r)
+				return
+			}
+		}
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)
 		h.Set("X-Content-Type-Options", "nosniff")

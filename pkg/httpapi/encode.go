@@ -24,6 +24,7 @@ import (
 	gojson "github.com/goccy/go-json"
 
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -137,6 +138,14 @@ var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const maxPooledBody = 1 << 20
 
+// drainBytes bounds what is read and thrown away of a body over its limit.
+const drainBytes = 16 << 20
+
+// drain reads the rest of a body that was over its limit (up to
+// drainBytes), so that a client still sending it reads the 413 instead of
+// a connection reset; the connection is closed after the answer.
+func drain(body io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(body, drainBytes)) }
+
 // decode reads one JSON object into a T, strictly: JSON content type (or
 // none), at most MaxBodyBytes, valid UTF-8, no unknown fields, no trailing
 // data. Every failure is an *apiError.
@@ -145,13 +154,14 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return v, errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json, got %q", ct)
+			return v, errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json, got %s", redact.Echo(ct))
 		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
+			drain(r.Body)
 			return v, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "request body is over %d bytes", MaxBodyBytes)
 		}
 		return v, errorf(http.StatusBadRequest, "unreadable_body", "cannot read request body")
@@ -210,7 +220,7 @@ func jsonError(err error) *apiError {
 		if field == "" {
 			return errorf(http.StatusBadRequest, "wrong_type", "request body must be a JSON object, got JSON %s", te.Value)
 		}
-		return errorf(http.StatusBadRequest, "wrong_type", "field %q must be %s, got JSON %s", field, jsonType(te.Type.Kind().String()), te.Value)
+		return errorf(http.StatusBadRequest, "wrong_type", "field %s must be %s, got JSON %s", redact.Echo(field), jsonType(te.Type.Kind().String()), te.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no typed error for this; the message format is stable since Go 1.10.
 		return errorf(http.StatusBadRequest, "unknown_field", "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))

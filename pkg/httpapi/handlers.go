@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/inspect"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
@@ -186,10 +187,6 @@ func handleServers(logger *slog.Logger, svc *search.Service) http.Handler {
 		Tools   int                  `json:"tools"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := queryParams(r); err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
 		servers, err := svc.Servers(access.CallerFrom(r.Context()), "")
 		if err != nil {
 			writeError(w, r, logger, err)
@@ -216,6 +213,11 @@ func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
 			writeError(w, r, logger, errorf(http.StatusBadRequest, "too_many_servers", "at most %d server parameters", maxCatalogServers))
 			return
 		}
+		// The self-retrieval audit embeds its queries in one provider
+		// call beyond the request's own: one more unit of work.
+		if !charge(w, r, 1) {
+			return
+		}
 		rep, err := inspect.Catalog(r.Context(), svc, access.CallerFrom(r.Context()), q["server"])
 		if err != nil {
 			writeError(w, r, logger, err)
@@ -225,17 +227,36 @@ func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
 	})
 }
 
+// query refuses a request whose query string is malformed or holds a
+// parameter not in known.
+func query(logger *slog.Logger, known ...string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := queryParams(r, known...); err != nil {
+				writeError(w, r, logger, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
 // queryParams is the request's query, refused when it holds a parameter
 // not in known: a misspelt one is an error, not silently ignored.
 func queryParams(r *http.Request, known ...string) (url.Values, error) {
-	q := r.URL.Query()
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		// r.URL.Query() would drop what it cannot parse and answer for the
+		// rest as if the caller had asked for less.
+		return nil, errorf(http.StatusBadRequest, "malformed_query", "the query string is not valid URL encoding")
+	}
 	for k := range q {
 		if !slices.Contains(known, k) {
 			takes := "this endpoint takes none"
 			if len(known) > 0 {
 				takes = "known: " + strings.Join(known, ", ")
 			}
-			return nil, errorf(http.StatusBadRequest, "unknown_parameter", "unknown query parameter %q; %s", clip(k, maxEcho), takes)
+			return nil, errorf(http.StatusBadRequest, "unknown_parameter", "unknown query parameter %s; %s", redact.Echo(k), takes)
 		}
 	}
 	return q, nil

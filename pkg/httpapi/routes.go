@@ -12,19 +12,22 @@ import (
 // addRoutes is the whole API surface.
 func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	logger := opts.Logger
-	r.Method(http.MethodGet, "/healthz", handleHealthz())                                                   // the process is alive
-	r.Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                   // 200 once the first snapshot is published
-	r.Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, opts.Upstreams, opts.AdminToken)) // open: probes and operators read it
-	r.Method(http.MethodGet, console.Path+"*", console.Handler())                                           // static; it calls the API below with the operator's key
+	// Every route says which query parameters it takes (none, unless
+	// listed): a misspelt or malformed one is a 400, not ignored.
+	none := query(logger)
+	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())                                                   // the process is alive
+	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                   // 200 once the first snapshot is published
+	r.With(none).Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, opts.Upstreams, opts.AdminToken)) // open: probes and operators read it
+	r.Method(http.MethodGet, console.Path+"*", console.Handler(notFound(logger)))                                      // static; it calls the API below with the operator's key
 	r.Method(http.MethodGet, "/", http.RedirectHandler(console.Path, http.StatusFound))
 	r.Method(http.MethodGet, "/console", http.RedirectHandler(console.Path, http.StatusMovedPermanently))
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(logger, svc)) // bearer API keys, when configured
 		r.Use(throttle(opts.SearchRate, opts.SearchBurst))
-		r.Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
-		r.Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
-		r.Method(http.MethodGet, "/mcp/tool-search/servers", handleServers(logger, svc))
-		r.Method(http.MethodGet, "/mcp/tool-search/catalog", handleCatalog(logger, svc)) // the console's catalog view
+		r.With(none).Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
+		r.With(none).Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
+		r.With(none).Method(http.MethodGet, "/mcp/tool-search/servers", handleServers(logger, svc))
+		r.With(query(logger, "server")).Method(http.MethodGet, "/mcp/tool-search/catalog", handleCatalog(logger, svc)) // the console's catalog view
 		if opts.MCP != nil {
 			r.Handle("/mcp", mcpErrors(opts.MCP)) // Streamable HTTP: POST, GET (event stream), DELETE
 		}
@@ -35,7 +38,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 		}))
 	}
 	if opts.AdminToken != "" {
-		r.With(requireToken(logger, opts.AdminToken)).
+		r.With(requireToken(logger, opts.AdminToken), none).
 			Method(http.MethodPost, "/mcp/tool-search/rebuild", handleRebuild(logger, svc, opts.Upstreams))
 	}
 }

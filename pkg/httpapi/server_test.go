@@ -442,3 +442,43 @@ func TestEmbeddedFieldPath(t *testing.T) {
 		t.Errorf("error for an embedded struct's field = %s", rec.Body)
 	}
 }
+
+// TestEveryErrorIsJSON: malformed query strings, unknown parameters,
+// console paths that name no file and HEAD requests are answered like
+// everything else; a body far over the limit gets its 413 read, not a
+// reset connection.
+func TestEveryErrorIsJSON(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	tests := []struct {
+		method, path string
+		body         io.Reader
+		want         int
+		code         string
+	}{
+		{"GET", "/mcp/tool-search/catalog?server=%zz", nil, 400, "malformed_query"},
+		{"GET", "/mcp/tool-search/templates?x=1", nil, 400, "unknown_parameter"},
+		{"GET", "/readyz?verbose", nil, 400, "unknown_parameter"},
+		{"GET", "/console/nope.js", nil, 404, "not_found"},
+		{"HEAD", "/readyz", nil, 200, ""},
+		{"HEAD", "/mcp/tool-search/status", nil, 200, ""},
+		{"GET", "/console/", nil, 200, ""},
+		{"POST", "/mcp/tool-search", strings.NewReader(`{"query":"` + strings.Repeat("a", 10<<20) + `"}`), 413, "body_too_large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, srv.URL+tt.path, tt.body)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("%v (a reset connection instead of an answer?)", err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.want || (tt.code != "" && !strings.Contains(string(body), `"code":"`+tt.code+`"`)) {
+				t.Errorf("%d %.200s, want %d %s", resp.StatusCode, body, tt.want, tt.code)
+			}
+		})
+	}
+}

@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"context"
 	"math"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 
@@ -53,15 +55,42 @@ func throttle(rps float64, burst int) func(http.Handler) http.Handler {
 		return l
 	}
 	retry := strconv.Itoa(int(math.Ceil(1 / rps)))
+	refuse := func(w http.ResponseWriter, r *http.Request) {
+		drain(r.Body) // so a client still sending a large body reads the 429
+		w.Header().Set("Retry-After", retry)
+		writeError(w, r, nil, errorf(http.StatusTooManyRequests, "rate_limited",
+			"more than %g search requests a second (bursts of %d) for this caller; retry after %s s", rps, burst, retry))
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !limiter(r).Allow() {
-				w.Header().Set("Retry-After", retry)
-				writeError(w, r, nil, errorf(http.StatusTooManyRequests, "rate_limited",
-					"more than %g search requests a second (bursts of %d) for this caller; retry after %s s", rps, burst, retry))
+			l := limiter(r)
+			if !l.Allow() {
+				refuse(w, r)
 				return
 			}
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), chargeKey{}, charger{l, refuse})))
 		})
 	}
+}
+
+// charger takes more units of work from a request's budget than the one
+// the request itself cost.
+type charger struct {
+	l      *rate.Limiter
+	refuse http.HandlerFunc
+}
+
+type chargeKey struct{}
+
+// charge takes n more units from the caller's budget for work a request
+// does beyond its own (each further provider call it makes). When the
+// budget is spent it answers 429 and reports false. Without a throttle,
+// or n of 0, it allows.
+func charge(w http.ResponseWriter, r *http.Request, n int) bool {
+	c, ok := r.Context().Value(chargeKey{}).(charger)
+	if !ok || n <= 0 || c.l.AllowN(time.Now(), n) {
+		return true
+	}
+	c.refuse(w, r)
+	return false
 }

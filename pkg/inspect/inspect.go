@@ -17,6 +17,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/lint"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -87,7 +88,7 @@ type AuditRun struct {
 // caller is the same as one that does not exist.
 type UnknownServerError struct{ Name string }
 
-func (e *UnknownServerError) Error() string { return fmt.Sprintf("unknown server %q", e.Name) }
+func (e *UnknownServerError) Error() string { return "unknown server " + redact.Echo(e.Name) }
 
 // Catalog reports on the caller's tools, those of servers when given.
 func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, servers []string) (*Report, error) {

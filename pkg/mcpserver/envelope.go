@@ -14,6 +14,9 @@ import (
 // are the largest thing a client sends.
 const MaxRequestBytes = 1 << 20
 
+// drainBytes bounds what is read and thrown away of a body over the limit.
+const drainBytes = 16 << 20
+
 // Bounds on what the SDK would echo back in an error: JSON-RPC errors
 // repeat the id, and "method not found" the method.
 const (
@@ -50,6 +53,9 @@ func checkEnvelope(w http.ResponseWriter, r *http.Request) (envelope, error) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
+			// Read the rest (bounded) so the client, still sending, reads
+			// this answer rather than a reset connection.
+			_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, drainBytes))
 			return envelope{}, &envelopeError{http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, "MCP request body is over 1 MiB"}
 		}
 		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body"}

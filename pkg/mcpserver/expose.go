@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
@@ -134,7 +135,7 @@ func (s *Server) callDirect(ctx context.Context, req *mcp.CallToolRequest, e exp
 	t, err := s.svc.Lookup(caller, e.server, e.name)
 	if err != nil {
 		// The SDK's own answer for a tool that is not there, word for word.
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + redact.Echo(req.Params.Name)}
 	}
 	return s.forward(ctx, req, caller, t, req.Params.Arguments, false)
 }

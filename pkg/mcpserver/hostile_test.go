@@ -278,3 +278,24 @@ func TestAmbiguousName(t *testing.T) {
 		t.Errorf("get_tool_schema of a shared name: %s; want an isError saying ambiguous and naming the servers", body)
 	}
 }
+
+// TestErrorsClipInput: what a tool call refuses, it names by a short
+// prefix at most, however large the input.
+func TestErrorsClipInput(t *testing.T) {
+	_, url := hostileRig(t, SessionLimits{})
+	resp, _ := post(t, url, "key-a", "", initBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	big := strings.Repeat("M", 100<<10)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_tool_schema","arguments":{"name":"` + big + `"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_tool_schema","arguments":{"name":"x","server":"` + big + `"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"x","operation":"` + big + `"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"` + big + `","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"search_tools","arguments":{"` + big + `":1}}}`,
+	} {
+		_, got := post(t, url, "key-a", id, body)
+		if len(got) > 2048 || strings.Contains(got, strings.Repeat("M", 65)) {
+			t.Errorf("answer of %d bytes quotes the input: %.300s", len(got), got)
+		}
+	}
+}

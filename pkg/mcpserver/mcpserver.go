@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -117,6 +119,10 @@ func strict[T any]() *jsonschema.Schema {
 	return sch
 }
 
+// maxInitializeBytes bounds an initialize request, whose params a session
+// holds as long as it lives.
+const maxInitializeBytes = 16 << 10
+
 // Handler serves MCP over Streamable HTTP. A POST's one message is
 // checked before the SDK sees it (no method or id of unbounded size is
 // echoed back; unknown methods get -32601, unknown notifications 202;
@@ -151,6 +157,10 @@ func (s *Server) Handler() http.Handler {
 			return
 		}
 		switch {
+		case env.method == "initialize" && len(env.raw) > maxInitializeBytes:
+			// The session keeps its initialize params for its whole life.
+			writeRPCError(w, http.StatusBadRequest, env.id, jsonrpc.CodeInvalidRequest, "initialize is over 16 KiB: a client's name, version and capabilities take far less")
+			return
 		case env.method != "" && !knownMethods[env.method] && env.id == nil:
 			w.WriteHeader(http.StatusAccepted) // an unknown notification is ignored
 			return
@@ -239,15 +249,49 @@ func (s *Server) toolError(err error) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 }
 
+// longRun is a run of text without spaces longer than an error may
+// quote of an input.
+var longRun = regexp.MustCompile(`\S{65,}`)
+
+// tame bounds an error message: no run of it without spaces over 64 bytes
+// (an input quoted whole, "enum: MMMM…"), and 500 bytes in all.
+func tame(msg string) string {
+	msg = longRun.ReplaceAllStringFunc(msg, func(run string) string { return redact.Clip(run, 64, "…") })
+	return clip(msg)
+}
+
+// tameToolError tames the text of an isError result of a meta-tool, which
+// the SDK writes when the arguments fail their schema, quoting them. An
+// upstream's result, forwarded by call_tool, passes through as it came.
+func tameToolError(req mcp.Request, res mcp.Result) {
+	r, ok := res.(*mcp.CallToolResult)
+	p, pok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if !ok || !r.IsError || !pok || !metaTools[p.Name] {
+		return
+	}
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			t.Text = tame(t.Text)
+		}
+	}
+}
+
 // rpcCodes gives every error the SDK would answer without a code (its
 // own protocol-state errors are plain Go errors, sent as code 0) the code
-// of an invalid request, and clips its message.
+// of an invalid request, and clips every error's message.
 func (s *Server) rpcCodes(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		var rpcErr *jsonrpc.Error
-		if err != nil && !errors.As(err, &rpcErr) && ctx.Err() == nil {
-			err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: clip(err.Error())}
+		switch {
+		case err == nil && method == "tools/call":
+			tameToolError(req, res)
+		case err == nil, ctx.Err() != nil:
+		case !errors.As(err, &rpcErr):
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: tame(err.Error())}
+		default:
+			// The SDK's own errors can quote the request's params whole.
+			err = &jsonrpc.Error{Code: rpcErr.Code, Message: tame(rpcErr.Message)}
 		}
 		return res, err
 	}

@@ -338,8 +338,10 @@ func relayProgress(ctx context.Context, req *mcp.CallToolRequest) func(context.C
 	}
 }
 
+// errorResult is toolsearch's own isError answer; its message is tamed,
+// since it can quote the caller's arguments (a schema violation).
 func errorResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: tame(msg)}}}
 }
 
 // validate checks args against a tool's JSON Schema; the error names the

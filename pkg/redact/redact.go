@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -146,3 +147,10 @@ func URLSecrets(raw string) []string {
 	}
 	return out
 }
+
+// MaxEcho is the most of any one input an error message quotes.
+const MaxEcho = 64
+
+// Echo quotes an input for an error message, clipped to MaxEcho bytes: an
+// error says what it refused without sending a 100 KB name back.
+func Echo(s string) string { return strconv.Quote(Clip(s, MaxEcho, "…")) }

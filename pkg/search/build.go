@@ -168,8 +168,22 @@ func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string
 			snap.views = map[string]*Snapshot{}
 		}
 		snap.views[k.Name] = views[j].view
+		snap.PolicyWarnings = append(snap.PolicyWarnings, partlyVisible(pol, k.Name, views[j].view.policy)...)
 	}
 	return nil
+}
+
+// partlyVisible warns of the templates a key sees only some tools of: the
+// key reads the template's description as the operator wrote it, and it
+// may name the part the key cannot see.
+func partlyVisible(pol *policy, key string, view *policy) []string {
+	var out []string
+	for _, name := range view.templateNames {
+		if seen, all := len(view.templates[name].rows), len(pol.templates[name].rows); seen < all {
+			out = append(out, fmt.Sprintf("template %q is partly visible to API key %q (%d of %d tools): its description is shown to that key as written; make sure it names nothing the key must not know of", name, key, seen, all))
+		}
+	}
+	return out
 }
 
 func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []string, docs []bm25.Doc, vecs [][]float32) (*Snapshot, error) {

@@ -245,3 +245,19 @@ func TestQueryCacheIsPerKey(t *testing.T) {
 		}
 	}
 }
+
+// TestPartlyVisibleTemplateWarns: a template a key sees only part of is
+// the operator's to check (its description may name the rest): status
+// says so.
+func TestPartlyVisibleTemplateWarns(t *testing.T) {
+	setup := defaultSetup(t)
+	setup.Keys = []access.Key{{Name: "gh", Hash: sha256.Sum256([]byte("secret-gh")), Visibility: access.Visibility{Servers: []string{"github"}}}}
+	svc := New(Config{Embedder: embedding.NewLocal(64)})
+	if _, err := svc.Build(t.Context(), setup); err != nil {
+		t.Fatal(err)
+	}
+	got := svc.Status().PolicyWarnings
+	if len(got) != 1 || !strings.Contains(got[0], `template "release"`) || !strings.Contains(got[0], `API key "gh" (3 of 4 tools)`) {
+		t.Errorf("policy warnings = %q, want one for release (3 of its 4 tools are github's)", got)
+	}
+}

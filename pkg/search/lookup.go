@@ -8,6 +8,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/hints"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // ErrUnknownTool is returned by Lookup for a tool that does not exist or
@@ -34,13 +35,13 @@ func (s *Service) Lookup(caller access.Caller, server, name string) (Found, erro
 	if server != "" {
 		var ok bool
 		if row, ok = snap.Catalog.Lookup(server, name); !ok {
-			return Found{}, fmt.Errorf("%w %q in server %q", ErrUnknownTool, name, server)
+			return Found{}, fmt.Errorf("%w %s in server %s", ErrUnknownTool, redact.Echo(name), redact.Echo(server))
 		}
 	} else if row, err = snap.Catalog.Resolve(name); err != nil {
 		if errors.Is(err, catalog.ErrAmbiguousTool) {
 			return Found{}, err // ambiguous within the caller's view
 		}
-		return Found{}, fmt.Errorf("%w %q", ErrUnknownTool, name)
+		return Found{}, fmt.Errorf("%w %s", ErrUnknownTool, redact.Echo(name))
 	}
 	return snap.Found(row), nil
 }

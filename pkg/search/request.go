@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
@@ -115,7 +116,7 @@ type UnknownTemplateError struct {
 }
 
 func (e *UnknownTemplateError) Error() string {
-	return fmt.Sprintf("unknown template %q; known templates: %s", e.Name, strings.Join(e.Known, ", "))
+	return fmt.Sprintf("unknown template %s; known templates: %s", redact.Echo(e.Name), strings.Join(e.Known, ", "))
 }
 
 func (r *Request) topK() int {
@@ -144,11 +145,11 @@ func (r *Request) Validate() error {
 	case r.TopK != nil && (*r.TopK < 1 || *r.TopK > MaxTopK):
 		return badRequest("top_k_out_of_range", `"top_k" must be between 1 and %d, got %d`, MaxTopK, *r.TopK)
 	case r.Mode != "" && r.Mode != ModeHybrid && r.Mode != ModeSemantic && r.Mode != ModeKeyword:
-		return badRequest("invalid_mode", `"mode" must be "hybrid", "semantic" or "keyword", got %q`, r.Mode)
+		return badRequest("invalid_mode", `"mode" must be "hybrid", "semantic" or "keyword", got %s`, redact.Echo(string(r.Mode)))
 	case r.Operation != "" && r.Operation != OperationSearch && r.Operation != OperationList:
-		return badRequest("invalid_operation", `"operation" must be "search" or "list", got %q`, r.Operation)
+		return badRequest("invalid_operation", `"operation" must be "search" or "list", got %s`, redact.Echo(r.Operation))
 	case r.Format != "" && !tooldef.Valid(r.Format):
-		return badRequest("invalid_format", `"format" must be one of %s, got %q`, strings.Join(tooldef.Formats, ", "), r.Format)
+		return badRequest("invalid_format", `"format" must be one of %s, got %s`, strings.Join(tooldef.Formats, ", "), redact.Echo(r.Format))
 	case r.MinScore != nil && (math.IsNaN(*r.MinScore) || math.IsInf(*r.MinScore, 0)):
 		return badRequest("invalid_min_score", `"min_score" must be a finite number`)
 	case r.Template != "" && r.Operation == OperationList:

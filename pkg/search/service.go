@@ -155,6 +155,9 @@ type Snapshot struct {
 	Embedded int
 	// Preloaded says whether the vectors came from a snapshot file.
 	Preloaded bool
+	// PolicyWarnings are the operator's to read (admin status): templates
+	// partly visible to a key, whose description that key reads whole.
+	PolicyWarnings []string
 	setup     *Setup
 	policy    *policy
 	lowered   []string      // "server/name description", lower-cased, for +term

@@ -52,6 +52,8 @@ type Status struct {
 	Detail        string `json:"detail"`
 	CoreCount     int    `json:"core_count"`
 	TemplateCount int    `json:"template_count"`
+	// PolicyWarnings: templates partly visible to a key (Snapshot).
+	PolicyWarnings []string `json:"policy_warnings"`
 }
 
 // CatalogStatus describes the indexed catalog.
@@ -120,7 +122,7 @@ type TemplateStatus struct {
 // so a failed rebuild is visible while the older snapshot keeps serving.
 func (s *Service) Status() Status {
 	st := Status{Embedder: s.cfg.Embedder.Info(), Lexicon: analysis.Lexicon(), Version: s.cfg.Version, Mode: "none", Quantization: s.cfg.Quantization, Detail: "full",
-		Core: []string{}, Templates: []TemplateStatus{}, Catalog: CatalogStatus{Sources: []string{}, Warnings: []catalog.Warning{}, Skipped: []catalog.Warning{}}}
+		Core: []string{}, Templates: []TemplateStatus{}, PolicyWarnings: []string{}, Catalog: CatalogStatus{Sources: []string{}, Warnings: []catalog.Warning{}, Skipped: []catalog.Warning{}}}
 	s.mu.Lock()
 	st.LastError = redact.Clip(s.lastErr, maxStatusError, "… (cut)")
 	st.LastErrorAt = timePtr(s.lastErrAt)
@@ -182,6 +184,9 @@ func (snap *Snapshot) fillStatus(st *Status) {
 	st.Degraded = !snap.Semantic()
 	st.Size = snap.Catalog.Len()
 	st.IndexVersion = snap.Version
+	if snap.PolicyWarnings != nil {
+		st.PolicyWarnings = snap.PolicyWarnings
+	}
 	st.BuiltAt = &built
 	st.BuildDurationMS = float64(snap.BuildTook.Microseconds()) / 1000
 	st.Embedder = snap.query.Info()
