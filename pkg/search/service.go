@@ -158,13 +158,13 @@ type Snapshot struct {
 	// PolicyWarnings are the operator's to read (admin status): templates
 	// partly visible to a key, whose description that key reads whole.
 	PolicyWarnings []string
-	setup     *Setup
-	policy    *policy
-	lowered   []string      // "server/name description", lower-cased, for +term
-	hints     []hints.Hints // row -> declared and inferred safety annotations
-	serverOf  []int32       // row -> index into Catalog.Servers()
-	query     Embedder      // embeds queries the way the rows were embedded
-	ranker    *rank.Ranker  // over Matrix and Keywords; set once both are
+	setup          *Setup
+	policy         *policy
+	lowered        []string      // "server/name description", lower-cased, for +term
+	hints          []hints.Hints // row -> declared and inferred safety annotations
+	serverOf       []int32       // row -> index into Catalog.Servers()
+	query          Embedder      // embeds queries the way the rows were embedded
+	ranker         *rank.Ranker  // over Matrix and Keywords; set once both are
 	// views are the snapshots that API keys with limited visibility search
 	// (see buildViews), by key name; a key without one sees everything.
 	views map[string]*Snapshot
