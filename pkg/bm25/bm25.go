@@ -96,9 +96,14 @@ func number(t string) bool {
 // weight is 0.4 or 0.5 and the fifth gains or holds (evals/README.md).
 const DerivedWeight = 0.4
 
+// posting is one document that has a term. impact is the term's whole
+// BM25F weight in the document but for idf, the field-weighted,
+// length-normalised term frequency saturated by k1 (tf/(k1+tf)), worked
+// out once at build so that scoring a posting is one multiply-add.
 type posting struct {
-	doc int32
-	tf  [numFields]uint16
+	doc    int32
+	fields uint8 // the fields that hold the term, for Matched
+	impact float64
 }
 
 // Index is an immutable inverted index over tools. It is safe for
@@ -107,11 +112,7 @@ type Index struct {
 	p        Config
 	n        int
 	postings map[string][]posting
-	// norm is BM25's length normalisation of each document's fields,
-	// worked out once at build time instead of for every posting scored.
-	norm    [][numFields]float64
-	avgLen  [numFields]float64
-	scratch sync.Pool
+	scratch  sync.Pool
 }
 
 // Doc is one tool's text, by field.
@@ -148,15 +149,22 @@ func conceptText(text string) string {
 
 // New indexes docs, one per tool, in row order.
 func New(docs []Doc, p Config) *Index {
-	ix := &Index{p: p, n: len(docs), postings: map[string][]posting{}, norm: make([][numFields]float64, len(docs))}
+	ix := &Index{p: p, n: len(docs), postings: map[string][]posting{}}
+	// Field counts first: a posting's impact needs the average field
+	// lengths, known once every document is counted.
+	type counts struct {
+		doc int32
+		tf  [numFields]uint16
+	}
+	tfsOf := map[string][]counts{}
 	lens := make([][numFields]uint16, len(docs))
 	var total [numFields]float64
 	for d, fields := range docs {
-		tfs := map[string]*posting{}
+		tfs := map[string]*counts{}
 		count := func(term string, f Field) {
 			pt := tfs[term]
 			if pt == nil {
-				pt = &posting{doc: int32(d)}
+				pt = &counts{doc: int32(d)}
 				tfs[term] = pt
 			}
 			if pt.tf[f] < math.MaxUint16 {
@@ -179,21 +187,41 @@ func New(docs []Doc, p Config) *Index {
 			total[f] += float64(lens[d][f])
 		}
 		for term, pt := range tfs {
-			ix.postings[term] = append(ix.postings[term], *pt)
+			tfsOf[term] = append(tfsOf[term], *pt)
 		}
 	}
+	var avgLen [numFields]float64
 	for f := range total {
 		if ix.n > 0 {
-			ix.avgLen[f] = total[f] / float64(ix.n)
+			avgLen[f] = total[f] / float64(ix.n)
 		}
 	}
+	norm := make([][numFields]float64, len(docs))
 	for d := range lens {
 		for f := range numFields {
-			ix.norm[d][f] = 1
-			if ix.avgLen[f] > 0 {
-				ix.norm[d][f] = 1 - p.B + p.B*float64(lens[d][f])/ix.avgLen[f]
+			norm[d][f] = 1
+			if avgLen[f] > 0 {
+				norm[d][f] = 1 - p.B + p.B*float64(lens[d][f])/avgLen[f]
 			}
 		}
+	}
+	for term, cs := range tfsOf {
+		ps := make([]posting, len(cs))
+		for i, c := range cs {
+			var tf float64
+			var fields uint8
+			for f := range numFields {
+				if c.tf[f] == 0 {
+					continue
+				}
+				fields |= 1 << f
+				if p.Weights[f] != 0 {
+					tf += p.Weights[f] * float64(c.tf[f]) / norm[c.doc][f]
+				}
+			}
+			ps[i] = posting{doc: c.doc, fields: fields, impact: tf / (p.K1 + tf)}
+		}
+		ix.postings[term] = ps
 	}
 	ix.scratch.New = func() any {
 		s := make([]float32, ix.n)
@@ -226,19 +254,6 @@ func (ix *Index) Len() int { return ix.n }
 // in most tools still counts for a little, with no floor needed.
 func (ix *Index) idf(df int) float64 {
 	return math.Log(1 + (float64(ix.n)-float64(df)+0.5)/(float64(df)+0.5))
-}
-
-// termScore is one term's BM25F contribution for one posting.
-func (ix *Index) termScore(pt posting, idf float64) float64 {
-	var tf float64
-	norm := &ix.norm[pt.doc]
-	for f := range numFields {
-		if pt.tf[f] == 0 || ix.p.Weights[f] == 0 {
-			continue
-		}
-		tf += ix.p.Weights[f] * float64(pt.tf[f]) / norm[f]
-	}
-	return idf * tf / (ix.p.K1 + tf)
 }
 
 // Query is a query's distinct terms looked up in one index, so that a
@@ -358,7 +373,7 @@ func (q Query) ScoresInto(dst []float32) bool {
 	clear(dst)
 	for _, t := range q.terms {
 		for _, pt := range t.postings {
-			dst[pt.doc] += float32(q.ix.termScore(pt, t.idf))
+			dst[pt.doc] += float32(t.idf * pt.impact)
 		}
 	}
 	return len(q.terms) > 0
@@ -373,7 +388,7 @@ func (q Query) Fraction(row int) float32 {
 	for _, t := range q.terms {
 		best += t.idf
 		if i, ok := slices.BinarySearchFunc(t.postings, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
-			got += q.ix.termScore(t.postings[i], t.idf)
+			got += t.idf * t.postings[i].impact
 		}
 	}
 	if best == 0 {
@@ -393,7 +408,7 @@ func (q Query) Matched(row int) map[string][]string {
 		label := sourcePrefix[t.from] + t.name
 		if i, ok := slices.BinarySearchFunc(t.postings, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
 			for f := range numFields {
-				if t.postings[i].tf[f] > 0 {
+				if t.postings[i].fields&(1<<f) != 0 {
 					out[label] = append(out[label], Field(f).String())
 				}
 			}

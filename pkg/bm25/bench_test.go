@@ -1,0 +1,47 @@
+package bm25
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// BenchmarkScores scores queries against a synthetic 10,000-tool corpus
+// (a 2,000-word vocabulary with a skewed frequency, so common words have
+// long posting lists): the loop over postings that a keyword or hybrid
+// query spends its time in at scale.
+func BenchmarkScores(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	// Invented words of three syllables: none is a stop word, and the
+	// stemmer leaves them whole.
+	syll := []string{"ka", "to", "mi", "ru", "sel", "van", "po", "din", "lu", "ber", "ko", "mas", "ti", "zor"}
+	vocab := make([]string, 2000)
+	for i := range vocab {
+		vocab[i] = syll[i%14] + syll[(i/14)%14] + syll[(i/196)%14] + "q"
+	}
+	word := func() string { return vocab[min(int(r.ExpFloat64()*300), len(vocab)-1)] }
+	text := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = word()
+		}
+		return strings.Join(ws, " ")
+	}
+	docs := make([]Doc, 10_000)
+	for i := range docs {
+		docs[i] = Doc{Name: text(3), Server: fmt.Sprintf("server%d", i%500), Description: text(25), Params: text(10)}
+	}
+	ix := New(docs, DefaultConfig)
+	queries := make([]Query, 64)
+	for i := range queries {
+		queries[i] = ix.Prepare(text(6))
+	}
+	dst := make([]float32, ix.Len())
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		queries[i%len(queries)].ScoresInto(dst)
+		i++
+	}
+}
