@@ -13,6 +13,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
 )
 
 // Field indexes a document's text by where it came from.
@@ -152,42 +153,32 @@ func New(docs []Doc, p Config) *Index {
 	ix := &Index{p: p, n: len(docs), postings: map[string][]posting{}}
 	// Field counts first: a posting's impact needs the average field
 	// lengths, known once every document is counted.
-	type counts struct {
-		doc int32
-		tf  [numFields]uint16
-	}
 	tfsOf := map[string][]counts{}
 	lens := make([][numFields]uint16, len(docs))
+	// Analysing the texts is most of the work, and each document's is its
+	// own: the cores share it. Postings are then gathered in document
+	// order, as Matched and Fraction expect.
+	// A window at a time, so the counts waiting to be gathered stay a few
+	// thousand documents' worth, whatever the catalog's size.
+	const window = 8192
+	perDoc := make([][]termCounts, min(window, len(docs)))
 	var total [numFields]float64
-	for d, fields := range docs {
-		tfs := map[string]*counts{}
-		count := func(term string, f Field) {
-			pt := tfs[term]
-			if pt == nil {
-				pt = &counts{doc: int32(d)}
-				tfs[term] = pt
+	for start := 0; start < len(docs); start += window {
+		part := docs[start:min(start+window, len(docs))]
+		chunk.Each(len(part), func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				perDoc[i], lens[start+i] = countDoc(part[i])
 			}
-			if pt.tf[f] < math.MaxUint16 {
-				pt.tf[f]++
+		})
+		for i := range part {
+			d := start + i
+			for _, tc := range perDoc[i] {
+				tfsOf[tc.term] = append(tfsOf[tc.term], counts{doc: int32(d), tf: tc.tf})
 			}
-			if lens[d][f] < math.MaxUint16 {
-				lens[d][f]++
+			perDoc[i] = nil
+			for f := range total {
+				total[f] += float64(lens[d][f])
 			}
-		}
-		for f, text := range fields[:Pairs] {
-			terms := analysis.English.Terms(text)
-			for i, term := range terms {
-				count(term, Field(f))
-				if i > 0 && Field(f) < Concepts {
-					count(pair(terms[i-1], term), Pairs)
-				}
-			}
-		}
-		for f := range total {
-			total[f] += float64(lens[d][f])
-		}
-		for term, pt := range tfs {
-			tfsOf[term] = append(tfsOf[term], *pt)
 		}
 	}
 	var avgLen [numFields]float64
@@ -228,6 +219,50 @@ func New(docs []Doc, p Config) *Index {
 		return &s
 	}
 	return ix
+}
+
+// counts are one document's field counts of a term.
+type counts struct {
+	doc int32
+	tf  [numFields]uint16
+}
+
+// termCounts are a term's field counts in one document.
+type termCounts struct {
+	term string
+	tf   [numFields]uint16
+}
+
+// countDoc counts each term of doc by field, pairs included, and the
+// fields' lengths in terms.
+func countDoc(doc Doc) ([]termCounts, [numFields]uint16) {
+	var lens [numFields]uint16
+	at := map[string]int{} // term -> its place in out
+	var out []termCounts
+	count := func(term string, f Field) {
+		i, ok := at[term]
+		if !ok {
+			i = len(out)
+			at[term] = i
+			out = append(out, termCounts{term: term})
+		}
+		if out[i].tf[f] < math.MaxUint16 {
+			out[i].tf[f]++
+		}
+		if lens[f] < math.MaxUint16 {
+			lens[f]++
+		}
+	}
+	for f, text := range doc[:Pairs] {
+		terms := analysis.English.Terms(text)
+		for i, term := range terms {
+			count(term, Field(f))
+			if i > 0 && Field(f) < Concepts {
+				count(pair(terms[i-1], term), Pairs)
+			}
+		}
+	}
+	return out, lens
 }
 
 // pair is the index key of two neighbouring terms; no term has a space.

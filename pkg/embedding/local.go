@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
 )
 
 // DefaultLocalDimensions is the width of the local embedder's hashed space.
@@ -195,11 +196,22 @@ func fnvBytes(h uint64, b []byte) uint64 {
 // is returned as an Embedder so that consumers can ask for fitting through
 // an interface of their own instead of naming Local.
 func (l *Local) Fit(docs []string) Embedder {
-	df := map[uint64]int{}
-	sc := new(scratch)
-	for _, d := range docs {
-		for _, f := range features(d, sc) {
-			df[f.hash]++
+	// Each core counts its share of the documents; the counts are summed,
+	// so the weights are the same however the work was split.
+	parts := make([]map[uint64]int, chunk.Count(len(docs)))
+	chunk.Each(len(docs), func(c, lo, hi int) {
+		df, sc := map[uint64]int{}, new(scratch)
+		for _, d := range docs[lo:hi] {
+			for _, f := range features(d, sc) {
+				df[f.hash]++
+			}
+		}
+		parts[c] = df
+	})
+	df := parts[0]
+	for _, p := range parts[1:] {
+		for k, c := range p {
+			df[k] += c
 		}
 	}
 	n := float64(len(docs))
@@ -213,19 +225,38 @@ func (l *Local) Fit(docs []string) Embedder {
 // Embed returns one unnormalised vector per text. It never fails unless ctx
 // is done.
 func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	block, err := l.EmbedBlock(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
 	out := make([][]float32, len(texts))
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
-	for i, t := range texts {
-		if i%256 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		v := make([]float32, l.dim)
-		l.accumulate(features(t, sc), v, nil)
-		out[i] = v
+	for i := range out {
+		out[i] = block[i*l.dim : (i+1)*l.dim : (i+1)*l.dim]
 	}
 	return out, nil
 }
+
+// EmbedBlock is Embed's vectors in one row-major block, len(texts)×Dim,
+// written by all cores at once: the block can become the index itself
+// (index.Adopt), with no vector allocated or copied alone.
+func (l *Local) EmbedBlock(ctx context.Context, texts []string) ([]float32, error) {
+	block := make([]float32, len(texts)*l.dim)
+	chunk.Each(len(texts), func(_, lo, hi int) {
+		sc := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(sc)
+		for i := lo; i < hi; i++ {
+			if i%256 == 0 && ctx.Err() != nil {
+				return
+			}
+			l.accumulate(features(texts[i], sc), block[i*l.dim:(i+1)*l.dim], nil)
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return block, nil
+}
+
 
 // accumulate adds each feature's weighted IDF into its bucket of v and, if
 // touched is not nil, marks the bucket.

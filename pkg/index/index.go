@@ -58,6 +58,25 @@ func New(vecs [][]float32) (*Matrix, error) {
 	return mx, nil
 }
 
+// Adopt makes a matrix of data, rows×dim in row-major order, without a
+// copy: the rows are normalised in place, and data is the matrix's from
+// then on (the caller must not touch it). An embedder that writes its
+// vectors into one block saves a second copy of every vector at build.
+func Adopt(data []float32, rows, dim int) (*Matrix, error) {
+	if rows == 0 || dim == 0 || len(data) != rows*dim {
+		return nil, fmt.Errorf("index: %d values for %d rows of width %d", len(data), rows, dim)
+	}
+	for i := range rows {
+		Normalize(data[i*dim : (i+1)*dim])
+	}
+	mx := &Matrix{m: blas32.General{Rows: rows, Cols: dim, Stride: dim, Data: data}}
+	mx.scratch.New = func() any {
+		s := make([]float32, mx.m.Rows)
+		return &s
+	}
+	return mx, nil
+}
+
 // Rows is the number of tools; Dim the embedding width.
 func (mx *Matrix) Rows() int { return mx.m.Rows }
 

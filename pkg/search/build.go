@@ -15,6 +15,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 )
 
@@ -30,12 +31,16 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	texts := make([]string, cat.Len())
 	docs := make([]bm25.Doc, cat.Len())
 	hs := make([]hints.Hints, cat.Len())
-	for i, t := range cat.Tools() {
-		f := t.Fields() // parses the schema: once per tool
-		texts[i] = f.Text()
-		docs[i] = bm25.DocOf(t, f)
-		hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Annotations)
-	}
+	tools := cat.Tools()
+	chunk.Each(len(tools), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			t := tools[i]
+			f := t.Fields() // parses the schema: once per tool
+			texts[i] = f.Text()
+			docs[i] = bm25.DocOf(t, f)
+			hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Annotations)
+		}
+	})
 	snap := newSnapshot(cat, docs, hs, s.cfg.Embedder)
 	snap.setup, snap.policy = setup, pol
 	var vecs [][]float32
@@ -64,13 +69,14 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	case snap.Preloaded:
 	case fitted:
 		// The weights are fitted to the corpus, so every vector changes
-		// with the catalog: embed all (the local embedder is cheap).
-		vecs, err = s.embed(ctx, snap.query, "build", texts)
+		// with the catalog: embed all (the local embedder is cheap), into
+		// the block that becomes the index.
+		err = s.embedIndex(ctx, snap, texts)
 		snap.Embedded = len(texts)
 	default:
 		vecs, cache, err = s.embedCached(ctx, snap, texts)
 	}
-	if err == nil {
+	if err == nil && snap.Matrix == nil {
 		err = s.index(snap, vecs)
 	}
 	if err != nil {
@@ -119,16 +125,52 @@ func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, hs []hints.Hints, query 
 	}
 }
 
+// blockEmbedder writes a batch's vectors into one row-major block
+// (embedding.Local), which the index adopts without a copy.
+type blockEmbedder interface {
+	EmbedBlock(ctx context.Context, texts []string) ([]float32, error)
+}
+
+// embedIndex embeds texts with snap's fitted embedder straight into
+// snap's dense index.
+func (s *Service) embedIndex(ctx context.Context, snap *Snapshot, texts []string) error {
+	be, ok := snap.query.(blockEmbedder)
+	if !ok {
+		vecs, err := s.embed(ctx, snap.query, "build", texts)
+		if err != nil {
+			return err
+		}
+		return s.index(snap, vecs)
+	}
+	block, err := be.EmbedBlock(ctx, texts)
+	s.countEmbed("build", err)
+	if err != nil {
+		return err
+	}
+	mx, err := index.Adopt(block, len(texts), len(block)/max(len(texts), 1))
+	if err != nil {
+		return err
+	}
+	s.quantize(snap, mx)
+	return nil
+}
+
+// quantize gives snap mx as its dense index, with binary codes when the
+// service is configured for them.
+func (s *Service) quantize(snap *Snapshot, mx *index.Matrix) {
+	if s.cfg.Quantization == index.QuantBinary {
+		mx = mx.WithBinary(s.cfg.Rescore)
+	}
+	snap.Matrix = mx
+}
+
 // index builds snap's dense index from vecs.
 func (s *Service) index(snap *Snapshot, vecs [][]float32) error {
 	mx, err := index.New(vecs)
 	if err != nil {
 		return err
 	}
-	if s.cfg.Quantization == index.QuantBinary {
-		mx = mx.WithBinary(s.cfg.Rescore)
-	}
-	snap.Matrix = mx
+	s.quantize(snap, mx)
 	return nil
 }
 
