@@ -257,7 +257,6 @@ func (l *Local) EmbedBlock(ctx context.Context, texts []string) ([]float32, erro
 	return block, nil
 }
 
-
 // accumulate adds each feature's weighted IDF into its bucket of v and, if
 // touched is not nil, marks the bucket.
 func (l *Local) accumulate(feats []feature, v []float32, touched []bool) {
