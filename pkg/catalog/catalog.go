@@ -132,13 +132,14 @@ func New(parts []Part) (*Catalog, error) {
 	}
 	if len(c.servers) > 0 {
 		// A server all of whose tools were skipped has nothing to list.
+		has := make(map[string]bool, len(c.servers))
+		for _, t := range c.tools {
+			has[t.Server] = true
+		}
 		kept := c.servers[:0]
 		for _, name := range c.servers {
-			for _, t := range c.tools {
-				if t.Server == name {
-					kept = append(kept, name)
-					break
-				}
+			if has[name] {
+				kept = append(kept, name)
 			}
 		}
 		c.servers = kept

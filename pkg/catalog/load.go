@@ -182,9 +182,40 @@ var (
 // parameters, an "annotation" its destructive hint). The error names the
 // file, server and tool.
 func checkKeys(source string, data []byte) error {
-	if err := jsonkeys.Duplicates(data); err != nil {
-		return fmt.Errorf("catalog %s: %w", source, err)
+	// One walk of the bytes checks every level; only a file it finds
+	// wrong is parsed again, to name the server and tool in the error.
+	err := jsonkeys.Scan(data, catalogKeys)
+	var ke *jsonkeys.Error
+	if err == nil || !errors.As(err, &ke) {
+		return nil
 	}
+	if ke.Problem == "unknown" {
+		if named := explainKeys(source, data); named != nil {
+			return named
+		}
+	}
+	return fmt.Errorf("catalog %s: %w", source, err)
+}
+
+// catalogKeys are the keys allowed where a catalog file's objects stand:
+// the file, a server, a tool (of a server or of a bare tools/list); any
+// key inside a tool's schemas and annotations.
+func catalogKeys(path []string) []string {
+	switch {
+	case len(path) == 0:
+		return fileKeys
+	case len(path) == 2 && path[0] == "servers" && path[1] == "[]":
+		return serverKeys
+	case len(path) == 4 && path[0] == "servers" && path[2] == "tools" && path[3] == "[]",
+		len(path) == 2 && path[0] == "tools" && path[1] == "[]":
+		return toolKeys
+	}
+	return nil
+}
+
+// explainKeys finds the unknown key Scan reported and names its server
+// and tool.
+func explainKeys(source string, data []byte) error {
 	// One parse of the document; its servers and tools are read from it.
 	var top map[string]json.RawMessage
 	var servers, bare []map[string]json.RawMessage

@@ -6,13 +6,10 @@
 package jsonkeys
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -40,62 +37,7 @@ func (e *Error) Error() string {
 // Duplicates reports the first key repeated within one object, at any
 // depth, as an *Error. Malformed JSON is not its concern: it returns nil
 // and leaves the decoder to say what is wrong.
-func Duplicates(data []byte) error { return check(data, nil) }
-
-// check walks data once, failing on a repeated key anywhere and, when
-// allowed is not nil, on a top-level key outside it.
-func check(data []byte, allowed []string) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	err := walk(dec, allowed)
-	var ke *Error
-	if errors.As(err, &ke) {
-		return ke
-	}
-	return nil
-}
-
-// walk reads one value; allowed, when not nil, is what this value's keys
-// may be (only the top level is checked). An error's path is built as the
-// walk unwinds, so a body without problems costs no path strings.
-func walk(dec *json.Decoder, allowed []string) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key, _ := kt.(string)
-			if seen[key] {
-				return &Error{Key: key, Problem: "repeated"}
-			}
-			if allowed != nil && !slices.Contains(allowed, key) {
-				return &Error{Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
-			}
-			seen[key] = true
-			if err := walk(dec, nil); err != nil {
-				return within(err, "."+key)
-			}
-		}
-		_, err = dec.Token()
-		return err
-	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if err := walk(dec, nil); err != nil {
-				return within(err, "["+strconv.Itoa(i)+"]")
-			}
-		}
-		_, err = dec.Token()
-		return err
-	}
-	return nil
-}
+func Duplicates(data []byte) error { return Scan(data, nil) }
 
 // within places a key problem found inside a value under that value's
 // path segment.
@@ -150,7 +92,12 @@ func Object(data []byte, allowed []string) error {
 	if allowed == nil {
 		allowed = []string{}
 	}
-	return check(data, allowed)
+	return Scan(data, func(path []string) []string {
+		if len(path) == 0 {
+			return allowed
+		}
+		return nil
+	})
 }
 
 // nearest is the allowed key that key matches ignoring case, "_" and "-",
