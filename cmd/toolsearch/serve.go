@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -43,6 +46,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// The Go heap's limit follows the container's: near 90 % of its
+	// cgroup's memory limit the GC works harder instead of letting the
+	// pod be OOM-killed mid-build. GOMEMLIMIT, when set, wins.
+	if limit, err := memlimit.Set(memlimit.WithRatio(0.9), memlimit.WithLogger(logger.With("component", "memlimit"))); err == nil && limit < math.MaxInt64 {
+		logger.Info("go memory limit", "bytes", limit)
+	}
 	emb, err := idx.newEmbedder()
 	if err != nil {
 		return err
@@ -83,7 +92,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		mcpOpts.Upstreams = ups
 	}
 	mcpSrv := mcpserver.New(svc, mcpOpts)
-	svc.OnPublish(mcpSrv.Announce)
+	svc.OnPublish(func(snap *search.Snapshot) {
+		mcpSrv.Announce(snap)
+		// A build allocates several times what its snapshot keeps (the
+		// analysis, the counts, the old snapshot until now); give the
+		// freed memory back, so the pod's RSS is what it holds.
+		debug.FreeOSMemory()
+	})
 
 	upDone := make(chan error, 1)
 	if ups != nil {
