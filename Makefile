@@ -239,9 +239,10 @@ node:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./pkg/index/ ./pkg/search/
 
-# HTTP load: POST /mcp/tool-search beside a no-op route on the same router,
-# in the same run, per ranking mode: LOADROUNDS rounds of a no-op phase then
-# a search phase, LOADTIME each.
+# HTTP load: POST /mcp/tool-search beside its baselines on the same router,
+# in the same run, per ranking mode: LOADROUNDS rounds of a bare phase (no
+# middleware), a no-op phase (the search route's middleware and decoding,
+# a pre-encoded answer) and a search phase, LOADTIME each.
 LOADTIME ?= 2s
 LOADROUNDS ?= 6
 load:

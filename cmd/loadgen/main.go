@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/eval"
@@ -62,7 +63,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	cases := fs.String("cases", "evals/cases.jsonl", "queries to cycle through, from an eval cases file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the search phase to this file")
 	mode := fs.String("mode", "", "ranking mode to request: hybrid (the default), semantic or keyword")
-	rounds := fs.Int("rounds", 2, "rounds of a no-op phase then a search phase, each -d long")
+	rounds := fs.Int("rounds", 2, "rounds of a bare phase, a no-op phase and a search phase, each -d long")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	base := *url
 	if base == "" {
-		addr, stop, err := serve(ctx)
+		addr, stop, err := serve(ctx, queries[0])
 		if err != nil {
 			return err
 		}
@@ -83,13 +84,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		base = "http://" + addr
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc}}
-	fmt.Fprintf(stdout, "loadgen: %d clients, %s per phase, %d rounds (no-op then search), %d distinct queries, mode %q, %s\n", *conc, *dur, *rounds, len(queries), *mode, base)
+	fmt.Fprintf(stdout, "loadgen: %d clients, %s per phase, %d rounds (bare, no-op, then search), %d distinct queries, mode %q, %s\n", *conc, *dur, *rounds, len(queries), *mode, base)
 	phase := func(name, path string) result {
 		return drive(ctx, client, name, base+path, queries, *conc, *dur)
 	}
 	// Interleave so drift on a shared machine hits both alike.
-	var noop, srch []result
+	var bare, noop, srch []result
 	for round := range *rounds {
+		bare = append(bare, phase("bare", "/bare"))
 		noop = append(noop, phase("noop", "/noop"))
 		if *cpuprofile != "" && round == *rounds-1 {
 			f, err := os.Create(*cpuprofile)
@@ -104,19 +106,25 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			srch = append(srch, phase("search", "/mcp/tool-search"))
 		}
 	}
-	n, s := merge(noop), merge(srch)
+	b, n, s := merge(bare), merge(noop), merge(srch)
+	fmt.Fprintln(stdout, b)
 	fmt.Fprintln(stdout, n)
 	fmt.Fprintln(stdout, s)
 	// Each round's ratio compares phases a few seconds apart; their median
 	// resists a neighbour's burst better than the pooled totals do.
-	ratios := make([]float64, len(srch))
-	for i := range srch {
-		ratios[i] = srch[i].rate() / noop[i].rate()
+	ratio := func(num, den []result) (float64, []float64) {
+		rs := make([]float64, len(num))
+		for i := range num {
+			rs[i] = num[i].rate() / den[i].rate()
+		}
+		return median(rs), rs
 	}
-	fmt.Fprintf(stdout, "search throughput / no-op throughput = %.2f (median of rounds; pooled %.2f; rounds %s)\n",
-		median(ratios), s.rate()/n.rate(), fmtRatios(ratios))
-	if s.errors > 0 || n.errors > 0 {
-		return fmt.Errorf("%d search and %d no-op requests failed", s.errors, n.errors)
+	m, rs := ratio(srch, noop)
+	fmt.Fprintf(stdout, "search throughput / no-op throughput = %.2f (median of rounds; pooled %.2f; rounds %s)\n", m, s.rate()/n.rate(), fmtRatios(rs))
+	m, rs = ratio(noop, bare)
+	fmt.Fprintf(stdout, "no-op throughput / bare throughput = %.2f (median of rounds; pooled %.2f; rounds %s)\n", m, n.rate()/b.rate(), fmtRatios(rs))
+	if s.errors > 0 || n.errors > 0 || b.errors > 0 {
+		return fmt.Errorf("%d search, %d no-op and %d bare requests failed", s.errors, n.errors, b.errors)
 	}
 	return nil
 }
@@ -221,18 +229,31 @@ func loadQueries(path, mode string) ([][]byte, error) {
 }
 
 // serve starts the real router on loopback with the default catalog and
-// config, the local embedder, and the no-op route.
-func serve(ctx context.Context) (string, func(), error) {
+// config, the local embedder, and the baseline routes: the no-op answers
+// with what sample, a search request, is answered with, pre-encoded.
+func serve(ctx context.Context, sample []byte) (string, func(), error) {
 	load := func(context.Context) (*search.Setup, error) { return config.DefaultPolicy() }
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(0), Load: load})
 	if _, err := svc.Rebuild(ctx); err != nil {
+		return "", nil, err
+	}
+	var req search.Request
+	if err := json.Unmarshal(sample, &req); err != nil {
+		return "", nil, err
+	}
+	res, err := svc.Search(ctx, req, access.Caller{})
+	if err != nil {
+		return "", nil, err
+	}
+	answer, err := json.Marshal(res)
+	if err != nil {
 		return "", nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
-	srv := &http.Server{Handler: httpapi.NewServer(svc, httpapi.Options{Noop: true}), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: httpapi.NewServer(svc, httpapi.Options{Noop: answer}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	return ln.Addr().String(), func() { srv.Close() }, nil
 }

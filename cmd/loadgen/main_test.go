@@ -14,7 +14,7 @@ func TestRun(t *testing.T) {
 	if err := run(t.Context(), args, &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"noop ", "search ", "errors 0", "search throughput / no-op throughput = ", "rounds "} {
+	for _, want := range []string{"bare ", "noop ", "search ", "errors 0", "search throughput / no-op throughput = ", "no-op throughput / bare throughput = ", "rounds "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

@@ -84,6 +84,19 @@ func handleSearch(logger *slog.Logger, svc *search.Service) http.Handler {
 	})
 }
 
+// handleNoop decodes a search request as handleSearch does and answers
+// with a pre-encoded answer: what a search costs beyond its search.
+func handleNoop(logger *slog.Logger, answer []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := decode[search.Request](w, r); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	})
+}
+
 func handleTemplates(logger *slog.Logger, svc *search.Service) http.Handler {
 	type response struct {
 		Templates []search.TemplateStatus `json:"templates"`

@@ -28,12 +28,15 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/servers", handleServers(logger, svc))
 		r.With(query(logger, "server")).Method(http.MethodGet, "/mcp/tool-search/catalog", handleCatalog(logger, svc)) // the console's catalog view
+		if opts.Noop != nil {
+			r.With(none).Method(http.MethodPost, "/noop", handleNoop(logger, opts.Noop)) // load tests' baseline
+		}
 		if opts.MCP != nil {
 			r.Handle("/mcp", mcpErrors(opts.MCP)) // Streamable HTTP: POST, GET (event stream), DELETE
 		}
 	})
-	if opts.Noop {
-		r.Method(http.MethodPost, "/noop", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if opts.Noop != nil {
+		r.Method(http.MethodPost, "/bare", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			encode(w, http.StatusOK, struct{}{})
 		}))
 	}

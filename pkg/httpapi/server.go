@@ -32,10 +32,13 @@ type Options struct {
 	MCP http.Handler
 	// Upstreams, when set, adds live upstream health to the status page.
 	Upstreams upstreamStatuser
-	// Noop adds POST /noop, which reads nothing and answers {} through the
-	// same router and middleware: the baseline for load tests. Off in
-	// serve.
-	Noop bool
+	// Noop, when set, adds the baselines of load tests: POST /noop takes
+	// a search request exactly as POST /mcp/tool-search does (the same
+	// middleware, authentication, throttle and strict decoding) and
+	// writes Noop, a pre-encoded answer of a search's size, without
+	// searching; POST /bare, outside every middleware but the router's,
+	// reads nothing and writes {}. Unset in serve.
+	Noop []byte
 	// Draining, when set and true, makes /readyz answer 503 so that load
 	// balancers stop sending traffic before the server shuts down.
 	Draining *atomic.Bool
