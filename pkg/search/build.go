@@ -58,6 +58,8 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		snap.query = f.Fit(texts)
 	}
 	var cache map[[32]byte][]float32
+	var keys [][32]byte  // the remote embedder's cache keys of texts
+	var normalized []bool // vecs[i] is a row of the last index already
 	switch {
 	case snap.Preloaded && !fitted:
 		// Later rebuilds re-embed only what changed since the file.
@@ -74,10 +76,18 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		err = s.embedIndex(ctx, snap, texts)
 		snap.Embedded = len(texts)
 	default:
-		vecs, cache, err = s.embedCached(ctx, snap, texts)
+		vecs, normalized, keys, err = s.embedCached(ctx, snap, texts)
 	}
 	if err == nil && snap.Matrix == nil {
-		err = s.index(snap, vecs)
+		err = s.index(snap, vecs, normalized)
+	}
+	if err == nil && keys != nil {
+		// The cache refers to the new index's rows: the provider's
+		// vectors are let go, not held a second time.
+		cache = make(map[[32]byte][]float32, len(keys))
+		for i, k := range keys {
+			cache[k] = snap.Matrix.Row(i)
+		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -92,7 +102,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	seq := s.seq.Add(1)
 	snap.Version = s.version(seq, cat, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
-	if err := s.buildViews(ctx, snap, texts, docs, vecs); err != nil {
+	if err := s.buildViews(ctx, snap, texts, docs); err != nil {
 		return nil, err
 	}
 	return snap, nil
@@ -140,7 +150,7 @@ func (s *Service) embedIndex(ctx context.Context, snap *Snapshot, texts []string
 		if err != nil {
 			return err
 		}
-		return s.index(snap, vecs)
+		return s.index(snap, vecs, nil)
 	}
 	block, err := be.EmbedBlock(ctx, texts)
 	s.countEmbed("build", err)
@@ -164,9 +174,10 @@ func (s *Service) quantize(snap *Snapshot, mx *index.Matrix) {
 	snap.Matrix = mx
 }
 
-// index builds snap's dense index from vecs.
-func (s *Service) index(snap *Snapshot, vecs [][]float32) error {
-	mx, err := index.New(vecs)
+// index builds snap's dense index from vecs, those marked normalized
+// being rows of an index already (normalized may be nil).
+func (s *Service) index(snap *Snapshot, vecs [][]float32, normalized []bool) error {
+	mx, err := index.NewRows(vecs, normalized)
 	if err != nil {
 		return err
 	}
@@ -186,7 +197,7 @@ func (s *Service) rankable(snap *Snapshot) {
 // no answer can tell a hidden tool from one that does not exist. Keys with
 // the same visibility share a view. Remote vectors are reused, not
 // re-embedded; the local embedder is fitted to each view (it is cheap).
-func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string, docs []bm25.Doc, vecs [][]float32) error {
+func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string, docs []bm25.Doc) error {
 	pol := snap.policy
 	type built struct {
 		rows []int
@@ -200,7 +211,7 @@ func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string
 		}
 		j := slices.IndexFunc(views, func(b built) bool { return slices.Equal(b.rows, rows) })
 		if j < 0 {
-			v, err := s.view(ctx, snap, rows, texts, docs, vecs)
+			v, err := s.view(ctx, snap, rows, texts, docs)
 			if err != nil {
 				return fmt.Errorf("view of API key %q: %w", k.Name, err)
 			}
@@ -228,7 +239,7 @@ func partlyVisible(pol *policy, key string, view *policy) []string {
 	return out
 }
 
-func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []string, docs []bm25.Doc, vecs [][]float32) (*Snapshot, error) {
+func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []string, docs []bm25.Doc) (*Snapshot, error) {
 	cat := snap.Catalog.Subset(rows)
 	sub := func(i int) int { // full row -> view row; rows is sorted
 		j, ok := slices.BinarySearch(rows, i)
@@ -248,6 +259,7 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []
 	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook
 	if snap.Semantic() {
 		var vv [][]float32
+		var normalized []bool
 		if f, ok := v.query.(fitter); ok {
 			v.query = f.Fit(vtexts)
 			var err error
@@ -255,12 +267,13 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []
 				return nil, err
 			}
 		} else {
-			vv = make([][]float32, len(rows))
+			// The full index's rows, normalised already.
+			vv, normalized = make([][]float32, len(rows)), make([]bool, len(rows))
 			for j, r := range rows {
-				vv[j] = vecs[r]
+				vv[j], normalized[j] = snap.Matrix.Row(r), true
 			}
 		}
-		if err := s.index(v, vv); err != nil {
+		if err := s.index(v, vv, normalized); err != nil {
 			return nil, err
 		}
 	}
@@ -273,11 +286,13 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []
 }
 
 // embedCached embeds, in one batch, only the texts the previous build did
-// not have, and returns the cache of exactly this catalog's texts, for the
-// caller to keep once the vectors have made an index.
-func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][]float32, map[[32]byte][]float32, error) {
+// not have. It returns every text's vector, whether each came from the
+// cache (a row of the previous index, normalised already), and the texts'
+// cache keys, for the caller to point the cache at the new index's rows.
+func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][]float32, []bool, [][32]byte, error) {
 	keys := cacheKeys(snap.query.Info(), texts...)
 	vecs := make([][]float32, len(texts))
+	fromCache := make([]bool, len(texts))
 	var missing []string
 	var missingAt []int
 	cached := s.cache
@@ -287,7 +302,7 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	cachedWidth := 0
 	for i, t := range texts {
 		if v, ok := cached[keys[i]]; ok {
-			vecs[i], cachedWidth = v, len(v)
+			vecs[i], fromCache[i], cachedWidth = v, true, len(v)
 			continue
 		}
 		missing = append(missing, t)
@@ -296,7 +311,7 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	if len(missing) > 0 {
 		got, err := s.embed(ctx, snap.query, "build", missing)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if cachedWidth != 0 && len(got[0]) != cachedWidth {
 			// The provider's width changed since the cache was filled: the
@@ -312,11 +327,7 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	}
 	s.distrust.Store(false)
 	snap.Embedded = len(missing)
-	next := make(map[[32]byte][]float32, len(texts))
-	for i, k := range keys {
-		next[k] = vecs[i]
-	}
-	return vecs, next, nil
+	return vecs, fromCache, keys, nil
 }
 
 // cacheKeys are the content keys of texts' vectors under one embedder,

@@ -124,3 +124,39 @@ func withExtraTool(tb testing.TB, setup *Setup) *Setup {
 	setup.Catalog = catalogOf(tb, append([]catalog.Tool{extra}, setup.Catalog.Tools()...))
 	return setup
 }
+
+// TestCacheIsTheIndex: a remote embedder's vectors are held once, as the
+// index's rows, which the build cache refers to; a rebuild that embeds
+// nothing scores exactly as the build before it.
+func TestCacheIsTheIndex(t *testing.T) {
+	var width atomic.Int64
+	width.Store(16)
+	url := fakeProvider(t, &width)
+	svc := New(Config{Embedder: embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: url, APIKey: "k", MaxRetries: -1}),
+		QueryCacheSize: -1, Load: func(context.Context) (*Setup, error) { return defaultSetup(t), nil }})
+	first, err := svc.Rebuild(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := mustSearch(t, svc, Request{Query: "open a pull request", Mode: ModeSemantic, IncludeCore: ptr(false)})
+	second, err := svc.Rebuild(t.Context())
+	if err != nil || second.Embedded != 0 {
+		t.Fatalf("rebuild: %v, embedded %d, want 0", err, second.Embedded)
+	}
+	after := mustSearch(t, svc, Request{Query: "open a pull request", Mode: ModeSemantic, IncludeCore: ptr(false)})
+	for i := range before.Tools {
+		if *before.Tools[i].Score != *after.Tools[i].Score || before.Tools[i].Name != after.Tools[i].Name {
+			t.Fatalf("rank %d: %s %v before the rebuild, %s %v after", i, before.Tools[i].Name, *before.Tools[i].Score, after.Tools[i].Name, *after.Tools[i].Score)
+		}
+	}
+	rows := map[*float32]bool{}
+	for _, r := range second.Matrix.Vectors() {
+		rows[&r[0]] = true
+	}
+	for k, v := range svc.cache {
+		if !rows[&v[0]] {
+			t.Fatalf("cache entry %x is a copy, not a row of the index", k[:4])
+		}
+	}
+	_ = first
+}
