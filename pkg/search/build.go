@@ -58,7 +58,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		snap.query = f.Fit(texts)
 	}
 	var cache map[[32]byte][]float32
-	var keys [][32]byte  // the remote embedder's cache keys of texts
+	var keys [][32]byte   // the remote embedder's cache keys of texts
 	var normalized []bool // vecs[i] is a row of the last index already
 	switch {
 	case snap.Preloaded && !fitted:
