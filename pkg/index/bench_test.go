@@ -24,7 +24,7 @@ func benchMatrix(tb testing.TB, n, d int) (*Matrix, []float32) {
 		}
 		vecs[i] = v
 	}
-	mx, err := New(vecs)
+	mx, err := New(vecs, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

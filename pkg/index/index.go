@@ -31,14 +31,11 @@ var ErrDimension = errors.New("index: query dimension differs from the index")
 
 // New copies vecs into one contiguous row-major matrix, normalising each row
 // to unit length (a zero row stays zero, and so never ranks above a real
-// match). Vectors must share one dimension.
-func New(vecs [][]float32) (*Matrix, error) { return NewRows(vecs, nil) }
-
-// NewRows is New for rows some of which are a matrix's rows already
-// (normalized[i]): those are copied as they are, since normalising a unit
-// row again can move its last bit, and a rebuild from cached rows must
-// score exactly as the build that made them. normalized may be nil.
-func NewRows(vecs [][]float32, normalized []bool) (*Matrix, error) {
+// match). Vectors must share one dimension. Rows marked normalized are
+// a matrix's rows already and are copied as they are, since normalising a
+// unit row again can move its last bit and a rebuild from cached rows must
+// score exactly as the build that made them; normalized may be nil.
+func New(vecs [][]float32, normalized []bool) (*Matrix, error) {
 	if len(vecs) == 0 {
 		return nil, errors.New("index: no vectors")
 	}

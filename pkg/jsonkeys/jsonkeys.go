@@ -34,11 +34,6 @@ func (e *Error) Error() string {
 	return msg
 }
 
-// Duplicates reports the first key repeated within one object, at any
-// depth, as an *Error. Malformed JSON is not its concern: it returns nil
-// and leaves the decoder to say what is wrong.
-func Duplicates(data []byte) error { return Scan(data, nil) }
-
 // within places a key problem found inside a value under that value's
 // path segment.
 func within(err error, segment string) error {

@@ -177,7 +177,7 @@ func (s *Service) quantize(snap *Snapshot, mx *index.Matrix) {
 // index builds snap's dense index from vecs, those marked normalized
 // being rows of an index already (normalized may be nil).
 func (s *Service) index(snap *Snapshot, vecs [][]float32, normalized []bool) error {
-	mx, err := index.NewRows(vecs, normalized)
+	mx, err := index.New(vecs, normalized)
 	if err != nil {
 		return err
 	}
