@@ -223,51 +223,83 @@ func resultText(res *mcp.CallToolResult) string {
 	return ""
 }
 
+// world is one scenario's processes: a test upstream on port, toolsearch
+// in front of it at base, and a client session to toolsearch.
+type world struct {
+	port int
+	up   *proc // replaced when a scenario restarts the upstream
+	ts   *proc
+	base string
+	cs   *mcp.ClientSession
+}
+
+// world starts a scenario: the upstream with upArgs, toolsearch with the
+// upstream's config plus extra (lines under the upstream, or whole
+// sections after it), and a client with opts.
+func (r *rig) world(ctx context.Context, upArgs []string, config func(port int) string, opts *mcp.ClientOptions) (*world, error) {
+	w := &world{port: freePort()}
+	var err error
+	if w.up, err = r.upstream(w.port, upArgs...); err != nil {
+		return nil, err
+	}
+	if w.ts, w.base, err = r.toolsearch(config(w.port)); err != nil {
+		w.up.kill()
+		return nil, err
+	}
+	if w.cs, err = connect(ctx, w.base, opts); err != nil {
+		w.stop()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *world) stop() {
+	if w.cs != nil {
+		w.cs.Close()
+	}
+	w.ts.kill()
+	w.up.kill()
+}
+
+// restart starts the upstream again on its port with args.
+func (r *rig) restart(w *world, args ...string) error {
+	w.up.kill()
+	var err error
+	w.up, err = r.upstream(w.port, args...)
+	return err
+}
+
+func plain(port int) string { return upstreamConfig(port, "") }
+
 // blip: the upstream is killed and restarted 1 s later while a client
 // calls through toolsearch once a second.
 func (r *rig) blip(ctx context.Context) (result, error) {
-	port := freePort()
-	up, err := r.upstream(port)
+	w, err := r.world(ctx, nil, plain, nil)
 	if err != nil {
 		return result{}, err
 	}
-	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
-	if err != nil {
-		up.kill()
-		return result{}, err
-	}
-	defer ts.kill()
-	cs, err := connect(ctx, base, nil)
-	if err != nil {
-		return result{}, err
-	}
-	defer cs.Close()
+	defer w.stop()
 	lost, firstOK := 0, time.Duration(-1)
 	var back time.Time
 	for i := range 20 {
-		if i == 3 {
-			up.kill()
-		}
-		if i == 4 {
-			time.Sleep(time.Second - time.Second/10) // a second after the kill
-			if up, err = r.upstream(port); err != nil {
+		switch i {
+		case 3:
+			w.up.kill()
+		case 4: // a second after the kill
+			if err := r.restart(w); err != nil {
 				return result{}, err
 			}
 			back = time.Now()
 		}
-		_, ok := callTool(ctx, cs, "echo")
+		_, ok := callTool(ctx, w.cs, "echo")
 		switch {
 		case !ok:
 			lost++
 		case !back.IsZero() && firstOK < 0:
 			firstOK = time.Since(back)
 		}
-		time.Sleep(time.Second / 10)
-		if i != 3 {
-			time.Sleep(time.Second - time.Second/5)
-		}
+		time.Sleep(time.Second)
 	}
-	up.kill()
 	return measured(map[string]float64{"lost": float64(lost)},
 		"killed and restarted 1 s later, a call a second for 20 s: %d calls lost; first success %.1f s after the upstream was back", lost, firstOK.Seconds())
 }
@@ -275,63 +307,63 @@ func (r *rig) blip(ctx context.Context) (result, error) {
 // outage: the upstream is down for 20 s; once it is back, how long until
 // a call goes through (calls every 200 ms).
 func (r *rig) outage(ctx context.Context) (result, error) {
-	port := freePort()
-	up, err := r.upstream(port)
+	w, err := r.world(ctx, nil, plain, nil)
 	if err != nil {
 		return result{}, err
 	}
-	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
-	if err != nil {
-		up.kill()
+	defer w.stop()
+	callTool(ctx, w.cs, "echo")
+	w.up.kill()
+	for down := time.Now(); time.Since(down) < 20*time.Second; time.Sleep(time.Second) {
+		callTool(ctx, w.cs, "echo")
+	}
+	if err := r.restart(w); err != nil {
 		return result{}, err
 	}
-	defer ts.kill()
-	cs, err := connect(ctx, base, nil)
-	if err != nil {
-		return result{}, err
-	}
-	defer cs.Close()
-	callTool(ctx, cs, "echo")
-	up.kill()
-	down := time.Now()
-	for time.Since(down) < 20*time.Second {
-		callTool(ctx, cs, "echo")
-		time.Sleep(time.Second)
-	}
-	if up, err = r.upstream(port); err != nil {
-		return result{}, err
-	}
-	defer up.kill()
-	back := time.Now()
-	for time.Since(back) < 90*time.Second {
-		if _, ok := callTool(ctx, cs, "echo"); ok {
+	for back := time.Now(); time.Since(back) < 90*time.Second; time.Sleep(200 * time.Millisecond) {
+		if _, ok := callTool(ctx, w.cs, "echo"); ok {
 			took := time.Since(back).Seconds()
 			return measured(map[string]float64{"recovery_s": took}, "down 20 s (a call a second meanwhile): first success %.1f s after the upstream was back", took)
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
 	return measured(map[string]float64{"recovery_s": 90}, "no success within 90 s of the upstream being back")
 }
 
-// huge: 16 concurrent calls of a tool that answers 10 MB.
+// hang: the upstream accepts connections and never answers; three calls.
+func (r *rig) hang(ctx context.Context) (result, error) {
+	w, err := r.world(ctx, nil, func(port int) string { return upstreamConfig(port, "    timeout: 2s\n") }, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer w.stop()
+	if err := r.restart(w, "-hang"); err != nil {
+		return result{}, err
+	}
+	var took []float64
+	var last *mcp.CallToolResult
+	for range 3 {
+		start := time.Now()
+		last, _ = callTool(ctx, w.cs, "echo")
+		took = append(took, time.Since(start).Seconds())
+	}
+	return measured(map[string]float64{"breaker_refused": boolf(strings.Contains(resultText(last), "breaker"))},
+		"hung upstream, call timeout 2 s: three calls took %.1f, %.1f and %.1f s (the breaker answers the third)", took[0], took[1], took[2])
+}
+
+// huge: 16 concurrent calls, each on its own session, of a tool that
+// answers 10 MB.
 func (r *rig) huge(ctx context.Context) (result, error) {
-	port := freePort()
-	up, err := r.upstream(port, "-huge", strconv.Itoa(10<<20))
+	w, err := r.world(ctx, []string{"-huge", strconv.Itoa(10 << 20)}, plain, nil)
 	if err != nil {
 		return result{}, err
 	}
-	defer up.kill()
-	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
-	if err != nil {
-		return result{}, err
-	}
-	defer ts.kill()
-	before := ts.peakRSS()
+	defer w.stop()
+	before := w.ts.peakRSS()
 	var wg sync.WaitGroup
 	var ok, refused atomic.Int32
 	for range 16 {
 		wg.Go(func() {
-			cs, err := connect(ctx, base, nil)
+			cs, err := connect(ctx, w.base, nil)
 			if err != nil {
 				return
 			}
@@ -346,7 +378,7 @@ func (r *rig) huge(ctx context.Context) (result, error) {
 		})
 	}
 	wg.Wait()
-	peak := ts.peakRSS()
+	peak := w.ts.peakRSS()
 	return measured(map[string]float64{"peak_rss_mib": peak, "refused": float64(refused.Load())},
 		"16 concurrent 10 MB results: peak RSS %.0f MiB (%.0f MiB before); %d answered, %d refused naming the limit", peak, before, ok.Load(), refused.Load())
 }
@@ -354,32 +386,21 @@ func (r *rig) huge(ctx context.Context) (result, error) {
 // slow: two concurrent calls of a tool slower than the call timeout, then
 // a fast call; and what status says.
 func (r *rig) slow(ctx context.Context) (result, error) {
-	port := freePort()
-	up, err := r.upstream(port, "-slow", "20s")
+	w, err := r.world(ctx, []string{"-slow", "20s"}, func(port int) string { return upstreamConfig(port, "    timeout: 2s\n") }, nil)
 	if err != nil {
 		return result{}, err
 	}
-	defer up.kill()
-	ts, base, err := r.toolsearch(upstreamConfig(port, "    timeout: 2s\n"))
-	if err != nil {
-		return result{}, err
-	}
-	defer ts.kill()
-	cs, err := connect(ctx, base, nil)
-	if err != nil {
-		return result{}, err
-	}
-	defer cs.Close()
+	defer w.stop()
 	var wg sync.WaitGroup
 	for range 2 {
-		wg.Go(func() { callTool(ctx, cs, "slow") })
+		wg.Go(func() { callTool(ctx, w.cs, "slow") })
 	}
 	wg.Wait()
-	res, ok := callTool(ctx, cs, "echo")
+	res, ok := callTool(ctx, w.cs, "echo")
 	var st struct {
 		Upstreams []map[string]any `json:"upstreams"`
 	}
-	if resp, err := http.Get(base + "/mcp/tool-search/status"); err == nil {
+	if resp, err := http.Get(w.base + "/mcp/tool-search/status"); err == nil {
 		json.NewDecoder(resp.Body).Decode(&st)
 		resp.Body.Close()
 	}
@@ -398,22 +419,11 @@ func (r *rig) slow(ctx context.Context) (result, error) {
 // wide: a tool with a 1 MB description and 2,000 parameters; the bytes of
 // a search answer that returns it and of its get_tool_schema.
 func (r *rig) wide(ctx context.Context) (result, error) {
-	port := freePort()
-	up, err := r.upstream(port)
+	w, err := r.world(ctx, nil, plain, nil)
 	if err != nil {
 		return result{}, err
 	}
-	defer up.kill()
-	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
-	if err != nil {
-		return result{}, err
-	}
-	defer ts.kill()
-	cs, err := connect(ctx, base, nil)
-	if err != nil {
-		return result{}, err
-	}
-	defer cs.Close()
+	defer w.stop()
 	size := func(res *mcp.CallToolResult, err error) int {
 		if err != nil {
 			return -1
@@ -421,42 +431,31 @@ func (r *rig) wide(ctx context.Context) (result, error) {
 		b, _ := json.Marshal(res)
 		return len(b)
 	}
-	search := size(cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "frobnicate quaternions", "limit": 3}}))
-	schema := size(cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_tool_schema", Arguments: map[string]any{"name": "wide_tool"}}))
+	search := size(w.cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "frobnicate quaternions", "limit": 3}}))
+	schema := size(w.cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_tool_schema", Arguments: map[string]any{"name": "wide_tool"}}))
 	return measured(map[string]float64{"search_bytes": float64(search), "schema_bytes": float64(schema)},
 		"1 MB description, 2,000 parameters: search answer %d bytes, get_tool_schema %d bytes", search, schema)
 }
 
 // listen: a session that keeps its GET stream open and sends nothing past
-// the idle limit, then calls.
+// the idle limit, then calls; and whether list_changed still reaches it.
 func (r *rig) listen(ctx context.Context) (result, error) {
-	port := freePort()
-	up, err := r.upstream(port)
-	if err != nil {
-		return result{}, err
-	}
-	defer up.kill()
-	// The confirmation timeout must be shorter than the idle limit.
-	config := strings.Replace(upstreamConfig(port, ""), "limits:\n", "limits:\n  mcp_session_idle: 2s\n", 1) + "mcp:\n  confirm_timeout: 1s\n"
-	ts, base, err := r.toolsearch(config)
-	if err != nil {
-		return result{}, err
-	}
-	defer ts.kill()
 	var changes atomic.Int32
-	cs, err := connect(ctx, base, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changes.Add(1) }})
+	// The confirmation timeout must be shorter than the idle limit.
+	config := func(port int) string {
+		return strings.Replace(upstreamConfig(port, ""), "limits:\n", "limits:\n  mcp_session_idle: 2s\n", 1) + "mcp:\n  confirm_timeout: 1s\n"
+	}
+	w, err := r.world(ctx, nil, config, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changes.Add(1) }})
 	if err != nil {
 		return result{}, err
 	}
-	defer cs.Close()
+	defer w.stop()
 	time.Sleep(8 * time.Second) // four idle limits, with the GET stream open
-	_, callErr := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "echo"}})
-	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/control/add?name=added_later", port), "", nil)
-	if err == nil {
-		resp.Body.Close()
+	_, callErr := w.cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "echo"}})
+	if err := w.add("added_later"); err != nil {
+		return result{}, err
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for changes.Load() == 0 && time.Now().Before(deadline) {
+	for deadline := time.Now().Add(5 * time.Second); changes.Load() == 0 && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
 	alive := "kept"
@@ -467,33 +466,51 @@ func (r *rig) listen(ctx context.Context) (result, error) {
 		"listening session, idle limit 2 s, silent 8 s: %s; list_changed after it: %d", alive, changes.Load())
 }
 
+// add has the upstream add a tool named name.
+func (w *world) add(name string) error {
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/control/add?name=%s", w.port, name), "", nil)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
 // progress: a call_tool with a progressToken to a tool that reports four
 // times.
 func (r *rig) progress(ctx context.Context) (result, error) {
-	port := freePort()
-	up, err := r.upstream(port)
-	if err != nil {
-		return result{}, err
-	}
-	defer up.kill()
-	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
-	if err != nil {
-		return result{}, err
-	}
-	defer ts.kill()
 	var got atomic.Int32
-	cs, err := connect(ctx, base, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { got.Add(1) }})
+	w, err := r.world(ctx, nil, plain, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { got.Add(1) }})
 	if err != nil {
 		return result{}, err
 	}
-	defer cs.Close()
+	defer w.stop()
 	params := &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "progress", "arguments": map[string]any{}}}
 	params.SetProgressToken("p-1")
-	if _, err := cs.CallTool(ctx, params); err != nil {
+	if _, err := w.cs.CallTool(ctx, params); err != nil {
 		return result{}, err
 	}
 	time.Sleep(500 * time.Millisecond)
 	return measured(map[string]float64{"progress": float64(got.Load())}, "%d of 4 upstream progress notifications reached the caller", got.Load())
+}
+
+// change: the upstream adds a tool; how long until a search finds it.
+func (r *rig) change(ctx context.Context) (result, error) {
+	w, err := r.world(ctx, nil, plain, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer w.stop()
+	if err := w.add("added_later"); err != nil {
+		return result{}, err
+	}
+	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(20 * time.Millisecond) {
+		res, err := w.cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "select:added_later"}})
+		if err == nil && strings.Contains(resultText(res), "added_later") {
+			took := time.Since(start).Seconds()
+			return measured(map[string]float64{"found": 1}, "a tool added upstream is found by search %.2f s later", took)
+		}
+	}
+	return measured(map[string]float64{"found": 0}, "a tool added upstream was not found within 30 s")
 }
 
 func boolf(b bool) float64 {
@@ -501,73 +518,4 @@ func boolf(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-// hang: the upstream accepts connections and never answers; three calls.
-func (r *rig) hang(ctx context.Context) (result, error) {
-	port := freePort()
-	up, err := r.upstream(port)
-	if err != nil {
-		return result{}, err
-	}
-	ts, base, err := r.toolsearch(upstreamConfig(port, "    timeout: 2s\n"))
-	if err != nil {
-		up.kill()
-		return result{}, err
-	}
-	defer ts.kill()
-	up.kill()
-	if up, err = r.upstream(port, "-hang"); err != nil {
-		return result{}, err
-	}
-	defer up.kill()
-	cs, err := connect(ctx, base, nil)
-	if err != nil {
-		return result{}, err
-	}
-	defer cs.Close()
-	var took []float64
-	var last *mcp.CallToolResult
-	for range 3 {
-		start := time.Now()
-		last, _ = callTool(ctx, cs, "echo")
-		took = append(took, time.Since(start).Seconds())
-	}
-	return measured(map[string]float64{"breaker_refused": boolf(strings.Contains(resultText(last), "breaker"))},
-		"hung upstream, call timeout 2 s: three calls took %.1f, %.1f and %.1f s (the breaker answers the third)", took[0], took[1], took[2])
-}
-
-// change: the upstream adds a tool; how long until a search finds it.
-func (r *rig) change(ctx context.Context) (result, error) {
-	port := freePort()
-	up, err := r.upstream(port)
-	if err != nil {
-		return result{}, err
-	}
-	defer up.kill()
-	ts, base, err := r.toolsearch(upstreamConfig(port, ""))
-	if err != nil {
-		return result{}, err
-	}
-	defer ts.kill()
-	cs, err := connect(ctx, base, nil)
-	if err != nil {
-		return result{}, err
-	}
-	defer cs.Close()
-	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/control/add?name=added_later", port), "", nil)
-	if err != nil {
-		return result{}, err
-	}
-	resp.Body.Close()
-	start := time.Now()
-	for time.Since(start) < 30*time.Second {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "select:added_later"}})
-		if err == nil && strings.Contains(resultText(res), "added_later") {
-			took := time.Since(start).Seconds()
-			return measured(map[string]float64{"found": 1}, "a tool added upstream is found by search %.2f s later", took)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return measured(map[string]float64{"found": 0}, "a tool added upstream was not found within 30 s")
 }
