@@ -290,6 +290,11 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	}
 	snap.BuildTook = took
 	s.cur.Store(snap)
+	if snap.Semantic() {
+		// Status must not show a retry pending beside the index that made
+		// it unneeded (Run would clear it only after OnPublish's work).
+		s.setNextRetry(time.Time{})
+	}
 	result := "ok"
 	if !snap.Semantic() {
 		result = "degraded"
