@@ -96,8 +96,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		mcpSrv.Announce(snap)
 		// A build allocates several times what its snapshot keeps (the
 		// analysis, the counts, the old snapshot until now); give the
-		// freed memory back, so the pod's RSS is what it holds.
-		debug.FreeOSMemory()
+		// freed memory back, so the pod's RSS is what it holds. Not in
+		// the publishing path: the forced collection takes a while, and
+		// the build's caller (Run recording its next retry) should not
+		// wait for it. It ends when the collection does.
+		go debug.FreeOSMemory()
 	})
 
 	upDone := make(chan error, 1)
