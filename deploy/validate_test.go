@@ -120,12 +120,14 @@ func TestOverlays(t *testing.T) {
 			}
 			var policy *networkingv1.NetworkPolicy
 			var cfg *corev1.ConfigMap
+			var deployment *appsv1.Deployment
 			for _, d := range docs {
 				switch o := d.obj.(type) {
 				case *networkingv1.NetworkPolicy:
 					policy = o
 				case *appsv1.Deployment:
 					checkDeployment(t, o)
+					deployment = o
 				case *corev1.ConfigMap:
 					if strings.HasPrefix(o.Name, "toolsearch-config") {
 						checkConfigMap(t, o)
@@ -144,7 +146,90 @@ func TestOverlays(t *testing.T) {
 			if policy != nil && cfg != nil {
 				checkEgress(t, policy, cfg)
 			}
+			if deployment != nil && cfg != nil {
+				checkMemory(t, deployment, cfg)
+			}
 		})
+	}
+}
+
+// The sizing rule (README, "Memory"): what a catalog of n tools embedded
+// at width dim holds once built (steady), and the most it holds while it
+// builds (peak), in bytes. The constants are measured (BENCHMARKS.md:
+// 10,000 and 100,000 tools locally, 10,000 at 1,536 dimensions through an
+// OpenAI-compatible provider) and rounded up: per tool, the BM25
+// postings, the catalog and the hints; for a build, the local embedder's
+// analysis and counts, or the provider answers being decoded, up to 4
+// requests of batch texts in flight, about 40 bytes a value as JSON and
+// floats at once.
+func memoryFor(n, dim, batch int, local bool) (steady, peak int64) {
+	vectors := int64(n) * int64(dim) * 4
+	steady = vectors + int64(n)*4096 + 40<<20
+	if local {
+		return steady, steady + vectors + int64(n)*1640
+	}
+	return steady, steady + int64(min(n, 4*batch))*int64(dim)*40
+}
+
+// modelWidth is the width a config's embedder serves: dimensions when set,
+// else the model's own for the models whose width is known, else the
+// local embedder's default.
+func modelWidth(e config.Embedding) int {
+	switch {
+	case e.Dimensions > 0:
+		return e.Dimensions
+	case e.Provider == "" || e.Provider == "local":
+		return 1024
+	case strings.Contains(e.Model, "3-large"):
+		return 3072
+	}
+	return 1536 // text-embedding-3-small, ada-002; the widest common default
+}
+
+// checkMemory: the deployment's memory limit holds its catalog, by the
+// sizing rule, at its peak.
+func checkMemory(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap) {
+	t.Helper()
+	cfg, err := config.Parse("configmap config.yaml", []byte(cm.Data["config.yaml"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := catalog.Parse("configmap catalog.yaml", []byte(cm.Data["catalog.yaml"]), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := cfg.Embedding.BatchSize
+	if batch == 0 {
+		batch = 2048
+	}
+	local := cfg.Embedding.Provider == "" || cfg.Embedding.Provider == "local"
+	steady, peak := memoryFor(cat.Len(), modelWidth(cfg.Embedding), batch, local)
+	limit := d.Spec.Template.Spec.Containers[0].Resources.Limits.Memory().Value()
+	if limit < peak {
+		t.Errorf("memory limit %d MiB, but %d tools at %d dimensions need %d MiB at their peak (%d MiB once built)",
+			limit>>20, cat.Len(), modelWidth(cfg.Embedding), peak>>20, steady>>20)
+	}
+}
+
+func TestMemoryRule(t *testing.T) {
+	// The measurements the rule must cover (BENCHMARKS.md), in MiB.
+	for _, m := range []struct {
+		n, dim        int
+		local         bool
+		rss, peakSeen int64
+	}{
+		{10_000, 1024, true, 112, 167},
+		{100_000, 1024, true, 718, 1238},
+		{10_000, 1536, false, 134, 547},
+	} {
+		steady, peak := memoryFor(m.n, m.dim, 2048, m.local)
+		if steady>>20 < m.rss || peak>>20 < m.peakSeen {
+			t.Errorf("n=%d dim=%d local=%v: rule %d/%d MiB, measured %d/%d MiB", m.n, m.dim, m.local, steady>>20, peak>>20, m.rss, m.peakSeen)
+		}
 	}
 }
 
