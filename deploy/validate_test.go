@@ -190,18 +190,7 @@ func modelWidth(e config.Embedding) int {
 // sizing rule, at its peak.
 func checkMemory(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap) {
 	t.Helper()
-	cfg, err := config.Parse("configmap config.yaml", []byte(cm.Data["config.yaml"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := catalog.Parse("configmap catalog.yaml", []byte(cm.Data["catalog.yaml"]), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.New([]catalog.Part{p})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, cat := parseConfigMap(t, cm)
 	batch := cfg.Embedding.BatchSize
 	if batch == 0 {
 		batch = 2048
@@ -294,7 +283,9 @@ func envDuration(t *testing.T, c corev1.Container, name string) int {
 
 // checkConfigMap parses the config and catalog with the service's own
 // parsers, so a ConfigMap the service would refuse fails here first.
-func checkConfigMap(t *testing.T, cm *corev1.ConfigMap) {
+// parseConfigMap reads the ConfigMap's config and catalog with the
+// service's own parsers.
+func parseConfigMap(t *testing.T, cm *corev1.ConfigMap) (*config.File, *catalog.Catalog) {
 	t.Helper()
 	cfg, err := config.Parse("configmap config.yaml", []byte(cm.Data["config.yaml"]))
 	if err != nil {
@@ -308,6 +299,12 @@ func checkConfigMap(t *testing.T, cm *corev1.ConfigMap) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg, cat
+}
+
+func checkConfigMap(t *testing.T, cm *corev1.ConfigMap) {
+	t.Helper()
+	cfg, cat := parseConfigMap(t, cm)
 	for _, ref := range cfg.Core {
 		if _, err := cat.Resolve(ref); err != nil {
 			t.Errorf("config core names %q: %v", ref, err)

@@ -10,22 +10,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(realpath "${1:-"$here/../../bin/toolsearch"}")
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-cd "$here"
-npm ci --no-audit --no-fund --loglevel=error >/dev/null
+. "$here/common.sh"
 node22="$here/node_modules/.bin/node"
 echo "conformance: @modelcontextprotocol/conformance $("$node22" -p 'require("./node_modules/@modelcontextprotocol/conformance/package.json").version') on Node $("$node22" --version)"
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
-	shuf -i 20000-60000 -n 1; }
 
 # start_toolsearch CONFIG: serves toolsearch on a free port, ts_port.
 start_toolsearch() {
@@ -61,12 +48,7 @@ start_toolsearch "$work/alone.yaml"
 suite alone "$ts_port"
 
 up_port=$(free_port)
-PORT=$up_port node node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp >"$work/everything.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do
-	grep -q "listening on port" "$work/everything.log" 2>/dev/null && break
-	sleep 0.1
-done
+start_node everything "$up_port" node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
 cat >"$work/upstream.yaml" <<YAML
 limits:
   search_rate: -1

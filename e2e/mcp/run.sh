@@ -6,42 +6,18 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-"$here/../../bin/toolsearch"}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-cd "$here"
-npm ci --no-audit --no-fund --loglevel=error >/dev/null
+. "$here/common.sh"
 # The Inspector declares node >=22.7.5; Node 20 runs its CLI (every answer
 # below is checked, so a real incompatibility fails the test), but say so
 # rather than hide npm's warning.
 want=$(node -p 'require("./node_modules/@modelcontextprotocol/inspector/package.json").engines.node')
 echo "e2e-mcp: Node $(node --version); the MCP Inspector declares node $want"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null ||
-	shuf -i 20000-60000 -n 1; }
 up_port=$(free_port)
 notes_port=$(free_port)
 ts_port=$(free_port)
-
-PORT=$up_port node node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp >"$work/everything.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do
-	grep -q "listening on port" "$work/everything.log" 2>/dev/null && break
-	sleep 0.1
-done
-
-PORT=$notes_port node notes-server.mjs >"$work/notes.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do
-	grep -q "listening on port" "$work/notes.log" 2>/dev/null && break
-	sleep 0.1
-done
+start_node everything "$up_port" node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
+start_node notes "$notes_port" notes-server.mjs
 
 # get-sum is core and listed as itself (expose: core_and_meta); the notes
 # server declares no annotations, so delete_note is destructive by inference.
