@@ -37,6 +37,10 @@ type readLimit struct {
 	max    int64
 	budget *semaphore.Weighted // nil: unbudgeted
 
+	// onExceed, when set, is called once, as the first bound is crossed
+	// and before the read fails.
+	onExceed func()
+
 	mu   sync.Mutex
 	read int64
 	held int64 // charged to budget, returned by release
@@ -56,6 +60,11 @@ func (l *readLimit) charge(n int) error {
 	if l.err != nil {
 		return l.err
 	}
+	defer func() {
+		if l.err != nil && l.onExceed != nil {
+			l.onExceed()
+		}
+	}()
 	l.read += int64(n)
 	switch {
 	case l.read > l.max:

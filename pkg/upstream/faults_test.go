@@ -119,7 +119,19 @@ func TestResultBounds(t *testing.T) {
 			t.Fatalf("huge result: %v; want ErrResultTooLarge naming the limit", err)
 		}
 	}
-	if st := m.Status()[0]; st.Breaker != Closed || st.CallsFailing {
+	// Concurrent, on one shared upstream session: the first answer over
+	// the limit makes the SDK close the session under the others, which
+	// say so rather than count against the upstream.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := m.Call(t.Context(), "u", "huge", nil, CallOptions{}); !errors.Is(err, ErrResultTooLarge) {
+				t.Errorf("concurrent huge result: %v; want ErrResultTooLarge", err)
+			}
+		})
+	}
+	wg.Wait()
+	if st := m.Status()[0]; st.Breaker != Closed || st.CallsFailing || st.Failures != 0 {
 		t.Errorf("after oversized answers: %+v; want a healthy upstream", st)
 	}
 	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil {

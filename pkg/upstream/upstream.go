@@ -138,6 +138,9 @@ type upstream struct {
 	// that asked for them, by the token toolsearch gave each call.
 	progress  map[string]func(context.Context, *mcp.ProgressNotificationParams)
 	nextToken uint64
+	// oversizedSession is the last session an answer over its bound
+	// closed (see oversize).
+	oversizedSession *mcp.ClientSession
 	// counts for /metrics: tools/list attempts and forwarded calls by result
 	lists map[string]uint64 // listResults
 	calls map[string]uint64 // callResults
@@ -528,9 +531,17 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 			}
 			return nil, resultUnavailable, fmt.Errorf("%w: %s", ErrUnavailable, u.scrub(err.Error()))
 		}
+		lim.onExceed = func() { u.oversize(cs) }
 		res, err = cs.CallTool(withReadLimit(cctx, lim), params)
 		if err == nil || lim.exceeded() != nil || !sessionGone(err) {
 			break
+		}
+		if u.oversized(cs) {
+			// Another call's answer over the limit made the SDK close the
+			// session this call shared: whether it ran upstream cannot be
+			// known, so it is not sent again, and it says nothing of the
+			// upstream's health.
+			return nil, resultTooLarge, fmt.Errorf("%w: the session this call shared was closed by another answer over the %d-byte limit (limits.upstream_max_result_bytes); it may have run upstream", ErrResultTooLarge, m.maxRead)
 		}
 		// The upstream restarted or dropped the session: the call never
 		// ran there, so it is safe to reconnect and send it once more.
@@ -592,6 +603,21 @@ func (m *Manager) called(u *upstream, outcome string, err error) {
 	default: // timeout, too large, cancelled: the upstream's health is not in question
 		u.br.neutral()
 	}
+}
+
+// oversize notes that an answer over its bound was read on cs: the SDK
+// fails the whole connection on such a read, under every call on it.
+func (u *upstream) oversize(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	u.oversizedSession = cs
+	u.mu.Unlock()
+}
+
+// oversized reports whether cs was closed by an answer over its bound.
+func (u *upstream) oversized(cs *mcp.ClientSession) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.oversizedSession == cs
 }
 
 // track registers a call's progress receiver under a fresh token.
