@@ -59,18 +59,7 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	// HEAD is answered wherever GET is (load balancers probe with it).
 	r.Use(requestID, m.instrument, recoverer(opts.Logger), middleware.GetHead)
 	r.NotFound(notFound(opts.Logger))
-	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
-		// With a custom 405 handler chi no longer writes Allow; ask the
-		// router which methods the path has, so a new route is never missed.
-		var allowed []string
-		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
-				allowed = append(allowed, m)
-			}
-		}
-		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeError(w, req, opts.Logger, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s", clip(req.Method, maxEcho), clip(req.URL.Path, maxEcho)))
-	})
+	r.MethodNotAllowed(methodNotAllowed(opts.Logger, r))
 	addRoutes(r, opts, svc)
 	return r
 }
@@ -86,8 +75,28 @@ func NewMetricsServer(g prometheus.Gatherer, logger *slog.Logger) http.Handler {
 	r := chi.NewRouter()
 	r.Use(requestID, middleware.GetHead)
 	r.NotFound(notFound(logger))
+	r.MethodNotAllowed(methodNotAllowed(logger, r))
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	return r
+}
+
+// methodNotAllowed answers a method routes does not take on a path it
+// has. With a custom 405 handler chi no longer writes Allow; the router is
+// asked which methods the path has, so a new route is never missed.
+func methodNotAllowed(logger *slog.Logger, routes chi.Routes) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if routes.Match(chi.NewRouteContext(), m, req.URL.Path) {
+				allowed = append(allowed, m)
+				if m == http.MethodGet {
+					allowed = append(allowed, http.MethodHead) // middleware.GetHead serves it
+				}
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, req, logger, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s", clip(req.Method, maxEcho), clip(req.URL.Path, maxEcho)))
+	}
 }
 
 func notFound(logger *slog.Logger) http.HandlerFunc {

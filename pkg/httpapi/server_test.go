@@ -91,9 +91,10 @@ func TestMetricsApart(t *testing.T) {
 		{metrics, "GET", "/metrics", 200},
 		{metrics, "HEAD", "/metrics", 200},
 		{metrics, "GET", "/mcp/tool-search/status", 404},
+		{metrics, "POST", "/metrics", 405},
 	} {
 		rec := do(tt.h, tt.method, tt.path, "", "")
-		if rec.Code != tt.want || (rec.Code == 404 && !strings.Contains(rec.Body.String(), `"code":"not_found"`)) {
+		if rec.Code != tt.want || (rec.Code >= 400 && !strings.Contains(rec.Body.String(), `{"error":{"code":"`)) {
 			t.Errorf("%s %s = %d %s, want %d", tt.method, tt.path, rec.Code, rec.Body.String(), tt.want)
 		}
 	}
