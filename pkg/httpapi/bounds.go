@@ -36,8 +36,8 @@ func codeLabel(status int) string {
 }
 
 // maxEcho is how much of a caller's method or path an error message or
-// log line quotes.
-const maxEcho = 64
+// log line quotes: the one bound every error's quote of input keeps.
+const maxEcho = redact.MaxEcho
 
 // clip cuts s to at most n bytes on a rune boundary, marking the cut.
 func clip(s string, n int) string { return redact.Clip(s, n, "…") }

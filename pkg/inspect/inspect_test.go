@@ -30,7 +30,8 @@ const doc = `{"servers":[
 		{"name":"send_email","description":"Send an email message to one or more recipients with a subject and body."},
 		{"name":"purge_outbox","description":"Remove every queued message."}]}]}`
 
-func newService(t *testing.T) *search.Service {
+// docCatalog is doc as a catalog.
+func docCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
 	part, err := catalog.Parse("t.json", []byte(doc), "")
 	if err != nil {
@@ -40,8 +41,14 @@ func newService(t *testing.T) *search.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cat
+}
+
+func newService(t *testing.T) *search.Service {
+	t.Helper()
+	cat := docCatalog(t)
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(256)})
-	_, err = svc.Build(context.Background(), &search.Setup{Catalog: cat, Keys: []access.Key{
+	_, err := svc.Build(context.Background(), &search.Setup{Catalog: cat, Keys: []access.Key{
 		{Name: "all", Hash: sha256.Sum256([]byte("k-all"))},
 		{Name: "mail", Hash: sha256.Sum256([]byte("k-mail")), Visibility: access.Visibility{Servers: []string{"mail"}}},
 	}})
@@ -127,14 +134,7 @@ func TestAuditBatchesQueryEmbeddings(t *testing.T) {
 		fmt.Fprintf(w, `{"data":[%s]}`, strings.Join(items, ","))
 	}))
 	t.Cleanup(srv.Close)
-	part, err := catalog.Parse("t.json", []byte(doc), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.New([]catalog.Part{part})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := docCatalog(t)
 	svc := search.New(search.Config{Embedder: embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "k", Dimensions: 4})})
 	if _, err := svc.Build(t.Context(), &search.Setup{Catalog: cat}); err != nil {
 		t.Fatal(err)

@@ -197,6 +197,20 @@ func TestConfirmRoutes(t *testing.T) {
 		post(t, r.url, "k", id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		return id
 	}
+	// send POSTs body on session id, accepting accept.
+	send := func(t *testing.T, id, accept, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", accept)
+		req.Header.Set("Authorization", "Bearer k")
+		req.Header.Set("Mcp-Session-Id", id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
 	callBody := func(confirm bool) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"clear_alerts","confirm":%v}}}`, confirm)
 	}
@@ -204,15 +218,7 @@ func TestConfirmRoutes(t *testing.T) {
 	t.Run("event stream, no GET stream: asked on the call's stream", func(t *testing.T) {
 		id := open()
 		before := cleared.Load()
-		req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(callBody(false)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer k")
-		req.Header.Set("Mcp-Session-Id", id)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := send(t, id, "application/json, text/event-stream", callBody(false))
 		defer resp.Body.Close()
 		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 			t.Fatalf("call_tool answered %s, want an event stream", ct)
@@ -248,15 +254,7 @@ func TestConfirmRoutes(t *testing.T) {
 		id := open()
 		before := cleared.Load()
 		jsonPost := func(body string) string {
-			req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json")
-			req.Header.Set("Authorization", "Bearer k")
-			req.Header.Set("Mcp-Session-Id", id)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := send(t, id, "application/json", body)
 			defer resp.Body.Close()
 			b, _ := io.ReadAll(resp.Body)
 			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
