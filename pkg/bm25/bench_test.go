@@ -32,7 +32,7 @@ func BenchmarkScores(b *testing.B) {
 	for i := range docs {
 		docs[i] = Doc{Name: text(3), Server: fmt.Sprintf("server%d", i%500), Description: text(25), Params: text(10)}
 	}
-	ix := New(docs, DefaultConfig)
+	ix := fromDocs(docs, DefaultConfig)
 	queries := make([]Query, 64)
 	for i := range queries {
 		queries[i] = ix.Prepare(text(6))

@@ -97,34 +97,157 @@ func number(t string) bool {
 // weight is 0.4 or 0.5 and the fifth gains or holds (evals/README.md).
 const DerivedWeight = 0.4
 
-// posting is one document that has a term. impact is the term's whole
-// BM25F weight in the document but for idf, the field-weighted,
-// length-normalised term frequency saturated by k1 (tf/(k1+tf)), worked
-// out once at build so that scoring a posting is one multiply-add.
-type posting struct {
-	doc    int32
-	fields uint8 // the fields that hold the term, for Matched
-	impact float64
-}
-
 // Index is an immutable inverted index over tools. It is safe for
 // concurrent use.
+//
+// Every term, concept and pair has a list of postings, the documents that
+// have it in row order; the lists lie end to end in three arrays, list k
+// being [start[k], start[k+1]). A posting's impact is the term's whole
+// BM25F weight in the document but for idf, the field-weighted,
+// length-normalised term frequency saturated by k1 (tf/(k1+tf)), worked
+// out once at build so that scoring a posting is one multiply-add; fields
+// says which fields hold it, for Matched.
 type Index struct {
-	p        Config
-	n        int
-	postings map[string][]posting
-	scratch  sync.Pool
+	p Config
+	n int
+	// terms maps a term (or a concept's token) to its list; pairs maps two
+	// neighbouring terms, as their lists' numbers (first<<32 | second), to
+	// theirs.
+	terms  map[string]uint32
+	pairs  map[uint64]uint32
+	start  []uint32
+	doc    []int32
+	impact []float64
+	fields []uint8
+
+	scratch sync.Pool
 }
 
-// Doc is one tool's text, by field.
-type Doc [numFields]string
+// Layout says which segment of a corpus holds each text field of a tool
+// (Name to Enums); the concepts and pairs fields are worked out from them.
+type Layout [Concepts]int
 
-// DocOf splits a tool's text, its fields already extracted, into the
-// index's fields.
-func DocOf(t catalog.Tool, f catalog.Fields) Doc {
-	d := Doc{Name: t.Name, Server: t.Server, Title: f.Title, Description: f.Description, Params: f.Params, Enums: f.Enums}
-	d[Concepts] = conceptText(strings.Join(d[:Concepts], " "))
-	return d
+// ToolLayout is where a corpus of catalog.Fields.Parts holds each field.
+var ToolLayout = Layout{Name: catalog.PartName, Server: catalog.PartServer, Title: catalog.PartTitle,
+	Description: catalog.PartDescription, Params: catalog.PartParams, Enums: catalog.PartEnums}
+
+// New indexes the documents of c, one per tool in row order, whose fields
+// are the segments layout names. Every term of those segments is indexed,
+// with its synonym concepts (field Concepts) and each two neighbouring
+// terms of a field (field Pairs).
+func New(c *analysis.Corpus, layout Layout, p Config) *Index {
+	b := newBuilder(c, layout)
+	ix := &Index{p: p, n: c.Len()}
+	norm := b.norms(p)
+	ix.start, ix.pairs = b.count()
+	total := ix.start[len(ix.start)-1]
+	ix.doc, ix.impact, ix.fields = make([]int32, total), make([]float64, total), make([]uint8, total)
+	b.fill(ix, norm)
+	ix.terms = make(map[string]uint32, len(b.vocab))
+	for id, t := range b.vocab {
+		if ix.start[id+1] > ix.start[id] {
+			ix.terms[t] = uint32(id)
+		}
+	}
+	for k, t := range b.conceptTerms {
+		id := uint32(len(b.vocab) + k)
+		if ix.start[id+1] > ix.start[id] {
+			ix.terms[t] = id
+		}
+	}
+	ix.scratch.New = func() any {
+		s := make([]float32, ix.n)
+		return &s
+	}
+	return ix
+}
+
+// builder holds what New works out before the lists: each vocabulary
+// term's concept tokens, as list numbers after the vocabulary's.
+type builder struct {
+	c      *analysis.Corpus
+	layout Layout
+	vocab  []string
+	// conceptsOf[t] are the lists of term t's concept tokens; conceptTerms
+	// the tokens, list len(vocab)+k being conceptTerms[k].
+	conceptsOf   [][]uint32
+	conceptTerms []string
+	lens         [][numFields]uint16
+	// From count, for fill.
+	parts   []countPart
+	pairs   map[uint64]uint32
+	singles int
+}
+
+func newBuilder(c *analysis.Corpus, layout Layout) *builder {
+	b := &builder{c: c, layout: layout, vocab: c.Vocab(), conceptsOf: make([][]uint32, len(c.Vocab()))}
+	// A concept's token shares its list with the same word in a text, as
+	// it would if both were analysed from text; no real text has one.
+	token := map[string]uint32{}
+	for id, t := range b.vocab {
+		if strings.HasPrefix(t, conceptPrefix) {
+			token[t] = uint32(id)
+		}
+	}
+	for id, t := range b.vocab {
+		for _, cid := range analysis.English.Related(t) {
+			// The concept's token as the documents' text would analyse it.
+			for _, ct := range analysis.English.Terms(conceptToken(cid)) {
+				k, ok := token[ct]
+				if !ok {
+					k = uint32(len(b.vocab) + len(b.conceptTerms))
+					token[ct] = k
+					b.conceptTerms = append(b.conceptTerms, ct)
+				}
+				b.conceptsOf[id] = append(b.conceptsOf[id], k)
+			}
+		}
+	}
+	return b
+}
+
+// norms is each document's length normalisation per field, from the
+// fields' lengths in terms (as counted, at most MaxUint16) and their
+// averages.
+func (b *builder) norms(p Config) [][numFields]float64 {
+	b.lens = make([][numFields]uint16, b.c.Len())
+	chunk.Each(b.c.Len(), func(_, lo, hi int) {
+		for d := lo; d < hi; d++ {
+			var n [numFields]int
+			for f := range Concepts {
+				seg := b.c.Segment(d, b.layout[f])
+				n[f] = len(seg)
+				n[Pairs] += max(len(seg)-1, 0)
+				for _, t := range seg {
+					n[Concepts] += len(b.conceptsOf[t])
+				}
+			}
+			for f := range numFields {
+				b.lens[d][f] = uint16(min(n[f], math.MaxUint16))
+			}
+		}
+	})
+	var total, avgLen [numFields]float64
+	for _, l := range b.lens {
+		for f := range total {
+			total[f] += float64(l[f])
+		}
+	}
+	for f := range total {
+		if len(b.lens) > 0 {
+			avgLen[f] = total[f] / float64(len(b.lens))
+		}
+	}
+	norm := make([][numFields]float64, len(b.lens))
+	for d, l := range b.lens {
+		for f := range numFields {
+			norm[d][f] = 1
+			if avgLen[f] > 0 {
+				norm[d][f] = 1 - p.B + p.B*float64(l[f])/avgLen[f]
+			}
+		}
+	}
+	return norm
 }
 
 // conceptToken spells a concept id as one word that Terms keeps whole and
@@ -136,150 +259,201 @@ func conceptName(id string) string { return strings.TrimPrefix(id, "c:") }
 
 const conceptPrefix = "qqconcept"
 
-// conceptText is the concept ids of text's terms, as words.
-func conceptText(text string) string {
-	var b strings.Builder
-	for _, t := range analysis.English.Terms(text) {
-		for _, c := range analysis.English.Related(t) {
-			b.WriteString(conceptToken(c))
-			b.WriteByte(' ')
-		}
-	}
-	return b.String()
-}
+// pairKey is the key of two neighbouring terms in a document's counts:
+// above every single term's list number.
+func pairKey(a, b uint32) uint64 { return uint64(a+1)<<32 | uint64(b) }
 
-// New indexes docs, one per tool, in row order.
-func New(docs []Doc, p Config) *Index {
-	ix := &Index{p: p, n: len(docs), postings: map[string][]posting{}}
-	// Field counts first: a posting's impact needs the average field
-	// lengths, known once every document is counted.
-	tfsOf := map[string][]counts{}
-	lens := make([][numFields]uint16, len(docs))
-	// Analysing the texts is most of the work, and each document's is its
-	// own: the cores share it. Postings are then gathered in document
-	// order, as Matched and Fraction expect.
-	// A window at a time, so the counts waiting to be gathered stay a few
-	// thousand documents' worth, whatever the catalog's size.
-	const window = 8192
-	perDoc := make([][]termCounts, min(window, len(docs)))
-	var total [numFields]float64
-	for start := 0; start < len(docs); start += window {
-		part := docs[start:min(start+window, len(docs))]
-		chunk.Each(len(part), func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				perDoc[i], lens[start+i] = countDoc(part[i])
-			}
-		})
-		for i := range part {
-			d := start + i
-			for _, tc := range perDoc[i] {
-				tfsOf[tc.term] = append(tfsOf[tc.term], counts{doc: int32(d), tf: tc.tf})
-			}
-			perDoc[i] = nil
-			for f := range total {
-				total[f] += float64(lens[d][f])
-			}
-		}
-	}
-	var avgLen [numFields]float64
-	for f := range total {
-		if ix.n > 0 {
-			avgLen[f] = total[f] / float64(ix.n)
-		}
-	}
-	norm := make([][numFields]float64, len(docs))
-	for d := range lens {
-		for f := range numFields {
-			norm[d][f] = 1
-			if avgLen[f] > 0 {
-				norm[d][f] = 1 - p.B + p.B*float64(lens[d][f])/avgLen[f]
-			}
-		}
-	}
-	for term, cs := range tfsOf {
-		ps := make([]posting, len(cs))
-		for i, c := range cs {
-			var tf float64
-			var fields uint8
-			for f := range numFields {
-				if c.tf[f] == 0 {
-					continue
-				}
-				fields |= 1 << f
-				if p.Weights[f] != 0 {
-					tf += p.Weights[f] * float64(c.tf[f]) / norm[c.doc][f]
+// count counts the documents of every list, each core its own share, and
+// returns where each list starts (pairs numbered after the terms and
+// concepts, in order of first appearance) and the pairs' numbers. The
+// cores' counts stay in b for fill, which writes each core's postings
+// after those of the cores before it.
+func (b *builder) count() ([]uint32, map[uint64]uint32) {
+	singles := len(b.vocab) + len(b.conceptTerms)
+	parts := make([]countPart, chunk.Count(b.c.Len()))
+	chunk.Each(b.c.Len(), func(p, lo, hi int) {
+		cp := countPart{df: make([]uint32, singles), pairDF: map[uint64]uint32{}}
+		var dc docCounts
+		for d := lo; d < hi; d++ {
+			for _, e := range b.countDoc(d, &dc) {
+				if e.key < 1<<32 {
+					cp.df[e.key]++
+				} else {
+					if cp.pairDF[e.key] == 0 {
+						cp.pairOrder = append(cp.pairOrder, e.key)
+					}
+					cp.pairDF[e.key]++
 				}
 			}
-			ps[i] = posting{doc: c.doc, fields: fields, impact: tf / (p.K1 + tf)}
 		}
-		ix.postings[term] = ps
+		parts[p] = cp
+	})
+	pairs := map[uint64]uint32{}
+	for _, cp := range parts {
+		for _, k := range cp.pairOrder {
+			if _, ok := pairs[k]; !ok {
+				pairs[k] = uint32(singles + len(pairs))
+			}
+		}
 	}
-	ix.scratch.New = func() any {
-		s := make([]float32, ix.n)
-		return &s
+	pairKeys := make([]uint64, len(pairs))
+	for k, id := range pairs {
+		pairKeys[int(id)-singles] = k
 	}
-	return ix
+	lists := singles + len(pairs)
+	start := make([]uint32, lists+1)
+	// Each core's cursor into every list: the list's start plus what the
+	// cores before it write there.
+	for p := range parts {
+		parts[p].at = make([]uint32, lists)
+	}
+	var at uint32
+	for k := range lists {
+		start[k] = at
+		for p := range parts {
+			parts[p].at[k] = at
+			at += parts[p].dfOf(k, singles, pairKeys)
+		}
+	}
+	start[lists] = at
+	b.parts, b.pairs, b.singles = parts, pairs, singles
+	return start, pairs
 }
 
-// counts are one document's field counts of a term.
-type counts struct {
-	doc int32
+// countPart is one core's share of the counting: how many of its
+// documents have each term or concept (df) and each pair (pairDF), pairs
+// in the order the core met them; then, for fill, where the core writes
+// its next posting of each list.
+type countPart struct {
+	df        []uint32
+	pairDF    map[uint64]uint32
+	pairOrder []uint64
+	at        []uint32
+}
+
+// dfOf is how many of the part's documents list k holds.
+func (cp *countPart) dfOf(k, singles int, pairKeys []uint64) uint32 {
+	if k < singles {
+		return cp.df[k]
+	}
+	return cp.pairDF[pairKeys[k-singles]]
+}
+
+// fill writes every posting, each core its own documents, at the cursors
+// count left.
+func (b *builder) fill(ix *Index, norm [][numFields]float64) {
+	p := ix.p
+	chunk.Each(b.c.Len(), func(part, lo, hi int) {
+		at := b.parts[part].at
+		var dc docCounts
+		for d := lo; d < hi; d++ {
+			for _, e := range b.countDoc(d, &dc) {
+				list := uint32(e.key)
+				if e.key >= 1<<32 {
+					list = b.pairs[e.key]
+				}
+				var tf float64
+				var fields uint8
+				for f := range numFields {
+					if e.tf[f] == 0 {
+						continue
+					}
+					fields |= 1 << f
+					if p.Weights[f] != 0 {
+						tf += p.Weights[f] * float64(e.tf[f]) / norm[d][f]
+					}
+				}
+				i := at[list]
+				at[list]++
+				ix.doc[i], ix.impact[i], ix.fields[i] = int32(d), tf/(p.K1+tf), fields
+			}
+		}
+	})
+}
+
+// countEntry is one key's counts in a document, by field.
+type countEntry struct {
+	key uint64
 	tf  [numFields]uint16
 }
 
-// termCounts are a term's field counts in one document.
-type termCounts struct {
-	term string
-	tf   [numFields]uint16
+// docCounts is the working memory of countDoc: an open-addressing table of
+// entries, reused document after document.
+type docCounts struct {
+	slots []int32 // entry index + 1; 0 is empty
+	out   []countEntry
 }
 
-// countDoc counts each term of doc by field, pairs included, and the
-// fields' lengths in terms.
-func countDoc(doc Doc) ([]termCounts, [numFields]uint16) {
-	var lens [numFields]uint16
-	at := map[string]int{} // term -> its place in out
-	var out []termCounts
-	count := func(term string, f Field) {
-		i, ok := at[term]
-		if !ok {
-			i = len(out)
-			at[term] = i
-			out = append(out, termCounts{term: term})
+// countDoc counts each term, concept and pair of document d by field, in
+// order of first appearance. The result lives in dc until its next use.
+func (b *builder) countDoc(d int, dc *docCounts) []countEntry {
+	n := 0
+	for f := range Concepts {
+		n += 2 * len(b.c.Segment(d, b.layout[f]))
+	}
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	if cap(dc.slots) < size {
+		dc.slots = make([]int32, size)
+	}
+	slots := dc.slots[:size]
+	clear(slots)
+	mask := uint64(size - 1)
+	out := dc.out[:0]
+	count := func(key uint64, f Field) {
+		h := (key * 0x9E3779B97F4A7C15) >> 32
+		i := h & mask
+		for slots[i] != 0 && out[slots[i]-1].key != key {
+			i = (i + 1) & mask
 		}
-		if out[i].tf[f] < math.MaxUint16 {
-			out[i].tf[f]++
+		if slots[i] == 0 {
+			out = append(out, countEntry{key: key})
+			slots[i] = int32(len(out))
 		}
-		if lens[f] < math.MaxUint16 {
-			lens[f]++
+		if e := &out[slots[i]-1]; e.tf[f] < math.MaxUint16 {
+			e.tf[f]++
 		}
 	}
-	for f, text := range doc[:Pairs] {
-		terms := analysis.English.Terms(text)
-		for i, term := range terms {
-			count(term, Field(f))
-			if i > 0 && Field(f) < Concepts {
-				count(pair(terms[i-1], term), Pairs)
+	for f := range Concepts {
+		seg := b.c.Segment(d, b.layout[f])
+		for i, t := range seg {
+			count(uint64(t), f)
+			if i > 0 {
+				count(pairKey(seg[i-1], t), Pairs)
 			}
 		}
 	}
-	return out, lens
+	for f := range Concepts {
+		for _, t := range b.c.Segment(d, b.layout[f]) {
+			for _, k := range b.conceptsOf[t] {
+				count(uint64(k), Concepts)
+			}
+		}
+	}
+	dc.out = out
+	return out
 }
 
-// pair is the index key of two neighbouring terms; no term has a space.
-func pair(a, b string) string { return a + " " + b }
-
 // Has reports whether some document has term (analysed) in any field.
-func (ix *Index) Has(term string) bool { return len(ix.postings[term]) > 0 }
+func (ix *Index) Has(term string) bool {
+	_, ok := ix.terms[term]
+	return ok
+}
 
 // IDF is term's inverse document frequency here; 0 for a term no
 // document has.
 func (ix *Index) IDF(term string) float64 {
-	df := len(ix.postings[term])
-	if df == 0 {
+	k, ok := ix.terms[term]
+	if !ok {
 		return 0
 	}
-	return ix.idf(df)
+	return ix.idf(ix.df(k))
 }
+
+// df is how many documents list k holds.
+func (ix *Index) df(k uint32) int { return int(ix.start[k+1] - ix.start[k]) }
 
 // Len is the number of documents.
 func (ix *Index) Len() int { return ix.n }
@@ -299,16 +473,18 @@ type Query struct {
 }
 
 type queryTerm struct {
-	term     string
-	postings []posting // in document order
-	idf      float64
+	// list is the term's postings list, or -1 for a term no document has
+	// (it still counts in Fraction's best score).
+	list int64
+	idf  float64
 	// from and name say where the term came from, for explanations
-	// (Matched): the query's own term or pair, named as itself; a concept,
-	// named by its id (the term is its stemmed token); a hypernym or a
-	// derived form of a query word. Labels are put together only when
-	// explained, so a query pays nothing for them.
-	from termSource
-	name string
+	// (Matched): the query's own term, named as itself, or a pair, named by
+	// its two terms (name and second); a concept, named by its id; a
+	// hypernym or a derived form of a query word. Labels are put together
+	// only when explained, so a query pays nothing for them.
+	from         termSource
+	name, second string
+	term         string // the term looked up; "" for a pair
 }
 
 type termSource uint8
@@ -340,31 +516,42 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 	broader := analysis.English.Broader(terms, ix.Has)
 	terms = analysis.English.Expand(terms, ix.Has)
 	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms)+len(broader))}
-	add := func(t string, weight float64, from termSource, name string) {
+	add := func(qt queryTerm, weight float64) {
 		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
 		for _, x := range q.terms {
-			if x.term == t {
+			if x.list == qt.list && (qt.list >= 0 || x.term == qt.term) {
 				return
 			}
 		}
-		ps := ix.postings[t]
-		q.terms = append(q.terms, queryTerm{term: t, postings: ps, idf: weight * ix.idf(len(ps)), from: from, name: name})
+		df := 0
+		if qt.list >= 0 {
+			df = ix.df(uint32(qt.list))
+		}
+		qt.idf = weight * ix.idf(df)
+		q.terms = append(q.terms, qt)
+	}
+	term := func(t string, from termSource, name string) queryTerm {
+		list := int64(-1)
+		if k, ok := ix.terms[t]; ok {
+			list = int64(k)
+		}
+		return queryTerm{list: list, from: from, name: name, term: t}
 	}
 	for _, t := range terms {
 		w := 1.0
 		if number(t) {
 			w = NumberWeight
 		}
-		add(t, w, fromQuery, t)
+		add(term(t, fromQuery, t), w)
 	}
 	for _, t := range terms {
 		for _, c := range analysis.English.Related(t) {
 			// The token as the documents' text was analysed, so stemmed.
-			add(analysis.Stem(conceptToken(c)), 1, fromConcept, conceptName(c))
+			add(term(analysis.Stem(conceptToken(c)), fromConcept, conceptName(c)), 1)
 		}
 	}
 	for _, t := range broader {
-		add(t, BroaderWeight, fromBroader, t)
+		add(term(t, fromBroader, t), BroaderWeight)
 	}
 	for _, t := range terms[:asked] {
 		if !ix.Has(t) {
@@ -372,16 +559,37 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 		}
 		for _, r := range analysis.English.Derived(t) {
 			if ix.Has(r) {
-				add(r, DerivedWeight, fromDerived, r)
+				add(term(r, fromDerived, r), DerivedWeight)
 			}
 		}
 	}
 	for i := 1; i < asked; i++ {
-		if p := pair(terms[i-1], terms[i]); ix.Has(p) { // most pairs are in no tool: no term to carry
-			add(p, PairWeight, fromQuery, p)
+		a, okA := ix.terms[terms[i-1]]
+		b, okB := ix.terms[terms[i]]
+		if !okA || !okB {
+			continue
+		}
+		if k, ok := ix.pairs[pairKey(a, b)]; ok { // most pairs are in no tool: no term to carry
+			add(queryTerm{list: int64(k), from: fromQuery, name: terms[i-1], second: terms[i]}, PairWeight)
 		}
 	}
 	return q
+}
+
+// postings is list k's documents and impacts.
+func (ix *Index) postings(k int64) ([]int32, []float64) {
+	if k < 0 {
+		return nil, nil
+	}
+	lo, hi := ix.start[k], ix.start[k+1]
+	return ix.doc[lo:hi:hi], ix.impact[lo:hi:hi]
+}
+
+// find is where row is in list k, if it is.
+func (ix *Index) find(k int64, row int) (uint32, bool) {
+	docs, _ := ix.postings(k)
+	i, ok := slices.BinarySearch(docs, int32(row))
+	return ix.start[max(k, 0)] + uint32(i), ok
 }
 
 // Search ranks the documents kept by keep (all when nil) against the query
@@ -407,8 +615,10 @@ func (q Query) ScoresInto(dst []float32) bool {
 	dst = dst[:q.ix.n]
 	clear(dst)
 	for _, t := range q.terms {
-		for _, pt := range t.postings {
-			dst[pt.doc] += float32(t.idf * pt.impact)
+		docs, impacts := q.ix.postings(t.list)
+		impacts = impacts[:len(docs)]
+		for i, d := range docs {
+			dst[d] += float32(t.idf * impacts[i])
 		}
 	}
 	return len(q.terms) > 0
@@ -422,8 +632,8 @@ func (q Query) Fraction(row int) float32 {
 	var got, best float64
 	for _, t := range q.terms {
 		best += t.idf
-		if i, ok := slices.BinarySearchFunc(t.postings, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
-			got += t.idf * t.postings[i].impact
+		if i, ok := q.ix.find(t.list, row); ok {
+			got += t.idf * q.ix.impact[i]
 		}
 	}
 	if best == 0 {
@@ -441,9 +651,12 @@ func (q Query) Matched(row int) map[string][]string {
 	out := map[string][]string{}
 	for _, t := range q.terms {
 		label := sourcePrefix[t.from] + t.name
-		if i, ok := slices.BinarySearchFunc(t.postings, int32(row), func(p posting, d int32) int { return int(p.doc - d) }); ok {
+		if t.second != "" {
+			label += " " + t.second
+		}
+		if i, ok := q.ix.find(t.list, row); ok {
 			for f := range numFields {
-				if t.postings[i].fields&(1<<f) != 0 {
+				if q.ix.fields[i]&(1<<f) != 0 {
 					out[label] = append(out[label], Field(f).String())
 				}
 			}

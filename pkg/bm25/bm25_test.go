@@ -12,11 +12,7 @@ func testIndex(tb testing.TB) (*Index, *catalog.Catalog) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	docs := make([]Doc, cat.Len())
-	for i, t := range cat.Tools() {
-		docs[i] = DocOf(t, t.Fields())
-	}
-	return New(docs, DefaultConfig), cat
+	return catalogIndex(tb, cat), cat
 }
 
 func TestSearch(t *testing.T) {
@@ -54,7 +50,7 @@ func TestNameOutweighsParams(t *testing.T) {
 		{Name: "list_files", Description: "List things in a folder.", Params: "filter: only entries tagged with a label"},
 		{Name: "add_label", Description: "Attach a tag to an entry."},
 	}
-	ix := New(docs, DefaultConfig)
+	ix := fromDocs(docs, DefaultConfig)
 	got, _ := ix.Prepare("label").Search(t.Context(), 2, nil)
 	if len(got) != 2 || got[0].Row != 1 {
 		t.Errorf("Search(label) = %v, want row 1 (name hit) first", got)
@@ -86,7 +82,7 @@ func TestPairs(t *testing.T) {
 		{Name: "get_wind", Description: "Current wind, weather."},
 		{Name: "get_sky", Description: "Wind, current weather."},
 	}
-	ix := New(docs, DefaultConfig)
+	ix := fromDocs(docs, DefaultConfig)
 	tests := []struct {
 		query string
 		want  int // first row
@@ -115,7 +111,7 @@ func TestDerivedOfKnownWord(t *testing.T) {
 		{Name: "multiply", Description: "Multiplies two integers."},
 		{Name: "add", Description: "Adds two integers."},
 	}
-	ix := New(docs, DefaultConfig)
+	ix := fromDocs(docs, DefaultConfig)
 	q := ix.Prepare("multiplication of integers")
 	got, _ := q.Search(t.Context(), 3, nil)
 	if len(got) != 3 || got[0].Row != 0 || got[1].Row != 1 {
@@ -136,7 +132,7 @@ func TestNumberIsWeakEvidence(t *testing.T) {
 		{Name: "Rentals_2_Search", Description: "Search for a flat."},
 		{Name: "count_things", Description: "Counts the bedrooms of a flat."},
 	}
-	ix := New(docs, DefaultConfig)
+	ix := fromDocs(docs, DefaultConfig)
 	got, _ := ix.Prepare("bedrooms in flat 2").Search(t.Context(), 2, nil)
 	if len(got) != 2 || got[0].Row != 1 {
 		t.Errorf("Search = %v, want row 1 (the words) before row 0 (the number)", got)

@@ -15,12 +15,16 @@ import (
 // Fields is a tool's searchable text, by where it came from, so that a
 // ranker can weigh a hit in the name above one in a parameter description.
 type Fields struct {
-	Name        string // the name and its words: "list_issues list issues"
+	Name string
+	// NameWords is the name's words ("list issues" for list_issues) when
+	// they are not just the name; Text gives both.
+	NameWords   string
 	Title       string
 	Description string // truncated to MaxDescEmbedBytes
 	Params      string // parameter names (and their words) and descriptions
 	Enums       string // enum values of parameters
-	Server      string // the server name and its words
+	Server      string
+	ServerWords string // as NameWords, for the server's name
 	// ParamNames are the top-level parameters' names as the schema spells
 	// them, sorted, for what reads a tool by its parameters (package
 	// hints) without parsing the schema again.
@@ -42,12 +46,14 @@ func (t Tool) Fields() Fields {
 	}
 	return Fields{
 		ParamNames:  names,
-		Name:        withWords(t.Name),
+		Name:        t.Name,
+		NameWords:   wordsOf(t.Name),
 		Title:       t.Title,
 		Description: redact.Clip(t.Description, MaxDescEmbedBytes, ""),
 		Params:      strings.TrimRight(params.String(), "; "),
 		Enums:       strings.TrimRight(enums.String(), ", "),
-		Server:      withWords(t.Server),
+		Server:      t.Server,
+		ServerWords: wordsOf(t.Server),
 	}
 }
 
@@ -66,36 +72,65 @@ func (t Tool) Text() string { return t.Fields().Text() }
 // the fields too (the schema is parsed once).
 func (f Fields) Text() string {
 	var b strings.Builder
-	b.WriteString(f.Name)
-	if f.Title != "" {
-		b.WriteString(". ")
-		b.WriteString(f.Title)
+	for i, p := range f.Parts() {
+		if p != "" || i == PartEnd {
+			b.WriteString(partBefore[i])
+			b.WriteString(p)
+			b.WriteString(partAfter[i])
+		}
 	}
-	if f.Description != "" {
-		b.WriteString(". ")
-		b.WriteString(f.Description)
-	}
-	if f.Params != "" {
-		b.WriteString(" Parameters: ")
-		b.WriteString(f.Params)
-	}
-	if f.Enums != "" {
-		b.WriteString(" Values: ")
-		b.WriteString(f.Enums)
-	}
-	b.WriteString(" Server: ")
-	b.WriteString(f.Server)
-	b.WriteString(".")
 	return b.String()
 }
 
-// withWords returns "name (its words)" when splitting the name changes it.
-func withWords(name string) string {
-	words := analysis.Identifier(name)
-	if words == "" || words == strings.ToLower(name) {
-		return name
+// The parts of Text, in order: each is a field, or the label Text puts
+// before a field, so that what analyses Text can analyse its parts once
+// and read them apart (BM25 its fields, an embedder the whole text).
+const (
+	PartName = iota
+	PartNameWords
+	PartTitle
+	PartDescription
+	PartParamsLabel
+	PartParams
+	PartValuesLabel
+	PartEnums
+	PartServerLabel
+	PartServer
+	PartServerWords
+	PartEnd // the closing full stop: no words
+	NumParts
+)
+
+// Parts is Text in parts: joined with the punctuation Text puts around
+// them (which has no words), they are Text.
+func (f Fields) Parts() [NumParts]string {
+	var p [NumParts]string
+	p[PartName], p[PartNameWords], p[PartTitle], p[PartDescription] = f.Name, f.NameWords, f.Title, f.Description
+	if f.Params != "" {
+		p[PartParamsLabel], p[PartParams] = "Parameters:", f.Params
 	}
-	return name + " (" + words + ")"
+	if f.Enums != "" {
+		p[PartValuesLabel], p[PartEnums] = "Values:", f.Enums
+	}
+	p[PartServerLabel], p[PartServer], p[PartServerWords] = "Server:", f.Server, f.ServerWords
+	return p
+}
+
+// partBefore and partAfter are the punctuation around each part of Text
+// that is not empty.
+var (
+	partBefore = [NumParts]string{PartNameWords: " (", PartTitle: ". ", PartDescription: ". ", PartParamsLabel: " ", PartParams: " ", PartValuesLabel: " ", PartEnums: " ", PartServerLabel: " ", PartServer: " ", PartServerWords: " (", PartEnd: "."}
+	partAfter  = [NumParts]string{PartNameWords: ")", PartServerWords: ")"}
+)
+
+// wordsOf returns a name's words joined by spaces when splitting the name
+// changes it, "" otherwise.
+func wordsOf(name string) string {
+	words := analysis.Identifier(name)
+	if words == strings.ToLower(name) {
+		return ""
+	}
+	return words
 }
 
 func walkSchema(schema map[string]any, depth int, params, enums *strings.Builder) {
@@ -110,7 +145,10 @@ func walkSchema(schema map[string]any, depth int, params, enums *strings.Builder
 	sort.Strings(names) // map order would make the text, and so the vectors, vary run to run
 	for _, name := range names {
 		prop, _ := props[name].(map[string]any)
-		params.WriteString(withWords(name))
+		params.WriteString(name)
+		if w := wordsOf(name); w != "" {
+			params.WriteString(" (" + w + ")")
+		}
 		if d, ok := prop["description"].(string); ok && d != "" {
 			params.WriteString(": ")
 			params.WriteString(redact.Clip(d, 1024, ""))

@@ -5,7 +5,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 )
+
+// features is termFeatures of a text.
+func features(text string, sc *scratch) []feature {
+	return termFeatures(analysis.English.Terms(text), sc)
+}
 
 // plainFeatures is termFeatures' counting written the plain way, with a map
 // and a slice for first-occurrence order: the reference the open-addressing
@@ -48,6 +55,25 @@ func TestFeaturesMatchPlainCounting(t *testing.T) {
 		got := slices.Clone(features(text, new(scratch)))
 		if want := plainFeatures(text); !slices.Equal(got, want) {
 			t.Errorf("features(%q): %d features, plain counting %d (or weights/order differ)", text, len(got), len(want))
+		}
+	}
+}
+
+// A corpus's documents get their features from each term's, worked out
+// once per vocabulary term: the same features, in the same order, with the
+// same weights as hashing the document's terms one by one.
+func TestDocFeaturesAreTermFeatures(t *testing.T) {
+	texts := []string{
+		"", "x", "send a chat message to the channel", "file files filing filed " + strings.Repeat("issue ", 50),
+		"createPullRequest create_pull_request HTTPServer über café", strings.Repeat("a b c d e f g h ", 40),
+		"search apartments for rent near the office", "qqconceptcreate",
+	}
+	c := corpusOf(texts)
+	vf := newVocabFeatures(c.Vocab())
+	for i, text := range texts {
+		got := slices.Clone(vf.docFeatures(c.Doc(i), new(scratch)))
+		if want := features(text, new(scratch)); !slices.Equal(got, want) {
+			t.Errorf("%q: %d features from the vocabulary's, %d from the terms (or weights/order differ)", text, len(got), len(want))
 		}
 	}
 }

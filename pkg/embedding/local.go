@@ -86,42 +86,64 @@ type scratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// features returns the weighted features of text, one per distinct hash,
-// in the order of first occurrence (so a vector's sums run in the same
-// order every time). The
-// slice lives in sc and is valid until sc is reused. Hashing is FNV-1a
-// written out over the pieces of a feature, so a feature costs no
-// allocation; this runs for every query.
-func features(text string, sc *scratch) []feature {
-	return termFeatures(analysis.English.Terms(text), sc)
-}
-
-// termFeatures is features for text already split into analysed terms.
+// termFeatures returns the weighted features of text split into analysed
+// terms, one per distinct hash, in the order of first occurrence (so a
+// vector's sums run in the same order every time). Each term gives its
+// word and concept features, its pair with the term before it, then its
+// character n-grams. The slice lives in sc and is valid until sc is
+// reused. Hashing is FNV-1a written out over the pieces of a feature, so a
+// feature costs no allocation; this runs for every query.
 func termFeatures(terms []string, sc *scratch) []feature {
 	raw := sc.raw[:0]
-	add := func(h uint64, w float32) { raw = append(raw, feature{h, w}) }
 	for i, t := range terms {
-		add(fnv(fnvKind(kindWord), t), wordWeight)
-		for _, c := range analysis.English.Related(t) {
-			add(fnv(fnvKind(kindConcept), c), conceptWeight)
-		}
+		raw = appendHead(raw, t)
 		if i > 0 {
-			h := fnv(fnvKind(kindPair), terms[i-1])
-			h = (h ^ ' ') * fnvPrime
-			add(fnv(h, t), pairWeight)
+			raw = append(raw, feature{pairHash(pairPrefix(terms[i-1]), t), pairWeight})
 		}
-		if len(t) > 3 {
-			padded := append(append(append(sc.padded[:0], '<'), t...), '>')
-			sc.padded = padded
-			for n := 3; n <= 4; n++ {
-				w := gramWeight / float32(len(padded)-n+1)
-				for j := 0; j+n <= len(padded); j++ {
-					add(fnvBytes(fnvKind(kindGram), padded[j:j+n]), w)
-				}
-			}
-		}
+		raw = appendGrams(raw, t, sc)
 	}
 	sc.raw = raw
+	return aggregate(sc)
+}
+
+// appendHead appends a term's own features that come before its pair:
+// the word, and its concepts.
+func appendHead(raw []feature, t string) []feature {
+	raw = append(raw, feature{fnv(fnvKind(kindWord), t), wordWeight})
+	for _, c := range analysis.English.Related(t) {
+		raw = append(raw, feature{fnv(fnvKind(kindConcept), c), conceptWeight})
+	}
+	return raw
+}
+
+// pairPrefix is the hash of a pair's first term and the space after it;
+// pairHash finishes it with the second.
+func pairPrefix(a string) uint64 { return (fnv(fnvKind(kindPair), a) ^ ' ') * fnvPrime }
+
+func pairHash(prefix uint64, b string) uint64 { return fnv(prefix, b) }
+
+// appendGrams appends the character 3- and 4-grams of a term longer than
+// three letters, padded with < and >.
+func appendGrams(raw []feature, t string, sc *scratch) []feature {
+	if len(t) <= 3 {
+		return raw
+	}
+	padded := append(append(append(sc.padded[:0], '<'), t...), '>')
+	sc.padded = padded
+	for n := 3; n <= 4; n++ {
+		w := gramWeight / float32(len(padded)-n+1)
+		for j := 0; j+n <= len(padded); j++ {
+			raw = append(raw, feature{fnvBytes(fnvKind(kindGram), padded[j:j+n]), w})
+		}
+	}
+	return raw
+}
+
+// aggregate folds sc.raw, one feature per occurrence, into one feature per
+// distinct hash, in the order of first occurrence, weighted by sublinear
+// term frequency. The result lives in sc.
+func aggregate(sc *scratch) []feature {
+	raw := sc.raw
 	// Count each hash's occurrences in an open-addressing table; the last
 	// occurrence's weight wins, as it always has. Features come out in
 	// the order of their first occurrence.
@@ -163,6 +185,45 @@ func termFeatures(terms []string, sc *scratch) []feature {
 	return out
 }
 
+// vocabFeatures are the features of each term of a corpus's vocabulary,
+// worked out once per term rather than once per occurrence: feats holds,
+// term after term, its head (appendHead) then its grams (appendGrams);
+// term t's head is feats[at[t]:mid[t]] and its grams feats[mid[t]:at[t+1]].
+type vocabFeatures struct {
+	vocab   []string
+	feats   []feature
+	at, mid []uint32
+	prefix  []uint64 // pairPrefix of each term
+}
+
+func newVocabFeatures(vocab []string) *vocabFeatures {
+	vf := &vocabFeatures{vocab: vocab, at: make([]uint32, len(vocab)+1), mid: make([]uint32, len(vocab)), prefix: make([]uint64, len(vocab))}
+	sc := new(scratch)
+	for id, t := range vocab {
+		vf.at[id] = uint32(len(vf.feats))
+		vf.feats = appendHead(vf.feats, t)
+		vf.mid[id] = uint32(len(vf.feats))
+		vf.feats = appendGrams(vf.feats, t, sc)
+		vf.prefix[id] = pairPrefix(t)
+	}
+	vf.at[len(vocab)] = uint32(len(vf.feats))
+	return vf
+}
+
+// docFeatures is termFeatures for a document of the corpus, as term ids.
+func (vf *vocabFeatures) docFeatures(doc []uint32, sc *scratch) []feature {
+	raw := sc.raw[:0]
+	for i, t := range doc {
+		raw = append(raw, vf.feats[vf.at[t]:vf.mid[t]]...)
+		if i > 0 {
+			raw = append(raw, feature{pairHash(vf.prefix[doc[i-1]], vf.vocab[t]), pairWeight})
+		}
+		raw = append(raw, vf.feats[vf.mid[t]:vf.at[t+1]]...)
+	}
+	sc.raw = raw
+	return aggregate(sc)
+}
+
 // slot is one entry of features' counting table; count 0 marks it empty.
 type slot struct {
 	hash   uint64
@@ -195,18 +256,29 @@ func fnvBytes(h uint64, b []byte) uint64 {
 // index will hold. Queries must be embedded by the fitted copy. The copy
 // is returned as an Embedder so that consumers can ask for fitting through
 // an interface of their own instead of naming Local.
-func (l *Local) Fit(docs []string) Embedder {
+func (l *Local) Fit(docs []string) Embedder { return l.FitCorpus(corpusOf(docs)) }
+
+// corpusOf is texts analysed as one-part documents.
+func corpusOf(texts []string) *analysis.Corpus {
+	return analysis.English.Corpus(len(texts), 1, func(i int, seg []string) { seg[0] = texts[i] })
+}
+
+// FitCorpus is Fit for texts analysed already, each document of c being
+// one text's terms in order: a build analyses each tool's text once, for
+// BM25 and the local embedder alike.
+func (l *Local) FitCorpus(c *analysis.Corpus) Embedder {
+	vf := newVocabFeatures(c.Vocab())
 	// Each core counts its share of the documents; the counts are summed,
 	// so the weights are the same however the work was split.
-	parts := make([]map[uint64]int, chunk.Count(len(docs)))
-	chunk.Each(len(docs), func(c, lo, hi int) {
+	parts := make([]map[uint64]int, chunk.Count(c.Len()))
+	chunk.Each(c.Len(), func(p, lo, hi int) {
 		df, sc := map[uint64]int{}, new(scratch)
-		for _, d := range docs[lo:hi] {
-			for _, f := range features(d, sc) {
+		for i := lo; i < hi; i++ {
+			for _, f := range vf.docFeatures(c.Doc(i), sc) {
 				df[f.hash]++
 			}
 		}
-		parts[c] = df
+		parts[p] = df
 	})
 	df := parts[0]
 	for _, p := range parts[1:] {
@@ -214,7 +286,7 @@ func (l *Local) Fit(docs []string) Embedder {
 			df[k] += c
 		}
 	}
-	n := float64(len(docs))
+	n := float64(c.Len())
 	idf := make(map[uint64]float32, len(df))
 	for k, c := range df {
 		idf[k] = float32(math.Log((n+1)/(float64(c)+1)) + 1)
@@ -225,7 +297,7 @@ func (l *Local) Fit(docs []string) Embedder {
 // Embed returns one unnormalised vector per text. It never fails unless ctx
 // is done.
 func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	block, err := l.EmbedBlock(ctx, texts)
+	block, err := l.EmbedCorpus(ctx, corpusOf(texts))
 	if err != nil {
 		return nil, err
 	}
@@ -236,19 +308,21 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	return out, nil
 }
 
-// EmbedBlock is Embed's vectors in one row-major block, len(texts)×Dim,
-// written by all cores at once: the block can become the index itself
-// (index.Adopt), with no vector allocated or copied alone.
-func (l *Local) EmbedBlock(ctx context.Context, texts []string) ([]float32, error) {
-	block := make([]float32, len(texts)*l.dim)
-	chunk.Each(len(texts), func(_, lo, hi int) {
+// EmbedCorpus is Embed's vectors for texts analysed already (FitCorpus),
+// in one row-major block, Len×Dim, written by all cores at once: the block
+// can become the index itself (index.Adopt), with no vector allocated or
+// copied alone.
+func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus) ([]float32, error) {
+	vf := newVocabFeatures(c.Vocab())
+	block := make([]float32, c.Len()*l.dim)
+	chunk.Each(c.Len(), func(_, lo, hi int) {
 		sc := scratchPool.Get().(*scratch)
 		defer scratchPool.Put(sc)
 		for i := lo; i < hi; i++ {
 			if i%256 == 0 && ctx.Err() != nil {
 				return
 			}
-			l.accumulate(features(texts[i], sc), block[i*l.dim:(i+1)*l.dim], nil)
+			l.accumulate(vf.docFeatures(c.Doc(i), sc), block[i*l.dim:(i+1)*l.dim], nil)
 		}
 	})
 	if err := ctx.Err(); err != nil {

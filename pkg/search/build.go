@@ -15,7 +15,6 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/index"
-	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 )
 
@@ -28,20 +27,27 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		return nil, err
 	}
 	cat := setup.Catalog
-	texts := make([]string, cat.Len())
-	docs := make([]bm25.Doc, cat.Len())
+	_, fitted := s.cfg.Embedder.(fitter)
+	// Every tool's text is analysed once, in parts (catalog.Fields.Parts),
+	// for BM25's fields and the local embedder's whole text alike; a
+	// remote embedder reads the text itself.
+	var texts []string
+	if !fitted || s.cfg.Preload != nil {
+		texts = make([]string, cat.Len())
+	}
 	hs := make([]hints.Hints, cat.Len())
 	tools := cat.Tools()
-	chunk.Each(len(tools), func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			t := tools[i]
-			f := t.Fields() // parses the schema: once per tool
+	corpus := analysis.English.Corpus(len(tools), catalog.NumParts, func(i int, seg []string) {
+		t := tools[i]
+		f := t.Fields() // parses the schema: once per tool
+		parts := f.Parts()
+		copy(seg, parts[:])
+		if texts != nil {
 			texts[i] = f.Text()
-			docs[i] = bm25.DocOf(t, f)
-			hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Annotations)
 		}
+		hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Annotations)
 	})
-	snap := newSnapshot(cat, docs, hs, s.cfg.Embedder)
+	snap := newSnapshot(cat, corpus, hs, s.cfg.Embedder)
 	snap.setup, snap.policy = setup, pol
 	var vecs [][]float32
 	info := snap.query.Info()
@@ -52,10 +58,9 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 			vecs, snap.Preloaded = p.Vectors, true
 		}
 	}
-	f, fitted := snap.query.(fitter)
 	if fitted {
 		// Queries need the weights fitted to this catalog either way.
-		snap.query = f.Fit(texts)
+		snap.query = snap.query.(fitter).FitCorpus(corpus)
 	}
 	var cache map[[32]byte][]float32
 	var keys [][32]byte   // the remote embedder's cache keys of texts
@@ -73,8 +78,8 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// The weights are fitted to the corpus, so every vector changes
 		// with the catalog: embed all (the local embedder is cheap), into
 		// the block that becomes the index.
-		err = s.embedIndex(ctx, snap, texts)
-		snap.Embedded = len(texts)
+		err = s.embedIndex(ctx, snap, corpus)
+		snap.Embedded = corpus.Len()
 	default:
 		vecs, normalized, keys, err = s.embedCached(ctx, snap, texts)
 	}
@@ -93,7 +98,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		snap.EmbedError = fmt.Sprintf("embed %d tools: %v", len(texts), err)
+		snap.EmbedError = fmt.Sprintf("embed %d tools: %v", cat.Len(), err)
 	} else if cache != nil {
 		// Only vectors that made an index are kept for the next build.
 		s.cache = cache
@@ -102,7 +107,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	seq := s.seq.Add(1)
 	snap.Version = s.version(seq, cat, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
-	if err := s.buildViews(ctx, snap, texts, docs); err != nil {
+	if err := s.buildViews(ctx, snap, corpus); err != nil {
 		return nil, err
 	}
 	return snap, nil
@@ -110,7 +115,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 
 // newSnapshot is a snapshot's lexical side and per-row lookups, ready for
 // its dense index.
-func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, hs []hints.Hints, query Embedder) *Snapshot {
+func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints, query Embedder) *Snapshot {
 	lowered := make([]string, cat.Len())
 	serverOf := make([]int32, cat.Len())
 	serverIdx := make(map[string]int32, len(cat.Servers()))
@@ -127,7 +132,7 @@ func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, hs []hints.Hints, query 
 	analysis.English.Warm()
 	return &Snapshot{
 		Catalog:  cat,
-		Keywords: bm25.New(docs, bm25.DefaultConfig),
+		Keywords: bm25.New(corpus, bm25.ToolLayout, bm25.DefaultConfig),
 		lowered:  lowered,
 		hints:    hs,
 		serverOf: serverOf,
@@ -135,29 +140,15 @@ func newSnapshot(cat *catalog.Catalog, docs []bm25.Doc, hs []hints.Hints, query 
 	}
 }
 
-// blockEmbedder writes a batch's vectors into one row-major block
-// (embedding.Local), which the index adopts without a copy.
-type blockEmbedder interface {
-	EmbedBlock(ctx context.Context, texts []string) ([]float32, error)
-}
-
-// embedIndex embeds texts with snap's fitted embedder straight into
-// snap's dense index.
-func (s *Service) embedIndex(ctx context.Context, snap *Snapshot, texts []string) error {
-	be, ok := snap.query.(blockEmbedder)
-	if !ok {
-		vecs, err := s.embed(ctx, snap.query, "build", texts)
-		if err != nil {
-			return err
-		}
-		return s.index(snap, vecs, nil)
-	}
-	block, err := be.EmbedBlock(ctx, texts)
+// embedIndex embeds the corpus's texts with snap's fitted embedder straight
+// into snap's dense index.
+func (s *Service) embedIndex(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus) error {
+	block, err := snap.query.(corpusEmbedder).EmbedCorpus(ctx, corpus)
 	s.countEmbed("build", err)
 	if err != nil {
 		return err
 	}
-	mx, err := index.Adopt(block, len(texts), len(block)/max(len(texts), 1))
+	mx, err := index.Adopt(block, corpus.Len(), len(block)/max(corpus.Len(), 1))
 	if err != nil {
 		return err
 	}
@@ -197,7 +188,7 @@ func (s *Service) rankable(snap *Snapshot) {
 // no answer can tell a hidden tool from one that does not exist. Keys with
 // the same visibility share a view. Remote vectors are reused, not
 // re-embedded; the local embedder is fitted to each view (it is cheap).
-func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string, docs []bm25.Doc) error {
+func (s *Service) buildViews(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus) error {
 	pol := snap.policy
 	type built struct {
 		rows []int
@@ -211,7 +202,7 @@ func (s *Service) buildViews(ctx context.Context, snap *Snapshot, texts []string
 		}
 		j := slices.IndexFunc(views, func(b built) bool { return slices.Equal(b.rows, rows) })
 		if j < 0 {
-			v, err := s.view(ctx, snap, rows, texts, docs)
+			v, err := s.view(ctx, snap, rows, corpus)
 			if err != nil {
 				return fmt.Errorf("view of API key %q: %w", k.Name, err)
 			}
@@ -239,7 +230,7 @@ func partlyVisible(pol *policy, key string, view *policy) []string {
 	return out
 }
 
-func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []string, docs []bm25.Doc) (*Snapshot, error) {
+func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *analysis.Corpus) (*Snapshot, error) {
 	cat := snap.Catalog.Subset(rows)
 	sub := func(i int) int { // full row -> view row; rows is sorted
 		j, ok := slices.BinarySearch(rows, i)
@@ -248,22 +239,20 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []
 		}
 		return j
 	}
-	vtexts := make([]string, len(rows))
-	vdocs := make([]bm25.Doc, len(rows))
+	vcorpus := corpus.Subset(rows)
 	vhints := make([]hints.Hints, len(rows))
 	for j, r := range rows {
-		vtexts[j], vdocs[j], vhints[j] = texts[r], docs[r], snap.hints[r]
+		vhints[j] = snap.hints[r]
 	}
-	v := newSnapshot(cat, vdocs, vhints, s.cfg.Embedder)
+	v := newSnapshot(cat, vcorpus, vhints, s.cfg.Embedder)
 	v.setup, v.policy = snap.setup, snap.policy.restrict(sub)
 	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook
 	if snap.Semantic() {
 		var vv [][]float32
 		var normalized []bool
 		if f, ok := v.query.(fitter); ok {
-			v.query = f.Fit(vtexts)
-			var err error
-			if vv, err = s.embed(ctx, v.query, "build", vtexts); err != nil {
+			v.query = f.FitCorpus(vcorpus)
+			if err := s.embedIndex(ctx, v, vcorpus); err != nil {
 				return nil, err
 			}
 		} else {
@@ -273,8 +262,10 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, texts []
 				vv[j], normalized[j] = snap.Matrix.Row(r), true
 			}
 		}
-		if err := s.index(v, vv, normalized); err != nil {
-			return nil, err
+		if v.Matrix == nil {
+			if err := s.index(v, vv, normalized); err != nil {
+				return nil, err
+			}
 		}
 	}
 	s.rankable(v)

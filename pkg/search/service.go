@@ -27,6 +27,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
@@ -44,7 +45,13 @@ type Embedder = embedding.Embedder
 // since its vectors change with the catalog, neither they nor query
 // vectors are cached.
 type fitter interface {
-	Fit(docs []string) embedding.Embedder
+	FitCorpus(c *analysis.Corpus) embedding.Embedder
+}
+
+// corpusEmbedder is a fitter's fitted copy, which embeds the texts of a
+// corpus into one row-major block that the index adopts without a copy.
+type corpusEmbedder interface {
+	EmbedCorpus(ctx context.Context, c *analysis.Corpus) ([]float32, error)
 }
 
 // sparseEmbedder embeds a query's analysed terms as the vector's nonzero

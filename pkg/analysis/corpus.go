@@ -1,0 +1,150 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
+)
+
+// Corpus is a set of documents analysed once, for every ranker built from
+// them: each document is a fixed number of segments (a tool's fields), and
+// each segment the ids of its terms, in order, in one vocabulary. BM25 and
+// the local embedder both read it, so a build splits, lower-cases and
+// stems each text once, and a word repeated across a catalog is stemmed
+// once per core, not once per occurrence. A Corpus is immutable.
+type Corpus struct {
+	vocab []string
+	segs  int
+	docs  [][]uint32 // docs[i]: document i's term ids, segment after segment
+	ends  []uint32   // ends[i*segs+s]: where segment s of document i ends in docs[i]
+}
+
+// Corpus analyses n documents of segs segments each on every core: fill
+// writes document i's segments into seg (len segs), and is called once per
+// document, from the core analysing it. Each segment's terms are Terms';
+// only the vocabulary's order depends on how the work was split, never a
+// document's terms.
+func (a *Analyzer) Corpus(n, segs int, fill func(doc int, seg []string)) *Corpus {
+	c := &Corpus{segs: segs, docs: make([][]uint32, n), ends: make([]uint32, n*segs)}
+	parts := make([]*interner, chunk.Count(n))
+	chunk.Each(n, func(p, lo, hi int) {
+		in := newInterner(a)
+		parts[p] = in
+		var ids []uint32
+		texts := make([]string, segs)
+		for i := lo; i < hi; i++ {
+			clear(texts)
+			fill(i, texts)
+			start := len(ids)
+			for s, text := range texts {
+				ids = in.appendTerms(ids, text)
+				c.ends[i*segs+s] = uint32(len(ids) - start)
+			}
+		}
+		// One block per core; each document's ids are a window of it.
+		off := 0
+		for i := lo; i < hi; i++ {
+			end := off + int(c.ends[i*segs+segs-1])
+			c.docs[i] = ids[off:end:end]
+			off = end
+		}
+	})
+	// One vocabulary: each core's terms get their ids in it, and the cores
+	// rewrite their blocks.
+	global := make(map[string]uint32)
+	remap := make([][]uint32, len(parts))
+	for p, in := range parts {
+		remap[p] = make([]uint32, len(in.terms))
+		for local, t := range in.terms {
+			id, ok := global[t]
+			if !ok {
+				// A term may be a window of a long field's text: copy it, so
+				// that what outlives the build does not pin the text.
+				t = strings.Clone(t)
+				id = uint32(len(c.vocab))
+				global[t] = id
+				c.vocab = append(c.vocab, t)
+			}
+			remap[p][local] = id
+		}
+	}
+	chunk.Each(n, func(p, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for j, id := range c.docs[i] {
+				c.docs[i][j] = remap[p][id]
+			}
+		}
+	})
+	return c
+}
+
+// Len is the number of documents.
+func (c *Corpus) Len() int { return len(c.docs) }
+
+// Vocab is every term, indexed by id. The slice is shared: callers must
+// not modify it.
+func (c *Corpus) Vocab() []string { return c.vocab }
+
+// Doc is document i's term ids, every segment in order. The slice is
+// shared: callers must not modify it.
+func (c *Corpus) Doc(i int) []uint32 { return c.docs[i] }
+
+// Segment is segment s of document i, as term ids. The slice is shared.
+func (c *Corpus) Segment(i, s int) []uint32 {
+	start := uint32(0)
+	if s > 0 {
+		start = c.ends[i*c.segs+s-1]
+	}
+	return c.docs[i][start:c.ends[i*c.segs+s]]
+}
+
+// Subset is the corpus of the documents rows, in that order, sharing this
+// one's vocabulary and terms.
+func (c *Corpus) Subset(rows []int) *Corpus {
+	s := &Corpus{vocab: c.vocab, segs: c.segs, docs: make([][]uint32, len(rows)), ends: make([]uint32, len(rows)*c.segs)}
+	for j, r := range rows {
+		s.docs[j] = c.docs[r]
+		copy(s.ends[j*c.segs:(j+1)*c.segs], c.ends[r*c.segs:(r+1)*c.segs])
+	}
+	return s
+}
+
+// interner is one core's share of a Corpus: its terms, and the id of each
+// word it has met (or skip for a stop word), so that a word is stemmed
+// once.
+type interner struct {
+	a     *Analyzer
+	terms []string
+	ids   map[string]uint32 // term -> local id
+	words map[string]uint32 // word as split -> local id of its term, or skip
+}
+
+const skip = math.MaxUint32
+
+func newInterner(a *Analyzer) *interner {
+	return &interner{a: a, ids: map[string]uint32{}, words: map[string]uint32{}}
+}
+
+// appendTerms appends the local ids of text's terms (Terms) to ids.
+func (in *interner) appendTerms(ids []uint32, text string) []uint32 {
+	AppendWords(text, func(w string) {
+		id, ok := in.words[w]
+		if !ok {
+			id = skip
+			if !in.a.stop[w] {
+				t := in.a.stem(w)
+				if id, ok = in.ids[t]; !ok {
+					id = uint32(len(in.terms))
+					in.terms = append(in.terms, t)
+					in.ids[t] = id
+				}
+			}
+			in.words[w] = id
+		}
+		if id != skip {
+			ids = append(ids, id)
+		}
+	})
+	return ids
+}
