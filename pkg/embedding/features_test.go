@@ -72,6 +72,12 @@ func TestDocFeaturesAreTermFeatures(t *testing.T) {
 	vf := newVocabFeatures(c.Vocab())
 	for i, text := range texts {
 		got := slices.Clone(vf.docFeatures(c.Doc(i), new(scratch)))
+		for j, f := range got {
+			if f.fid != 0 && vf.hashes[f.fid] != f.hash {
+				t.Fatalf("%q: feature %d has id %d, which is hash %x, not %x", text, j, f.fid, vf.hashes[f.fid], f.hash)
+			}
+			got[j].fid = 0
+		}
 		if want := features(text, new(scratch)); !slices.Equal(got, want) {
 			t.Errorf("%q: %d features from the vocabulary's, %d from the terms (or weights/order differ)", text, len(got), len(want))
 		}

@@ -27,7 +27,7 @@ const LocalModel = "hashed-tfidf-v3"
 // use.
 type Local struct {
 	dim int
-	idf map[uint64]float32 // feature hash -> inverse document frequency; nil before Fit
+	idf *table[float32] // feature hash -> inverse document frequency; nil before Fit
 	// unseen is the IDF of a feature no fitted document has. Such a feature
 	// can only match through a hash collision, so it mostly adds length.
 	unseen float32
@@ -63,10 +63,13 @@ const (
 )
 
 // feature is one hashed feature of a text and its weight, sublinear term
-// frequency folded in.
+// frequency folded in. Features of a corpus's vocabulary also carry a
+// dense id (fid, from 1; 0 for none), so that a build reads their counts
+// and weights from arrays rather than a table of every feature.
 type feature struct {
 	hash   uint64
 	weight float32
+	fid    uint32
 }
 
 // scratch is the per-call working memory of features, pooled so that
@@ -98,7 +101,7 @@ func termFeatures(terms []string, sc *scratch) []feature {
 	for i, t := range terms {
 		raw = appendHead(raw, t)
 		if i > 0 {
-			raw = append(raw, feature{pairHash(pairPrefix(terms[i-1]), t), pairWeight})
+			raw = append(raw, feature{hash: pairHash(pairPrefix(terms[i-1]), t), weight: pairWeight})
 		}
 		raw = appendGrams(raw, t, sc)
 	}
@@ -109,9 +112,9 @@ func termFeatures(terms []string, sc *scratch) []feature {
 // appendHead appends a term's own features that come before its pair:
 // the word, and its concepts.
 func appendHead(raw []feature, t string) []feature {
-	raw = append(raw, feature{fnv(fnvKind(kindWord), t), wordWeight})
+	raw = append(raw, feature{hash: fnv(fnvKind(kindWord), t), weight: wordWeight})
 	for _, c := range analysis.English.Related(t) {
-		raw = append(raw, feature{fnv(fnvKind(kindConcept), c), conceptWeight})
+		raw = append(raw, feature{hash: fnv(fnvKind(kindConcept), c), weight: conceptWeight})
 	}
 	return raw
 }
@@ -133,7 +136,7 @@ func appendGrams(raw []feature, t string, sc *scratch) []feature {
 	for n := 3; n <= 4; n++ {
 		w := gramWeight / float32(len(padded)-n+1)
 		for j := 0; j+n <= len(padded); j++ {
-			raw = append(raw, feature{fnvBytes(fnvKind(kindGram), padded[j:j+n]), w})
+			raw = append(raw, feature{hash: fnvBytes(fnvKind(kindGram), padded[j:j+n]), weight: w})
 		}
 	}
 	return raw
@@ -165,7 +168,7 @@ func aggregate(sc *scratch) []feature {
 		}
 		sl := &slots[i]
 		if sl.count == 0 {
-			sl.hash = f.hash
+			sl.hash, sl.fid = f.hash, f.fid
 			order = append(order, int32(i))
 		}
 		sl.count++
@@ -179,7 +182,7 @@ func aggregate(sc *scratch) []feature {
 		if sl.count > 1 { // 1+ln(1) is 1: most features occur once
 			w *= float32(1 + math.Log(float64(sl.count)))
 		}
-		out = append(out, feature{hash: sl.hash, weight: w})
+		out = append(out, feature{hash: sl.hash, weight: w, fid: sl.fid})
 	}
 	sc.out = out
 	return out
@@ -189,15 +192,20 @@ func aggregate(sc *scratch) []feature {
 // worked out once per term rather than once per occurrence: feats holds,
 // term after term, its head (appendHead) then its grams (appendGrams);
 // term t's head is feats[at[t]:mid[t]] and its grams feats[mid[t]:at[t+1]].
+// Each distinct hash among them has a dense id (hashes[fid] is its hash;
+// hashes[0] is unused), which a pair that happens to hash alike shares.
 type vocabFeatures struct {
 	vocab   []string
 	feats   []feature
 	at, mid []uint32
 	prefix  []uint64 // pairPrefix of each term
+	ids     *table[uint32]
+	hashes  []uint64
 }
 
 func newVocabFeatures(vocab []string) *vocabFeatures {
-	vf := &vocabFeatures{vocab: vocab, at: make([]uint32, len(vocab)+1), mid: make([]uint32, len(vocab)), prefix: make([]uint64, len(vocab))}
+	vf := &vocabFeatures{vocab: vocab, at: make([]uint32, len(vocab)+1), mid: make([]uint32, len(vocab)),
+		prefix: make([]uint64, len(vocab)), ids: newTable[uint32](len(vocab)), hashes: []uint64{0}}
 	sc := new(scratch)
 	for id, t := range vocab {
 		vf.at[id] = uint32(len(vf.feats))
@@ -207,6 +215,14 @@ func newVocabFeatures(vocab []string) *vocabFeatures {
 		vf.prefix[id] = pairPrefix(t)
 	}
 	vf.at[len(vocab)] = uint32(len(vf.feats))
+	for j := range vf.feats {
+		fid, added := vf.ids.at(vf.feats[j].hash)
+		if added {
+			*fid = uint32(len(vf.hashes))
+			vf.hashes = append(vf.hashes, vf.feats[j].hash)
+		}
+		vf.feats[j].fid = *fid
+	}
 	return vf
 }
 
@@ -216,7 +232,9 @@ func (vf *vocabFeatures) docFeatures(doc []uint32, sc *scratch) []feature {
 	for i, t := range doc {
 		raw = append(raw, vf.feats[vf.at[t]:vf.mid[t]]...)
 		if i > 0 {
-			raw = append(raw, feature{pairHash(vf.prefix[doc[i-1]], vf.vocab[t]), pairWeight})
+			h := pairHash(vf.prefix[doc[i-1]], vf.vocab[t])
+			fid, _ := vf.ids.get(h)
+			raw = append(raw, feature{hash: h, weight: pairWeight, fid: fid})
 		}
 		raw = append(raw, vf.feats[vf.mid[t]:vf.at[t+1]]...)
 	}
@@ -229,6 +247,7 @@ type slot struct {
 	hash   uint64
 	count  int32
 	weight float32
+	fid    uint32
 }
 
 const (
@@ -269,28 +288,50 @@ func corpusOf(texts []string) *analysis.Corpus {
 func (l *Local) FitCorpus(c *analysis.Corpus) Embedder {
 	vf := newVocabFeatures(c.Vocab())
 	// Each core counts its share of the documents; the counts are summed,
-	// so the weights are the same however the work was split.
-	parts := make([]map[uint64]int, chunk.Count(c.Len()))
+	// so the weights are the same however the work was split. A
+	// vocabulary feature is counted by its id, a pair by its hash.
+	type counts struct {
+		df    []float32
+		pairs *table[float32]
+	}
+	parts := make([]counts, chunk.Count(c.Len()))
 	chunk.Each(c.Len(), func(p, lo, hi int) {
-		df, sc := map[uint64]int{}, new(scratch)
+		cs, sc := counts{make([]float32, len(vf.hashes)), newTable[float32](1 << 12)}, new(scratch)
 		for i := lo; i < hi; i++ {
 			for _, f := range vf.docFeatures(c.Doc(i), sc) {
-				df[f.hash]++
+				if f.fid != 0 {
+					cs.df[f.fid]++
+				} else {
+					v, _ := cs.pairs.at(f.hash)
+					*v++
+				}
 			}
 		}
-		parts[p] = df
+		parts[p] = cs
 	})
-	df := parts[0]
+	df, pairs := parts[0].df, parts[0].pairs
 	for _, p := range parts[1:] {
-		for k, c := range p {
-			df[k] += c
+		for fid, n := range p.df {
+			df[fid] += n
 		}
+		p.pairs.each(func(h uint64, n float32) {
+			v, _ := pairs.at(h)
+			*v += n
+		})
 	}
 	n := float64(c.Len())
-	idf := make(map[uint64]float32, len(df))
-	for k, c := range df {
-		idf[k] = float32(math.Log((n+1)/(float64(c)+1)) + 1)
+	idfOf := func(df float32) float32 { return float32(math.Log((n+1)/(float64(df)+1)) + 1) }
+	idf := newTable[float32](len(vf.hashes) + pairs.Len())
+	for fid, h := range vf.hashes[1:] {
+		if d := df[fid+1]; d > 0 { // a view's documents may lack some of the vocabulary
+			v, _ := idf.at(h)
+			*v = idfOf(d)
+		}
 	}
+	pairs.each(func(h uint64, d float32) {
+		v, _ := idf.at(h)
+		*v = idfOf(d)
+	})
 	return &Local{dim: l.dim, idf: idf, unseen: float32(math.Log(n+1) + 1)}
 }
 
@@ -314,6 +355,12 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 // copied alone.
 func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus) ([]float32, error) {
 	vf := newVocabFeatures(c.Vocab())
+	// The vocabulary's weights by id, so that only pairs are looked up by
+	// hash.
+	byID := make([]float32, len(vf.hashes))
+	for fid, h := range vf.hashes {
+		byID[fid] = l.weight(h)
+	}
 	block := make([]float32, c.Len()*l.dim)
 	chunk.Each(c.Len(), func(_, lo, hi int) {
 		sc := scratchPool.Get().(*scratch)
@@ -322,7 +369,7 @@ func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus) ([]float32,
 			if i%256 == 0 && ctx.Err() != nil {
 				return
 			}
-			l.accumulate(vf.docFeatures(c.Doc(i), sc), block[i*l.dim:(i+1)*l.dim], nil)
+			l.accumulate(vf.docFeatures(c.Doc(i), sc), block[i*l.dim:(i+1)*l.dim], nil, byID)
 		}
 	})
 	if err := ctx.Err(); err != nil {
@@ -331,18 +378,29 @@ func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus) ([]float32,
 	return block, nil
 }
 
+// weight is a feature's idf: 1 before fitting, unseen for a feature no
+// fitted document has.
+func (l *Local) weight(hash uint64) float32 {
+	if l.idf == nil {
+		return 1
+	}
+	if x, ok := l.idf.get(hash); ok {
+		return x
+	}
+	return l.unseen
+}
+
 // accumulate adds each feature's weighted IDF into its bucket of v and, if
-// touched is not nil, marks the bucket.
-func (l *Local) accumulate(feats []feature, v []float32, touched []bool) {
+// touched is not nil, marks the bucket. byID, if not nil, holds the
+// weights of features with an id.
+func (l *Local) accumulate(feats []feature, v []float32, touched []bool, byID []float32) {
 	for _, f := range feats {
 		k, w := f.hash, f.weight
-		idf := l.unseen
-		if l.idf != nil {
-			if x, ok := l.idf[k]; ok {
-				idf = x
-			}
+		var idf float32
+		if f.fid != 0 && byID != nil {
+			idf = byID[f.fid]
 		} else {
-			idf = 1
+			idf = l.weight(k)
 		}
 		// The low bits pick the bucket, a high bit the sign, so that
 		// colliding features cancel on average instead of piling up.
@@ -370,7 +428,7 @@ func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 		sc.dense, sc.touched = make([]float32, l.dim), make([]bool, l.dim)
 	}
 	feats := termFeatures(terms, sc)
-	l.accumulate(feats, sc.dense, sc.touched)
+	l.accumulate(feats, sc.dense, sc.touched, nil)
 	// A scan of the marks yields the buckets in order, cheaper than
 	// sorting them at the default width.
 	buckets := sc.buckets[:0]

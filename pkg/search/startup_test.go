@@ -1,9 +1,10 @@
 package search
 
 import (
+	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,27 +13,23 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/catgen"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
-// synthetic is a catalog of n tools with plausible, distinct texts.
+// synthetic is a generated catalog of n tools (package catgen: thousands
+// of servers, varied text, a vocabulary that grows with n).
 func synthetic(tb testing.TB, n int) *Setup {
 	tb.Helper()
-	verbs := []string{"list", "create", "delete", "update", "search", "get", "send", "export", "import", "sync"}
-	nouns := []string{"issue", "file", "message", "event", "ticket", "table", "report", "user", "invoice", "job", "image", "order"}
-	r := rand.New(rand.NewPCG(uint64(n), 7))
-	var servers []catalog.Server
-	for s := 0; s*50 < n; s++ {
-		srv := catalog.Server{Name: fmt.Sprintf("server%03d", s)}
-		for i := s * 50; i < min(n, (s+1)*50); i++ {
-			v, o := verbs[r.IntN(len(verbs))], nouns[r.IntN(len(nouns))]
-			srv.Tools = append(srv.Tools, catalog.Tool{Name: fmt.Sprintf("%s_%s_%d", v, o, i),
-				Description: fmt.Sprintf("%s a %s in the %s system, by id %d, with filters for %s and %s.", strings.ToUpper(v[:1])+v[1:], o, srv.Name, i, nouns[r.IntN(len(nouns))], verbs[r.IntN(len(verbs))]),
-				InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The id."}}}`)})
-		}
-		servers = append(servers, srv)
+	var buf bytes.Buffer
+	if err := catgen.Write(&buf, n, 1); err != nil {
+		tb.Fatal(err)
 	}
-	cat, err := catalog.New([]catalog.Part{{Source: "synthetic", Servers: servers}})
+	part, err := catalog.Parse("synthetic", buf.Bytes(), "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -40,10 +37,15 @@ func synthetic(tb testing.TB, n int) *Setup {
 }
 
 // BenchmarkStartup is the time from a loaded catalog to a published
-// index with the local embedder.
+// index with the local embedder, and (parse) from the catalog's bytes.
+// The sizes are those of make load and BENCHMARKS.md; 100,000 runs with
+// -bench 'Startup/.*100000'.
 func BenchmarkStartup(b *testing.B) {
-	for _, n := range []int{62, 10000} {
+	for _, n := range []int{73, 4000, 10000, 100000} {
 		b.Run(fmt.Sprintf("local/N=%d", n), func(b *testing.B) {
+			if n > 10000 && !strings.Contains(benchFilter(), "100000") {
+				b.Skip("100,000 tools: run with -bench 'Startup/.*100000'")
+			}
 			setup := synthetic(b, n)
 			for b.Loop() {
 				svc := New(Config{Embedder: embedding.NewLocal(0)})
@@ -53,6 +55,14 @@ func BenchmarkStartup(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchFilter is the -test.bench pattern.
+func benchFilter() string {
+	if f := flag.Lookup("test.bench"); f != nil {
+		return f.Value.String()
+	}
+	return ""
 }
 
 // slowProvider answers embeddings after latency and records the largest

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+)
+
+// fakeProvider is an OpenAI-compatible /v1/embeddings on loopback with
+// deterministic vectors of one width: JSON floats as OpenAI sends them
+// by default, or base64 little-endian float32s when a request asks for
+// encoding_format "base64", as OpenAI's own client does.
+type fakeProvider struct {
+	*httptest.Server
+	served atomic.Int64 // inputs embedded
+}
+
+func startFake(dim int) (*fakeProvider, error) {
+	if dim < 1 {
+		return nil, fmt.Errorf("-dim must be positive, got %d", dim)
+	}
+	f := &fakeProvider{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" {
+			http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+			return
+		}
+		var req struct {
+			Input          []string `json:"input"`
+			EncodingFormat string   `json:"encoding_format"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		f.served.Add(int64(len(req.Input)))
+		w.Header().Set("Content-Type", "application/json")
+		buf := []byte(`{"object":"list","data":[`)
+		vec := make([]float32, dim)
+		raw := make([]byte, 4*dim)
+		for i, in := range req.Input {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			fill(vec, in)
+			buf = fmt.Appendf(buf, `{"object":"embedding","index":%d,"embedding":`, i)
+			if req.EncodingFormat == "base64" {
+				for j, x := range vec {
+					binary.LittleEndian.PutUint32(raw[4*j:], math.Float32bits(x))
+				}
+				buf = append(buf, '"')
+				buf = base64.StdEncoding.AppendEncode(buf, raw)
+				buf = append(buf, '"')
+			} else {
+				buf = append(buf, '[')
+				for j, x := range vec {
+					if j > 0 {
+						buf = append(buf, ',')
+					}
+					buf = strconv.AppendFloat(buf, float64(x), 'g', -1, 32)
+				}
+				buf = append(buf, ']')
+			}
+			buf = append(buf, '}')
+		}
+		buf = append(buf, `],"model":"fake","usage":{"prompt_tokens":0,"total_tokens":0}}`...)
+		w.Write(buf)
+	}))
+	return f, nil
+}
+
+// fill writes text's vector: an LCG seeded by the text's hash, so the same
+// text always gets the same vector.
+func fill(vec []float32, text string) {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	x := h.Sum64()
+	for j := range vec {
+		x = x*6364136223846793005 + 1442695040888963407
+		vec[j] = float32(int64(x>>33)%2000-1000) / 40000
+	}
+}

@@ -1,0 +1,364 @@
+// Command scale measures toolsearch at catalog sizes from tens to a
+// hundred thousand tools, as an operator runs it: the binary started as
+// its own process on a generated catalog (package catgen), with the local
+// embedder or an OpenAI-compatible provider (a fake one served here, on
+// loopback, at -dim dimensions). For each size it reports the time from
+// start to /readyz answering 200, the resident set once ready, the peak
+// resident set of the start-up, the peak of a rebuild (POST
+// /mcp/tool-search/rebuild, with every tool's text changed, so a provider
+// embeds them all again) and the median latency of a search over HTTP.
+//
+// Memory is quoted against the vectors' own bytes (N×D×4) and time
+// against -baseline, another binary measured in the same run, rounds
+// alternating between the two, so the ratios survive a shared, noisy
+// machine. BENCHMARKS.md records the results; make load runs it.
+//
+//	go run ./cmd/scale -bin bin/toolsearch -baseline /tmp/old -sizes 73,4000,10000,100000
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/catgen"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bin := fs.String("bin", "bin/toolsearch", "the toolsearch binary to measure")
+	baseline := fs.String("baseline", "", "another toolsearch binary, measured in the same run for the time ratios")
+	sizes := fs.String("sizes", "73,4000,10000,100000", "catalog sizes, comma-separated")
+	embedders := fs.String("embedders", "local,openai", "local, openai (the fake provider) or both, comma-separated")
+	dim := fs.Int("dim", 1536, "the fake provider's vector width")
+	rounds := fs.Int("rounds", 3, "rounds per size and binary (medians are reported)")
+	queries := fs.Int("queries", 200, "searches timed over HTTP after each start-up")
+	dir := fs.String("dir", filepath.Join(os.TempDir(), "toolsearch-scale"), "where generated catalogs are kept between runs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var ns []int
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-sizes: %q is not a catalog size", s)
+		}
+		ns = append(ns, n)
+	}
+	bins := []string{*bin}
+	if *baseline != "" {
+		bins = append(bins, *baseline)
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return err
+	}
+	fake, err := startFake(*dim)
+	if err != nil {
+		return err
+	}
+	defer fake.Close()
+	fmt.Fprintf(stdout, "scale: %s", *bin)
+	if *baseline != "" {
+		fmt.Fprintf(stdout, " against %s", *baseline)
+	}
+	fmt.Fprintf(stdout, ", %d rounds each, medians\n", *rounds)
+	for _, emb := range strings.Split(*embedders, ",") {
+		for _, n := range ns {
+			m := measure{n: n, embedder: emb, fake: fake, dim: *dim, queries: *queries, dir: *dir}
+			if err := m.catalogs(); err != nil {
+				return err
+			}
+			res := make([][]sample, len(bins))
+			for r := range *rounds {
+				for j := range bins {
+					b := bins[(j+r)%len(bins)] // alternate which goes first
+					s, err := m.once(ctx, b, stderr)
+					if err != nil {
+						return fmt.Errorf("%s, %d tools, %s: %w", emb, n, b, err)
+					}
+					res[(j+r)%len(bins)] = append(res[(j+r)%len(bins)], s)
+				}
+			}
+			m.report(stdout, bins, res)
+		}
+	}
+	return nil
+}
+
+// measure is one embedder at one catalog size.
+type measure struct {
+	n        int
+	embedder string
+	fake     *fakeProvider
+	dim      int
+	queries  int
+	dir      string
+	cat      string // the catalog served at start
+	changed  string // the same number of tools, every text different: what the rebuild reads
+}
+
+// sample is one start-up and rebuild of one binary.
+type sample struct {
+	ready                   time.Duration
+	rss, peak, rebuildPeak  int64 // bytes
+	rebuildTook, searchP50  time.Duration
+	providerAtStart, served int64
+}
+
+func (m *measure) width() int {
+	if m.embedder == "local" {
+		return 1024
+	}
+	return m.dim
+}
+
+// catalogs writes (once) the catalog to serve and the changed one.
+func (m *measure) catalogs() error {
+	for i, seed := range []uint64{1, 2} {
+		path := filepath.Join(m.dir, fmt.Sprintf("cat-%d-seed%d.json", m.n, seed))
+		if _, err := os.Stat(path); err != nil {
+			var buf bytes.Buffer
+			if err := catgen.Write(&buf, m.n, seed); err != nil {
+				return err
+			}
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				return err
+			}
+		}
+		if i == 0 {
+			m.cat = path
+		} else {
+			m.changed = path
+		}
+	}
+	return nil
+}
+
+func (m *measure) once(ctx context.Context, bin string, stderr io.Writer) (sample, error) {
+	var s sample
+	work, err := os.MkdirTemp("", "scale")
+	if err != nil {
+		return s, err
+	}
+	defer os.RemoveAll(work)
+	catalog := filepath.Join(work, "catalog.json")
+	if err := copyFile(m.cat, catalog); err != nil {
+		return s, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return s, err
+	}
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	args := []string{"serve", "-addr", "127.0.0.1:" + strconv.Itoa(port), "-metrics-addr", "off", "-catalog", catalog, "-log-level", "warn"}
+	if m.embedder == "openai" {
+		args = append(args, "-embedder", "openai", "-embedding-base-url", m.fake.URL+"/v1", "-embedding-dimensions", strconv.Itoa(m.dim))
+	}
+	const token = "scale-admin-token"
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "TOOLSEARCH_ADMIN_TOKEN="+token, "OPENAI_API_KEY=scale-fake-key")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	before := m.fake.served.Load()
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return s, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	client := &http.Client{Timeout: 10 * time.Second}
+	for {
+		resp, err := client.Get(base + "/readyz")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case err := <-exited:
+			return s, fmt.Errorf("exited before ready (%v): %s", err, tail(logs.String()))
+		case <-time.After(time.Millisecond):
+		}
+	}
+	s.ready = time.Since(start)
+	s.providerAtStart = m.fake.served.Load() - before
+	pid := cmd.Process.Pid
+	// Ready is published; the memory a build freed is returned just after.
+	time.Sleep(time.Second)
+	if s.rss, err = procStatus(pid, "VmRSS"); err != nil {
+		return s, err
+	}
+	if s.peak, err = procStatus(pid, "VmHWM"); err != nil {
+		return s, err
+	}
+	if s.searchP50, err = searchP50(client, base, m.queries); err != nil {
+		return s, err
+	}
+	// The rebuild reads a catalog whose every text changed, so a provider
+	// embeds them all and the old index serves meanwhile: the worst case.
+	if err := copyFile(m.changed, catalog); err != nil {
+		return s, err
+	}
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		return s, fmt.Errorf("resetting the peak RSS: %w", err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp/tool-search/rebuild", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	rebuildClient := &http.Client{Timeout: 10 * time.Minute}
+	t0 := time.Now()
+	resp, err := rebuildClient.Do(req)
+	if err != nil {
+		return s, fmt.Errorf("rebuild: %w", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return s, fmt.Errorf("rebuild: %s: %.200s", resp.Status, body)
+	}
+	s.rebuildTook = time.Since(t0)
+	if s.rebuildPeak, err = procStatus(pid, "VmHWM"); err != nil {
+		return s, err
+	}
+	_ = stderr
+	return s, nil
+}
+
+// searchP50 is the median latency of n searches over HTTP, one at a time.
+func searchP50(client *http.Client, base string, n int) (time.Duration, error) {
+	qs := []string{"list the open issues", "send a message to the team channel", "export the monthly report as a file",
+		"cancel a pending order", "backup the database table", "forecast the weather for a city", "schedule a meeting next week",
+		"upload a photo to the album"}
+	var lat []time.Duration
+	for i := range n {
+		body, _ := json.Marshal(map[string]any{"query": qs[i%len(qs)]})
+		t0 := time.Now()
+		resp, err := client.Post(base+"/mcp/tool-search", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("search: %s", resp.Status)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	if len(lat) == 0 {
+		return 0, nil
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2], nil
+}
+
+func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
+	vec := int64(m.n) * int64(m.width()) * 4
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	fmt.Fprintf(w, "\n%s, %d tools, D=%d: vectors %.1f MiB; goals: RSS <= 1.5x vectors + 40 MB (%.0f MiB), peaks <= 2.3x + 40 MB (%.0f MiB)\n",
+		m.embedder, m.n, m.width(), mib(vec), mib(vec*3/2+40e6), mib(vec*23/10+40e6))
+	med := make([]sample, len(bins))
+	for j, b := range bins {
+		med[j] = median(res[j])
+		s := med[j]
+		fmt.Fprintf(w, "  %-28s ready %8s  RSS %7.1f MiB (%.2fx)  peak %7.1f MiB (%.2fx)  rebuild %8s peak %7.1f MiB (%.2fx)  search p50 %s\n",
+			filepath.Base(filepath.Dir(b))+"/"+filepath.Base(b), s.ready.Round(time.Millisecond),
+			mib(s.rss), float64(s.rss)/float64(vec), mib(s.peak), float64(s.peak)/float64(vec),
+			s.rebuildTook.Round(time.Millisecond), mib(s.rebuildPeak), float64(s.rebuildPeak)/float64(vec), s.searchP50.Round(time.Microsecond))
+	}
+	if len(bins) == 2 {
+		a, b := med[0], med[1]
+		fmt.Fprintf(w, "  ratio (first / baseline): ready %.2f  RSS %.2f  peak %.2f  rebuild %.2f  rebuild peak %.2f  search p50 %.2f\n",
+			ratio(a.ready, b.ready), float64(a.rss)/float64(b.rss), float64(a.peak)/float64(b.peak),
+			ratio(a.rebuildTook, b.rebuildTook), float64(a.rebuildPeak)/float64(b.rebuildPeak), ratio(a.searchP50, b.searchP50))
+	}
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// median takes each figure's median over the samples on its own.
+func median(ss []sample) sample {
+	pick := func(f func(sample) int64) int64 {
+		v := make([]int64, len(ss))
+		for i, s := range ss {
+			v[i] = f(s)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return sample{
+		ready:       time.Duration(pick(func(s sample) int64 { return int64(s.ready) })),
+		rss:         pick(func(s sample) int64 { return s.rss }),
+		peak:        pick(func(s sample) int64 { return s.peak }),
+		rebuildPeak: pick(func(s sample) int64 { return s.rebuildPeak }),
+		rebuildTook: time.Duration(pick(func(s sample) int64 { return int64(s.rebuildTook) })),
+		searchP50:   time.Duration(pick(func(s sample) int64 { return int64(s.searchP50) })),
+	}
+}
+
+// procStatus reads one "kB" line of /proc/PID/status, in bytes.
+func procStatus(pid int, key string) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New(key + " not in /proc status")
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return s[len(s)-2000:]
+	}
+	return s
+}
