@@ -5,7 +5,11 @@
 // stop words, stem; then, per term, its related concepts (Related).
 package analysis
 
-import "strings"
+import (
+	"hash/maphash"
+	"strings"
+	"sync/atomic"
+)
 
 // Analyzer is one configuration of the chain. It is immutable and safe
 // for concurrent use.
@@ -16,6 +20,7 @@ type Analyzer struct {
 	derived func() map[string][]string // stem -> stems of derivationally related words
 	// hypernyms is WordNet's hierarchy above each word (hypernyms.go).
 	hypernyms func() hierarchy
+	memo      [memoSlots]atomic.Pointer[memoEntry]
 }
 
 // English is the chain every ranker uses: the light English stemmer
@@ -25,16 +30,45 @@ type Analyzer struct {
 var English = &Analyzer{stop: stop, stem: Stem, related: concepts, derived: englishDerived, hypernyms: englishHypernyms}
 
 // Terms returns text's stemmed, stop-word-free tokens, in order: the unit
-// every ranker matches on.
+// every ranker matches on. A word's term comes from the analyzer's memo
+// when a recent query had the word.
 func (a *Analyzer) Terms(text string) []string {
 	out := make([]string, 0, len(text)/6+1) // about one term per six bytes of English
 	AppendWords(text, func(w string) {
-		if !a.stop[w] {
-			out = append(out, a.stem(w))
+		if t, ok := a.term(w); ok {
+			out = append(out, t)
 		}
 	})
 	return out
 }
+
+// term is w's term, or false for a stop word, through the memo: a fixed
+// number of slots, each the last word that hashed there, so that a query's
+// words are stemmed once however often they are asked, and what queries
+// ask cannot grow it.
+func (a *Analyzer) term(w string) (string, bool) {
+	slot := &a.memo[maphash.String(memoSeed, w)%memoSlots]
+	if e := slot.Load(); e != nil && e.word == w {
+		return e.term, !e.stop
+	}
+	// Kept from a copy of the word: neither the word nor its stem may pin
+	// the caller's text.
+	e := &memoEntry{word: strings.Clone(w), stop: a.stop[w]}
+	if !e.stop {
+		e.term = a.stem(e.word)
+	}
+	slot.Store(e)
+	return e.term, !e.stop
+}
+
+type memoEntry struct {
+	word, term string
+	stop       bool
+}
+
+const memoSlots = 4096
+
+var memoSeed = maphash.MakeSeed()
 
 // Related returns the concept ids ("c:NAME") of a term as Terms gives it:
 // one per group of related words the term belongs to.

@@ -31,37 +31,66 @@ type hierarchy struct {
 // known accepts: "headache" meets a catalog that says "symptom" through
 // ache and pain. The walk stops at the first level with a known word, so a
 // term gets the most specific words the catalog has for it; it is the
-// back-off of a specific request to a catalog's general wording.
+// back-off of a specific request to a catalog's general wording. Words
+// among terms themselves do not count.
 func (a *Analyzer) Broader(terms []string, known func(string) bool) []string {
 	var out []string
 	for _, t := range terms {
 		if known(t) || slices.ContainsFunc(a.Derived(t), known) {
 			continue
 		}
-		h := a.hypernyms()
-		level := h.of[t]
-		for range hypernymDepth {
-			var found bool
-			var next []int32
-			for _, s := range level {
-				for _, w := range h.words[s] {
-					if known(w) && !slices.Contains(terms, w) {
-						found = true
-						if !slices.Contains(out, w) {
-							out = append(out, w)
-						}
-					}
-				}
-				for _, u := range h.up[s] {
-					if !slices.Contains(next, u) {
-						next = append(next, u)
-					}
+		out = BroaderFrom(a.HypernymLevels(t, known), terms, out)
+	}
+	return out
+}
+
+// HypernymLevels is the walk up from term's first senses that Broader
+// takes, level by level: each level's words that known accepts, in the
+// walk's order, each once. It depends on term and known alone, so a
+// ranker can keep it per term.
+func (a *Analyzer) HypernymLevels(term string, known func(string) bool) [][]string {
+	h := a.hypernyms()
+	var levels [][]string
+	level := h.of[term]
+	for range hypernymDepth {
+		var words []string
+		var next []int32
+		for _, s := range level {
+			for _, w := range h.words[s] {
+				if known(w) && !slices.Contains(words, w) {
+					words = append(words, w)
 				}
 			}
-			if found || len(next) == 0 {
-				break
+			for _, u := range h.up[s] {
+				if !slices.Contains(next, u) {
+					next = append(next, u)
+				}
 			}
-			level = next
+		}
+		levels = append(levels, words)
+		if len(next) == 0 {
+			break
+		}
+		level = next
+	}
+	return levels
+}
+
+// BroaderFrom appends to out, once each, the words of the first of levels
+// (HypernymLevels) that has a word not among terms, leaving those out.
+func BroaderFrom(levels [][]string, terms, out []string) []string {
+	for _, words := range levels {
+		found := false
+		for _, w := range words {
+			if !slices.Contains(terms, w) {
+				found = true
+				if !slices.Contains(out, w) {
+					out = append(out, w)
+				}
+			}
+		}
+		if found {
+			break
 		}
 	}
 	return out
@@ -126,11 +155,18 @@ func parseHypernyms(stem func(string) string, stop map[string]bool) hierarchy {
 
 var englishHypernyms = sync.OnceValue(func() hierarchy { return parseHypernyms(Stem, stop) })
 
-// Warm parses the WordNet tables now, once per process, so that no query
-// pays for it; package search calls it while building an index.
+// Warm parses the WordNet tables now, once per process, each on a core
+// of its own, so that no query pays for it; package search starts it in
+// the background when it builds an index, and a query that arrives before
+// it is done waits for it.
 func (a *Analyzer) Warm() {
-	a.derived()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.derived()
+	}()
 	a.hypernyms()
+	<-done
 }
 
 // Lexicon names the WordNet tables that expand queries and their version:

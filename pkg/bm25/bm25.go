@@ -5,6 +5,7 @@ package bm25
 
 import (
 	"context"
+	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
@@ -121,6 +122,7 @@ type Index struct {
 	fields []uint8
 
 	scratch sync.Pool
+	cache   expansions
 }
 
 // Layout says which segment of a corpus holds each text field of a tool
@@ -138,6 +140,7 @@ var ToolLayout = Layout{Name: catalog.PartName, Server: catalog.PartServer, Titl
 func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 	b := newBuilder(c, layout)
 	ix := &Index{p: p, n: c.Len()}
+	ix.cache.seed = maphash.MakeSeed()
 	norm := b.norms(p)
 	ix.start, ix.pairs = b.count()
 	total := ix.start[len(ix.start)-1]
@@ -502,78 +505,6 @@ var sourcePrefix = [...]string{fromQuery: "", fromConcept: "concept:", fromBroad
 // Prepare looks up the query's terms, each once, then its synonym concepts.
 func (ix *Index) Prepare(query string) Query {
 	return ix.PrepareTerms(analysis.English.Terms(query))
-}
-
-// PrepareTerms is Prepare for a query already split into analysed terms.
-// A term no tool uses is expanded to its derivationally related forms that
-// some tool does (analysis.Analyzer.Expand), or failing those to its
-// nearest hypernyms some tool uses, at BroaderWeight
-// (analysis.Analyzer.Broader). A term some tool does use also looks up its
-// derived forms, at DerivedWeight. Each two neighbouring terms of the query
-// are also looked up as a pair, at PairWeight.
-func (ix *Index) PrepareTerms(terms []string) Query {
-	asked := len(terms) // Expand appends to the query's own terms
-	broader := analysis.English.Broader(terms, ix.Has)
-	terms = analysis.English.Expand(terms, ix.Has)
-	q := Query{ix: ix, terms: make([]queryTerm, 0, len(terms)+len(broader))}
-	add := func(qt queryTerm, weight float64) {
-		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
-		for _, x := range q.terms {
-			if x.list == qt.list && (qt.list >= 0 || x.term == qt.term) {
-				return
-			}
-		}
-		df := 0
-		if qt.list >= 0 {
-			df = ix.df(uint32(qt.list))
-		}
-		qt.idf = weight * ix.idf(df)
-		q.terms = append(q.terms, qt)
-	}
-	term := func(t string, from termSource, name string) queryTerm {
-		list := int64(-1)
-		if k, ok := ix.terms[t]; ok {
-			list = int64(k)
-		}
-		return queryTerm{list: list, from: from, name: name, term: t}
-	}
-	for _, t := range terms {
-		w := 1.0
-		if number(t) {
-			w = NumberWeight
-		}
-		add(term(t, fromQuery, t), w)
-	}
-	for _, t := range terms {
-		for _, c := range analysis.English.Related(t) {
-			// The token as the documents' text was analysed, so stemmed.
-			add(term(analysis.Stem(conceptToken(c)), fromConcept, conceptName(c)), 1)
-		}
-	}
-	for _, t := range broader {
-		add(term(t, fromBroader, t), BroaderWeight)
-	}
-	for _, t := range terms[:asked] {
-		if !ix.Has(t) {
-			continue // its relatives are query terms already, at full weight
-		}
-		for _, r := range analysis.English.Derived(t) {
-			if ix.Has(r) {
-				add(term(r, fromDerived, r), DerivedWeight)
-			}
-		}
-	}
-	for i := 1; i < asked; i++ {
-		a, okA := ix.terms[terms[i-1]]
-		b, okB := ix.terms[terms[i]]
-		if !okA || !okB {
-			continue
-		}
-		if k, ok := ix.pairs[pairKey(a, b)]; ok { // most pairs are in no tool: no term to carry
-			add(queryTerm{list: int64(k), from: fromQuery, name: terms[i-1], second: terms[i]}, PairWeight)
-		}
-	}
-	return q
 }
 
 // postings is list k's documents and impacts.

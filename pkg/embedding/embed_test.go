@@ -131,10 +131,10 @@ func TestOpenAIEmbed(t *testing.T) {
 		}, wantCalls: 1, wantErr: "dimension", wantBad: true},
 		{name: "batches disagree", answer: func(call int, in []string, w http.ResponseWriter) {
 			w.Write(vectors(in, 4+call%2))
-		}, cfg: OpenAIConfig{BatchSize: 2, Concurrency: 1}, wantCalls: 3, wantErr: "dimension", wantBad: true},
+		}, cfg: OpenAIConfig{BatchSize: 2, Concurrency: 1}, wantCalls: 2, wantErr: "dimension", wantBad: true},
 		{name: "not json", answer: func(_ int, _ []string, w http.ResponseWriter) {
 			w.Write([]byte(`{"data":[{"embedding":[1,2`))
-		}, wantCalls: 1, wantErr: "embeddings request"},
+		}, wantCalls: 1, wantErr: "ends early", wantBad: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,8 +2,11 @@ package embedding
 
 import (
 	"context"
+	"hash/maphash"
 	"math"
+	mathbits "math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
@@ -31,6 +34,7 @@ type Local struct {
 	// unseen is the IDF of a feature no fitted document has. Such a feature
 	// can only match through a hash collision, so it mostly adds length.
 	unseen float32
+	terms  *termCache // nil before Fit
 }
 
 // NewLocal returns an unfitted local embedder with dim buckets
@@ -83,7 +87,7 @@ type scratch struct {
 	// For EmbedSparseTerms: a dense vector kept all zero between uses, and the
 	// buckets written in this use.
 	dense   []float32
-	touched []bool
+	touched []uint64 // a bit a bucket
 	buckets []int32
 }
 
@@ -332,7 +336,7 @@ func (l *Local) FitCorpus(c *analysis.Corpus) Embedder {
 		v, _ := idf.at(h)
 		*v = idfOf(d)
 	})
-	return &Local{dim: l.dim, idf: idf, unseen: float32(math.Log(n+1) + 1)}
+	return &Local{dim: l.dim, idf: idf, unseen: float32(math.Log(n+1) + 1), terms: newTermCache()}
 }
 
 // Embed returns one unnormalised vector per text. It never fails unless ctx
@@ -393,7 +397,7 @@ func (l *Local) weight(hash uint64) float32 {
 // accumulate adds each feature's weighted IDF into its bucket of v and, if
 // touched is not nil, marks the bucket. byID, if not nil, holds the
 // weights of features with an id.
-func (l *Local) accumulate(feats []feature, v []float32, touched []bool, byID []float32) {
+func (l *Local) accumulate(feats []feature, v []float32, touched []uint64, byID []float32) {
 	for _, f := range feats {
 		k, w := f.hash, f.weight
 		var idf float32
@@ -411,7 +415,7 @@ func (l *Local) accumulate(feats []feature, v []float32, touched []bool, byID []
 			v[b] += w * idf
 		}
 		if touched != nil {
-			touched[b] = true
+			touched[b/64] |= 1 << (b % 64)
 		}
 	}
 }
@@ -425,18 +429,24 @@ func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	if len(sc.dense) != l.dim {
-		sc.dense, sc.touched = make([]float32, l.dim), make([]bool, l.dim)
+		sc.dense, sc.touched = make([]float32, l.dim), make([]uint64, (l.dim+63)/64)
 	}
-	feats := termFeatures(terms, sc)
+	var feats []feature
+	if l.terms != nil {
+		feats = l.terms.features(terms, sc)
+	} else {
+		feats = termFeatures(terms, sc)
+	}
 	l.accumulate(feats, sc.dense, sc.touched, nil)
-	// A scan of the marks yields the buckets in order, cheaper than
-	// sorting them at the default width.
+	// The marks, a bit a bucket, yield the buckets in order: sixteen words
+	// at the default width, cheaper than sorting them.
 	buckets := sc.buckets[:0]
-	for b, t := range sc.touched {
-		if t {
-			sc.touched[b] = false // clean for the next use
-			buckets = append(buckets, int32(b))
+	for w, bits := range sc.touched {
+		for bits != 0 {
+			buckets = append(buckets, int32(w*64+mathbits.TrailingZeros64(bits)))
+			bits &= bits - 1
 		}
+		sc.touched[w] = 0 // clean for the next use
 	}
 	sc.buckets = buckets
 	idx, val = make([]int32, len(buckets)), make([]float32, len(buckets))
@@ -445,4 +455,58 @@ func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 		sc.dense[b] = 0
 	}
 	return idx, val
+}
+
+// termCache keeps the features of the terms queries used, so that a query
+// hashes only its pairs: a fixed number of slots, each the last term that
+// hashed there, bounded whatever queries ask, free of locks. Each fitted
+// Local has its own (the features do not depend on the fit; their weights
+// are looked up per query).
+type termCache struct {
+	seed  maphash.Seed
+	slots [termCacheSlots]atomic.Pointer[termEntry]
+}
+
+const termCacheSlots = 4096
+
+// termEntry is a term's features: head (appendHead) then grams
+// (appendGrams), split at mid.
+type termEntry struct {
+	term   string
+	feats  []feature
+	mid    int
+	prefix uint64 // pairPrefix(term)
+}
+
+func newTermCache() *termCache { return &termCache{seed: maphash.MakeSeed()} }
+
+// entry returns t's features, from its slot or hashed now.
+func (c *termCache) entry(t string, sc *scratch) *termEntry {
+	slot := &c.slots[maphash.String(c.seed, t)%termCacheSlots]
+	if e := slot.Load(); e != nil && e.term == t {
+		return e
+	}
+	e := &termEntry{term: t, prefix: pairPrefix(t)}
+	e.feats = appendHead(nil, t)
+	e.mid = len(e.feats)
+	e.feats = appendGrams(e.feats, t, sc)
+	slot.Store(e)
+	return e
+}
+
+// features is termFeatures with each term's features from c.
+func (c *termCache) features(terms []string, sc *scratch) []feature {
+	raw := sc.raw[:0]
+	var prev *termEntry
+	for i, t := range terms {
+		e := c.entry(t, sc)
+		raw = append(raw, e.feats[:e.mid]...)
+		if i > 0 {
+			raw = append(raw, feature{hash: pairHash(prev.prefix, t), weight: pairWeight})
+		}
+		raw = append(raw, e.feats[e.mid:]...)
+		prev = e
+	}
+	sc.raw = raw
+	return aggregate(sc)
 }

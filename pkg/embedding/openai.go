@@ -8,14 +8,15 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -55,6 +56,9 @@ type OpenAIConfig struct {
 type OpenAI struct {
 	cfg    OpenAIConfig
 	client *openai.Client
+	// floats is set once the provider refused encoding_format "base64":
+	// from then on it is asked for JSON floats.
+	floats atomic.Bool
 }
 
 // NewOpenAI returns a client for cfg.
@@ -126,35 +130,41 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, nil
 	}
 	out := make([][]float32, len(texts))
+	err := o.EmbedInto(ctx, texts, func(i int, vec []float32) { out[i] = slices.Clone(vec) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EmbedInto is Embed handing each vector to put as its answer is read,
+// instead of returning them: put copies vec (valid only during the call)
+// where it belongs, so a build writes the provider's answers straight into
+// its index. put may be called from several goroutines at once, and more
+// than once for an input whose batch was retried; when EmbedInto fails,
+// what put was given must be dropped. Every vector put is finite, not
+// (near) zero, and of one width.
+func (o *OpenAI) EmbedInto(ctx context.Context, texts []string, put func(i int, vec []float32)) error {
+	if len(texts) == 0 {
+		return nil
+	}
+	var width atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.cfg.Concurrency)
 	for start := 0; start < len(texts); start += o.cfg.BatchSize {
 		end := min(start+o.cfg.BatchSize, len(texts))
 		g.Go(func() error {
-			vecs, err := o.embedSplit(gctx, texts[start:end])
-			if err != nil {
-				return err
-			}
-			copy(out[start:end], vecs)
-			return nil
+			return o.embedSplit(gctx, texts[start:end], func(i int, vec []float32) error {
+				// One width over all batches, the first answer's.
+				if w := int64(len(vec)); !width.CompareAndSwap(0, w) && width.Load() != w {
+					return errBadAnswer("vectors of dimension %d and %d", width.Load(), w)
+				}
+				put(start+i, vec)
+				return nil
+			})
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	// The one check of what a provider sent, over all batches, so they
-	// agree with each other as well as with the configuration.
-	if _, err := index.Validate(out, len(texts), o.cfg.Dimensions); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadResponse, err)
-	}
-	// A zero vector has no direction: as a row it matches nothing, as a
-	// query it ranks nothing. A provider that sends one is failing.
-	for i, v := range out {
-		if index.Norm(v) < minNorm {
-			return nil, fmt.Errorf("%w: vector %d is (near) zero", ErrBadResponse, i)
-		}
-	}
-	return out, nil
+	return g.Wait()
 }
 
 // embedSplit is embedBatch, except that a batch the server refuses as too
@@ -162,30 +172,33 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 // two halves, down to single inputs: at most 2n-1 requests for n texts, and
 // a catalog of long descriptions still indexes against a server whose
 // limit is in bytes rather than inputs.
-func (o *OpenAI) embedSplit(ctx context.Context, texts []string) ([][]float32, error) {
-	vecs, err := o.embedBatch(ctx, texts)
+func (o *OpenAI) embedSplit(ctx context.Context, texts []string, put func(i int, vec []float32) error) error {
+	err := o.embedBatch(ctx, texts, put)
 	if err == nil || len(texts) < 2 || httpStatus(err) != http.StatusRequestEntityTooLarge {
-		return vecs, err
+		return err
 	}
 	half := len(texts) / 2
-	first, err := o.embedSplit(ctx, texts[:half])
-	if err != nil {
-		return nil, err
+	if err := o.embedSplit(ctx, texts[:half], put); err != nil {
+		return err
 	}
-	second, err := o.embedSplit(ctx, texts[half:])
-	if err != nil {
-		return nil, err
-	}
-	return append(first, second...), nil
+	return o.embedSplit(ctx, texts[half:], func(i int, vec []float32) error { return put(half+i, vec) })
 }
 
-func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+func (o *OpenAI) embedBatch(ctx context.Context, texts []string, put func(i int, vec []float32) error) error {
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		hint := retryHint{maxBody: maxAnswerBytes(len(texts), o.cfg.Dimensions)}
-		vecs, err := o.request(context.WithValue(ctx, retryHintKey{}, &hint), texts)
+		floats := o.floats.Load()
+		err := o.request(context.WithValue(ctx, retryHintKey{}, &hint), texts, floats, put)
 		if err == nil {
-			return vecs, nil
+			return nil
+		}
+		if !floats && formatRefused(err) {
+			// A provider that does not know encoding_format "base64" is
+			// asked for floats, now and from now on; this try is free.
+			o.floats.Store(true)
+			attempt--
+			continue
 		}
 		lastErr = o.scrub(err)
 		if attempt >= o.cfg.MaxRetries || !retryable(err) || ctx.Err() != nil {
@@ -213,7 +226,18 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		// Servers state their batch limits in words, each its own way.
 		err = fmt.Errorf("%w (-embedding-batch-size or embedding.batch_size sets the inputs per request, now %d)", err, o.cfg.BatchSize)
 	}
-	return nil, err
+	return err
+}
+
+// formatRefused reports whether a provider refused a request for what it
+// asked of the answer's format: a 400 or 422 that names the encoding.
+// Servers that do not know the field mostly ignore it and send floats,
+// which the answer's decoder reads as well.
+func formatRefused(err error) bool {
+	status := httpStatus(err)
+	msg := strings.ToLower(err.Error())
+	return (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) &&
+		(strings.Contains(msg, "encoding") || strings.Contains(msg, "base64"))
 }
 
 // MaxRetryAfter is the longest Retry-After an embeddings request waits
@@ -256,8 +280,17 @@ func (t guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		limit = maxErrorBody
 	}
 	resp.Body = &cappedBody{rc: resp.Body, left: limit, limit: limit}
+	if ans, ok := req.Context().Value(answerKey{}).(*answer); ok && resp.StatusCode == http.StatusOK {
+		// The vectors are read here, as the body arrives; go-openai reads
+		// an answer with none.
+		ans.err, ans.decoded = ans.decode(resp.Body), true
+		resp.Body.Close()
+		resp.Body = io.NopCloser(strings.NewReader(`{"object":"list","data":[]}`))
+	}
 	return resp, nil
 }
+
+type answerKey struct{}
 
 // ErrAnswerTooLarge is returned when a provider's answer is larger than
 // the vectors requested can be.
@@ -322,38 +355,29 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-func (o *OpenAI) request(ctx context.Context, texts []string) ([][]float32, error) {
+func (o *OpenAI) request(ctx context.Context, texts []string, floats bool, put func(i int, vec []float32) error) error {
 	ctx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)
 	defer cancel()
-	resp, err := o.client.CreateEmbeddings(ctx, openai.EmbeddingRequestStrings{
-		Input:      texts,
-		Model:      openai.EmbeddingModel(o.cfg.Model),
-		Dimensions: o.cfg.Dimensions,
+	format := openai.EmbeddingEncodingFormatBase64
+	if floats {
+		format = openai.EmbeddingEncodingFormatFloat
+	}
+	ans := &answer{n: len(texts), want: o.cfg.Dimensions, put: put}
+	// go-openai sends the request and reads an error answer; guardTransport
+	// hands a successful answer's body to ans instead (see answer).
+	_, err := o.client.CreateEmbeddings(context.WithValue(ctx, answerKey{}, ans), openai.EmbeddingRequestStrings{
+		Input:          texts,
+		Model:          openai.EmbeddingModel(o.cfg.Model),
+		Dimensions:     o.cfg.Dimensions,
+		EncodingFormat: format,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	vecs := make([][]float32, len(texts))
-	for _, d := range resp.Data {
-		if d.Index < 0 || d.Index >= len(texts) || vecs[d.Index] != nil {
-			return nil, fmt.Errorf("%w: index %d out of range or repeated", ErrBadResponse, d.Index)
-		}
-		vecs[d.Index] = d.Embedding
+	if !ans.decoded {
+		return errBadAnswer("no answer was read")
 	}
-	if len(resp.Data) != len(texts) {
-		return nil, fmt.Errorf("%w: %d vectors for %d inputs", ErrBadResponse, len(resp.Data), len(texts))
-	}
-	if want := o.cfg.Dimensions; want > 0 {
-		// Servers that ignore "dimensions" return the full width. Truncating
-		// a Matryoshka-trained embedding keeps it meaningful once
-		// re-normalised; a narrower answer cannot be fixed.
-		for i, v := range vecs {
-			if len(v) > want {
-				vecs[i] = v[:want]
-			}
-		}
-	}
-	return vecs, nil
+	return ans.err
 }
 
 // minNorm is the smallest L2 length accepted from a provider; real

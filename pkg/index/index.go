@@ -64,15 +64,18 @@ func New(vecs [][]float32, normalized []bool) (*Matrix, error) {
 }
 
 // Adopt makes a matrix of data, rows×dim in row-major order, without a
-// copy: the rows are normalised in place, and data is the matrix's from
-// then on (the caller must not touch it). An embedder that writes its
-// vectors into one block saves a second copy of every vector at build.
-func Adopt(data []float32, rows, dim int) (*Matrix, error) {
+// copy: the rows are normalised in place, but for those marked normalized
+// (as in New; normalized may be nil), and data is the matrix's from then
+// on (the caller must not touch it). An embedder that writes its vectors
+// into one block saves a second copy of every vector at build.
+func Adopt(data []float32, rows, dim int, normalized []bool) (*Matrix, error) {
 	if rows == 0 || dim == 0 || len(data) != rows*dim {
 		return nil, fmt.Errorf("index: %d values for %d rows of width %d", len(data), rows, dim)
 	}
 	for i := range rows {
-		Normalize(data[i*dim : (i+1)*dim])
+		if normalized == nil || !normalized[i] {
+			Normalize(data[i*dim : (i+1)*dim])
+		}
 	}
 	mx := &Matrix{m: blas32.General{Rows: rows, Cols: dim, Stride: dim, Data: data}}
 	mx.scratch.New = func() any {

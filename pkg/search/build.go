@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/bm25"
@@ -63,8 +64,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		snap.query = snap.query.(fitter).FitCorpus(corpus)
 	}
 	var cache map[[32]byte][]float32
-	var keys [][32]byte   // the remote embedder's cache keys of texts
-	var normalized []bool // vecs[i] is a row of the last index already
+	var keys [][32]byte // the remote embedder's cache keys of texts
 	switch {
 	case snap.Preloaded && !fitted:
 		// Later rebuilds re-embed only what changed since the file.
@@ -81,10 +81,10 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		err = s.embedIndex(ctx, snap, corpus)
 		snap.Embedded = corpus.Len()
 	default:
-		vecs, normalized, keys, err = s.embedCached(ctx, snap, texts)
+		keys, err = s.embedCached(ctx, snap, texts)
 	}
 	if err == nil && snap.Matrix == nil {
-		err = s.index(snap, vecs, normalized)
+		err = s.index(snap, vecs, nil)
 	}
 	if err == nil && keys != nil {
 		// The cache refers to the new index's rows: the provider's
@@ -127,9 +127,10 @@ func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints
 		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
 	}
 	// BM25 expands a query word the catalog lacks through WordNet's
-	// tables: parse them (once per process, ~40 ms) with the index, not in
-	// the first such query.
-	analysis.English.Warm()
+	// tables: parse them (once per process, ~30 ms on two cores) beside
+	// the index, not in the first such query, and without holding up a
+	// small catalog's readiness for them.
+	go analysis.English.Warm()
 	return &Snapshot{
 		Catalog:  cat,
 		Keywords: bm25.New(corpus, bm25.ToolLayout, bm25.DefaultConfig),
@@ -148,7 +149,7 @@ func (s *Service) embedIndex(ctx context.Context, snap *Snapshot, corpus *analys
 	if err != nil {
 		return err
 	}
-	mx, err := index.Adopt(block, corpus.Len(), len(block)/max(corpus.Len(), 1))
+	mx, err := index.Adopt(block, corpus.Len(), len(block)/max(corpus.Len(), 1), nil)
 	if err != nil {
 		return err
 	}
@@ -277,12 +278,13 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 }
 
 // embedCached embeds, in one batch, only the texts the previous build did
-// not have. It returns every text's vector, whether each came from the
-// cache (a row of the previous index, normalised already), and the texts'
-// cache keys, for the caller to point the cache at the new index's rows.
-func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][]float32, []bool, [][32]byte, error) {
+// not have, into snap's dense index: a cached vector (a row of the
+// previous index, normalised already) is copied into its row as it is, and
+// the provider's answers are written into theirs as they are read, so the
+// vectors of a build are held once. It returns the texts' cache keys, for
+// the caller to point the cache at the new index's rows.
+func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][32]byte, error) {
 	keys := cacheKeys(snap.query.Info(), texts...)
-	vecs := make([][]float32, len(texts))
 	fromCache := make([]bool, len(texts))
 	var missing []string
 	var missingAt []int
@@ -290,35 +292,90 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	if s.distrust.Load() {
 		cached = nil
 	}
-	cachedWidth := 0
+	width := 0
 	for i, t := range texts {
 		if v, ok := cached[keys[i]]; ok {
-			vecs[i], fromCache[i], cachedWidth = v, true, len(v)
+			fromCache[i], width = true, len(v)
 			continue
 		}
 		missing = append(missing, t)
 		missingAt = append(missingAt, i)
 	}
-	if len(missing) > 0 {
-		got, err := s.embed(ctx, snap.query, "build", missing)
-		if err != nil {
-			return nil, nil, nil, err
+	var block []float32
+	if width > 0 {
+		block = make([]float32, len(texts)*width)
+		for i, k := range keys {
+			if fromCache[i] {
+				copy(block[i*width:], cached[k])
+			}
 		}
-		if cachedWidth != 0 && len(got[0]) != cachedWidth {
+	}
+	if len(missing) > 0 {
+		var mu sync.Mutex
+		cachedWidth, changed := width, false
+		err := s.embedRows(ctx, snap.query, "build", missing, func(j int, vec []float32) {
+			mu.Lock()
+			defer mu.Unlock()
+			if block == nil { // the model's width is known from its first answer
+				width = len(vec)
+				block = make([]float32, len(texts)*width)
+			}
+			if len(vec) != width {
+				changed = true
+				return
+			}
+			copy(block[missingAt[j]*width:], vec)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if changed {
 			// The provider's width changed since the cache was filled: the
 			// old vectors cannot share an index with the new ones, and the
 			// newest answer is the provider as it is now. Embed all afresh.
-			s.logger.Warn("embedding width changed; re-embedding the whole catalog", "was", cachedWidth, "now", len(got[0]))
+			s.logger.Warn("embedding width changed; re-embedding the whole catalog", "was", cachedWidth)
 			s.distrust.Store(true)
 			return s.embedCached(ctx, snap, texts)
-		}
-		for j, i := range missingAt {
-			vecs[i] = got[j]
 		}
 	}
 	s.distrust.Store(false)
 	snap.Embedded = len(missing)
-	return vecs, fromCache, keys, nil
+	mx, err := index.Adopt(block, len(texts), width, fromCache)
+	if err != nil {
+		return nil, err
+	}
+	s.quantize(snap, mx)
+	return keys, nil
+}
+
+// rowEmbedder hands each vector to put as its answer is read
+// (embedding.OpenAI), so that a build writes a provider's answers straight
+// into its index; put copies vec, which is valid only during the call.
+type rowEmbedder interface {
+	EmbedInto(ctx context.Context, texts []string, put func(i int, vec []float32)) error
+}
+
+// embedRows embeds texts with e, handing each vector to put, and counts
+// the call. An embedder that only returns vectors has them validated
+// here, where they enter.
+func (s *Service) embedRows(ctx context.Context, e Embedder, purpose string, texts []string, put func(i int, vec []float32)) error {
+	if re, ok := e.(rowEmbedder); ok {
+		err := re.EmbedInto(ctx, texts, put)
+		s.countEmbed(purpose, err)
+		return err
+	}
+	vecs, err := e.Embed(ctx, texts)
+	if err == nil {
+		_, err = index.Validate(vecs, len(texts), 0)
+	}
+	s.countEmbed(purpose, err)
+	if err != nil {
+		return err
+	}
+	for i, v := range vecs {
+		put(i, v)
+	}
+	return nil
 }
 
 // cacheKeys are the content keys of texts' vectors under one embedder,

@@ -1,0 +1,153 @@
+package bm25
+
+import (
+	"hash/maphash"
+	"slices"
+	"sync/atomic"
+
+	"github.com/toolsearch/toolsearch/pkg/analysis"
+)
+
+// expansion is what a query term looks up in an index, worked out once per
+// term and index and kept (see expansions): its own list, its concepts',
+// its derivationally related forms that the index has, and, for a term the
+// index lacks, the levels of its hypernyms that it has.
+type expansion struct {
+	term     string
+	list     int64 // -1: no document has it
+	concepts []ref
+	derived  []ref
+	levels   [][]string // analysis.Analyzer.HypernymLevels
+}
+
+// ref is a term or concept token and its list (-1 for none); name labels
+// a concept in explanations.
+type ref struct {
+	term, name string
+	list       int64
+}
+
+// expansions is a fixed number of slots, each the expansion of the last
+// term that hashed there: bounded whatever queries ask, free of locks,
+// and a term's expansion is the same whichever slot held it.
+type expansions struct {
+	seed  maphash.Seed
+	slots [expansionSlots]atomic.Pointer[expansion]
+}
+
+const expansionSlots = 4096
+
+// expand returns term's expansion, from its slot or worked out now.
+func (ix *Index) expand(term string) *expansion {
+	slot := &ix.cache.slots[maphash.String(ix.cache.seed, term)%expansionSlots]
+	if e := slot.Load(); e != nil && e.term == term {
+		return e
+	}
+	e := &expansion{term: term, list: ix.list(term)}
+	for _, c := range analysis.English.Related(term) {
+		// The token as the documents' text was analysed, so stemmed.
+		t := analysis.Stem(conceptToken(c))
+		e.concepts = append(e.concepts, ref{term: t, name: conceptName(c), list: ix.list(t)})
+	}
+	for _, r := range analysis.English.Derived(term) {
+		if l := ix.list(r); l >= 0 {
+			e.derived = append(e.derived, ref{term: r, list: l})
+		}
+	}
+	if e.list < 0 && len(e.derived) == 0 {
+		e.levels = analysis.English.HypernymLevels(term, ix.Has)
+	}
+	slot.Store(e)
+	return e
+}
+
+// list is term's list, -1 when no document has it.
+func (ix *Index) list(term string) int64 {
+	if k, ok := ix.terms[term]; ok {
+		return int64(k)
+	}
+	return -1
+}
+
+// PrepareTerms is Prepare for a query already split into analysed terms.
+// A term no tool uses is expanded to its derivationally related forms that
+// some tool does (analysis.Analyzer.Expand), or failing those to its
+// nearest hypernyms some tool uses, at BroaderWeight
+// (analysis.Analyzer.Broader). A term some tool does use also looks up its
+// derived forms, at DerivedWeight. Each two neighbouring terms of the query
+// are also looked up as a pair, at PairWeight. What a term expands to
+// comes from the index's cache of expansions.
+func (ix *Index) PrepareTerms(terms []string) Query {
+	asked := len(terms)
+	exps := make([]*expansion, asked, asked+4)
+	for i, t := range terms {
+		exps[i] = ix.expand(t)
+	}
+	// Broader, then Expand, as analysis does them.
+	var broader []string
+	for _, e := range exps {
+		if e.levels != nil {
+			broader = analysis.BroaderFrom(e.levels, terms, broader)
+		}
+	}
+	expanded := slices.Clip(terms)
+	for _, e := range exps[:asked] {
+		if e.list >= 0 {
+			continue
+		}
+		for _, r := range e.derived {
+			if !slices.Contains(expanded, r.term) {
+				expanded = append(expanded, r.term)
+				exps = append(exps, ix.expand(r.term))
+			}
+		}
+	}
+	q := Query{ix: ix, terms: make([]queryTerm, 0, len(expanded)+len(broader)+asked)}
+	add := func(qt queryTerm, weight float64) {
+		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
+		for _, x := range q.terms {
+			if x.list == qt.list && (qt.list >= 0 || x.term == qt.term) {
+				return
+			}
+		}
+		df := 0
+		if qt.list >= 0 {
+			df = ix.df(uint32(qt.list))
+		}
+		qt.idf = weight * ix.idf(df)
+		q.terms = append(q.terms, qt)
+	}
+	for i, t := range expanded {
+		w := 1.0
+		if number(t) {
+			w = NumberWeight
+		}
+		add(queryTerm{list: exps[i].list, from: fromQuery, name: t, term: t}, w)
+	}
+	for _, e := range exps {
+		for _, c := range e.concepts {
+			add(queryTerm{list: c.list, from: fromConcept, name: c.name, term: c.term}, 1)
+		}
+	}
+	for _, t := range broader {
+		add(queryTerm{list: ix.list(t), from: fromBroader, name: t, term: t}, BroaderWeight)
+	}
+	for _, e := range exps[:asked] {
+		if e.list < 0 {
+			continue // its relatives are query terms already, at full weight
+		}
+		for _, r := range e.derived {
+			add(queryTerm{list: r.list, from: fromDerived, name: r.term, term: r.term}, DerivedWeight)
+		}
+	}
+	for i := 1; i < asked; i++ {
+		a, b := exps[i-1].list, exps[i].list
+		if a < 0 || b < 0 {
+			continue
+		}
+		if k, ok := ix.pairs[pairKey(uint32(a), uint32(b))]; ok { // most pairs are in no tool: no term to carry
+			add(queryTerm{list: int64(k), from: fromQuery, name: terms[i-1], second: terms[i]}, PairWeight)
+		}
+	}
+	return q
+}

@@ -1,0 +1,457 @@
+package embedding
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// answer decodes one embeddings answer as it is read, vector by vector,
+// without reflection: each vector is parsed into one scratch slice (JSON
+// floats, or base64 little-endian float32s when the provider honoured
+// encoding_format "base64") and handed to put, which copies it where it
+// belongs. go-openai would decode the whole answer into a slice per
+// vector first; at 2,048 vectors of 1,536 floats a request, several in
+// flight, that was most of a build's memory and time.
+type answer struct {
+	n    int // inputs asked for
+	want int // Dimensions asked for; 0: the model's own
+	put  func(i int, vec []float32) error
+	r    *bufio.Reader
+	vec  []float32
+	raw  []byte // a string's bytes
+	dec  []byte // a base64 vector's bytes
+	seen []bool
+	got  int
+	// What guardTransport found: whether it decoded an answer, and what
+	// was wrong with it.
+	decoded bool
+	err     error
+}
+
+// errTooWide is a vector wider than any model's: what a provider sends past
+// it, the request did not ask for.
+var errTooWide = fmt.Errorf("%w (a vector wider than %d)", ErrAnswerTooLarge, MaxDimensions)
+
+// errBadAnswer wraps what is wrong with an answer.
+func errBadAnswer(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadResponse, fmt.Sprintf(format, args...))
+}
+
+// decode reads the answer from r: every input's vector, exactly once.
+// Keys it does not know (object, model, usage, anything a provider adds)
+// are skipped, in any order.
+func (a *answer) decode(r io.Reader) error {
+	a.r = bufio.NewReaderSize(r, 64<<10)
+	a.seen = make([]bool, a.n)
+	if err := a.object(0, func(key string) (bool, error) {
+		if key != "data" {
+			return false, nil
+		}
+		return true, a.data()
+	}); err != nil {
+		return err
+	}
+	if a.got != a.n {
+		return errBadAnswer("%d vectors for %d inputs", a.got, a.n)
+	}
+	return nil
+}
+
+// data reads the array of vectors.
+func (a *answer) data() error {
+	c, err := a.next()
+	if err != nil {
+		return err
+	}
+	if c != '[' {
+		return errBadAnswer("data is not an array")
+	}
+	if c, err = a.next(); err != nil {
+		return err
+	}
+	if c == ']' {
+		return nil
+	}
+	a.r.UnreadByte()
+	for {
+		if err := a.item(); err != nil {
+			return err
+		}
+		if c, err = a.next(); err != nil {
+			return err
+		}
+		switch c {
+		case ',':
+		case ']':
+			return nil
+		default:
+			return errBadAnswer("unexpected %q in data", c)
+		}
+	}
+}
+
+// item reads one {"index":…, "embedding":…} and hands the vector on.
+func (a *answer) item() error {
+	index, width := -1, -1
+	err := a.object(1, func(key string) (bool, error) {
+		switch key {
+		case "index":
+			if index >= 0 {
+				return true, errBadAnswer("index given twice")
+			}
+			i, err := a.integer()
+			if err != nil {
+				return true, err
+			}
+			if i < 0 || i >= a.n {
+				return true, errBadAnswer("index %d out of range", i)
+			}
+			index = i
+			return true, nil
+		case "embedding":
+			if width >= 0 {
+				return true, errBadAnswer("embedding given twice")
+			}
+			w, err := a.embedding()
+			width = w
+			return true, err
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	if index < 0 || width < 0 {
+		return errBadAnswer("an item without index or embedding")
+	}
+	if a.seen[index] {
+		return errBadAnswer("index %d repeated", index)
+	}
+	a.seen[index] = true
+	a.got++
+	v := a.vec[:width]
+	if a.want > 0 {
+		// Servers that ignore "dimensions" return the full width.
+		// Truncating a Matryoshka-trained embedding keeps it meaningful
+		// once re-normalised; a narrower answer cannot be fixed.
+		if len(v) < a.want {
+			return errBadAnswer("vector %d has dimension %d, want %d", index, len(v), a.want)
+		}
+		v = v[:a.want]
+	}
+	var sum float64
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return errBadAnswer("vector %d has a non-finite value", index)
+		}
+		sum += float64(x) * float64(x)
+	}
+	// A zero vector has no direction: as a row it matches nothing, as a
+	// query it ranks nothing. A provider that sends one is failing.
+	if len(v) == 0 || math.Sqrt(sum) < minNorm {
+		return errBadAnswer("vector %d is empty or (near) zero", index)
+	}
+	return a.put(index, v)
+}
+
+// embedding reads a vector, floats or base64, into a.vec; its width.
+func (a *answer) embedding() (int, error) {
+	c, err := a.next()
+	if err != nil {
+		return 0, err
+	}
+	a.vec = a.vec[:0]
+	switch c {
+	case '[':
+		if c, err = a.next(); err != nil {
+			return 0, err
+		}
+		if c == ']' {
+			return 0, nil
+		}
+		a.r.UnreadByte()
+		for {
+			if len(a.vec) == MaxDimensions {
+				return 0, errTooWide
+			}
+			x, err := a.number(32)
+			if err != nil {
+				return 0, err
+			}
+			a.vec = append(a.vec, float32(x))
+			if c, err = a.next(); err != nil {
+				return 0, err
+			}
+			if c == ']' {
+				return len(a.vec), nil
+			}
+			if c != ',' {
+				return 0, errBadAnswer("unexpected %q in a vector", c)
+			}
+		}
+	case '"':
+		// base64, at most MaxDimensions float32s; a JSON encoder may
+		// escape its slashes.
+		const limit = (MaxDimensions*4 + 2) / 3 * 4
+		a.raw = a.raw[:0]
+		for {
+			b, err := a.r.ReadByte()
+			if err != nil {
+				return 0, errBadAnswer("a vector's string ends early")
+			}
+			if b == '"' {
+				break
+			}
+			if b == '\\' {
+				if b, err = a.r.ReadByte(); err != nil || b != '/' {
+					return 0, errBadAnswer("an escape in a base64 vector")
+				}
+			}
+			if len(a.raw) == limit {
+				return 0, errTooWide
+			}
+			a.raw = append(a.raw, b)
+		}
+		a.dec = slices.Grow(a.dec[:0], base64.StdEncoding.DecodedLen(len(a.raw)))
+		buf := a.dec[:cap(a.dec)]
+		n, err := base64.StdEncoding.Decode(buf, a.raw)
+		if err != nil || n%4 != 0 {
+			return 0, errBadAnswer("a base64 vector is not float32s")
+		}
+		for i := 0; i < n; i += 4 {
+			a.vec = append(a.vec, math.Float32frombits(binary.LittleEndian.Uint32(buf[i:])))
+		}
+		return len(a.vec), nil
+	}
+	return 0, errBadAnswer("an embedding that is neither numbers nor base64")
+}
+
+// object reads an object, calling field for each key with the reader at
+// its value: field reports whether it read the value; if not, it is
+// skipped. depth bounds nesting.
+func (a *answer) object(depth int, field func(key string) (bool, error)) error {
+	c, err := a.next()
+	if err != nil {
+		return err
+	}
+	if c != '{' {
+		return errBadAnswer("not an object")
+	}
+	if c, err = a.next(); err != nil {
+		return err
+	}
+	if c == '}' {
+		return nil
+	}
+	a.r.UnreadByte()
+	for {
+		if c, err = a.next(); err != nil {
+			return err
+		}
+		if c != '"' {
+			return errBadAnswer("a key that is not a string")
+		}
+		key, err := a.str()
+		if err != nil {
+			return err
+		}
+		if c, err = a.next(); err != nil {
+			return err
+		}
+		if c != ':' {
+			return errBadAnswer("no colon after a key")
+		}
+		read, err := field(key)
+		if err != nil {
+			return err
+		}
+		if !read {
+			if err := a.skip(depth + 1); err != nil {
+				return err
+			}
+		}
+		if c, err = a.next(); err != nil {
+			return err
+		}
+		switch c {
+		case ',':
+		case '}':
+			return nil
+		default:
+			return errBadAnswer("unexpected %q in an object", c)
+		}
+	}
+}
+
+// maxDepth bounds the nesting of values nobody reads.
+const maxDepth = 32
+
+// skip reads one value of any kind and drops it.
+func (a *answer) skip(depth int) error {
+	if depth > maxDepth {
+		return errBadAnswer("nested deeper than %d", maxDepth)
+	}
+	c, err := a.next()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == '"':
+		_, err := a.str()
+		return err
+	case c == '{':
+		a.r.UnreadByte()
+		return a.object(depth, func(string) (bool, error) { return false, nil })
+	case c == '[':
+		if c, err = a.next(); err != nil {
+			return err
+		}
+		if c == ']' {
+			return nil
+		}
+		a.r.UnreadByte()
+		for {
+			if err := a.skip(depth + 1); err != nil {
+				return err
+			}
+			if c, err = a.next(); err != nil {
+				return err
+			}
+			if c == ']' {
+				return nil
+			}
+			if c != ',' {
+				return errBadAnswer("unexpected %q in an array", c)
+			}
+		}
+	case c == 't' || c == 'f' || c == 'n':
+		a.r.UnreadByte()
+		for {
+			b, err := a.r.ReadByte()
+			if err != nil {
+				return nil
+			}
+			if b < 'a' || b > 'z' {
+				return a.r.UnreadByte()
+			}
+		}
+	default:
+		a.r.UnreadByte()
+		_, err := a.number(64)
+		return err
+	}
+}
+
+// str reads the rest of a string whose opening quote was read. Keys are
+// short; one with escapes is unescaped by encoding/json.
+func (a *answer) str() (string, error) {
+	a.raw = a.raw[:0]
+	escaped := false
+	for {
+		b, err := a.r.ReadByte()
+		if err != nil {
+			return "", errBadAnswer("a string ends early")
+		}
+		if len(a.raw) > 1<<16 {
+			return "", errBadAnswer("a string longer than 64 KiB")
+		}
+		if b == '"' && !escaped {
+			break
+		}
+		escaped = b == '\\' && !escaped
+		a.raw = append(a.raw, b)
+	}
+	for _, b := range a.raw {
+		if b == '\\' {
+			var s string
+			if err := json.Unmarshal(append(append([]byte{'"'}, a.raw...), '"'), &s); err != nil {
+				return "", errBadAnswer("a malformed string")
+			}
+			return s, nil
+		}
+	}
+	return string(a.raw), nil
+}
+
+// number reads a JSON number at the given float precision.
+func (a *answer) number(bits int) (float64, error) {
+	if err := a.space(); err != nil {
+		return 0, err
+	}
+	var buf [64]byte
+	n := 0
+	for {
+		b, err := a.r.ReadByte()
+		if err != nil {
+			break
+		}
+		if !(b >= '0' && b <= '9' || b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E') {
+			a.r.UnreadByte()
+			break
+		}
+		if n == len(buf) {
+			return 0, errBadAnswer("a number longer than %d bytes", len(buf))
+		}
+		buf[n] = b
+		n++
+	}
+	x, err := strconv.ParseFloat(string(buf[:n]), bits)
+	if err != nil {
+		return 0, errBadAnswer("not a number")
+	}
+	return x, nil
+}
+
+// integer reads a JSON number that must be a whole one.
+func (a *answer) integer() (int, error) {
+	x, err := a.number(64)
+	if err != nil {
+		return 0, err
+	}
+	if x != math.Trunc(x) || math.Abs(x) > 1<<31 {
+		return 0, errBadAnswer("index %v is not a whole number", x)
+	}
+	return int(x), nil
+}
+
+// next returns the next byte that is not white space.
+func (a *answer) next() (byte, error) {
+	if err := a.space(); err != nil {
+		return 0, err
+	}
+	b, err := a.r.ReadByte()
+	if err != nil {
+		return 0, a.short(err)
+	}
+	return b, nil
+}
+
+// space skips white space.
+func (a *answer) space() error {
+	for {
+		b, err := a.r.ReadByte()
+		if err != nil {
+			return a.short(err)
+		}
+		if b != ' ' && b != '\t' && b != '\n' && b != '\r' {
+			return a.r.UnreadByte()
+		}
+	}
+}
+
+// short is a read error: a cut answer is a bad one, a body over its size
+// limit says so.
+func (a *answer) short(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errBadAnswer("the answer ends early")
+	}
+	return err
+}

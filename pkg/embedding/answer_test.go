@@ -1,0 +1,159 @@
+package embedding
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// b64 is vec as a provider spells it in base64.
+func b64(vec ...float32) string {
+	raw := make([]byte, 4*len(vec))
+	for i, x := range vec {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+	}
+	return base64.StdEncoding.EncodeToString(raw)
+}
+
+// slash is a float32 whose base64 has slashes ("////vw==").
+var slash = math.Float32frombits(0xbfffffff)
+
+// decodeAnswer reads body as an answer to n inputs.
+func decodeAnswer(body string, n, want int) ([][]float32, error) {
+	out := make([][]float32, n)
+	a := &answer{n: n, want: want, put: func(i int, vec []float32) error {
+		out[i] = slices.Clone(vec)
+		return nil
+	}}
+	if err := a.decode(strings.NewReader(body)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func TestAnswer(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want int // Dimensions asked for
+		vecs [][]float32
+		err  string
+	}{
+		{name: "floats", body: `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,-1]},{"object":"embedding","index":1,"embedding":[1e-3,2]}],"model":"m","usage":{"prompt_tokens":3}}`,
+			vecs: [][]float32{{0.5, -1}, {1e-3, 2}}},
+		{name: "base64, any order, spaces", body: "{ \"model\": \"m\", \"data\" : [ {\"embedding\": \"" + b64(1, 2) + "\", \"index\": 1}, {\"index\":0,\"embedding\":\"" + b64(3, 4) + "\"} ] }",
+			vecs: [][]float32{{3, 4}, {1, 2}}},
+		{name: "escaped slashes", body: `{"data":[{"index":0,"embedding":"` + strings.ReplaceAll(b64(slash, 0.25, 7), "/", `\/`) + `"},{"index":1,"embedding":[1,2,3]}]}`,
+			vecs: [][]float32{{slash, 0.25, 7}, {1, 2, 3}}},
+		{name: "unknown values of every kind", body: `{"x":{"a":[1,{"b":null}],"c":true},"data":[{"index":0,"embedding":[1,0],"extra":"z\"q"},{"index":1,"embedding":[0,1],"n":-2.5e3}],"y":false}`,
+			vecs: [][]float32{{1, 0}, {0, 1}}},
+		{name: "truncated to dimensions", body: `{"data":[{"index":0,"embedding":[1,2,3]},{"index":1,"embedding":[4,5,6]}]}`, want: 2,
+			vecs: [][]float32{{1, 2}, {4, 5}}},
+		{name: "narrower than dimensions", body: `{"data":[{"index":0,"embedding":[1]},{"index":1,"embedding":[4]}]}`, want: 2, err: "dimension 1, want 2"},
+		{name: "missing one", body: `{"data":[{"index":0,"embedding":[1]}]}`, err: "1 vectors for 2 inputs"},
+		{name: "repeated", body: `{"data":[{"index":0,"embedding":[1]},{"index":0,"embedding":[1]}]}`, err: "repeated"},
+		{name: "out of range", body: `{"data":[{"index":2,"embedding":[1]}]}`, err: "out of range"},
+		{name: "fractional index", body: `{"data":[{"index":0.5,"embedding":[1]}]}`, err: "whole"},
+		{name: "zero vector", body: `{"data":[{"index":0,"embedding":[0,0]},{"index":1,"embedding":[1,0]}]}`, err: "zero"},
+		{name: "not finite", body: `{"data":[{"index":0,"embedding":[1e39,0]},{"index":1,"embedding":[1,0]}]}`, err: "not a number"},
+		{name: "bad base64", body: `{"data":[{"index":0,"embedding":"AAA"}]}`, err: "float32s"},
+		{name: "no data", body: `{"error":{"message":"nope"}}`, err: "0 vectors"},
+		{name: "null data", body: `{"data":null}`, err: "not an array"},
+		{name: "cut", body: `{"data":[{"index":0,"embedding":[1,2`, err: "ends early"},
+		{name: "deep", body: `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, err: "nested"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeAnswer(tt.body, 2, tt.want)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrBadResponse) {
+					t.Fatalf("err = %v, want ErrBadResponse saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if !slices.Equal(got[i], tt.vecs[i]) {
+					t.Errorf("vector %d = %v, want %v", i, got[i], tt.vecs[i])
+				}
+			}
+		})
+	}
+}
+
+// A provider that refuses encoding_format "base64" is asked once more, for
+// floats, and for floats from then on.
+func TestBase64Refused(t *testing.T) {
+	var formats []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input          []string `json:"input"`
+			EncodingFormat string   `json:"encoding_format"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		formats = append(formats, req.EncodingFormat)
+		w.Header().Set("Content-Type", "application/json")
+		if req.EncodingFormat == "base64" {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			w.Write([]byte(`{"error":{"message":"encoding_format: unsupported value base64","type":"invalid_request_error"}}`))
+			return
+		}
+		w.Write(vectors(req.Input, 4))
+	}))
+	t.Cleanup(srv.Close)
+	o := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", sleep: noSleep})
+	for range 2 {
+		if _, err := o.Embed(t.Context(), []string{"a", "bb"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"base64", "float", "float"}; !slices.Equal(formats, want) {
+		t.Errorf("formats asked for = %v, want %v", formats, want)
+	}
+}
+
+// FuzzAnswer decodes arbitrary answers to two inputs: whatever the
+// decoder accepts, encoding/json reads alike (for answers of floats), and
+// every vector it puts is finite, not zero, and of the answer's width.
+func FuzzAnswer(f *testing.F) {
+	for _, seed := range []string{
+		`{"data":[{"index":0,"embedding":[0.1,0.2]},{"index":1,"embedding":[0.3,0.4]}]}`,
+		`{"data":[{"embedding":[1,2],"index":1,"x":[{}]},{"index":0,"embedding":[3,4]}],"usage":{"a":1}}`,
+		`{"data":[{"index":0,"embedding":"` + b64(1, 2) + `"},{"index":1,"embedding":"` + b64(3, 4) + `"}]}`,
+		`{"data":[{"index":0,"embedding":[1e-30,0]}]}`, `{"data":[]}`, `[]`, `{"data":[{"index":"0"}]}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		got, err := decodeAnswer(body, 2, 0)
+		if err != nil {
+			return
+		}
+		if len(got[0]) == 0 || len(got[1]) == 0 {
+			t.Fatalf("accepted an empty vector from %q", body)
+		}
+		var ref struct {
+			Data []struct {
+				Index     int       `json:"index"`
+				Embedding []float32 `json:"embedding"`
+			} `json:"data"`
+		}
+		if json.Unmarshal([]byte(body), &ref) != nil || len(ref.Data) != 2 {
+			return // base64, or what encoding/json reads otherwise
+		}
+		for _, d := range ref.Data {
+			if d.Index < 0 || d.Index > 1 || !slices.Equal(d.Embedding, got[d.Index]) {
+				t.Fatalf("%q: vector %d = %v, encoding/json reads %v", body, d.Index, got[d.Index], d.Embedding)
+			}
+		}
+	})
+}
