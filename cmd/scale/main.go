@@ -121,10 +121,10 @@ type measure struct {
 
 // sample is one start-up and rebuild of one binary.
 type sample struct {
-	ready                   time.Duration
-	rss, peak, rebuildPeak  int64 // bytes
-	rebuildTook, searchP50  time.Duration
-	providerAtStart, served int64
+	ready                  time.Duration
+	rss, peak, rebuildPeak int64 // bytes
+	rebuildTook, searchP50 time.Duration
+	providerAtStart        int64 // inputs the provider embedded for the start-up
 }
 
 func (m *measure) width() int {

@@ -13,27 +13,6 @@ import (
 //go:embed derived.tsv
 var derivedTSV string
 
-// Expand returns terms followed by the relatives of each term that known
-// rejects, that known accepts: a query word the catalog never uses
-// ("multiplication") meets the tools through the forms it does use
-// ("multiply"). A word the catalog knows is never expanded, so expansion
-// adds evidence only where there was none. known is typically a ranker's
-// vocabulary; the result is terms itself when nothing is added.
-func (a *Analyzer) Expand(terms []string, known func(string) bool) []string {
-	out := slices.Clip(terms) // the first append copies: the caller's array is never written
-	for _, t := range terms {
-		if known(t) {
-			continue
-		}
-		for _, r := range a.Derived(t) {
-			if known(r) && !slices.Contains(out, r) {
-				out = append(out, r)
-			}
-		}
-	}
-	return out
-}
-
 // Derived returns a term's derivationally related forms, analysed as terms
 // are ("multiplication": multipli), nil for a word WordNet does not relate.
 // The slice is shared: callers must not modify it.

@@ -26,26 +26,9 @@ type hierarchy struct {
 	of    map[string][]int32
 }
 
-// Broader returns, for each term that known rejects and that has no
-// derivationally related form known accepts, the nearest hypernyms that
-// known accepts: "headache" meets a catalog that says "symptom" through
-// ache and pain. The walk stops at the first level with a known word, so a
-// term gets the most specific words the catalog has for it; it is the
-// back-off of a specific request to a catalog's general wording. Words
-// among terms themselves do not count.
-func (a *Analyzer) Broader(terms []string, known func(string) bool) []string {
-	var out []string
-	for _, t := range terms {
-		if known(t) || slices.ContainsFunc(a.Derived(t), known) {
-			continue
-		}
-		out = BroaderFrom(a.HypernymLevels(t, known), terms, out)
-	}
-	return out
-}
-
-// HypernymLevels is the walk up from term's first senses that Broader
-// takes, level by level: each level's words that known accepts, in the
+// HypernymLevels is the walk up from a term's first senses to its
+// hypernyms, "headache" meeting a catalog that says "symptom" through ache
+// and pain: level by level: each level's words that known accepts, in the
 // walk's order, each once. It depends on term and known alone, so a
 // ranker can keep it per term.
 func (a *Analyzer) HypernymLevels(term string, known func(string) bool) [][]string {

@@ -69,7 +69,7 @@ var DefaultConfig = Config{
 const PairWeight = 0.3
 
 // BroaderWeight scales the idf of a query term's hypernyms
-// (analysis.Analyzer.Broader): "symptom" is weaker evidence for a query
+// (analysis.Analyzer.HypernymLevels): "symptom" is weaker evidence for a query
 // about a headache than "headache" would be. Chosen on the five shared
 // sets: anything from 0.2 to 0.5 measured within half a point of 0.3
 // (evals/README.md).

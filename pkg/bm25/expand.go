@@ -71,9 +71,10 @@ func (ix *Index) list(term string) int64 {
 
 // PrepareTerms is Prepare for a query already split into analysed terms.
 // A term no tool uses is expanded to its derivationally related forms that
-// some tool does (analysis.Analyzer.Expand), or failing those to its
-// nearest hypernyms some tool uses, at BroaderWeight
-// (analysis.Analyzer.Broader). A term some tool does use also looks up its
+// some tool does (analysis.Analyzer.Derived), or failing those to its
+// nearest hypernyms some tool uses, at BroaderWeight (the first level of
+// analysis.Analyzer.HypernymLevels with a word not in the query). A term
+// some tool does use also looks up its
 // derived forms, at DerivedWeight. Each two neighbouring terms of the query
 // are also looked up as a pair, at PairWeight. What a term expands to
 // comes from the index's cache of expansions.
