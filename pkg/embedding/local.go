@@ -342,7 +342,8 @@ func (l *Local) FitCorpus(c *analysis.Corpus) Embedder {
 // Embed returns one unnormalised vector per text. It never fails unless ctx
 // is done.
 func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	block, err := l.EmbedCorpus(ctx, corpusOf(texts))
+	block := make([]float32, len(texts)*l.dim)
+	err := l.EmbedCorpus(ctx, corpusOf(texts), func(first int, rows []float32) { copy(block[first*l.dim:], rows) })
 	if err != nil {
 		return nil, err
 	}
@@ -353,11 +354,17 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	return out, nil
 }
 
-// EmbedCorpus is Embed's vectors for texts analysed already (FitCorpus),
-// in one row-major block, Len×Dim, written by all cores at once: the block
-// can become the index itself (index.Adopt), with no vector allocated or
-// copied alone.
-func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus) ([]float32, error) {
+// embedBatch is how many documents a core embeds before handing them on.
+const embedBatch = 256
+
+// EmbedCorpus is Embed for texts analysed already (FitCorpus), on every
+// core: each core embeds its documents embedBatch at a time into a block
+// of its own, row-major and unnormalised, and hands each block to set with
+// the number of its first document. set writes the rows where the index
+// keeps them (a block it adopts, or columns), and may be called from
+// several goroutines at once, for different rows; rows is reused after
+// set returns.
+func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus, set func(first int, rows []float32)) error {
 	vf := newVocabFeatures(c.Vocab())
 	// The vocabulary's weights by id, so that only pairs are looked up by
 	// hash.
@@ -365,21 +372,24 @@ func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus) ([]float32,
 	for fid, h := range vf.hashes {
 		byID[fid] = l.weight(h)
 	}
-	block := make([]float32, c.Len()*l.dim)
 	chunk.Each(c.Len(), func(_, lo, hi int) {
 		sc := scratchPool.Get().(*scratch)
 		defer scratchPool.Put(sc)
-		for i := lo; i < hi; i++ {
-			if i%256 == 0 && ctx.Err() != nil {
+		rows := make([]float32, embedBatch*l.dim)
+		for first := lo; first < hi; first += embedBatch {
+			if ctx.Err() != nil {
 				return
 			}
-			l.accumulate(vf.docFeatures(c.Doc(i), sc), block[i*l.dim:(i+1)*l.dim], nil, byID)
+			n := min(embedBatch, hi-first)
+			block := rows[:n*l.dim]
+			clear(block)
+			for i := range n {
+				l.accumulate(vf.docFeatures(c.Doc(first+i), sc), block[i*l.dim:(i+1)*l.dim], nil, byID)
+			}
+			set(first, block)
 		}
 	})
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return block, nil
+	return ctx.Err()
 }
 
 // weight is a feature's idf: 1 before fitting, unseen for a feature no

@@ -51,7 +51,7 @@ func (mx *Matrix) WithBinary(rescore int) *Matrix {
 		nz, neg := c.planes(r)
 		setPlanes(mx.Row(r), nz, neg)
 	}
-	q := &Matrix{m: mx.m, codes: c}
+	q := &Matrix{m: mx.m, t: mx.t, codes: c}
 	q.scratch.New = mx.scratch.New
 	return q
 }
@@ -90,6 +90,20 @@ func (mx *Matrix) Scores(q Query, dst []float32) error {
 
 // Dot is q's exact cosine with one row.
 func (mx *Matrix) Dot(q Query, row int) float32 {
+	if mx.t != nil {
+		n := mx.m.Rows
+		var s float32
+		if q.Dense != nil {
+			for j, v := range q.Dense {
+				s += v * mx.t[j*n+row]
+			}
+			return s
+		}
+		for k, j := range q.Sparse.Idx {
+			s += q.Sparse.Val[k] * mx.t[int(j)*n+row]
+		}
+		return s
+	}
 	r := mx.Row(row)
 	if q.Dense != nil {
 		return blas32.Dot(blas32.Vector{N: len(r), Inc: 1, Data: r}, blas32.Vector{N: len(q.Dense), Inc: 1, Data: q.Dense})

@@ -21,7 +21,10 @@ type Match struct {
 // Matrix holds one unit-length float32 row per tool. It is immutable after
 // New and safe for concurrent use.
 type Matrix struct {
-	m       blas32.General
+	m blas32.General
+	// t, when not nil, holds the rows by column (Columns) and m only the
+	// shape: a large matrix of sparse embeddings.
+	t       []float32
 	scratch sync.Pool    // *[]float32 of length Rows, so a search allocates only its result
 	codes   *binaryCodes // nil: exact only (see WithBinary)
 }
@@ -93,18 +96,29 @@ func (mx *Matrix) Dim() int { return mx.m.Cols }
 
 // Bytes is the memory held by the vectors themselves (4 bytes a dimension).
 func (mx *Matrix) Bytes() int64 {
-	b := int64(cap(mx.m.Data)) * 4
+	b := int64(cap(mx.m.Data)+cap(mx.t)) * 4
 	if mx.codes != nil {
 		b += int64(len(mx.codes.bits)) * 8
 	}
 	return b
 }
 
-// Row returns row i. The slice aliases the matrix and must not be modified.
-func (mx *Matrix) Row(i int) []float32 { return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols] }
+// Row returns row i. The slice aliases the matrix and must not be
+// modified; a matrix kept by column returns a copy.
+func (mx *Matrix) Row(i int) []float32 {
+	if mx.t != nil {
+		row := make([]float32, mx.m.Cols)
+		for j := range row {
+			row[j] = mx.t[j*mx.m.Rows+i]
+		}
+		return row
+	}
+	return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols]
+}
 
-// Vectors returns every row, in order, aliasing the matrix like Row: what
-// the linter and snapshot files take.
+// Vectors returns every row, in order, aliasing the matrix like Row (or
+// copied, like Row, from a matrix kept by column): what the linter and
+// snapshot files take.
 func (mx *Matrix) Vectors() [][]float32 {
 	out := make([][]float32, mx.m.Rows)
 	for i := range out {
@@ -189,6 +203,10 @@ func down(h []Match, i int) {
 func (mx *Matrix) ScoresInto(q, dst []float32) error {
 	if len(q) != mx.m.Cols {
 		return fmt.Errorf("%w: %d, want %d", ErrDimension, len(q), mx.m.Cols)
+	}
+	if mx.t != nil {
+		mx.columnScores(q, dst)
+		return nil
 	}
 	blas32.Gemv(blas.NoTrans, 1, mx.m, blas32.Vector{N: len(q), Inc: 1, Data: q}, 0, blas32.Vector{N: len(dst), Inc: 1, Data: dst[:mx.m.Rows]})
 	return nil

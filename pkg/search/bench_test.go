@@ -3,11 +3,14 @@ package search
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
-
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
@@ -38,7 +41,13 @@ func BenchmarkQuery(b *testing.B) {
 
 func evalQueries(tb testing.TB) []string {
 	tb.Helper()
-	f, err := os.Open("../../evals/cases.jsonl")
+	return queriesIn(tb, "../../evals/cases.jsonl")
+}
+
+// queriesIn are the queries of an eval cases file.
+func queriesIn(tb testing.TB, path string) []string {
+	tb.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -54,7 +63,78 @@ func evalQueries(tb testing.TB) []string {
 		}
 	}
 	if len(out) == 0 {
-		tb.Fatal("no queries in evals/cases.jsonl")
+		tb.Fatalf("no queries in %s", path)
 	}
 	return out
+}
+
+// BenchmarkQueryScale is a whole hybrid search at catalog sizes past the
+// default one: generated catalogs (package catgen) of 4,000, 10,000 and
+// (with -bench 'QueryScale/.*100000') 100,000 tools, and seal-tools' 4,076
+// when the shared evaluation data is beside the repository
+// (TOOLSEARCH_EVALDATA, default ../shared/evaldata), with its own queries.
+func BenchmarkQueryScale(b *testing.B) {
+	type set struct {
+		name    string
+		setup   func(testing.TB) *Setup
+		queries func(testing.TB) []string
+	}
+	sets := []set{{name: "seal-tools", setup: func(tb testing.TB) *Setup { return sharedSetup(tb, "seal-tools") },
+		queries: func(tb testing.TB) []string { return sharedQueries(tb, "seal-tools") }}}
+	for _, n := range []int{4000, 10000, 100000} {
+		sets = append(sets, set{name: fmt.Sprintf("generated/N=%d", n), setup: func(tb testing.TB) *Setup { return synthetic(tb, n) },
+			queries: func(tb testing.TB) []string { return evalQueries(tb) }})
+	}
+	for _, st := range sets {
+		b.Run(st.name, func(b *testing.B) {
+			if strings.Contains(st.name, "100000") && !strings.Contains(benchFilter(), "100000") {
+				b.Skip("100,000 tools: run with -bench 'QueryScale/.*100000'")
+			}
+			setup, queries := st.setup(b), st.queries(b)
+			svc := New(Config{Embedder: embedding.NewLocal(0), Version: "bench"})
+			if _, err := svc.Build(b.Context(), setup); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)]}, access.Caller{}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// evalData is where the shared evaluation sets are, if anywhere.
+func evalData() string {
+	if d := os.Getenv("TOOLSEARCH_EVALDATA"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "..", "shared", "evaldata")
+}
+
+// sharedSetup is a shared set's catalog; the benchmark skips without it.
+func sharedSetup(tb testing.TB, name string) *Setup {
+	tb.Helper()
+	path := filepath.Join(evalData(), name, "catalog.json")
+	if _, err := os.Stat(path); err != nil {
+		tb.Skipf("%s: no shared evaluation data (%v)", name, err)
+	}
+	parts, err := catalog.ReadParts([]string{path}, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cat, err := catalog.New(parts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Setup{Catalog: cat}
+}
+
+// sharedQueries are a shared set's queries.
+func sharedQueries(tb testing.TB, name string) []string {
+	tb.Helper()
+	return queriesIn(tb, filepath.Join(evalData(), name, "cases.jsonl"))
 }

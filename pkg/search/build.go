@@ -142,14 +142,28 @@ func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints
 }
 
 // embedIndex embeds the corpus's texts with snap's fitted embedder straight
-// into snap's dense index.
+// into snap's dense index: one row-major block the index adopts, or, for a
+// matrix too large for a sparse query to read by row, columns
+// (index.ByColumn).
 func (s *Service) embedIndex(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus) error {
-	block, err := snap.query.(corpusEmbedder).EmbedCorpus(ctx, corpus)
-	s.countEmbed("build", err)
-	if err != nil {
-		return err
+	emb := snap.query.(corpusEmbedder)
+	n, dim := corpus.Len(), snap.query.Info().Dimensions
+	var mx *index.Matrix
+	var err error
+	if index.ByColumn(n, dim) {
+		cols := index.NewColumns(n, dim)
+		err = emb.EmbedCorpus(ctx, corpus, cols.SetRows)
+		if err == nil {
+			mx, err = cols.Matrix()
+		}
+	} else {
+		block := make([]float32, n*dim)
+		err = emb.EmbedCorpus(ctx, corpus, func(first int, rows []float32) { copy(block[first*dim:], rows) })
+		if err == nil {
+			mx, err = index.Adopt(block, n, dim, nil)
+		}
 	}
-	mx, err := index.Adopt(block, corpus.Len(), len(block)/max(corpus.Len(), 1), nil)
+	s.countEmbed("build", err)
 	if err != nil {
 		return err
 	}

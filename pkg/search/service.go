@@ -50,9 +50,9 @@ type fitter interface {
 }
 
 // corpusEmbedder is a fitter's fitted copy, which embeds the texts of a
-// corpus into one row-major block that the index adopts without a copy.
+// corpus a batch of rows at a time, for the index to keep as it will.
 type corpusEmbedder interface {
-	EmbedCorpus(ctx context.Context, c *analysis.Corpus) ([]float32, error)
+	EmbedCorpus(ctx context.Context, c *analysis.Corpus, set func(first int, rows []float32)) error
 }
 
 // sparseEmbedder embeds a query's analysed terms as the vector's nonzero

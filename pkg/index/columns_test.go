@@ -1,0 +1,89 @@
+package index
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// A matrix kept by column holds the rows New would (normalised alike),
+// scores a sparse query bit for bit as the row-major matrix does, a dense
+// one within float32 rounding, and answers Row, Dot and binary codes the
+// same, however its rows were set (in batches, from several goroutines).
+func TestColumnsMatchRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, rows := range []int{1, 7, columnTile + 3} {
+		const dim = 96
+		vecs := make([][]float32, rows)
+		block := make([]float32, 0, rows*dim)
+		for i := range vecs {
+			vecs[i] = make([]float32, dim)
+			for j := range vecs[i] {
+				if r.IntN(4) == 0 {
+					vecs[i][j] = float32(r.NormFloat64())
+				}
+			}
+			vecs[i][i%dim] += 1 // never a zero row
+			block = append(block, vecs[i]...)
+		}
+		want, err := New(vecs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols := NewColumns(rows, dim)
+		var wg sync.WaitGroup
+		for first := 0; first < rows; first += 5 {
+			end := min(first+5, rows)
+			wg.Go(func() { cols.SetRows(first, slices.Clone(block[first*dim:end*dim])) })
+		}
+		wg.Wait()
+		got, err := cols.Matrix()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rows {
+			if !slices.Equal(got.Row(i), want.Row(i)) {
+				t.Fatalf("rows=%d: row %d differs", rows, i)
+			}
+		}
+		dense := make([]float32, dim)
+		for j := 0; j < dim; j += 1 + r.IntN(9) {
+			dense[j] = float32(r.NormFloat64())
+		}
+		Normalize(dense)
+		sp := sparseOf(dense)
+		ws, gs := make([]float32, rows), make([]float32, rows)
+		want.SparseScoresInto(sp, ws)
+		got.SparseScoresInto(sp, gs)
+		if !slices.Equal(ws, gs) {
+			t.Errorf("rows=%d: sparse scores differ by column and by row", rows)
+		}
+		want.ScoresInto(dense, ws)
+		got.ScoresInto(dense, gs)
+		for i := range ws {
+			if d := math.Abs(float64(ws[i] - gs[i])); d > 1e-5 {
+				t.Errorf("rows=%d: row %d scores %v by column, %v by row", rows, i, gs[i], ws[i])
+			}
+			if d := math.Abs(float64(want.Dot(Query{Sparse: sp}, i) - got.Dot(Query{Sparse: sp}, i))); d > 1e-6 {
+				t.Errorf("rows=%d: Dot of row %d differs by %v", rows, i, d)
+			}
+		}
+		wb, gb := want.WithBinary(3), got.WithBinary(3)
+		if !slices.Equal(wb.codes.bits, gb.codes.bits) {
+			t.Errorf("rows=%d: binary codes differ", rows)
+		}
+		wc, _ := wb.Candidates(Query{Sparse: sp}, 3, nil)
+		gc, _ := gb.Candidates(Query{Sparse: sp}, 3, nil)
+		if !slices.Equal(wc, gc) {
+			t.Errorf("rows=%d: binary candidates %v by column, %v by row", rows, gc, wc)
+		}
+	}
+}
+
+func TestByColumn(t *testing.T) {
+	if ByColumn(4076, 1024) || !ByColumn(10000, 1024) {
+		t.Error("ByColumn: a 16 MiB matrix is kept by row, a 40 MB one by column")
+	}
+}
