@@ -66,6 +66,7 @@ lint: vet $(STATICCHECK) $(DEADCODE)
 	$(STATICCHECK) ./...
 	cd api && $(GO) vet ./... && $(STATICCHECK) ./...
 	cd deploy && $(GO) vet ./... && $(STATICCHECK) ./...
+	cd evals/peers && $(GO) vet ./... && $(STATICCHECK) ./...
 	@out=$$($(DEADCODE) ./...); if [ -n "$$out" ]; then echo "deadcode: unreachable functions:"; echo "$$out"; exit 1; fi
 	@echo "lint: vet, staticcheck $(STATICCHECK_VERSION) and deadcode $(DEADCODE_VERSION) clean"
 
@@ -234,20 +235,36 @@ node:
 	$(call apt-install,nodejs npm) || true; \
 	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "e2e-mcp: FAIL: $$(command -v node >/dev/null || echo 'node ')$$(command -v npm >/dev/null || echo 'npm ')missing and apt-get could not install them"; exit 1; }
 
-# The ranking core beside the blas32.Gemv floor, and the start-up times
-# (BENCHMARKS.md records the results and the ratios).
+# The ranking core beside the blas32.Gemv floor, whole queries and
+# start-up at 73 to 10,000 tools (100,000 on request: BENCH=
+# 'Startup/.*100000|QueryScale/generated/N=100000'), BM25's scoring, and
+# seal-tools' queries by bleve's BM25 beside toolsearch's hybrid search
+# (evals/peers, with the shared data). BENCHMARKS.md records the results
+# and the ratios.
+BENCH ?= .
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./pkg/index/ ./pkg/search/
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count 3 ./pkg/index/ ./pkg/search/ ./pkg/bm25/
+	cd evals/peers && $(GO) test -run '^$$' -bench . -count 3 .
 
-# HTTP load: POST /mcp/tool-search beside its baselines on the same router,
-# in the same run, per ranking mode: LOADROUNDS rounds of a bare phase (no
-# middleware), a no-op phase (the search route's middleware and decoding,
-# a pre-encoded answer) and a search phase, LOADTIME each.
+# Load, in two parts. HTTP: POST /mcp/tool-search beside its baselines on
+# the same router, in the same run, per ranking mode: LOADROUNDS rounds of
+# a bare phase (no middleware), a no-op phase (the search route's
+# middleware and decoding, a pre-encoded answer) and a search phase,
+# LOADTIME each. Scale: the binary started on generated catalogs of
+# SCALE_SIZES tools, with the local embedder and a fake OpenAI-compatible
+# provider at 1,536 dimensions: time to ready, resident set, start-up and
+# rebuild peaks, search latency (cmd/scale; SCALE_BASELINE=BIN measures
+# another binary in the same run for the ratios).
 LOADTIME ?= 2s
 LOADROUNDS ?= 6
-load:
+SCALE_SIZES ?= 73,4000,10000,100000
+SCALE_ROUNDS ?= 3
+SCALE_BASELINE ?=
+load: build
 	$(GO) build -o bin/loadgen ./cmd/loadgen
 	@for m in hybrid semantic keyword; do ./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode $$m; echo; done
+	$(GO) build -o bin/scale ./cmd/scale
+	./bin/scale -bin $(BIN) -sizes $(SCALE_SIZES) -rounds $(SCALE_ROUNDS) $(if $(SCALE_BASELINE),-baseline $(SCALE_BASELINE))
 
 # 60 s of hostile requests against the binary (RELIABILITY.md): RSS before
 # and after, /metrics and status sizes, per-attack status codes.
@@ -272,7 +289,7 @@ soak:
 
 # The service and the api/ and deploy/ modules, which import it.
 tidy:
-	$(GO) mod tidy && cd api && $(GO) mod tidy && cd ../deploy && $(GO) mod tidy
+	$(GO) mod tidy && cd api && $(GO) mod tidy && cd ../deploy && $(GO) mod tidy && cd ../evals/peers && $(GO) mod tidy
 
 # The image without network: a scratch image from the binary and the CA
 # bundle (deploy/image/Containerfile), built with podman and run.
