@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Static build, distroless final image, non-root, read-only-root friendly.
-FROM golang:1.26 AS build
+FROM docker.io/library/golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

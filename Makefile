@@ -25,10 +25,12 @@ FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest ./pkg/search:FuzzDigest ./pkg/hints:FuzzOf ./pkg/jsonkeys:FuzzScan ./pkg/embedding:FuzzAnswer
 
-.PHONY: reliability conformance console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
+.PHONY: image push kube reliability conformance console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
 
+# Local: no load balancer to drain for, so Ctrl-C stops at once.
 run:
-	$(GO) run ./cmd/toolsearch serve
+	@echo "toolsearch: the API and the operator console on http://localhost:8080/ (console: http://localhost:8080/console/); Ctrl-C stops"
+	$(GO) run ./cmd/toolsearch serve -drain-delay 0
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
@@ -98,10 +100,53 @@ curl:
 contract:
 	cd api && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
-# The Kubernetes manifests, rendered with the kustomize API and strictly
-# decoded into the Kubernetes types (a module of its own, for its weight).
-manifests:
-	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
+# The Kubernetes manifests (a module of its own, for its weight): rendered
+# with the kustomize API and strictly decoded into the Kubernetes types,
+# then applied server-side to a real control plane (TestOnAPIServer: etcd
+# from Debian's etcd-server, kube-apiserver and kube-controller-manager
+# built from k8s.io/kubernetes, the prometheus-operator's CRDs from its
+# module), and the alert rules checked and unit-tested with promtool
+# (Debian's prometheus package) against what the service exports.
+manifests: kube
+	cd deploy && $(GO) vet ./... && \
+		KUBE_ASSETS=$(KUBE_ASSETS) ETCD=$$(command -v etcd) PROMTOOL=$$(command -v promtool) $(GO) test -count=1 ./...
+
+# The control plane the deploy test starts, built once and kept in
+# .tools/ (about five minutes cold on two cores; the version is in the
+# directory's name, so a new pin builds afresh): kube-apiserver and
+# kube-controller-manager from k8s.io/kubernetes through the module proxy
+# (deploy/kube pins it, each staging module replaced by its k8s.io/*
+# release), the prometheus-operator CRDs the monitors and rules need
+# (generated from its API module by controller-gen), and
+# Debian's etcd-server and prometheus (for promtool) when missing.
+KUBE_VERSION ?= v1.37.2
+CONTROLLER_GEN_VERSION ?= v0.23.0
+KUBE_ASSETS := $(TOOLS)/kube-$(KUBE_VERSION)
+CONTROLLER_GEN := $(TOOLS)/controller-gen-$(CONTROLLER_GEN_VERSION)
+
+# controller-gen writes the prometheus-operator's CRDs from its API types
+# (the module deploy/go.mod requires), as its own build does.
+$(CONTROLLER_GEN):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS)/tmp $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mv $(TOOLS)/tmp/controller-gen $@
+kube: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/crds
+	@command -v etcd >/dev/null 2>&1 || { echo "installing Debian's etcd-server for the deploy test"; $(call apt-install,etcd-server); }
+	@command -v promtool >/dev/null 2>&1 || { echo "installing Debian's prometheus (promtool) for the deploy test"; $(call apt-install,prometheus); }
+
+$(KUBE_ASSETS)/kube-apiserver:
+	@mkdir -p $(KUBE_ASSETS)
+	@echo "building kube-apiserver and kube-controller-manager $(KUBE_VERSION) from source (once; cached in $(KUBE_ASSETS))"
+	cd deploy/kube && CGO_ENABLED=0 $(GO) build -trimpath -o $(KUBE_ASSETS)/tmp/ \
+		-ldflags '-s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))' \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+	mv $(KUBE_ASSETS)/tmp/kube-controller-manager $(KUBE_ASSETS)/tmp/kube-apiserver $(KUBE_ASSETS)/
+
+$(KUBE_ASSETS)/crds: $(CONTROLLER_GEN)
+	@rm -rf $(KUBE_ASSETS)/tmp-crds && mkdir -p $(KUBE_ASSETS)/tmp-crds
+	cd deploy && $(CONTROLLER_GEN) crd:crdVersions=v1,maxDescLen=0 \
+		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 output:crd:dir=$(KUBE_ASSETS)/tmp-crds
+	mv $(KUBE_ASSETS)/tmp-crds $@
 
 # WordNet's derivationally related forms and hypernyms
 # (pkg/analysis/derived.tsv, hypernyms.tsv) come from Debian's wordnet-base
@@ -289,15 +334,28 @@ soak:
 
 # The service and the api/ and deploy/ modules, which import it.
 tidy:
-	$(GO) mod tidy && cd api && $(GO) mod tidy && cd ../deploy && $(GO) mod tidy && cd ../evals/peers && $(GO) mod tidy
+	$(GO) mod tidy && cd api && $(GO) mod tidy && cd ../deploy && $(GO) mod tidy && cd kube && $(GO) mod tidy && cd ../../evals/peers && $(GO) mod tidy
 
 # The image without network: a scratch image from the binary and the CA
 # bundle (deploy/image/Containerfile), built with podman and run.
 image-offline: build
 	deploy/image/offline.sh $(CURDIR)/$(BIN)
 
-docker:
-	docker build --build-arg VERSION=$(VERSION) -t toolsearch:$(VERSION) .
+# The release image: IMAGE:VERSION, what the manifests run (an overlay's
+# images: entry sets the tag), built from the Dockerfile (fully qualified
+# base images, so podman needs no registry aliases) by podman, or by docker
+# when podman is missing; make push sends it to IMAGE's registry (log in
+# first: podman login ghcr.io). image-offline builds the same binary into
+# a scratch image with no network, and runs it.
+IMAGE ?= ghcr.io/toolsearch/toolsearch
+CONTAINER ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
+image:
+	$(CONTAINER) build --build-arg VERSION=$(VERSION) -t $(IMAGE):$(VERSION) .
+
+push: image
+	$(CONTAINER) push $(IMAGE):$(VERSION)
+
+docker: image
 
 clean:
 	rm -rf bin reports

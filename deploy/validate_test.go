@@ -143,6 +143,7 @@ func TestOverlays(t *testing.T) {
 					}
 				}
 			}
+			checkSelectors(t, docs)
 			if policy != nil && cfg != nil {
 				checkEgress(t, policy, cfg)
 			}
@@ -233,6 +234,12 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 		if !served[p.HTTPGet.Path] || p.HTTPGet.Port.String() != "http" {
 			t.Errorf("%s probe %s on port %s: not something the service serves", name, p.HTTPGet.Path, p.HTTPGet.Port.String())
 		}
+		if p.TimeoutSeconds == 0 {
+			t.Errorf("%s probe has no timeoutSeconds", name)
+		}
+	}
+	if d.Spec.Replicas != nil {
+		t.Errorf("the Deployment sets replicas %d: the HorizontalPodAutoscaler owns the count, and every apply would reset it", *d.Spec.Replicas)
 	}
 	if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 		t.Error("readiness must probe /readyz and liveness /healthz")
@@ -275,6 +282,61 @@ func envDuration(t *testing.T, c corev1.Container, name string) int {
 	}
 	t.Fatalf("%s not set", name)
 	return 0
+}
+
+// checkSelectors: every object that picks the service's pods or Service
+// by label has a selector (a missing one selects nothing, or every pod in
+// the namespace), and it picks exactly the Deployment's pods; a Job runs
+// the Deployment's image. The API server test (TestOnAPIServer) checks
+// the same on what the controllers make of it.
+func checkSelectors(t *testing.T, docs []doc) {
+	t.Helper()
+	var pods map[string]string
+	var image string
+	for _, d := range docs {
+		if o, ok := d.obj.(*appsv1.Deployment); ok {
+			pods, image = o.Spec.Template.Labels, o.Spec.Template.Spec.Containers[0].Image
+		}
+	}
+	matches := func(what string, sel map[string]string, labels map[string]string) {
+		if len(sel) == 0 {
+			t.Errorf("%s has no selector", what)
+			return
+		}
+		for k, v := range sel {
+			if labels[k] != v {
+				t.Errorf("%s selects %s=%s, which the pods (%v) do not have", what, k, v, labels)
+			}
+		}
+	}
+	for _, d := range docs {
+		switch o := d.obj.(type) {
+		case *appsv1.Deployment:
+			matches("the Deployment", o.Spec.Selector.MatchLabels, pods)
+		case *corev1.Service:
+			matches("the Service", o.Spec.Selector, pods)
+		case *policyv1.PodDisruptionBudget:
+			if o.Spec.Selector == nil {
+				t.Error("the PodDisruptionBudget has no selector: it protects no pod")
+				continue
+			}
+			matches("the PodDisruptionBudget", o.Spec.Selector.MatchLabels, pods)
+		case *networkingv1.NetworkPolicy:
+			matches("the NetworkPolicy", o.Spec.PodSelector.MatchLabels, pods)
+		case *monitoringv1.ServiceMonitor:
+			var svc map[string]string
+			for _, d := range docs {
+				if s, ok := d.obj.(*corev1.Service); ok {
+					svc = s.Labels
+				}
+			}
+			matches("the ServiceMonitor", o.Spec.Selector.MatchLabels, svc)
+		case *batchv1.Job:
+			if got := o.Spec.Template.Spec.Containers[0].Image; got != image {
+				t.Errorf("the Job runs image %s, the Deployment %s", got, image)
+			}
+		}
+	}
 }
 
 // checkConfigMap parses the config and catalog with the service's own

@@ -1,0 +1,722 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// controlPlane is a real Kubernetes control plane on loopback: etcd (from
+// Debian's etcd-server), kube-apiserver and kube-controller-manager (built
+// from k8s.io/kubernetes by make kube). No scheduler and no kubelet: pods
+// stay Pending, which is all the deploy test needs of them.
+type controlPlane struct {
+	cfg    *rest.Config
+	kube   *kubernetes.Clientset
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+}
+
+const (
+	fieldManager = "toolsearch-deploy-test"
+	adminToken   = "deploy-test-admin-token"
+)
+
+// kubeAssets is where make kube put the control plane's binaries and the
+// prometheus-operator CRDs. The test skips only when it is not set (a
+// plain go test); make manifests always sets it, so CI never skips.
+func kubeAssets(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("KUBE_ASSETS")
+	if dir == "" {
+		t.Skip("KUBE_ASSETS is not set: make manifests builds the control plane (make kube) and runs this test against it")
+	}
+	for _, f := range []string{"kube-apiserver", "kube-controller-manager", "crds"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("KUBE_ASSETS=%s: %v (make kube builds it)", dir, err)
+		}
+	}
+	return dir
+}
+
+// start runs a process for the test's life, its output in a log file that
+// is shown when the test fails.
+func start(t *testing.T, name string, args ...string) {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), filepath.Base(name)+".log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		log.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			if len(b) > 4000 {
+				b = b[len(b)-4000:]
+			}
+			t.Logf("%s's log, last lines:\n%s", filepath.Base(name), b)
+		}
+	})
+}
+
+func port(t *testing.T) string {
+	_, p, _ := strings.Cut(freeAddr(t), ":")
+	return p
+}
+
+func startControlPlane(t *testing.T, assets string) *controlPlane {
+	t.Helper()
+	dir := t.TempDir()
+	etcd := os.Getenv("ETCD")
+	if etcd == "" {
+		etcd = "etcd"
+	}
+	etcdClient, etcdPeer := port(t), port(t)
+	start(t, etcd, "--name", "deploy-test", "--data-dir", filepath.Join(dir, "etcd"),
+		"--listen-client-urls", "http://127.0.0.1:"+etcdClient, "--advertise-client-urls", "http://127.0.0.1:"+etcdClient,
+		"--listen-peer-urls", "http://127.0.0.1:"+etcdPeer, "--initial-advertise-peer-urls", "http://127.0.0.1:"+etcdPeer,
+		"--initial-cluster", "deploy-test=http://127.0.0.1:"+etcdPeer)
+
+	// The service-account signing key, and one admin, by token, in
+	// system:masters.
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	saKey := write("sa.key", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	saPub := write("sa.pub", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
+	tokens := write("tokens.csv", []byte(adminToken+`,admin,admin-uid,"system:masters"`+"\n"))
+	apiPort := port(t)
+	server := "https://127.0.0.1:" + apiPort
+	start(t, filepath.Join(assets, "kube-apiserver"),
+		"--etcd-servers", "http://127.0.0.1:"+etcdClient,
+		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", apiPort,
+		"--cert-dir", filepath.Join(dir, "certs"),
+		"--token-auth-file", tokens, "--authorization-mode", "RBAC",
+		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file", saPub, "--service-account-signing-key-file", saKey,
+		"--service-cluster-ip-range", "10.96.0.0/24",
+		// One apiserver on loopback: no endpoints of its own to reconcile.
+		"--endpoint-reconciler-type", "none")
+	kubeconfig := write("kubeconfig", []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: test, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: admin, user: {token: %q}}]
+contexts: [{name: test, context: {cluster: test, user: admin}}]
+current-context: test
+`, server, adminToken)))
+
+	cfg := &rest.Config{Host: server, BearerToken: adminToken, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 100, Burst: 200}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 90*time.Second, "kube-apiserver to be ready", func() error {
+		body, err := kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, body)
+		}
+		return nil
+	})
+	// The controllers whose work the test reads: deployments make replica
+	// sets, which make pods; the disruption controller counts a budget's
+	// pods; the autoscaler owns the replica count; jobs make pods; every
+	// namespace gets its default service account, which pods need.
+	start(t, filepath.Join(assets, "kube-controller-manager"),
+		"--kubeconfig", kubeconfig, "--leader-elect=false", "--secure-port=0",
+		"--controllers", "deployment,replicaset,disruption,horizontalpodautoscaling,job,serviceaccount",
+		"--horizontal-pod-autoscaler-sync-period", "1s", "--concurrent-deployment-syncs", "2")
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &controlPlane{cfg: cfg, kube: kube, dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))}
+}
+
+// waitFor polls check until it returns nil, failing the test with its last
+// error after timeout.
+func waitFor(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting %s for %s: %v", timeout, what, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// apply server-side-applies objects, as kubectl apply --server-side does.
+func (cp *controlPlane) apply(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		m, err := cp.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			cp.mapper.Reset()
+			if m, err = cp.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+				t.Fatalf("%s: %v", gvk, err)
+			}
+		}
+		var ri dynamic.ResourceInterface = cp.dyn.Resource(m.Resource)
+		if m.Scope.Name() == "namespace" {
+			ns := o.GetNamespace()
+			if ns == "" {
+				ns = "default"
+			}
+			ri = cp.dyn.Resource(m.Resource).Namespace(ns)
+		}
+		if _, err := ri.Apply(context.Background(), o.GetName(), o, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+			t.Fatalf("apply %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
+		}
+	}
+}
+
+// objects renders a kustomization into objects to apply.
+func objects(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range res.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+	return out
+}
+
+// yamlObjects reads the objects of a YAML file.
+func yamlObjects(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	for _, part := range bytes.Split(data, []byte("\n---")) {
+		if len(bytes.TrimSpace(part)) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(part, &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if m != nil {
+			out = append(out, &unstructured.Unstructured{Object: m})
+		}
+	}
+	return out
+}
+
+// installCRDs installs the prometheus-operator's ServiceMonitor and
+// PrometheusRule CRDs and waits until the API serves them.
+func (cp *controlPlane) installCRDs(t *testing.T, dir string) {
+	t.Helper()
+	for _, f := range []string{"monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"} {
+		cp.apply(t, yamlObjects(t, filepath.Join(dir, f)))
+	}
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	for _, name := range []string{"servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"} {
+		waitFor(t, 30*time.Second, name+" to be established", func() error {
+			crd, err := cp.dyn.Resource(crds).Get(context.Background(), name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+			for _, c := range conds {
+				if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+					return nil
+				}
+			}
+			return fmt.Errorf("not established: %v", conds)
+		})
+	}
+	cp.mapper.Reset()
+}
+
+// TestOnAPIServer applies every overlay, server-side, to a real API server
+// with the controllers that act on what they hold, and checks what those
+// controllers make of it: the Deployment's replica set and pods, the
+// autoscaler owning the replica count (an apply does not reset it), the
+// disruption budget counting the pods, the network policy selecting the
+// service's pods and no other while letting the recall-eval Job's pod
+// reach the service port, the ServiceMonitor and alert rules accepted by
+// the operator's CRDs and the monitor selecting the Service.
+func TestOnAPIServer(t *testing.T) {
+	assets := kubeAssets(t)
+	cp := startControlPlane(t, assets)
+	cp.installCRDs(t, filepath.Join(assets, "crds"))
+	ctx := context.Background()
+	const ns = "tools"
+	if _, err := cp.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cp.apply(t, objects(t, "overlays/example"))
+	alerts := yamlObjects(t, "ci/alerts.yaml")
+	for _, o := range alerts {
+		o.SetNamespace(ns)
+	}
+	cp.apply(t, alerts)
+
+	hpa, err := cp.kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *hpa.Spec.MinReplicas
+	deployment := func() *appsv1.Deployment {
+		d, err := cp.kube.AppsV1().Deployments(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	// Created without a count (1), then raised to the autoscaler's minimum.
+	waitFor(t, 60*time.Second, "the autoscaler to set the Deployment's replicas", func() error {
+		if r := *deployment().Spec.Replicas; r != want {
+			return fmt.Errorf("replicas %d, want the autoscaler's minimum %d", r, want)
+		}
+		return nil
+	})
+	servicePods := func() []corev1.Pod {
+		d := deployment()
+		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods, err := cp.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pods.Items
+	}
+	waitFor(t, 60*time.Second, "the Deployment's replica set to make its pods", func() error {
+		sets, err := cp.kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		owned := 0
+		for _, rs := range sets.Items {
+			if len(rs.OwnerReferences) == 1 && rs.OwnerReferences[0].Name == "toolsearch" && rs.OwnerReferences[0].Kind == "Deployment" {
+				owned++
+			}
+		}
+		if owned != 1 {
+			return fmt.Errorf("%d replica sets owned by the Deployment, want 1", owned)
+		}
+		if n := len(servicePods()); n != int(want) {
+			return fmt.Errorf("%d pods, want %d", n, want)
+		}
+		return nil
+	})
+	// Applying again must leave the count to the autoscaler.
+	cp.apply(t, objects(t, "overlays/example"))
+	d := deployment()
+	if r := *d.Spec.Replicas; r != want {
+		t.Errorf("after a second apply the Deployment has %d replicas, want the autoscaler's %d: the manifests fight it", r, want)
+	}
+	for _, mf := range d.ManagedFields {
+		if mf.Manager == fieldManager && mf.FieldsV1 != nil && bytes.Contains(mf.FieldsV1.Raw, []byte(`"f:replicas"`)) {
+			t.Error("the manifests own the Deployment's spec.replicas; the autoscaler should")
+		}
+	}
+
+	waitFor(t, 60*time.Second, "the disruption budget to count the pods", func() error {
+		pdb, err := cp.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pdb.Status.ExpectedPods != want {
+			return fmt.Errorf("expected pods %d, want %d (status %+v)", pdb.Status.ExpectedPods, want, pdb.Status)
+		}
+		return nil
+	})
+
+	// The recall-eval Job, beside the deployment.
+	cp.apply(t, objects(t, "overlays/example-eval"))
+	var evalPod corev1.Pod
+	waitFor(t, 60*time.Second, "the recall-eval Job's pod", func() error {
+		pods, err := cp.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=toolsearch-recall-eval"})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) != 1 {
+			return fmt.Errorf("%d pods", len(pods.Items))
+		}
+		evalPod = pods.Items[0]
+		return nil
+	})
+
+	policies, err := cp.kube.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := cp.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	service := servicePods()
+	var names []string
+	for _, p := range service {
+		names = append(names, p.Name)
+	}
+	for _, np := range policies.Items {
+		sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var selected []string
+		for _, p := range all.Items {
+			if sel.Matches(labels.Set(p.Labels)) {
+				selected = append(selected, p.Name)
+			}
+		}
+		slices.Sort(selected)
+		slices.Sort(names)
+		if !slices.Equal(selected, names) {
+			t.Errorf("network policy %s selects %v, want exactly the service's pods %v", np.Name, selected, names)
+		}
+	}
+	svc, err := cp.kube.CoreV1().Services(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svcPort *corev1.ServicePort
+	for i, p := range svc.Spec.Ports {
+		if p.Port == 8080 {
+			svcPort = &svc.Spec.Ports[i]
+		}
+	}
+	if svcPort == nil {
+		t.Fatalf("the Service has no port 8080, which the Job calls")
+	}
+	for _, dst := range service {
+		if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(dst.Labels)) {
+			t.Errorf("the Service does not select pod %s", dst.Name)
+		}
+		target, ok := containerPort(dst, svcPort.TargetPort)
+		if !ok {
+			t.Errorf("pod %s has no port %s, the Service's target", dst.Name, svcPort.TargetPort.String())
+			continue
+		}
+		if why := blocked(policies.Items, evalPod, dst, target); why != "" {
+			t.Errorf("the recall-eval Job's pod cannot reach %s:%d: %s", dst.Name, target, why)
+		}
+	}
+
+	// The ServiceMonitor, as the operator's CRD stores it, selects the
+	// Service and scrapes one of its ports.
+	sm, err := cp.dyn.Resource(schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "servicemonitors"}).Namespace(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	matchLabels, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	if len(matchLabels) == 0 || !labels.SelectorFromSet(matchLabels).Matches(labels.Set(svc.Labels)) {
+		t.Errorf("the ServiceMonitor selects %v, the Service has labels %v", matchLabels, svc.Labels)
+	}
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	for _, e := range endpoints {
+		name, _ := e.(map[string]any)["port"].(string)
+		if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == name }) {
+			t.Errorf("the ServiceMonitor scrapes port %q, which the Service does not have", name)
+		}
+	}
+}
+
+// containerPort resolves a Service's target port on a pod.
+func containerPort(p corev1.Pod, target intstr.IntOrString) (int32, bool) {
+	if target.Type == intstr.Int {
+		return target.IntVal, true
+	}
+	for _, c := range p.Spec.Containers {
+		for _, cp := range c.Ports {
+			if cp.Name == target.StrVal {
+				return cp.ContainerPort, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// blocked is why the network policies (in the pods' one namespace) keep
+// src from reaching dst on port, or "" when they let it: src's egress and
+// dst's ingress must each be unrestricted or allowed by a rule whose peers
+// and ports admit the other, as a conforming network plugin enforces.
+func blocked(policies []networkingv1.NetworkPolicy, src, dst corev1.Pod, port int32) string {
+	selects := func(np networkingv1.NetworkPolicy, p corev1.Pod) bool {
+		sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+		return err == nil && sel.Matches(labels.Set(p.Labels))
+	}
+	has := func(np networkingv1.NetworkPolicy, t networkingv1.PolicyType) bool {
+		if len(np.Spec.PolicyTypes) == 0 {
+			return t == networkingv1.PolicyTypeIngress || len(np.Spec.Egress) > 0
+		}
+		return slices.Contains(np.Spec.PolicyTypes, t)
+	}
+	peersAdmit := func(peers []networkingv1.NetworkPolicyPeer, p corev1.Pod) bool {
+		if len(peers) == 0 {
+			return true
+		}
+		for _, peer := range peers {
+			if peer.PodSelector != nil && peer.NamespaceSelector == nil && peer.IPBlock == nil {
+				if sel, err := metav1.LabelSelectorAsSelector(peer.PodSelector); err == nil && sel.Matches(labels.Set(p.Labels)) {
+					return true
+				}
+			}
+			if peer.NamespaceSelector != nil && len(peer.NamespaceSelector.MatchLabels) == 0 && len(peer.NamespaceSelector.MatchExpressions) == 0 && peer.PodSelector == nil {
+				return true // every namespace
+			}
+		}
+		return false
+	}
+	portsAdmit := func(ports []networkingv1.NetworkPolicyPort, on corev1.Pod) bool {
+		if len(ports) == 0 {
+			return true
+		}
+		for _, pp := range ports {
+			if pp.Protocol != nil && *pp.Protocol != corev1.ProtocolTCP {
+				continue
+			}
+			if pp.Port == nil {
+				return true
+			}
+			if n, ok := containerPort(on, *pp.Port); ok && (n == port || pp.EndPort != nil && n <= port && port <= *pp.EndPort) {
+				return true
+			}
+		}
+		return false
+	}
+	var egress, ingress []networkingv1.NetworkPolicy
+	for _, np := range policies {
+		if selects(np, src) && has(np, networkingv1.PolicyTypeEgress) {
+			egress = append(egress, np)
+		}
+		if selects(np, dst) && has(np, networkingv1.PolicyTypeIngress) {
+			ingress = append(ingress, np)
+		}
+	}
+	if len(egress) > 0 && !slices.ContainsFunc(egress, func(np networkingv1.NetworkPolicy) bool {
+		return slices.ContainsFunc(np.Spec.Egress, func(r networkingv1.NetworkPolicyEgressRule) bool {
+			return peersAdmit(r.To, dst) && portsAdmit(r.Ports, dst)
+		})
+	}) {
+		return "the egress of " + src.Name + " does not allow it (policies " + policyNames(egress) + ")"
+	}
+	if len(ingress) > 0 && !slices.ContainsFunc(ingress, func(np networkingv1.NetworkPolicy) bool {
+		return slices.ContainsFunc(np.Spec.Ingress, func(r networkingv1.NetworkPolicyIngressRule) bool {
+			return peersAdmit(r.From, src) && portsAdmit(r.Ports, dst)
+		})
+	}) {
+		return "the ingress of " + dst.Name + " does not allow it (policies " + policyNames(ingress) + ")"
+	}
+	return ""
+}
+
+func policyNames(ps []networkingv1.NetworkPolicy) string {
+	var names []string
+	for _, p := range ps {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// TestAlertRules checks the alert rules with promtool (Debian's prometheus
+// package): that they parse, that they fire as deploy/ci/alerts_test.yaml
+// says on its series, and that every metric they read is one the service
+// exports (scraped from the binary, with an upstream configured so that
+// the upstream families exist).
+func TestAlertRules(t *testing.T) {
+	promtool := os.Getenv("PROMTOOL")
+	if promtool == "" {
+		t.Skip("PROMTOOL is not set: make manifests installs Debian's prometheus package and sets it")
+	}
+	dir := t.TempDir()
+	objs := yamlObjects(t, "ci/alerts.yaml")
+	groups, _, err := unstructured.NestedSlice(objs[0].Object, "spec", "groups")
+	if err != nil || len(groups) == 0 {
+		t.Fatalf("ci/alerts.yaml: no rule groups (%v)", err)
+	}
+	rules, err := yaml.Marshal(map[string]any{"groups": groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "alerts.rules.yaml"), rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests, err := os.ReadFile("ci/alerts_test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "alerts_test.yaml"), tests, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"check", "rules", "alerts.rules.yaml"}, {"test", "rules", "alerts_test.yaml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	exported := scrapeNames(t)
+	for _, g := range groups {
+		rs, _ := g.(map[string]any)["rules"].([]any)
+		for _, r := range rs {
+			rule := r.(map[string]any)
+			expr, _ := rule["expr"].(string)
+			for _, name := range metricNames(expr) {
+				if !exported[name] {
+					t.Errorf("alert %v reads %s, which the service does not export", rule["alert"], name)
+				}
+			}
+		}
+	}
+}
+
+// scrapeNames is every metric family the service exports, from a running
+// binary's /metrics, with an (unreachable) upstream configured so that
+// the upstream families exist.
+func scrapeNames(t *testing.T) map[string]bool {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("upstreams:\n  - name: gone\n    url: http://127.0.0.1:1/mcp\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, metrics := freeAddr(t), freeAddr(t)
+	srv := exec.Command(toolsearch(t), "serve", "-addr", addr, "-metrics-addr", metrics, "-config", cfg, "-catalog", "base/catalog.yaml")
+	var log bytes.Buffer
+	srv.Stdout, srv.Stderr = &log, &log
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	// One search, so that the families a search counts have their series.
+	waitFor(t, 30*time.Second, "the service to be ready", func() error {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+	resp, err := http.Post("http://"+addr+"/mcp/tool-search", "application/json", strings.NewReader(`{"query":"list files"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var body []byte
+	waitFor(t, 30*time.Second, "the service's /metrics", func() error {
+		resp, err := http.Get("http://" + metrics + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var buf bytes.Buffer
+		buf.ReadFrom(resp.Body)
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(buf.Bytes(), []byte("toolsearch_upstream_up")) {
+			return fmt.Errorf("%s, no upstream metrics yet; log:\n%s", resp.Status, log.String())
+		}
+		body = buf.Bytes()
+		return nil
+	})
+	names := map[string]bool{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, kind, _ := strings.Cut(rest, " ")
+			names[name] = true
+			if kind == "histogram" || kind == "summary" {
+				for _, s := range []string{"_bucket", "_sum", "_count"} {
+					names[name+s] = true
+				}
+			}
+		}
+	}
+	return names
+}
+
+// metricNames are the toolsearch_ series an alert expression reads.
+func metricNames(expr string) []string {
+	var out []string
+	for i := 0; i < len(expr); {
+		j := strings.Index(expr[i:], "toolsearch_")
+		if j < 0 {
+			break
+		}
+		start := i + j
+		end := start
+		for end < len(expr) && (expr[end] == '_' || expr[end] >= 'a' && expr[end] <= 'z' || expr[end] >= '0' && expr[end] <= '9') {
+			end++
+		}
+		if !slices.Contains(out, expr[start:end]) {
+			out = append(out, expr[start:end])
+		}
+		i = end
+	}
+	return out
+}
+
