@@ -74,7 +74,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	out := fs.String("out", "", "write the report to this `file` instead of standard output")
 	baseline := fs.String("baseline", "", "compare with a report written earlier with -format json, and list every case that got worse")
 	failOnRegression := fs.Bool("fail-on-regression", false, "with -baseline, exit 1 if any expected tool ranks worse than in the baseline")
-	idx := addIndexFlags(fs, e)
+	idx := addIndexFlags(fs, e, true)
 	if err := parseIndex(fs, e, idx, args); err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 			return fail(2, err)
 		}
 	}
-	rep, err := eval.Run(ctx, cat, cases, searcher, eval.Options{K: *k, Mode: *mode})
+	rep, err := eval.Run(ctx, cat, cases, searcher, eval.Options{K: *k, Mode: *mode, Progress: progress(stderr, time.Now)})
 	if err != nil {
 		if errors.Is(err, eval.ErrBadInput) || errors.Is(err, eval.ErrRefused) {
 			return fail(2, err)
@@ -237,4 +237,34 @@ func waitReady(ctx context.Context, base string, limit time.Duration) error {
 		case <-t.C:
 		}
 	}
+}
+
+// progress reports a long eval's progress on a terminal: cases done, their
+// rate and the time left, rewritten in place at most ten times a second.
+// Anything else (a CI log, a file) gets nothing: the report says it all.
+func progress(w io.Writer, now func() time.Time) func(done, total int) {
+	if f, ok := w.(*os.File); !ok || !isTerminal(f) {
+		return nil
+	}
+	start, last := now(), time.Time{}
+	return func(done, total int) {
+		t := now()
+		if t.Sub(last) < 100*time.Millisecond && done < total {
+			return
+		}
+		last = t
+		rate := float64(done) / t.Sub(start).Seconds()
+		eta := time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second)
+		fmt.Fprintf(w, "\r\x1b[Keval: %d/%d cases, %.0f/s, about %s left", done, total, rate, eta)
+		if done+1 >= total {
+			fmt.Fprint(w, "\r\x1b[K")
+		}
+	}
+}
+
+// isTerminal reports whether f is a character device: a terminal, not a
+// pipe or a file.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -148,8 +148,16 @@ type indexFlags struct {
 	file *config.File
 }
 
-func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
+// addIndexFlags adds the flags that load a catalog and embed it, and, for
+// a command that ranks queries (ranking), those that shape ranking and
+// query embedding; a command without ranking keeps their defaults (and
+// their variables), and its -h does not list them.
+func addIndexFlags(fs *flag.FlagSet, e *env, ranking bool) *indexFlags {
 	f := &indexFlags{fs: fs, getenv: e.getenv}
+	rfs := fs
+	if !ranking {
+		rfs = flag.NewFlagSet("unlisted", flag.ContinueOnError)
+	}
 	fs.StringVar(&f.config, "config", e.str("TOOLSEARCH_CONFIG", ""), "YAML config `file`: core, templates, auth, embedding, search [TOOLSEARCH_CONFIG]")
 	f.catalogs.values = config.SplitList(e.getenv("TOOLSEARCH_CATALOG"))
 	fs.Var(&f.catalogs, "catalog", "catalog `file` (JSON or YAML), repeatable; the embedded default when none [TOOLSEARCH_CATALOG, comma-separated]")
@@ -160,16 +168,16 @@ func addIndexFlags(fs *flag.FlagSet, e *env) *indexFlags {
 	fs.IntVar(&f.dimensions, "embedding-dimensions", e.int("TOOLSEARCH_EMBEDDING_DIMENSIONS", 0), "vector width; 0: the model's own (openai) or 1024 (local) [TOOLSEARCH_EMBEDDING_DIMENSIONS]")
 	fs.IntVar(&f.batchSize, "embedding-batch-size", e.int("TOOLSEARCH_EMBEDDING_BATCH_SIZE", embedding.DefaultBatchSize), "inputs per embeddings request, at most 2048 (Hugging Face TEI: its --max-client-batch-size, 32 by default) [TOOLSEARCH_EMBEDDING_BATCH_SIZE]")
 	fs.DurationVar(&f.timeout, "embedding-timeout", e.duration("TOOLSEARCH_EMBEDDING_TIMEOUT", embedding.DefaultTimeout), "timeout of one embeddings request at build time [TOOLSEARCH_EMBEDDING_TIMEOUT]")
-	fs.DurationVar(&f.queryTimeout, "query-timeout", e.duration("TOOLSEARCH_QUERY_TIMEOUT", search.DefaultQueryTimeout), "timeout for embedding one query [TOOLSEARCH_QUERY_TIMEOUT]")
+	rfs.DurationVar(&f.queryTimeout, "query-timeout", e.duration("TOOLSEARCH_QUERY_TIMEOUT", search.DefaultQueryTimeout), "timeout for embedding one query [TOOLSEARCH_QUERY_TIMEOUT]")
 	fs.StringVar(&f.apiType, "embedding-api-type", e.str("TOOLSEARCH_EMBEDDING_API_TYPE", "openai"), "API flavour for -embedder openai: openai (OpenAI, Ollama, vLLM, LocalAI, ...) or azure (Azure OpenAI deployments) [TOOLSEARCH_EMBEDDING_API_TYPE]")
 	fs.StringVar(&f.apiVersion, "embedding-api-version", e.str("TOOLSEARCH_EMBEDDING_API_VERSION", ""), "Azure OpenAI api-version, such as 2024-10-21 [TOOLSEARCH_EMBEDDING_API_VERSION]")
-	fs.StringVar(&f.snapshotPath, "snapshot", e.str("TOOLSEARCH_SNAPSHOT", ""), "index snapshot `file` from toolsearch index: its vectors are used when catalog and model match, so the provider is not called [TOOLSEARCH_SNAPSHOT]")
-	fs.IntVar(&f.qcacheSize, "query-cache-size", e.int("TOOLSEARCH_QUERY_CACHE_SIZE", search.DefaultQueryCacheSize), "query vectors kept from a remote embedder (LRU); -1 turns the cache off [TOOLSEARCH_QUERY_CACHE_SIZE]")
-	fs.DurationVar(&f.qcacheTTL, "query-cache-ttl", e.duration("TOOLSEARCH_QUERY_CACHE_TTL", search.DefaultQueryCacheTTL), "how long a cached query vector is kept [TOOLSEARCH_QUERY_CACHE_TTL]")
-	fs.StringVar(&f.fusion, "fusion", e.str("TOOLSEARCH_FUSION", rank.FusionConvex), "hybrid fusion: convex (normalised scores, weighted) or rrf (reciprocal rank) [TOOLSEARCH_FUSION]")
-	fs.Float64Var(&f.hybridAlpha, "hybrid-alpha", e.float("TOOLSEARCH_HYBRID_ALPHA", rank.DefaultHybridAlpha), "dense weight in convex fusion, 0-1 [TOOLSEARCH_HYBRID_ALPHA]")
-	fs.StringVar(&f.quantization, "index-quantization", e.str("TOOLSEARCH_INDEX_QUANTIZATION", index.QuantNone), "dense index first pass: none (exact float32) or binary (bit codes, then the best rescored exactly; faster on large catalogs, some recall lost: BENCHMARKS.md) [TOOLSEARCH_INDEX_QUANTIZATION]")
-	fs.IntVar(&f.rescore, "rescore", e.int("TOOLSEARCH_RESCORE", index.DefaultRescore), "with -index-quantization binary, how many candidates at least are rescored exactly [TOOLSEARCH_RESCORE]")
+	rfs.StringVar(&f.snapshotPath, "snapshot", e.str("TOOLSEARCH_SNAPSHOT", ""), "index snapshot `file` from toolsearch index: its vectors are used when catalog and model match, so the provider is not called [TOOLSEARCH_SNAPSHOT]")
+	rfs.IntVar(&f.qcacheSize, "query-cache-size", e.int("TOOLSEARCH_QUERY_CACHE_SIZE", search.DefaultQueryCacheSize), "query vectors kept from a remote embedder (LRU); -1 turns the cache off [TOOLSEARCH_QUERY_CACHE_SIZE]")
+	rfs.DurationVar(&f.qcacheTTL, "query-cache-ttl", e.duration("TOOLSEARCH_QUERY_CACHE_TTL", search.DefaultQueryCacheTTL), "how long a cached query vector is kept [TOOLSEARCH_QUERY_CACHE_TTL]")
+	rfs.StringVar(&f.fusion, "fusion", e.str("TOOLSEARCH_FUSION", rank.FusionConvex), "hybrid fusion: convex (normalised scores, weighted) or rrf (reciprocal rank) [TOOLSEARCH_FUSION]")
+	rfs.Float64Var(&f.hybridAlpha, "hybrid-alpha", e.float("TOOLSEARCH_HYBRID_ALPHA", rank.DefaultHybridAlpha), "dense weight in convex fusion, 0-1 [TOOLSEARCH_HYBRID_ALPHA]")
+	rfs.StringVar(&f.quantization, "index-quantization", e.str("TOOLSEARCH_INDEX_QUANTIZATION", index.QuantNone), "dense index first pass: none (exact float32) or binary (bit codes, then the best rescored exactly; faster on large catalogs, some recall lost: BENCHMARKS.md) [TOOLSEARCH_INDEX_QUANTIZATION]")
+	rfs.IntVar(&f.rescore, "rescore", e.int("TOOLSEARCH_RESCORE", index.DefaultRescore), "with -index-quantization binary, how many candidates at least are rescored exactly [TOOLSEARCH_RESCORE]")
 	f.apiKey = e.str("TOOLSEARCH_EMBEDDING_API_KEY", e.getenv("OPENAI_API_KEY"))
 	return f
 }

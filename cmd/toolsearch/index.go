@@ -17,7 +17,7 @@ func runIndex(ctx context.Context, args []string, getenv func(string) string, st
 	e := &env{getenv: getenv}
 	fs := newFlagSet("index", stderr)
 	out := fs.String("out", "", "write the snapshot to this `file` (required)")
-	idx := addIndexFlags(fs, e)
+	idx := addIndexFlags(fs, e, false)
 	if err := parseIndex(fs, e, idx, args); err != nil {
 		return err
 	}

@@ -356,7 +356,7 @@ func TestEvalExitCodes(t *testing.T) {
 		{"a server that wants a key, none sent", []string{"-cases", good, "-url", keyed}, nil, 2, "401 Unauthorized (set TOOLSEARCH_API_KEY to a key the server accepts)"},
 		{"a wrong key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "nope"}, 2, "the server does not accept TOOLSEARCH_API_KEY's key"},
 		{"the right key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
-		{"no server", []string{"-cases", good, "-url", "http://127.0.0.1:1"}, nil, 2, "connection refused"},
+		{"no server", []string{"-cases", good, "-url", "http://127.0.0.1:1"}, nil, 2, "nothing answers at http://127.0.0.1:1 (is toolsearch serve running there?): connect: connection refused"},
 		{"-wait for a server that never comes", []string{"-cases", good, "-url", "http://127.0.0.1:1", "-wait", "1500ms"}, nil, 2, "http://127.0.0.1:1 not ready after 1.5s"},
 		{"-wait for a ready server", []string{"-cases", good, "-url", keyed, "-wait", "1m"}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
 	}
@@ -691,5 +691,22 @@ func TestEvalBaseline(t *testing.T) {
 	}
 	if err := run(t.Context(), []string{"eval", "-cases", cases, "-baseline", cases}, noenv, nil, io.Discard, io.Discard); fmt.Sprint(err) != "exit status 2" {
 		t.Errorf("a baseline that is not a report: %v", err)
+	}
+}
+
+// An eval's progress goes to a terminal only: a log file or a pipe (CI)
+// gets nothing, so reports and logs stay what they were.
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if progress(f, time.Now) != nil {
+		t.Error("progress is reported into a file")
+	}
+	var buf bytes.Buffer
+	if progress(&buf, time.Now) != nil {
+		t.Error("progress is reported into a buffer")
 	}
 }

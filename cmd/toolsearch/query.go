@@ -21,7 +21,7 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 	asJSON := fs.Bool("json", false, "print the whole response as JSON")
 	mode := fs.String("mode", "", "hybrid, semantic or keyword; default: the service's")
 	withCore := fs.Bool("core", false, "append the core tools, as the endpoint does")
-	idx := addIndexFlags(fs, e)
+	idx := addIndexFlags(fs, e, true)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: toolsearch query [flags] "what you want to do"`)
 		fs.PrintDefaults()

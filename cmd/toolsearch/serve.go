@@ -37,7 +37,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	logLevel := fs.String("log-level", e.str("TOOLSEARCH_LOG_LEVEL", "info"), "log level: debug, info, warn, error [TOOLSEARCH_LOG_LEVEL]")
 	shutdownTimeout := fs.Duration("shutdown-timeout", e.duration("TOOLSEARCH_SHUTDOWN_TIMEOUT", 10*time.Second), "how long in-flight requests may finish after SIGTERM [TOOLSEARCH_SHUTDOWN_TIMEOUT]")
 	drainDelay := fs.Duration("drain-delay", e.duration("TOOLSEARCH_DRAIN_DELAY", 5*time.Second), "after SIGTERM, how long /readyz fails before the listener closes, so load balancers stop sending traffic [TOOLSEARCH_DRAIN_DELAY]")
-	idx := addIndexFlags(fs, e)
+	idx := addIndexFlags(fs, e, true)
 	if err := parseIndex(fs, e, idx, args); err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		IdleTimeout:    2 * time.Minute,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "version", versionString(),
+	logger.Info("listening", "addr", ln.Addr().String(), "console", consoleURL(ln.Addr()), "version", versionString(),
 		"embedder", emb.Info().Provider, "catalog", strings.Join(idx.catalogs.values, ","))
 	metricsSrv, metricsErr, err := serveMetrics(*metricsAddr, reg, logger)
 	if err != nil {
@@ -179,11 +179,17 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	// Fail readiness first and keep serving for the drain delay, so the
 	// load balancer stops routing here before the listener closes; then
-	// finish in-flight requests within the shutdown timeout.
+	// finish in-flight requests within the shutdown timeout. A second
+	// signal (Ctrl-C again, at a terminal) ends the drain at once.
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(again)
 	draining.Store(true)
-	logger.Info("draining", "delay", drainDelay.String(), "grace", shutdownTimeout.String())
+	logger.Info("draining", "delay", drainDelay.String(), "grace", shutdownTimeout.String(), "hint", "a second interrupt skips the delay")
 	select {
 	case <-time.After(*drainDelay):
+	case <-again:
+		logger.Info("drain cut short by a second signal")
 	case err := <-serveErr:
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -202,6 +208,19 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// consoleURL is where a browser finds the operator console on the API
+// listener.
+func consoleURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/console/"
 }
 
 // serveMetrics serves /metrics on addr, a listener apart from the API's

@@ -18,8 +18,9 @@ import (
 
 // ErrRefused marks a server that refuses the eval itself (a missing or
 // wrong key: 401, 403) or cannot be reached: every query would fail the
-// same way, so Run stops instead of counting each one as a miss.
-var ErrRefused = errors.New("server refused the eval")
+// same way, so Run stops instead of counting each one as a miss. Its
+// wrapper says which of the two it was.
+var ErrRefused = errors.New("the eval cannot run against this server")
 
 // HTTPSearcher searches a running toolsearch server through its HTTP API.
 type HTTPSearcher struct {
@@ -68,7 +69,7 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 	if err != nil {
 		var op *net.OpError
 		if errors.As(err, &op) && op.Op == "dial" {
-			return Answer{}, 0, fmt.Errorf("%w: %w", ErrRefused, err)
+			return Answer{}, 0, fmt.Errorf("%w: nothing answers at %s (is toolsearch serve running there?): %w", ErrRefused, strings.TrimRight(h.BaseURL, "/"), op.Err)
 		}
 		return Answer{}, 0, err
 	}
@@ -89,7 +90,7 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 		if h.Token != "" {
 			hint = "the server does not accept TOOLSEARCH_API_KEY's key"
 		}
-		return Answer{}, 0, fmt.Errorf("%w: POST %s/mcp/tool-search: %s (%s)", ErrRefused, strings.TrimRight(h.BaseURL, "/"), resp.Status, hint)
+		return Answer{}, 0, fmt.Errorf("%w: the server refuses the key: POST %s/mcp/tool-search: %s (%s)", ErrRefused, strings.TrimRight(h.BaseURL, "/"), resp.Status, hint)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return Answer{}, 0, fmt.Errorf("POST /mcp/tool-search: %s: %s", resp.Status, bytes.TrimSpace(data))

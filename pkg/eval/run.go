@@ -31,6 +31,8 @@ type Options struct {
 	// Mode, when set, is the ranking mode of every case that does not set
 	// its own.
 	Mode string
+	// Progress, when set, is called after each case with how many are done.
+	Progress func(done, total int)
 }
 
 // Depth is how far down the ranking a miss is looked for, so a report can
@@ -157,6 +159,9 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 	for i, c := range cases {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if opts.Progress != nil && i > 0 {
+			opts.Progress(i, len(cases))
 		}
 		req := c.request(k, opts)
 		start := time.Now()

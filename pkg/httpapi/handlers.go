@@ -42,13 +42,16 @@ func bearer(r *http.Request) string {
 	return ""
 }
 
-// requireToken admits only bearers of token, compared in constant time.
+// requireToken admits only bearers of token (the admin token), compared
+// in constant time; anyone else is told which credential the route wants,
+// not an API key's.
 func requireToken(logger *slog.Logger, token string) func(http.Handler) http.Handler {
 	ok := tokenCheck(token)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !ok(r) {
-				writeError(w, r, logger, access.ErrUnauthorized)
+				w.Header().Set("WWW-Authenticate", `Bearer realm="toolsearch-admin"`)
+				writeError(w, r, logger, errorf(http.StatusUnauthorized, "unauthorized", "the admin token is required: send Authorization: Bearer <TOOLSEARCH_ADMIN_TOKEN>"))
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -417,8 +417,8 @@ func TestRebuildHTTP(t *testing.T) {
 		h.ServeHTTP(rec, r)
 		return rec
 	}
-	if rec := rebuild("wrong"); rec.Code != 401 {
-		t.Errorf("rebuild with a wrong token = %d", rec.Code)
+	if rec := rebuild("wrong"); rec.Code != 401 || !strings.Contains(rec.Body.String(), "the admin token is required") {
+		t.Errorf("rebuild with a wrong token = %d %s, want 401 naming the admin token (not an API key)", rec.Code, rec.Body)
 	}
 	before := svc.Status().IndexVersion
 	rec := rebuild("adm1n")
