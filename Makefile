@@ -75,14 +75,15 @@ lint: vet $(STATICCHECK) $(DEADCODE)
 unit: curl
 	$(GO) test -race -count=1 ./...
 
-# The README's examples are run and compared with their output by
-# TestReadme (cmd/toolsearch), part of unit; docs-check runs it alone, and
-# docs rewrites the outputs from real runs after a reviewed change.
+# The examples of README.md and docs/*.md are run and compared with their
+# output by TestDocs (cmd/toolsearch), part of unit; docs-check runs it
+# alone, and docs rewrites the outputs from real runs after a reviewed
+# change.
 docs-check: curl
-	$(GO) test -count=1 -run TestReadme ./cmd/toolsearch
+	$(GO) test -count=1 -run TestDocs ./cmd/toolsearch
 
 docs: curl
-	$(GO) test -count=1 -run TestReadme ./cmd/toolsearch -update
+	$(GO) test -count=1 -run TestDocs ./cmd/toolsearch -update
 
 # $(call apt-install,PACKAGES): a shell command that installs Debian
 # packages a test needs (with sudo when not root), refreshing the package
@@ -90,7 +91,7 @@ docs: curl
 apt-install = { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	$$sudo apt-get install -y -q --no-install-recommends $(1) || { $$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends $(1); }; }
 
-# The README's examples are curl commands: install it when missing.
+# The docs' examples are curl commands: install it when missing.
 curl:
 	@command -v curl >/dev/null 2>&1 || { echo "installing Debian's curl for the README examples"; $(call apt-install,curl); }
 
@@ -244,7 +245,9 @@ eval-shared: build
 e2e-mcp: build node
 	@if [ -n "$(E2E_SKIP)" ]; then echo "e2e-mcp: SKIPPED (E2E_SKIP is set)"; exit 0; fi; \
 	timeout 30 npm ping >/dev/null 2>&1 || { echo "e2e-mcp: FAIL: the npm registry is not reachable (npm ping), so the MCP Inspector and server-everything cannot be installed; E2E_SKIP=1 skips this test knowingly"; exit 1; }; \
-	e2e/mcp/run.sh $(CURDIR)/$(BIN)
+	out=$$(mktemp -d); trap 'rm -rf $$out' EXIT; \
+	{ e2e/mcp/run.sh $(CURDIR)/$(BIN); echo $$? >$$out/rc; } | tee $$out/transcript; \
+	[ "$$(cat $$out/rc)" = 0 ] && e2e/mcp/docs-check.sh $$out/transcript docs/mcp.md
 
 # The official MCP conformance suite (@modelcontextprotocol/conformance,
 # pinned in e2e/mcp/package-lock.json, on Node 22 from the npm `node`

@@ -154,7 +154,7 @@ func TestOverlays(t *testing.T) {
 	}
 }
 
-// The sizing rule (README, "Memory"): what a catalog of n tools embedded
+// The sizing rule (docs/operations.md, "Memory"): what a catalog of n tools embedded
 // at width dim holds once built (steady), and the most it holds while a
 // rebuild runs beside the snapshot serving (peak), in bytes, with the
 // local embedder or an OpenAI-compatible provider alike (its answers are

@@ -3,7 +3,7 @@
 // shows why the first tool matched, switches provider formats, lists the
 // catalog with a lint finding, diffs two real eval reports with the
 // regression highlighted, and shows a key none of the tools it cannot see,
-// in any view. With CONSOLE_SCREENSHOTS=DIR it also writes the README's
+// in any view. With CONSOLE_SCREENSHOTS=DIR it also writes the docs'
 // screenshots (make screenshots).
 package console
 
@@ -32,7 +32,7 @@ const (
 	adminToken = "admin-token-for-the-console-test"
 )
 
-// keys: ops sees everything; support sees two servers, as in the README's
+// keys: ops sees everything; support sees two servers, as in docs/api.md's
 // example, and must never see a github tool.
 const keysYAML = `
 auth:

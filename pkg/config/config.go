@@ -58,7 +58,7 @@ const (
 )
 
 // Limits bound what callers can make the service hold or do. Zero values
-// take the defaults documented in the README.
+// take the defaults documented in docs/configuration.md.
 type Limits struct {
 	// MCP sessions: closed after this long without a request, and at most
 	// this many in all and per API key (the idlest is closed for a new one).

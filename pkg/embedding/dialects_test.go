@@ -121,7 +121,7 @@ func (d dialect) serve(t *testing.T) (url string, requests *atomic.Int32) {
 	return srv.URL, requests
 }
 
-// TestDialects runs the configuration the README gives for each kind of
+// TestDialects runs the configuration docs/configuration.md gives for each kind of
 // server against a fake that speaks its dialect.
 func TestDialects(t *testing.T) {
 	texts := make([]string, 100)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -12,15 +14,15 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's example outputs from real runs (TestReadme)")
+var update = flag.Bool("update", false, "rewrite the docs' example outputs from real runs (TestDocs)")
 
-// An example is a "$ command" line of an indented README block and the
-// output lines under it, up to the next command or the block's end.
+// An example is a "$ command" line of an indented block of a document and
+// the output lines under it, up to the next command or the block's end.
 type example struct {
 	line int // of the command, 1-based
 	cmd  string
 	out  []string // as written, without the block's indent
-	end  int      // index in the README's lines after the output
+	end  int      // index in the document's lines after the output
 }
 
 // A block is one indented code block with at least one example, and the
@@ -81,9 +83,9 @@ var volatile = []struct {
 	re   *regexp.Regexp
 	repl string
 }{
-	{regexp.MustCompile(`"(took_ms|build_duration_ms|memory_bytes)":[0-9.e+-]+`), `"$1":N`},
-	{regexp.MustCompile(`"(built_at|last_error_at|next_retry_at|last_query_error_at|last_success)":"[^"]*"`), `"$1":"T"`},
-	{regexp.MustCompile(`"(index_version|version|request_id|lexicon)":"[^"]*"`), `"$1":"V"`},
+	{regexp.MustCompile(`"(took_ms|build_duration_ms|memory_bytes)": ?[0-9.e+-]+`), `"$1":N`},
+	{regexp.MustCompile(`"(built_at|last_error_at|next_retry_at|last_query_error_at|last_success)": ?"[^"]*"`), `"$1":"T"`},
+	{regexp.MustCompile(`"(index_version|version|request_id|lexicon)": ?"[^"]*"`), `"$1":"V"`},
 	{regexp.MustCompile(`index \d+-[0-9a-f]+\)`), `index V)`},
 }
 
@@ -127,28 +129,62 @@ func matches(want, got []string) bool {
 	return matches(want[1:], got[1:])
 }
 
-// TestReadme runs every "$" example in README.md and compares its output
-// with what the README shows, so an example cannot drift or lie. Each
-// block runs against a fresh server started as its directive says (none:
-// the default, as make run serves it); curl's localhost:8080 is that
-// server, and toolsearch is the binary built from this tree. A block that
-// cannot run here says why in a "skip" directive. go test -run TestReadme
-// -update (make docs) rewrites the outputs from real runs; outputs with
-// "..." elisions are only checked.
-func TestReadme(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Fatal("the README's examples use curl, which is not installed")
+// documents are README.md and every file under docs/: what TestDocs runs.
+func documents(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs/*.md (%v)", err)
 	}
-	path := "../../README.md"
+	return append([]string{"../../README.md"}, docs...)
+}
+
+// pretty is a command's output as the docs show it: a JSON document
+// indented two spaces a level (the service answers compactly), anything
+// else as printed.
+func pretty(out []byte) []string {
+	trimmed := bytes.TrimSpace(out)
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
+		var buf bytes.Buffer
+		if json.Indent(&buf, trimmed, "", "  ") == nil {
+			out = buf.Bytes()
+		}
+	}
+	if len(bytes.TrimSpace(out)) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+}
+
+// TestDocs runs every "$" example in README.md and docs/*.md and compares
+// its output with what the document shows, so an example cannot drift or
+// lie. Each block runs against a fresh server started as its directive
+// says (none: the default, as make run serves it); curl's localhost:8080
+// is that server, and toolsearch is the binary built from this tree. A
+// block that cannot run here says why in a "skip" directive, and the test
+// names each. go test -run TestDocs -update (make docs) rewrites the
+// outputs from real runs, JSON indented; outputs with "..." elisions are
+// only checked.
+func TestDocs(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("the docs' examples use curl, which is not installed")
+	}
+	bin := filepath.Join(t.TempDir(), "toolsearch")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, path := range documents(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) { checkDocument(t, path, bin) })
+	}
+}
+
+func checkDocument(t *testing.T, path, bin string) {
+	name := strings.TrimPrefix(path, "../../")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(raw), "\n")
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	root, _ := filepath.Abs("../..")
 	type rewrite struct {
 		from, to int
@@ -160,13 +196,14 @@ func TestReadme(t *testing.T) {
 		words := strings.Fields(b.directive)
 		if len(words) > 0 && strings.TrimSuffix(words[0], ":") == "skip" {
 			if len(words) < 2 {
-				t.Errorf("README.md:%d: a skip directive must say why", b.examples[0].line-1)
+				t.Errorf("%s:%d: a skip directive must say why", name, b.examples[0].line-1)
 			}
+			t.Logf("%s:%d: not run here (%d examples): %s", name, b.examples[0].line, len(b.examples), strings.Join(words[1:], " "))
 			skipped += len(b.examples)
 			continue
 		}
 		if len(words) > 0 && words[0] != "serve" {
-			t.Errorf("README.md:%d: unknown directive %q", b.examples[0].line-1, b.directive)
+			t.Errorf("%s:%d: unknown directive %q", name, b.examples[0].line-1, b.directive)
 			continue
 		}
 		env, args := map[string]string{}, []string{}
@@ -192,17 +229,14 @@ func TestReadme(t *testing.T) {
 			case strings.HasPrefix(cmd, "toolsearch "):
 				cmd = bin + strings.TrimPrefix(cmd, "toolsearch")
 			default:
-				t.Errorf("README.md:%d: %q is neither curl nor toolsearch: run it here or skip its block with a reason", e.line, e.cmd)
+				t.Errorf("%s:%d: %q is neither curl nor toolsearch: run it here or skip its block with a reason", name, e.line, e.cmd)
 				continue
 			}
 			c := exec.Command("sh", "-c", cmd)
 			c.Dir = root
 			out, _ := c.Output() // an exit status is part of what the example shows
 			ran++
-			got := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-			if len(out) == 0 {
-				got = nil
-			}
+			got := pretty(out)
 			if matches(e.out, got) {
 				continue
 			}
@@ -211,12 +245,12 @@ func TestReadme(t *testing.T) {
 				rewrites = append(rewrites, rewrite{e.line, e.end, got})
 				continue
 			}
-			t.Errorf("README.md:%d: %s\nthe README shows:\n%s\nthe command prints:\n%s\nserver log:\n%s",
-				e.line, e.cmd, strings.Join(e.out, "\n"), strings.Join(got, "\n"), logs)
+			t.Errorf("%s:%d: %s\nthe document shows:\n%s\nthe command prints:\n%s\nserver log:\n%s",
+				name, e.line, e.cmd, strings.Join(e.out, "\n"), strings.Join(got, "\n"), logs)
 		}
 		stop()
 	}
-	t.Logf("%d README examples run and checked, %d in skipped blocks", ran, skipped)
+	t.Logf("%s: %d examples run and checked, %d in blocks not run here", name, ran, skipped)
 	if len(rewrites) == 0 {
 		return
 	}
@@ -231,5 +265,5 @@ func TestReadme(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("rewrote %d README outputs\n", len(rewrites))
+	fmt.Printf("rewrote %d outputs in %s\n", len(rewrites), name)
 }
