@@ -719,4 +719,3 @@ func metricNames(expr string) []string {
 	}
 	return out
 }
-
