@@ -1,0 +1,286 @@
+// Package learn is what toolsearch learns from use: a caller searches, then
+// uses some of the tools the search returned (an MCP client asks for a
+// tool's schema or calls it; an HTTP caller reports what it used). The
+// query's words become evidence for the tools used (query-log document
+// expansion: BM25 indexes them as a field of the tool's own), and tools
+// used for one task become each other's companions.
+//
+// Learning must not become a way to push a tool up or to read other
+// callers' queries, so evidence is counted per caller and per session: a
+// term counts for a tool only once MinCallers distinct callers have taught
+// it over at least MinSessions sessions, each caller's part is capped at
+// CallerCap sessions, everything decays with a half-life and is dropped
+// after the retention, and only plain dictionary words are kept (Keep):
+// never numbers, identifiers, e-mail addresses or rare tokens.
+package learn
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Defaults for Config's zero values, and the reasons for them.
+const (
+	// DefaultMinCallers: one caller (one API key, or one client address
+	// without a key) can never teach a term alone, however many sessions it
+	// opens; a second, independent caller must have found the same tool
+	// with the same word.
+	DefaultMinCallers = 2
+	// DefaultMinSessions: a term needs three sessions' worth of evidence,
+	// so a chance co-occurrence in one or two tasks teaches nothing.
+	DefaultMinSessions = 3
+	// DefaultCallerCap: a caller's sessions count at most this much for one
+	// term of one tool, so a key that replays a query a thousand times
+	// weighs as three honest sessions.
+	DefaultCallerCap = 3
+	// DefaultHalfLife: last month's evidence counts half; what a catalog's
+	// users stop asking for fades.
+	DefaultHalfLife = 30 * 24 * time.Hour
+	// DefaultRetention: evidence not renewed for this long is deleted.
+	DefaultRetention = 90 * 24 * time.Hour
+	// MaxTermsPerEvent bounds what one search can teach: its first
+	// distinct kept terms.
+	MaxTermsPerEvent = 16
+	// MaxUsedPerEvent bounds the tools one search can teach about.
+	MaxUsedPerEvent = 8
+)
+
+// Config says how evidence counts. The zero value of each field takes its
+// default.
+type Config struct {
+	MinCallers  int
+	MinSessions float64
+	CallerCap   float64
+	HalfLife    time.Duration
+	Retention   time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.MinCallers <= 0 {
+		c.MinCallers = DefaultMinCallers
+	}
+	if c.MinSessions <= 0 {
+		c.MinSessions = DefaultMinSessions
+	}
+	if c.CallerCap <= 0 {
+		c.CallerCap = DefaultCallerCap
+	}
+	if c.HalfLife <= 0 {
+		c.HalfLife = DefaultHalfLife
+	}
+	if c.Retention <= 0 {
+		c.Retention = DefaultRetention
+	}
+	return c
+}
+
+// Event is what one search taught: the kept terms of its query and the
+// tools used of those it returned, by one caller in one session.
+type Event struct {
+	Caller string    // Caller's id for a key name or an anonymous address
+	Terms  []string  // Keep'd analysed terms, each once
+	Used   []string  // tool ids (server/name) used, each returned by the search
+	At     time.Time // when
+}
+
+// Caller is the id evidence is counted under: a hash, so neither key names
+// nor addresses are stored.
+func Caller(key, address string) string {
+	who := "key:" + key
+	if key == "" {
+		who = "anon:" + address
+	}
+	h := sha256.Sum256([]byte(who))
+	return hex.EncodeToString(h[:8])
+}
+
+// Keep reports whether an analysed query term may be stored: plain letters,
+// 3 to 24 of them, that the catalog or the dictionary knows (known). A
+// number, an identifier with digits, a token of an e-mail address that is
+// no word, a name no dictionary has: none is kept.
+func Keep(term string, known func(string) bool) bool {
+	if len(term) < 3 || len(term) > 24 {
+		return false
+	}
+	for i := 0; i < len(term); i++ {
+		if c := term[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return known(term)
+}
+
+// Terms is a query's terms as an Event keeps them: Keep'd, each once, at
+// most MaxTermsPerEvent.
+func Terms(terms []string, known func(string) bool) []string {
+	var out []string
+	for _, t := range terms {
+		if len(out) == MaxTermsPerEvent {
+			break
+		}
+		if Keep(t, known) && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Evidence is one caller's decayed weight for a key (a tool's term, or two
+// tools used together), as a store holds it.
+type Evidence struct {
+	Weight  float64
+	Updated time.Time
+}
+
+// decayed is w at now, halving every half-life since it was updated.
+func decayed(e Evidence, now time.Time, halfLife time.Duration) float64 {
+	age := now.Sub(e.Updated)
+	if age <= 0 {
+		return e.Weight
+	}
+	return e.Weight * math.Exp2(-float64(age)/float64(halfLife))
+}
+
+// Add is e with one more session at now, decayed first and capped.
+func (c Config) Add(e Evidence, now time.Time) Evidence {
+	c = c.withDefaults()
+	return Evidence{Weight: min(decayed(e, now, c.HalfLife)+1, c.CallerCap), Updated: now}
+}
+
+// Expired reports whether e has not been renewed within the retention.
+func (c Config) Expired(e Evidence, now time.Time) bool {
+	return now.Sub(e.Updated) > c.withDefaults().Retention
+}
+
+// Learned is what counts, once the thresholds are applied: each tool's
+// learned terms with their weight (decayed sessions, at least
+// MinSessions), and each tool's companions with theirs. It is immutable.
+type Learned struct {
+	Terms      map[string][]Weighted // tool id -> terms, heaviest first
+	Companions map[string][]Weighted // tool id -> tools used with it, heaviest first
+}
+
+// Weighted is a term or a tool with its weight.
+type Weighted struct {
+	Name   string  `json:"name"`
+	Weight float64 `json:"weight"`
+}
+
+// Empty reports whether nothing was learned.
+func (l *Learned) Empty() bool { return l == nil || len(l.Terms) == 0 && len(l.Companions) == 0 }
+
+// Tally gathers evidence per caller into Learned: for each key (tool and
+// term, or two tools), the callers' decayed weights.
+type Tally struct {
+	cfg   Config
+	now   time.Time
+	terms map[[2]string]*count
+	pairs map[[2]string]*count
+}
+
+type count struct {
+	callers int
+	weight  float64
+}
+
+// NewTally starts a tally at now.
+func NewTally(cfg Config, now time.Time) *Tally {
+	return &Tally{cfg: cfg.withDefaults(), now: now, terms: map[[2]string]*count{}, pairs: map[[2]string]*count{}}
+}
+
+// Term adds one caller's evidence that term led to tool.
+func (t *Tally) Term(tool, term string, e Evidence) { t.add(t.terms, [2]string{tool, term}, e) }
+
+// Pair adds one caller's evidence that tools a and b were used together.
+func (t *Tally) Pair(a, b string, e Evidence) { t.add(t.pairs, [2]string{a, b}, e) }
+
+func (t *Tally) add(m map[[2]string]*count, k [2]string, e Evidence) {
+	if t.cfg.Expired(e, t.now) {
+		return
+	}
+	w := decayed(e, t.now, t.cfg.HalfLife)
+	c := m[k]
+	if c == nil {
+		c = &count{}
+		m[k] = c
+	}
+	c.callers++
+	c.weight += min(w, t.cfg.CallerCap)
+}
+
+// Learned is what passes the thresholds.
+func (t *Tally) Learned() *Learned {
+	l := &Learned{Terms: map[string][]Weighted{}, Companions: map[string][]Weighted{}}
+	pass := func(c *count) bool { return c.callers >= t.cfg.MinCallers && c.weight >= t.cfg.MinSessions }
+	for k, c := range t.terms {
+		if pass(c) {
+			l.Terms[k[0]] = append(l.Terms[k[0]], Weighted{k[1], c.weight})
+		}
+	}
+	for k, c := range t.pairs {
+		if pass(c) {
+			l.Companions[k[0]] = append(l.Companions[k[0]], Weighted{k[1], c.weight})
+			l.Companions[k[1]] = append(l.Companions[k[1]], Weighted{k[0], c.weight})
+		}
+	}
+	for _, m := range []map[string][]Weighted{l.Terms, l.Companions} {
+		for _, ws := range m {
+			sort.Slice(ws, func(i, j int) bool {
+				if ws[i].Weight != ws[j].Weight {
+					return ws[i].Weight > ws[j].Weight
+				}
+				return ws[i].Name < ws[j].Name
+			})
+		}
+	}
+	return l
+}
+
+// pairKey orders two tools, so a pair is one key whichever came first.
+func pairKey(a, b string) (string, string) {
+	if a > b {
+		return b, a
+	}
+	return a, b
+}
+
+// Pairs is every two tools of used, ordered (pairKey), each once.
+func Pairs(used []string) [][2]string {
+	var out [][2]string
+	for i := range used {
+		for j := i + 1; j < len(used); j++ {
+			if used[i] == used[j] {
+				continue
+			}
+			a, b := pairKey(used[i], used[j])
+			if !slices.Contains(out, [2]string{a, b}) {
+				out = append(out, [2]string{a, b})
+			}
+		}
+	}
+	return out
+}
+
+// Store keeps evidence: an embedded file (Open) by default, PostgreSQL
+// (OpenPostgres) for replicas that share what they learn. Load merges
+// every replica's evidence.
+type Store interface {
+	Record(ctx context.Context, ev Event) error
+	Load(ctx context.Context) (*Learned, error)
+	// Reset forgets what was learned about tool (every tool when "").
+	Reset(ctx context.Context, tool string) error
+	Close() error
+	Kind() string
+}
+
+// key joins a store key's parts; no tool id, term or caller id holds a
+// NUL.
+func key(parts ...string) string { return strings.Join(parts, "\x00") }
+
+func split(k string) []string { return strings.Split(k, "\x00") }

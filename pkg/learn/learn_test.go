@@ -1,0 +1,180 @@
+package learn
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestKeep(t *testing.T) {
+	known := func(t string) bool { return t != "zzyzx" }
+	tests := []struct {
+		term string
+		keep bool
+	}{
+		{"spreadsheet", true},
+		{"file", true},
+		{"ab", false},            // too short to say anything
+		{"x123", false},          // digits: an identifier
+		{"12345", false},         // a number
+		{"zzyzx", false},         // no dictionary or catalog knows it
+		{"jane", true},           // known words only
+		{"qqconceptcreat", true}, // as known says
+		{"averyveryveryverylongwordindeed", false},
+		{"café", false}, // not plain letters
+	}
+	for _, tt := range tests {
+		if got := Keep(tt.term, known); got != tt.keep {
+			t.Errorf("Keep(%q) = %v, want %v", tt.term, got, tt.keep)
+		}
+	}
+	got := Terms([]string{"read", "read", "sheet", "42", "ab"}, known)
+	if !slices.Equal(got, []string{"read", "sheet"}) {
+		t.Errorf("Terms = %v", got)
+	}
+}
+
+func TestCallerHidesWho(t *testing.T) {
+	a, b := Caller("ops", ""), Caller("", "10.0.0.1")
+	if a == b || a == Caller("support", "") || len(a) != 16 || a == "ops" {
+		t.Errorf("Caller ids %q, %q: want distinct hashes", a, b)
+	}
+	if Caller("", "10.0.0.1") != b {
+		t.Error("Caller is not stable")
+	}
+}
+
+// Evidence grows by a session at a time, capped per caller, and halves
+// every half-life.
+func TestAddDecays(t *testing.T) {
+	cfg := Config{CallerCap: 3, HalfLife: time.Hour}
+	now := time.Unix(1e9, 0)
+	var e Evidence
+	for range 5 {
+		e = cfg.Add(e, now)
+	}
+	if e.Weight != 3 {
+		t.Errorf("five sessions of one caller weigh %v, want the cap 3", e.Weight)
+	}
+	later := cfg.Add(e, now.Add(time.Hour))
+	if later.Weight != 2.5 {
+		t.Errorf("after a half-life and one more session: %v, want 1.5+1", later.Weight)
+	}
+}
+
+// A term counts only with MinCallers callers and MinSessions sessions,
+// each caller capped, expired evidence dropped.
+func TestTallyThresholds(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	cfg := Config{MinCallers: 2, MinSessions: 3, CallerCap: 3, HalfLife: 24 * time.Hour, Retention: 48 * time.Hour}
+	fresh := func(w float64) Evidence { return Evidence{Weight: w, Updated: now} }
+	tl := NewTally(cfg, now)
+	tl.Term("files/read_file", "sheet", fresh(100)) // one caller, however often: capped, and alone
+	tl.Term("files/read_file", "insid", fresh(1))   // two callers, two sessions: too few
+	tl.Term("files/read_file", "insid", fresh(1))
+	tl.Term("files/read_file", "content", fresh(2)) // two callers, three sessions: counts
+	tl.Term("files/read_file", "content", fresh(1))
+	tl.Term("files/read_file", "old", Evidence{Weight: 3, Updated: now.Add(-72 * time.Hour)}) // expired
+	tl.Term("files/read_file", "old", fresh(3))
+	tl.Pair("files/list_directory", "files/read_file", fresh(2))
+	tl.Pair("files/list_directory", "files/read_file", fresh(2))
+	l := tl.Learned()
+	terms := l.Terms["files/read_file"]
+	if len(terms) != 1 || terms[0].Name != "content" || terms[0].Weight != 3 {
+		t.Errorf("learned terms %+v, want only content (3)", terms)
+	}
+	if c := l.Companions["files/read_file"]; len(c) != 1 || c[0].Name != "files/list_directory" {
+		t.Errorf("companions of read_file %+v", c)
+	}
+	if c := l.Companions["files/list_directory"]; len(c) != 1 || c[0].Name != "files/read_file" {
+		t.Errorf("companions of list_directory %+v (a pair goes both ways)", c)
+	}
+}
+
+func TestPairs(t *testing.T) {
+	got := Pairs([]string{"b", "a", "c", "a"})
+	want := [][2]string{{"a", "b"}, {"b", "c"}, {"a", "c"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Pairs = %v, want %v", got, want)
+	}
+}
+
+// storeContract is what every Store must do, the file and PostgreSQL
+// alike: record per caller, tally across callers, survive a reopen,
+// forget a tool or everything, expire what the retention passed.
+func storeContract(t *testing.T, open func(now func() time.Time) Store) {
+	t.Helper()
+	ctx := context.Background()
+	clock := time.Unix(1.7e9, 0).UTC()
+	now := func() time.Time { return clock }
+	s := open(now)
+	ev := func(caller string, used ...string) Event {
+		return Event{Caller: caller, Terms: []string{"sheet", "insid"}, Used: used, At: clock}
+	}
+	for _, e := range []Event{ev("a", "files/read_file", "files/stat"), ev("a", "files/read_file"), ev("b", "files/read_file", "files/stat"), ev("c", "files/read_file")} {
+		if err := s.Record(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if terms := l.Terms["files/read_file"]; len(terms) != 2 || terms[0].Weight != 4 {
+		t.Errorf("read_file learned %+v, want sheet and insid at 4 sessions of 3 callers", terms)
+	}
+	if l.Terms["files/stat"] != nil {
+		t.Errorf("stat learned %+v from two sessions: under the threshold", l.Terms["files/stat"])
+	}
+	if len(l.Companions) != 0 {
+		t.Errorf("companions %+v from two sessions: under the threshold", l.Companions)
+	}
+	if err := s.Record(ctx, ev("c", "files/read_file", "files/stat")); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ = s.Load(ctx); len(l.Companions["files/stat"]) != 1 {
+		t.Errorf("companions %+v after three sessions of read_file and stat", l.Companions)
+	}
+	if err := s.Reset(ctx, "files/stat"); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ = s.Load(ctx); len(l.Companions) != 0 || len(l.Terms["files/read_file"]) != 2 {
+		t.Errorf("after forgetting stat: %+v", l)
+	}
+	s.Close()
+	s = open(now)
+	defer s.Close()
+	if l, _ = s.Load(ctx); len(l.Terms["files/read_file"]) != 2 {
+		t.Errorf("after a reopen: %+v", l)
+	}
+	clock = clock.Add(DefaultRetention + time.Hour)
+	if l, _ = s.Load(ctx); !l.Empty() {
+		t.Errorf("past the retention: %+v", l)
+	}
+	clock = clock.Add(-DefaultRetention - time.Hour)
+	if l, _ = s.Load(ctx); !l.Empty() {
+		t.Errorf("expired evidence came back: %+v", l)
+	}
+	for _, e := range []Event{ev("a", "x/y"), ev("b", "x/y"), ev("c", "x/y")} {
+		s.Record(ctx, e)
+	}
+	if err := s.Reset(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ = s.Load(ctx); !l.Empty() {
+		t.Errorf("after forgetting everything: %+v", l)
+	}
+}
+
+func TestFileStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "learned.db")
+	storeContract(t, func(now func() time.Time) Store {
+		s, err := Open(path, Config{}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

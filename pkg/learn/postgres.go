@@ -1,0 +1,177 @@
+package learn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolsearch/toolsearch/pkg/redact"
+)
+
+// PostgresStore keeps evidence in PostgreSQL, so that every replica of a
+// deployment learns from all of their traffic: each records its own
+// events, and each Load reads the merged tally (replicas read it at a
+// bounded interval; see the service's learning refresh).
+type PostgresStore struct {
+	pool *pgxpool.Pool
+	cfg  Config
+	now  func() time.Time
+}
+
+// schema is created on open, idempotently. A row is one caller's evidence
+// for one key; the primary key is what Record upserts on.
+const schema = `
+CREATE TABLE IF NOT EXISTS toolsearch_learned_terms (
+	tool    text NOT NULL,
+	term    text NOT NULL,
+	caller  text NOT NULL,
+	weight  double precision NOT NULL,
+	updated timestamptz NOT NULL,
+	PRIMARY KEY (tool, term, caller)
+);
+CREATE TABLE IF NOT EXISTS toolsearch_learned_pairs (
+	tool_a  text NOT NULL,
+	tool_b  text NOT NULL,
+	caller  text NOT NULL,
+	weight  double precision NOT NULL,
+	updated timestamptz NOT NULL,
+	PRIMARY KEY (tool_a, tool_b, caller)
+);`
+
+// OpenPostgres connects to dsn (a PostgreSQL connection string; its
+// password is never logged or reported) and creates the tables.
+func OpenPostgres(ctx context.Context, dsn string, cfg Config, now func() time.Time) (*PostgresStore, error) {
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("learning store: the PostgreSQL connection string does not parse")
+	}
+	pcfg.MaxConns = 4
+	// An error names the server, never the password, whatever pgx puts in
+	// its text.
+	scrub := func(err error) error {
+		if p := pcfg.ConnConfig.Password; p != "" {
+			return errors.New(redact.Text(err.Error(), p))
+		}
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("learning store: %w", scrub(err))
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := pool.Exec(cctx, schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("learning store: creating its tables: %w", scrub(err))
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &PostgresStore{pool: pool, cfg: cfg.withDefaults(), now: now}, nil
+}
+
+// Kind names the store in status.
+func (s *PostgresStore) Kind() string { return "postgres" }
+
+// upsertTerm and upsertPair add one session: the old weight decayed by its
+// age in half-lives, plus one, capped; as Config.Add does.
+const (
+	upsertTerm = `INSERT INTO toolsearch_learned_terms AS t (tool, term, caller, weight, updated) VALUES ($1, $2, $3, 1, $4)
+ON CONFLICT (tool, term, caller) DO UPDATE SET
+	weight = LEAST($5, t.weight * power(2, -GREATEST(0, extract(epoch FROM $4 - t.updated)::float8) / $6) + 1),
+	updated = GREATEST(t.updated, $4)`
+	upsertPair = `INSERT INTO toolsearch_learned_pairs AS t (tool_a, tool_b, caller, weight, updated) VALUES ($1, $2, $3, 1, $4)
+ON CONFLICT (tool_a, tool_b, caller) DO UPDATE SET
+	weight = LEAST($5, t.weight * power(2, -GREATEST(0, extract(epoch FROM $4 - t.updated)::float8) / $6) + 1),
+	updated = GREATEST(t.updated, $4)`
+)
+
+// Record adds ev in one transaction.
+func (s *PostgresStore) Record(ctx context.Context, ev Event) error {
+	now := ev.At
+	if now.IsZero() {
+		now = s.now()
+	}
+	halfLife := s.cfg.HalfLife.Seconds()
+	batch := &pgx.Batch{}
+	for _, tool := range ev.Used {
+		for _, t := range ev.Terms {
+			batch.Queue(upsertTerm, tool, t, ev.Caller, now, s.cfg.CallerCap, halfLife)
+		}
+	}
+	for _, p := range Pairs(ev.Used) {
+		batch.Queue(upsertPair, p[0], p[1], ev.Caller, now, s.cfg.CallerCap, halfLife)
+	}
+	if batch.Len() == 0 {
+		return nil
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, batch).Close()
+	})
+}
+
+// Load tallies every replica's evidence, deleting what the retention has
+// expired.
+func (s *PostgresStore) Load(ctx context.Context) (*Learned, error) {
+	now := s.now()
+	cutoff := now.Add(-s.cfg.Retention)
+	for _, q := range []string{`DELETE FROM toolsearch_learned_terms WHERE updated < $1`, `DELETE FROM toolsearch_learned_pairs WHERE updated < $1`} {
+		if _, err := s.pool.Exec(ctx, q, cutoff); err != nil {
+			return nil, fmt.Errorf("learning store: %w", err)
+		}
+	}
+	t := NewTally(s.cfg, now)
+	for _, q := range []struct {
+		sql string
+		add func(a, b string, e Evidence)
+	}{
+		{`SELECT tool, term, weight, updated FROM toolsearch_learned_terms`, t.Term},
+		{`SELECT tool_a, tool_b, weight, updated FROM toolsearch_learned_pairs`, t.Pair},
+	} {
+		rows, err := s.pool.Query(ctx, q.sql)
+		if err != nil {
+			return nil, fmt.Errorf("learning store: %w", err)
+		}
+		for rows.Next() {
+			var a, b string
+			var e Evidence
+			if err := rows.Scan(&a, &b, &e.Weight, &e.Updated); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("learning store: %w", err)
+			}
+			q.add(a, b, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("learning store: %w", err)
+		}
+	}
+	return t.Learned(), nil
+}
+
+// Reset forgets tool (every tool when "").
+func (s *PostgresStore) Reset(ctx context.Context, tool string) error {
+	var err error
+	if tool == "" {
+		_, err = s.pool.Exec(ctx, `TRUNCATE toolsearch_learned_terms, toolsearch_learned_pairs`)
+	} else {
+		_, err = s.pool.Exec(ctx, `DELETE FROM toolsearch_learned_terms WHERE tool = $1`, tool)
+		if err == nil {
+			_, err = s.pool.Exec(ctx, `DELETE FROM toolsearch_learned_pairs WHERE tool_a = $1 OR tool_b = $1`, tool)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("learning store: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool.
+func (s *PostgresStore) Close() error {
+	s.pool.Close()
+	return nil
+}

@@ -1,0 +1,193 @@
+package learn
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startPostgres runs a real PostgreSQL server (Debian's postgresql
+// package, whose binaries make test installs) in a temporary directory for
+// the test's life and returns its connection string. PostgreSQL refuses to
+// run as root: as root, the server runs as the postgres user. Without the
+// binaries the test skips, unless TOOLSEARCH_REQUIRE_POSTGRES is set (make
+// test sets it): then it fails.
+func startPostgres(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("TOOLSEARCH_POSTGRES_BIN")
+	if bin == "" {
+		found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+		if len(found) > 0 {
+			bin = filepath.Dir(found[len(found)-1])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(bin, "postgres")); bin == "" || err != nil {
+		if os.Getenv("TOOLSEARCH_REQUIRE_POSTGRES") != "" {
+			t.Fatalf("PostgreSQL's binaries are not installed (make test installs Debian's postgresql; or set TOOLSEARCH_POSTGRES_BIN)")
+		}
+		t.Skip("PostgreSQL is not installed here; make test installs it and runs this test")
+	}
+	dir, err := os.MkdirTemp("", "toolsearch-pg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// As root, everything runs as postgres, which must own the directory.
+	// The credential is set on the process itself rather than through
+	// runuser, so that a signal reaches the server and not a wrapper.
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("running as root without a postgres user: %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
+	command := func(name string, args ...string) *exec.Cmd {
+		cmd := exec.Command(filepath.Join(bin, name), args...)
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+		// A server's children may hold its output open after it exits.
+		cmd.WaitDelay = 5 * time.Second
+		return cmd
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := command("initdb", "-D", data, "-U", "toolsearch", "--auth", "trust", "-E", "UTF8").CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	srv := command("postgres", "-D", data, "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-k", dir, "-F")
+	var log syncBuffer
+	srv.Stdout, srv.Stderr = &log, &log
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { srv.Wait(); close(done) }()
+	t.Cleanup(func() {
+		srv.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	dsn := fmt.Sprintf("postgres://toolsearch@127.0.0.1:%d/postgres?sslmode=disable", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			// Accepting connections is not yet accepting queries.
+			if s, err := OpenPostgres(context.Background(), dsn, Config{}, nil); err == nil {
+				s.Close()
+				return dsn
+			}
+		}
+		select {
+		case <-done:
+			t.Fatalf("postgres exited:\n%s", log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("postgres did not start in 30s:\n%s", log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestPostgresStore holds the PostgreSQL store to the same contract as the
+// file, on a real server; and two stores on one database (two replicas)
+// each read what both recorded.
+func TestPostgresStore(t *testing.T) {
+	dsn := startPostgres(t)
+	storeContract(t, func(now func() time.Time) Store {
+		s, err := OpenPostgres(context.Background(), dsn, Config{}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+	ctx := context.Background()
+	a, err := OpenPostgres(ctx, dsn, Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := OpenPostgres(ctx, dsn, Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a.Reset(ctx, "")
+	var wg sync.WaitGroup
+	for i, s := range []Store{a, b, a, b} {
+		wg.Go(func() {
+			if err := s.Record(ctx, Event{Caller: strconv.Itoa(i), Terms: []string{"sheet"}, Used: []string{"files/read_file", "files/stat"}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, s := range []Store{a, b} {
+		l, err := s.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := l.Terms["files/read_file"]; len(w) != 1 || w[0].Weight < 3.99 {
+			t.Errorf("a replica reads %+v, want sheet from all four sessions of both", w)
+		}
+	}
+}
+
+// A database that is down fails each call with an error naming no
+// password, and never hangs past its context.
+func TestPostgresDown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := OpenPostgres(ctx, "postgres://toolsearch:s3cret-pass@127.0.0.1:1/db?connect_timeout=1", Config{}, nil)
+	if err == nil {
+		t.Fatal("opened a store on a closed port")
+	}
+	if bytes.Contains([]byte(err.Error()), []byte("s3cret-pass")) {
+		t.Errorf("the error shows the password: %v", err)
+	}
+}
