@@ -25,7 +25,7 @@ FUZZTIME  ?= 30s
 FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest ./pkg/search:FuzzDigest ./pkg/hints:FuzzOf ./pkg/jsonkeys:FuzzScan ./pkg/embedding:FuzzAnswer
 
-.PHONY: image push kube reliability conformance console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
+.PHONY: postgres learn-gate image push kube reliability conformance console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
 
 # Local: no load balancer to drain for, so Ctrl-C stops at once.
 run:
@@ -35,7 +35,7 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
 
-test: fmt-check lint unit contract manifests derived-check fuzz-short eval-gate recall-eval e2e-mcp conformance console-test
+test: fmt-check lint unit contract manifests derived-check fuzz-short eval-gate learn-gate recall-eval e2e-mcp conformance console-test
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -72,8 +72,23 @@ lint: vet $(STATICCHECK) $(DEADCODE)
 	@out=$$($(DEADCODE) ./...); if [ -n "$$out" ]; then echo "deadcode: unreachable functions:"; echo "$$out"; exit 1; fi
 	@echo "lint: vet, staticcheck $(STATICCHECK_VERSION) and deadcode $(DEADCODE_VERSION) clean"
 
-unit: curl
-	$(GO) test -race -count=1 ./...
+unit: curl postgres
+	TOOLSEARCH_REQUIRE_POSTGRES=1 $(GO) test -race -count=1 ./...
+
+# The learning store's tests run a real PostgreSQL server they start
+# themselves from Debian's binaries: install them when missing.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { echo "installing Debian's postgresql for the learning store's tests"; $(call apt-install,postgresql); }
+
+# Learning from use, measured as the issue's replay protocol on a small
+# shared set (cmd/replay): with an empty store every case ranks exactly
+# as with learning off, and replaying the past half as traffic loses no
+# recall on the future half. evals/README.md has all five sets.
+LEARN_GATE_SET ?= api-bank
+learn-gate: build
+	@if [ -f $(SHARED)/$(LEARN_GATE_SET)/cases.jsonl ]; then \
+		$(GO) run ./cmd/replay -bin $(BIN) -data $(SHARED) -sets $(LEARN_GATE_SET) -variants none,empty,learn -gate; \
+	else echo "($(SHARED)/$(LEARN_GATE_SET) not found: skipping the learning replay; the unit tests hold an empty store to today's rankings)"; fi
 
 # The examples of README.md and docs/*.md are run and compared with their
 # output by TestDocs (cmd/toolsearch), part of unit; docs-check runs it

@@ -7,9 +7,11 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -47,8 +50,8 @@ func newValidator(t *testing.T) validator.Validator {
 	return v
 }
 
-// newServer is the default catalog and config, one API key ("k") and an
-// admin token ("adm").
+// newServer is the default catalog and config, one API key ("k"), an
+// admin token ("adm") and learning on.
 func newServer(t *testing.T, build bool) http.Handler {
 	t.Helper()
 	load := func(context.Context) (*search.Setup, error) {
@@ -59,7 +62,12 @@ func newServer(t *testing.T, build bool) http.Handler {
 		p.Keys = []access.Key{{Name: "k", Hash: access.HashSecret("k")}}
 		return p, nil
 	}
-	svc := search.New(search.Config{Embedder: embedding.NewLocal(256), Load: load, Version: "test"})
+	store, err := learn.Open(filepath.Join(t.TempDir(), "learned.db"), learn.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(256), Load: load, Version: "test", Learning: &search.Learning{Store: store}})
 	if build {
 		if _, err := svc.Rebuild(t.Context()); err != nil {
 			t.Fatal(err)
@@ -72,6 +80,7 @@ func TestResponsesMatchTheSpec(t *testing.T) {
 	v := newValidator(t)
 	h := newServer(t, true)
 	const js = "application/json"
+	id := searchID(t, h)
 	tests := []struct {
 		method, path, token, body string
 		contentType               string
@@ -110,6 +119,14 @@ func TestResponsesMatchTheSpec(t *testing.T) {
 		{"POST", "/mcp/tool-search", "k", `{"query":"x"}`, "text/plain", 415},
 		{"POST", "/mcp/tool-search/rebuild", "adm", "", "", 200},
 		{"POST", "/mcp/tool-search/rebuild", "k", "", "", 401},
+		{"POST", "/mcp/tool-search/feedback", "k", `{"id":"` + id + `","used":["github/merge_pull_request","nope"]}`, js, 200},
+		{"POST", "/mcp/tool-search/feedback", "k", `{"id":"` + id + `","used":["github/merge_pull_request"]}`, js, 404},
+		{"POST", "/mcp/tool-search/feedback", "k", `{"id":"x","used":[]}`, js, 400},
+		{"GET", "/mcp/tool-search/learned", "k", "", "", 200},
+		{"GET", "/mcp/tool-search/learned?tool=github/merge_pull_request", "k", "", "", 200},
+		{"GET", "/mcp/tool-search/learned?tool=nope/nope", "k", "", "", 404},
+		{"DELETE", "/mcp/tool-search/learned?tool=github/merge_pull_request", "adm", "", "", 200},
+		{"DELETE", "/mcp/tool-search/learned", "k", "", "", 401},
 	}
 	for _, tt := range tests {
 		name := tt.method + " " + tt.path + " " + tt.body
@@ -146,6 +163,22 @@ func TestResponsesMatchTheSpec(t *testing.T) {
 			}
 		})
 	}
+}
+
+// searchID is the search id of an answer for key k that returned
+// github/merge_pull_request.
+func searchID(t *testing.T, h http.Handler) string {
+	t.Helper()
+	req := httptest.NewRequest("POST", "http://localhost:8080/mcp/tool-search", strings.NewReader(`{"query":"merge a pull request"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer k")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var res search.Response
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || res.SearchID == "" {
+		t.Fatalf("no search id: %d %s", rec.Code, rec.Body)
+	}
+	return res.SearchID
 }
 
 // Before the first build, readiness and search answer 503 in the error shape.

@@ -32,7 +32,9 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 		switch name {
 		case "serve":
 			fmt.Fprint(fs.Output(), "  TOOLSEARCH_API_KEYS                              comma-separated bearer keys for the search endpoints\n"+
-				"  TOOLSEARCH_ADMIN_TOKEN                           bearer token for POST /mcp/tool-search/rebuild\n")
+				"  TOOLSEARCH_ADMIN_TOKEN                           bearer token for POST /mcp/tool-search/rebuild\n"+
+				"  TOOLSEARCH_LEARNING_DSN                          PostgreSQL connection string for learning.store: postgres\n"+
+				"  TOOLSEARCH_LEARNING_PATH                         the learning file (learning.store: file), over learning.path\n")
 		case "eval":
 			fmt.Fprint(fs.Output(), "  TOOLSEARCH_API_KEY                               the bearer key -url sends (one of the server's TOOLSEARCH_API_KEYS)\n")
 		}

@@ -99,14 +99,18 @@ func metricsBase(t *testing.T, stderr *syncBuffer) string {
 func startServe(t *testing.T, env map[string]string, args ...string) (base string, stderr *syncBuffer, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
+	learningPath := filepath.Join(t.TempDir(), "learned.db")
 	stderr = &syncBuffer{}
 	errc := make(chan error, 1)
 	getenv := func(k string) string {
 		if v, ok := env[k]; ok {
 			return v
 		}
-		if k == "TOOLSEARCH_DRAIN_DELAY" {
+		switch k {
+		case "TOOLSEARCH_DRAIN_DELAY":
 			return "0s" // tests that do not test draining need not wait for it
+		case "TOOLSEARCH_LEARNING_PATH":
+			return learningPath // each server learns into its own file
 		}
 		return ""
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/mcpserver"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
@@ -83,6 +84,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	cfg.Registerer, cfg.Logger = reg, logger
+	if cfg.Learning, err = openLearning(ctx, file.Learning, getenv, logger); err != nil {
+		return err
+	}
+	if cfg.Learning != nil {
+		defer cfg.Learning.Store.Close()
+	}
 	svc := search.New(cfg)
 	mcpOpts := mcpserver.Options{Logger: logger, Version: versionString(), Sessions: mcpserver.SessionLimits{
 		Idle: time.Duration(file.Limits.MCPSessionIdle), Max: file.Limits.MCPMaxSessions, MaxPerKey: file.Limits.MCPMaxSessionsPerKey},
@@ -130,6 +137,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	go func() {
 		defer close(rebuildsDone)
 		svc.Follow(ctx, changed)
+	}()
+	learnDone := make(chan struct{})
+	go func() {
+		defer close(learnDone)
+		svc.Learn(ctx, changed)
 	}()
 	reaperDone := make(chan struct{})
 	go func() {
@@ -202,12 +214,56 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	<-buildDone // Run returns promptly once ctx is done
 	<-upDone
 	<-rebuildsDone
+	<-learnDone
 	<-reaperDone
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// openLearning opens the learning store the config names (nil, with no
+// error, when learning is off). A store that cannot be opened (a file
+// where the filesystem is read-only, a database that is down) turns
+// learning off for this process, with a warning: searches never depend on
+// it. A bad setting is an error.
+func openLearning(ctx context.Context, c config.Learning, getenv func(string) string, logger *slog.Logger) (*search.Learning, error) {
+	if !c.On() {
+		return nil, nil
+	}
+	cfg := learn.Config{MinCallers: c.MinCallers, MinSessions: c.MinSessions, CallerCap: c.CallerCap,
+		HalfLife: time.Duration(c.HalfLife), Retention: time.Duration(c.Retention)}
+	var store learn.Store
+	var err error
+	switch c.Store {
+	case "postgres":
+		env := c.DSNEnv
+		if env == "" {
+			env = "TOOLSEARCH_LEARNING_DSN"
+		}
+		dsn := getenv(env)
+		if dsn == "" {
+			return nil, fmt.Errorf("learning.store is postgres but %s is not set", env)
+		}
+		store, err = learn.OpenPostgres(ctx, dsn, cfg, nil)
+	default:
+		// The environment's path wins, so that processes sharing one
+		// config (tests, two local servers) need not share one file.
+		path := c.Path
+		if p := getenv("TOOLSEARCH_LEARNING_PATH"); p != "" {
+			path = p
+		} else if path == "" {
+			path = config.DefaultLearningPath
+		}
+		store, err = learn.Open(path, cfg, nil)
+	}
+	if err != nil {
+		logger.Warn("learning is off: its store cannot be opened", "err", err)
+		return nil, nil
+	}
+	logger.Info("learning from use", "store", store.Kind())
+	return &search.Learning{Store: store, Refresh: time.Duration(c.Refresh)}, nil
 }
 
 // consoleURL is where a browser finds the operator console on the API

@@ -78,6 +78,10 @@ func Authenticate(keys []Key, token string) (Caller, error) {
 // everything (used when no keys are configured).
 type Caller struct {
 	Key string // the key's name; empty for anonymous
+	// Address is an anonymous caller's client address (host only): what
+	// learning counts its evidence under, in place of a key. Empty for a
+	// caller with a key.
+	Address string
 }
 
 type callerKey struct{}

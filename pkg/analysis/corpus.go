@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
@@ -16,8 +17,19 @@ import (
 type Corpus struct {
 	vocab []string
 	segs  int
+	text  int        // Doc is a document's first text segments
 	docs  [][]uint32 // docs[i]: document i's term ids, segment after segment
 	ends  []uint32   // ends[i*segs+s]: where segment s of document i ends in docs[i]
+}
+
+// Segments says how a corpus's documents are cut: into N segments each,
+// the first Text of which make up the document's text (Doc; all when 0),
+// those marked Raw holding terms analysed already (split on spaces and
+// kept as they are, as learned query terms are).
+type Segments struct {
+	N    int
+	Text int
+	Raw  []bool
 }
 
 // Corpus analyses n documents of segs segments each on every core: fill
@@ -25,8 +37,12 @@ type Corpus struct {
 // document, from the core analysing it. Each segment's terms are Terms';
 // only the vocabulary's order depends on how the work was split, never a
 // document's terms.
-func (a *Analyzer) Corpus(n, segs int, fill func(doc int, seg []string)) *Corpus {
-	c := &Corpus{segs: segs, docs: make([][]uint32, n), ends: make([]uint32, n*segs)}
+func (a *Analyzer) Corpus(n int, layout Segments, fill func(doc int, seg []string)) *Corpus {
+	segs := layout.N
+	c := &Corpus{segs: segs, text: layout.Text, docs: make([][]uint32, n), ends: make([]uint32, n*segs)}
+	if c.text <= 0 || c.text > segs {
+		c.text = segs
+	}
 	parts := make([]*interner, chunk.Count(n))
 	chunk.Each(n, func(p, lo, hi int) {
 		in := newInterner(a)
@@ -38,7 +54,11 @@ func (a *Analyzer) Corpus(n, segs int, fill func(doc int, seg []string)) *Corpus
 			fill(i, texts)
 			start := len(ids)
 			for s, text := range texts {
-				ids = in.appendTerms(ids, text)
+				if s < len(layout.Raw) && layout.Raw[s] {
+					ids = in.appendRaw(ids, text)
+				} else {
+					ids = in.appendTerms(ids, text)
+				}
 				c.ends[i*segs+s] = uint32(len(ids) - start)
 			}
 		}
@@ -86,9 +106,9 @@ func (c *Corpus) Len() int { return len(c.docs) }
 // not modify it.
 func (c *Corpus) Vocab() []string { return c.vocab }
 
-// Doc is document i's term ids, every segment in order. The slice is
-// shared: callers must not modify it.
-func (c *Corpus) Doc(i int) []uint32 { return c.docs[i] }
+// Doc is document i's text as term ids: its text segments in order. The
+// slice is shared: callers must not modify it.
+func (c *Corpus) Doc(i int) []uint32 { return c.docs[i][:c.ends[i*c.segs+c.text-1]] }
 
 // Segment is segment s of document i, as term ids. The slice is shared.
 func (c *Corpus) Segment(i, s int) []uint32 {
@@ -102,12 +122,38 @@ func (c *Corpus) Segment(i, s int) []uint32 {
 // Subset is the corpus of the documents rows, in that order, sharing this
 // one's vocabulary and terms.
 func (c *Corpus) Subset(rows []int) *Corpus {
-	s := &Corpus{vocab: c.vocab, segs: c.segs, docs: make([][]uint32, len(rows)), ends: make([]uint32, len(rows)*c.segs)}
+	s := &Corpus{vocab: c.vocab, segs: c.segs, text: c.text, docs: make([][]uint32, len(rows)), ends: make([]uint32, len(rows)*c.segs)}
 	for j, r := range rows {
 		s.docs[j] = c.docs[r]
 		copy(s.ends[j*c.segs:(j+1)*c.segs], c.ends[r*c.segs:(r+1)*c.segs])
 	}
 	return s
+}
+
+// Filter is c with segment seg of each document keeping only the terms
+// keep accepts, in order; a document it leaves whole is shared.
+func (c *Corpus) Filter(seg int, keep func(term uint32) bool) *Corpus {
+	f := &Corpus{vocab: c.vocab, segs: c.segs, text: c.text, docs: slices.Clone(c.docs), ends: slices.Clone(c.ends)}
+	for i := range f.docs {
+		part := c.Segment(i, seg)
+		if !slices.ContainsFunc(part, func(t uint32) bool { return !keep(t) }) {
+			continue
+		}
+		start := c.ends[i*c.segs+seg] - uint32(len(part))
+		doc := append(make([]uint32, 0, len(c.docs[i])), c.docs[i][:start]...)
+		for _, t := range part {
+			if keep(t) {
+				doc = append(doc, t)
+			}
+		}
+		cut := uint32(len(part)) - (uint32(len(doc)) - start)
+		doc = append(doc, c.docs[i][c.ends[i*c.segs+seg]:]...)
+		for s := seg; s < c.segs; s++ {
+			f.ends[i*c.segs+s] -= cut
+		}
+		f.docs[i] = doc
+	}
+	return f
 }
 
 // interner is one core's share of a Corpus: its terms, and the id of each
@@ -124,6 +170,21 @@ const skip = math.MaxUint32
 
 func newInterner(a *Analyzer) *interner {
 	return &interner{a: a, ids: map[string]uint32{}, words: map[string]uint32{}}
+}
+
+// appendRaw appends the local ids of text's space-separated terms, as
+// they are.
+func (in *interner) appendRaw(ids []uint32, text string) []uint32 {
+	for _, t := range strings.Fields(text) {
+		id, ok := in.ids[t]
+		if !ok {
+			id = uint32(len(in.terms))
+			in.terms = append(in.terms, t)
+			in.ids[t] = id
+		}
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // appendTerms appends the local ids of text's terms (Terms) to ids.

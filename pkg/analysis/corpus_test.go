@@ -14,7 +14,7 @@ func TestCorpusIsTerms(t *testing.T) {
 	segs := []string{"List the open Issues", "", "createPullRequest for repos", "Ünïcödé Wörds and the files", "filed filing files", "qqconceptcreate"}
 	for _, n := range []int{0, 1, 3, 1000} { // 1000 is split across cores
 		doc := func(i, s int) string { return fmt.Sprintf("%s %d", segs[(i+s)%len(segs)], i%7) }
-		c := English.Corpus(n, 3, func(i int, seg []string) {
+		c := English.Corpus(n, Segments{N: 3}, func(i int, seg []string) {
 			for s := range seg {
 				seg[s] = doc(i, s)
 			}

@@ -152,6 +152,17 @@ func (a *Analyzer) Warm() {
 	<-done
 }
 
+// InLexicon reports whether term (analysed) is a word of the dictionary
+// the WordNet tables come from: one with a derived form or a hypernym.
+// What learns from queries keeps only such words, or the catalog's own.
+func (a *Analyzer) InLexicon(term string) bool {
+	if _, ok := a.derived()[term]; ok {
+		return true
+	}
+	_, ok := a.hypernyms().of[term]
+	return ok
+}
+
 // Lexicon names the WordNet tables that expand queries and their version:
 // the WordNet release and a hash of the tables as generated, so two
 // replicas that rank differently can be told apart on the status page.

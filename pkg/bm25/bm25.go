@@ -34,12 +34,16 @@ const (
 	// Pairs holds each two neighbouring terms of every field above the
 	// concepts, so that a query saying "current weather" favours the tool
 	// that says so over one with "current" and "weather" far apart. New
-	// fills it; a Doc leaves it empty.
+	// fills it from the text fields.
 	Pairs
+	// Learned holds the terms of the queries that led callers to use the
+	// tool (package learn: query-log document expansion), each as often
+	// as its learned weight, rounded.
+	Learned
 	numFields
 )
 
-var fieldNames = [numFields]string{"name", "server", "title", "description", "params", "enums", "concepts", "pairs"}
+var fieldNames = [numFields]string{"name", "server", "title", "description", "params", "enums", "concepts", "pairs", "learned"}
 
 func (f Field) String() string { return fieldNames[f] }
 
@@ -58,7 +62,7 @@ type Config struct {
 var DefaultConfig = Config{
 	K1:      1.2,
 	B:       0.75,
-	Weights: [numFields]float64{Name: 3, Server: 1.5, Title: 2, Description: 1, Params: 0.5, Enums: 0.4, Concepts: 0.3, Pairs: 1},
+	Weights: [numFields]float64{Name: 3, Server: 1.5, Title: 2, Description: 1, Params: 0.5, Enums: 0.4, Concepts: 0.3, Pairs: 1, Learned: LearnedWeight},
 }
 
 // PairWeight scales the idf of a query's neighbouring-term pairs: a pair is
@@ -90,6 +94,12 @@ func number(t string) bool {
 	return t != "" && strings.Trim(t, "0123456789") == ""
 }
 
+// LearnedWeight is the Learned field's weight: a word that callers who
+// used the tool searched with, as much as half a description word. Chosen
+// on the shared sets by replaying half of each as traffic and measuring
+// the other half (evals/README.md, "Learning from use").
+const LearnedWeight = 0.5
+
 // DerivedWeight scales the idf of the derived forms of a query term that
 // the catalog uses too: a query for the "multiplication" of two numbers
 // meets a tool that says "multiply" even where another tool says
@@ -119,19 +129,34 @@ type Index struct {
 	start  []uint32
 	doc    []int32
 	impact []float64
-	fields []uint8
+	fields []uint16
 
 	scratch sync.Pool
 	cache   expansions
 }
 
 // Layout says which segment of a corpus holds each text field of a tool
-// (Name to Enums); the concepts and pairs fields are worked out from them.
-type Layout [Concepts]int
+// (Name to Enums; the concepts and pairs fields are worked out from them),
+// and which its learned terms (-1: none).
+type Layout struct {
+	Text    [Concepts]int
+	Learned int
+}
 
-// ToolLayout is where a corpus of catalog.Fields.Parts holds each field.
-var ToolLayout = Layout{Name: catalog.PartName, Server: catalog.PartServer, Title: catalog.PartTitle,
-	Description: catalog.PartDescription, Params: catalog.PartParams, Enums: catalog.PartEnums}
+// ToolSegments cuts a tool into catalog.Fields.Parts, its text, then a
+// segment of its learned terms, analysed already.
+var ToolSegments = analysis.Segments{N: catalog.NumParts + 1, Text: catalog.NumParts, Raw: rawLearned()}
+
+func rawLearned() []bool {
+	raw := make([]bool, catalog.NumParts+1)
+	raw[catalog.NumParts] = true
+	return raw
+}
+
+// ToolLayout is where a corpus of catalog.Fields.Parts holds each field,
+// the learned terms in a segment after the parts.
+var ToolLayout = Layout{Text: [Concepts]int{Name: catalog.PartName, Server: catalog.PartServer, Title: catalog.PartTitle,
+	Description: catalog.PartDescription, Params: catalog.PartParams, Enums: catalog.PartEnums}, Learned: catalog.NumParts}
 
 // New indexes the documents of c, one per tool in row order, whose fields
 // are the segments layout names. Every term of those segments is indexed,
@@ -144,7 +169,7 @@ func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 	norm := b.norms(p)
 	ix.start, ix.pairs = b.count()
 	total := ix.start[len(ix.start)-1]
-	ix.doc, ix.impact, ix.fields = make([]int32, total), make([]float64, total), make([]uint8, total)
+	ix.doc, ix.impact, ix.fields = make([]int32, total), make([]float64, total), make([]uint16, total)
 	b.fill(ix, norm)
 	ix.terms = make(map[string]uint32, len(b.vocab))
 	for id, t := range b.vocab {
@@ -218,27 +243,37 @@ func (b *builder) norms(p Config) [][numFields]float64 {
 		for d := lo; d < hi; d++ {
 			var n [numFields]int
 			for f := range Concepts {
-				seg := b.c.Segment(d, b.layout[f])
+				seg := b.c.Segment(d, b.layout.Text[f])
 				n[f] = len(seg)
 				n[Pairs] += max(len(seg)-1, 0)
 				for _, t := range seg {
 					n[Concepts] += len(b.conceptsOf[t])
 				}
 			}
+			if b.layout.Learned >= 0 {
+				n[Learned] = len(b.c.Segment(d, b.layout.Learned))
+			}
 			for f := range numFields {
 				b.lens[d][f] = uint16(min(n[f], math.MaxUint16))
 			}
 		}
 	})
-	var total, avgLen [numFields]float64
+	// A field's average length is over the documents that have it for
+	// the learned terms, which only tools callers used have: over every
+	// document, a catalog where one tool learned something would make its
+	// one field many times the average, and worth next to nothing.
+	var total, avgLen, docs [numFields]float64
 	for _, l := range b.lens {
 		for f := range total {
 			total[f] += float64(l[f])
+			if f != int(Learned) || l[f] > 0 {
+				docs[f]++
+			}
 		}
 	}
 	for f := range total {
-		if len(b.lens) > 0 {
-			avgLen[f] = total[f] / float64(len(b.lens))
+		if docs[f] > 0 {
+			avgLen[f] = total[f] / docs[f]
 		}
 	}
 	norm := make([][numFields]float64, len(b.lens))
@@ -356,7 +391,7 @@ func (b *builder) fill(ix *Index, norm [][numFields]float64) {
 					list = b.pairs[e.key]
 				}
 				var tf float64
-				var fields uint8
+				var fields uint16
 				for f := range numFields {
 					if e.tf[f] == 0 {
 						continue
@@ -392,7 +427,10 @@ type docCounts struct {
 func (b *builder) countDoc(d int, dc *docCounts) []countEntry {
 	n := 0
 	for f := range Concepts {
-		n += 2 * len(b.c.Segment(d, b.layout[f]))
+		n += 2 * len(b.c.Segment(d, b.layout.Text[f]))
+	}
+	if b.layout.Learned >= 0 {
+		n += len(b.c.Segment(d, b.layout.Learned))
 	}
 	size := 16
 	for size < 2*n {
@@ -420,7 +458,7 @@ func (b *builder) countDoc(d int, dc *docCounts) []countEntry {
 		}
 	}
 	for f := range Concepts {
-		seg := b.c.Segment(d, b.layout[f])
+		seg := b.c.Segment(d, b.layout.Text[f])
 		for i, t := range seg {
 			count(uint64(t), f)
 			if i > 0 {
@@ -429,10 +467,15 @@ func (b *builder) countDoc(d int, dc *docCounts) []countEntry {
 		}
 	}
 	for f := range Concepts {
-		for _, t := range b.c.Segment(d, b.layout[f]) {
+		for _, t := range b.c.Segment(d, b.layout.Text[f]) {
 			for _, k := range b.conceptsOf[t] {
 				count(uint64(k), Concepts)
 			}
+		}
+	}
+	if b.layout.Learned >= 0 {
+		for _, t := range b.c.Segment(d, b.layout.Learned) {
+			count(uint64(t), Learned)
 		}
 	}
 	dc.out = out

@@ -14,8 +14,8 @@ type Doc [Concepts]string
 // fromDocs indexes docs, analysed with their fields as the corpus's
 // segments.
 func fromDocs(docs []Doc, p Config) *Index {
-	c := analysis.English.Corpus(len(docs), int(Concepts), func(i int, seg []string) { copy(seg, docs[i][:]) })
-	return New(c, Layout{0, 1, 2, 3, 4, 5}, p)
+	c := analysis.English.Corpus(len(docs), analysis.Segments{N: int(Concepts)}, func(i int, seg []string) { copy(seg, docs[i][:]) })
+	return New(c, Layout{Text: [Concepts]int{0, 1, 2, 3, 4, 5}, Learned: -1}, p)
 }
 
 // catalogIndex indexes a catalog as a build does: its tools' text parts,
@@ -23,7 +23,7 @@ func fromDocs(docs []Doc, p Config) *Index {
 func catalogIndex(tb testing.TB, cat *catalog.Catalog) *Index {
 	tb.Helper()
 	tools := cat.Tools()
-	c := analysis.English.Corpus(len(tools), catalog.NumParts, func(i int, seg []string) {
+	c := analysis.English.Corpus(len(tools), ToolSegments, func(i int, seg []string) {
 		p := tools[i].Fields().Parts()
 		copy(seg, p[:])
 	})

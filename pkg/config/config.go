@@ -34,7 +34,44 @@ type File struct {
 	Upstreams []Upstream `json:"upstreams"`
 	Limits    Limits     `json:"limits"`
 	MCP       MCP        `json:"mcp"`
+	Learning  Learning   `json:"learning"`
 }
+
+// Learning configures learning from use (package learn). It is on by
+// default, with its evidence in a file beside the process.
+type Learning struct {
+	// Enabled turns learning off when false; on when absent.
+	Enabled *bool `json:"enabled"`
+	// Store is "file" (the default: a bbolt file at Path, no set-up) or
+	// "postgres" (shared by replicas; the connection string comes from the
+	// environment variable DSNEnv, TOOLSEARCH_LEARNING_DSN by default, so
+	// no password sits in a file).
+	Store  string `json:"store"`
+	Path   string `json:"path"`
+	DSNEnv string `json:"dsn_env"`
+	// Refresh is how often the merged tally is read (1m when 0); a change
+	// rebuilds the index.
+	Refresh Duration `json:"refresh"`
+	// HalfLife and Retention: evidence halves every HalfLife (30 days when
+	// 0) and is deleted when not renewed for Retention (90 days when 0).
+	HalfLife  Duration `json:"half_life"`
+	Retention Duration `json:"retention"`
+	// MinCallers, MinSessions and CallerCap: a term counts for a tool once
+	// MinCallers distinct callers (2) have taught it over MinSessions
+	// sessions (3), each caller counting for at most CallerCap sessions
+	// (3). A deployment whose every user shares one API key sets
+	// min_callers to 1, knowing that one caller can then teach alone.
+	MinCallers  int     `json:"min_callers"`
+	MinSessions float64 `json:"min_sessions"`
+	CallerCap   float64 `json:"caller_cap"`
+}
+
+// DefaultLearningPath is where the file store is kept when the config
+// names none: beside the process.
+const DefaultLearningPath = "toolsearch-learned.db"
+
+// On reports whether learning is on.
+func (l Learning) On() bool { return l.Enabled == nil || *l.Enabled }
 
 // MCP configures the MCP endpoint.
 type MCP struct {
@@ -185,7 +222,7 @@ func Parse(source string, data []byte) (*File, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
 		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
-			return nil, fmt.Errorf("config %s: unknown key %q (known top-level keys: core, templates, auth, embedding, search, upstreams, limits, mcp)", source, m[1])
+			return nil, fmt.Errorf("config %s: unknown key %q (known top-level keys: core, templates, auth, embedding, search, upstreams, limits, mcp, learning)", source, m[1])
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -244,7 +281,26 @@ func (f *File) check() error {
 	if b := f.Embedding.BatchSize; b < 0 || b > 2048 {
 		return fmt.Errorf("embedding.batch_size must be 1-2048, got %d", b)
 	}
+	if err := f.Learning.check(); err != nil {
+		return err
+	}
 	return f.MCP.check(time.Duration(f.Limits.MCPSessionIdle))
+}
+
+func (l Learning) check() error {
+	switch {
+	case l.Store != "" && l.Store != "file" && l.Store != "postgres":
+		return fmt.Errorf("learning.store must be file or postgres, got %q", l.Store)
+	case l.Store != "postgres" && l.DSNEnv != "":
+		return errors.New("learning.dsn_env is for store: postgres")
+	case l.Store == "postgres" && l.Path != "":
+		return errors.New("learning.path is for store: file")
+	case l.MinCallers < 0 || l.MinSessions < 0 || l.CallerCap < 0:
+		return errors.New("learning.min_callers, min_sessions and caller_cap must not be negative")
+	case l.Refresh < 0 || l.HalfLife < 0 || l.Retention < 0:
+		return errors.New("learning.refresh, half_life and retention must not be negative")
+	}
+	return nil
 }
 
 // DefaultConfirmTimeout and DefaultSessionIdle are the MCP endpoint's

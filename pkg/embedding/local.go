@@ -283,7 +283,7 @@ func (l *Local) Fit(docs []string) Embedder { return l.FitCorpus(corpusOf(docs))
 
 // corpusOf is texts analysed as one-part documents.
 func corpusOf(texts []string) *analysis.Corpus {
-	return analysis.English.Corpus(len(texts), 1, func(i int, seg []string) { seg[0] = texts[i] })
+	return analysis.English.Corpus(len(texts), analysis.Segments{N: 1}, func(i int, seg []string) { seg[0] = texts[i] })
 }
 
 // FitCorpus is Fit for texts analysed already, each document of c being

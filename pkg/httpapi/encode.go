@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/inspect"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -69,6 +70,14 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		ae = errorf(http.StatusNotFound, "unknown_template", "%s", te.Error())
 	case errors.As(err, &se):
 		ae = errorf(http.StatusNotFound, "unknown_server", "%s", clip(se.Error(), maxEcho))
+	case errors.Is(err, search.ErrUnknownSearch):
+		ae = errorf(http.StatusNotFound, "unknown_search", "%s", err.Error())
+	case errors.Is(err, search.ErrLearningOff):
+		ae = errorf(http.StatusNotFound, "learning_off", "%s", err.Error())
+	case errors.Is(err, catalog.ErrUnknownTool):
+		ae = errorf(http.StatusNotFound, "unknown_tool", "%s", clip(err.Error(), 200))
+	case errors.Is(err, catalog.ErrAmbiguousTool):
+		ae = errorf(http.StatusBadRequest, "ambiguous", "%s", clip(err.Error(), 300))
 	case errors.Is(err, access.ErrUnauthorized):
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolsearch"`)
 		ae = errorf(http.StatusUnauthorized, "unauthorized", "a valid API key is required: send Authorization: Bearer <key>")

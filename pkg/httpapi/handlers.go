@@ -29,6 +29,9 @@ func authenticate(logger *slog.Logger, svc *search.Service) func(http.Handler) h
 				writeError(w, r, logger, err)
 				return
 			}
+			if caller.Key == "" {
+				caller.Address = clientHost(r)
+			}
 			next.ServeHTTP(w, r.WithContext(access.WithCaller(r.Context(), caller)))
 		})
 	}
@@ -280,3 +283,83 @@ func queryParams(r *http.Request, known ...string) (url.Values, error) {
 
 // maxCatalogServers bounds the servers one catalog request names.
 const maxCatalogServers = 64
+
+// feedbackRequest reports the tools a caller used after a search.
+type feedbackRequest struct {
+	ID   string   `json:"id"`
+	Used []string `json:"used"`
+}
+
+// maxFeedbackTools bounds a feedback's list; more than a search returns
+// cannot count anyway.
+const maxFeedbackTools = 50
+
+// handleFeedback takes {"id","used"}: the tools the caller used of those
+// the search id returned. They teach the index (learning from use); a tool
+// the search did not return teaches nothing, and is counted as ignored.
+func handleFeedback(logger *slog.Logger, svc *search.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[feedbackRequest](w, r)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		switch {
+		case req.ID == "" || len(req.ID) > 64:
+			err = errorf(http.StatusBadRequest, "invalid_request", "id must be a search_id from a search answer")
+		case len(req.Used) == 0 || len(req.Used) > maxFeedbackTools:
+			err = errorf(http.StatusBadRequest, "invalid_request", "used must name 1 to %d tools", maxFeedbackTools)
+		case slices.ContainsFunc(req.Used, func(u string) bool { return u == "" || len(u) > 512 }):
+			err = errorf(http.StatusBadRequest, "invalid_request", "used holds an empty or over-long tool name")
+		}
+		if err == nil {
+			var learned, ignored int
+			learned, ignored, err = svc.Feedback(r.Context(), access.CallerFrom(r.Context()), req.ID, req.Used)
+			if err == nil {
+				encode(w, http.StatusOK, struct {
+					Learned int `json:"learned"`
+					Ignored int `json:"ignored"`
+				}{learned, ignored})
+				return
+			}
+		}
+		writeError(w, r, logger, err)
+	})
+}
+
+// maxLearnedList bounds GET /mcp/tool-search/learned without a tool.
+const maxLearnedList = 100
+
+// handleLearned shows what was learned: for ?tool=server/name, or for
+// every tool with something learned (up to maxLearnedList), through the
+// caller's view.
+func handleLearned(logger *slog.Logger, svc *search.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, err := svc.Learned(access.CallerFrom(r.Context()), r.URL.Query().Get("tool"), maxLearnedList)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		encode(w, http.StatusOK, struct {
+			Tools []search.LearnedTool `json:"tools"`
+		}{got})
+	})
+}
+
+// handleResetLearned forgets what was learned about ?tool=server/name, or
+// everything without it, and rebuilds (admin token).
+func handleResetLearned(logger *slog.Logger, svc *search.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tool := r.URL.Query().Get("tool")
+		if err := svc.ResetLearned(r.Context(), tool); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		if tool == "" {
+			tool = "*"
+		}
+		encode(w, http.StatusOK, struct {
+			Reset string `json:"reset"`
+		}{tool})
+	})
+}

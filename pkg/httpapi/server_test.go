@@ -48,6 +48,7 @@ type serverOpts struct {
 	build, keys bool
 	admin       string
 	load        func(context.Context) (*search.Setup, error)
+	learning    *search.Learning
 }
 
 func newTestServerWith(tb testing.TB, o serverOpts) (http.Handler, *search.Service) {
@@ -56,7 +57,7 @@ func newTestServerWith(tb testing.TB, o serverOpts) (http.Handler, *search.Servi
 	if o.load == nil {
 		o.load = func(context.Context) (*search.Setup, error) { return testSetup(tb, o.keys), nil }
 	}
-	svc := search.New(search.Config{Load: o.load, Embedder: embedding.NewLocal(256), Registerer: reg, Version: "test"})
+	svc := search.New(search.Config{Load: o.load, Embedder: embedding.NewLocal(256), Registerer: reg, Version: "test", Learning: o.learning})
 	if o.build {
 		// Not tb.Context(): under -fuzz, each worker process runs this
 		// setup, and the fuzz deadline may already be close.

@@ -43,10 +43,7 @@ func throttle(rps float64, burst int) func(http.Handler) http.Handler {
 			}
 			return l
 		}
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
+		host := clientHost(r)
 		l, ok := anon.Get(host)
 		if !ok {
 			l = rate.NewLimiter(rate.Limit(rps), burst)
@@ -93,4 +90,13 @@ func charge(w http.ResponseWriter, r *http.Request, n int) bool {
 	}
 	c.refuse(w, r)
 	return false
+}
+
+// clientHost is the host part of a request's client address.
+func clientHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

@@ -93,6 +93,7 @@ func New(svc *search.Service, opts Options) *Server {
 	s.addSearch()
 	s.addRegex()
 	s.sessions = newSessions(s.srv, opts.Sessions)
+	s.sessions.searchDone = svc.SearchDone
 	s.sessions.listing = s.listing
 	s.confirm.listening = s.sessions.listening
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
@@ -225,11 +226,11 @@ func (s *Server) caller(ss *mcp.ServerSession) (access.Caller, error) {
 	if ss == nil {
 		return access.Caller{}, access.ErrUnauthorized
 	}
-	key, ok := s.sessions.keyOf(ss.ID())
+	c, ok := s.sessions.callerOf(ss.ID())
 	if !ok {
 		return access.Caller{}, access.ErrUnauthorized
 	}
-	return access.Caller{Key: key}, nil
+	return c, nil
 }
 
 // toolError is what a meta-tool answers for err: an error the model can

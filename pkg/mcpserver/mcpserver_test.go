@@ -76,6 +76,12 @@ func newRig(t *testing.T, keys []access.Key) *rig {
 // tools.
 func newRigWith(t *testing.T, keys []access.Key, opts Options, more func(*mcp.Server), core ...string) *rig {
 	t.Helper()
+	return newLearningRig(t, keys, opts, more, nil, core...)
+}
+
+// newLearningRig is newRigWith with the service's learning (nil: off).
+func newLearningRig(t *testing.T, keys []access.Key, opts Options, more func(*mcp.Server), learning *search.Learning, core ...string) *rig {
+	t.Helper()
 	r := &rig{emb: &countingEmbedder{local: embedding.NewLocal(256)}, changed: make(chan struct{}, 16)}
 	r.upstream = mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, &mcp.ServerOptions{PageSize: 2})
 	addTool(r.upstream, "get_forecast", "Get the weather forecast for a city for the next days.")
@@ -99,7 +105,7 @@ func newRigWith(t *testing.T, keys []access.Key, opts Options, more func(*mcp.Se
 		}
 		return &search.Setup{Catalog: cat, Keys: keys, Core: core}, nil
 	}
-	r.svc = search.New(search.Config{Embedder: r.emb, Load: load})
+	r.svc = search.New(search.Config{Embedder: r.emb, Load: load, Learning: learning})
 	ups, err = upstream.New([]upstream.Config{{Name: "weather", URL: up.URL, Refresh: time.Hour}}, upstream.Options{OnChange: func() {
 		if _, err := r.svc.Rebuild(context.Background()); err != nil {
 			t.Errorf("rebuild after upstream change: %v", err)

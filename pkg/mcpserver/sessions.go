@@ -9,6 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+
 	"github.com/toolsearch/toolsearch/pkg/config"
 )
 
@@ -51,6 +53,10 @@ type sessions struct {
 
 	// listing names what a key's tools/list draws on (Server.listing).
 	listing func(key string) string
+	// searchDone is told of a session's last search when a newer one
+	// replaces it or the session ends: what the session used after it is
+	// then all it teaches (learning from use).
+	searchDone func(searchID string)
 
 	mu    sync.Mutex
 	byID  map[string]*sessionEntry
@@ -59,6 +65,8 @@ type sessions struct {
 
 type sessionEntry struct {
 	key       string
+	addr      string // an anonymous opener's client address: whose evidence it teaches
+	search    string // the last search_tools answer's search id, for learning
 	heard     string // the key's listing when the session last heard of a change, or opened
 	lastUsed  time.Time
 	busy      int // requests in flight, an open GET stream included
@@ -100,9 +108,10 @@ func (s *sessions) serve(w http.ResponseWriter, r *http.Request, key string, env
 		// The session is registered as its id goes out, before the client
 		// can read it and send its next request, not after the handler
 		// returns: that request would otherwise race the registration.
+		addr := access.CallerFrom(r.Context()).Address
 		aw := &admitWriter{ResponseWriter: w, register: func(h http.Header) {
 			if nid := h.Get(sessionHeader); nid != "" {
-				s.add(nid, key)
+				s.add(nid, key, addr)
 			}
 		}}
 		next.ServeHTTP(aw, r)
@@ -243,7 +252,7 @@ func (s *sessions) reconcile() {
 	}
 }
 
-func (s *sessions) add(id, key string) {
+func (s *sessions) add(id, key, addr string) {
 	var heard string
 	if s.listing != nil {
 		heard = s.listing(key) // outside mu: it reads the service
@@ -251,7 +260,7 @@ func (s *sessions) add(id, key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byID[id]; !ok {
-		s.byID[id] = &sessionEntry{key: key, heard: heard, lastUsed: s.now()}
+		s.byID[id] = &sessionEntry{key: key, addr: addr, heard: heard, lastUsed: s.now()}
 		s.perKy[key]++
 	}
 }
@@ -277,14 +286,39 @@ func (s *sessions) announce(id string) bool {
 	return true
 }
 
-// keyOf is the key session id was opened with.
-func (s *sessions) keyOf(id string) (string, bool) {
+// callerOf is who opened session id: its key, or an anonymous opener's
+// address.
+func (s *sessions) callerOf(id string) (access.Caller, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e := s.byID[id]; e != nil {
-		return e.key, true
+		return access.Caller{Key: e.key, Address: e.addr}, true
 	}
-	return "", false
+	return access.Caller{}, false
+}
+
+// searched makes searchID session id's last search; the one it replaces
+// is done.
+func (s *sessions) searched(id, searchID string) {
+	s.mu.Lock()
+	var prev string
+	if e := s.byID[id]; e != nil {
+		prev, e.search = e.search, searchID
+	}
+	s.mu.Unlock()
+	if prev != "" && s.searchDone != nil {
+		s.searchDone(prev)
+	}
+}
+
+// lastSearch is session id's last search id ("" for none).
+func (s *sessions) lastSearch(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.byID[id]; e != nil {
+		return e.search
+	}
+	return ""
 }
 
 // enter marks a request (get: a GET stream) on session id; false when id
@@ -324,6 +358,9 @@ func (s *sessions) forget(id string) {
 
 func (s *sessions) dropLocked(id string) {
 	if e := s.byID[id]; e != nil {
+		if e.search != "" && s.searchDone != nil {
+			s.searchDone(e.search)
+		}
 		delete(s.byID, id)
 		if s.perKy[e.key]--; s.perKy[e.key] <= 0 {
 			delete(s.perKy, e.key)

@@ -67,6 +67,9 @@ type searchOut struct {
 	Total      *int      `json:"total,omitempty"`
 	NextCursor string    `json:"next_cursor,omitempty"`
 	Unknown    []string  `json:"unknown,omitempty"`
+	// searchID is the answer's search id while learning is on: the
+	// session's next uses of its tools teach (never sent to the model).
+	searchID string
 }
 
 func (s *Server) addSearch() {
@@ -89,7 +92,20 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in search
 	}
 	sr := in.request()
 	sr.Query, sr.Messages, sr.ServerMatch, sr.Operation, sr.Cursor = in.Query, in.Messages, in.ServerMatch, in.Operation, in.Cursor
-	return s.answer(ctx, sr, in.Limit, caller)
+	res, out, err := s.answer(ctx, sr, in.Limit, caller)
+	if err == nil && out.searchID != "" {
+		// What the session uses next of this answer's tools teaches.
+		s.sessions.searched(req.Session.ID(), out.searchID)
+	}
+	return res, out, err
+}
+
+// used records that the session used tool (its schema asked for, or a call
+// that succeeded) after its last search: learning from use.
+func (s *Server) used(ctx context.Context, ss *mcp.ServerSession, caller access.Caller, t search.Found) {
+	if id := s.sessions.lastSearch(ss.ID()); id != "" {
+		s.svc.Used(ctx, caller, id, t.Server+"/"+t.Name)
+	}
 }
 
 // answer runs a search for a meta-tool, limit tools a page (the default
@@ -103,7 +119,7 @@ func (s *Server) answer(ctx context.Context, sr search.Request, limit int, calle
 		return nil, searchOut{}, s.toolError(err)
 	}
 	out := searchOut{Tools: make([]toolOut, len(res.Tools)), Mode: string(res.Mode), Degraded: res.Degraded, Confident: res.Confident, NoMatch: res.NoMatch,
-		Withheld: res.Withheld, Total: res.Total, NextCursor: res.NextCursor}
+		Withheld: res.Withheld, Total: res.Total, NextCursor: res.NextCursor, searchID: res.SearchID}
 	if res.Diagnostic != nil {
 		out.Unknown = res.Diagnostic.Unknown
 	}
@@ -220,6 +236,7 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in get
 	out := schemaOut{Name: t.Name, Server: t.Server, Title: t.Title, Description: t.Description, InputSchema: input,
 		OutputSchema: object(t.OutputSchema), Annotations: object(t.Hints.Annotations), AnnotationsInferred: t.Hints.Inferred,
 		Callable: s.opts.Upstreams != nil && s.opts.Upstreams.Has(t.Server)}
+	s.used(ctx, req.Session, caller, t)
 	return nil, out, nil
 }
 
@@ -298,7 +315,11 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		}
 		return nil, s.toolError(err)
 	}
-	return s.forward(ctx, req, caller, t, in.Arguments, in.Confirm)
+	res, err := s.forward(ctx, req, caller, t, in.Arguments, in.Confirm)
+	if err == nil && res != nil && !res.IsError {
+		s.used(ctx, req.Session, caller, t) // a call that failed teaches nothing
+	}
+	return res, err
 }
 
 // forward calls t on its upstream, for call_tool and for core tools

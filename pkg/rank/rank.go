@@ -38,6 +38,11 @@ const (
 	DefaultHybridAlpha    = 0.3
 	DefaultSiblingBoost   = 4.0
 	DefaultSentenceWeight = 0.5
+	// DefaultCompanionBoost is how much a learned companion of one of the
+	// best tools gains (Config.CompanionBoost); chosen by replaying half of
+	// each shared set as traffic (evals/README.md, "Learning from use").
+	DefaultCompanionBoost = 0.5
+	companionAnchors      = 3 // the best tools whose companions gain
 	rrfK                  = 60
 	siblingServers        = 3 // servers whose tools all join the candidates
 	// intentShare is the most of the top k reserved for the best match of
@@ -61,6 +66,11 @@ type Config struct {
 	// queries' lexical scores, in [0,1); DefaultSentenceWeight when 0, off
 	// when negative. Off also turns off the places reserved for intents.
 	SentenceWeight float64
+	// CompanionBoost: each tool gains CompanionBoost times its strongest
+	// link to one of the best companionAnchors tools (times that tool's
+	// score), and joins the candidates; DefaultCompanionBoost when 0, off
+	// when negative. Nothing changes without learned companions.
+	CompanionBoost float64
 }
 
 // WithDefaults is c with every zero value replaced by its default, and
@@ -79,6 +89,12 @@ func (c Config) WithDefaults() Config {
 		c.SiblingBoost = 0
 	}
 	switch {
+	case c.CompanionBoost == 0:
+		c.CompanionBoost = DefaultCompanionBoost
+	case c.CompanionBoost < 0:
+		c.CompanionBoost = 0
+	}
+	switch {
 	case c.SentenceWeight == 0:
 		c.SentenceWeight = DefaultSentenceWeight
 	case c.SentenceWeight < 0 || c.SentenceWeight >= 1:
@@ -95,13 +111,24 @@ type Ranker struct {
 	lexical  *bm25.Index
 	serverOf []int32    // row -> server number, for the sibling boost
 	scratch  *sync.Pool // of *scratch sized for this catalog
+	// companions are, by row, the tools callers used with it for one task
+	// (package learn); nil when none were learned.
+	companions [][]Companion
+}
+
+// Companion is a tool used with another for one task, and how strongly:
+// in (0,1), growing with the evidence.
+type Companion struct {
+	Row      int32
+	Strength float32
 }
 
 // New returns a ranker over dense (nil when there is none) and lexical,
-// whose rows belong to the servers numbered by serverOf (servers of them).
-func New(cfg Config, dense *index.Matrix, lexical *bm25.Index, serverOf []int32, servers int) *Ranker {
+// whose rows belong to the servers numbered by serverOf (servers of them),
+// with each row's learned companions (nil: none).
+func New(cfg Config, dense *index.Matrix, lexical *bm25.Index, serverOf []int32, servers int, companions [][]Companion) *Ranker {
 	n := lexical.Len()
-	return &Ranker{cfg: cfg.WithDefaults(), dense: dense, lexical: lexical, serverOf: serverOf,
+	return &Ranker{cfg: cfg.WithDefaults(), dense: dense, lexical: lexical, serverOf: serverOf, companions: companions,
 		scratch: &sync.Pool{New: func() any { return newScratch(n, servers) }}}
 }
 
@@ -157,6 +184,9 @@ type Result struct {
 	Dense, Lex         float32 // raw scores: cosine, BM25 (blended with sentences)
 	DenseRank, LexRank int     // 1-based; 0 when not in that ranking
 	Fused              float32
+	// Companion is the gain from being a learned companion of one of the
+	// best tools (0: none), before the division that keeps scores in [0,1].
+	Companion float32
 }
 
 // Hybrid fuses the dense ranking of q (none: no dense evidence) with its
@@ -291,11 +321,55 @@ func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int)
 			r.Fused = r.Fused * (1 + beta*best[rk.serverOf[r.Row]]) / (1 + beta)
 		}
 	}
+	if rk.companions != nil && cfg.CompanionBoost > 0 && len(cands) > 0 {
+		cands = rk.boostCompanions(cands, sc, keep)
+	}
 	scores := sc.floats(len(cands))
 	for i, r := range cands {
 		scores[i] = r.Fused
 	}
 	return reserve(cands, scores, k, sc.intentBest), nil
+}
+
+// boostCompanions gives each candidate, and each tool learned as used
+// with one of the best tools, CompanionBoost times its strongest link to
+// one of them, scaled by that tool's score; divided by 1+boost, scores
+// stay in [0,1]. A companion that was no candidate joins with that gain
+// alone.
+func (rk *Ranker) boostCompanions(cands []Result, sc *scratch, keep func(int) bool) []Result {
+	beta := float32(rk.cfg.CompanionBoost)
+	fused := sc.floats(len(cands))
+	for i, r := range cands {
+		fused[i] = r.Fused
+	}
+	gain := map[int32]float32{}
+	for _, m := range index.TopK(fused, companionAnchors, nil) {
+		anchor := cands[m.Row]
+		for _, c := range rk.companions[anchor.Row] {
+			if g := anchor.Fused * c.Strength; g > gain[c.Row] && (keep == nil || keep(int(c.Row))) {
+				gain[c.Row] = g
+			}
+		}
+	}
+	if len(gain) == 0 {
+		return cands
+	}
+	for i := range cands {
+		r := &cands[i]
+		r.Companion = beta * gain[int32(r.Row)]
+		r.Fused = (r.Fused + r.Companion) / (1 + beta)
+		delete(gain, int32(r.Row))
+	}
+	rows := make([]int32, 0, len(gain))
+	for row := range gain {
+		rows = append(rows, row)
+	}
+	slices.Sort(rows) // in row order, as every candidate
+	for _, row := range rows {
+		cands = append(cands, Result{Row: int(row), Companion: beta * gain[row], Fused: beta * gain[row] / (1 + beta)})
+	}
+	sc.cands = cands
+	return cands
 }
 
 // reserve returns the k best candidates by score, except that each

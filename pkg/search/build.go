@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 )
 
@@ -38,11 +40,16 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	}
 	hs := make([]hints.Hints, cat.Len())
 	tools := cat.Tools()
-	corpus := analysis.English.Corpus(len(tools), catalog.NumParts, func(i int, seg []string) {
+	var learned *learn.Learned
+	if s.learner != nil {
+		learned = s.learner.learned.Load()
+	}
+	corpus := analysis.English.Corpus(len(tools), bm25.ToolSegments, func(i int, seg []string) {
 		t := tools[i]
 		f := t.Fields() // parses the schema: once per tool
 		parts := f.Parts()
 		copy(seg, parts[:])
+		seg[catalog.NumParts] = learnedText(learned, t.ID())
 		if texts != nil {
 			texts[i] = f.Text()
 		}
@@ -50,6 +57,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	})
 	snap := newSnapshot(cat, corpus, hs, s.cfg.Embedder)
 	snap.setup, snap.policy = setup, pol
+	snap.learned, snap.companions = learned, companionsOf(learned, cat)
 	var vecs [][]float32
 	info := snap.query.Info()
 	if p := s.cfg.Preload; p != nil {
@@ -193,7 +201,7 @@ func (s *Service) index(snap *Snapshot, vecs [][]float32, normalized []bool) err
 
 // rankable gives snap its ranker, once its dense index (if any) is final.
 func (s *Service) rankable(snap *Snapshot) {
-	snap.ranker = rank.New(s.cfg.Rank, snap.Matrix, snap.Keywords, snap.serverOf, len(snap.Catalog.Servers()))
+	snap.ranker = rank.New(s.cfg.Rank, snap.Matrix, snap.Keywords, snap.serverOf, len(snap.Catalog.Servers()), snap.companions)
 }
 
 // buildViews gives each API key that cannot see every tool a view: a
@@ -255,12 +263,18 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 		return j
 	}
 	vcorpus := corpus.Subset(rows)
+	var learned *learn.Learned
+	if snap.learned != nil {
+		vcorpus, learned = viewLearned(vcorpus, snap.learned, cat)
+	}
 	vhints := make([]hints.Hints, len(rows))
 	for j, r := range rows {
 		vhints[j] = snap.hints[r]
 	}
 	v := newSnapshot(cat, vcorpus, vhints, s.cfg.Embedder)
 	v.setup, v.policy = snap.setup, snap.policy.restrict(sub)
+	// The view's companions are among its own tools only.
+	v.learned, v.companions = learned, companionsOf(learned, cat)
 	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook
 	if snap.Semantic() {
 		var vv [][]float32
@@ -431,4 +445,95 @@ func fingerprint(cat *catalog.Catalog, snap *Snapshot) string {
 	info := snap.query.Info()
 	h := sha256.Sum256([]byte(strings.Join([]string{cat.Hash(), info.Provider, info.Model, fmt.Sprint(info.Dimensions), string(snap.mode())}, "\x00")))
 	return hex.EncodeToString(h[:4])
+}
+
+// maxLearnedTF caps how often a learned term is written into a tool's
+// learned field: BM25 saturates term frequency anyway, and a term taught
+// by many sessions should not drown the tool's own words.
+const maxLearnedTF = 8
+
+// learnedText is the learned field of tool: each learned term as often as
+// its weight, rounded (at least once, at most maxLearnedTF).
+func learnedText(l *learn.Learned, tool string) string {
+	if l == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, w := range l.Terms[tool] {
+		for range min(max(int(math.Round(w.Weight)), 1), maxLearnedTF) {
+			b.WriteString(w.Name)
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+// companionsOf is the learned companions of cat's tools, by row, among
+// cat's tools only (a view's catalog holds only what its keys see); nil
+// when none were learned. A companion's strength is w/(w+MinSessions):
+// half at the least evidence that counts, nearing 1 with more.
+func companionsOf(l *learn.Learned, cat *catalog.Catalog) [][]rank.Companion {
+	if l == nil || len(l.Companions) == 0 {
+		return nil
+	}
+	var out [][]rank.Companion
+	for i, t := range cat.Tools() {
+		for _, c := range l.Companions[t.ID()] {
+			server, name, ok := strings.Cut(c.Name, "/")
+			if !ok {
+				continue
+			}
+			j, ok := cat.Lookup(server, name)
+			if !ok || j == i {
+				continue
+			}
+			if out == nil {
+				out = make([][]rank.Companion, cat.Len())
+			}
+			out[i] = append(out[i], rank.Companion{Row: int32(j), Strength: float32(c.Weight / (c.Weight + learn.DefaultMinSessions))})
+		}
+	}
+	return out
+}
+
+// viewLearned is a view's share of what was learned: of its tools only,
+// and of their learned terms only those a dictionary knows or the view's
+// own tools use. Learning keeps the catalog's words besides the
+// dictionary's, so a word only a hidden tool has could otherwise reach a
+// key through a tool it sees, and tell it that such a tool exists.
+func viewLearned(corpus *analysis.Corpus, l *learn.Learned, cat *catalog.Catalog) (*analysis.Corpus, *learn.Learned) {
+	vocab := corpus.Vocab()
+	used := make([]bool, len(vocab))
+	for i := range corpus.Len() {
+		for _, t := range corpus.Doc(i) {
+			used[t] = true
+		}
+	}
+	byTerm := map[string]bool{}
+	keepTerm := func(term string) bool {
+		ok, seen := byTerm[term]
+		if !seen {
+			ok = analysis.English.InLexicon(term)
+			byTerm[term] = ok
+		}
+		return ok
+	}
+	for t, u := range used {
+		if u {
+			byTerm[vocab[t]] = true
+		}
+	}
+	out := &learn.Learned{Terms: map[string][]learn.Weighted{}, Companions: map[string][]learn.Weighted{}}
+	for _, t := range cat.Tools() {
+		id := t.ID()
+		for _, w := range l.Terms[id] {
+			if keepTerm(w.Name) {
+				out.Terms[id] = append(out.Terms[id], w)
+			}
+		}
+		if c := l.Companions[id]; len(c) > 0 {
+			out.Companions[id] = c // companionsOf and Learned keep the view's
+		}
+	}
+	return corpus.Filter(catalog.NumParts, func(t uint32) bool { return keepTerm(vocab[t]) }), out
 }

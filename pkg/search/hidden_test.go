@@ -16,8 +16,10 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/config"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/learn"
 )
 
 // TestHiddenToolsChangeNothing is the property behind visibility: for a
@@ -76,7 +78,14 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 			{Name: "k", Hash: sha256.Sum256([]byte("secret-k")), Visibility: vis},
 			{Name: "all", Hash: sha256.Sum256([]byte("secret-all"))},
 		}
-		svcA, svcB := hiddenRig(t, kept, core, templates, keys), hiddenRig(t, tools, core, templates, keys)
+		// Half the trials learn: both catalogs hold the same tally, whose
+		// terms include words only hidden tools have and whose companions
+		// join hidden tools to seen ones.
+		var store learn.Store
+		if trial%2 == 1 {
+			store = staticStore{randomLearned(r, tools, removed)}
+		}
+		svcA, svcB := hiddenRig(t, kept, core, templates, keys, store), hiddenRig(t, tools, core, templates, keys, store)
 		// B is rebuilt, as a change to tools the key cannot see would make
 		// it: nothing the key reads (index_version included) may move.
 		if _, err := svcB.Build(context.Background(), &Setup{Catalog: catalogOf(t, tools), Core: core, Templates: templates, Keys: keys}); err != nil {
@@ -101,6 +110,20 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 				t.Errorf("Lookup of hidden %s: %v / %v with it missing, %v / %v with it present", tl.ID(), errA, errA2, errB, errB2)
 			}
 		}
+		if store != nil {
+			la, errA := svcA.Learned(access.Caller{Key: "k"}, "", 1000)
+			lb, errB := svcB.Learned(access.Caller{Key: "k"}, "", 1000)
+			if fmt.Sprint(la, errA) != fmt.Sprint(lb, errB) {
+				t.Errorf("trial %d: learned differs:\n%v %v\n%v %v", trial, la, errA, lb, errB)
+			}
+			for _, tl := range removed[:min(len(removed), 5)] {
+				_, errA := svcA.Learned(access.Caller{Key: "k"}, tl.ID(), 10)
+				_, errB := svcB.Learned(access.Caller{Key: "k"}, tl.ID(), 10)
+				if fmt.Sprint(errA) != fmt.Sprint(errB) {
+					t.Errorf("Learned of hidden %s: %v with it missing, %v with it present", tl.ID(), errA, errB)
+				}
+			}
+		}
 		sa, _ := svcA.Servers(access.Caller{Key: "k"}, "")
 		sb, _ := svcB.Servers(access.Caller{Key: "k"}, "")
 		ta, _ := svcA.Templates(access.Caller{Key: "k"})
@@ -111,9 +134,55 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 	}
 }
 
-func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map[string]config.Template, keys []access.Key) *Service {
+// staticStore is a learning store that holds a fixed tally.
+type staticStore struct{ l *learn.Learned }
+
+func (s staticStore) Record(context.Context, learn.Event) error    { return nil }
+func (s staticStore) Load(context.Context) (*learn.Learned, error) { return s.l, nil }
+func (s staticStore) Reset(context.Context, string) error          { return nil }
+func (s staticStore) Close() error                                 { return nil }
+func (s staticStore) Kind() string                                 { return "static" }
+
+// randomLearned is a tally over tools: terms drawn from every tool's
+// words (hidden's among them) and from the dictionary, and companions
+// between any two tools.
+func randomLearned(r *rand.Rand, tools, hidden []catalog.Tool) *learn.Learned {
+	l := &learn.Learned{Terms: map[string][]learn.Weighted{}, Companions: map[string][]learn.Weighted{}}
+	var words []string
+	for _, tl := range hidden {
+		words = append(words, analysis.English.Terms(tl.Name+" "+tl.Description)...)
+	}
+	words = append(words, "spreadsheet", "weather", "invoice", "zzqvendorword")
+	for _, tl := range tools {
+		if r.IntN(3) != 0 {
+			continue
+		}
+		for range 1 + r.IntN(4) {
+			l.Terms[tl.ID()] = append(l.Terms[tl.ID()], learn.Weighted{Name: words[r.IntN(len(words))], Weight: float64(3 + r.IntN(6))})
+		}
+		for range r.IntN(3) {
+			c := tools[r.IntN(len(tools))]
+			if r.IntN(2) == 0 {
+				c = hidden[r.IntN(len(hidden))]
+			}
+			if c.ID() != tl.ID() {
+				l.Companions[tl.ID()] = append(l.Companions[tl.ID()], learn.Weighted{Name: c.ID(), Weight: float64(3 + r.IntN(6))})
+			}
+		}
+	}
+	return l
+}
+
+func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map[string]config.Template, keys []access.Key, store learn.Store) *Service {
 	tb.Helper()
-	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test"})
+	cfg := Config{Embedder: embedding.NewLocal(256), Version: "test"}
+	if store != nil {
+		cfg.Learning = &Learning{Store: store}
+	}
+	svc := New(cfg)
+	if store != nil {
+		svc.learner.load(context.Background())
+	}
 	if _, err := svc.Build(context.Background(), &Setup{Catalog: catalogOf(tb, tools), Core: core, Templates: templates, Keys: keys}); err != nil {
 		tb.Fatal(err)
 	}
@@ -184,6 +253,10 @@ func answerJSON(tb testing.TB, svc *Service, req Request) string {
 		return "error: " + err.Error()
 	}
 	res.TookMS = 0
+	// A search id is random; whether there is one is compared.
+	if res.SearchID != "" {
+		res.SearchID = "issued"
+	}
 	b, err := json.Marshal(res)
 	if err != nil {
 		tb.Fatal(err)

@@ -18,6 +18,7 @@ type metrics struct {
 	fallbacks    *prometheus.CounterVec
 	embedCalls   *prometheus.CounterVec
 	queryCache   *prometheus.CounterVec
+	learnEvents  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -51,6 +52,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		queryCache: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_query_cache_requests_total", Help: "Query embedding cache lookups by result (hit, miss); the hit ratio is hit / (hit + miss).",
 		}, []string{"result"}),
+		learnEvents: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsearch_learning_events_total", Help: "What searches followed by the use of a returned tool taught, by result: recorded (in the store), error (the store failed), dropped (the queue to the store was full).",
+		}, []string{"result"}),
 		embedCalls: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_embedding_calls_total", Help: "Embedder calls by purpose (build, query) and result (ok, error).",
 		}, []string{"purpose", "result"}),
@@ -61,6 +65,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	// embedding.Reason's classes for a failed query embedding.)
 	for _, r := range append([]string{"no_index"}, embedding.Reasons...) {
 		m.fallbacks.WithLabelValues(r)
+	}
+	for _, r := range []string{"recorded", "error", "dropped"} {
+		m.learnEvents.WithLabelValues(r)
 	}
 	return m
 }

@@ -226,7 +226,7 @@ func TestSafetyFilters(t *testing.T) {
 		{Server: "s", Name: "tidy_notes", Description: "Tidy the notes.", Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
 		{Server: "s", Name: "list_notes", Description: "List the notes.", Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":true}`)},
 	}
-	svc := hiddenRig(t, tools, []string{"s/delete_notes"}, nil, nil)
+	svc := hiddenRig(t, tools, []string{"s/delete_notes"}, nil, nil, nil)
 	tests := []struct {
 		name string
 		req  Request

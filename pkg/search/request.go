@@ -240,6 +240,9 @@ type Explanation struct {
 	MatchedTerms map[string][]string `json:"matched_terms"`
 	Semantic     *RankScore          `json:"semantic,omitempty"` // the dense ranker's view
 	Keyword      *RankScore          `json:"keyword,omitempty"`  // BM25's view
+	// Companion is what the tool gained as a learned companion of one of
+	// the best tools (used with it for one task by earlier callers).
+	Companion float32 `json:"companion,omitempty"`
 }
 
 // RankScore is one ranker's rank (1-based; 0 when the tool was outside
@@ -252,6 +255,10 @@ type RankScore struct {
 // Response is a search answer.
 type Response struct {
 	Tools []Hit `json:"tools"`
+	// SearchID names a retrieval while learning is on: report the tools
+	// used with it (POST /mcp/tool-search/feedback), so that the service
+	// learns which tools such queries need.
+	SearchID string `json:"search_id,omitempty"`
 	// Definitions holds each tool of Tools, in the same order, rendered in
 	// the requested format, ready to forward to that provider.
 	Definitions []json.RawMessage `json:"definitions,omitempty"`

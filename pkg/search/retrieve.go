@@ -92,6 +92,9 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		}
 		a.resp.Tools = append(a.resp.Tools, h)
 	}
+	if a.s.learner != nil {
+		a.resp.SearchID = a.s.learner.remember(ctx, a.caller, a.snap, terms, a.resp.Tools)
+	}
 	return nil
 }
 
@@ -144,6 +147,7 @@ func explain(r rank.Result, q rank.Query, mode Mode) *Explanation {
 	if mode != ModeSemantic {
 		e.Keyword = &RankScore{Rank: r.LexRank, Score: r.Lex}
 	}
+	e.Companion = r.Companion
 	return e
 }
 

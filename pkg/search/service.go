@@ -34,6 +34,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
 )
@@ -127,6 +128,8 @@ type Config struct {
 	// when 0; a negative size turns the cache off.
 	QueryCacheSize int
 	QueryCacheTTL  time.Duration
+	// Learning, when set, turns on learning from use (see Learning).
+	Learning *Learning
 	// Preload, when set, holds vectors from a snapshot file, used instead of
 	// calling the embedder when they were built from the same catalog and
 	// model (see package snapshot).
@@ -177,6 +180,11 @@ type Snapshot struct {
 	// views are the snapshots that API keys with limited visibility search
 	// (see buildViews), by key name; a key without one sees everything.
 	views map[string]*Snapshot
+	// learned is what learning had taught when the snapshot was built (nil:
+	// nothing), already in Keywords' learned field; companions are its
+	// companions by row, for the ranker.
+	learned    *learn.Learned
+	companions [][]rank.Companion
 }
 
 // Semantic reports whether the snapshot has a dense index.
@@ -192,6 +200,7 @@ type Service struct {
 	// onPublish is called after each snapshot is published (see OnPublish).
 	onPublish atomic.Pointer[func(*Snapshot)]
 	queries   *queryCache // nil for the local embedder, or when turned off
+	learner   *learner    // nil while learning is off
 	buildMu   sync.Mutex  // one build at a time
 	seq       atomic.Int64
 
@@ -254,6 +263,9 @@ func New(cfg Config) *Service {
 			ttl = DefaultQueryCacheTTL
 		}
 		s.queries = newQueryCache(size, ttl, cfg.Now, s.metrics)
+	}
+	if cfg.Learning != nil && cfg.Learning.Store != nil {
+		s.learner = newLearner(s, *cfg.Learning)
 	}
 	return s
 }
@@ -354,6 +366,9 @@ func (s *Service) recordError(err error) {
 // with Config.Load on each attempt.
 func (s *Service) Run(ctx context.Context, setup *Setup) error {
 	delay := s.cfg.RetryDelay
+	if s.learner != nil {
+		s.learner.load(ctx) // a store that is down: the index learns nothing yet
+	}
 	for {
 		if cur := s.cur.Load(); cur != nil && cur.setup != nil {
 			setup = cur.setup
@@ -451,6 +466,9 @@ func (s *Service) Rebuild(ctx context.Context) (*Snapshot, error) {
 		s.metrics.builds.WithLabelValues("error").Inc()
 		s.recordError(err)
 		return nil, err
+	}
+	if s.learner != nil {
+		s.learner.load(ctx) // a rebuild holds what was learned until now
 	}
 	return s.Build(ctx, setup)
 }

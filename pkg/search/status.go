@@ -54,6 +54,9 @@ type Status struct {
 	TemplateCount int    `json:"template_count"`
 	// PolicyWarnings: templates partly visible to a key (Snapshot).
 	PolicyWarnings []string `json:"policy_warnings"`
+	// Learning is learning from use: whether it is on, what the index
+	// holds of it, and the store's last error.
+	Learning *LearningStatus `json:"learning,omitempty"`
 }
 
 // CatalogStatus describes the indexed catalog.
@@ -133,9 +136,11 @@ func (s *Service) Status() Status {
 	if st.Quantization == index.QuantBinary {
 		st.Rescore = s.cfg.Rescore
 	}
-	if snap := s.cur.Load(); snap != nil {
+	snap := s.cur.Load()
+	if snap != nil {
 		snap.fillStatus(&st)
 	}
+	st.Learning = s.learningStatus(snap)
 	return st
 }
 

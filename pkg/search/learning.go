@@ -1,0 +1,440 @@
+package search
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/learn"
+	"github.com/toolsearch/toolsearch/pkg/redact"
+)
+
+// Learning turns on learning from use (package learn): where evidence is
+// kept, and how often the merged tally is read (a replica sees what the
+// others learned within Refresh; a change rebuilds the index).
+type Learning struct {
+	Store   learn.Store
+	Refresh time.Duration // DefaultLearnRefresh when 0
+}
+
+// Learning's defaults and bounds.
+const (
+	DefaultLearnRefresh = time.Minute
+	// pendingSearches bounds the searches remembered for feedback, and
+	// pendingTTL how long each waits: a search reported on later teaches
+	// nothing.
+	pendingSearches = 10000
+	pendingTTL      = 15 * time.Minute
+	// eventQueue bounds the events waiting for the store; past it, events
+	// are dropped (and counted), never waited for.
+	eventQueue = 1024
+)
+
+// ErrUnknownSearch is returned for feedback on a search id the service
+// does not hold for this caller: never issued, expired, reported already,
+// or another caller's.
+var ErrUnknownSearch = errors.New("unknown search id: it expired, was reported already, or was not this caller's")
+
+// pendingSearch is a search that may still teach: what its query may
+// store, the tools it returned (only those teach), and the uses so far.
+type pendingSearch struct {
+	caller   string
+	terms    []string
+	returned []string // tool ids, in the answer's order
+	mu       sync.Mutex
+	used     []string
+	done     bool
+}
+
+// learner is a service's learning: the searches that may teach, the
+// events on their way to the store, and the tally the index is built
+// with.
+type learner struct {
+	cfg     Learning
+	s       *Service
+	pending *expirable.LRU[string, *pendingSearch]
+	events  chan learn.Event
+	learned atomic.Pointer[learn.Learned]
+	// hash of the tally learned holds, to tell a change.
+	version atomic.Uint64
+
+	mu         sync.Mutex
+	lastErr    string
+	lastErrAt  time.Time
+	recorded   int64
+	dropped    int64
+	lastLoadAt time.Time
+}
+
+func newLearner(s *Service, cfg Learning) *learner {
+	if cfg.Refresh <= 0 {
+		cfg.Refresh = DefaultLearnRefresh
+	}
+	l := &learner{cfg: cfg, s: s, events: make(chan learn.Event, eventQueue)}
+	// A search that times out with uses teaches them (an MCP session
+	// that used tools and went away); one without teaches nothing.
+	l.pending = expirable.NewLRU[string, *pendingSearch](pendingSearches, func(_ string, p *pendingSearch) { l.finish(p) }, pendingTTL)
+	return l
+}
+
+// callerOf is the id a caller's evidence counts under: its key, or an
+// anonymous caller's address.
+func callerOf(c access.Caller) string { return learn.Caller(c.Key, c.Address) }
+
+// remember holds a retrieval's answer for feedback and returns its id.
+// The query's terms are kept only as learn.Terms allows: words the
+// catalog or the dictionary knows.
+func (l *learner) remember(ctx context.Context, caller access.Caller, snap *Snapshot, terms []string, hits []Hit) string {
+	var returned []string
+	for _, h := range hits {
+		if h.Source != SourceCore {
+			returned = append(returned, snap.Catalog.Tool(h.Row).ID())
+		}
+	}
+	if len(returned) == 0 {
+		return ""
+	}
+	known := func(t string) bool { return snap.Keywords.Has(t) || analysis.English.InLexicon(t) }
+	p := &pendingSearch{caller: callerOf(caller), terms: learn.Terms(terms, known), returned: returned}
+	if len(p.terms) == 0 && len(returned) < 2 {
+		return "" // nothing it could teach
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	l.pending.Add(id, p)
+	return id
+}
+
+// use records that the caller used tool (server/name) after the search
+// id; a tool the search did not return teaches nothing. It reports
+// whether the use counted.
+func (l *learner) use(ctx context.Context, caller access.Caller, id string, tools []string, final bool) (used, ignored int, err error) {
+	p, ok := l.pending.Peek(id)
+	if !ok || p.caller != callerOf(caller) {
+		return 0, 0, ErrUnknownSearch
+	}
+	p.mu.Lock()
+	if p.done {
+		p.mu.Unlock()
+		return 0, 0, ErrUnknownSearch
+	}
+	for _, t := range tools {
+		switch {
+		case !slices.Contains(p.returned, t):
+			ignored++
+		case !slices.Contains(p.used, t) && len(p.used) < learn.MaxUsedPerEvent:
+			p.used = append(p.used, t)
+			used++
+		}
+	}
+	p.mu.Unlock()
+	if final {
+		l.pending.Remove(id) // finishes it
+	}
+	return used, ignored, nil
+}
+
+// finish sends what a search taught to the store, once.
+func (l *learner) finish(p *pendingSearch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done || len(p.used) == 0 {
+		p.done = true
+		return
+	}
+	p.done = true
+	ev := learn.Event{Caller: p.caller, Terms: p.terms, Used: slices.Clone(p.used), At: l.s.cfg.Now()}
+	select {
+	case l.events <- ev:
+	default:
+		l.mu.Lock()
+		l.dropped++
+		l.mu.Unlock()
+		l.s.metrics.learnEvents.WithLabelValues("dropped").Inc()
+	}
+}
+
+// run writes events to the store and reads the merged tally every
+// Refresh, asking for a rebuild (on changed) when it moved. A store that
+// is down loses those events and keeps the tally it had: searches never
+// wait for it.
+func (l *learner) run(ctx context.Context, changed chan<- struct{}) {
+	tick := time.NewTicker(l.cfg.Refresh)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-l.events:
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err := l.cfg.Store.Record(rctx, ev)
+			cancel()
+			result := "recorded"
+			if err != nil {
+				result = "error"
+				l.fail("record", err)
+			} else {
+				l.mu.Lock()
+				l.recorded++
+				l.mu.Unlock()
+			}
+			l.s.metrics.learnEvents.WithLabelValues(result).Inc()
+		case <-tick.C:
+			if l.load(ctx) && changed != nil {
+				select {
+				case changed <- struct{}{}:
+				default: // a rebuild is due already; it reads this tally too
+				}
+			}
+		}
+	}
+}
+
+// load reads the merged tally and reports whether it changed.
+func (l *learner) load(ctx context.Context) bool {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	learned, err := l.cfg.Store.Load(lctx)
+	if err != nil {
+		l.fail("load", err)
+		return false
+	}
+	l.mu.Lock()
+	l.lastLoadAt = l.s.cfg.Now().UTC()
+	l.mu.Unlock()
+	h := learnedHash(learned)
+	l.learned.Store(learned)
+	return l.version.Swap(h) != h
+}
+
+func (l *learner) fail(what string, err error) {
+	msg := redact.Clip(what+": "+err.Error(), 1024, "…")
+	l.mu.Lock()
+	l.lastErr, l.lastErrAt = msg, l.s.cfg.Now().UTC()
+	l.mu.Unlock()
+	l.s.logger.Warn("learning store", "op", what, "err", err)
+}
+
+// learnedHash fingerprints a tally, to tell whether it changed.
+func learnedHash(l *learn.Learned) uint64 {
+	h := fnv.New64a()
+	for _, m := range []map[string][]learn.Weighted{l.Terms, l.Companions} {
+		for _, tool := range slices.Sorted(maps.Keys(m)) {
+			fmt.Fprintf(h, "%s\x00", tool)
+			for _, w := range m[tool] {
+				fmt.Fprintf(h, "%s\x00%.3f\x00", w.Name, w.Weight)
+			}
+		}
+		h.Write([]byte{1})
+	}
+	return h.Sum64()
+}
+
+// Learn runs learning until ctx is done (see learner.run): serve starts
+// it beside Follow, with the same changed channel, so a moved tally
+// rebuilds the index. Without learning it returns at once.
+func (s *Service) Learn(ctx context.Context, changed chan<- struct{}) {
+	if s.learner == nil {
+		return
+	}
+	s.learner.run(ctx, changed)
+}
+
+// Feedback reports the tools a caller used after the search id: those the
+// search returned teach (once: the search is then done), others are
+// ignored. A tool is named server/name, or by its name alone when one
+// tool of that name was returned.
+func (s *Service) Feedback(ctx context.Context, caller access.Caller, id string, used []string) (learned, ignored int, err error) {
+	if s.learner == nil {
+		return 0, 0, ErrLearningOff
+	}
+	return s.learner.use(ctx, caller, id, s.learner.resolve(id, used), true)
+}
+
+// Used records that an MCP session's caller used tool after the search id
+// (asked for its schema, or called it successfully); the search teaches
+// when the session searches again, closes, or after pendingTTL.
+func (s *Service) Used(ctx context.Context, caller access.Caller, id, tool string) {
+	if s.learner == nil || id == "" {
+		return
+	}
+	s.learner.use(ctx, caller, id, s.learner.resolve(id, []string{tool}), false)
+}
+
+// SearchDone says an MCP session's search id teaches what it has now.
+func (s *Service) SearchDone(id string) {
+	if s.learner == nil || id == "" {
+		return
+	}
+	s.learner.pending.Remove(id)
+}
+
+// ErrLearningOff is returned for feedback while learning is off.
+var ErrLearningOff = errors.New("learning is off on this server (learning.enabled in the config)")
+
+// resolve names each of used by the tool id the search returned: as given
+// when it is one, else the one returned tool of that name.
+func (l *learner) resolve(id string, used []string) []string {
+	p, ok := l.pending.Peek(id)
+	if !ok {
+		return used
+	}
+	out := make([]string, 0, len(used))
+	for _, u := range used {
+		if slices.Contains(p.returned, u) {
+			out = append(out, u)
+			continue
+		}
+		match := ""
+		for _, r := range p.returned {
+			if _, name, _ := strings.Cut(r, "/"); name == u {
+				if match != "" {
+					match = u // ambiguous: teaches nothing
+					break
+				}
+				match = r
+			}
+		}
+		if match == "" {
+			match = u
+		}
+		out = append(out, match)
+	}
+	return out
+}
+
+// LearnedTool is what was learned about one tool, as a caller may see it:
+// the terms of the queries that led to it and the tools used with it,
+// among the tools the caller can see.
+type LearnedTool struct {
+	Tool       string           `json:"tool"`
+	Terms      []learn.Weighted `json:"terms"`
+	Companions []learn.Weighted `json:"companions"`
+}
+
+// Learned is what the current index holds of learning, through the
+// caller's view: for tool (server/name, or a name one tool has), or for
+// every tool with something learned (at most max) when tool is "". A tool
+// the caller cannot see is unknown.
+func (s *Service) Learned(caller access.Caller, tool string, max int) ([]LearnedTool, error) {
+	if s.learner == nil {
+		return nil, ErrLearningOff
+	}
+	snap, err := s.View(caller)
+	if err != nil {
+		return nil, err
+	}
+	of := func(row int) LearnedTool {
+		id := snap.Catalog.Tool(row).ID()
+		lt := LearnedTool{Tool: id, Terms: []learn.Weighted{}, Companions: []learn.Weighted{}}
+		if snap.learned == nil {
+			return lt
+		}
+		lt.Terms = append(lt.Terms, snap.learned.Terms[id]...)
+		for _, c := range snap.learned.Companions[id] {
+			if server, name, ok := strings.Cut(c.Name, "/"); ok {
+				if _, visible := snap.Catalog.Lookup(server, name); visible {
+					lt.Companions = append(lt.Companions, c)
+				}
+			}
+		}
+		return lt
+	}
+	if tool != "" {
+		row, err := snap.Catalog.Resolve(tool)
+		if err != nil {
+			return nil, err
+		}
+		return []LearnedTool{of(row)}, nil
+	}
+	out := []LearnedTool{}
+	for row := range snap.Catalog.Len() {
+		if lt := of(row); (len(lt.Terms) > 0 || len(lt.Companions) > 0) && len(out) < max {
+			out = append(out, lt)
+		}
+	}
+	return out, nil
+}
+
+// ResetLearned forgets what was learned about tool (server/name; every
+// tool when ""), then rebuilds the index without it.
+func (s *Service) ResetLearned(ctx context.Context, tool string) error {
+	if s.learner == nil {
+		return ErrLearningOff
+	}
+	if err := s.learner.cfg.Store.Reset(ctx, tool); err != nil {
+		s.learner.fail("reset", err)
+		return err
+	}
+	_, err := s.Relearn(ctx)
+	return err
+}
+
+// Relearn rebuilds the index with what the store holds now: by Rebuild,
+// which also re-reads the catalog, when there is a loader; otherwise from
+// the setup the current index was built from.
+func (s *Service) Relearn(ctx context.Context) (*Snapshot, error) {
+	if s.cfg.Load != nil {
+		return s.Rebuild(ctx)
+	}
+	cur := s.cur.Load()
+	if cur == nil {
+		return nil, ErrNotReady
+	}
+	if s.learner != nil {
+		s.learner.load(ctx)
+	}
+	return s.Build(ctx, cur.setup)
+}
+
+// LearningStatus is learning's part of the status page.
+type LearningStatus struct {
+	Enabled     bool       `json:"enabled"`
+	Store       string     `json:"store,omitempty"`
+	Tools       int        `json:"tools"`      // tools with learned terms in the index
+	Companions  int        `json:"companions"` // tools with learned companions
+	Recorded    int64      `json:"recorded"`   // events written since start
+	Dropped     int64      `json:"dropped"`    // events lost to a full queue
+	LastLoadAt  *time.Time `json:"last_load_at"`
+	LastError   string     `json:"last_error"`
+	LastErrorAt *time.Time `json:"last_error_at"`
+}
+
+// learningStatus reports learning for status; snap is the one status
+// reads.
+func (s *Service) learningStatus(snap *Snapshot) *LearningStatus {
+	l := s.learner
+	if l == nil {
+		return &LearningStatus{}
+	}
+	st := &LearningStatus{Enabled: true, Store: l.cfg.Store.Kind()}
+	if snap != nil && snap.learned != nil {
+		st.Tools, st.Companions = len(snap.learned.Terms), len(snap.learned.Companions)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st.Recorded, st.Dropped, st.LastError = l.recorded, l.dropped, l.lastErr
+	if !l.lastLoadAt.IsZero() {
+		t := l.lastLoadAt
+		st.LastLoadAt = &t
+	}
+	if !l.lastErrAt.IsZero() {
+		t := l.lastErrAt
+		st.LastErrorAt = &t
+	}
+	return st
+}

@@ -1,0 +1,291 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/learn"
+)
+
+// learningRig is a service over the default catalog that learns into a
+// real file store, without the background loop: the test moves events to
+// the store itself (flush), so nothing depends on timing.
+func learningRig(t *testing.T, store learn.Store) *Service {
+	t.Helper()
+	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test", Learning: &Learning{Store: store}})
+	if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func fileStore(t *testing.T) learn.Store {
+	t.Helper()
+	s, err := learn.Open(filepath.Join(t.TempDir(), "learned.db"), learn.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// flush writes the events waiting for the store, as the learning loop
+// would.
+func flush(t *testing.T, svc *Service) {
+	t.Helper()
+	for {
+		select {
+		case ev := <-svc.learner.events:
+			if err := svc.learner.cfg.Store.Record(t.Context(), ev); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			return
+		}
+	}
+}
+
+func rankOf(hits []Hit, id string) int {
+	for i, h := range hits {
+		if h.Source != SourceCore && h.Server+"/"+h.Name == id {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// TestLearningTeaches follows one paraphrase through learning: callers
+// search, report the tool they used, and once two callers have taught it
+// over three sessions the tool ranks first for that query, its explanation
+// naming the learned field. Feedback that cannot teach is refused or
+// ignored, never counted.
+func TestLearningTeaches(t *testing.T) {
+	svc := learningRig(t, fileStore(t))
+	ctx := t.Context()
+	const query = "peek inside the settings document"
+	req := Request{Query: query, TopK: ptr(10), Explain: true}
+	first, err := svc.Search(ctx, req, access.Caller{Address: "10.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.SearchID == "" {
+		t.Fatal("no search_id while learning is on")
+	}
+	var target string
+	for _, h := range slices.Backward(first.Tools) {
+		if h.Source != SourceCore {
+			target = h.Server + "/" + h.Name
+			break
+		}
+	}
+	before := rankOf(first.Tools, target)
+	if before < 3 {
+		t.Fatalf("the target %s ranks %d already: choose a query it answers worse", target, before)
+	}
+
+	// Feedback that teaches nothing.
+	other := access.Caller{Address: "10.0.0.2"}
+	for _, c := range []struct {
+		name   string
+		caller access.Caller
+		id     string
+		used   []string
+		want   error
+	}{
+		{"another caller's id", other, first.SearchID, []string{target}, ErrUnknownSearch},
+		{"an id never issued", other, "0123456789abcdef0123456789abcdef", []string{target}, ErrUnknownSearch},
+		{"a key's id from its address", access.Caller{Key: "k", Address: "10.0.0.1"}, first.SearchID, []string{target}, ErrUnknownSearch},
+	} {
+		if _, _, err := svc.Feedback(ctx, c.caller, c.id, c.used); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	learned, ignored, err := svc.Feedback(ctx, access.Caller{Address: "10.0.0.1"}, first.SearchID, []string{target, "jira/no_such_tool", "github/delete_repository"})
+	if err != nil || learned != 1 || ignored != 2 {
+		t.Fatalf("feedback: learned %d, ignored %d, %v; want 1 and 2 (a tool the search did not return teaches nothing)", learned, ignored, err)
+	}
+	if _, _, err := svc.Feedback(ctx, access.Caller{Address: "10.0.0.1"}, first.SearchID, []string{target}); !errors.Is(err, ErrUnknownSearch) {
+		t.Errorf("a second report on one search: %v, want ErrUnknownSearch", err)
+	}
+
+	teach := func(addr string) {
+		t.Helper()
+		c := access.Caller{Address: addr}
+		res, err := svc.Search(ctx, req, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := svc.Feedback(ctx, c, res.SearchID, []string{target}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One caller alone teaches nothing, however often it asks.
+	for range 5 {
+		teach("10.0.0.1")
+	}
+	flush(t, svc)
+	if _, err := svc.Relearn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := rankOf(mustSearch(t, svc, req).Tools, target); got != before {
+		t.Fatalf("one caller moved %s from %d to %d", target, before, got)
+	}
+	// A second caller's sessions pass the threshold; more callers teach
+	// more.
+	teach("10.0.0.2")
+	for _, addr := range []string{"10.0.0.3", "10.0.0.4", "10.0.0.5"} {
+		teach(addr)
+		teach(addr)
+	}
+	flush(t, svc)
+	if _, err := svc.Relearn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := mustSearch(t, svc, req)
+	if got := rankOf(after.Tools, target); got != 1 {
+		t.Fatalf("after two callers' sessions %s ranks %d (was %d), want 1", target, got, before)
+	}
+	e := after.Tools[rankOf(after.Tools, target)-1].Explain
+	learnedField := false
+	for _, fields := range e.MatchedTerms {
+		learnedField = learnedField || slices.Contains(fields, "learned")
+	}
+	if !learnedField {
+		t.Errorf("the explanation does not name the learned field: %v", e.MatchedTerms)
+	}
+	lt, err := svc.Learned(access.Caller{}, target, 10)
+	if err != nil || len(lt) != 1 || len(lt[0].Terms) == 0 {
+		t.Fatalf("Learned(%s) = %+v, %v", target, lt, err)
+	}
+	for _, w := range lt[0].Terms {
+		if !strings.Contains(query, w.Name[:3]) {
+			t.Errorf("learned term %q is not of the query %q", w.Name, query)
+		}
+	}
+	if st := svc.Status().Learning; !st.Enabled || st.Tools != 1 || st.Store != "file" {
+		t.Errorf("status learning %+v", st)
+	}
+	// Reset forgets it, and the ranking is today's again.
+	if err := svc.ResetLearned(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	if got := rankOf(mustSearch(t, svc, req).Tools, target); got != before {
+		t.Errorf("after a reset %s ranks %d, want %d", target, got, before)
+	}
+}
+
+// TestEmptyStoreChangesNothing: learning on with nothing learned answers
+// every request as learning off does, byte for byte but for the search id.
+func TestEmptyStoreChangesNothing(t *testing.T) {
+	off := New(Config{Embedder: embedding.NewLocal(256), Version: "test"})
+	if _, err := off.Build(t.Context(), defaultSetup(t)); err != nil {
+		t.Fatal(err)
+	}
+	on := learningRig(t, fileStore(t))
+	cat := off.Current().Catalog
+	for i, tl := range cat.Tools() {
+		for _, mode := range []Mode{ModeHybrid, ModeKeyword, ModeSemantic} {
+			words := strings.Fields(tl.Description)
+			req := Request{Query: strings.Join(words[:min(len(words), 2+i%5)], " "), Mode: mode, Explain: i%2 == 0}
+			a, b := answerJSON(t, off, req), strings.Replace(answerJSON(t, on, req), `,"search_id":"issued"`, "", 1)
+			if a != b {
+				t.Fatalf("%+v\nlearning off: %s\nempty store:  %s", req, a, b)
+			}
+		}
+	}
+}
+
+// failingStore is a store that is down.
+type failingStore struct{}
+
+var errDown = errors.New("connection refused")
+
+func (failingStore) Record(context.Context, learn.Event) error    { return errDown }
+func (failingStore) Load(context.Context) (*learn.Learned, error) { return nil, errDown }
+func (failingStore) Reset(context.Context, string) error          { return errDown }
+func (failingStore) Close() error                                 { return nil }
+func (failingStore) Kind() string                                 { return "down" }
+
+// TestStoreDownSearchesOn: a store that fails every call costs learning,
+// never a search; status says why.
+func TestStoreDownSearchesOn(t *testing.T) {
+	svc := learningRig(t, failingStore{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { svc.Learn(ctx, nil); close(done) }()
+	defer func() { cancel(); <-done }()
+	c := access.Caller{Address: "10.0.0.9"}
+	for range 20 {
+		res, err := svc.Search(ctx, Request{Query: "merge a pull request"}, c)
+		if err != nil || len(res.Tools) == 0 {
+			t.Fatalf("search with the store down: %v, %d tools", err, len(res.Tools))
+		}
+		if _, _, err := svc.Feedback(ctx, c, res.SearchID, []string{res.Tools[len(res.Tools)-1].Server + "/" + res.Tools[len(res.Tools)-1].Name}); err != nil {
+			t.Fatalf("feedback with the store down: %v", err)
+		}
+	}
+	if _, err := svc.Relearn(ctx); err != nil {
+		t.Fatalf("a rebuild with the store down: %v", err)
+	}
+	waitFor(t, func() bool { return svc.Status().Learning.LastError != "" })
+	if st := svc.Status().Learning; !strings.Contains(st.LastError, "connection refused") {
+		t.Errorf("status learning %+v, want the store's error", st)
+	}
+	if err := svc.ResetLearned(ctx, ""); !errors.Is(err, errDown) {
+		t.Errorf("reset with the store down: %v", err)
+	}
+}
+
+// TestViewLearnsOnlyItsWords: a term learned for a tool a key sees reaches
+// that key only if the dictionary knows it or the key's own tools use it.
+// Learning keeps the catalog's words, so a word only a hidden tool has
+// would otherwise tell the key that such a tool exists.
+func TestViewLearnsOnlyItsWords(t *testing.T) {
+	tools := []catalog.Tool{
+		{Server: "seen", Name: "read_sheet", Description: "Read the cells of a sheet"},
+		{Server: "seen", Name: "list_sheets", Description: "List the sheets of a workbook"},
+		{Server: "hidden", Name: "query_zorblat", Description: "Query the zorblat warehouse"},
+	}
+	learned := &learn.Learned{Terms: map[string][]learn.Weighted{
+		"seen/read_sheet": {{Name: "zorblat", Weight: 5}, {Name: "spreadsheet", Weight: 5}, {Name: "workbook", Weight: 4}},
+	}}
+	keys := []access.Key{
+		{Name: "k", Hash: sha256.Sum256([]byte("secret-k")), Visibility: access.Visibility{Servers: []string{"seen"}}},
+		{Name: "all", Hash: sha256.Sum256([]byte("secret-all"))},
+	}
+	svc := hiddenRig(t, tools, nil, nil, keys, staticStore{learned})
+	for _, c := range []struct {
+		key  string
+		want []string
+	}{
+		{"all", []string{"zorblat", "spreadsheet", "workbook"}},
+		{"k", []string{"spreadsheet", "workbook"}},
+	} {
+		lt, err := svc.Learned(access.Caller{Key: c.key}, "seen/read_sheet", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range lt[0].Terms {
+			got = append(got, w.Name)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("key %s reads learned terms %v, want %v", c.key, got, c.want)
+		}
+		res, err := svc.Search(t.Context(), Request{Query: "zorblat", Mode: ModeKeyword}, access.Caller{Key: c.key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found := rankOf(res.Tools, "seen/read_sheet") > 0; found != (c.key == "all") {
+			t.Errorf("key %s: a search for the hidden tool's word finds read_sheet: %v", c.key, found)
+		}
+	}
+}
