@@ -150,9 +150,9 @@ func (k ToolKey) String() string { return k.Server + "/" + k.Name }
 // itself; a tool id can read like another's). Nil for labelled cases.
 func (c Case) Keys() []ToolKey { return c.keys }
 
-// resolve maps every expected name to its tool, failing on the first
+// Resolve maps every expected name to its tool, failing on the first
 // unknown or ambiguous one with the case that names it.
-func resolve(cat *catalog.Catalog, cases []Case) ([][]ToolKey, error) {
+func Resolve(cat *catalog.Catalog, cases []Case) ([][]ToolKey, error) {
 	out := make([][]ToolKey, len(cases))
 	var errs []error
 	for i, c := range cases {

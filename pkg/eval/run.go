@@ -116,10 +116,10 @@ type CaseResult struct {
 // Passed reports whether every expected tool was in the top k.
 func (c CaseResult) Passed() bool { return c.Error == "" && c.Found == c.Expected }
 
-// request is the search a case sends: its own fields, its query, top_k k,
+// Search is the search a case sends: its own fields, its query, top_k k,
 // and no core tools unless it asks (core presence is its own category, not
 // a bonus on every case).
-func (c Case) request(k int, opts Options) search.Request {
+func (c Case) Search(k int, opts Options) search.Request {
 	var req search.Request
 	if c.Request != nil {
 		req = *c.Request
@@ -150,7 +150,7 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 	if k < 1 || k > Depth {
 		return nil, fmt.Errorf("%w: k must be between 1 and %d", ErrBadInput, Depth)
 	}
-	want, err := resolve(cat, cases)
+	want, err := Resolve(cat, cases)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func Run(ctx context.Context, cat *catalog.Catalog, cases []Case, s Searcher, op
 		if opts.Progress != nil && i > 0 {
 			opts.Progress(i, len(cases))
 		}
-		req := c.request(k, opts)
+		req := c.Search(k, opts)
 		start := time.Now()
 		ans, err := s.Search(ctx, req)
 		if errors.Is(err, ErrRefused) {
