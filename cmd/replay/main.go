@@ -16,7 +16,8 @@
 //   - empty: learning on, nothing learned (must rank exactly as none).
 //
 // Per-case reports go to -out; the table to stdout. evals/README.md
-// records the results.
+// records the results. With -gate (make test), it fails unless empty ranks
+// every case exactly as none and learn loses no recall.
 //
 //	go run ./cmd/replay -bin bin/toolsearch -data ../shared/evaldata
 package main

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -712,5 +713,43 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	var buf bytes.Buffer
 	if progress(&buf, time.Now) != nil {
 		t.Error("progress is reported into a buffer")
+	}
+}
+
+// TestServeLearningStoreDown: a PostgreSQL store that cannot be reached at
+// start-up costs learning, never the service: it serves, searches answer
+// (with a search id: uses are kept until the store answers), and status
+// says why, without the password.
+func TestServeLearningStoreDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("learning:\n  store: postgres\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"TOOLSEARCH_LEARNING_DSN": fmt.Sprintf("postgres://ts:pg-s3cret@127.0.0.1:%d/db?connect_timeout=1", port)}
+	base, logs, stop := startServe(t, env, "-config", cfg)
+	defer stop()
+	code, res := postSearch(t, base, `{"query":"merge pull request","top_k":3}`)
+	if code != 200 || res["search_id"] == nil {
+		t.Errorf("search with the learning store down = %d %v", code, res)
+	}
+	var st struct {
+		Learning struct {
+			Enabled   bool   `json:"enabled"`
+			Store     string `json:"store"`
+			LastError string `json:"last_error"`
+		} `json:"learning"`
+	}
+	getJSON(t, base+"/mcp/tool-search/status", &st)
+	if !st.Learning.Enabled || st.Learning.Store != "postgres" || st.Learning.LastError == "" {
+		t.Errorf("status learning = %+v, want postgres with its error", st.Learning)
+	}
+	if strings.Contains(logs.String()+st.Learning.LastError, "pg-s3cret") {
+		t.Error("the password shows in the log or status")
 	}
 }

@@ -224,10 +224,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 // openLearning opens the learning store the config names (nil, with no
-// error, when learning is off). A store that cannot be opened (a file
-// where the filesystem is read-only, a database that is down) turns
-// learning off for this process, with a warning: searches never depend on
-// it. A bad setting is an error.
+// error, when learning is off). A file that cannot be opened (a read-only
+// filesystem, another process holding it) turns learning off for this
+// process, with a warning; a database that is down is waited for, learning
+// resuming when it answers. Searches never depend on either. A bad setting
+// is an error.
 func openLearning(ctx context.Context, c config.Learning, getenv func(string) string, logger *slog.Logger) (*search.Learning, error) {
 	if !c.On() {
 		return nil, nil
@@ -246,7 +247,17 @@ func openLearning(ctx context.Context, c config.Learning, getenv func(string) st
 		if dsn == "" {
 			return nil, fmt.Errorf("learning.store is postgres but %s is not set", env)
 		}
-		store, err = learn.OpenPostgres(ctx, dsn, cfg, nil)
+		pg, perr := learn.OpenPostgres(ctx, dsn, cfg, nil)
+		switch {
+		case errors.Is(perr, learn.ErrUnreachable):
+			// Learning waits for the database; searches do not.
+			logger.Warn("learning store not reachable yet", "err", perr)
+			store = pg
+		case perr != nil:
+			err = perr
+		default:
+			store = pg
+		}
 	default:
 		// The environment's path wins, so that processes sharing one
 		// config (tests, two local servers) need not share one file.

@@ -10,8 +10,10 @@ package console
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -39,6 +41,8 @@ auth:
   keys:
     - {name: ops, key_env: CONSOLE_OPS_KEY}
     - {name: support, key_env: CONSOLE_SUPPORT_KEY, visible_servers: [slack, jira]}
+learning:
+  refresh: 1s
 `
 
 func TestConsole(t *testing.T) {
@@ -70,7 +74,7 @@ func TestConsole(t *testing.T) {
 	}
 	addr := freeAddr(t)
 	url := "http://" + addr
-	serve(t, bin, []string{"TOOLSEARCH_ADDR=" + addr, "TOOLSEARCH_CONFIG=" + cfg, "TOOLSEARCH_DRAIN_DELAY=0s",
+	serve(t, bin, []string{"TOOLSEARCH_ADDR=" + addr, "TOOLSEARCH_CONFIG=" + cfg, "TOOLSEARCH_DRAIN_DELAY=0s", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db"),
 		"TOOLSEARCH_ADMIN_TOKEN=" + adminToken, "CONSOLE_OPS_KEY=" + opsKey, "CONSOLE_SUPPORT_KEY=" + supportKey}, url)
 
 	ctx, cancel := browser(t, chrome)
@@ -185,6 +189,34 @@ func TestConsole(t *testing.T) {
 			do(t, ctx, input("#catalog-filter", ""), chromedp.Click(css("#catalog-problems")))
 			screenshot(t, ctx, shots, "catalog")
 			do(t, ctx, chromedp.Click(css("#catalog-problems")))
+		}},
+		{"the catalog shows what callers taught a tool, and the admin token forgets it", func(t *testing.T, ctx context.Context) {
+			// Two keys, two sessions each, use slack/post_message after the
+			// same search: past the thresholds (two callers, three sessions).
+			for _, key := range []string{opsKey, supportKey, opsKey, supportKey} {
+				teach(t, url, key, "announce the outage to everyone", "slack/post_message")
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for !strings.Contains(getJSON(t, url+"/mcp/tool-search/learned?tool=slack/post_message", opsKey), "outag") {
+				if time.Now().After(deadline) {
+					t.Fatal("the index never took in what was taught")
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			// The console reads the catalog once per key: a reload reads it anew.
+			do(t, ctx, chromedp.Navigate(url+"/console/#catalog"), chromedp.Reload(),
+				chromedp.WaitVisible(css(`[data-server="slack"] summary`)),
+				chromedp.Click(css(`[data-server="slack"] summary`)),
+				chromedp.WaitVisible(css(`[data-tool="slack/post_message"] .learned`)))
+			if got := text(t, ctx, `[data-tool="slack/post_message"] .learned`); !strings.Contains(got, "searched as") || !strings.Contains(got, "outag") {
+				t.Errorf("post_message's learned line %q, want its learned words", got)
+			}
+			screenshot(t, ctx, shots, "learned")
+			do(t, ctx, chromedp.Click(css(`[data-tool="slack/post_message"] .forget-learned`)),
+				until(`document.querySelector('[data-tool="slack/post_message"]') && !document.querySelector('[data-tool="slack/post_message"] .learned')`))
+			if got := getJSON(t, url+"/mcp/tool-search/learned?tool=slack/post_message", opsKey); strings.Contains(got, "outag") {
+				t.Errorf("after forget: %s", got)
+			}
 		}},
 		{"an eval diff puts the regressed cases first", func(t *testing.T, ctx context.Context) {
 			do(t, ctx, chromedp.Click(css("#tab-evals")),
@@ -448,4 +480,44 @@ func serve(t *testing.T, bin string, env []string, url string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// teach searches query as key and reports tool as used.
+func teach(t *testing.T, url, key, query, tool string) {
+	t.Helper()
+	var res struct {
+		SearchID string `json:"search_id"`
+	}
+	if err := json.Unmarshal([]byte(postJSON(t, url+"/mcp/tool-search", key, `{"query":"`+query+`","top_k":10}`)), &res); err != nil || res.SearchID == "" {
+		t.Fatalf("search: no search_id (%v)", err)
+	}
+	if got := postJSON(t, url+"/mcp/tool-search/feedback", key, `{"id":"`+res.SearchID+`","used":["`+tool+`"]}`); !strings.Contains(got, `"learned":1`) {
+		t.Fatalf("feedback: %s", got)
+	}
+}
+
+func postJSON(t *testing.T, url, key, body string) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	return send(t, req)
+}
+
+func getJSON(t *testing.T, url, key string) string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	return send(t, req)
+}
+
+func send(t *testing.T, req *http.Request) string {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

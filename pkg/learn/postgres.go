@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,9 +18,13 @@ import (
 // events, and each Load reads the merged tally (replicas read it at a
 // bounded interval; see the service's learning refresh).
 type PostgresStore struct {
-	pool *pgxpool.Pool
-	cfg  Config
-	now  func() time.Time
+	pool     *pgxpool.Pool
+	cfg      Config
+	now      func() time.Time
+	password string
+	// ready is set once the tables exist: a server that was down at
+	// start-up gets them from the first call that reaches it.
+	ready atomic.Bool
 }
 
 // schema is created on open, idempotently. A row is one caller's evidence
@@ -42,36 +47,64 @@ CREATE TABLE IF NOT EXISTS toolsearch_learned_pairs (
 	PRIMARY KEY (tool_a, tool_b, caller)
 );`
 
-// OpenPostgres connects to dsn (a PostgreSQL connection string; its
-// password is never logged or reported) and creates the tables.
+// OpenPostgres returns a store on dsn (a PostgreSQL connection string; its
+// password is never logged or reported) and creates the tables. A server
+// that cannot be reached is no reason to fail: the store is returned with
+// that error (errors.Is ErrUnreachable), and its calls fail until the
+// server answers, the first of them then creating the tables. Only a
+// connection string that does not parse returns no store.
 func OpenPostgres(ctx context.Context, dsn string, cfg Config, now func() time.Time) (*PostgresStore, error) {
 	pcfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("learning store: the PostgreSQL connection string does not parse")
 	}
 	pcfg.MaxConns = 4
-	// An error names the server, never the password, whatever pgx puts in
-	// its text.
-	scrub := func(err error) error {
-		if p := pcfg.ConnConfig.Password; p != "" {
-			return errors.New(redact.Text(err.Error(), p))
-		}
-		return err
-	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
-		return nil, fmt.Errorf("learning store: %w", scrub(err))
-	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := pool.Exec(cctx, schema); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("learning store: creating its tables: %w", scrub(err))
+		return nil, fmt.Errorf("learning store: %w", scrub(err, pcfg.ConnConfig.Password))
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return &PostgresStore{pool: pool, cfg: cfg.withDefaults(), now: now}, nil
+	s := &PostgresStore{pool: pool, cfg: cfg.withDefaults(), now: now, password: pcfg.ConnConfig.Password}
+	// A server that is down answers at once; one that does not answer
+	// holds up start-up no longer than this.
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := s.ensure(cctx); err != nil {
+		return s, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	return s, nil
+}
+
+// ErrUnreachable is OpenPostgres's error for a store it returned all the
+// same, whose server did not answer yet.
+var ErrUnreachable = errors.New("learning store: PostgreSQL is not reachable yet; learning resumes when it is")
+
+// scrub is err with password cut out of its text, whatever pgx put there.
+func scrub(err error, password string) error {
+	if password != "" && err != nil {
+		return errors.New(redact.Text(err.Error(), password))
+	}
+	return err
+}
+
+// ensure creates the tables once.
+func (s *PostgresStore) ensure(ctx context.Context) error {
+	if s.ready.Load() {
+		return nil
+	}
+	if _, err := s.pool.Exec(ctx, schema); err != nil {
+		return s.fail("creating its tables", err)
+	}
+	s.ready.Store(true)
+	return nil
+}
+
+// fail is err as the store reports it: said what it was doing, and
+// without the password.
+func (s *PostgresStore) fail(what string, err error) error {
+	return fmt.Errorf("learning store: %s: %w", what, scrub(err, s.password))
 }
 
 // Kind names the store in status.
@@ -97,6 +130,9 @@ func (s *PostgresStore) Record(ctx context.Context, ev Event) error {
 		now = s.now()
 	}
 	halfLife := s.cfg.HalfLife.Seconds()
+	if err := s.ensure(ctx); err != nil {
+		return err
+	}
 	batch := &pgx.Batch{}
 	for _, tool := range ev.Used {
 		for _, t := range ev.Terms {
@@ -109,19 +145,25 @@ func (s *PostgresStore) Record(ctx context.Context, ev Event) error {
 	if batch.Len() == 0 {
 		return nil
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	if err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return tx.SendBatch(ctx, batch).Close()
-	})
+	}); err != nil {
+		return s.fail("recording", err)
+	}
+	return nil
 }
 
 // Load tallies every replica's evidence, deleting what the retention has
 // expired.
 func (s *PostgresStore) Load(ctx context.Context) (*Learned, error) {
+	if err := s.ensure(ctx); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	cutoff := now.Add(-s.cfg.Retention)
 	for _, q := range []string{`DELETE FROM toolsearch_learned_terms WHERE updated < $1`, `DELETE FROM toolsearch_learned_pairs WHERE updated < $1`} {
 		if _, err := s.pool.Exec(ctx, q, cutoff); err != nil {
-			return nil, fmt.Errorf("learning store: %w", err)
+			return nil, s.fail("loading", err)
 		}
 	}
 	t := NewTally(s.cfg, now)
@@ -134,20 +176,20 @@ func (s *PostgresStore) Load(ctx context.Context) (*Learned, error) {
 	} {
 		rows, err := s.pool.Query(ctx, q.sql)
 		if err != nil {
-			return nil, fmt.Errorf("learning store: %w", err)
+			return nil, s.fail("loading", err)
 		}
 		for rows.Next() {
 			var a, b string
 			var e Evidence
 			if err := rows.Scan(&a, &b, &e.Weight, &e.Updated); err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("learning store: %w", err)
+				return nil, s.fail("loading", err)
 			}
 			q.add(a, b, e)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("learning store: %w", err)
+			return nil, s.fail("loading", err)
 		}
 	}
 	return t.Learned(), nil
@@ -155,6 +197,9 @@ func (s *PostgresStore) Load(ctx context.Context) (*Learned, error) {
 
 // Reset forgets tool (every tool when "").
 func (s *PostgresStore) Reset(ctx context.Context, tool string) error {
+	if err := s.ensure(ctx); err != nil {
+		return err
+	}
 	var err error
 	if tool == "" {
 		_, err = s.pool.Exec(ctx, `TRUNCATE toolsearch_learned_terms, toolsearch_learned_pairs`)
@@ -165,7 +210,7 @@ func (s *PostgresStore) Reset(ctx context.Context, tool string) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("learning store: %w", err)
+		return s.fail("forgetting", err)
 	}
 	return nil
 }

@@ -161,6 +161,12 @@ function renderStatus(st, mine) {
       ['servers', String(cat.servers ?? '–')], ['warnings', String(cat.warning_count ?? 0)], ['skipped', String(cat.skipped_count ?? 0)],
       ['core tools', String(st.core_count ?? 0)], ['templates', String(st.template_count ?? 0)]])),
     card('Service', kv([['version', st.version || '–'], ['API keys', String(st.auth_keys ?? 0)], ['detail', st.detail || '–']])),
+    !summary && st.learning && card('Learning', st.learning.enabled
+      ? kv([['store', st.learning.store || '–'], ['tools with learned words', String(st.learning.tools)],
+        ['tools with companions', String(st.learning.companions)], ['uses recorded', String(st.learning.recorded)],
+        ['uses dropped', String(st.learning.dropped)], ['last read', when(st.learning.last_load_at)],
+        ['last store error', st.learning.last_error || 'none']])
+      : el('p', {class: 'muted'}, 'off (learning.enabled in the config)')),
   ].filter(Boolean);
   if (mine) {
     cards.unshift(card('Your key', el('div', {class: 'big', id: 'status-visible'}, String(mine.tools)),
@@ -279,6 +285,7 @@ function renderSearch(res) {
       const rk = [];
       if (ex.semantic) rk.push('semantic #' + (ex.semantic.rank || '–') + ' (' + fmt(ex.semantic.score) + ')');
       if (ex.keyword) rk.push('keyword #' + (ex.keyword.rank || '–') + ' (' + fmt(ex.keyword.score) + ')');
+      if (ex.companion) rk.push('learned companion of a better tool +' + fmt(ex.companion));
       if (rk.length) why.push(el('div', {class: 'muted'}, rk.join(' · ')));
     }
     const score = typeof t.score === 'number'
@@ -331,12 +338,20 @@ async function copyDefinitions() {
 // ---- catalog ----
 
 let catalog = null;
+// learned: what learning taught, by tool id, for the tools the key sees;
+// null when learning is off.
+let learned = null;
 
 async function loadCatalog(ev) {
   if (ev) ev.preventDefault();
   const server = $('catalog-server').value;
   try {
-    catalog = await api('/mcp/tool-search/catalog' + (server ? '?server=' + encodeURIComponent(server) : ''));
+    const [cat, taught] = await Promise.all([
+      api('/mcp/tool-search/catalog' + (server ? '?server=' + encodeURIComponent(server) : '')),
+      api('/mcp/tool-search/learned').catch(() => null), // 404 learning_off
+    ]);
+    catalog = cat;
+    learned = taught ? new Map(taught.tools.map((lt) => [lt.tool, lt])) : null;
     catalogLoaded = true;
     fail($('catalog-error'), null);
     const sel = $('catalog-server');
@@ -403,7 +418,28 @@ function toolEntry(t) {
       m.rank ? '#' + m.rank : 'outside the top ' + (catalog.audit.k || ''), '; first is ', el('b', {}, m.outranked_by),
       m.shared_terms && m.shared_terms.length ? ', matching ' + m.shared_terms.join(', ') : ''));
   }
+  const lt = learned && learned.get(t.server + '/' + t.name);
+  if (lt && (lt.terms.length || lt.companions.length)) {
+    const weighted = (ws) => ws.map((w) => w.name + ' ×' + Math.round(w.weight)).join(', ');
+    const row = [badge('learned', 'info')];
+    if (lt.terms.length) row.push(' searched as ', el('b', {}, weighted(lt.terms)));
+    if (lt.companions.length) row.push(lt.terms.length ? '; ' : ' ', 'used with ', el('b', {}, weighted(lt.companions)));
+    if (adminToken()) {
+      row.push(' ', el('button', {type: 'button', class: 'forget-learned', title: 'Forget what was learned about this tool (admin token)',
+        onclick: () => forgetLearned(t.server + '/' + t.name)}, 'forget'));
+    }
+    kids.push(el('div', {class: 'finding learned'}, row));
+  }
   return el('div', {class: 'tool', 'data-tool': t.server + '/' + t.name}, kids);
+}
+
+async function forgetLearned(tool) {
+  try {
+    await api('/mcp/tool-search/learned?tool=' + encodeURIComponent(tool), {method: 'DELETE', admin: true});
+    await loadCatalog();
+  } catch (e) {
+    fail($('catalog-error'), e);
+  }
 }
 
 // ---- evals ----
