@@ -38,6 +38,10 @@ const (
 	// nothing.
 	pendingSearches = 10000
 	pendingTTL      = 15 * time.Minute
+	// pendingPerCaller bounds one caller's share of them, so that a caller
+	// searching at its rate limit without reporting cannot push every other
+	// caller's searches out: past it, its answers carry no search id.
+	pendingPerCaller = 1000
 	// eventQueue bounds the events waiting for the store; past it, events
 	// are dropped (and counted), never waited for.
 	eventQueue = 1024
@@ -72,6 +76,7 @@ type learner struct {
 	version atomic.Uint64
 
 	mu         sync.Mutex
+	perCaller  map[string]int // pending searches by caller
 	lastErr    string
 	lastErrAt  time.Time
 	recorded   int64
@@ -83,10 +88,17 @@ func newLearner(s *Service, cfg Learning) *learner {
 	if cfg.Refresh <= 0 {
 		cfg.Refresh = DefaultLearnRefresh
 	}
-	l := &learner{cfg: cfg, s: s, events: make(chan learn.Event, eventQueue)}
+	l := &learner{cfg: cfg, s: s, events: make(chan learn.Event, eventQueue), perCaller: map[string]int{}}
 	// A search that times out with uses teaches them (an MCP session
 	// that used tools and went away); one without teaches nothing.
-	l.pending = expirable.NewLRU[string, *pendingSearch](pendingSearches, func(_ string, p *pendingSearch) { l.finish(p) }, pendingTTL)
+	l.pending = expirable.NewLRU[string, *pendingSearch](pendingSearches, func(_ string, p *pendingSearch) {
+		l.mu.Lock()
+		if l.perCaller[p.caller]--; l.perCaller[p.caller] <= 0 {
+			delete(l.perCaller, p.caller)
+		}
+		l.mu.Unlock()
+		l.finish(p)
+	}, pendingTTL)
 	return l
 }
 
@@ -111,6 +123,15 @@ func (l *learner) remember(ctx context.Context, caller access.Caller, snap *Snap
 	p := &pendingSearch{caller: callerOf(caller), terms: learn.Terms(terms, known), returned: returned}
 	if len(p.terms) == 0 && len(returned) < 2 {
 		return "" // nothing it could teach
+	}
+	l.mu.Lock()
+	full := l.perCaller[p.caller] >= pendingPerCaller
+	if !full {
+		l.perCaller[p.caller]++
+	}
+	l.mu.Unlock()
+	if full {
+		return ""
 	}
 	var b [16]byte
 	rand.Read(b[:])

@@ -289,3 +289,33 @@ func TestViewLearnsOnlyItsWords(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingPerCaller: a caller that searches without ever reporting
+// holds at most pendingPerCaller searches open; past that its answers
+// carry no id, and other callers' searches are not pushed out.
+func TestPendingPerCaller(t *testing.T) {
+	svc := learningRig(t, fileStore(t))
+	other := access.Caller{Address: "10.0.0.2"}
+	kept, err := svc.Search(t.Context(), Request{Query: "merge a pull request"}, other)
+	if err != nil || kept.SearchID == "" {
+		t.Fatalf("search: %v", err)
+	}
+	flood := access.Caller{Address: "10.0.0.1"}
+	ids := 0
+	for range pendingPerCaller + 50 {
+		res, err := svc.Search(t.Context(), Request{Query: "merge a pull request"}, flood)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.SearchID != "" {
+			ids++
+		}
+	}
+	if ids != pendingPerCaller {
+		t.Errorf("the flooding caller got %d search ids, want %d", ids, pendingPerCaller)
+	}
+	tool := kept.Tools[0] // the best: a retrieved tool, never a core one
+	if n, _, err := svc.Feedback(t.Context(), other, kept.SearchID, []string{tool.Server + "/" + tool.Name}); err != nil || n != 1 {
+		t.Errorf("the other caller's search after the flood: %d, %v", n, err)
+	}
+}
