@@ -49,6 +49,10 @@ const (
 	MaxTermsPerEvent = 16
 	// MaxUsedPerEvent bounds the tools one search can teach about.
 	MaxUsedPerEvent = 8
+	// MaxTermsPerTool and MaxCompanionsPerTool bound what a tool's index
+	// entry takes from learning, whatever callers teach: its heaviest.
+	MaxTermsPerTool      = 64
+	MaxCompanionsPerTool = 16
 )
 
 // Config says how evidence counts. The zero value of each field takes its
@@ -229,14 +233,15 @@ func (t *Tally) Learned() *Learned {
 			l.Companions[k[1]] = append(l.Companions[k[1]], Weighted{k[0], c.weight})
 		}
 	}
-	for _, m := range []map[string][]Weighted{l.Terms, l.Companions} {
-		for _, ws := range m {
+	for i, m := range []map[string][]Weighted{l.Terms, l.Companions} {
+		for k, ws := range m {
 			sort.Slice(ws, func(i, j int) bool {
 				if ws[i].Weight != ws[j].Weight {
 					return ws[i].Weight > ws[j].Weight
 				}
 				return ws[i].Name < ws[j].Name
 			})
+			m[k] = ws[:min(len(ws), []int{MaxTermsPerTool, MaxCompanionsPerTool}[i])]
 		}
 	}
 	return l

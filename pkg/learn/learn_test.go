@@ -2,6 +2,7 @@ package learn
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -177,4 +178,20 @@ func TestFileStore(t *testing.T) {
 		}
 		return s
 	})
+}
+
+// TestLearnedIsBounded: however many words callers teach a tool, its
+// index entry keeps the heaviest MaxTermsPerTool.
+func TestLearnedIsBounded(t *testing.T) {
+	now := time.Unix(1.7e9, 0)
+	tally := NewTally(Config{}, now)
+	for i := range 3 * MaxTermsPerTool {
+		term := fmt.Sprintf("word%03d", i)
+		for range 3 { // three callers' evidence
+			tally.Term("x/y", term, Evidence{Weight: 1 + float64(i%7), Updated: now})
+		}
+	}
+	if got := len(tally.Learned().Terms["x/y"]); got != MaxTermsPerTool {
+		t.Errorf("%d learned terms, want %d", got, MaxTermsPerTool)
+	}
 }
