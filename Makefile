@@ -150,10 +150,13 @@ kube: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/crds
 	@command -v etcd >/dev/null 2>&1 || { echo "installing Debian's etcd-server for the deploy test"; $(call apt-install,etcd-server); }
 	@command -v promtool >/dev/null 2>&1 || { echo "installing Debian's prometheus (promtool) for the deploy test"; $(call apt-install,prometheus); }
 
+# Built without optimisation: on two cores that is 269 s instead of 341 s
+# from a cold cache, and the deploy test, the binaries' one use, takes
+# 7.8 s instead of 4.6 s.
 $(KUBE_ASSETS)/kube-apiserver:
 	@mkdir -p $(KUBE_ASSETS)
 	@echo "building kube-apiserver and kube-controller-manager $(KUBE_VERSION) from source (once; cached in $(KUBE_ASSETS))"
-	cd deploy/kube && CGO_ENABLED=0 $(GO) build -trimpath -o $(KUBE_ASSETS)/tmp/ \
+	cd deploy/kube && CGO_ENABLED=0 $(GO) build -trimpath -gcflags=all='-N -l' -o $(KUBE_ASSETS)/tmp/ \
 		-ldflags '-s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))' \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
 	mv $(KUBE_ASSETS)/tmp/kube-controller-manager $(KUBE_ASSETS)/tmp/kube-apiserver $(KUBE_ASSETS)/
