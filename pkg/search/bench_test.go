@@ -12,6 +12,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/learn"
 )
 
 // BenchmarkQuery is one whole search (operators, query embedding, ranking,
@@ -31,6 +32,43 @@ func BenchmarkQuery(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)], Mode: mode}, access.Caller{}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkQueryLearning is BenchmarkQuery's hybrid search with learning
+// on (a file store, nothing learned yet) beside it off, in one run: what
+// a search id, the pending-search window and its evictions cost. Callers
+// are 100 addresses, so the window is full and evicting, as in steady
+// traffic that never reports.
+func BenchmarkQueryLearning(b *testing.B) {
+	queries := evalQueries(b)
+	store, err := learn.Open(filepath.Join(b.TempDir(), "learned.db"), learn.Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	for _, c := range []struct {
+		name     string
+		learning *Learning
+	}{{"off", nil}, {"on", &Learning{Store: store}}} {
+		svc := New(Config{Embedder: embedding.NewLocal(0), Version: "bench", Learning: c.learning})
+		if _, err := svc.Build(b.Context(), defaultSetup(b)); err != nil {
+			b.Fatal(err)
+		}
+		callers := make([]access.Caller, 100)
+		for i := range callers {
+			callers[i] = access.Caller{Address: fmt.Sprintf("10.0.0.%d", i)}
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)]}, callers[i%len(callers)]); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -57,7 +57,7 @@ var ErrUnknownSearch = errors.New("unknown search id: it expired, was reported a
 type pendingSearch struct {
 	caller   string
 	terms    []string
-	returned []string // tool ids, in the answer's order
+	returned []toolRef // in the answer's order
 	mu       sync.Mutex
 	used     []string
 	done     bool
@@ -106,14 +106,36 @@ func newLearner(s *Service, cfg Learning) *learner {
 // anonymous caller's address.
 func callerOf(c access.Caller) string { return learn.Caller(c.Key, c.Address) }
 
+// toolRef names a returned tool by the catalog's own strings: no id is
+// built per search for a report that may never come.
+type toolRef struct{ server, name string }
+
+// is reports whether id (server/name) names r.
+func (r toolRef) is(id string) bool {
+	return len(id) == len(r.server)+1+len(r.name) && id[len(r.server)] == '/' && id[:len(r.server)] == r.server && id[len(r.server)+1:] == r.name
+}
+
+func (r toolRef) id() string { return r.server + "/" + r.name }
+
+// returnedAs is the id of the tool of p's answer that id names, if any.
+func (p *pendingSearch) returnedAs(id string) (string, bool) {
+	for _, r := range p.returned {
+		if r.is(id) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
 // remember holds a retrieval's answer for feedback and returns its id.
 // The query's terms are kept only as learn.Terms allows: words the
 // catalog or the dictionary knows.
 func (l *learner) remember(ctx context.Context, caller access.Caller, snap *Snapshot, terms []string, hits []Hit) string {
-	var returned []string
+	returned := make([]toolRef, 0, len(hits))
 	for _, h := range hits {
 		if h.Source != SourceCore {
-			returned = append(returned, snap.Catalog.Tool(h.Row).ID())
+			t := snap.Catalog.Tool(h.Row)
+			returned = append(returned, toolRef{t.Server, t.Name})
 		}
 	}
 	if len(returned) == 0 {
@@ -155,7 +177,7 @@ func (l *learner) use(ctx context.Context, caller access.Caller, id string, tool
 	}
 	for _, t := range tools {
 		switch {
-		case !slices.Contains(p.returned, t):
+		case !slices.ContainsFunc(p.returned, func(r toolRef) bool { return r.is(t) }):
 			ignored++
 		case !slices.Contains(p.used, t) && len(p.used) < learn.MaxUsedPerEvent:
 			p.used = append(p.used, t)
@@ -316,18 +338,18 @@ func (l *learner) resolve(id string, used []string) []string {
 	}
 	out := make([]string, 0, len(used))
 	for _, u := range used {
-		if slices.Contains(p.returned, u) {
-			out = append(out, u)
+		if id, ok := p.returnedAs(u); ok {
+			out = append(out, id)
 			continue
 		}
 		match := ""
 		for _, r := range p.returned {
-			if _, name, _ := strings.Cut(r, "/"); name == u {
+			if r.name == u {
 				if match != "" {
 					match = u // ambiguous: teaches nothing
 					break
 				}
-				match = r
+				match = r.id()
 			}
 		}
 		if match == "" {
