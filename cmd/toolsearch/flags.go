@@ -121,28 +121,29 @@ func (l *listFlag) Set(v string) error {
 // indexFlags are the catalog and embedder settings that serve, eval and
 // query share.
 type indexFlags struct {
-	fs           *flag.FlagSet
-	getenv       func(string) string
-	config       string
-	catalogs     listFlag
-	server       string
-	embedder     string
-	baseURL      string
-	model        string
-	dimensions   int
-	batchSize    int
-	timeout      time.Duration
-	queryTimeout time.Duration
-	apiType      string
-	apiVersion   string
-	fusion       string
-	hybridAlpha  float64
-	quantization string
-	rescore      int
-	snapshotPath string
-	qcacheSize   int
-	qcacheTTL    time.Duration
-	apiKey       string // from the environment only, so -h never prints it
+	fs             *flag.FlagSet
+	getenv         func(string) string
+	config         string
+	catalogs       listFlag
+	server         string
+	embedder       string
+	baseURL        string
+	model          string
+	dimensions     int
+	batchSize      int
+	timeout        time.Duration
+	queryTimeout   time.Duration
+	apiType        string
+	apiVersion     string
+	fusion         string
+	hybridAlpha    float64
+	companionBoost float64
+	quantization   string
+	rescore        int
+	snapshotPath   string
+	qcacheSize     int
+	qcacheTTL      time.Duration
+	apiKey         string // from the environment only, so -h never prints it
 	// upstreamParts, when set, returns the live upstreams' tools; they join
 	// the catalog files on every build.
 	upstreamParts func() []catalog.Part
@@ -178,6 +179,7 @@ func addIndexFlags(fs *flag.FlagSet, e *env, ranking bool) *indexFlags {
 	rfs.DurationVar(&f.qcacheTTL, "query-cache-ttl", e.duration("TOOLSEARCH_QUERY_CACHE_TTL", search.DefaultQueryCacheTTL), "how long a cached query vector is kept [TOOLSEARCH_QUERY_CACHE_TTL]")
 	rfs.StringVar(&f.fusion, "fusion", e.str("TOOLSEARCH_FUSION", rank.FusionConvex), "hybrid fusion: convex (normalised scores, weighted) or rrf (reciprocal rank) [TOOLSEARCH_FUSION]")
 	rfs.Float64Var(&f.hybridAlpha, "hybrid-alpha", e.float("TOOLSEARCH_HYBRID_ALPHA", rank.DefaultHybridAlpha), "dense weight in convex fusion, 0-1 [TOOLSEARCH_HYBRID_ALPHA]")
+	rfs.Float64Var(&f.companionBoost, "companion-boost", e.float("TOOLSEARCH_COMPANION_BOOST", rank.DefaultCompanionBoost), "how much a tool callers used with one of the best tools gains, 0-4; 0: off (learning still learns and shows companions) [TOOLSEARCH_COMPANION_BOOST]")
 	rfs.StringVar(&f.quantization, "index-quantization", e.str("TOOLSEARCH_INDEX_QUANTIZATION", index.QuantNone), "dense index first pass: none (exact float32) or binary (bit codes, then the best rescored exactly; faster on large catalogs, some recall lost: BENCHMARKS.md) [TOOLSEARCH_INDEX_QUANTIZATION]")
 	rfs.IntVar(&f.rescore, "rescore", e.int("TOOLSEARCH_RESCORE", index.DefaultRescore), "with -index-quantization binary, how many candidates at least are rescored exactly [TOOLSEARCH_RESCORE]")
 	f.apiKey = e.str("TOOLSEARCH_EMBEDDING_API_KEY", e.getenv("OPENAI_API_KEY"))
@@ -195,10 +197,13 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 	if f.quantization != index.QuantNone && f.quantization != index.QuantBinary {
 		return search.Config{}, fmt.Errorf("-index-quantization must be none or binary, got %q", f.quantization)
 	}
+	if f.companionBoost < 0 || f.companionBoost > 4 {
+		return search.Config{}, fmt.Errorf("-companion-boost must be in [0, 4], got %v", f.companionBoost)
+	}
 	if f.rescore < 1 {
 		return search.Config{}, fmt.Errorf("-rescore must be at least 1, got %d", f.rescore)
 	}
-	cfg := search.Config{Embedder: emb, QueryTimeout: f.queryTimeout, Rank: rank.Config{Fusion: f.fusion, Alpha: f.hybridAlpha},
+	cfg := search.Config{Embedder: emb, QueryTimeout: f.queryTimeout, Rank: rank.Config{Fusion: f.fusion, Alpha: f.hybridAlpha, CompanionBoost: f.companionBoost},
 		Quantization: f.quantization, Rescore: f.rescore,
 		Load: f.loader(), Version: versionString(), QueryCacheSize: f.qcacheSize, QueryCacheTTL: f.qcacheTTL}
 	if f.snapshotPath != "" {

@@ -177,7 +177,9 @@ func hiddenRig(tb testing.TB, tools []catalog.Tool, core []string, templates map
 	tb.Helper()
 	cfg := Config{Embedder: embedding.NewLocal(256), Version: "test"}
 	if store != nil {
-		cfg.Learning = &Learning{Store: store}
+		// Companions rank only when turned on: on, so that their path is
+		// held to the property too.
+		cfg.Learning, cfg.Rank.CompanionBoost = &Learning{Store: store}, 1
 	}
 	svc := New(cfg)
 	if store != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/learn"
+	"github.com/toolsearch/toolsearch/pkg/rank"
 )
 
 // learningRig is a service over the default catalog that learns into a
@@ -317,5 +318,35 @@ func TestPendingPerCaller(t *testing.T) {
 	tool := kept.Tools[0] // the best: a retrieved tool, never a core one
 	if n, _, err := svc.Feedback(t.Context(), other, kept.SearchID, []string{tool.Server + "/" + tool.Name}); err != nil || n != 1 {
 		t.Errorf("the other caller's search after the flood: %d, %v", n, err)
+	}
+}
+
+// TestCompanionBoost: with the boost on, a tool callers used with the
+// best one joins the answer, its explanation saying why; off (the
+// default), learned companions change nothing.
+func TestCompanionBoost(t *testing.T) {
+	const anchor, companion = "github/merge_pull_request", "slack/post_message"
+	learned := &learn.Learned{Companions: map[string][]learn.Weighted{
+		anchor:    {{Name: companion, Weight: 6}},
+		companion: {{Name: anchor, Weight: 6}},
+	}}
+	req := Request{Query: "merge the approved pull request", TopK: ptr(3), Explain: true, IncludeCore: ptr(false)}
+	for _, boost := range []float64{0, 1} {
+		svc := New(Config{Embedder: embedding.NewLocal(256), Learning: &Learning{Store: staticStore{learned}}, Rank: rank.Config{CompanionBoost: boost}})
+		svc.learner.load(t.Context())
+		if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
+			t.Fatal(err)
+		}
+		res := mustSearch(t, svc, req)
+		if got := rankOf(res.Tools, anchor); got != 1 {
+			t.Fatalf("boost %v: %s ranks %d", boost, anchor, got)
+		}
+		r := rankOf(res.Tools, companion)
+		switch {
+		case boost == 0 && r != 0:
+			t.Errorf("boost off: the companion ranks %d", r)
+		case boost > 0 && (r == 0 || res.Tools[r-1].Explain.Companion <= 0):
+			t.Errorf("boost on: the companion ranks %d (%+v)", r, res.Tools)
+		}
 	}
 }
