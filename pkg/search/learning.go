@@ -221,6 +221,7 @@ func (l *learner) run(ctx context.Context, changed chan<- struct{}) {
 	for {
 		select {
 		case <-ctx.Done():
+			l.drain()
 			return
 		case ev := <-l.events:
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -243,6 +244,33 @@ func (l *learner) run(ctx context.Context, changed chan<- struct{}) {
 				default: // a rebuild is due already; it reads this tally too
 				}
 			}
+		}
+	}
+}
+
+// drainBudget bounds how long a stopping service spends writing what its
+// searches taught.
+const drainBudget = 2 * time.Second
+
+// drain, as the service stops, finishes every pending search (those with
+// uses teach, as a session's close would) and writes the events waiting,
+// for at most drainBudget: a restart loses none of what was taught.
+func (l *learner) drain() {
+	l.pending.Purge()
+	ctx, cancel := context.WithTimeout(context.Background(), drainBudget)
+	defer cancel()
+	for {
+		select {
+		case ev := <-l.events:
+			if err := l.cfg.Store.Record(ctx, ev); err != nil {
+				l.fail("record", err)
+				return
+			}
+			l.mu.Lock()
+			l.recorded++
+			l.mu.Unlock()
+		default:
+			return
 		}
 	}
 }

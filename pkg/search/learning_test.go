@@ -350,3 +350,25 @@ func TestCompanionBoost(t *testing.T) {
 		}
 	}
 }
+
+// TestStopKeepsWhatWasTaught: a service that stops writes what its pending
+// searches taught (an MCP session's uses, not yet finished by a next
+// search) before Learn returns.
+func TestStopKeepsWhatWasTaught(t *testing.T) {
+	store := fileStore(t)
+	svc := learningRig(t, store)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { svc.Learn(ctx, nil); close(done) }()
+	c := access.Caller{Address: "10.0.0.1"}
+	res, err := svc.Search(t.Context(), Request{Query: "merge a pull request"}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Used(t.Context(), c, res.SearchID, res.Tools[0].Server+"/"+res.Tools[0].Name)
+	cancel()
+	<-done
+	if n := svc.Status().Learning.Recorded; n != 1 {
+		t.Errorf("%d events recorded at stop, want the session's 1", n)
+	}
+}
