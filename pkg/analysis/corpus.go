@@ -131,13 +131,17 @@ func (c *Corpus) Subset(rows []int) *Corpus {
 }
 
 // Filter is c with segment seg of each document keeping only the terms
-// keep accepts, in order; a document it leaves whole is shared.
+// keep accepts, in order; c itself when keep accepts them all, and else
+// sharing every document it leaves whole.
 func (c *Corpus) Filter(seg int, keep func(term uint32) bool) *Corpus {
-	f := &Corpus{vocab: c.vocab, segs: c.segs, text: c.text, docs: slices.Clone(c.docs), ends: slices.Clone(c.ends)}
-	for i := range f.docs {
+	f := c
+	for i := range c.docs {
 		part := c.Segment(i, seg)
 		if !slices.ContainsFunc(part, func(t uint32) bool { return !keep(t) }) {
 			continue
+		}
+		if f == c {
+			f = &Corpus{vocab: c.vocab, segs: c.segs, text: c.text, docs: slices.Clone(c.docs), ends: slices.Clone(c.ends)}
 		}
 		start := c.ends[i*c.segs+seg] - uint32(len(part))
 		doc := append(make([]uint32, 0, len(c.docs[i])), c.docs[i][:start]...)

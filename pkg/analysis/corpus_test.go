@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,5 +56,37 @@ func TestCorpusIsTerms(t *testing.T) {
 				t.Errorf("Subset: row 0 is not document 2:\n%s", diff)
 			}
 		}
+	}
+}
+
+// TestFilter: a filtered segment keeps its accepted terms in order, the
+// other segments and documents are untouched, and a filter that accepts
+// everything returns the corpus itself.
+func TestFilter(t *testing.T) {
+	c := English.Corpus(3, Segments{N: 3, Text: 2, Raw: []bool{false, false, true}}, func(i int, seg []string) {
+		seg[0], seg[1] = "read the sheet", "cells"
+		seg[2] = []string{"alpha beta gamma", "", "beta"}[i]
+	})
+	if c.Filter(2, func(uint32) bool { return true }) != c {
+		t.Error("a filter that keeps everything copied the corpus")
+	}
+	vocab := c.Vocab()
+	f := c.Filter(2, func(id uint32) bool { return vocab[id] != "beta" })
+	words := func(c *Corpus, i, s int) (out []string) {
+		for _, id := range c.Segment(i, s) {
+			out = append(out, vocab[id])
+		}
+		return out
+	}
+	for i, want := range [][]string{{"alpha", "gamma"}, nil, nil} {
+		if got := words(f, i, 2); !slices.Equal(got, want) {
+			t.Errorf("doc %d: learned segment %v, want %v", i, got, want)
+		}
+		if !slices.Equal(f.Doc(i), c.Doc(i)) || !slices.Equal(words(f, i, 1), words(c, i, 1)) {
+			t.Errorf("doc %d: text changed: %v, want %v", i, f.Doc(i), c.Doc(i))
+		}
+	}
+	if got := words(c, 2, 2); !slices.Equal(got, []string{"beta"}) {
+		t.Errorf("the original changed: %v", got)
 	}
 }

@@ -224,6 +224,15 @@ func (c *Catalog) Resolve(ref string) (int, error) {
 	}
 }
 
+// ByID finds the one tool whose server/name is id, exactly: "a/b/c" may
+// name a tool of each of servers a and a/b, and then names none.
+func (c *Catalog) ByID(id string) (int, bool) {
+	if ix := c.byID[id]; len(ix) == 1 {
+		return ix[0], true
+	}
+	return -1, false
+}
+
 // Lookup finds the tool named name in server, exactly.
 func (c *Catalog) Lookup(server, name string) (int, bool) {
 	i, ok := c.byKey[[2]string{server, name}]

@@ -42,14 +42,14 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	tools := cat.Tools()
 	var learned *learn.Learned
 	if s.learner != nil {
-		learned = s.learner.learned.Load()
+		learned = learnedFor(s.learner.learned.Load(), cat, nil)
 	}
 	corpus := analysis.English.Corpus(len(tools), bm25.ToolSegments, func(i int, seg []string) {
 		t := tools[i]
 		f := t.Fields() // parses the schema: once per tool
 		parts := f.Parts()
 		copy(seg, parts[:])
-		seg[catalog.NumParts] = learnedText(learned, t.ID())
+		seg[catalog.NumParts] = learnedText(learned, t)
 		if texts != nil {
 			texts[i] = f.Text()
 		}
@@ -265,7 +265,10 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 	vcorpus := corpus.Subset(rows)
 	var learned *learn.Learned
 	if snap.learned != nil {
-		vcorpus, learned = viewLearned(vcorpus, snap.learned, cat)
+		keep := viewTerms(vcorpus)
+		learned = learnedFor(snap.learned, cat, func(term string) bool { return keep[term] })
+		vocab := vcorpus.Vocab()
+		vcorpus = vcorpus.Filter(catalog.NumParts, func(t uint32) bool { return keep[vocab[t]] })
 	}
 	vhints := make([]hints.Hints, len(rows))
 	for j, r := range rows {
@@ -273,7 +276,6 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 	}
 	v := newSnapshot(cat, vcorpus, vhints, s.cfg.Embedder)
 	v.setup, v.policy = snap.setup, snap.policy.restrict(sub)
-	// The view's companions are among its own tools only.
 	v.learned, v.companions = learned, companionsOf(learned, cat)
 	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook
 	if snap.Semantic() {
@@ -452,15 +454,21 @@ func fingerprint(cat *catalog.Catalog, snap *Snapshot) string {
 // by many sessions should not drown the tool's own words.
 const maxLearnedTF = 8
 
-// learnedText is the learned field of tool: each learned term as often as
-// its weight, rounded (at least once, at most maxLearnedTF).
-func learnedText(l *learn.Learned, tool string) string {
-	if l == nil {
+// learnedTF is how often a learned term of weight w is written into its
+// tool's learned field: its weight rounded, at least once, at most
+// maxLearnedTF. A tally whose every term and companion rounds the same
+// builds the same index (learner.load).
+func learnedTF(w float64) int { return min(max(int(math.Round(w)), 1), maxLearnedTF) }
+
+// learnedText is the learned field of t: each learned term learnedTF
+// times.
+func learnedText(l *learn.Learned, t catalog.Tool) string {
+	if l == nil || len(l.Terms) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	for _, w := range l.Terms[tool] {
-		for range min(max(int(math.Round(w.Weight)), 1), maxLearnedTF) {
+	for _, w := range l.Terms[t.ID()] {
+		for range learnedTF(w.Weight) {
 			b.WriteString(w.Name)
 			b.WriteByte(' ')
 		}
@@ -468,72 +476,80 @@ func learnedText(l *learn.Learned, tool string) string {
 	return b.String()
 }
 
-// companionsOf is the learned companions of cat's tools, by row, among
-// cat's tools only (a view's catalog holds only what its keys see); nil
-// when none were learned. A companion's strength is w/(w+MinSessions):
-// half at the least evidence that counts, nearing 1 with more.
+// learnedFor is what an index of cat holds of l: the learned terms of
+// cat's tools that keep accepts (all when keep is nil), and their
+// companions among cat's tools, a view's catalog holding only what its
+// keys see; nil when that is nothing.
+func learnedFor(l *learn.Learned, cat *catalog.Catalog, keep func(term string) bool) *learn.Learned {
+	if l.Empty() {
+		return nil
+	}
+	in := func(id string) bool { _, ok := cat.ByID(id); return ok }
+	out := &learn.Learned{Terms: map[string][]learn.Weighted{}, Companions: map[string][]learn.Weighted{}}
+	for id, ws := range l.Terms {
+		for _, w := range ws {
+			if in(id) && (keep == nil || keep(w.Name)) {
+				out.Terms[id] = append(out.Terms[id], w)
+			}
+		}
+	}
+	for id, ws := range l.Companions {
+		for _, w := range ws {
+			if in(id) && in(w.Name) && w.Name != id {
+				out.Companions[id] = append(out.Companions[id], w)
+			}
+		}
+	}
+	if out.Empty() {
+		return nil
+	}
+	return out
+}
+
+// companionsOf is l's companions (learnedFor cat) by row of cat; nil when
+// there are none. A companion's strength is w/(w+MinSessions): half at
+// the least evidence that counts, nearing 1 with more.
 func companionsOf(l *learn.Learned, cat *catalog.Catalog) [][]rank.Companion {
 	if l == nil || len(l.Companions) == 0 {
 		return nil
 	}
-	var out [][]rank.Companion
-	for i, t := range cat.Tools() {
-		for _, c := range l.Companions[t.ID()] {
-			server, name, ok := strings.Cut(c.Name, "/")
-			if !ok {
-				continue
-			}
-			j, ok := cat.Lookup(server, name)
-			if !ok || j == i {
-				continue
-			}
-			if out == nil {
-				out = make([][]rank.Companion, cat.Len())
-			}
+	out := make([][]rank.Companion, cat.Len())
+	for id, cs := range l.Companions {
+		i, _ := cat.ByID(id)
+		for _, c := range cs {
+			j, _ := cat.ByID(c.Name)
 			out[i] = append(out[i], rank.Companion{Row: int32(j), Strength: float32(c.Weight / (c.Weight + learn.DefaultMinSessions))})
 		}
 	}
 	return out
 }
 
-// viewLearned is a view's share of what was learned: of its tools only,
-// and of their learned terms only those a dictionary knows or the view's
-// own tools use. Learning keeps the catalog's words besides the
-// dictionary's, so a word only a hidden tool has could otherwise reach a
-// key through a tool it sees, and tell it that such a tool exists.
-func viewLearned(corpus *analysis.Corpus, l *learn.Learned, cat *catalog.Catalog) (*analysis.Corpus, *learn.Learned) {
-	vocab := corpus.Vocab()
-	used := make([]bool, len(vocab))
-	for i := range corpus.Len() {
-		for _, t := range corpus.Doc(i) {
-			used[t] = true
+// viewTerms says which terms of a view's learned fields the view keeps:
+// those a dictionary knows or the view's own tools use. Learning keeps the
+// catalog's words besides the dictionary's, so a word only a hidden tool
+// has could otherwise reach a key through a tool it sees, and tell it that
+// such a tool exists. Only the learned fields' terms are looked up.
+func viewTerms(c *analysis.Corpus) map[string]bool {
+	ids := map[uint32]bool{} // learned term -> used by the view's text
+	for i := range c.Len() {
+		for _, t := range c.Segment(i, catalog.NumParts) {
+			ids[t] = false
 		}
 	}
-	byTerm := map[string]bool{}
-	keepTerm := func(term string) bool {
-		ok, seen := byTerm[term]
-		if !seen {
-			ok = analysis.English.InLexicon(term)
-			byTerm[term] = ok
-		}
-		return ok
+	if len(ids) == 0 {
+		return nil
 	}
-	for t, u := range used {
-		if u {
-			byTerm[vocab[t]] = true
-		}
-	}
-	out := &learn.Learned{Terms: map[string][]learn.Weighted{}, Companions: map[string][]learn.Weighted{}}
-	for _, t := range cat.Tools() {
-		id := t.ID()
-		for _, w := range l.Terms[id] {
-			if keepTerm(w.Name) {
-				out.Terms[id] = append(out.Terms[id], w)
+	for i := range c.Len() {
+		for _, t := range c.Doc(i) {
+			if _, ok := ids[t]; ok {
+				ids[t] = true
 			}
 		}
-		if c := l.Companions[id]; len(c) > 0 {
-			out.Companions[id] = c // companionsOf and Learned keep the view's
-		}
 	}
-	return corpus.Filter(catalog.NumParts, func(t uint32) bool { return keepTerm(vocab[t]) }), out
+	vocab := c.Vocab()
+	keep := make(map[string]bool, len(ids))
+	for t, used := range ids {
+		keep[vocab[t]] = used || analysis.English.InLexicon(vocab[t])
+	}
+	return keep
 }

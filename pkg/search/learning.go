@@ -9,7 +9,6 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,20 +116,30 @@ func (r toolRef) is(id string) bool {
 
 func (r toolRef) id() string { return r.server + "/" + r.name }
 
-// returnedAs is the id of the tool of p's answer that id names, if any.
-func (p *pendingSearch) returnedAs(id string) (string, bool) {
+// resolve is the id of the tool of p's answer that u names: u itself
+// (server/name), or the one returned tool named u; "" for none.
+func (p *pendingSearch) resolve(u string) string {
+	match := ""
 	for _, r := range p.returned {
-		if r.is(id) {
-			return id, true
+		switch {
+		case r.is(u):
+			return u
+		case r.name == u && match == "":
+			match = r.id()
+		case r.name == u:
+			match = "\x00" // ambiguous: teaches nothing
 		}
 	}
-	return "", false
+	if match == "\x00" {
+		return ""
+	}
+	return match
 }
 
 // remember holds a retrieval's answer for feedback and returns its id.
 // The query's terms are kept only as learn.Terms allows: words the
 // catalog or the dictionary knows.
-func (l *learner) remember(ctx context.Context, caller access.Caller, snap *Snapshot, terms []string, hits []Hit) string {
+func (l *learner) remember(caller access.Caller, snap *Snapshot, terms []string, hits []Hit) string {
 	returned := make([]toolRef, 0, len(hits))
 	for _, h := range hits {
 		if h.Source != SourceCore {
@@ -162,10 +171,11 @@ func (l *learner) remember(ctx context.Context, caller access.Caller, snap *Snap
 	return id
 }
 
-// use records that the caller used tool (server/name) after the search
-// id; a tool the search did not return teaches nothing. It reports
-// whether the use counted.
-func (l *learner) use(ctx context.Context, caller access.Caller, id string, tools []string, final bool) (used, ignored int, err error) {
+// use records that the caller used tools after the search id (each
+// server/name, or a name one returned tool has); a tool the search did
+// not return teaches nothing, and is counted as ignored. A final use
+// finishes the search.
+func (l *learner) use(caller access.Caller, id string, tools []string, final bool) (used, ignored int, err error) {
 	p, ok := l.pending.Peek(id)
 	if !ok || p.caller != callerOf(caller) {
 		return 0, 0, ErrUnknownSearch
@@ -175,9 +185,9 @@ func (l *learner) use(ctx context.Context, caller access.Caller, id string, tool
 		p.mu.Unlock()
 		return 0, 0, ErrUnknownSearch
 	}
-	for _, t := range tools {
-		switch {
-		case !slices.ContainsFunc(p.returned, func(r toolRef) bool { return r.is(t) }):
+	for _, u := range tools {
+		switch t := p.resolve(u); {
+		case t == "":
 			ignored++
 		case !slices.Contains(p.used, t) && len(p.used) < learn.MaxUsedPerEvent:
 			p.used = append(p.used, t)
@@ -225,18 +235,8 @@ func (l *learner) run(ctx context.Context, changed chan<- struct{}) {
 			return
 		case ev := <-l.events:
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err := l.cfg.Store.Record(rctx, ev)
+			l.record(rctx, ev)
 			cancel()
-			result := "recorded"
-			if err != nil {
-				result = "error"
-				l.fail("record", err)
-			} else {
-				l.mu.Lock()
-				l.recorded++
-				l.mu.Unlock()
-			}
-			l.s.metrics.learnEvents.WithLabelValues(result).Inc()
 		case <-tick.C:
 			if l.load(ctx) && changed != nil {
 				select {
@@ -262,17 +262,29 @@ func (l *learner) drain() {
 	for {
 		select {
 		case ev := <-l.events:
-			if err := l.cfg.Store.Record(ctx, ev); err != nil {
-				l.fail("record", err)
+			if l.record(ctx, ev) != nil {
 				return
 			}
-			l.mu.Lock()
-			l.recorded++
-			l.mu.Unlock()
 		default:
 			return
 		}
 	}
+}
+
+// record writes ev to the store, counting it either way.
+func (l *learner) record(ctx context.Context, ev learn.Event) error {
+	err := l.cfg.Store.Record(ctx, ev)
+	result := "recorded"
+	if err != nil {
+		result = "error"
+		l.fail("record", err)
+	} else {
+		l.mu.Lock()
+		l.recorded++
+		l.mu.Unlock()
+	}
+	l.s.metrics.learnEvents.WithLabelValues(result).Inc()
+	return err
 }
 
 // load reads the merged tally and reports whether it changed.
@@ -293,7 +305,7 @@ func (l *learner) load(ctx context.Context) bool {
 }
 
 func (l *learner) fail(what string, err error) {
-	msg := redact.Clip(what+": "+err.Error(), 1024, "…")
+	msg := redact.Clip(what+": "+err.Error(), maxStatusError, "… (cut)")
 	l.mu.Lock()
 	l.lastErr, l.lastErrAt = msg, l.s.cfg.Now().UTC()
 	l.mu.Unlock()
@@ -333,7 +345,7 @@ func (s *Service) Feedback(ctx context.Context, caller access.Caller, id string,
 	if s.learner == nil {
 		return 0, 0, ErrLearningOff
 	}
-	return s.learner.use(ctx, caller, id, s.learner.resolve(id, used), true)
+	return s.learner.use(caller, id, used, true)
 }
 
 // Used records that an MCP session's caller used tool after the search id
@@ -343,7 +355,7 @@ func (s *Service) Used(ctx context.Context, caller access.Caller, id, tool strin
 	if s.learner == nil || id == "" {
 		return
 	}
-	s.learner.use(ctx, caller, id, s.learner.resolve(id, []string{tool}), false)
+	s.learner.use(caller, id, []string{tool}, false)
 }
 
 // SearchDone says an MCP session's search id teaches what it has now.
@@ -356,37 +368,6 @@ func (s *Service) SearchDone(id string) {
 
 // ErrLearningOff is returned for feedback while learning is off.
 var ErrLearningOff = errors.New("learning is off on this server (learning.enabled in the config)")
-
-// resolve names each of used by the tool id the search returned: as given
-// when it is one, else the one returned tool of that name.
-func (l *learner) resolve(id string, used []string) []string {
-	p, ok := l.pending.Peek(id)
-	if !ok {
-		return used
-	}
-	out := make([]string, 0, len(used))
-	for _, u := range used {
-		if id, ok := p.returnedAs(u); ok {
-			out = append(out, id)
-			continue
-		}
-		match := ""
-		for _, r := range p.returned {
-			if r.name == u {
-				if match != "" {
-					match = u // ambiguous: teaches nothing
-					break
-				}
-				match = r.id()
-			}
-		}
-		if match == "" {
-			match = u
-		}
-		out = append(out, match)
-	}
-	return out
-}
 
 // LearnedTool is what was learned about one tool, as a caller may see it:
 // the terms of the queries that led to it and the tools used with it,
@@ -409,19 +390,14 @@ func (s *Service) Learned(caller access.Caller, tool string, max int) ([]Learned
 	if err != nil {
 		return nil, err
 	}
+	// The snapshot holds what was learned for its own tools only
+	// (learnedFor): a view's, for a key that sees part of the catalog.
 	of := func(row int) LearnedTool {
 		id := snap.Catalog.Tool(row).ID()
 		lt := LearnedTool{Tool: id, Terms: []learn.Weighted{}, Companions: []learn.Weighted{}}
-		if snap.learned == nil {
-			return lt
-		}
-		lt.Terms = append(lt.Terms, snap.learned.Terms[id]...)
-		for _, c := range snap.learned.Companions[id] {
-			if server, name, ok := strings.Cut(c.Name, "/"); ok {
-				if _, visible := snap.Catalog.Lookup(server, name); visible {
-					lt.Companions = append(lt.Companions, c)
-				}
-			}
+		if snap.learned != nil {
+			lt.Terms = append(lt.Terms, snap.learned.Terms[id]...)
+			lt.Companions = append(lt.Companions, snap.learned.Companions[id]...)
 		}
 		return lt
 	}
@@ -499,13 +475,6 @@ func (s *Service) learningStatus(snap *Snapshot) *LearningStatus {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st.Recorded, st.Dropped, st.LastError = l.recorded, l.dropped, l.lastErr
-	if !l.lastLoadAt.IsZero() {
-		t := l.lastLoadAt
-		st.LastLoadAt = &t
-	}
-	if !l.lastErrAt.IsZero() {
-		t := l.lastErrAt
-		st.LastErrorAt = &t
-	}
+	st.LastLoadAt, st.LastErrorAt = timePtr(l.lastLoadAt), timePtr(l.lastErrAt)
 	return st
 }

@@ -93,7 +93,7 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		a.resp.Tools = append(a.resp.Tools, h)
 	}
 	if a.s.learner != nil {
-		a.resp.SearchID = a.s.learner.remember(ctx, a.caller, a.snap, terms, a.resp.Tools)
+		a.resp.SearchID = a.s.learner.remember(a.caller, a.snap, terms, a.resp.Tools)
 	}
 	return nil
 }
