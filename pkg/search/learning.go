@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -312,14 +313,20 @@ func (l *learner) fail(what string, err error) {
 	l.s.logger.Warn("learning store", "op", what, "err", err)
 }
 
-// learnedHash fingerprints a tally, to tell whether it changed.
+// learnedHash fingerprints what an index takes of a tally: each term's
+// learnedTF and each companion's weight, rounded. Weights decay a little
+// at every read; a change that rounds away is no reason to rebuild.
 func learnedHash(l *learn.Learned) uint64 {
 	h := fnv.New64a()
-	for _, m := range []map[string][]learn.Weighted{l.Terms, l.Companions} {
+	for i, m := range []map[string][]learn.Weighted{l.Terms, l.Companions} {
 		for _, tool := range slices.Sorted(maps.Keys(m)) {
 			fmt.Fprintf(h, "%s\x00", tool)
 			for _, w := range m[tool] {
-				fmt.Fprintf(h, "%s\x00%.3f\x00", w.Name, w.Weight)
+				n := learnedTF(w.Weight)
+				if i == 1 {
+					n = int(math.Round(w.Weight))
+				}
+				fmt.Fprintf(h, "%s\x00%d\x00", w.Name, n)
 			}
 		}
 		h.Write([]byte{1})

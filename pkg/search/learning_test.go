@@ -372,3 +372,30 @@ func TestStopKeepsWhatWasTaught(t *testing.T) {
 		t.Errorf("%d events recorded at stop, want the session's 1", n)
 	}
 }
+
+// TestDecayAloneRebuildsNothing: weights decay a little at every read of
+// the store; only a change the index would hold (a term's learnedTF, a
+// companion's rounded weight) tells the learner to rebuild.
+func TestDecayAloneRebuildsNothing(t *testing.T) {
+	tally := func(term, companion float64) *learn.Learned {
+		return &learn.Learned{
+			Terms:      map[string][]learn.Weighted{"a/x": {{Name: "sheet", Weight: term}}},
+			Companions: map[string][]learn.Weighted{"a/x": {{Name: "a/y", Weight: companion}}},
+		}
+	}
+	base := learnedHash(tally(4.0, 6.0))
+	for _, c := range []struct {
+		term, companion float64
+		same            bool
+	}{
+		{3.9999872, 5.99998, true},
+		{3.6, 6.2, true},
+		{3.4, 6.0, false},
+		{4.0, 6.6, false},
+		{9.0, 6.0, false}, // 8 times, against 4
+	} {
+		if got := learnedHash(tally(c.term, c.companion)) == base; got != c.same {
+			t.Errorf("term %v, companion %v: same hash %v, want %v", c.term, c.companion, got, c.same)
+		}
+	}
+}
