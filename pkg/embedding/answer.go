@@ -74,7 +74,14 @@ func (a *answer) data() error {
 	if c != '[' {
 		return errBadAnswer("data is not an array")
 	}
-	if c, err = a.next(); err != nil {
+	return a.elements("data", a.item)
+}
+
+// elements reads the rest of an array whose '[' was read, calling each
+// to read every element.
+func (a *answer) elements(what string, each func() error) error {
+	c, err := a.next()
+	if err != nil {
 		return err
 	}
 	if c == ']' {
@@ -82,7 +89,7 @@ func (a *answer) data() error {
 	}
 	a.r.UnreadByte()
 	for {
-		if err := a.item(); err != nil {
+		if err := each(); err != nil {
 			return err
 		}
 		if c, err = a.next(); err != nil {
@@ -93,7 +100,7 @@ func (a *answer) data() error {
 		case ']':
 			return nil
 		default:
-			return errBadAnswer("unexpected %q in data", c)
+			return errBadAnswer("unexpected %q in %s", c, what)
 		}
 	}
 }
@@ -171,32 +178,17 @@ func (a *answer) embedding() (int, error) {
 	a.vec = a.vec[:0]
 	switch c {
 	case '[':
-		if c, err = a.next(); err != nil {
-			return 0, err
-		}
-		if c == ']' {
-			return 0, nil
-		}
-		a.r.UnreadByte()
-		for {
+		err := a.elements("a vector", func() error {
 			if len(a.vec) == MaxDimensions {
-				return 0, errTooWide
+				return errTooWide
 			}
 			x, err := a.number(32)
-			if err != nil {
-				return 0, err
+			if err == nil {
+				a.vec = append(a.vec, float32(x))
 			}
-			a.vec = append(a.vec, float32(x))
-			if c, err = a.next(); err != nil {
-				return 0, err
-			}
-			if c == ']' {
-				return len(a.vec), nil
-			}
-			if c != ',' {
-				return 0, errBadAnswer("unexpected %q in a vector", c)
-			}
-		}
+			return err
+		})
+		return len(a.vec), err
 	case '"':
 		// base64, at most MaxDimensions float32s; a JSON encoder may
 		// escape its slashes.
@@ -311,27 +303,7 @@ func (a *answer) skip(depth int) error {
 		a.r.UnreadByte()
 		return a.object(depth, func(string) (bool, error) { return false, nil })
 	case c == '[':
-		if c, err = a.next(); err != nil {
-			return err
-		}
-		if c == ']' {
-			return nil
-		}
-		a.r.UnreadByte()
-		for {
-			if err := a.skip(depth + 1); err != nil {
-				return err
-			}
-			if c, err = a.next(); err != nil {
-				return err
-			}
-			if c == ']' {
-				return nil
-			}
-			if c != ',' {
-				return errBadAnswer("unexpected %q in an array", c)
-			}
-		}
+		return a.elements("an array", func() error { return a.skip(depth + 1) })
 	case c == 't' || c == 'f' || c == 'n':
 		a.r.UnreadByte()
 		for {
