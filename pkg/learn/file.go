@@ -89,30 +89,21 @@ func (s *FileStore) Load(_ context.Context) (*Learned, error) {
 	now := s.now()
 	t := NewTally(s.cfg, now)
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{termsBucket, pairsBucket} {
-			b := tx.Bucket(name)
-			var expired [][]byte
-			err := b.ForEach(func(k, v []byte) error {
+		for _, bk := range []struct {
+			name []byte
+			add  func(a, b string, e Evidence)
+		}{{termsBucket, t.Term}, {pairsBucket, t.Pair}} {
+			err := deleteWhere(tx.Bucket(bk.name), func(k, v []byte) bool {
 				e, ok := decode(v)
 				parts := split(string(k))
 				if !ok || len(parts) != 3 || s.cfg.Expired(e, now) {
-					expired = append(expired, append([]byte(nil), k...))
-					return nil
+					return true
 				}
-				if string(name) == string(termsBucket) {
-					t.Term(parts[0], parts[1], e)
-				} else {
-					t.Pair(parts[0], parts[1], e)
-				}
-				return nil
+				bk.add(parts[0], parts[1], e)
+				return false
 			})
 			if err != nil {
 				return err
-			}
-			for _, k := range expired {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
 			}
 		}
 		return nil
@@ -137,23 +128,36 @@ func (s *FileStore) Reset(_ context.Context, tool string) error {
 				}
 				continue
 			}
-			b := tx.Bucket(name)
-			var gone [][]byte
-			b.ForEach(func(k, _ []byte) error {
+			err := deleteWhere(tx.Bucket(name), func(k, _ []byte) bool {
 				parts := split(string(k))
-				if len(parts) == 3 && (parts[0] == tool || string(name) == string(pairsBucket) && parts[1] == tool) {
-					gone = append(gone, append([]byte(nil), k...))
-				}
-				return nil
+				return len(parts) == 3 && (parts[0] == tool || string(name) == string(pairsBucket) && parts[1] == tool)
 			})
-			for _, k := range gone {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
+			if err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+}
+
+// deleteWhere deletes the keys of b that gone reports, having read them
+// all first: bbolt forbids deleting while it iterates.
+func deleteWhere(b *bolt.Bucket, gone func(k, v []byte) bool) error {
+	var keys [][]byte
+	if err := b.ForEach(func(k, v []byte) error {
+		if gone(k, v) {
+			keys = append(keys, append([]byte(nil), k...))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes the file.
