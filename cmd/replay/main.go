@@ -30,16 +30,15 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -211,7 +210,7 @@ func (r *replay) variant(ctx context.Context, v string) (*eval.Report, error) {
 			return nil, fmt.Errorf("rebuild: %w", err)
 		}
 	}
-	searcher := &eval.HTTPSearcher{BaseURL: srv.base, Token: keyName(0)}
+	searcher := &eval.HTTPSearcher{BaseURL: srv.Base, Token: keyName(0)}
 	return eval.Run(ctx, r.cat, r.future, searcher, eval.Options{K: 10})
 }
 
@@ -314,11 +313,8 @@ func multiRecall(rep *eval.Report, cases []eval.Case) float64 {
 
 // server is one toolsearch process with its own store.
 type server struct {
-	cmd  *exec.Cmd
-	base string
+	*serveproc.Server
 	work string
-	done chan error
-	logs *bytes.Buffer
 }
 
 func (r *replay) start(ctx context.Context, learning bool) (*server, error) {
@@ -339,51 +335,24 @@ func (r *replay) start(ctx context.Context, learning bool) (*server, error) {
 	}
 	cfg += "limits:\n  search_rate: -1\n"
 	if err := os.WriteFile(filepath.Join(work, "config.yaml"), []byte(cfg), 0o644); err != nil {
+		os.RemoveAll(work)
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	keys := make([]string, r.keys)
 	for i := range keys {
 		keys[i] = keyName(i)
 	}
-	cmd := exec.CommandContext(ctx, r.bin, "serve", "-addr", addr, "-metrics-addr", "off", "-log-level", "warn",
-		"-catalog", filepath.Join(r.dir, "catalog.json"), "-config", filepath.Join(work, "config.yaml"))
-	cmd.Env = append(os.Environ(), "TOOLSEARCH_API_KEYS="+strings.Join(keys, ","), "TOOLSEARCH_ADMIN_TOKEN="+adminToken)
-	s := &server{cmd: cmd, base: "http://" + addr, work: work, done: make(chan error, 1), logs: &bytes.Buffer{}}
-	cmd.Stdout, cmd.Stderr = s.logs, s.logs
-	if err := cmd.Start(); err != nil {
+	srv, err := serveproc.Start(ctx, r.bin, []string{"TOOLSEARCH_API_KEYS=" + strings.Join(keys, ","), "TOOLSEARCH_ADMIN_TOKEN=" + adminToken}, 2*time.Minute,
+		"-metrics-addr", "off", "-log-level", "warn", "-catalog", filepath.Join(r.dir, "catalog.json"), "-config", filepath.Join(work, "config.yaml"))
+	if err != nil {
+		os.RemoveAll(work)
 		return nil, err
 	}
-	go func() { s.done <- cmd.Wait() }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		resp, err := http.Get(s.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		select {
-		case err := <-s.done:
-			return nil, fmt.Errorf("the server exited (%v): %s", err, s.logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("not ready in 2 minutes: %s", s.logs.String())
-		}
-	}
+	return &server{Server: srv, work: work}, nil
 }
 
 func (s *server) stop() {
-	s.cmd.Process.Kill()
-	<-s.done
+	s.Stop()
 	os.RemoveAll(s.work)
 }
 
@@ -398,7 +367,7 @@ func (s *server) post(ctx context.Context, path, token string, body, out any) er
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.Base+path, rd)
 	if err != nil {
 		return err
 	}
@@ -425,7 +394,7 @@ func (s *server) post(ctx context.Context, path, token string, body, out any) er
 // (or dropped, which would be a failure of the replay).
 func (s *server) settle(ctx context.Context, events int64) error {
 	for range 1200 {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/mcp/tool-search/status", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.Base+"/mcp/tool-search/status", nil)
 		req.Header.Set("Authorization", "Bearer "+adminToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -25,16 +25,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
 )
 
@@ -94,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			for r := range *rounds {
 				for j := range bins {
 					b := bins[(j+r)%len(bins)] // alternate which goes first
-					s, err := m.once(ctx, b, stderr)
+					s, err := m.once(ctx, b)
 					if err != nil {
 						return fmt.Errorf("%s, %d tools, %s: %w", emb, n, b, err)
 					}
@@ -156,7 +155,7 @@ func (m *measure) catalogs() error {
 	return nil
 }
 
-func (m *measure) once(ctx context.Context, bin string, stderr io.Writer) (sample, error) {
+func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 	var s sample
 	work, err := os.MkdirTemp("", "scale")
 	if err != nil {
@@ -173,50 +172,22 @@ func (m *measure) once(ctx context.Context, bin string, stderr io.Writer) (sampl
 	if err := os.WriteFile(config, []byte("limits:\n  search_rate: -1\n"), 0o644); err != nil {
 		return s, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return s, err
-	}
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	args := []string{"serve", "-addr", "127.0.0.1:" + strconv.Itoa(port), "-metrics-addr", "off", "-catalog", catalog, "-config", config, "-log-level", "warn"}
+	args := []string{"-metrics-addr", "off", "-catalog", catalog, "-config", config, "-log-level", "warn"}
 	if m.embedder == "openai" {
 		args = append(args, "-embedder", "openai", "-embedding-base-url", m.fake.URL+"/v1", "-embedding-dimensions", strconv.Itoa(m.dim))
 	}
 	const token = "scale-admin-token"
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "TOOLSEARCH_ADMIN_TOKEN="+token, "OPENAI_API_KEY=scale-fake-key")
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
 	before := m.fake.served.Load()
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	srv, err := serveproc.Start(ctx, bin, []string{"TOOLSEARCH_ADMIN_TOKEN=" + token, "OPENAI_API_KEY=scale-fake-key"}, 10*time.Minute, args...)
+	if err != nil {
 		return s, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Kill()
-		<-exited
-	}()
-	client := &http.Client{Timeout: 10 * time.Second}
-	for {
-		resp, err := client.Get(base + "/readyz")
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		select {
-		case err := <-exited:
-			return s, fmt.Errorf("exited before ready (%v): %s", err, tail(logs.String()))
-		case <-time.After(time.Millisecond):
-		}
-	}
+	defer srv.Stop()
 	s.ready = time.Since(start)
 	s.providerAtStart = m.fake.served.Load() - before
-	pid := cmd.Process.Pid
+	base, pid := srv.Base, srv.Pid()
+	client := &http.Client{Timeout: 10 * time.Second}
 	// Ready is published; the memory a build freed is returned just after.
 	time.Sleep(time.Second)
 	if s.rss, err = procStatus(pid, "VmRSS"); err != nil {
@@ -253,7 +224,6 @@ func (m *measure) once(ctx context.Context, bin string, stderr io.Writer) (sampl
 	if s.rebuildPeak, err = procStatus(pid, "VmHWM"); err != nil {
 		return s, err
 	}
-	_ = stderr
 	return s, nil
 }
 
@@ -345,26 +315,10 @@ func procStatus(pid int, key string) (int64, error) {
 	return 0, errors.New(key + " not in /proc status")
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 func copyFile(from, to string) error {
 	b, err := os.ReadFile(from)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644)
-}
-
-func tail(s string) string {
-	if len(s) > 2000 {
-		return s[len(s)-2000:]
-	}
-	return s
 }
