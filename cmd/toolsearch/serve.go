@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -239,34 +240,25 @@ func openLearning(ctx context.Context, c config.Learning, getenv func(string) st
 	var err error
 	switch c.Store {
 	case "postgres":
-		env := c.DSNEnv
-		if env == "" {
-			env = "TOOLSEARCH_LEARNING_DSN"
-		}
+		env := cmp.Or(c.DSNEnv, config.DefaultLearningDSNEnv)
 		dsn := getenv(env)
 		if dsn == "" {
 			return nil, fmt.Errorf("learning.store is postgres but %s is not set", env)
 		}
-		pg, perr := learn.OpenPostgres(ctx, dsn, cfg, nil)
-		switch {
-		case errors.Is(perr, learn.ErrUnreachable):
+		var pg *learn.PostgresStore
+		pg, err = learn.OpenPostgres(ctx, dsn, cfg, nil)
+		if errors.Is(err, learn.ErrUnreachable) {
 			// Learning waits for the database; searches do not.
-			logger.Warn("learning store not reachable yet", "err", perr)
-			store = pg
-		case perr != nil:
-			err = perr
-		default:
+			logger.Warn("learning store not reachable yet", "err", err)
+			err = nil
+		}
+		if err == nil {
 			store = pg
 		}
 	default:
 		// The environment's path wins, so that processes sharing one
 		// config (tests, two local servers) need not share one file.
-		path := c.Path
-		if p := getenv("TOOLSEARCH_LEARNING_PATH"); p != "" {
-			path = p
-		} else if path == "" {
-			path = config.DefaultLearningPath
-		}
+		path := cmp.Or(getenv("TOOLSEARCH_LEARNING_PATH"), c.Path, config.DefaultLearningPath)
 		store, err = learn.Open(path, cfg, nil)
 	}
 	if err != nil {

@@ -67,8 +67,12 @@ type Learning struct {
 }
 
 // DefaultLearningPath is where the file store is kept when the config
-// names none: beside the process.
-const DefaultLearningPath = "toolsearch-learned.db"
+// names none: beside the process; DefaultLearningDSNEnv, the variable the
+// PostgreSQL store's connection string is read from.
+const (
+	DefaultLearningPath   = "toolsearch-learned.db"
+	DefaultLearningDSNEnv = "TOOLSEARCH_LEARNING_DSN"
+)
 
 // On reports whether learning is on.
 func (l Learning) On() bool { return l.Enabled == nil || *l.Enabled }
