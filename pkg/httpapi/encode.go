@@ -74,8 +74,8 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		ae = errorf(http.StatusNotFound, "unknown_search", "%s", err.Error())
 	case errors.Is(err, search.ErrLearningOff):
 		ae = errorf(http.StatusNotFound, "learning_off", "%s", err.Error())
-	case errors.Is(err, catalog.ErrUnknownTool):
-		ae = errorf(http.StatusNotFound, "unknown_tool", "%s", clip(err.Error(), 200))
+	case errors.Is(err, search.ErrUnknownTool):
+		ae = errorf(http.StatusNotFound, "unknown_tool", "%s", err.Error())
 	case errors.Is(err, catalog.ErrAmbiguousTool):
 		ae = errorf(http.StatusBadRequest, "ambiguous", "%s", clip(err.Error(), 300))
 	case errors.Is(err, access.ErrUnauthorized):

@@ -409,7 +409,7 @@ func (s *Service) Learned(caller access.Caller, tool string, max int) ([]Learned
 		return lt
 	}
 	if tool != "" {
-		row, err := snap.Catalog.Resolve(tool)
+		row, err := snap.row("", tool)
 		if err != nil {
 			return nil, err
 		}

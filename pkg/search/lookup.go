@@ -31,19 +31,30 @@ func (s *Service) Lookup(caller access.Caller, server, name string) (Found, erro
 	if err != nil {
 		return Found{}, err
 	}
-	var row int
-	if server != "" {
-		var ok bool
-		if row, ok = snap.Catalog.Lookup(server, name); !ok {
-			return Found{}, fmt.Errorf("%w %s in server %s", ErrUnknownTool, redact.Echo(name), redact.Echo(server))
-		}
-	} else if row, err = snap.Catalog.Resolve(name); err != nil {
-		if errors.Is(err, catalog.ErrAmbiguousTool) {
-			return Found{}, err // ambiguous within the caller's view
-		}
-		return Found{}, fmt.Errorf("%w %s", ErrUnknownTool, redact.Echo(name))
+	row, err := snap.row(server, name)
+	if err != nil {
+		return Found{}, err
 	}
 	return snap.Found(row), nil
+}
+
+// row is the row of the tool Lookup finds in snap.
+func (snap *Snapshot) row(server, name string) (int, error) {
+	if server != "" {
+		row, ok := snap.Catalog.Lookup(server, name)
+		if !ok {
+			return -1, fmt.Errorf("%w %s in server %s", ErrUnknownTool, redact.Echo(name), redact.Echo(server))
+		}
+		return row, nil
+	}
+	row, err := snap.Catalog.Resolve(name)
+	if err != nil {
+		if errors.Is(err, catalog.ErrAmbiguousTool) {
+			return -1, err // ambiguous within the caller's view
+		}
+		return -1, fmt.Errorf("%w %s", ErrUnknownTool, redact.Echo(name))
+	}
+	return row, nil
 }
 
 // Found is row's tool and hints.
