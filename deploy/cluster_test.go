@@ -645,7 +645,7 @@ func scrapeNames(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	addr, metrics := freeAddr(t), freeAddr(t)
-	srv := exec.Command(toolsearch(t), "serve", "-addr", addr, "-metrics-addr", metrics, "-config", cfg, "-catalog", "base/catalog.yaml")
+	srv := serve(t, "-addr", addr, "-metrics-addr", metrics, "-config", cfg, "-catalog", "base/catalog.yaml")
 	var log bytes.Buffer
 	srv.Stdout, srv.Stderr = &log, &log
 	if err := srv.Start(); err != nil {

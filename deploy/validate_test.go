@@ -394,6 +394,14 @@ func TestMain(m *testing.M) {
 
 func toolsearch(*testing.T) string { return binary }
 
+// serve is toolsearch serve with args, learning into the test's own
+// directory rather than a toolsearch-learned.db beside the manifests.
+func serve(t *testing.T, args ...string) *exec.Cmd {
+	cmd := exec.Command(toolsearch(t), append([]string{"serve"}, args...)...)
+	cmd.Env = append(cmd.Environ(), "TOOLSEARCH_LEARNING_PATH="+filepath.Join(t.TempDir(), "learned.db"))
+	return cmd
+}
+
 func help(t *testing.T, sub string) string {
 	out, _ := exec.Command(toolsearch(t), sub, "-h").CombinedOutput()
 	return string(out)
@@ -502,7 +510,7 @@ func TestRecallEvalJob(t *testing.T) {
 		t.Fatal("the Job does not mount the deployment's config at /etc/toolsearch")
 	}
 	addr := freeAddr(t)
-	srv := exec.Command(toolsearch(t), "serve", "-addr", addr, "-metrics-addr", "off", "-config", filepath.Join(cfg, "config.yaml"),
+	srv := serve(t, "-addr", addr, "-metrics-addr", "off", "-config", filepath.Join(cfg, "config.yaml"),
 		"-catalog", filepath.Join(cfg, "catalog.yaml"), "-embedder", "local")
 	var srvLog bytes.Buffer
 	srv.Stdout, srv.Stderr = &srvLog, &srvLog

@@ -142,6 +142,9 @@ func (p *proc) peakRSS() float64 {
 
 func (r *rig) start(name string, args ...string) (*proc, error) {
 	cmd := exec.Command(name, args...)
+	// Each process learns into its own file in the rig's directory, not
+	// into toolsearch-learned.db wherever the rig was started.
+	cmd.Env = append(cmd.Environ(), "TOOLSEARCH_LEARNING_PATH="+filepath.Join(r.dir, fmt.Sprintf("learned-%d.db", time.Now().UnixNano())))
 	log, err := os.OpenFile(filepath.Join(r.dir, filepath.Base(name)+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err

@@ -322,7 +322,14 @@ func TestServeBadConfig(t *testing.T) {
 			// regression into a failure instead of a hang.
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
-			err := run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0", "-metrics-addr", "off"}, tt.args...), func(k string) string { return tt.env[k] }, nil, io.Discard, &stderr)
+			learned := filepath.Join(t.TempDir(), "learned.db") // a case that gets as far as the store opens it here
+			getenv := func(k string) string {
+				if k == "TOOLSEARCH_LEARNING_PATH" {
+					return learned
+				}
+				return tt.env[k]
+			}
+			err := run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0", "-metrics-addr", "off"}, tt.args...), getenv, nil, io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) {
 				t.Errorf("run(serve %v) = %v, stderr %q; want an error mentioning %q", tt.args, err, stderr.String(), tt.want)
 			}
@@ -608,6 +615,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		"TOOLSEARCH_EMBEDDER":           "openai",
 		"TOOLSEARCH_EMBEDDING_BASE_URL": fake.URL + "/v1",
 		"OPENAI_API_KEY":                "sk-e2e-secret-key",
+		"TOOLSEARCH_LEARNING_PATH":      filepath.Join(t.TempDir(), "learned.db"),
 	}
 	getenv := func(k string) string { return env[k] }
 	path := filepath.Join(t.TempDir(), "index.snap")

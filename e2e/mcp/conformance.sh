@@ -17,7 +17,7 @@ echo "conformance: @modelcontextprotocol/conformance $("$node22" -p 'require("./
 # start_toolsearch CONFIG: serves toolsearch on a free port, ts_port.
 start_toolsearch() {
 	ts_port=$(free_port)
-	"$bin" serve -addr "127.0.0.1:$ts_port" -metrics-addr off -config "$1" >>"$work/toolsearch.log" 2>&1 &
+	TOOLSEARCH_LEARNING_PATH="$work/learned-$ts_port.db" "$bin" serve -addr "127.0.0.1:$ts_port" -metrics-addr off -config "$1" >>"$work/toolsearch.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 200); do
 		curl -sf "http://127.0.0.1:$ts_port/readyz" >/dev/null && return

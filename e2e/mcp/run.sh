@@ -33,7 +33,7 @@ upstreams:
     url: http://127.0.0.1:$notes_port/mcp
     refresh: 1m
 YAML
-"$bin" serve -addr "127.0.0.1:$ts_port" -metrics-addr off -config "$work/config.yaml" >"$work/toolsearch.log" 2>&1 &
+TOOLSEARCH_LEARNING_PATH="$work/learned.db" "$bin" serve -addr "127.0.0.1:$ts_port" -metrics-addr off -config "$work/config.yaml" >"$work/toolsearch.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 200); do
 	curl -sf "http://127.0.0.1:$ts_port/readyz" >/dev/null && break
