@@ -76,7 +76,7 @@ $(DEADCODE):
 lint: vet $(STATICCHECK) $(DEADCODE)
 	$(STATICCHECK) ./...
 	cd api && $(GO) vet ./... && $(STATICCHECK) ./...
-	cd deploy && $(GO) vet ./... && $(STATICCHECK) ./...
+	cd deploy && GOFLAGS="$(KUBE_GOFLAGS)" $(GO) vet ./... && GOFLAGS="$(KUBE_GOFLAGS)" $(STATICCHECK) ./...
 	cd evals/peers && $(GO) vet ./... && $(STATICCHECK) ./...
 	@out=$$($(DEADCODE) ./...); if [ -n "$$out" ]; then echo "deadcode: unreachable functions:"; echo "$$out"; exit 1; fi
 	@echo "lint: vet, staticcheck $(STATICCHECK_VERSION) and deadcode $(DEADCODE_VERSION) clean"
@@ -139,9 +139,9 @@ contract:
 # built from k8s.io/kubernetes, the prometheus-operator's CRDs from its
 # module), and the alert rules checked and unit-tested with promtool
 # (Debian's prometheus package) against what the service exports.
-manifests: kube
-	cd deploy && $(GO) vet ./... && \
-		KUBE_ASSETS=$(KUBE_ASSETS) ETCD=$$(command -v etcd) PROMTOOL=$$(command -v promtool) $(GO) test -count=1 ./...
+manifests: kube build
+	cd deploy && GOFLAGS="$(KUBE_GOFLAGS)" $(GO) vet ./... && \
+		GOFLAGS="$(KUBE_GOFLAGS)" TOOLSEARCH_BIN=$(CURDIR)/$(BIN) KUBE_ASSETS=$(KUBE_ASSETS) ETCD=$$(command -v etcd) PROMTOOL=$$(command -v promtool) $(GO) test -count=1 ./...
 
 # The control plane the deploy test starts, built once and kept in
 # .tools/ (about five minutes cold on two cores; the version is in the
@@ -183,11 +183,15 @@ kube-assets: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/crds
 
 # Built without optimisation or debug information: on two cores that is
 # 269 s instead of 341 s from a cold cache, and the deploy test, the
-# binaries' one use, takes 7.8 s instead of 4.6 s.
+# binaries' one use, takes 7.8 s instead of 4.6 s. The deploy module is
+# compiled the same way, and deploy/go.mod and deploy/kube/go.mod agree on
+# the version of every module both build (client-go, api, apimachinery and
+# theirs), so those packages compile once for the two.
+KUBE_GOFLAGS := -trimpath '-gcflags=all=-N -l -dwarf=false'
 $(KUBE_ASSETS)/kube-apiserver:
 	@mkdir -p $(KUBE_ASSETS)
 	@echo "building kube-apiserver and kube-controller-manager $(KUBE_VERSION) from source (once; cached in $(KUBE_ASSETS))"
-	cd deploy/kube && $(GO) build -gcflags=all='-N -l -dwarf=false' -o $(KUBE_ASSETS)/tmp/ \
+	cd deploy/kube && GOFLAGS="$(KUBE_GOFLAGS)" $(GO) build -o $(KUBE_ASSETS)/tmp/ \
 		-ldflags '-s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))' \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
 	mv $(KUBE_ASSETS)/tmp/kube-controller-manager $(KUBE_ASSETS)/tmp/kube-apiserver $(KUBE_ASSETS)/
@@ -225,23 +229,31 @@ wordnet:
 # in Go 1.27): no input failed, and none is written. Such a run is retried,
 # up to three tries (it hit about one target in seven here); a run that
 # writes a failing input fails at once.
+# FUZZ_JOBS targets at once, each with FUZZ_WORKERS workers (default: one
+# target at a time on every core), each target's output printed whole.
+FUZZ_JOBS ?= 1
+FUZZ_WORKERS ?=
 fuzz:
-	@log=$$(mktemp); trap 'rm -f $$log $$log.rc' EXIT; \
-	for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
-		for try in 1 2 3; do \
-			echo "fuzz $$name ($(FUZZTIME))"; \
-			{ $(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME); echo $$? >$$log.rc; } 2>&1 | tee $$log; \
-			[ "$$(cat $$log.rc)" = 0 ] && break; \
-			if [ $$try -lt 3 ] && grep -q 'context deadline exceeded' $$log && ! grep -q 'Failing input written' $$log; then \
-				echo "fuzz $$name: the fuzztime deadline race (go.dev/issue/75804), not a failing input; retrying"; continue; fi; \
-			exit 1; \
-		done; \
+	@$(MAKE) --no-print-directory -j $(FUZZ_JOBS) --output-sync=target $(addprefix fuzz-run/,$(subst :,@,$(FUZZ_TARGETS)))
+
+# fuzz-run/PACKAGE@NAME: one target, retried on the deadline race alone.
+fuzz-run/%:
+	@t='$*'; pkg=$${t%@*}; name=$${t##*@}; log=$$(mktemp); trap 'rm -f $$log $$log.rc' EXIT; \
+	for try in 1 2 3; do \
+		echo "fuzz $$name ($(FUZZTIME))"; \
+		{ $(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $(if $(FUZZ_WORKERS),-parallel $(FUZZ_WORKERS)); echo $$? >$$log.rc; } 2>&1 | tee $$log; \
+		[ "$$(cat $$log.rc)" = 0 ] && exit 0; \
+		if [ $$try -lt 3 ] && grep -q 'context deadline exceeded' $$log && ! grep -q 'Failing input written' $$log; then \
+			echo "fuzz $$name: the fuzztime deadline race (go.dev/issue/75804), not a failing input; retrying"; continue; fi; \
+		exit 1; \
 	done
 
 # Two seconds a target in make test: each is run with its seeds by unit, and
-# this shows that the fuzzer runs it; make fuzz is the longer search.
+# this shows that the fuzzer runs it; make fuzz is the longer search. Two
+# targets at once, a worker each: one builds and gathers its baseline while
+# the other fuzzes.
 fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=2s
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=2s FUZZ_JOBS=2 FUZZ_WORKERS=1
 
 eval-gate: build
 	./$(BIN) eval -cases evals/cases.jsonl -min-recall $(EVAL_MIN_RECALL)
