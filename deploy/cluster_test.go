@@ -377,7 +377,7 @@ func TestOnAPIServer(t *testing.T) {
 		t.Errorf("after a second apply the Deployment has %d replicas, want the autoscaler's %d: the manifests fight it", r, want)
 	}
 	for _, mf := range d.ManagedFields {
-		if mf.Manager == fieldManager && mf.FieldsV1 != nil && bytes.Contains(mf.FieldsV1.Raw, []byte(`"f:replicas"`)) {
+		if mf.Manager == fieldManager && mf.FieldsV1 != nil && strings.Contains(mf.FieldsV1.GetRawString(), `"f:replicas"`) {
 			t.Error("the manifests own the Deployment's spec.replicas; the autoscaler should")
 		}
 	}
