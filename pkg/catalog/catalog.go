@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
@@ -60,9 +61,34 @@ type Catalog struct {
 	warnings []Warning
 	skipped  []Warning
 	hash     string
-	byName   map[string][]int
-	byID     map[string][]int // "server/tool"; two tools can share one ("a"+"b/c", "a/b"+"c")
-	byKey    map[[2]string]int
+	// byKey finds a tool by server and name, and by "server/name" tried at
+	// each "/" (two tools can share one: "a"+"b/c", "a/b"+"c"). byName is
+	// a bare name's one tool, or -1 when several servers have it, those
+	// being in shared.
+	byKey  map[[2]string]int
+	byName map[string]int
+	shared map[string][]int
+}
+
+func newCatalog(sources []string, tools int) *Catalog {
+	return &Catalog{sources: sources, tools: make([]Tool, 0, tools),
+		byKey: make(map[[2]string]int, tools), byName: make(map[string]int, tools), shared: map[string][]int{}}
+}
+
+// add appends t, a tool of a server not yet holding its name.
+func (c *Catalog) add(t Tool) {
+	i := len(c.tools)
+	c.byKey[[2]string{t.Server, t.Name}] = i
+	switch j, ok := c.byName[t.Name]; {
+	case !ok:
+		c.byName[t.Name] = i
+	case j >= 0:
+		c.byName[t.Name] = -1
+		c.shared[t.Name] = []int{j, i}
+	default:
+		c.shared[t.Name] = append(c.shared[t.Name], i)
+	}
+	c.tools = append(c.tools, t)
 }
 
 // ErrNoTools is returned by New when no source yields a tool.
@@ -78,7 +104,13 @@ var (
 // the same name (from different sources) are merged; a tool name repeated
 // within a server is an error.
 func New(parts []Part) (*Catalog, error) {
-	c := &Catalog{byName: map[string][]int{}, byID: map[string][]int{}, byKey: map[[2]string]int{}}
+	n := 0
+	for _, p := range parts {
+		for _, s := range p.Servers {
+			n += len(s.Tools)
+		}
+	}
+	c := newCatalog(nil, n)
 	var errs []error
 	seenSource := map[string]bool{}
 	seenServer := map[string]bool{}
@@ -117,10 +149,7 @@ func New(parts []Part) (*Catalog, error) {
 				for _, w := range ws {
 					c.warnings = append(c.warnings, Warning{Source: p.Source, Server: s.Name, Tool: t.Name, Message: w})
 				}
-				c.byKey[[2]string{t.Server, t.Name}] = len(c.tools)
-				c.byID[t.ID()] = append(c.byID[t.ID()], len(c.tools))
-				c.byName[t.Name] = append(c.byName[t.Name], len(c.tools))
-				c.tools = append(c.tools, t)
+				c.add(t)
 			}
 		}
 	}
@@ -204,33 +233,58 @@ func (c *Catalog) Hash() string { return c.hash }
 // one server has, then an exact "server/tool". It never splits on "/", since
 // tool and server names may contain it.
 func (c *Catalog) Resolve(ref string) (int, error) {
-	switch ix := c.byName[ref]; len(ix) {
-	case 1:
-		return ix[0], nil
-	case 0:
-	default:
-		if ids := c.byID[ref]; len(ids) == 1 {
-			return ids[0], nil
+	switch i, ok := c.byName[ref]; {
+	case ok && i >= 0:
+		return i, nil
+	case ok:
+		if i, n := c.findID(ref, nil); n == 1 {
+			return i, nil
 		}
-		return -1, fmt.Errorf("%w %s: in servers %q; qualify it as server/tool", ErrAmbiguousTool, redact.Echo(ref), c.serversOf(ix))
+		return -1, fmt.Errorf("%w %s: in servers %q; qualify it as server/tool", ErrAmbiguousTool, redact.Echo(ref), c.serversOf(c.shared[ref]))
 	}
-	switch ids := c.byID[ref]; len(ids) {
+	switch i, n := c.findID(ref, nil); n {
 	case 0:
 		return -1, fmt.Errorf("%w %q", ErrUnknownTool, ref)
 	case 1:
-		return ids[0], nil
+		return i, nil
 	default:
-		return -1, fmt.Errorf("%w %s: names a tool in each of servers %q", ErrAmbiguousTool, redact.Echo(ref), c.serversOf(ids))
+		var rows []int
+		c.findID(ref, func(i int) { rows = append(rows, i) })
+		return -1, fmt.Errorf("%w %s: names a tool in each of servers %q", ErrAmbiguousTool, redact.Echo(ref), c.serversOf(rows))
 	}
 }
 
 // ByID finds the one tool whose server/name is id, exactly: "a/b/c" may
 // name a tool of each of servers a and a/b, and then names none.
 func (c *Catalog) ByID(id string) (int, bool) {
-	if ix := c.byID[id]; len(ix) == 1 {
-		return ix[0], true
+	if i, n := c.findID(id, nil); n == 1 {
+		return i, true
 	}
 	return -1, false
+}
+
+// findID counts the tools whose server/name is id, trying each "/" in id
+// as the one between them, and returns the first (each to found, if not
+// nil), so that no map of ids is kept beside byKey.
+func (c *Catalog) findID(id string, found func(int)) (first, n int) {
+	first = -1
+	for at := strings.IndexByte(id, '/'); at >= 0; {
+		if i, ok := c.byKey[[2]string{id[:at], id[at+1:]}]; ok {
+			if n == 0 {
+				first = i
+			}
+			n++
+			if found != nil {
+				found(i)
+			}
+		}
+		next := strings.IndexByte(id[at+1:], '/')
+		if next < 0 {
+			break
+		}
+		at += 1 + next
+	}
+	return first, n
 }
 
 // Lookup finds the tool named name in server, exactly.
@@ -253,7 +307,7 @@ func (c *Catalog) serversOf(ix []int) []string {
 // warnings and hash know nothing of the others. An API key's view is
 // built from it, so nothing outside the view can shape an answer.
 func (c *Catalog) Subset(rows []int) *Catalog {
-	s := &Catalog{sources: c.sources, byName: map[string][]int{}, byID: map[string][]int{}, byKey: map[[2]string]int{}}
+	s := newCatalog(c.sources, len(rows))
 	keep := make(map[[2]string]bool, len(rows))
 	servers := map[string]bool{}
 	for _, r := range rows {
@@ -265,11 +319,7 @@ func (c *Catalog) Subset(rows []int) *Catalog {
 		if !keep[[2]string{t.Server, t.Name}] {
 			continue
 		}
-		i := len(s.tools)
-		s.byKey[[2]string{t.Server, t.Name}] = i
-		s.byID[t.ID()] = append(s.byID[t.ID()], i)
-		s.byName[t.Name] = append(s.byName[t.Name], i)
-		s.tools = append(s.tools, t)
+		s.add(t)
 	}
 	for _, name := range c.servers {
 		if servers[name] {

@@ -202,6 +202,17 @@ func TestResolve(t *testing.T) {
 			t.Errorf("Resolve(%q) = %q, want %q", tt.ref, c.Tool(i).ID(), tt.want)
 		}
 	}
+	// An ambiguous reference names every server it could mean.
+	for ref, want := range map[string]string{"create_issue": `["github" "gitlab"]`, "api/v1/x": `["api" "api/v1"]`} {
+		if _, err := c.Resolve(ref); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Resolve(%q) = %v, want an error naming servers %s", ref, err, want)
+		}
+	}
+	for ref, want := range map[string]bool{"github/search": true, "api/v1/x": false, "api//v1/nutrition": true, "search": false, "/x": false, "": false} {
+		if i, ok := c.ByID(ref); ok != want || ok && c.Tool(i).ID() != ref {
+			t.Errorf("ByID(%q) = %d, %v; want found %v", ref, i, ok, want)
+		}
+	}
 }
 
 func TestText(t *testing.T) {
