@@ -6,6 +6,7 @@ package bm25
 import (
 	"context"
 	"hash/maphash"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -121,15 +122,17 @@ const DerivedWeight = 0.4
 type Index struct {
 	p Config
 	n int
-	// terms maps a term (or a concept's token) to its list; pairs maps two
-	// neighbouring terms, as their lists' numbers (first<<32 | second), to
-	// theirs.
-	terms  map[string]uint32
-	pairs  map[uint64]uint32
-	start  []uint32
-	doc    []int32
-	impact []float64
-	fields []uint16
+	// terms maps a term (or a concept's token) to its list. pairs are the
+	// keys of two neighbouring terms (pairKey of their lists' numbers),
+	// sorted: pair i's list is firstPair+i. A sorted array holds them in
+	// 8 bytes each, where a map took about 20 (16 MB at 100,000 tools).
+	terms     map[string]uint32
+	pairs     []uint64
+	firstPair uint32
+	start     []uint32
+	doc       []int32
+	impact    []float64
+	fields    []uint16
 
 	scratch sync.Pool
 	cache   expansions
@@ -168,6 +171,7 @@ func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 	ix.cache.seed = maphash.MakeSeed()
 	norm := b.norms(p)
 	ix.start, ix.pairs = b.count()
+	ix.firstPair = uint32(b.singles)
 	total := ix.start[len(ix.start)-1]
 	ix.doc, ix.impact, ix.fields = make([]int32, total), make([]float64, total), make([]uint16, total)
 	b.fill(ix, norm)
@@ -303,10 +307,10 @@ func pairKey(a, b uint32) uint64 { return uint64(a+1)<<32 | uint64(b) }
 
 // count counts the documents of every list, each core its own share, and
 // returns where each list starts (pairs numbered after the terms and
-// concepts, in order of first appearance) and the pairs' numbers. The
+// concepts, in their keys' order) and the pairs' keys, sorted. The
 // cores' counts stay in b for fill, which writes each core's postings
 // after those of the cores before it.
-func (b *builder) count() ([]uint32, map[uint64]uint32) {
+func (b *builder) count() ([]uint32, []uint64) {
 	singles := len(b.vocab) + len(b.conceptTerms)
 	parts := make([]countPart, chunk.Count(b.c.Len()))
 	chunk.Each(b.c.Len(), func(p, lo, hi int) {
@@ -317,9 +321,6 @@ func (b *builder) count() ([]uint32, map[uint64]uint32) {
 				if e.key < 1<<32 {
 					cp.df[e.key]++
 				} else {
-					if cp.pairDF[e.key] == 0 {
-						cp.pairOrder = append(cp.pairOrder, e.key)
-					}
 					cp.pairDF[e.key]++
 				}
 			}
@@ -328,15 +329,13 @@ func (b *builder) count() ([]uint32, map[uint64]uint32) {
 	})
 	pairs := map[uint64]uint32{}
 	for _, cp := range parts {
-		for _, k := range cp.pairOrder {
-			if _, ok := pairs[k]; !ok {
-				pairs[k] = uint32(singles + len(pairs))
-			}
+		for k := range cp.pairDF {
+			pairs[k] = 0
 		}
 	}
-	pairKeys := make([]uint64, len(pairs))
-	for k, id := range pairs {
-		pairKeys[int(id)-singles] = k
+	pairKeys := slices.Sorted(maps.Keys(pairs))
+	for i, k := range pairKeys {
+		pairs[k] = uint32(singles + i)
 	}
 	lists := singles + len(pairs)
 	start := make([]uint32, lists+1)
@@ -355,18 +354,16 @@ func (b *builder) count() ([]uint32, map[uint64]uint32) {
 	}
 	start[lists] = at
 	b.parts, b.pairs, b.singles = parts, pairs, singles
-	return start, pairs
+	return start, pairKeys
 }
 
 // countPart is one core's share of the counting: how many of its
-// documents have each term or concept (df) and each pair (pairDF), pairs
-// in the order the core met them; then, for fill, where the core writes
-// its next posting of each list.
+// documents have each term or concept (df) and each pair (pairDF); then,
+// for fill, where the core writes its next posting of each list.
 type countPart struct {
-	df        []uint32
-	pairDF    map[uint64]uint32
-	pairOrder []uint64
-	at        []uint32
+	df     []uint32
+	pairDF map[uint64]uint32
+	at     []uint32
 }
 
 // dfOf is how many of the part's documents list k holds.

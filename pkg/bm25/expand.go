@@ -146,8 +146,8 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 		if a < 0 || b < 0 {
 			continue
 		}
-		if k, ok := ix.pairs[pairKey(uint32(a), uint32(b))]; ok { // most pairs are in no tool: no term to carry
-			add(queryTerm{list: int64(k), from: fromQuery, name: terms[i-1], second: terms[i]}, PairWeight)
+		if k, ok := slices.BinarySearch(ix.pairs, pairKey(uint32(a), uint32(b))); ok { // most pairs are in no tool: no term to carry
+			add(queryTerm{list: int64(ix.firstPair) + int64(k), from: fromQuery, name: terms[i-1], second: terms[i]}, PairWeight)
 		}
 	}
 	return q
