@@ -29,7 +29,8 @@ EVAL_SHARED_GATES ?= metatool:0.78 stabletoolbench:0.84 bfcl-live:0.937 seal-too
 EVAL_SELF_REAL_MIN_RECALL ?= 0.99
 
 FUZZTIME  ?= 30s
-FUZZ_TARGETS := ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/httpapi:FuzzSearchBody ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
+# httpapi's first: it imports the most, and runs alone (see fuzz).
+FUZZ_TARGETS := ./pkg/httpapi:FuzzSearchBody ./pkg/catalog:FuzzParse ./pkg/eval:FuzzParseCases ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest ./pkg/search:FuzzDigest ./pkg/hints:FuzzOf ./pkg/jsonkeys:FuzzScan ./pkg/embedding:FuzzAnswer
 
 .PHONY: kube-background kube-assets postgres learn-gate image push kube reliability conformance console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
@@ -230,11 +231,16 @@ wordnet:
 # up to three tries (it hit about one target in seven here); a run that
 # writes a failing input fails at once.
 # FUZZ_JOBS targets at once, each with FUZZ_WORKERS workers (default: one
-# target at a time on every core), each target's output printed whole.
+# target at a time on every core), each target's output printed whole. The
+# first target runs alone: its build instruments what all of them import
+# (the standard library, most of the service) once, which two targets
+# started together would both do.
 FUZZ_JOBS ?= 1
 FUZZ_WORKERS ?=
+FUZZ_RUNS := $(addprefix fuzz-run/,$(subst :,@,$(FUZZ_TARGETS)))
 fuzz:
-	@$(MAKE) --no-print-directory -j $(FUZZ_JOBS) --output-sync=target $(addprefix fuzz-run/,$(subst :,@,$(FUZZ_TARGETS)))
+	@$(MAKE) --no-print-directory $(firstword $(FUZZ_RUNS))
+	@$(MAKE) --no-print-directory -j $(FUZZ_JOBS) --output-sync=target $(wordlist 2,$(words $(FUZZ_RUNS)),$(FUZZ_RUNS))
 
 # fuzz-run/PACKAGE@NAME: one target, retried on the deadline race alone.
 fuzz-run/%:
