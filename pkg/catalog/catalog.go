@@ -244,7 +244,7 @@ func (c *Catalog) Resolve(ref string) (int, error) {
 	}
 	switch i, n := c.findID(ref, nil); n {
 	case 0:
-		return -1, fmt.Errorf("%w %q", ErrUnknownTool, ref)
+		return -1, fmt.Errorf("%w %s", ErrUnknownTool, redact.Echo(ref))
 	case 1:
 		return i, nil
 	default:
@@ -268,6 +268,9 @@ func (c *Catalog) ByID(id string) (int, bool) {
 // nil), so that no map of ids is kept beside byKey.
 func (c *Catalog) findID(id string, found func(int)) (first, n int) {
 	first = -1
+	if len(id) > 2*MaxNameBytes+1 {
+		return first, 0 // no tool's id is longer; and a caller's id of many "/" costs a lookup each
+	}
 	for at := strings.IndexByte(id, '/'); at >= 0; {
 		if i, ok := c.byKey[[2]string{id[:at], id[at+1:]}]; ok {
 			if n == 0 {

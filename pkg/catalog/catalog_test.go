@@ -401,3 +401,22 @@ func TestBound(t *testing.T) {
 		})
 	}
 }
+
+// An id is at most two names long: the longest are found, and anything
+// longer, however many "/" it has, is not looked up at all.
+func TestByIDLongest(t *testing.T) {
+	server, name := strings.Repeat("s", MaxNameBytes), strings.Repeat("n", MaxNameBytes)
+	c, err := New([]Part{{Source: "t", Servers: []Server{{Name: server, Tools: []Tool{{Name: name}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i, ok := c.ByID(server + "/" + name); !ok || i != 0 {
+		t.Errorf("ByID(the longest id) = %d, %v", i, ok)
+	}
+	if _, ok := c.ByID(strings.Repeat("/", 1<<20)); ok {
+		t.Error("ByID(a megabyte of slashes) found a tool")
+	}
+	if _, err := c.Resolve(server + "/" + name + "/"); !errors.Is(err, ErrUnknownTool) {
+		t.Errorf("Resolve(one byte over) = %v, want ErrUnknownTool", err)
+	}
+}
