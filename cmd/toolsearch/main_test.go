@@ -13,29 +13,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/logbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while run writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // fakeOpenAI serves /v1/embeddings with deterministic vectors derived from
 // the local embedder's idea of each text's words, so ranking is meaningful.
@@ -86,7 +69,7 @@ var (
 
 // metricsBase is the metrics listener's base URL of a server startServe
 // started, read from its log.
-func metricsBase(t *testing.T, stderr *syncBuffer) string {
+func metricsBase(t *testing.T, stderr *logbuf.Buffer) string {
 	t.Helper()
 	m := metricsRE.FindStringSubmatch(stderr.String())
 	if m == nil {
@@ -97,11 +80,11 @@ func metricsBase(t *testing.T, stderr *syncBuffer) string {
 
 // startServe runs `toolsearch serve` in-process and returns its base URL
 // once /readyz answers 200.
-func startServe(t *testing.T, env map[string]string, args ...string) (base string, stderr *syncBuffer, stop func() error) {
+func startServe(t *testing.T, env map[string]string, args ...string) (base string, stderr *logbuf.Buffer, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	learningPath := filepath.Join(t.TempDir(), "learned.db")
-	stderr = &syncBuffer{}
+	stderr = &logbuf.Buffer{}
 	errc := make(chan error, 1)
 	getenv := func(k string) string {
 		if v, ok := env[k]; ok {

@@ -1,7 +1,6 @@
 package learn
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/logbuf"
 )
 
 // startPostgres runs a real PostgreSQL server (Debian's postgresql
@@ -85,7 +86,7 @@ func startPostgresOn(t *testing.T, port int) string {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	srv := command("postgres", "-D", data, "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-k", dir, "-F")
-	var log syncBuffer
+	var log logbuf.Buffer
 	srv.Stdout, srv.Stderr = &log, &log
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -126,23 +127,6 @@ func startPostgresOn(t *testing.T, port int) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestPostgresStore holds the PostgreSQL store to the same contract as the

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,20 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/logbuf"
 )
-
-// syncBuffer is a log sink the server's goroutines may write at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // TestConfirmDestructive: a call to a destructive tool is forwarded only
 // on an explicit accept (elicitation) or confirm argument, as the policy
@@ -49,7 +36,7 @@ func TestConfirmDestructive(t *testing.T) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "cleared"}}}, nil
 			})
 	}
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	reg := prometheus.NewRegistry()
 	keys := []access.Key{
 		{Name: "people", Hash: access.HashSecret("people-secret")},

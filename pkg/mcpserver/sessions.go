@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
-
 	"github.com/toolsearch/toolsearch/pkg/config"
 )
 

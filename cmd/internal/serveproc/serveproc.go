@@ -4,15 +4,15 @@
 package serveproc
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os/exec"
-	"sync"
 	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/logbuf"
 )
 
 // Server is a running `toolsearch serve`.
@@ -21,7 +21,7 @@ type Server struct {
 	Base string
 	cmd  *exec.Cmd
 	done chan error
-	logs *logs
+	logs *logbuf.Buffer
 }
 
 // Start runs bin serve with args on a free port (Start adds -addr), with
@@ -37,7 +37,7 @@ func Start(ctx context.Context, bin string, env []string, ready time.Duration, a
 	ln.Close()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "-addr", addr}, args...)...)
 	cmd.Env = append(cmd.Environ(), env...)
-	s := &Server{Base: "http://" + addr, cmd: cmd, done: make(chan error, 1), logs: &logs{}}
+	s := &Server{Base: "http://" + addr, cmd: cmd, done: make(chan error, 1), logs: &logbuf.Buffer{}}
 	cmd.Stdout, cmd.Stderr = s.logs, s.logs
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -83,23 +83,4 @@ func (s *Server) Stop() {
 	s.cmd.Process.Kill()
 	err := <-s.done
 	s.done <- err
-}
-
-// logs is a process's output, written by the copying goroutines and read
-// by the harness.
-type logs struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
