@@ -15,12 +15,13 @@
 package learn
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
 	"slices"
-	"sort"
+
 	"strings"
 	"time"
 )
@@ -233,18 +234,20 @@ func (t *Tally) Learned() *Learned {
 			l.Companions[k[1]] = append(l.Companions[k[1]], Weighted{k[0], c.weight})
 		}
 	}
-	for i, m := range []map[string][]Weighted{l.Terms, l.Companions} {
-		for k, ws := range m {
-			sort.Slice(ws, func(i, j int) bool {
-				if ws[i].Weight != ws[j].Weight {
-					return ws[i].Weight > ws[j].Weight
-				}
-				return ws[i].Name < ws[j].Name
-			})
-			m[k] = ws[:min(len(ws), []int{MaxTermsPerTool, MaxCompanionsPerTool}[i])]
-		}
-	}
+	heaviest(l.Terms, MaxTermsPerTool)
+	heaviest(l.Companions, MaxCompanionsPerTool)
 	return l
+}
+
+// heaviest sorts each list of m heaviest first (by name on a tie) and
+// keeps its first limit.
+func heaviest(m map[string][]Weighted, limit int) {
+	for k, ws := range m {
+		slices.SortFunc(ws, func(a, b Weighted) int {
+			return cmp.Or(cmp.Compare(b.Weight, a.Weight), strings.Compare(a.Name, b.Name))
+		})
+		m[k] = ws[:min(len(ws), limit)]
+	}
 }
 
 // pairKey orders two tools, so a pair is one key whichever came first.

@@ -104,7 +104,7 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in search
 // that succeeded) after its last search: learning from use.
 func (s *Server) used(ctx context.Context, ss *mcp.ServerSession, caller access.Caller, t search.Found) {
 	if id := s.sessions.lastSearch(ss.ID()); id != "" {
-		s.svc.Used(ctx, caller, id, t.Server+"/"+t.Name)
+		s.svc.Used(ctx, caller, id, t.ID())
 	}
 }
 

@@ -8,6 +8,7 @@ package rank
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -363,12 +364,7 @@ func (rk *Ranker) boostCompanions(cands []Result, sc *scratch, keep func(int) bo
 		r.Fused = (r.Fused + r.Companion) / (1 + beta)
 		delete(gain, int32(r.Row))
 	}
-	rows := make([]int32, 0, len(gain))
-	for row := range gain {
-		rows = append(rows, row)
-	}
-	slices.Sort(rows) // in row order, as every candidate
-	for _, row := range rows {
+	for _, row := range slices.Sorted(maps.Keys(gain)) { // in row order, as every candidate
 		cands = append(cands, Result{Row: int(row), Companion: beta * gain[row], Fused: beta * gain[row] / (1 + beta)})
 	}
 	sc.cands = cands

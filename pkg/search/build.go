@@ -487,15 +487,21 @@ func learnedFor(l *learn.Learned, cat *catalog.Catalog, keep func(term string) b
 	in := func(id string) bool { _, ok := cat.ByID(id); return ok }
 	out := &learn.Learned{Terms: map[string][]learn.Weighted{}, Companions: map[string][]learn.Weighted{}}
 	for id, ws := range l.Terms {
+		if !in(id) {
+			continue
+		}
 		for _, w := range ws {
-			if in(id) && (keep == nil || keep(w.Name)) {
+			if keep == nil || keep(w.Name) {
 				out.Terms[id] = append(out.Terms[id], w)
 			}
 		}
 	}
 	for id, ws := range l.Companions {
+		if !in(id) {
+			continue
+		}
 		for _, w := range ws {
-			if in(id) && in(w.Name) && w.Name != id {
+			if in(w.Name) && w.Name != id {
 				out.Companions[id] = append(out.Companions[id], w)
 			}
 		}

@@ -416,8 +416,8 @@ func (s *Service) Learned(caller access.Caller, tool string, max int) ([]Learned
 		return []LearnedTool{of(row)}, nil
 	}
 	out := []LearnedTool{}
-	for row := range snap.Catalog.Len() {
-		if lt := of(row); (len(lt.Terms) > 0 || len(lt.Companions) > 0) && len(out) < max {
+	for row := 0; row < snap.Catalog.Len() && len(out) < max && snap.learned != nil; row++ {
+		if lt := of(row); len(lt.Terms) > 0 || len(lt.Companions) > 0 {
 			out = append(out, lt)
 		}
 	}
