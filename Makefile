@@ -175,7 +175,7 @@ kube:
 # cores (downloads, tests waiting on the processes they started); kube
 # waits for it under the same lock, and builds whatever it left undone.
 kube-background:
-	@if [ ! -x $(KUBE_ASSETS)/kube-apiserver ] || [ ! -d $(KUBE_ASSETS)/crds ]; then mkdir -p $(TOOLS); \
+	@if ! $(MAKE) --no-print-directory -q kube-assets; then mkdir -p $(TOOLS); \
 		echo "kube: building the deploy test's control plane in the background (log: $(TOOLS)/kube-build.log)"; \
 		flock $(TOOLS)/kube.lock nice -n 19 $(MAKE) --no-print-directory kube-assets >$(TOOLS)/kube-build.log 2>&1 & \
 	fi
