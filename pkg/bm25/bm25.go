@@ -5,6 +5,7 @@ package bm25
 
 import (
 	"context"
+	"fmt"
 	"hash/maphash"
 	"maps"
 	"math"
@@ -109,6 +110,13 @@ const LearnedWeight = 0.5
 // weight is 0.4 or 0.5 and the fifth gains or holds (evals/README.md).
 const DerivedWeight = 0.4
 
+// MaxDocs is the most documents an index holds: a posting keeps its
+// document in the bits its fields leave.
+const MaxDocs = 1 << (32 - numFields)
+
+// Every catalog fits: this fails to compile otherwise.
+var _ [MaxDocs - catalog.MaxTools]struct{}
+
 // Index is an immutable inverted index over tools. It is safe for
 // concurrent use.
 //
@@ -117,8 +125,10 @@ const DerivedWeight = 0.4
 // being [start[k], start[k+1]). A posting's impact is the term's whole
 // BM25F weight in the document but for idf, the field-weighted,
 // length-normalised term frequency saturated by k1 (tf/(k1+tf)), worked
-// out once at build so that scoring a posting is one multiply-add; fields
-// says which fields hold it, for Matched.
+// out once at build so that scoring a posting is one multiply-add. A
+// posting's document is shifted left past a bit for each field that holds
+// the term (for Matched), which saves an array of fields (13 MB at
+// 100,000 tools) and limits an index to MaxDocs documents.
 type Index struct {
 	p Config
 	n int
@@ -130,9 +140,8 @@ type Index struct {
 	pairs     []uint64
 	firstPair uint32
 	start     []uint32
-	doc       []int32
+	post      []uint32 // document<<numFields | fields
 	impact    []float64
-	fields    []uint16
 
 	scratch sync.Pool
 	cache   expansions
@@ -166,6 +175,10 @@ var ToolLayout = Layout{Text: [Concepts]int{Name: catalog.PartName, Server: cata
 // with its synonym concepts (field Concepts) and each two neighbouring
 // terms of a field (field Pairs).
 func New(c *analysis.Corpus, layout Layout, p Config) *Index {
+	if c.Len() > MaxDocs {
+		// catalog.MaxTools keeps every catalog under it.
+		panic(fmt.Sprintf("bm25: %d documents, more than MaxDocs", c.Len()))
+	}
 	b := newBuilder(c, layout)
 	ix := &Index{p: p, n: c.Len()}
 	ix.cache.seed = maphash.MakeSeed()
@@ -173,7 +186,7 @@ func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 	ix.start, ix.pairs = b.count()
 	ix.firstPair = uint32(b.singles)
 	total := ix.start[len(ix.start)-1]
-	ix.doc, ix.impact, ix.fields = make([]int32, total), make([]float64, total), make([]uint16, total)
+	ix.post, ix.impact = make([]uint32, total), make([]float64, total)
 	b.fill(ix, norm)
 	ix.terms = make(map[string]uint32, len(b.vocab))
 	for id, t := range b.vocab {
@@ -400,7 +413,7 @@ func (b *builder) fill(ix *Index, norm [][numFields]float64) {
 				}
 				i := at[list]
 				at[list]++
-				ix.doc[i], ix.impact[i], ix.fields[i] = int32(d), tf/(p.K1+tf), fields
+				ix.post[i], ix.impact[i] = uint32(d)<<numFields|uint32(fields), tf/(p.K1+tf)
 			}
 		}
 	})
@@ -547,20 +560,21 @@ func (ix *Index) Prepare(query string) Query {
 	return ix.PrepareTerms(analysis.English.Terms(query))
 }
 
-// postings is list k's documents and impacts.
-func (ix *Index) postings(k int64) ([]int32, []float64) {
+// postings is list k's postings and impacts.
+func (ix *Index) postings(k int64) ([]uint32, []float64) {
 	if k < 0 {
 		return nil, nil
 	}
 	lo, hi := ix.start[k], ix.start[k+1]
-	return ix.doc[lo:hi:hi], ix.impact[lo:hi:hi]
+	return ix.post[lo:hi:hi], ix.impact[lo:hi:hi]
 }
 
-// find is where row is in list k, if it is.
+// find is where row is in list k, if it is. Postings sort by document,
+// whatever their field bits.
 func (ix *Index) find(k int64, row int) (uint32, bool) {
-	docs, _ := ix.postings(k)
-	i, ok := slices.BinarySearch(docs, int32(row))
-	return ix.start[max(k, 0)] + uint32(i), ok
+	posts, _ := ix.postings(k)
+	i, _ := slices.BinarySearch(posts, uint32(row)<<numFields)
+	return ix.start[max(k, 0)] + uint32(i), i < len(posts) && int(posts[i]>>numFields) == row
 }
 
 // Search ranks the documents kept by keep (all when nil) against the query
@@ -586,10 +600,10 @@ func (q Query) ScoresInto(dst []float32) bool {
 	dst = dst[:q.ix.n]
 	clear(dst)
 	for _, t := range q.terms {
-		docs, impacts := q.ix.postings(t.list)
-		impacts = impacts[:len(docs)]
-		for i, d := range docs {
-			dst[d] += float32(t.idf * impacts[i])
+		posts, impacts := q.ix.postings(t.list)
+		impacts = impacts[:len(posts)]
+		for i, p := range posts {
+			dst[p>>numFields] += float32(t.idf * impacts[i])
 		}
 	}
 	return len(q.terms) > 0
@@ -627,7 +641,7 @@ func (q Query) Matched(row int) map[string][]string {
 		}
 		if i, ok := q.ix.find(t.list, row); ok {
 			for f := range numFields {
-				if q.ix.fields[i]&(1<<f) != 0 {
+				if q.ix.post[i]&(1<<f) != 0 {
 					out[label] = append(out[label], Field(f).String())
 				}
 			}

@@ -23,6 +23,14 @@ const (
 	maxSchemaTextBytes = 16 << 10
 )
 
+// MaxTools bounds a catalog far above what a process can embed (4M tools
+// are 16 GiB of vectors at 1,024 dimensions), so that a row number fits
+// the bits a keyword posting gives it (bm25.MaxDocs).
+const MaxTools = 1 << 22
+
+// maxTools is MaxTools, lowered by a test that cannot afford 4M tools.
+var maxTools = MaxTools
+
 // Tool is one MCP tool, in the shape of a tools/list entry, plus the server
 // that owns it. The schemas and annotations are kept as raw JSON so that they
 // are handed back to callers exactly as the catalog gave them.
@@ -109,6 +117,9 @@ func New(parts []Part) (*Catalog, error) {
 		for _, s := range p.Servers {
 			n += len(s.Tools)
 		}
+	}
+	if n > maxTools {
+		return nil, fmt.Errorf("catalog: %d tools, more than the %d a catalog may hold", n, maxTools)
 	}
 	c := newCatalog(nil, n)
 	var errs []error

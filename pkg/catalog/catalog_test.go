@@ -264,6 +264,21 @@ func TestLenientPart(t *testing.T) {
 	}
 }
 
+// TestMaxTools: a catalog over the limit is refused, counting every part.
+func TestMaxTools(t *testing.T) {
+	defer func(n int) { maxTools = n }(maxTools)
+	maxTools = 2
+	a := Part{Source: "a.json", Servers: []Server{{Name: "a", Tools: []Tool{{Name: "x"}, {Name: "y"}}}}}
+	b := Part{Source: "b.json", Servers: []Server{{Name: "b", Tools: []Tool{{Name: "z"}}}}}
+	if _, err := New([]Part{a}); err != nil {
+		t.Fatalf("2 tools: %v", err)
+	}
+	_, err := New([]Part{a, b})
+	if err == nil || !strings.Contains(err.Error(), "3 tools, more than the 2") {
+		t.Fatalf("3 tools: err = %v", err)
+	}
+}
+
 // TestRecursiveSchemaIsFlaggedAtLoad: a schema whose $refs cannot be
 // inlined within bounds is a catalog warning before anyone renders it.
 func TestRecursiveSchemaIsFlaggedAtLoad(t *testing.T) {
