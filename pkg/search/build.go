@@ -124,7 +124,6 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 // newSnapshot is a snapshot's lexical side and per-row lookups, ready for
 // its dense index.
 func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints, query Embedder) *Snapshot {
-	lowered := make([]string, cat.Len())
 	serverOf := make([]int32, cat.Len())
 	serverIdx := make(map[string]int32, len(cat.Servers()))
 	for i, name := range cat.Servers() {
@@ -132,7 +131,6 @@ func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints
 	}
 	for i, t := range cat.Tools() {
 		serverOf[i] = serverIdx[t.Server]
-		lowered[i] = strings.ToLower(t.ID() + " " + t.Description)
 	}
 	// BM25 expands a query word the catalog lacks through WordNet's
 	// tables: parse them (once per process, ~30 ms on two cores) beside
@@ -142,7 +140,6 @@ func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints
 	return &Snapshot{
 		Catalog:  cat,
 		Keywords: bm25.New(corpus, bm25.ToolLayout, bm25.DefaultConfig),
-		lowered:  lowered,
 		hints:    hs,
 		serverOf: serverOf,
 		query:    query,

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
 // parsedQuery is a query with its operators taken out.
@@ -67,4 +69,56 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 		return s[len(prefix):], true
 	}
 	return s, false
+}
+
+// holdsTerm reports whether t's "server/name description", lower-cased,
+// contains term (lower-case), as "+term" asks. Texts are not kept
+// lower-cased (11 MB at 100,000 tools): an ASCII text is searched ignoring
+// ASCII case, which is all lower-casing it would change; any other text,
+// or a term that could span its parts, is lower-cased for the test.
+func holdsTerm(t *catalog.Tool, term string) bool {
+	if strings.ContainsAny(term, "/ ") || !isASCII(t.Server) || !isASCII(t.Name) || !isASCII(t.Description) {
+		return strings.Contains(strings.ToLower(t.ID()+" "+t.Description), term)
+	}
+	return containsFoldASCII(t.Name, term) || containsFoldASCII(t.Description, term) || containsFoldASCII(t.Server, term)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFoldASCII reports whether s, its ASCII capitals lowered, holds
+// lower.
+func containsFoldASCII(s, lower string) bool {
+	if lower == "" {
+		return true
+	}
+	first, upper := lower[0], lower[0]
+	if 'a' <= first && first <= 'z' {
+		upper -= 'a' - 'A'
+	}
+	for i := 0; i+len(lower) <= len(s); i++ {
+		if c := s[i]; c != first && c != upper {
+			continue
+		}
+		j := 1
+		for ; j < len(lower); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lower[j] {
+				break
+			}
+		}
+		if j == len(lower) {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
 func TestParseQuery(t *testing.T) {
@@ -47,6 +49,60 @@ func FuzzParseQuery(f *testing.F) {
 		// spaces, whether or not the fast path took it.
 		if want := strings.Join(strings.Fields(q), " "); !p.isSelect && len(p.required) == 0 && p.text != want {
 			t.Fatalf("parseQuery(%q).text = %q, want %q", q, p.text, want)
+		}
+	})
+}
+
+// holdsTermByLowering is what holdsTerm must answer: the text lower-cased.
+func holdsTermByLowering(t *catalog.Tool, term string) bool {
+	return strings.Contains(strings.ToLower(t.ID()+" "+t.Description), term)
+}
+
+func TestHoldsTerm(t *testing.T) {
+	tool := &catalog.Tool{Server: "GitHub", Name: "create_Issue", Description: "Opens an ISSUE in a repository."}
+	tests := []struct {
+		term string
+		want bool
+	}{
+		{"github", true},
+		{"issue", true},
+		{"create_issue", true},
+		{"github/create", true}, // spans server and name
+		{"issue opens", true},   // spans name and description
+		{"repository.", true},
+		{"repositoryx", false},
+		{"gitlab", false},
+		{"", true},
+		{"\u212a", false},
+	}
+	for _, tt := range tests {
+		if got := holdsTerm(tool, tt.term); got != tt.want || got != holdsTermByLowering(tool, tt.term) {
+			t.Errorf("holdsTerm(%q) = %v, want %v", tt.term, got, tt.want)
+		}
+	}
+	// U+212A, the Kelvin sign, lower-cases to an ASCII k.
+	kelvin := &catalog.Tool{Server: "lab", Name: "temp", Description: "Reads \u212aelvin degrees."}
+	if !holdsTerm(kelvin, "kelvin") {
+		t.Error(`holdsTerm("kelvin") = false for a text that lower-cases to it`)
+	}
+}
+
+// FuzzHoldsTerm checks holdsTerm against lower-casing the whole text.
+func FuzzHoldsTerm(f *testing.F) {
+	for _, s := range [][4]string{
+		{"github", "create_issue", "Opens an Issue.", "issue"},
+		{"a", "b", "X/Y z", "b x/y"},
+		{"lab", "temp", "\u212aelvin", "kelvin"},
+		{"s", "t", "STRASSE stra\u00dfe", "stra\u00dfe"},
+		{"s", "t", "\u0130stanbul", "i\u0307stanbul"},
+	} {
+		f.Add(s[0], s[1], s[2], s[3])
+	}
+	f.Fuzz(func(t *testing.T, server, name, desc, term string) {
+		term = strings.ToLower(term)
+		tool := &catalog.Tool{Server: server, Name: name, Description: desc}
+		if got, want := holdsTerm(tool, term), holdsTermByLowering(tool, term); got != want {
+			t.Fatalf("holdsTerm(%q/%q %q, %q) = %v, lower-casing says %v", server, name, desc, term, got, want)
 		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
@@ -20,12 +19,13 @@ import (
 // no reason to blame the provider.
 func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	a.resp.Required = pq.required
+	tools := a.snap.Catalog.Tools()
 	keep := func(row int) bool {
 		if !a.inScope(row) {
 			return false
 		}
 		for _, term := range pq.required {
-			if !strings.Contains(a.snap.lowered[row], term) {
+			if !holdsTerm(&tools[row], term) {
 				return false
 			}
 		}

@@ -172,7 +172,6 @@ type Snapshot struct {
 	PolicyWarnings []string
 	setup          *Setup
 	policy         *policy
-	lowered        []string      // "server/name description", lower-cased, for +term
 	hints          []hints.Hints // row -> declared and inferred safety annotations
 	serverOf       []int32       // row -> index into Catalog.Servers()
 	query          Embedder      // embeds queries the way the rows were embedded
