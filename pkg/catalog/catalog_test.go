@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -433,5 +434,46 @@ func TestByIDLongest(t *testing.T) {
 	}
 	if _, err := c.Resolve(server + "/" + name + "/"); !errors.Is(err, ErrUnknownTool) {
 		t.Errorf("Resolve(one byte over) = %v, want ErrUnknownTool", err)
+	}
+}
+
+// TestHashCoversEveryField: changing any field of any tool, or moving
+// bytes from one field to the next, changes the hash; reformatting the
+// file does not.
+func TestHashCoversEveryField(t *testing.T) {
+	base := Tool{Server: "s", Name: "n", Title: "t", Description: "d",
+		InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"string"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)}
+	want := hashTools([]Tool{base})
+	v := reflect.ValueOf(&base).Elem()
+	for i := range v.NumField() {
+		changed := base
+		f := reflect.ValueOf(&changed).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(f.String() + "x")
+		case reflect.Slice:
+			f.SetBytes([]byte(`{"x":1}`))
+		default:
+			t.Fatalf("field %s: kind %s: hashTools must learn it", v.Type().Field(i).Name, f.Kind())
+		}
+		if hashTools([]Tool{changed}) == want {
+			t.Errorf("changing %s leaves the hash", v.Type().Field(i).Name)
+		}
+	}
+	if a, b := hashTools([]Tool{{Name: "ab", Description: "c"}}), hashTools([]Tool{{Name: "a", Description: "bc"}}); a == b {
+		t.Error("bytes moved between fields leave the hash")
+	}
+	compact, _ := Parse("a.json", []byte(`{"tools":[{"name":"x","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}]}`), "s")
+	indented, _ := Parse("b.yaml", []byte("{\n  \"tools\": [\n    {\"name\": \"x\",\n     \"inputSchema\": {\"type\": \"object\",\n       \"properties\": {\"q\": {\"type\": \"string\"}}}}]}\n"), "s")
+	a, errA := New([]Part{compact})
+	b, errB := New([]Part{indented})
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if a.Hash() != b.Hash() {
+		t.Error("an indented file hashes unlike its compact form")
+	}
+	if got := string(b.Tool(0).InputSchema); got != `{"type":"object","properties":{"q":{"type":"string"}}}` {
+		t.Errorf("indented schema kept as %s, want it compact", got)
 	}
 }

@@ -123,6 +123,10 @@ func Parse(source string, data []byte, defaultServer string) (Part, error) {
 	if err := json.Unmarshal(trimmed, &f); err != nil {
 		return Part{}, fmt.Errorf("catalog %s: %w", source, describeJSONError(trimmed, err))
 	}
+	compactRaw(f.Tools)
+	for _, s := range f.Servers {
+		compactRaw(s.Tools)
+	}
 	switch {
 	case len(f.Servers) > 0 && len(f.Tools) > 0:
 		return Part{}, fmt.Errorf("catalog %s: has both \"servers\" and \"tools\"; use one", source)
@@ -259,4 +263,35 @@ func nameOf(obj map[string]json.RawMessage) string {
 	var name string
 	_ = json.Unmarshal(obj["name"], &name)
 	return name
+}
+
+// compactRaw rewrites the tools' schemas and annotations without the
+// whitespace between tokens, end to end in one block. Every encoder that
+// hands them on (encoding/json, goccy/go-json) compacts them anyway, so
+// callers see the same bytes; held compact, an indented catalog's
+// whitespace is not kept in memory, a schema costs its length and not its
+// allocation's size class, and the catalog's hash can read them as they
+// are.
+func compactRaw(tools []Tool) {
+	total := 0
+	for _, t := range tools {
+		total += len(t.InputSchema) + len(t.OutputSchema) + len(t.Annotations)
+	}
+	block := bytes.NewBuffer(make([]byte, 0, total))
+	for i := range tools {
+		t := &tools[i]
+		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema, &t.Annotations} {
+			if len(*raw) == 0 {
+				continue
+			}
+			start := block.Len()
+			if err := json.Compact(block, *raw); err != nil {
+				// Unmarshal checked it: not reached.
+				block.Truncate(start)
+				continue
+			}
+			b := block.Bytes()
+			*raw = b[start:len(b):len(b)]
+		}
+	}
 }
