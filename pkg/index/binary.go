@@ -47,11 +47,18 @@ func (mx *Matrix) WithBinary(rescore int) *Matrix {
 	rows, cols := mx.m.Rows, mx.m.Cols
 	c := &binaryCodes{words: (cols + 63) / 64, rescore: rescore}
 	c.bits = make([]uint64, 2*rows*c.words)
-	for r := range rows {
-		nz, neg := c.planes(r)
-		setPlanes(mx.Row(r), nz, neg)
+	if mx.tiles != nil {
+		mx.eachNonzero(func(r, j int, x float32) {
+			nz, neg := c.planes(r)
+			setPlanes1(j, x, nz, neg)
+		})
+	} else {
+		for r := range rows {
+			nz, neg := c.planes(r)
+			setPlanes(mx.Row(r), nz, neg)
+		}
 	}
-	q := &Matrix{m: mx.m, t: mx.t, codes: c}
+	q := &Matrix{m: mx.m, tiles: mx.tiles, codes: c}
 	q.scratch.New = mx.scratch.New
 	return q
 }
@@ -63,12 +70,17 @@ func (c *binaryCodes) planes(r int) (nz, neg []uint64) {
 
 func setPlanes(v []float32, nz, neg []uint64) {
 	for j, x := range v {
-		if x != 0 {
-			nz[j/64] |= 1 << (j % 64)
-		}
-		if x < 0 {
-			neg[j/64] |= 1 << (j % 64)
-		}
+		setPlanes1(j, x, nz, neg)
+	}
+}
+
+// setPlanes1 records column j's value x in a row's planes.
+func setPlanes1(j int, x float32, nz, neg []uint64) {
+	if x != 0 {
+		nz[j/64] |= 1 << (j % 64)
+	}
+	if x < 0 {
+		neg[j/64] |= 1 << (j % 64)
 	}
 }
 
@@ -90,19 +102,8 @@ func (mx *Matrix) Scores(q Query, dst []float32) error {
 
 // Dot is q's exact cosine with one row.
 func (mx *Matrix) Dot(q Query, row int) float32 {
-	if mx.t != nil {
-		n := mx.m.Rows
-		var s float32
-		if q.Dense != nil {
-			for j, v := range q.Dense {
-				s += v * mx.t[j*n+row]
-			}
-			return s
-		}
-		for k, j := range q.Sparse.Idx {
-			s += q.Sparse.Val[k] * mx.t[int(j)*n+row]
-		}
-		return s
+	if mx.tiles != nil {
+		return mx.columnDot(q, row)
 	}
 	r := mx.Row(row)
 	if q.Dense != nil {

@@ -14,7 +14,7 @@ import (
 // same, however its rows were set (in batches, from several goroutines).
 func TestColumnsMatchRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, rows := range []int{1, 7, columnTile + 3} {
+	for _, rows := range []int{1, 7, tileRows + 3, 3*tileRows + 17} {
 		const dim = 96
 		vecs := make([][]float32, rows)
 		block := make([]float32, 0, rows*dim)
@@ -34,8 +34,9 @@ func TestColumnsMatchRows(t *testing.T) {
 		}
 		cols := NewColumns(rows, dim)
 		var wg sync.WaitGroup
-		for first := 0; first < rows; first += 5 {
-			end := min(first+5, rows)
+		batch := 5 + r.IntN(2)*300 // within a tile, or over one
+		for first := 0; first < rows; first += batch {
+			end := min(first+batch, rows)
 			wg.Go(func() { cols.SetRows(first, slices.Clone(block[first*dim:end*dim])) })
 		}
 		wg.Wait()
@@ -43,10 +44,14 @@ func TestColumnsMatchRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		gotVecs := got.Vectors()
 		for i := range rows {
-			if !slices.Equal(got.Row(i), want.Row(i)) {
+			if !slices.Equal(got.Row(i), want.Row(i)) || !slices.Equal(gotVecs[i], want.Row(i)) {
 				t.Fatalf("rows=%d: row %d differs", rows, i)
 			}
+		}
+		if rows > tileRows && got.Bytes() >= want.Bytes() {
+			t.Errorf("rows=%d: %d bytes by column, %d by row: the zeros are kept", rows, got.Bytes(), want.Bytes())
 		}
 		dense := make([]float32, dim)
 		for j := 0; j < dim; j += 1 + r.IntN(9) {

@@ -22,9 +22,9 @@ type Match struct {
 // New and safe for concurrent use.
 type Matrix struct {
 	m blas32.General
-	// t, when not nil, holds the rows by column (Columns) and m only the
-	// shape: a large matrix of sparse embeddings.
-	t       []float32
+	// tiles, when not nil, hold the rows by column (Columns) and m only
+	// the shape: a large matrix of sparse embeddings.
+	tiles   []tile
 	scratch sync.Pool    // *[]float32 of length Rows, so a search allocates only its result
 	codes   *binaryCodes // nil: exact only (see WithBinary)
 }
@@ -96,7 +96,7 @@ func (mx *Matrix) Dim() int { return mx.m.Cols }
 
 // Bytes is the memory held by the vectors themselves (4 bytes a dimension).
 func (mx *Matrix) Bytes() int64 {
-	b := int64(cap(mx.m.Data)+cap(mx.t)) * 4
+	b := int64(cap(mx.m.Data))*4 + mx.columnBytes()
 	if mx.codes != nil {
 		b += int64(len(mx.codes.bits)) * 8
 	}
@@ -106,12 +106,8 @@ func (mx *Matrix) Bytes() int64 {
 // Row returns row i. The slice aliases the matrix and must not be
 // modified; a matrix kept by column returns a copy.
 func (mx *Matrix) Row(i int) []float32 {
-	if mx.t != nil {
-		row := make([]float32, mx.m.Cols)
-		for j := range row {
-			row[j] = mx.t[j*mx.m.Rows+i]
-		}
-		return row
+	if mx.tiles != nil {
+		return mx.columnRow(i)
 	}
 	return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols]
 }
@@ -121,6 +117,15 @@ func (mx *Matrix) Row(i int) []float32 {
 // snapshot files take.
 func (mx *Matrix) Vectors() [][]float32 {
 	out := make([][]float32, mx.m.Rows)
+	if mx.tiles != nil {
+		dim := mx.m.Cols
+		block := make([]float32, mx.m.Rows*dim)
+		mx.eachNonzero(func(row, col int, x float32) { block[row*dim+col] = x })
+		for i := range out {
+			out[i] = block[i*dim : (i+1)*dim : (i+1)*dim]
+		}
+		return out
+	}
 	for i := range out {
 		out[i] = mx.Row(i)
 	}
@@ -204,7 +209,7 @@ func (mx *Matrix) ScoresInto(q, dst []float32) error {
 	if len(q) != mx.m.Cols {
 		return fmt.Errorf("%w: %d, want %d", ErrDimension, len(q), mx.m.Cols)
 	}
-	if mx.t != nil {
+	if mx.tiles != nil {
 		mx.columnScores(q, dst)
 		return nil
 	}
