@@ -47,7 +47,7 @@ func (mx *Matrix) WithBinary(rescore int) *Matrix {
 	rows, cols := mx.m.Rows, mx.m.Cols
 	c := &binaryCodes{words: (cols + 63) / 64, rescore: rescore}
 	c.bits = make([]uint64, 2*rows*c.words)
-	if mx.tiles != nil {
+	if mx.blocks != nil {
 		mx.eachNonzero(func(r, j int, x float32) {
 			nz, neg := c.planes(r)
 			setPlanes1(j, x, nz, neg)
@@ -58,7 +58,7 @@ func (mx *Matrix) WithBinary(rescore int) *Matrix {
 			setPlanes(mx.Row(r), nz, neg)
 		}
 	}
-	q := &Matrix{m: mx.m, tiles: mx.tiles, codes: c}
+	q := &Matrix{m: mx.m, blocks: mx.blocks, codes: c}
 	q.scratch.New = mx.scratch.New
 	return q
 }
@@ -102,7 +102,7 @@ func (mx *Matrix) Scores(q Query, dst []float32) error {
 
 // Dot is q's exact cosine with one row.
 func (mx *Matrix) Dot(q Query, row int) float32 {
-	if mx.tiles != nil {
+	if mx.blocks != nil {
 		return mx.columnDot(q, row)
 	}
 	r := mx.Row(row)

@@ -16,35 +16,53 @@ import (
 // local embedder's) gain; a dense one reads all of it either way.
 func ByColumn(rows, dim int) bool { return int64(rows)*int64(dim)*4 > sparseMaxBytes }
 
-// tileRows is the most rows a tile holds: a row's place in its tile fits
-// a byte, and the tile's sums (1 KiB) stay in the first-level cache while
-// a query's columns stream past.
-const tileRows = 256
+// A matrix kept by column holds only its nonzero values, each with its
+// row's place in a piece of at most pieceRows rows (one byte). The local
+// embedder's rows are about 70 % zeros, so a value takes 5 bytes where a
+// dense column took 4 a row, zero or not (100,000 tools: 150 MB, not
+// 410). Pieces are grouped in blocks of blockRows rows whose sums (16 KiB)
+// stay in the first-level cache while a query's columns stream past; in a
+// block, each column's values lie end to end, piece after piece, so that
+// a query reads a few long runs and not thousands of short ones.
+const (
+	pieceRows   = 256
+	blockPieces = 16
+	blockRows   = pieceRows * blockPieces
+)
 
-// tile is rows [first, first+n) of a matrix kept by column, holding only
-// their nonzero values: column j's are val[start[j]:start[j+1]], in rows
-// first+off[…], ascending. The local embedder's rows are about 70 %
-// zeros, so a value and its row take 5 bytes where the dense column took
-// 4 a row, zero or not (100,000 tools: 148 MB, not 410).
-type tile struct {
+// piece is rows [first, first+n) as SetRows gets them: column j's
+// nonzeros are val[start[j]:start[j+1]], in rows first+off[…], ascending.
+type piece struct {
 	first, n int
 	start    []int32 // dim+1
 	off      []uint8
 	val      []float32
 }
 
-// Columns is a matrix filled row batch by row batch and kept by column,
-// in tiles of rows: each row is normalised as it is set. SetRows may be
-// called from several goroutines for different rows.
+// block is rows [first, first+n) of a matrix kept by column, in np pieces:
+// piece p's rows start at base[p] (within the block), and its nonzeros in
+// column j are entries start[j*np+p] to start[j*np+p+1] of off and val,
+// so column j's are start[j*np] to start[(j+1)*np].
+type block struct {
+	first, n, np int
+	base         []int32 // np
+	start        []int32 // dim*np+1
+	off          []uint8
+	val          []float32
+}
+
+// Columns is a matrix filled row batch by row batch and kept by column:
+// each row is normalised as it is set. SetRows may be called from several
+// goroutines for different rows.
 type Columns struct {
 	rows, dim int
 	mu        sync.Mutex
-	tiles     []tile
+	pieces    []piece
 }
 
 // NewColumns starts a matrix of rows×dim kept by column.
 func NewColumns(rows, dim int) *Columns {
-	return &Columns{rows: rows, dim: dim, tiles: make([]tile, 0, (rows+tileRows-1)/tileRows)}
+	return &Columns{rows: rows, dim: dim, pieces: make([]piece, 0, (rows+pieceRows-1)/pieceRows)}
 }
 
 // SetRows sets rows first, first+1, … from block, row-major (its length a
@@ -52,62 +70,71 @@ func NewColumns(rows, dim int) *Columns {
 // block is normalised in place and not kept.
 func (c *Columns) SetRows(first int, block []float32) {
 	n := len(block) / c.dim
-	for lo := 0; lo < n; lo += tileRows {
-		hi := min(lo+tileRows, n)
-		t := c.tile(first+lo, block[lo*c.dim:hi*c.dim])
+	for lo := 0; lo < n; lo += pieceRows {
+		hi := min(lo+pieceRows, n)
+		p := c.piece(first+lo, block[lo*c.dim:hi*c.dim])
 		c.mu.Lock()
-		c.tiles = append(c.tiles, t)
+		c.pieces = append(c.pieces, p)
 		c.mu.Unlock()
 	}
 }
 
-// tile normalises the rows of block, rows first…, and keeps their
+// piece normalises the rows of block, rows first…, and keeps their
 // nonzeros by column.
-func (c *Columns) tile(first int, block []float32) tile {
+func (c *Columns) piece(first int, block []float32) piece {
 	n := len(block) / c.dim
-	t := tile{first: first, n: n, start: make([]int32, c.dim+1)}
+	p := piece{first: first, n: n, start: make([]int32, c.dim+1)}
 	for r := range n {
 		row := block[r*c.dim : (r+1)*c.dim]
 		Normalize(row)
 		for j, x := range row {
 			if x != 0 {
-				t.start[j+1]++
+				p.start[j+1]++
 			}
 		}
 	}
 	for j := range c.dim {
-		t.start[j+1] += t.start[j]
+		p.start[j+1] += p.start[j]
 	}
-	t.off, t.val = make([]uint8, t.start[c.dim]), make([]float32, t.start[c.dim])
-	at := slices.Clone(t.start[:c.dim])
+	p.off, p.val = make([]uint8, p.start[c.dim]), make([]float32, p.start[c.dim])
+	at := slices.Clone(p.start[:c.dim])
 	for r := range n {
 		for j, x := range block[r*c.dim : (r+1)*c.dim] {
 			if x != 0 {
-				t.off[at[j]], t.val[at[j]] = uint8(r), x
+				p.off[at[j]], p.val[at[j]] = uint8(r), x
 				at[j]++
 			}
 		}
 	}
-	return t
+	return p
 }
 
-// Matrix is the filled matrix; c must not be used after.
+// Matrix is the filled matrix; c must not be used after. Each block is
+// put together from its pieces, which are let go as it is, so the rows
+// are held twice a block at a time, not whole.
 func (c *Columns) Matrix() (*Matrix, error) {
 	if c.rows == 0 || c.dim == 0 {
 		return nil, fmt.Errorf("index: %d rows of width %d", c.rows, c.dim)
 	}
-	slices.SortFunc(c.tiles, func(a, b tile) int { return a.first - b.first })
+	slices.SortFunc(c.pieces, func(a, b piece) int { return a.first - b.first })
 	next := 0
-	for _, t := range c.tiles {
-		if t.first != next {
-			return nil, fmt.Errorf("index: rows %d to %d not set", next, t.first-1)
+	for _, p := range c.pieces {
+		if p.first != next {
+			return nil, fmt.Errorf("index: rows %d to %d not set", next, p.first-1)
 		}
-		next += t.n
+		next += p.n
 	}
 	if next != c.rows {
 		return nil, fmt.Errorf("index: %d rows set of %d", next, c.rows)
 	}
-	mx := &Matrix{m: blas32.General{Rows: c.rows, Cols: c.dim, Stride: c.dim}, tiles: c.tiles}
+	blocks := make([]block, 0, (len(c.pieces)+blockPieces-1)/blockPieces)
+	for lo := 0; lo < len(c.pieces); lo += blockPieces {
+		hi := min(lo+blockPieces, len(c.pieces))
+		blocks = append(blocks, c.block(c.pieces[lo:hi]))
+		clear(c.pieces[lo:hi])
+	}
+	c.pieces = nil
+	mx := &Matrix{m: blas32.General{Rows: c.rows, Cols: c.dim, Stride: c.dim}, blocks: blocks}
 	mx.scratch.New = func() any {
 		s := make([]float32, mx.m.Rows)
 		return &s
@@ -115,20 +142,47 @@ func (c *Columns) Matrix() (*Matrix, error) {
 	return mx, nil
 }
 
+// block lays pieces, consecutive rows, out column by column.
+func (c *Columns) block(pieces []piece) block {
+	np := len(pieces)
+	b := block{first: pieces[0].first, np: np, base: make([]int32, np), start: make([]int32, c.dim*np+1)}
+	for p, pc := range pieces {
+		b.base[p] = int32(b.n)
+		b.n += pc.n
+	}
+	for j := range c.dim {
+		for p, pc := range pieces {
+			i := j*np + p
+			b.start[i+1] = b.start[i] + pc.start[j+1] - pc.start[j]
+		}
+	}
+	total := b.start[c.dim*np]
+	b.off, b.val = make([]uint8, total), make([]float32, total)
+	for j := range c.dim {
+		for p, pc := range pieces {
+			at := b.start[j*np+p]
+			copy(b.off[at:], pc.off[pc.start[j]:pc.start[j+1]])
+			copy(b.val[at:], pc.val[pc.start[j]:pc.start[j+1]])
+		}
+	}
+	return b
+}
+
 // columnScores is ScoresInto for a matrix kept by column: q's cosine with
 // every row is the sum of q's values times their columns, taken in column
 // order as Gemv sums them.
 func (mx *Matrix) columnScores(q, dst []float32) {
 	dst = dst[:mx.m.Rows]
-	for i := range mx.tiles {
-		t := &mx.tiles[i]
-		out := dst[t.first : t.first+t.n]
-		clear(out)
+	var sums [blockRows]float32
+	for i := range mx.blocks {
+		b := &mx.blocks[i]
+		clear(sums[:])
 		for j, v := range q {
 			if v != 0 {
-				t.addColumn(j, v, out)
+				b.addColumn(j, v, &sums)
 			}
 		}
+		copy(dst[b.first:b.first+b.n], sums[:])
 	}
 }
 
@@ -139,86 +193,99 @@ func (mx *Matrix) columnScores(q, dst []float32) {
 func (mx *Matrix) sparseColumnScores(q Sparse, dst []float32) {
 	dst = dst[:mx.m.Rows]
 	idx, val := q.Idx, q.Val[:len(q.Idx)]
-	for i := range mx.tiles {
-		t := &mx.tiles[i]
-		out := dst[t.first : t.first+t.n]
-		clear(out)
+	var sums [blockRows]float32
+	for i := range mx.blocks {
+		b := &mx.blocks[i]
+		clear(sums[:])
 		for k, j := range idx {
-			t.addColumn(int(j), val[k], out)
+			b.addColumn(int(j), val[k], &sums)
+		}
+		copy(dst[b.first:b.first+b.n], sums[:])
+	}
+}
+
+// addColumn adds v times column j to sums, the block's. A row's place
+// (under blockRows) is masked into the array, which spares a bounds check.
+func (b *block) addColumn(j int, v float32, sums *[blockRows]float32) {
+	s := b.start[j*b.np : (j+1)*b.np+1]
+	base := b.base[:len(s)-1]
+	for p, at := range base {
+		off, val := b.off[s[p]:s[p+1]], b.val[s[p]:s[p+1]]
+		val = val[:len(off)]
+		for e, o := range off {
+			sums[(int(at)+int(o))&(blockRows-1)] += v * val[e]
 		}
 	}
 }
 
-// addColumn adds v times column j to out, the tile's sums.
-func (t *tile) addColumn(j int, v float32, out []float32) {
-	lo, hi := t.start[j], t.start[j+1]
-	off, val := t.off[lo:hi], t.val[lo:hi]
-	val = val[:len(off)]
-	for e, o := range off {
-		out[o] += v * val[e]
+// at is the value at row (of the matrix) and column j, in block b.
+func (b *block) at(row, j int) float32 {
+	r := row - b.first
+	p, ok := slices.BinarySearch(b.base, int32(r))
+	if !ok {
+		p--
 	}
-}
-
-// at is the value at row (of the tile) and column j.
-func (t *tile) at(row, j int) float32 {
-	lo, hi := t.start[j], t.start[j+1]
-	if e, ok := slices.BinarySearch(t.off[lo:hi], uint8(row)); ok {
-		return t.val[int(lo)+e]
+	lo, hi := b.start[j*b.np+p], b.start[j*b.np+p+1]
+	if e, ok := slices.BinarySearch(b.off[lo:hi], uint8(r-int(b.base[p]))); ok {
+		return b.val[int(lo)+e]
 	}
 	return 0
 }
 
-// tileOf is the tile that holds row.
-func (mx *Matrix) tileOf(row int) *tile {
-	i, _ := slices.BinarySearchFunc(mx.tiles, row, func(t tile, row int) int {
+// blockOf is the block that holds row.
+func (mx *Matrix) blockOf(row int) *block {
+	i, _ := slices.BinarySearchFunc(mx.blocks, row, func(b block, row int) int {
 		switch {
-		case row < t.first:
+		case row < b.first:
 			return 1
-		case row >= t.first+t.n:
+		case row >= b.first+b.n:
 			return -1
 		}
 		return 0
 	})
-	return &mx.tiles[i]
+	return &mx.blocks[i]
 }
 
 // columnRow is Row for a matrix kept by column: a copy.
 func (mx *Matrix) columnRow(i int) []float32 {
-	t := mx.tileOf(i)
+	b := mx.blockOf(i)
 	row := make([]float32, mx.m.Cols)
 	for j := range row {
-		row[j] = t.at(i-t.first, j)
+		row[j] = b.at(i, j)
 	}
 	return row
 }
 
 // columnDot is Dot for a matrix kept by column. Like the products, it
-// skips the columns q or the row has nothing in, which add nothing.
+// skips what adds nothing: the columns q or the row has nothing in.
 func (mx *Matrix) columnDot(q Query, row int) float32 {
-	t := mx.tileOf(row)
+	b := mx.blockOf(row)
 	var s float32
 	if q.Dense != nil {
 		for j, v := range q.Dense {
 			if v != 0 {
-				s += v * t.at(row-t.first, j)
+				s += v * b.at(row, j)
 			}
 		}
 		return s
 	}
 	for k, j := range q.Sparse.Idx {
-		s += q.Sparse.Val[k] * t.at(row-t.first, int(j))
+		s += q.Sparse.Val[k] * b.at(row, int(j))
 	}
 	return s
 }
 
 // eachNonzero calls f with every nonzero value of a matrix kept by
-// column, tile by tile, column by column.
+// column.
 func (mx *Matrix) eachNonzero(f func(row, col int, x float32)) {
-	for i := range mx.tiles {
-		t := &mx.tiles[i]
+	for i := range mx.blocks {
+		b := &mx.blocks[i]
 		for j := range mx.m.Cols {
-			for e := t.start[j]; e < t.start[j+1]; e++ {
-				f(t.first+int(t.off[e]), j, t.val[e])
+			for p := range b.np {
+				first := b.first + int(b.base[p])
+				for e := b.start[j*b.np+p]; e < b.start[j*b.np+p+1]; e++ {
+					f(first+int(b.off[e]), j, b.val[e])
+				}
 			}
 		}
 	}
@@ -226,10 +293,10 @@ func (mx *Matrix) eachNonzero(f func(row, col int, x float32)) {
 
 // columnBytes is the memory of a matrix kept by column.
 func (mx *Matrix) columnBytes() int64 {
-	var b int64
-	for i := range mx.tiles {
-		t := &mx.tiles[i]
-		b += int64(cap(t.start))*4 + int64(cap(t.off)) + int64(cap(t.val))*4
+	var n int64
+	for i := range mx.blocks {
+		b := &mx.blocks[i]
+		n += int64(cap(b.base)+cap(b.start))*4 + int64(cap(b.off)) + int64(cap(b.val))*4
 	}
-	return b
+	return n
 }

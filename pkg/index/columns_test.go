@@ -14,7 +14,7 @@ import (
 // same, however its rows were set (in batches, from several goroutines).
 func TestColumnsMatchRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, rows := range []int{1, 7, tileRows + 3, 3*tileRows + 17} {
+	for _, rows := range []int{1, 7, pieceRows + 3, 3*pieceRows + 17, 2*blockRows + 300} {
 		const dim = 96
 		vecs := make([][]float32, rows)
 		block := make([]float32, 0, rows*dim)
@@ -50,7 +50,7 @@ func TestColumnsMatchRows(t *testing.T) {
 				t.Fatalf("rows=%d: row %d differs", rows, i)
 			}
 		}
-		if rows > tileRows && got.Bytes() >= want.Bytes() {
+		if rows > pieceRows && got.Bytes() >= want.Bytes() {
 			t.Errorf("rows=%d: %d bytes by column, %d by row: the zeros are kept", rows, got.Bytes(), want.Bytes())
 		}
 		dense := make([]float32, dim)

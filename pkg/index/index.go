@@ -22,9 +22,9 @@ type Match struct {
 // New and safe for concurrent use.
 type Matrix struct {
 	m blas32.General
-	// tiles, when not nil, hold the rows by column (Columns) and m only
+	// blocks, when not nil, hold the rows by column (Columns) and m only
 	// the shape: a large matrix of sparse embeddings.
-	tiles   []tile
+	blocks  []block
 	scratch sync.Pool    // *[]float32 of length Rows, so a search allocates only its result
 	codes   *binaryCodes // nil: exact only (see WithBinary)
 }
@@ -106,7 +106,7 @@ func (mx *Matrix) Bytes() int64 {
 // Row returns row i. The slice aliases the matrix and must not be
 // modified; a matrix kept by column returns a copy.
 func (mx *Matrix) Row(i int) []float32 {
-	if mx.tiles != nil {
+	if mx.blocks != nil {
 		return mx.columnRow(i)
 	}
 	return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols]
@@ -117,7 +117,7 @@ func (mx *Matrix) Row(i int) []float32 {
 // snapshot files take.
 func (mx *Matrix) Vectors() [][]float32 {
 	out := make([][]float32, mx.m.Rows)
-	if mx.tiles != nil {
+	if mx.blocks != nil {
 		dim := mx.m.Cols
 		block := make([]float32, mx.m.Rows*dim)
 		mx.eachNonzero(func(row, col int, x float32) { block[row*dim+col] = x })
@@ -209,7 +209,7 @@ func (mx *Matrix) ScoresInto(q, dst []float32) error {
 	if len(q) != mx.m.Cols {
 		return fmt.Errorf("%w: %d, want %d", ErrDimension, len(q), mx.m.Cols)
 	}
-	if mx.tiles != nil {
+	if mx.blocks != nil {
 		mx.columnScores(q, dst)
 		return nil
 	}

@@ -19,7 +19,7 @@ const sparseMaxBytes = 16 << 20
 // PreferSparse reports whether a query with nnz nonzeros is scored faster
 // by SparseScoresInto than by ScoresInto on this matrix.
 func (mx *Matrix) PreferSparse(nnz int) bool {
-	return nnz*4 <= mx.m.Cols && (mx.tiles != nil || mx.Bytes() <= sparseMaxBytes)
+	return nnz*4 <= mx.m.Cols && (mx.blocks != nil || mx.Bytes() <= sparseMaxBytes)
 }
 
 // SparseScoresInto is ScoresInto for a sparse q (unit length, like any
@@ -29,7 +29,7 @@ func (mx *Matrix) SparseScoresInto(q Sparse, dst []float32) error {
 	if err := mx.checkQuery(Query{Sparse: q}); err != nil {
 		return err
 	}
-	if mx.tiles != nil {
+	if mx.blocks != nil {
 		mx.sparseColumnScores(q, dst)
 		return nil
 	}
