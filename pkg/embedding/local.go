@@ -208,7 +208,13 @@ type vocabFeatures struct {
 }
 
 func newVocabFeatures(vocab []string) *vocabFeatures {
-	vf := &vocabFeatures{vocab: vocab, at: make([]uint32, len(vocab)+1), mid: make([]uint32, len(vocab)),
+	// A term has its word, its grams (2×len-1 for a long one) and a
+	// concept or two: sized once, the features are not copied as they grow.
+	n := 0
+	for _, t := range vocab {
+		n += 2*len(t) + 2
+	}
+	vf := &vocabFeatures{vocab: vocab, feats: make([]feature, 0, n), at: make([]uint32, len(vocab)+1), mid: make([]uint32, len(vocab)),
 		prefix: make([]uint64, len(vocab)), ids: newTable[uint32](len(vocab)), hashes: []uint64{0}}
 	sc := new(scratch)
 	for id, t := range vocab {
@@ -289,8 +295,18 @@ func corpusOf(texts []string) *analysis.Corpus {
 // FitCorpus is Fit for texts analysed already, each document of c being
 // one text's terms in order: a build analyses each tool's text once, for
 // BM25 and the local embedder alike.
-func (l *Local) FitCorpus(c *analysis.Corpus) Embedder {
+func (l *Local) FitCorpus(c *analysis.Corpus) Embedder { return l.fit(c, newVocabFeatures(c.Vocab())) }
+
+// FitEmbedCorpus is FitCorpus, then the fitted embedder's EmbedCorpus,
+// working out the vocabulary's features once for both.
+func (l *Local) FitEmbedCorpus(ctx context.Context, c *analysis.Corpus, set func(first int, rows []float32)) (Embedder, error) {
 	vf := newVocabFeatures(c.Vocab())
+	f := l.fit(c, vf)
+	return f, f.embedCorpus(ctx, c, vf, set)
+}
+
+// fit is FitCorpus with c's vocabulary features worked out.
+func (l *Local) fit(c *analysis.Corpus, vf *vocabFeatures) *Local {
 	// Each core counts its share of the documents; the counts are summed,
 	// so the weights are the same however the work was split. A
 	// vocabulary feature is counted by its id, a pair by its hash.
@@ -365,7 +381,10 @@ const embedBatch = 256
 // several goroutines at once, for different rows; rows is reused after
 // set returns.
 func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus, set func(first int, rows []float32)) error {
-	vf := newVocabFeatures(c.Vocab())
+	return l.embedCorpus(ctx, c, newVocabFeatures(c.Vocab()), set)
+}
+
+func (l *Local) embedCorpus(ctx context.Context, c *analysis.Corpus, vf *vocabFeatures, set func(first int, rows []float32)) error {
 	// The vocabulary's weights by id, so that only pairs are looked up by
 	// hash.
 	byID := make([]float32, len(vf.hashes))

@@ -25,9 +25,8 @@ func ByColumn(rows, dim int) bool { return int64(rows)*int64(dim)*4 > sparseMaxB
 // block, each column's values lie end to end, piece after piece, so that
 // a query reads a few long runs and not thousands of short ones.
 const (
-	pieceRows   = 256
-	blockPieces = 16
-	blockRows   = pieceRows * blockPieces
+	pieceRows = 256
+	blockRows = 4096 // a power of two: see addColumn
 )
 
 // piece is rows [first, first+n) as SetRows gets them: column j's
@@ -52,17 +51,22 @@ type block struct {
 }
 
 // Columns is a matrix filled row batch by row batch and kept by column:
-// each row is normalised as it is set. SetRows may be called from several
+// each row is normalised as it is set, and each block put together as
+// soon as its rows are all set, so that its pieces are let go then and
+// the rows are not held twice. SetRows may be called from several
 // goroutines for different rows.
 type Columns struct {
 	rows, dim int
 	mu        sync.Mutex
-	pieces    []piece
+	pending   [][]piece // by block, until it is whole
+	filled    []int     // rows set, by block
+	blocks    []block
 }
 
 // NewColumns starts a matrix of rows×dim kept by column.
 func NewColumns(rows, dim int) *Columns {
-	return &Columns{rows: rows, dim: dim, pieces: make([]piece, 0, (rows+pieceRows-1)/pieceRows)}
+	n := (rows + blockRows - 1) / blockRows
+	return &Columns{rows: rows, dim: dim, pending: make([][]piece, n), filled: make([]int, n), blocks: make([]block, n)}
 }
 
 // SetRows sets rows first, first+1, … from block, row-major (its length a
@@ -70,12 +74,29 @@ func NewColumns(rows, dim int) *Columns {
 // block is normalised in place and not kept.
 func (c *Columns) SetRows(first int, block []float32) {
 	n := len(block) / c.dim
-	for lo := 0; lo < n; lo += pieceRows {
-		hi := min(lo+pieceRows, n)
-		p := c.piece(first+lo, block[lo*c.dim:hi*c.dim])
-		c.mu.Lock()
-		c.pieces = append(c.pieces, p)
-		c.mu.Unlock()
+	for lo := 0; lo < n; {
+		// A piece holds at most pieceRows rows, all of one block.
+		row := first + lo
+		hi := min(lo+pieceRows, n, lo+blockRows-row%blockRows)
+		c.add(row/blockRows, c.piece(row, block[lo*c.dim:hi*c.dim]))
+		lo = hi
+	}
+}
+
+// add files p under block k, and puts the block together once it is
+// whole.
+func (c *Columns) add(k int, p piece) {
+	c.mu.Lock()
+	c.pending[k] = append(c.pending[k], p)
+	c.filled[k] += p.n
+	var whole []piece
+	if c.filled[k] == min(blockRows, c.rows-k*blockRows) {
+		whole, c.pending[k] = c.pending[k], nil
+	}
+	c.mu.Unlock()
+	if whole != nil {
+		slices.SortFunc(whole, func(a, b piece) int { return a.first - b.first })
+		c.blocks[k] = c.block(whole)
 	}
 }
 
@@ -109,32 +130,17 @@ func (c *Columns) piece(first int, block []float32) piece {
 	return p
 }
 
-// Matrix is the filled matrix; c must not be used after. Each block is
-// put together from its pieces, which are let go as it is, so the rows
-// are held twice a block at a time, not whole.
+// Matrix is the filled matrix; c must not be used after.
 func (c *Columns) Matrix() (*Matrix, error) {
 	if c.rows == 0 || c.dim == 0 {
 		return nil, fmt.Errorf("index: %d rows of width %d", c.rows, c.dim)
 	}
-	slices.SortFunc(c.pieces, func(a, b piece) int { return a.first - b.first })
-	next := 0
-	for _, p := range c.pieces {
-		if p.first != next {
-			return nil, fmt.Errorf("index: rows %d to %d not set", next, p.first-1)
+	for k, b := range c.blocks {
+		if want := min(blockRows, c.rows-k*blockRows); b.n != want {
+			return nil, fmt.Errorf("index: %d of rows %d to %d set", c.filled[k], k*blockRows, k*blockRows+want-1)
 		}
-		next += p.n
 	}
-	if next != c.rows {
-		return nil, fmt.Errorf("index: %d rows set of %d", next, c.rows)
-	}
-	blocks := make([]block, 0, (len(c.pieces)+blockPieces-1)/blockPieces)
-	for lo := 0; lo < len(c.pieces); lo += blockPieces {
-		hi := min(lo+blockPieces, len(c.pieces))
-		blocks = append(blocks, c.block(c.pieces[lo:hi]))
-		clear(c.pieces[lo:hi])
-	}
-	c.pieces = nil
-	mx := &Matrix{m: blas32.General{Rows: c.rows, Cols: c.dim, Stride: c.dim}, blocks: blocks}
+	mx := &Matrix{m: blas32.General{Rows: c.rows, Cols: c.dim, Stride: c.dim}, blocks: c.blocks}
 	mx.scratch.New = func() any {
 		s := make([]float32, mx.m.Rows)
 		return &s

@@ -67,8 +67,9 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 			vecs, snap.Preloaded = p.Vectors, true
 		}
 	}
-	if fitted {
-		// Queries need the weights fitted to this catalog either way.
+	if fitted && snap.Preloaded {
+		// Queries need the weights fitted to this catalog either way
+		// (embedIndex fits them as it embeds).
 		snap.query = snap.query.(fitter).FitCorpus(corpus)
 	}
 	var cache map[[32]byte][]float32
@@ -146,24 +147,24 @@ func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints
 	}
 }
 
-// embedIndex embeds the corpus's texts with snap's fitted embedder straight
-// into snap's dense index: one row-major block the index adopts, or, for a
-// matrix too large for a sparse query to read by row, columns
-// (index.ByColumn).
+// embedIndex fits snap's embedder to the corpus and embeds its texts
+// with the fitted copy, which becomes snap's, straight into snap's dense
+// index: one row-major block the index adopts, or, for a matrix too large
+// for a sparse query to read by row, columns (index.ByColumn).
 func (s *Service) embedIndex(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus) error {
-	emb := snap.query.(corpusEmbedder)
+	emb := snap.query.(fitter)
 	n, dim := corpus.Len(), snap.query.Info().Dimensions
 	var mx *index.Matrix
 	var err error
 	if index.ByColumn(n, dim) {
 		cols := index.NewColumns(n, dim)
-		err = emb.EmbedCorpus(ctx, corpus, cols.SetRows)
+		snap.query, err = emb.FitEmbedCorpus(ctx, corpus, cols.SetRows)
 		if err == nil {
 			mx, err = cols.Matrix()
 		}
 	} else {
 		block := make([]float32, n*dim)
-		err = emb.EmbedCorpus(ctx, corpus, func(first int, rows []float32) { copy(block[first*dim:], rows) })
+		snap.query, err = emb.FitEmbedCorpus(ctx, corpus, func(first int, rows []float32) { copy(block[first*dim:], rows) })
 		if err == nil {
 			mx, err = index.Adopt(block, n, dim, nil)
 		}
@@ -278,8 +279,7 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 	if snap.Semantic() {
 		var vv [][]float32
 		var normalized []bool
-		if f, ok := v.query.(fitter); ok {
-			v.query = f.FitCorpus(vcorpus)
+		if _, ok := v.query.(fitter); ok {
 			if err := s.embedIndex(ctx, v, vcorpus); err != nil {
 				return nil, err
 			}

@@ -46,14 +46,12 @@ type Embedder = embedding.Embedder
 // local one). Each build and each view embeds with its own fitted copy;
 // since its vectors change with the catalog, neither they nor query
 // vectors are cached.
+// FitEmbedCorpus fits a copy and embeds the texts of the corpus with it,
+// a batch of rows at a time, for the index to keep as it will; FitCorpus
+// only fits, for an index whose vectors come from a file.
 type fitter interface {
 	FitCorpus(c *analysis.Corpus) embedding.Embedder
-}
-
-// corpusEmbedder is a fitter's fitted copy, which embeds the texts of a
-// corpus a batch of rows at a time, for the index to keep as it will.
-type corpusEmbedder interface {
-	EmbedCorpus(ctx context.Context, c *analysis.Corpus, set func(first int, rows []float32)) error
+	FitEmbedCorpus(ctx context.Context, c *analysis.Corpus, set func(first int, rows []float32)) (embedding.Embedder, error)
 }
 
 // sparseEmbedder embeds a query's analysed terms as the vector's nonzero
