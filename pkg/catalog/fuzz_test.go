@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -37,6 +39,25 @@ func FuzzParse(f *testing.F) {
 			if j != i {
 				t.Fatalf("Resolve(%q) = %d, want %d", tool.ID(), j, i)
 			}
+		}
+	})
+}
+
+// FuzzCompact holds appendCompact to json.Compact on valid JSON.
+func FuzzCompact(f *testing.F) {
+	for _, s := range []string{`{"a": [1, 2 ,{"b" : "c d"}]}`, "{\n\t\"q\\\"x \": \"\\\\\", \"r\":\r\n null}", `"  "`, `[]`, ` 1.5e3 `, `{"a":"\u00e9 \ud800"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if !json.Valid(src) {
+			return
+		}
+		var want bytes.Buffer
+		if err := json.Compact(&want, src); err != nil {
+			t.Fatal(err)
+		}
+		if got := appendCompact(nil, src); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("appendCompact(%q) = %q, json.Compact %q", src, got, want.Bytes())
 		}
 	})
 }

@@ -91,10 +91,16 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
+	// Read into a buffer of the file's size, not one grown by doubling.
+	size := int64(0)
+	if fi, err := f.Stat(); err == nil {
+		size = min(fi.Size(), maxFileBytes)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxFileBytes+1)); err != nil {
 		return nil, fmt.Errorf("catalog %s: %w", path, err)
 	}
+	data := buf.Bytes()
 	if len(data) > maxFileBytes {
 		return nil, fmt.Errorf("catalog %s: larger than %d MiB", path, maxFileBytes>>20)
 	}
@@ -277,21 +283,41 @@ func compactRaw(tools []Tool) {
 	for _, t := range tools {
 		total += len(t.InputSchema) + len(t.OutputSchema) + len(t.Annotations)
 	}
-	block := bytes.NewBuffer(make([]byte, 0, total))
+	block := make([]byte, 0, total)
 	for i := range tools {
 		t := &tools[i]
 		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema, &t.Annotations} {
 			if len(*raw) == 0 {
 				continue
 			}
-			start := block.Len()
-			if err := json.Compact(block, *raw); err != nil {
-				// Unmarshal checked it: not reached.
-				block.Truncate(start)
-				continue
-			}
-			b := block.Bytes()
-			*raw = b[start:len(b):len(b)]
+			start := len(block)
+			block = appendCompact(block, *raw)
+			*raw = block[start:len(block):len(block)]
 		}
 	}
+}
+
+// appendCompact appends src, valid JSON (Unmarshal checked it), without
+// the whitespace outside its strings: what json.Compact writes, at a
+// fraction of its cost, since it need not validate.
+func appendCompact(dst, src []byte) []byte {
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			// Copy the string whole, to its closing quote.
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			dst = append(dst, src[i:min(j+1, len(src))]...)
+			i = j
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }

@@ -57,6 +57,7 @@ type block struct {
 // goroutines for different rows.
 type Columns struct {
 	rows, dim int
+	scratch   sync.Pool // *pieceScratch
 	mu        sync.Mutex
 	pending   [][]piece // by block, until it is whole
 	filled    []int     // rows set, by block
@@ -66,12 +67,14 @@ type Columns struct {
 // NewColumns starts a matrix of rows×dim kept by column.
 func NewColumns(rows, dim int) *Columns {
 	n := (rows + blockRows - 1) / blockRows
-	return &Columns{rows: rows, dim: dim, pending: make([][]piece, n), filled: make([]int, n), blocks: make([]block, n)}
+	c := &Columns{rows: rows, dim: dim, pending: make([][]piece, n), filled: make([]int, n), blocks: make([]block, n)}
+	c.scratch.New = func() any { return new(pieceScratch) }
+	return c
 }
 
 // SetRows sets rows first, first+1, … from block, row-major (its length a
 // multiple of the width), normalising each to unit length as New would.
-// block is normalised in place and not kept.
+// block is not kept.
 func (c *Columns) SetRows(first int, block []float32) {
 	n := len(block) / c.dim
 	for lo := 0; lo < n; {
@@ -101,33 +104,52 @@ func (c *Columns) add(k int, p piece) {
 }
 
 // piece normalises the rows of block, rows first…, and keeps their
-// nonzeros by column.
+// nonzeros by column. Each row is read twice, for its length and for its
+// nonzeros, scaled as Normalize scales them; the rest of the work is on
+// the nonzeros alone.
 func (c *Columns) piece(first int, block []float32) piece {
 	n := len(block) / c.dim
 	p := piece{first: first, n: n, start: make([]int32, c.dim+1)}
+	sc := c.scratch.Get().(*pieceScratch)
+	defer c.scratch.Put(sc)
+	cols, vals, ends := sc.cols[:0], sc.vals[:0], sc.ends[:0]
 	for r := range n {
 		row := block[r*c.dim : (r+1)*c.dim]
-		Normalize(row)
-		for j, x := range row {
-			if x != 0 {
-				p.start[j+1]++
+		if norm := Norm(row); norm != 0 {
+			inv := float32(1 / norm)
+			for j, x := range row {
+				if x != 0 {
+					cols, vals = append(cols, int32(j)), append(vals, x*inv)
+					p.start[j+1]++
+				}
 			}
 		}
+		ends = append(ends, int32(len(cols)))
 	}
+	sc.cols, sc.vals, sc.ends = cols, vals, ends
 	for j := range c.dim {
 		p.start[j+1] += p.start[j]
 	}
-	p.off, p.val = make([]uint8, p.start[c.dim]), make([]float32, p.start[c.dim])
-	at := slices.Clone(p.start[:c.dim])
-	for r := range n {
-		for j, x := range block[r*c.dim : (r+1)*c.dim] {
-			if x != 0 {
-				p.off[at[j]], p.val[at[j]] = uint8(r), x
-				at[j]++
-			}
+	p.off, p.val = make([]uint8, len(cols)), make([]float32, len(cols))
+	at := append(sc.at[:0], p.start[:c.dim]...)
+	sc.at = at
+	e := 0
+	for r, end := range ends {
+		for ; e < int(end); e++ {
+			j := cols[e]
+			p.off[at[j]], p.val[at[j]] = uint8(r), vals[e]
+			at[j]++
 		}
 	}
 	return p
+}
+
+// pieceScratch is piece's working memory: the nonzeros of a piece's rows
+// in row order (their columns and values, and where each row ends), and
+// each column's cursor.
+type pieceScratch struct {
+	cols, ends, at []int32
+	vals           []float32
 }
 
 // Matrix is the filled matrix; c must not be used after.
