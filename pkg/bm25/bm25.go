@@ -220,7 +220,6 @@ type builder struct {
 	lens         [][numFields]uint16
 	// From count, for fill.
 	parts   []countPart
-	pairs   map[uint64]uint32
 	singles int
 }
 
@@ -322,35 +321,33 @@ func pairKey(a, b uint32) uint64 { return uint64(a+1)<<32 | uint64(b) }
 // returns where each list starts (pairs numbered after the terms and
 // concepts, in their keys' order) and the pairs' keys, sorted. The
 // cores' counts stay in b for fill, which writes each core's postings
-// after those of the cores before it.
+// after those of the cores before it. Each core sorts its own pairs'
+// keys; they are merged in one pass, so no map of every pair is built,
+// or read, by one core alone.
 func (b *builder) count() ([]uint32, []uint64) {
 	singles := len(b.vocab) + len(b.conceptTerms)
 	parts := make([]countPart, chunk.Count(b.c.Len()))
 	chunk.Each(b.c.Len(), func(p, lo, hi int) {
-		cp := countPart{df: make([]uint32, singles), pairDF: map[uint64]uint32{}}
+		cp := countPart{df: make([]uint32, singles), pairAt: map[uint64]uint32{}}
 		var dc docCounts
 		for d := lo; d < hi; d++ {
 			for _, e := range b.countDoc(d, &dc) {
 				if e.key < 1<<32 {
 					cp.df[e.key]++
 				} else {
-					cp.pairDF[e.key]++
+					cp.pairAt[e.key]++
 				}
 			}
 		}
+		cp.keys = slices.Sorted(maps.Keys(cp.pairAt))
+		cp.pairDF = make([]uint32, len(cp.keys))
+		for i, k := range cp.keys {
+			cp.pairDF[i], cp.pairAt[k] = cp.pairAt[k], uint32(i)
+		}
 		parts[p] = cp
 	})
-	pairs := map[uint64]uint32{}
-	for _, cp := range parts {
-		for k := range cp.pairDF {
-			pairs[k] = 0
-		}
-	}
-	pairKeys := slices.Sorted(maps.Keys(pairs))
-	for i, k := range pairKeys {
-		pairs[k] = uint32(singles + i)
-	}
-	lists := singles + len(pairs)
+	pairKeys := mergePairs(parts, singles)
+	lists := singles + len(pairKeys)
 	start := make([]uint32, lists+1)
 	// Each core's cursor into every list: the list's start plus what the
 	// cores before it write there.
@@ -358,33 +355,72 @@ func (b *builder) count() ([]uint32, []uint64) {
 		parts[p].at = make([]uint32, lists)
 	}
 	var at uint32
-	for k := range lists {
+	for k := range singles {
 		start[k] = at
 		for p := range parts {
 			parts[p].at[k] = at
-			at += parts[p].dfOf(k, singles, pairKeys)
+			at += parts[p].df[k]
+		}
+	}
+	next := make([]int, len(parts)) // each core's next pair, in key order
+	for k := singles; k < lists; k++ {
+		start[k] = at
+		for p := range parts {
+			cp := &parts[p]
+			cp.at[k] = at
+			if j := next[p]; j < len(cp.keys) && cp.keys[j] == pairKeys[k-singles] {
+				at += cp.pairDF[j]
+				next[p]++
+			}
 		}
 	}
 	start[lists] = at
-	b.parts, b.pairs, b.singles = parts, pairs, singles
+	b.parts, b.singles = parts, singles
 	return start, pairKeys
 }
 
-// countPart is one core's share of the counting: how many of its
-// documents have each term or concept (df) and each pair (pairDF); then,
-// for fill, where the core writes its next posting of each list.
-type countPart struct {
-	df     []uint32
-	pairDF map[uint64]uint32
-	at     []uint32
+// mergePairs merges the cores' sorted pair keys into one sorted list,
+// numbering each core's pairs by their lists (singles onward).
+func mergePairs(parts []countPart, singles int) []uint64 {
+	n := 0
+	for p := range parts {
+		n += len(parts[p].keys)
+		parts[p].list = make([]uint32, len(parts[p].keys))
+	}
+	keys := make([]uint64, 0, n)
+	next := make([]int, len(parts))
+	for {
+		least, found := uint64(0), false
+		for p := range parts {
+			if j := next[p]; j < len(parts[p].keys) && (!found || parts[p].keys[j] < least) {
+				least, found = parts[p].keys[j], true
+			}
+		}
+		if !found {
+			return keys
+		}
+		for p := range parts {
+			if j := next[p]; j < len(parts[p].keys) && parts[p].keys[j] == least {
+				parts[p].list[j] = uint32(singles + len(keys))
+				next[p]++
+			}
+		}
+		keys = append(keys, least)
+	}
 }
 
-// dfOf is how many of the part's documents list k holds.
-func (cp *countPart) dfOf(k, singles int, pairKeys []uint64) uint32 {
-	if k < singles {
-		return cp.df[k]
-	}
-	return cp.pairDF[pairKeys[k-singles]]
+// countPart is one core's share of the counting: how many of its
+// documents have each term or concept (df); its pairs' keys, sorted, with
+// how many documents have each (pairDF) and its list (list), and where a
+// key is among them (pairAt); then, for fill, where the core writes its
+// next posting of each list.
+type countPart struct {
+	df     []uint32
+	keys   []uint64
+	pairDF []uint32
+	list   []uint32
+	pairAt map[uint64]uint32
+	at     []uint32
 }
 
 // fill writes every posting, each core its own documents, at the cursors
@@ -392,13 +428,14 @@ func (cp *countPart) dfOf(k, singles int, pairKeys []uint64) uint32 {
 func (b *builder) fill(ix *Index, norm [][numFields]float64) {
 	p := ix.p
 	chunk.Each(b.c.Len(), func(part, lo, hi int) {
-		at := b.parts[part].at
+		cp := &b.parts[part]
+		at := cp.at
 		var dc docCounts
 		for d := lo; d < hi; d++ {
 			for _, e := range b.countDoc(d, &dc) {
 				list := uint32(e.key)
 				if e.key >= 1<<32 {
-					list = b.pairs[e.key]
+					list = cp.list[cp.pairAt[e.key]]
 				}
 				var tf float64
 				var fields uint16
