@@ -1,6 +1,7 @@
 package embedding
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -109,5 +110,41 @@ func TestFitEmbedCorpus(t *testing.T) {
 	gotRows, gotQuery := embed(func(set func(int, []float32)) (Embedder, error) { return l.FitEmbedCorpus(t.Context(), c, set) })
 	if !slices.Equal(gotRows, wantRows) || !slices.Equal(gotQuery, wantQuery) {
 		t.Error("FitEmbedCorpus differs from FitCorpus then EmbedCorpus")
+	}
+}
+
+// TestCountDocIsDocFeatures: the features fitting counts for a document
+// are the distinct features docFeatures gives it.
+func TestCountDocIsDocFeatures(t *testing.T) {
+	texts := []string{"read a file from disk, then read the file again", "send an email to a team: send it now",
+		"list the open invoices of the open accounts", "rename a shared folder", "read read read", ""}
+	c := corpusOf(texts)
+	vf := newVocabFeatures(c.Vocab())
+	sc := new(scratch)
+	seen := make([]int32, len(vf.hashes))
+	for i := range c.Len() {
+		want := map[uint64]bool{}
+		for _, f := range vf.docFeatures(c.Doc(i), sc) {
+			want[f.hash] = true
+		}
+		df := make([]float32, len(vf.hashes))
+		got := map[uint64]bool{}
+		for _, h := range vf.countDoc(c.Doc(i), int32(i+1), seen, df, nil) {
+			if got[h] {
+				t.Errorf("doc %d: pair %x counted twice", i, h)
+			}
+			got[h] = true
+		}
+		for fid, n := range df {
+			if n > 1 {
+				t.Errorf("doc %d: feature %d counted %v times", i, fid, n)
+			}
+			if n == 1 {
+				got[vf.hashes[fid]] = true
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("doc %d: counted %d features, docFeatures has %d", i, len(got), len(want))
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math"
 	mathbits "math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -252,6 +253,36 @@ func (vf *vocabFeatures) docFeatures(doc []uint32, sc *scratch) []feature {
 	return aggregate(sc)
 }
 
+// countDoc counts, in df, the vocabulary features document doc has (its
+// number being mark: seen holds, for each feature, the mark of the last
+// document that counted it), and appends to pairs, once each, the hashes
+// of its pairs that are not vocabulary features. It is the set of
+// features docFeatures gives, without their weights or order, which
+// fitting needs only to count.
+func (vf *vocabFeatures) countDoc(doc []uint32, mark int32, seen []int32, df []float32, pairs []uint64) []uint64 {
+	count := func(fid uint32) {
+		if seen[fid] != mark {
+			seen[fid] = mark
+			df[fid]++
+		}
+	}
+	for i, t := range doc {
+		for _, f := range vf.feats[vf.at[t]:vf.at[t+1]] {
+			count(f.fid)
+		}
+		if i > 0 {
+			h := pairHash(vf.prefix[doc[i-1]], vf.vocab[t])
+			if fid, _ := vf.ids.get(h); fid != 0 {
+				count(fid)
+			} else {
+				pairs = append(pairs, h)
+			}
+		}
+	}
+	slices.Sort(pairs)
+	return slices.Compact(pairs)
+}
+
 // slot is one entry of features' counting table; count 0 marks it empty.
 type slot struct {
 	hash   uint64
@@ -316,15 +347,14 @@ func (l *Local) fit(c *analysis.Corpus, vf *vocabFeatures) *Local {
 	}
 	parts := make([]counts, chunk.Count(c.Len()))
 	chunk.Each(c.Len(), func(p, lo, hi int) {
-		cs, sc := counts{make([]float32, len(vf.hashes)), newTable[float32](1 << 12)}, new(scratch)
+		cs := counts{make([]float32, len(vf.hashes)), newTable[float32](1 << 12)}
+		seen := make([]int32, len(vf.hashes))
+		var pairs []uint64
 		for i := lo; i < hi; i++ {
-			for _, f := range vf.docFeatures(c.Doc(i), sc) {
-				if f.fid != 0 {
-					cs.df[f.fid]++
-				} else {
-					v, _ := cs.pairs.at(f.hash)
-					*v++
-				}
+			pairs = vf.countDoc(c.Doc(i), int32(i+1), seen, cs.df, pairs[:0])
+			for _, h := range pairs {
+				v, _ := cs.pairs.at(h)
+				*v++
 			}
 		}
 		parts[p] = cs
