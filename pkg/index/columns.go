@@ -41,13 +41,18 @@ type piece struct {
 // block is rows [first, first+n) of a matrix kept by column, in np pieces:
 // piece p's rows start at base[p] (within the block), and its nonzeros in
 // column j are entries start[j*np+p] to start[j*np+p+1] of off and val,
-// so column j's are start[j*np] to start[(j+1)*np].
+// so column j's are start[j*np] to start[(j+1)*np]. A block whose rows
+// are so full that this would take more than its values dense keeps them
+// dense instead, column j being dense[j*n:(j+1)*n]: long texts fill most
+// of the local embedder's columns, and then a block costs at most what a
+// dense one would.
 type block struct {
 	first, n, np int
 	base         []int32 // np
 	start        []int32 // dim*np+1
 	off          []uint8
 	val          []float32
+	dense        []float32
 }
 
 // Columns is a matrix filled row batch by row batch and kept by column:
@@ -185,6 +190,19 @@ func (c *Columns) block(pieces []piece) block {
 		}
 	}
 	total := b.start[c.dim*np]
+	if int64(total)*5+int64(len(b.start))*4 >= int64(b.n)*int64(c.dim)*4 {
+		b.base, b.start, b.dense = nil, nil, make([]float32, c.dim*b.n)
+		for _, pc := range pieces {
+			at := pc.first - b.first
+			for j := range c.dim {
+				col := b.dense[j*b.n+at : (j+1)*b.n]
+				for e := pc.start[j]; e < pc.start[j+1]; e++ {
+					col[pc.off[e]] = pc.val[e]
+				}
+			}
+		}
+		return b
+	}
 	b.off, b.val = make([]uint8, total), make([]float32, total)
 	for j := range c.dim {
 		for p, pc := range pieces {
@@ -235,6 +253,12 @@ func (mx *Matrix) sparseColumnScores(q Sparse, dst []float32) {
 // addColumn adds v times column j to sums, the block's. A row's place
 // (under blockRows) is masked into the array, which spares a bounds check.
 func (b *block) addColumn(j int, v float32, sums *[blockRows]float32) {
+	if b.dense != nil {
+		for r, x := range b.dense[j*b.n : (j+1)*b.n] {
+			sums[r&(blockRows-1)] += v * x
+		}
+		return
+	}
 	s := b.start[j*b.np : (j+1)*b.np+1]
 	base := b.base[:len(s)-1]
 	for p, at := range base {
@@ -249,6 +273,9 @@ func (b *block) addColumn(j int, v float32, sums *[blockRows]float32) {
 // at is the value at row (of the matrix) and column j, in block b.
 func (b *block) at(row, j int) float32 {
 	r := row - b.first
+	if b.dense != nil {
+		return b.dense[j*b.n+r]
+	}
 	p, ok := slices.BinarySearch(b.base, int32(r))
 	if !ok {
 		p--
@@ -309,6 +336,14 @@ func (mx *Matrix) eachNonzero(f func(row, col int, x float32)) {
 	for i := range mx.blocks {
 		b := &mx.blocks[i]
 		for j := range mx.m.Cols {
+			if b.dense != nil {
+				for r, x := range b.dense[j*b.n : (j+1)*b.n] {
+					if x != 0 {
+						f(b.first+r, j, x)
+					}
+				}
+				continue
+			}
 			for p := range b.np {
 				first := b.first + int(b.base[p])
 				for e := b.start[j*b.np+p]; e < b.start[j*b.np+p+1]; e++ {
@@ -324,7 +359,7 @@ func (mx *Matrix) columnBytes() int64 {
 	var n int64
 	for i := range mx.blocks {
 		b := &mx.blocks[i]
-		n += int64(cap(b.base)+cap(b.start))*4 + int64(cap(b.off)) + int64(cap(b.val))*4
+		n += int64(cap(b.base)+cap(b.start)+cap(b.val)+cap(b.dense))*4 + int64(cap(b.off))
 	}
 	return n
 }

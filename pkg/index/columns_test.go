@@ -14,14 +14,15 @@ import (
 // same, however its rows were set (in batches, from several goroutines).
 func TestColumnsMatchRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, rows := range []int{1, 7, pieceRows + 3, 3*pieceRows + 17, 2*blockRows + 300} {
+	for _, tt := range []struct{ rows, full int }{{1, 4}, {7, 4}, {pieceRows + 3, 4}, {3*pieceRows + 17, 4}, {2*blockRows + 300, 4}, {blockRows + 5, 10}} {
+		rows := tt.rows
 		const dim = 96
 		vecs := make([][]float32, rows)
 		block := make([]float32, 0, rows*dim)
 		for i := range vecs {
 			vecs[i] = make([]float32, dim)
 			for j := range vecs[i] {
-				if r.IntN(4) == 0 {
+				if r.IntN(10) < tt.full { // of ten columns, full are set
 					vecs[i][j] = float32(r.NormFloat64())
 				}
 			}
@@ -50,8 +51,14 @@ func TestColumnsMatchRows(t *testing.T) {
 				t.Fatalf("rows=%d: row %d differs", rows, i)
 			}
 		}
-		if rows > pieceRows && got.Bytes() >= want.Bytes() {
+		if tt.full == 10 && got.blocks[0].dense == nil {
+			t.Errorf("rows=%d: full rows kept sparse", rows)
+		}
+		switch dense := got.Bytes() >= want.Bytes(); {
+		case rows > pieceRows && tt.full < 10 && dense:
 			t.Errorf("rows=%d: %d bytes by column, %d by row: the zeros are kept", rows, got.Bytes(), want.Bytes())
+		case got.Bytes() > want.Bytes()+int64(len(got.blocks))*4096:
+			t.Errorf("rows=%d: full rows take %d bytes by column, %d by row", rows, got.Bytes(), want.Bytes())
 		}
 		dense := make([]float32, dim)
 		for j := 0; j < dim; j += 1 + r.IntN(9) {
