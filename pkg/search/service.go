@@ -63,6 +63,7 @@ type sparseEmbedder interface {
 // Limits and defaults.
 const (
 	buildGCPercent      = 25
+	rebuildGCPercent    = 12
 	DefaultTopK         = 10
 	MaxTopK             = 50
 	DefaultQueryTimeout = 2 * time.Second
@@ -287,8 +288,15 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	// snapshot serving, most of it garbage within seconds; collecting at a
 	// quarter of the live heap instead of all of it keeps the peak near
 	// what the two snapshots hold (about 150 MiB less at 100,000 tools)
-	// for no measurable build time. A stricter setting (GOGC) stays.
-	if prev := debug.SetGCPercent(buildGCPercent); prev < buildGCPercent {
+	// for no measurable build time. A rebuild's live heap holds the
+	// snapshot serving as well, about as large as the one it builds: half
+	// the percentage gives its garbage the same room. A stricter setting
+	// (GOGC) stays.
+	pct := buildGCPercent
+	if s.cur.Load() != nil {
+		pct = rebuildGCPercent
+	}
+	if prev := debug.SetGCPercent(pct); prev < pct {
 		debug.SetGCPercent(prev)
 	} else {
 		defer debug.SetGCPercent(prev)
