@@ -198,19 +198,21 @@ func checkMemory(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap) {
 }
 
 func TestMemoryRule(t *testing.T) {
-	// The measurements the rule must cover (BENCHMARKS.md, cmd/scale):
-	// the resident set once ready, and the highest of the start-up's and
-	// a rebuild's peaks, in MiB.
+	// The measurements the rule must cover (BENCHMARKS.md, cmd/scale,
+	// 2026-11-25): the resident set once ready, and the highest of the
+	// start-up's and a rebuild's peaks, in MiB. The local embedder's
+	// figures beyond 4,096 tools are well under the rule, which counts its
+	// vectors dense: a catalog of long texts may fill them.
 	for _, m := range []struct {
 		n, dim        int
 		rss, peakSeen int64
 	}{
-		{4_000, 1024, 61, 118},
-		{10_000, 1024, 102, 226},
-		{100_000, 1024, 693, 1790},
-		{4_000, 1536, 69, 127},
-		{10_000, 1536, 121, 254},
-		{100_000, 1536, 885, 2099},
+		{4_000, 1024, 59, 105},
+		{10_000, 1024, 71, 143},
+		{100_000, 1024, 377, 886},
+		{4_000, 1536, 69, 120},
+		{10_000, 1536, 116, 232},
+		{100_000, 1536, 818, 1847},
 	} {
 		steady, peak := memoryFor(m.n, m.dim)
 		if steady>>20 < m.rss || peak>>20 < m.peakSeen {
