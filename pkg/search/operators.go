@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -71,16 +72,26 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 	return s, false
 }
 
-// holdsTerm reports whether t's "server/name description", lower-cased,
+// termMatcher tests "+term"s against tools' texts, reusing one buffer.
+type termMatcher struct{ buf []byte }
+
+// holds reports whether t's "server/name description", lower-cased,
 // contains term (lower-case), as "+term" asks. Texts are not kept
-// lower-cased (11 MB at 100,000 tools): an ASCII text is searched ignoring
-// ASCII case, which is all lower-casing it would change; any other text,
-// or a term that could span its parts, is lower-cased for the test.
-func holdsTerm(t *catalog.Tool, term string) bool {
+// lower-cased (11 MB at 100,000 tools): an ASCII text is lower-cased into
+// the matcher's buffer, part by part, and searched there as strings.Contains
+// would search it whole (a term with no "/" or space cannot span parts);
+// any other text, or a term that could span parts, is lower-cased whole.
+func (m *termMatcher) holds(t *catalog.Tool, term string) bool {
 	if strings.ContainsAny(term, "/ ") || !isASCII(t.Server) || !isASCII(t.Name) || !isASCII(t.Description) {
 		return strings.Contains(strings.ToLower(t.ID()+" "+t.Description), term)
 	}
-	return containsFoldASCII(t.Name, term) || containsFoldASCII(t.Description, term) || containsFoldASCII(t.Server, term)
+	for _, part := range [...]string{t.Name, t.Description, t.Server} {
+		m.buf = appendLowerASCII(m.buf[:0], part)
+		if bytes.Contains(m.buf, []byte(term)) {
+			return true
+		}
+	}
+	return false
 }
 
 func isASCII(s string) bool {
@@ -92,33 +103,14 @@ func isASCII(s string) bool {
 	return true
 }
 
-// containsFoldASCII reports whether s, its ASCII capitals lowered, holds
-// lower.
-func containsFoldASCII(s, lower string) bool {
-	if lower == "" {
-		return true
-	}
-	first, upper := lower[0], lower[0]
-	if 'a' <= first && first <= 'z' {
-		upper -= 'a' - 'A'
-	}
-	for i := 0; i+len(lower) <= len(s); i++ {
-		if c := s[i]; c != first && c != upper {
-			continue
+// appendLowerASCII appends s, ASCII, with its capitals lowered.
+func appendLowerASCII(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
-		j := 1
-		for ; j < len(lower); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != lower[j] {
-				break
-			}
-		}
-		if j == len(lower) {
-			return true
-		}
+		dst = append(dst, c)
 	}
-	return false
+	return dst
 }

@@ -53,7 +53,7 @@ func FuzzParseQuery(f *testing.F) {
 	})
 }
 
-// holdsTermByLowering is what holdsTerm must answer: the text lower-cased.
+// holdsTermByLowering is what termMatcher.holds must answer: the text lower-cased.
 func holdsTermByLowering(t *catalog.Tool, term string) bool {
 	return strings.Contains(strings.ToLower(t.ID()+" "+t.Description), term)
 }
@@ -76,18 +76,20 @@ func TestHoldsTerm(t *testing.T) {
 		{"\u212a", false},
 	}
 	for _, tt := range tests {
-		if got := holdsTerm(tool, tt.term); got != tt.want || got != holdsTermByLowering(tool, tt.term) {
-			t.Errorf("holdsTerm(%q) = %v, want %v", tt.term, got, tt.want)
+		var m termMatcher
+		if got := m.holds(tool, tt.term); got != tt.want || got != holdsTermByLowering(tool, tt.term) {
+			t.Errorf("holds(%q) = %v, want %v", tt.term, got, tt.want)
 		}
 	}
 	// U+212A, the Kelvin sign, lower-cases to an ASCII k.
 	kelvin := &catalog.Tool{Server: "lab", Name: "temp", Description: "Reads \u212aelvin degrees."}
-	if !holdsTerm(kelvin, "kelvin") {
-		t.Error(`holdsTerm("kelvin") = false for a text that lower-cases to it`)
+	var m termMatcher
+	if !m.holds(kelvin, "kelvin") {
+		t.Error(`holds("kelvin") = false for a text that lower-cases to it`)
 	}
 }
 
-// FuzzHoldsTerm checks holdsTerm against lower-casing the whole text.
+// FuzzHoldsTerm checks termMatcher.holds against lower-casing the whole text.
 func FuzzHoldsTerm(f *testing.F) {
 	for _, s := range [][4]string{
 		{"github", "create_issue", "Opens an Issue.", "issue"},
@@ -101,8 +103,9 @@ func FuzzHoldsTerm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, server, name, desc, term string) {
 		term = strings.ToLower(term)
 		tool := &catalog.Tool{Server: server, Name: name, Description: desc}
-		if got, want := holdsTerm(tool, term), holdsTermByLowering(tool, term); got != want {
-			t.Fatalf("holdsTerm(%q/%q %q, %q) = %v, lower-casing says %v", server, name, desc, term, got, want)
+		var m termMatcher
+		if got, want := m.holds(tool, term), holdsTermByLowering(tool, term); got != want {
+			t.Fatalf("holds(%q/%q %q, %q) = %v, lower-casing says %v", server, name, desc, term, got, want)
 		}
 	})
 }

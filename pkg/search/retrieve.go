@@ -20,12 +20,13 @@ import (
 func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	a.resp.Required = pq.required
 	tools := a.snap.Catalog.Tools()
+	var required termMatcher
 	keep := func(row int) bool {
 		if !a.inScope(row) {
 			return false
 		}
 		for _, term := range pq.required {
-			if !holdsTerm(&tools[row], term) {
+			if !required.holds(&tools[row], term) {
 				return false
 			}
 		}
