@@ -416,10 +416,25 @@ func (s *Service) Learned(caller access.Caller, tool string, max int) ([]Learned
 		return []LearnedTool{of(row)}, nil
 	}
 	out := []LearnedTool{}
-	for row := 0; row < snap.Catalog.Len() && len(out) < max && snap.learned != nil; row++ {
-		if lt := of(row); len(lt.Terms) > 0 || len(lt.Companions) > 0 {
-			out = append(out, lt)
+	if snap.learned == nil {
+		return out, nil
+	}
+	// The tools that learned something, in catalog order: found from the
+	// learned ids, not by an id built for every row.
+	var rows []int
+	for _, m := range []map[string][]learn.Weighted{snap.learned.Terms, snap.learned.Companions} {
+		for id, ws := range m {
+			if row, ok := snap.Catalog.ByID(id); ok && len(ws) > 0 {
+				rows = append(rows, row)
+			}
 		}
+	}
+	slices.Sort(rows)
+	for _, row := range slices.Compact(rows) {
+		if len(out) >= max {
+			break
+		}
+		out = append(out, of(row))
 	}
 	return out, nil
 }
