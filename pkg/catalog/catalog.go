@@ -213,18 +213,21 @@ func hashTools(tools []Tool) string {
 	h := sha256.New()
 	var buf []byte
 	for _, t := range tools {
-		buf = buf[:0]
-		for _, f := range [...]string{t.Server, t.Name, t.Title, t.Description} {
-			buf = binary.AppendUvarint(buf, uint64(len(f)))
-			buf = append(buf, f...)
-		}
-		for _, f := range [...][]byte{t.InputSchema, t.OutputSchema, t.Annotations} {
-			buf = binary.AppendUvarint(buf, uint64(len(f)))
-			buf = append(buf, f...)
-		}
+		buf = appendField(buf[:0], t.Server)
+		buf = appendField(buf, t.Name)
+		buf = appendField(buf, t.Title)
+		buf = appendField(buf, t.Description)
+		buf = appendField(buf, t.InputSchema)
+		buf = appendField(buf, t.OutputSchema)
+		buf = appendField(buf, t.Annotations)
 		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// appendField appends f after its length.
+func appendField[T string | json.RawMessage](buf []byte, f T) []byte {
+	return append(binary.AppendUvarint(buf, uint64(len(f))), f...)
 }
 
 // Tools returns the tools in index order. The slice must not be modified.
