@@ -368,7 +368,7 @@ func (b *builder) count() ([]uint32, []uint64) {
 		for p := range parts {
 			cp := &parts[p]
 			cp.at[k] = at
-			if j := next[p]; j < len(cp.keys) && cp.keys[j] == pairKeys[k-singles] {
+			if j := next[p]; j < len(cp.list) && cp.list[j] == uint32(k) {
 				at += cp.pairDF[j]
 				next[p]++
 			}
