@@ -21,7 +21,6 @@ import (
 	"encoding/hex"
 	"math"
 	"slices"
-
 	"strings"
 	"time"
 )

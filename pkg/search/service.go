@@ -45,10 +45,9 @@ type Embedder = embedding.Embedder
 // fitter is an embedder whose weights come from the corpus it embeds (the
 // local one). Each build and each view embeds with its own fitted copy;
 // since its vectors change with the catalog, neither they nor query
-// vectors are cached.
-// FitEmbedCorpus fits a copy and embeds the texts of the corpus with it,
-// a batch of rows at a time, for the index to keep as it will; FitCorpus
-// only fits, for an index whose vectors come from a file.
+// vectors are cached. FitEmbedCorpus fits a copy and embeds the corpus's
+// texts with it, a batch of rows at a time, for the index to keep as it
+// will; FitCorpus only fits, for an index whose vectors come from a file.
 type fitter interface {
 	FitCorpus(c *analysis.Corpus) embedding.Embedder
 	FitEmbedCorpus(ctx context.Context, c *analysis.Corpus, set func(first int, rows []float32)) (embedding.Embedder, error)
