@@ -167,9 +167,11 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 		return s, err
 	}
 	// The searches timed after start-up come from one address, faster
-	// than an anonymous caller's default budget.
+	// than an anonymous caller's default budget; the process learns, as by
+	// default, into the run's directory, not beside wherever scale runs.
 	config := filepath.Join(work, "config.yaml")
-	if err := os.WriteFile(config, []byte("limits:\n  search_rate: -1\n"), 0o644); err != nil {
+	yaml := fmt.Sprintf("limits:\n  search_rate: -1\nlearning:\n  path: %s\n", filepath.Join(work, "learned.db"))
+	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
 		return s, err
 	}
 	args := []string{"-metrics-addr", "off", "-catalog", catalog, "-config", config, "-log-level", "warn"}
