@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"maps"
 	"runtime/debug"
+	rtmetrics "runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +64,7 @@ type sparseEmbedder interface {
 const (
 	buildGCPercent      = 25
 	rebuildGCPercent    = 12
+	rebuildGCFrom       = 256 << 20 // live heap bytes
 	DefaultTopK         = 10
 	MaxTopK             = 50
 	DefaultQueryTimeout = 2 * time.Second
@@ -272,6 +274,16 @@ func New(cfg Config) *Service {
 // after New, since what it calls is built from the service.
 func (s *Service) OnPublish(f func(*Snapshot)) { s.onPublish.Store(&f) }
 
+// liveHeap is the heap the last collection found live.
+func liveHeap() uint64 {
+	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
 // Current returns the published snapshot, or nil before the first build.
 func (s *Service) Current() *Snapshot { return s.cur.Load() }
 
@@ -289,10 +301,13 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	// what the two snapshots hold (about 150 MiB less at 100,000 tools)
 	// for no measurable build time. A rebuild's live heap holds the
 	// snapshot serving as well, about as large as the one it builds: half
-	// the percentage gives its garbage the same room. A stricter setting
-	// (GOGC) stays.
+	// the percentage gives its garbage the same room, once the heap is
+	// large enough for that room to matter. The setting is the process's,
+	// so searches served meanwhile collect as often: a default catalog's
+	// rebuild under load answered 15 % fewer searches at half, to save
+	// 2 MiB. A stricter setting (GOGC) stays.
 	pct := buildGCPercent
-	if s.cur.Load() != nil {
+	if s.cur.Load() != nil && liveHeap() > rebuildGCFrom {
 		pct = rebuildGCPercent
 	}
 	if prev := debug.SetGCPercent(pct); prev < pct {
