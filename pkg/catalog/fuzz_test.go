@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzParse checks that any document either fails with an error that names
-// its source, or yields a catalog whose every tool resolves to itself.
+// its source, or reads as encoding/json reads it (schemas compact) and
+// yields a catalog whose every tool resolves to itself.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"servers":[{"name":"gh","tools":[{"name":"create_issue","description":"Open an issue","inputSchema":{"type":"object","properties":{"title":{"type":"string","enum":["a"]}}}}]}]}`))
 	f.Add([]byte(`{"tools":[{"name":"echo"},{"name":"/v1/x"}],"nextCursor":"abc"}`))
@@ -21,6 +22,9 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("error does not name the source: %v", err)
 			}
 			return
+		}
+		if bytes.HasPrefix(data, []byte("{")) {
+			sameAsEncodingJSON(t, data, p)
 		}
 		c, err := New([]Part{p})
 		if err != nil {
@@ -41,6 +45,57 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sameAsEncodingJSON checks a part Parse read from data, a JSON document,
+// against encoding/json's reading of it.
+func sameAsEncodingJSON(t *testing.T, data []byte, p Part) {
+	t.Helper()
+	type tool struct {
+		Name, Title, Description               string
+		InputSchema, OutputSchema, Annotations json.RawMessage
+	}
+	var f struct {
+		Servers []struct {
+			Name  string
+			Tools []tool
+		}
+		Tools []tool
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatalf("Parse accepted what encoding/json rejects (%v): %q", err, data)
+	}
+	if len(f.Tools) > 0 {
+		f.Servers = append(f.Servers, struct {
+			Name  string
+			Tools []tool
+		}{p.Servers[0].Name, f.Tools})
+	}
+	if len(f.Servers) != len(p.Servers) {
+		t.Fatalf("%d servers, encoding/json %d", len(p.Servers), len(f.Servers))
+	}
+	compact := func(raw json.RawMessage) string {
+		var b bytes.Buffer
+		if len(raw) > 0 {
+			json.Compact(&b, raw)
+		}
+		return b.String()
+	}
+	for i, s := range f.Servers {
+		got := p.Servers[i]
+		if got.Name != s.Name || len(got.Tools) != len(s.Tools) {
+			t.Fatalf("server %d: %q with %d tools, encoding/json %q with %d", i, got.Name, len(got.Tools), s.Name, len(s.Tools))
+		}
+		for j, w := range s.Tools {
+			g := got.Tools[j]
+			if g.Name != w.Name || g.Title != w.Title || g.Description != w.Description ||
+				string(g.InputSchema) != compact(w.InputSchema) ||
+				string(g.OutputSchema) != compact(w.OutputSchema) ||
+				string(g.Annotations) != compact(w.Annotations) {
+				t.Fatalf("server %d tool %d: %+v, encoding/json %+v", i, j, g, w)
+			}
+		}
+	}
 }
 
 // FuzzCompact holds appendCompact to json.Compact on valid JSON.

@@ -3,15 +3,12 @@ package catalog
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
 )
 
@@ -33,10 +30,10 @@ type Server struct {
 
 // file is what a catalog file may hold: servers with their tools, or a bare
 // tools/list result. A saved tools/list answer also carries nextCursor and
-// _meta, which are allowed and ignored (see checkKeys).
+// _meta, which are allowed and ignored (see decoder).
 type file struct {
-	Servers []Server `json:"servers"`
-	Tools   []Tool   `json:"tools"`
+	Servers []Server
+	Tools   []Tool
 }
 
 // maxFileBytes bounds a catalog file; the largest real catalogs are a few MiB.
@@ -122,22 +119,9 @@ func Parse(source string, data []byte, defaultServer string) (Part, error) {
 		}
 		trimmed = j
 	}
-	// The key check and the decoding read the same bytes independently:
-	// on two cores a large file takes the longer of the two, not both.
-	// The key check's error comes first, as if it had run first.
-	keys := make(chan error, 1)
-	go func() { keys <- checkKeys(source, trimmed) }()
-	var f file
-	err := json.Unmarshal(trimmed, &f)
-	if kerr := <-keys; kerr != nil {
-		return Part{}, kerr
-	}
+	f, err := decodeFile(source, trimmed)
 	if err != nil {
-		return Part{}, fmt.Errorf("catalog %s: %w", source, describeJSONError(trimmed, err))
-	}
-	compactRaw(f.Tools)
-	for _, s := range f.Servers {
-		compactRaw(s.Tools)
+		return Part{}, err
 	}
 	switch {
 	case len(f.Servers) > 0 && len(f.Tools) > 0:
@@ -154,35 +138,6 @@ func Parse(source string, data []byte, defaultServer string) (Part, error) {
 	return Part{}, fmt.Errorf("catalog %s: no tools: want {\"servers\":[{\"name\":...,\"tools\":[...]}]} or a tools/list result {\"tools\":[...]}", source)
 }
 
-// describeJSONError adds the line and column to a syntax or type error, since
-// encoding/json reports only a byte offset.
-func describeJSONError(data []byte, err error) error {
-	var off int64
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-		if te.Field != "" {
-			err = fmt.Errorf("field %s: want %s, got JSON %s", te.Field, te.Type, te.Value)
-		}
-	default:
-		return err
-	}
-	line, col := 1, 1
-	for _, b := range data[:min(int(off), len(data))] {
-		if b == '\n' {
-			line++
-			col = 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Errorf("line %d, column %d: %w", line, col, err)
-}
-
 // The keys a catalog file may use, at each level, exactly (case
 // included). MCP fields this service does not use are allowed, so a saved
 // tools/list answer loads as it is.
@@ -191,117 +146,6 @@ var (
 	serverKeys = []string{"name", "tools"}
 	toolKeys   = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons", "execution"}
 )
-
-// checkKeys rejects what encoding/json would silently drop or merge: a
-// repeated key anywhere, and a key that is not one of the known ones at
-// the file, server or tool level (an "input_schema" would lose the tool's
-// parameters, an "annotation" its destructive hint). The error names the
-// file, server and tool.
-func checkKeys(source string, data []byte) error {
-	// One walk of the bytes checks every level; only a file it finds
-	// wrong is parsed again, to name the server and tool in the error.
-	err := jsonkeys.Scan(data, catalogKeys)
-	var ke *jsonkeys.Error
-	if err == nil || !errors.As(err, &ke) {
-		return nil
-	}
-	if ke.Problem == "unknown" {
-		if named := explainKeys(source, data); named != nil {
-			return named
-		}
-	}
-	return fmt.Errorf("catalog %s: %w", source, err)
-}
-
-// catalogKeys are the keys allowed where a catalog file's objects stand:
-// the file, a server, a tool (of a server or of a bare tools/list); any
-// key inside a tool's schemas and annotations.
-func catalogKeys(path []string) []string {
-	switch {
-	case len(path) == 0:
-		return fileKeys
-	case len(path) == 2 && path[0] == "servers" && path[1] == "[]":
-		return serverKeys
-	case len(path) == 4 && path[0] == "servers" && path[2] == "tools" && path[3] == "[]",
-		len(path) == 2 && path[0] == "tools" && path[1] == "[]":
-		return toolKeys
-	}
-	return nil
-}
-
-// explainKeys finds the unknown key Scan reported and names its server
-// and tool.
-func explainKeys(source string, data []byte) error {
-	// One parse of the document; its servers and tools are read from it.
-	var top map[string]json.RawMessage
-	var servers, bare []map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil || !objects(top["servers"], &servers) || !objects(top["tools"], &bare) {
-		return nil // not this shape: the decoder says what is wrong
-	}
-	if err := jsonkeys.Known(top, fileKeys); err != nil {
-		return fmt.Errorf("catalog %s: %w", source, err)
-	}
-	tools := func(server string, ts []map[string]json.RawMessage) error {
-		for i, t := range ts {
-			if err := jsonkeys.Known(t, toolKeys); err != nil {
-				return &Error{Source: source, Server: server, Tool: nameOf(t), Index: i, Problem: err.Error()}
-			}
-		}
-		return nil
-	}
-	for _, s := range servers {
-		name := nameOf(s)
-		if err := jsonkeys.Known(s, serverKeys); err != nil {
-			return &Error{Source: source, Server: name, Index: -1, Problem: err.Error()}
-		}
-		var ts []map[string]json.RawMessage
-		if !objects(s["tools"], &ts) {
-			return nil
-		}
-		if err := tools(name, ts); err != nil {
-			return err
-		}
-	}
-	return tools("(tools/list)", bare)
-}
-
-// objects decodes raw, a list of objects, into out; an absent raw is an
-// empty list. It reports false when raw is something else.
-func objects(raw json.RawMessage, out *[]map[string]json.RawMessage) bool {
-	return raw == nil || json.Unmarshal(raw, out) == nil
-}
-
-func nameOf(obj map[string]json.RawMessage) string {
-	var name string
-	_ = json.Unmarshal(obj["name"], &name)
-	return name
-}
-
-// compactRaw rewrites the tools' schemas and annotations without the
-// whitespace between tokens, end to end in one block. Every encoder that
-// hands them on (encoding/json, goccy/go-json) compacts them anyway, so
-// callers see the same bytes; held compact, an indented catalog's
-// whitespace is not kept in memory, a schema costs its length and not its
-// allocation's size class, and the catalog's hash can read them as they
-// are.
-func compactRaw(tools []Tool) {
-	total := 0
-	for _, t := range tools {
-		total += len(t.InputSchema) + len(t.OutputSchema) + len(t.Annotations)
-	}
-	block := make([]byte, 0, total)
-	for i := range tools {
-		t := &tools[i]
-		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema, &t.Annotations} {
-			if len(*raw) == 0 {
-				continue
-			}
-			start := len(block)
-			block = appendCompact(block, *raw)
-			*raw = block[start:len(block):len(block)]
-		}
-	}
-}
 
 // appendCompact appends src, valid JSON (Unmarshal checked it), without
 // the whitespace outside its strings: what json.Compact writes, at a

@@ -6,10 +6,8 @@
 package jsonkeys
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 )
 
@@ -43,15 +41,9 @@ func within(err error, segment string) error {
 	return err
 }
 
-// Known checks that every key of obj is exactly one of allowed (case
-// included).
-func Known(obj map[string]json.RawMessage, allowed []string) error {
-	for key := range obj {
-		if !slices.Contains(allowed, key) {
-			return &Error{Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
-		}
-	}
-	return nil
+// Unknown is the error for key, which is not one of allowed.
+func Unknown(key string, allowed []string) *Error {
+	return &Error{Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
 }
 
 // Fields lists the JSON keys of struct type T's fields, embedded structs'
