@@ -15,6 +15,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"tools":[{"name":"echo"},{"name":"/v1/x"}],"nextCursor":"abc"}`))
 	f.Add([]byte("servers:\n  - name: a\n    tools:\n      - name: b\n        description: c\n"))
 	f.Add([]byte(`{"servers":[{"name":"a","tools":[{"name":"x","inputSchema":[1]}]}]}`))
+	f.Add([]byte(`{"servers":null,"tools":[{"name":"a\u00e9\"b","description":null,"inputSchema":null,"annotations":{ "readOnlyHint" : true }}],"_meta":null}`))
+	f.Add([]byte("{\"tools\":[{\"name\":\"x\",\"title\":\"\xff\"}]} x"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("fuzz.json", data, "")
 		if err != nil {
