@@ -1,11 +1,6 @@
 package catalog
 
 import (
-	"encoding/json"
-	"fmt"
-	"maps"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
@@ -34,15 +29,10 @@ type Fields struct {
 // Fields extracts the tool's searchable text. Schemas are untrusted input:
 // the walk is bounded in depth and size, and ignores anything malformed.
 func (t Tool) Fields() Fields {
-	var params, enums strings.Builder
+	var params, enums string
 	var names []string
 	if len(t.InputSchema) > 0 {
-		var schema map[string]any
-		if json.Unmarshal(t.InputSchema, &schema) == nil {
-			walkSchema(schema, 0, &params, &enums)
-			props, _ := schema["properties"].(map[string]any)
-			names = slices.Sorted(maps.Keys(props))
-		}
+		params, enums, names = readSchema(t.InputSchema)
 	}
 	return Fields{
 		ParamNames:  names,
@@ -50,8 +40,8 @@ func (t Tool) Fields() Fields {
 		NameWords:   wordsOf(t.Name),
 		Title:       t.Title,
 		Description: redact.Clip(t.Description, MaxDescEmbedBytes, ""),
-		Params:      strings.TrimRight(params.String(), "; "),
-		Enums:       strings.TrimRight(enums.String(), ", "),
+		Params:      strings.TrimRight(params, "; "),
+		Enums:       strings.TrimRight(enums, ", "),
 		Server:      t.Server,
 		ServerWords: wordsOf(t.Server),
 	}
@@ -131,51 +121,4 @@ func wordsOf(name string) string {
 		return ""
 	}
 	return words
-}
-
-func walkSchema(schema map[string]any, depth int, params, enums *strings.Builder) {
-	if depth > maxSchemaDepth || params.Len()+enums.Len() > maxSchemaTextBytes {
-		return
-	}
-	props, _ := schema["properties"].(map[string]any)
-	names := make([]string, 0, len(props))
-	for name := range props {
-		names = append(names, name)
-	}
-	sort.Strings(names) // map order would make the text, and so the vectors, vary run to run
-	for _, name := range names {
-		prop, _ := props[name].(map[string]any)
-		params.WriteString(name)
-		if w := wordsOf(name); w != "" {
-			params.WriteString(" (" + w + ")")
-		}
-		if d, ok := prop["description"].(string); ok && d != "" {
-			params.WriteString(": ")
-			params.WriteString(redact.Clip(d, 1024, ""))
-		}
-		params.WriteString("; ")
-		collectEnums(prop, enums)
-		if prop != nil {
-			walkSchema(prop, depth+1, params, enums)
-			if items, ok := prop["items"].(map[string]any); ok {
-				collectEnums(items, enums)
-				walkSchema(items, depth+1, params, enums)
-			}
-		}
-	}
-}
-
-func collectEnums(prop map[string]any, enums *strings.Builder) {
-	values, _ := prop["enum"].([]any)
-	for _, v := range values {
-		switch v := v.(type) {
-		case string:
-			enums.WriteString(v)
-		case float64, bool:
-			fmt.Fprint(enums, v)
-		default:
-			continue
-		}
-		enums.WriteString(", ")
-	}
 }

@@ -1,0 +1,94 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/redact"
+)
+
+// FuzzSchemaText holds readSchema to what the text was when schemas were
+// decoded into map[string]any by encoding/json, on every schema that
+// encoding/json reads (it refuses a number beyond float64's range
+// anywhere in a schema, which readSchema reads past).
+func FuzzSchemaText(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"state":{"type":"string","description":"Filter by state","enum":["open","closed"]},"limit":{"type":"integer","enum":[1,2.5,1e21,true,null,{}]}}}`,
+		`{"properties":{"b":{"description":"x"},"a":{"properties":{"deep":{"items":{"enum":["q"]}}},"items":{"properties":{"i":{}},"enum":[false]}}}}`,
+		`{"properties":{"a":{"description":"first"},"a":{"description":"second"}},"properties":{"z":null}}`,
+		`{"properties":{"caf\u00e9":{"description":"\ud83d\ude00 \"quoted\""},"bad\ud800":{"description":"\u0000"}}}`,
+		"{\"properties\":{\"x\xff\":{\"description\":\"y\xfe\"}}}",
+		`{"properties":{"userName":{"description":""},"n":1,"s":"str","l":[1]}}`,
+		`[1]`, `null`, `{"properties":[]}`, `{"properties":{"a":{"items":[{"enum":["x"]}]}}}`,
+		`{"properties":{"big":{"enum":[1e400]}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		params, enums, names := readSchema(schema)
+		var m map[string]any
+		if json.Unmarshal(schema, &m) != nil {
+			return
+		}
+		var wantParams, wantEnums strings.Builder
+		mapWalk(m, 0, &wantParams, &wantEnums)
+		props, _ := m["properties"].(map[string]any)
+		wantNames := slices.Sorted(maps.Keys(props))
+		if params != wantParams.String() || enums != wantEnums.String() || !slices.Equal(names, wantNames) {
+			t.Fatalf("readSchema(%q) = %q, %q, %q; with maps %q, %q, %q", schema, params, enums, names, wantParams.String(), wantEnums.String(), wantNames)
+		}
+	})
+}
+
+// mapWalk is the schema walk as it was over encoding/json's maps.
+func mapWalk(schema map[string]any, depth int, params, enums *strings.Builder) {
+	if depth > maxSchemaDepth || params.Len()+enums.Len() > maxSchemaTextBytes {
+		return
+	}
+	props, _ := schema["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for name := range props {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		prop, _ := props[name].(map[string]any)
+		params.WriteString(name)
+		if w := wordsOf(name); w != "" {
+			params.WriteString(" (" + w + ")")
+		}
+		if d, ok := prop["description"].(string); ok && d != "" {
+			params.WriteString(": ")
+			params.WriteString(redact.Clip(d, 1024, ""))
+		}
+		params.WriteString("; ")
+		mapEnums(prop, enums)
+		if prop != nil {
+			mapWalk(prop, depth+1, params, enums)
+			if items, ok := prop["items"].(map[string]any); ok {
+				mapEnums(items, enums)
+				mapWalk(items, depth+1, params, enums)
+			}
+		}
+	}
+}
+
+func mapEnums(prop map[string]any, enums *strings.Builder) {
+	values, _ := prop["enum"].([]any)
+	for _, v := range values {
+		switch v := v.(type) {
+		case string:
+			enums.WriteString(v)
+		case float64, bool:
+			fmt.Fprint(enums, v)
+		default:
+			continue
+		}
+		enums.WriteString(", ")
+	}
+}
