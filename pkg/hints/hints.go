@@ -16,6 +16,8 @@ package hints
 import (
 	"encoding/json"
 	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
@@ -74,7 +76,6 @@ func Of(name, description string, params []string, annotations json.RawMessage) 
 		_ = json.Unmarshal(annotations, &declared)
 	}
 	guess := infer(name, description, params)
-	merged := map[string]any{}
 	for i, k := range Keys {
 		if v, ok := declared[k]; ok {
 			if b, isBool := v.(bool); isBool {
@@ -85,14 +86,40 @@ func Of(name, description string, params []string, annotations json.RawMessage) 
 		if guess[i] != 0 {
 			h.values[i] = guess[i]
 			h.Inferred = append(h.Inferred, k)
-			merged[k] = guess[i] > 0
 		}
 	}
-	if len(h.Inferred) > 0 {
-		maps.Copy(merged, declared)
+	switch {
+	case len(h.Inferred) == 0:
+	case len(declared) == 0:
+		h.Annotations = h.inferredJSON()
+	default:
+		merged := maps.Clone(declared)
+		for _, k := range h.Inferred {
+			merged[k] = h.values[slices.Index(Keys, k)] > 0
+		}
 		h.Annotations, _ = json.Marshal(merged) // keys sorted: stable bytes
 	}
 	return h
+}
+
+// sortedKeys are Keys in the order encoding/json writes a map's keys.
+var sortedKeys = slices.Sorted(slices.Values(Keys))
+
+// inferredJSON is the inferred hints as encoding/json writes them from a
+// map, without building one: what most tools, which declare nothing,
+// are given at every build.
+func (h Hints) inferredJSON() json.RawMessage {
+	out := []byte{'{'}
+	for _, k := range sortedKeys {
+		if !slices.Contains(h.Inferred, k) {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendBool(append(strconv.AppendQuote(out, k), ':'), h.values[slices.Index(Keys, k)] > 0)
+	}
+	return append(out, '}')
 }
 
 func val(b bool) int8 {

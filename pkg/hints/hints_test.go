@@ -163,10 +163,13 @@ func TestAgainstDeclared(t *testing.T) {
 }
 
 // FuzzOf: any name, description, schema and annotations give hints
-// without panicking, never override a declared boolean, and name as
-// inferred only hints the declared annotations lack.
+// without panicking, never override a declared boolean, name as inferred
+// only hints the declared annotations lack, and write the annotations as
+// encoding/json writes the declared map with the inferred hints added.
 func FuzzOf(f *testing.F) {
 	f.Add("delete_repo", "Delete a repository.", `{"properties":{"force":{"type":"boolean"}}}`, `{"readOnlyHint":true}`)
+	f.Add("list_files", "List the files in a folder.", `{}`, ``)
+	f.Add("get_page", "Fetch a web page.", `{}`, `{"title":"<Fetch>","openWorldHint":1.5}`)
 	f.Fuzz(func(t *testing.T, name, desc, schema, ann string) {
 		h := Of(name, desc, paramsOf(schema), json.RawMessage(ann))
 		var declared map[string]any
@@ -180,6 +183,19 @@ func FuzzOf(f *testing.F) {
 		}
 		if v, ok := declared[ReadOnly].(bool); ok && h.IsReadOnly() != v {
 			t.Errorf("declared readOnlyHint %v overridden", v)
+		}
+		if len(h.Inferred) == 0 {
+			return
+		}
+		merged := map[string]any{}
+		for k, v := range declared {
+			merged[k] = v
+		}
+		for _, k := range h.Inferred {
+			merged[k] = h.is(slices.Index(Keys, k))
+		}
+		if want, _ := json.Marshal(merged); string(h.Annotations) != string(want) {
+			t.Errorf("annotations %s, want %s", h.Annotations, want)
 		}
 	})
 }
