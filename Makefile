@@ -205,12 +205,14 @@ $(KUBE_ASSETS)/crds: $(CONTROLLER_GEN)
 
 # WordNet's derivationally related forms and hypernyms
 # (pkg/analysis/derived.tsv, hypernyms.tsv) come from Debian's wordnet-base
-# package: `make derived` regenerates both tables, and derived-check proves
-# that the committed tables are what the generator writes, installing the
-# package when it is missing.
+# package: `make derived` regenerates both tables and the packed form the
+# service embeds (lexicon.bin; TestLexiconFile fails when it is stale), and
+# derived-check proves that the committed tables are what the generator
+# writes, installing the package when it is missing.
 WORDNET ?= /usr/share/wordnet
 derived: wordnet
 	$(GO) run ./pkg/analysis/internal/relgen -wordnet $(WORDNET) -out pkg/analysis/derived.tsv -hypernyms pkg/analysis/hypernyms.tsv
+	$(GO) test ./pkg/analysis -run TestLexiconFile -update
 
 derived-check: wordnet
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \

@@ -17,7 +17,7 @@ type Analyzer struct {
 	stop    map[string]bool
 	stem    func(string) string
 	related map[string][]string
-	derived func() map[string][]string // stem -> stems of derivationally related words
+	derived func() *relations // stem -> stems of derivationally related words
 	// hypernyms is WordNet's hierarchy above each word (hypernyms.go).
 	hypernyms func() hierarchy
 	memo      [memoSlots]atomic.Pointer[memoEntry]

@@ -1,29 +1,23 @@
 package analysis
 
 import (
-	_ "embed"
 	"slices"
 	"strings"
-	"sync"
 )
-
-// derivedTSV is WordNet 3.0's derivationally related forms and pertainyms
-// (derived.LICENSE), one word a line with its relatives; relgen writes it.
-//
-//go:embed derived.tsv
-var derivedTSV string
 
 // Derived returns a term's derivationally related forms, analysed as terms
 // are ("multiplication": multipli), nil for a word WordNet does not relate.
-// The slice is shared: callers must not modify it.
-func (a *Analyzer) Derived(term string) []string { return a.derived()[term] }
+// Each call makes a new slice: callers keep it per term (package bm25).
+func (a *Analyzer) Derived(term string) []string { return a.derived().get(term) }
 
-// parseDerived maps each word of the table, analysed by stem, to its
-// relatives, analysed the same way. It runs once, on first use (about
-// 30,000 lines).
-func parseDerived(stem func(string) string, stop map[string]bool) map[string][]string {
+// derivedMap maps each word of derived.tsv (WordNet 3.0's derivationally
+// related forms and pertainyms, derived.LICENSE, one word a line with its
+// relatives; relgen writes it), analysed by stem, to its relatives,
+// analysed the same way. It runs when lexicon.bin is generated
+// (TestLexiconFile), not in the service.
+func derivedMap(tsv string, stem func(string) string, stop map[string]bool) map[string][]string {
 	m := make(map[string][]string, 30000)
-	for line := range strings.Lines(derivedTSV) {
+	for line := range strings.Lines(tsv) {
 		word, rels, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
 		if !ok || strings.HasPrefix(word, "#") || stop[word] {
 			continue
@@ -38,4 +32,4 @@ func parseDerived(stem func(string) string, stop map[string]bool) map[string][]s
 	return m
 }
 
-var englishDerived = sync.OnceValue(func() map[string][]string { return parseDerived(Stem, stop) })
+func englishDerived() *relations { return englishTables().derived }

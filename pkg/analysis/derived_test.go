@@ -54,12 +54,12 @@ func TestExpand(t *testing.T) {
 // or a comment, and the relation is symmetric once analysed.
 func TestDerivedTable(t *testing.T) {
 	m := English.derived()
-	if len(m) < 20000 {
-		t.Fatalf("derived table has %d words, want the whole WordNet table", len(m))
+	if m.keys < 20000 {
+		t.Fatalf("derived table has %d words, want the whole WordNet table", m.keys)
 	}
-	for w, rels := range m {
+	for w, rels := range m.all() {
 		for _, r := range rels {
-			if !slices.Contains(m[r], w) && !stop[r] {
+			if !slices.Contains(m.get(r), w) && !stop[r] {
 				t.Errorf("%q relates to %q but not back", w, r)
 				return
 			}
@@ -92,9 +92,9 @@ func TestBroader(t *testing.T) {
 // also broadened: the related form is the closer evidence.
 func TestBroaderAfterDerived(t *testing.T) {
 	a := &Analyzer{stop: stop, stem: Stem,
-		derived: func() map[string][]string { return map[string][]string{"deletion": {"delete"}} },
+		derived: func() *relations { return packRelations(map[string][]string{"deletion": {"delete"}}) },
 		hypernyms: func() hierarchy {
-			return hierarchy{up: [][]int32{nil}, words: [][]string{{"edit"}}, of: map[string][]int32{"deletion": {0}}}
+			return packHierarchy([][]int32{nil}, [][]string{{"edit"}}, map[string][]int32{"deletion": {0}})
 		},
 	}
 	if got := a.Broader([]string{"deletion"}, exactly("delete", "edit")); got != nil {
@@ -109,29 +109,39 @@ func TestBroaderAfterDerived(t *testing.T) {
 // the whole WordNet table.
 func TestHypernymTable(t *testing.T) {
 	h := English.hypernyms()
-	if len(h.of) < 40000 || len(h.up) < 10000 {
-		t.Fatalf("hypernym table has %d words and %d synsets, want the whole WordNet table", len(h.of), len(h.up))
+	if h.keyed < 40000 || h.up.len() < 10000 {
+		t.Fatalf("hypernym table has %d words and %d synsets, want the whole WordNet table", h.keyed, h.up.len())
 	}
 	in := func(ns []int32) bool {
-		return !slices.ContainsFunc(ns, func(n int32) bool { return int(n) >= len(h.up) })
+		return !slices.ContainsFunc(ns, func(n int32) bool { return n < 0 || int(n) >= h.up.len() })
 	}
-	for i, ups := range h.up {
-		if !in(ups) {
+	for i := range int32(h.up.len()) {
+		if ups := h.up.at(i); !in(ups) {
 			t.Fatalf("synset %d has hypernyms %v out of range", i, ups)
 		}
 	}
-	for w, ns := range h.of {
-		if !in(ns) {
+	for i := range h.keyed {
+		w := h.stems.word(i)
+		if ns, ok := h.senses(w); !ok || !in(ns) {
 			t.Fatalf("%q has hypernyms %v out of range", w, ns)
 		}
 	}
 }
 
-// The tables are parsed on a query's first unknown word, not at start-up:
-// this is what that query pays.
-func BenchmarkParseTables(b *testing.B) {
-	for b.Loop() {
-		parseDerived(Stem, stop)
-		parseHypernyms(Stem, stop)
-	}
+// BenchmarkLoadTables is what a process pays once, in the background of
+// its first build, to load the packed tables; parse is what it paid when
+// it parsed the TSV files instead.
+func BenchmarkLoadTables(b *testing.B) {
+	b.Run("packed", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := decodeTables(lexiconBin); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parse", func(b *testing.B) {
+		for b.Loop() {
+			generateTables()
+		}
+	})
 }

@@ -5,25 +5,47 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 )
-
-// hypernymsTSV is WordNet 3.0's hypernym hierarchy above each word's first
-// noun and verb sense, four levels up (derived.LICENSE); relgen writes it.
-//
-//go:embed hypernyms.tsv
-var hypernymsTSV string
 
 // hierarchy is the parsed hypernym table: synsets by number, each with
 // the numbers of its hypernyms and its words' stems, and each word's stem
-// with the hypernyms of its first senses.
+// with the hypernyms of its first senses. It is packed (packed.go): the
+// first keyed stems are the words with hypernyms, the rest only synsets'
+// words.
 type hierarchy struct {
-	up    [][]int32
-	words [][]string
-	of    map[string][]int32
+	up    runs // synset -> its hypernyms
+	words runs // synset -> its words, numbered in stems
+	stems words
+	keyed int32
+	of    runs // stem number < keyed -> its first senses' synsets
+}
+
+func packHierarchy(up [][]int32, synsetWords [][]string, of map[string][]int32) hierarchy {
+	keys := slices.Sorted(maps.Keys(of))
+	n := newNumbering(keys)
+	ws := make([][]int32, len(synsetWords))
+	for i, w := range synsetWords {
+		ws[i] = n.ids(w)
+	}
+	senses := make([][]int32, len(keys))
+	for i, k := range keys {
+		senses[i] = of[k]
+	}
+	return hierarchy{up: packRuns(up), words: packRuns(ws), stems: packWords(n.all), keyed: int32(len(keys)), of: packRuns(senses)}
+}
+
+// senses is term's first senses' synsets; false when WordNet gives it
+// no hypernyms.
+func (h *hierarchy) senses(term string) ([]int32, bool) {
+	id := h.stems.id(term)
+	if id < 0 || id >= h.keyed {
+		return nil, false
+	}
+	return h.of.at(id), true
 }
 
 // HypernymLevels is the walk up from a term's first senses to its
@@ -34,17 +56,17 @@ type hierarchy struct {
 func (a *Analyzer) HypernymLevels(term string, known func(string) bool) [][]string {
 	h := a.hypernyms()
 	var levels [][]string
-	level := h.of[term]
+	level, _ := h.senses(term)
 	for range hypernymDepth {
 		var words []string
 		var next []int32
 		for _, s := range level {
-			for _, w := range h.words[s] {
-				if known(w) && !slices.Contains(words, w) {
+			for _, id := range h.words.at(s) {
+				if w := h.stems.word(id); known(w) && !slices.Contains(words, w) {
 					words = append(words, w)
 				}
 			}
-			for _, u := range h.up[s] {
+			for _, u := range h.up.at(s) {
 				if !slices.Contains(next, u) {
 					next = append(next, u)
 				}
@@ -82,12 +104,27 @@ func BroaderFrom(levels [][]string, terms, out []string) []string {
 // hypernymDepth is the table's height: relgen writes four levels.
 const hypernymDepth = 4
 
-// parseHypernyms reads the table: "@n<TAB>hypernyms<TAB>words" lines
+// parseHypernyms reads hypernyms.tsv, WordNet 3.0's hypernym hierarchy
+// above each word's first noun and verb sense, four levels up
+// (derived.LICENSE; relgen writes it): "@n<TAB>hypernyms<TAB>words" lines
 // number the synsets in order, then "word<TAB>hypernyms" lines. Words are
 // analysed by stem; words with one stem share their hypernyms. A number
-// that names no synset is dropped, so no walk can index out of range.
-func parseHypernyms(stem func(string) string, stop map[string]bool) hierarchy {
-	h := hierarchy{of: make(map[string][]int32, 60000)}
+// that names no synset is dropped, so no walk can index out of range. It
+// runs when lexicon.bin is generated (TestLexiconFile), not in the service.
+func parseHypernyms(tsv string, stem func(string) string, stop map[string]bool) hierarchy {
+	h := hypernymMaps(tsv, stem, stop)
+	return packHierarchy(h.up, h.words, h.of)
+}
+
+// unpacked is the hypernym table as parsed, before packHierarchy.
+type unpacked struct {
+	up    [][]int32
+	words [][]string
+	of    map[string][]int32
+}
+
+func hypernymMaps(tsv string, stem func(string) string, stop map[string]bool) unpacked {
+	h := unpacked{of: make(map[string][]int32, 60000)}
 	nums := func(s string) []int32 {
 		var out []int32
 		for f := range strings.FieldsSeq(s) {
@@ -97,7 +134,7 @@ func parseHypernyms(stem func(string) string, stop map[string]bool) hierarchy {
 		}
 		return out
 	}
-	for line := range strings.Lines(hypernymsTSV) {
+	for line := range strings.Lines(tsv) {
 		line = strings.TrimSuffix(line, "\n")
 		if strings.HasPrefix(line, "#") {
 			continue
@@ -136,30 +173,26 @@ func parseHypernyms(stem func(string) string, stop map[string]bool) hierarchy {
 	return h
 }
 
-var englishHypernyms = sync.OnceValue(func() hierarchy { return parseHypernyms(Stem, stop) })
+func englishHypernyms() hierarchy { return englishTables().hypernyms }
 
-// Warm parses the WordNet tables now, once per process, each on a core
-// of its own, so that no query pays for it; package search starts it in
-// the background when it builds an index, and a query that arrives before
-// it is done waits for it.
+// Warm loads the WordNet tables now, once per process (a few
+// milliseconds: they are packed when generated), so that no query pays
+// for it; package search starts it in the background when it builds an
+// index, and a query that arrives before it is done waits for it.
 func (a *Analyzer) Warm() {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		a.derived()
-	}()
+	a.derived()
 	a.hypernyms()
-	<-done
 }
 
 // InLexicon reports whether term (analysed) is a word of the dictionary
 // the WordNet tables come from: one with a derived form or a hypernym.
 // What learns from queries keeps only such words, or the catalog's own.
 func (a *Analyzer) InLexicon(term string) bool {
-	if _, ok := a.derived()[term]; ok {
+	if a.derived().has(term) {
 		return true
 	}
-	_, ok := a.hypernyms().of[term]
+	h := a.hypernyms()
+	_, ok := h.senses(term)
 	return ok
 }
 
@@ -168,9 +201,12 @@ func (a *Analyzer) InLexicon(term string) bool {
 // replicas that rank differently can be told apart on the status page.
 func Lexicon() string { return lexicon() }
 
-var lexicon = sync.OnceValue(func() string {
+func lexicon() string { return englishTables().lexicon }
+
+// lexiconName is Lexicon for the tables generated from the two files.
+func lexiconName(derivedTSV, hypernymsTSV string) string {
 	h := sha256.New()
 	io.WriteString(h, derivedTSV)
 	io.WriteString(h, hypernymsTSV)
 	return fmt.Sprintf("wordnet-3.0 derived+hypernyms sha256:%x", h.Sum(nil)[:6])
-})
+}

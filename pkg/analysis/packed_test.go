@@ -1,0 +1,107 @@
+package analysis
+
+import (
+	"bytes"
+	_ "embed"
+	"flag"
+	"os"
+	"slices"
+	"testing"
+)
+
+// The TSV files relgen writes from WordNet (derived.LICENSE); the service
+// embeds lexicon.bin, generated from them.
+var (
+	//go:embed derived.tsv
+	derivedTSV string
+	//go:embed hypernyms.tsv
+	hypernymsTSV string
+)
+
+var update = flag.Bool("update", false, "write lexicon.bin from the TSV files")
+
+// generateTables is what lexicon.bin must hold.
+func generateTables() tables {
+	return tables{
+		lexicon:   lexiconName(derivedTSV, hypernymsTSV),
+		derived:   packRelations(derivedMap(derivedTSV, Stem, stop)),
+		hypernyms: parseHypernyms(hypernymsTSV, Stem, stop),
+	}
+}
+
+// lexicon.bin is what the TSV files and this package's stemmer and stop
+// words give, so a change to any of them fails here until it is
+// regenerated (-update); and it reads back as written.
+func TestLexiconFile(t *testing.T) {
+	want := generateTables().encode()
+	if *update {
+		if err := os.WriteFile("lexicon.bin", want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal([]byte(lexiconBin), want) {
+		t.Fatalf("lexicon.bin (%d bytes) is not what derived.tsv and hypernyms.tsv give (%d bytes): go test ./pkg/analysis -run TestLexiconFile -update", len(lexiconBin), len(want))
+	}
+	got, err := decodeTables(lexiconBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.encode(), want) {
+		t.Fatal("lexicon.bin does not read back as written")
+	}
+	for n := range len(want) {
+		if _, err := decodeTables(string(want[:n])); err == nil {
+			t.Fatalf("decodeTables accepted the first %d of %d bytes", n, len(want))
+		}
+		if n > 4096 {
+			break // the headers and the first lists; the rest is the same code
+		}
+	}
+}
+
+// The packed WordNet tables answer what the maps they were packed from
+// hold, for every word and synset, and nothing for other words.
+func TestPackedTables(t *testing.T) {
+	m := derivedMap(derivedTSV, Stem, stop)
+	r := packRelations(m)
+	for w, want := range m {
+		if got := r.get(w); !slices.Equal(got, want) || !r.has(w) {
+			t.Fatalf("derived %q = %q, want %q", w, got, want)
+		}
+	}
+	u := hypernymMaps(hypernymsTSV, Stem, stop)
+	h := packHierarchy(u.up, u.words, u.of)
+	for w, want := range u.of {
+		if got, ok := h.senses(w); !ok || !slices.Equal(got, want) {
+			t.Fatalf("senses %q = %v, want %v", w, got, want)
+		}
+	}
+	for i := range u.up {
+		var words []string
+		for _, id := range h.words.at(int32(i)) {
+			words = append(words, h.stems.word(id))
+		}
+		if !slices.Equal(h.up.at(int32(i)), u.up[i]) || !slices.Equal(words, u.words[i]) {
+			t.Fatalf("synset %d: %v %q, want %v %q", i, h.up.at(int32(i)), words, u.up[i], u.words[i])
+		}
+	}
+	for _, w := range []string{"", "zzqx", "delet", "a\x00b"} {
+		if _, in := m[w]; !in && (r.has(w) || r.get(w) != nil) {
+			t.Errorf("derived has %q", w)
+		}
+		if _, in := u.of[w]; !in {
+			if _, ok := h.senses(w); ok {
+				t.Errorf("hierarchy has %q", w)
+			}
+		}
+	}
+	// A word that is only in a list, not a key, is not a key.
+	small := packRelations(map[string][]string{"a": {"b"}})
+	if small.has("b") || small.get("b") != nil || !slices.Equal(small.get("a"), []string{"b"}) {
+		t.Errorf("packRelations(a: b): has(b) %v, get(b) %q, get(a) %q", small.has("b"), small.get("b"), small.get("a"))
+	}
+	if empty := packRelations(nil); empty.has("a") || empty.get("a") != nil {
+		t.Error("an empty table has a word")
+	}
+}
