@@ -57,8 +57,8 @@ func decodeFile(source string, data []byte) (file, error) {
 }
 
 func (d *decoder) file(f *file) error {
-	return d.object("the file", func(key string) error {
-		switch key {
+	return d.object("the file", func(key []byte) error {
+		switch string(key) {
 		case "servers":
 			return d.array("servers", func(i int) error {
 				d.server, d.serverNamed, d.serverName = i, false, ""
@@ -80,8 +80,8 @@ func (d *decoder) file(f *file) error {
 }
 
 func (d *decoder) serverObject(s *Server) error {
-	return d.object("a server", func(key string) error {
-		switch key {
+	return d.object("a server", func(key []byte) error {
+		switch string(key) {
 		case "name":
 			err := d.text(&s.Name, "name")
 			d.serverName, d.serverNamed = s.Name, true
@@ -104,16 +104,16 @@ func (d *decoder) tools(tools *[]Tool) error {
 }
 
 func (d *decoder) toolObject(t *Tool) error {
-	return d.object("a tool", func(key string) error {
-		switch key {
+	return d.object("a tool", func(key []byte) error {
+		switch string(key) {
 		case "name":
 			err := d.text(&t.Name, "name")
 			d.toolName, d.toolNamed = t.Name, true
 			return err
 		case "title":
-			return d.text(&t.Title, key)
+			return d.text(&t.Title, "title")
 		case "description":
-			return d.text(&t.Description, key)
+			return d.text(&t.Description, "description")
 		case "inputSchema":
 			return d.raw(&t.InputSchema)
 		case "outputSchema":
@@ -128,8 +128,9 @@ func (d *decoder) toolObject(t *Tool) error {
 }
 
 // object reads an object (null is an empty one), calling member for each
-// key with the decoder before the key's value.
-func (d *decoder) object(what string, member func(key string) error) error {
+// key with the decoder before the key's value; the key is valid until
+// the decoder reads on.
+func (d *decoder) object(what string, member func(key []byte) error) error {
 	if ok, err := d.open('{', what); !ok || err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (d *decoder) object(what string, member func(key string) error) error {
 			return d.syntax(err)
 		}
 		d.keyAt = d.dec.InputOffset() - int64(len(v))
-		if err := member(d.unquote(v)); err != nil {
+		if err := member(d.unquoted(v)); err != nil {
 			return err
 		}
 	}
@@ -216,17 +217,20 @@ func (d *decoder) skip() error { return d.syntax(d.dec.SkipValue()) }
 
 // unquote returns the string a quoted JSON string holds; the decoder has
 // checked it.
-func (d *decoder) unquote(v jsontext.Value) string {
+func (d *decoder) unquote(v jsontext.Value) string { return string(d.unquoted(v)) }
+
+// unquoted is unquote's bytes, valid until the next call.
+func (d *decoder) unquoted(v jsontext.Value) []byte {
 	s := v[1 : len(v)-1]
 	if bytes.IndexByte(s, '\\') < 0 {
-		return string(s)
+		return s
 	}
 	d.quoted, _ = jsontext.AppendUnquote(d.quoted[:0], v)
-	return string(d.quoted)
+	return d.quoted
 }
 
-func (d *decoder) unknown(key string, allowed []string) error {
-	return d.fail(d.keyAt, "%v", jsonkeys.Unknown(key, allowed))
+func (d *decoder) unknown(key []byte, allowed []string) error {
+	return d.fail(d.keyAt, "%v", jsonkeys.Unknown(string(key), allowed))
 }
 
 // syntax places a reading error; nil stays nil.
