@@ -19,7 +19,7 @@ import (
 type hierarchy struct {
 	up    runs // synset -> its hypernyms
 	words runs // synset -> its words, numbered in stems
-	stems words
+	stems stemTable
 	keyed int32
 	of    runs // stem number < keyed -> its first senses' synsets
 }
@@ -35,7 +35,7 @@ func packHierarchy(up [][]int32, synsetWords [][]string, of map[string][]int32) 
 	for i, k := range keys {
 		senses[i] = of[k]
 	}
-	return hierarchy{up: packRuns(up), words: packRuns(ws), stems: packWords(n.all), keyed: int32(len(keys)), of: packRuns(senses)}
+	return hierarchy{up: packRuns(up), words: packRuns(ws), stems: packStems(n.all), keyed: int32(len(keys)), of: packRuns(senses)}
 }
 
 // senses is term's first senses' synsets; false when WordNet gives it

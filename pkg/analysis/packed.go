@@ -18,29 +18,29 @@ import (
 // so most of the collector's work per query. Packed, a table is a few flat
 // slices and one string.
 
-// words numbers a set of strings in the order they were added, kept as
+// stemTable numbers a set of strings in the order they were added, kept as
 // one string and an open-addressing table of their numbers.
-type words struct {
+type stemTable struct {
 	text  string
 	end   []uint32 // word i is text[end[i-1]:end[i]]
 	slots []int32  // by hash: a word's number + 1; 0 is empty
 	seed  maphash.Seed
 }
 
-func packWords(list []string) words {
+func packStems(list []string) stemTable {
 	end := make([]uint32, len(list))
 	var b strings.Builder
 	for i, s := range list {
 		b.WriteString(s)
 		end[i] = uint32(b.Len())
 	}
-	return newWords(b.String(), end)
+	return newStemTable(b.String(), end)
 }
 
-// newWords numbers the words of text that end at end; the lookup table
+// newStemTable numbers the words of text that end at end; the lookup table
 // is built here, with this process's hash seed.
-func newWords(text string, end []uint32) words {
-	w := words{text: text, end: end, seed: maphash.MakeSeed()}
+func newStemTable(text string, end []uint32) stemTable {
+	w := stemTable{text: text, end: end, seed: maphash.MakeSeed()}
 	size := 1
 	for size < 2*len(end) {
 		size <<= 1
@@ -57,11 +57,11 @@ func newWords(text string, end []uint32) words {
 	return w
 }
 
-func (w *words) slot(s string) int {
+func (w *stemTable) slot(s string) int {
 	return int(maphash.String(w.seed, s) & uint64(len(w.slots)-1))
 }
 
-func (w *words) word(i int32) string {
+func (w *stemTable) word(i int32) string {
 	start := uint32(0)
 	if i > 0 {
 		start = w.end[i-1]
@@ -70,7 +70,7 @@ func (w *words) word(i int32) string {
 }
 
 // id is s's number, or -1.
-func (w *words) id(s string) int32 {
+func (w *stemTable) id(s string) int32 {
 	if len(w.slots) == 0 {
 		return -1
 	}
@@ -115,7 +115,7 @@ func (r runs) at(i int32) []int32 {
 // words are the keys, with lists by the same numbers; the rest are words
 // that only appear in lists.
 type relations struct {
-	words words
+	words stemTable
 	keys  int32
 	lists runs
 }
@@ -128,7 +128,7 @@ func packRelations(m map[string][]string) *relations {
 	for i, k := range keys {
 		lists[i] = n.ids(m[k])
 	}
-	return &relations{words: packWords(n.all), keys: int32(len(keys)), lists: packRuns(lists)}
+	return &relations{words: packStems(n.all), keys: int32(len(keys)), lists: packRuns(lists)}
 }
 
 // numbering numbers words as they are first seen, keys first.
@@ -241,8 +241,8 @@ func decodeTables(data string) (tables, error) {
 	}
 	var t tables
 	t.lexicon = r.str()
-	t.derived = &relations{words: r.words(), keys: int32(r.u32()), lists: r.runs()}
-	t.hypernyms = hierarchy{up: r.runs(), words: r.runs(), stems: r.words(), keyed: int32(r.u32()), of: r.runs()}
+	t.derived = &relations{words: r.stems(), keys: int32(r.u32()), lists: r.runs()}
+	t.hypernyms = hierarchy{up: r.runs(), words: r.runs(), stems: r.stems(), keyed: int32(r.u32()), of: r.runs()}
 	if r.err == nil && r.data != "" {
 		r.err = errors.New("data after the tables")
 	}
@@ -261,7 +261,7 @@ func appendU32s[T uint32 | int32](b []byte, xs []T) []byte {
 	return b
 }
 
-func (w *words) appendTo(b []byte) []byte { return appendU32s(appendString(b, w.text), w.end) }
+func (w *stemTable) appendTo(b []byte) []byte { return appendU32s(appendString(b, w.text), w.end) }
 
 func (r runs) appendTo(b []byte) []byte { return appendU32s(appendU32s(b, r.end), r.vals) }
 
@@ -306,22 +306,22 @@ func (r *lexReader) u32s() []uint32 {
 	return out
 }
 
-func (r *lexReader) words() words {
+func (r *lexReader) stems() stemTable {
 	text := r.str()
 	end := r.u32s()
 	if r.err != nil {
-		return words{}
+		return stemTable{}
 	}
-	// The numbers must stay within the text, as words.word slices it.
+	// The numbers must stay within the text, as stemTable.word slices it.
 	prev := uint32(0)
 	for _, e := range end {
 		if e < prev || int(e) > len(text) {
 			r.err = errors.New("word ends out of order")
-			return words{}
+			return stemTable{}
 		}
 		prev = e
 	}
-	return newWords(text, end)
+	return newStemTable(text, end)
 }
 
 func (r *lexReader) runs() runs {
