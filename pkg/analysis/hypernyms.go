@@ -1,15 +1,6 @@
 package analysis
 
-import (
-	"crypto/sha256"
-	_ "embed"
-	"fmt"
-	"io"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
-)
+import "slices"
 
 // hierarchy is the parsed hypernym table: synsets by number, each with
 // the numbers of its hypernyms and its words' stems, and each word's stem
@@ -22,20 +13,6 @@ type hierarchy struct {
 	stems stemTable
 	keyed int32
 	of    runs // stem number < keyed -> its first senses' synsets
-}
-
-func packHierarchy(up [][]int32, synsetWords [][]string, of map[string][]int32) hierarchy {
-	keys := slices.Sorted(maps.Keys(of))
-	n := newNumbering(keys)
-	ws := make([][]int32, len(synsetWords))
-	for i, w := range synsetWords {
-		ws[i] = n.ids(w)
-	}
-	senses := make([][]int32, len(keys))
-	for i, k := range keys {
-		senses[i] = of[k]
-	}
-	return hierarchy{up: packRuns(up), words: packRuns(ws), stems: packStems(n.all), keyed: int32(len(keys)), of: packRuns(senses)}
 }
 
 // senses is term's first senses' synsets; false when WordNet gives it
@@ -104,75 +81,6 @@ func BroaderFrom(levels [][]string, terms, out []string) []string {
 // hypernymDepth is the table's height: relgen writes four levels.
 const hypernymDepth = 4
 
-// parseHypernyms reads hypernyms.tsv, WordNet 3.0's hypernym hierarchy
-// above each word's first noun and verb sense, four levels up
-// (derived.LICENSE; relgen writes it): "@n<TAB>hypernyms<TAB>words" lines
-// number the synsets in order, then "word<TAB>hypernyms" lines. Words are
-// analysed by stem; words with one stem share their hypernyms. A number
-// that names no synset is dropped, so no walk can index out of range. It
-// runs when lexicon.bin is generated (TestLexiconFile), not in the service.
-func parseHypernyms(tsv string, stem func(string) string, stop map[string]bool) hierarchy {
-	h := hypernymMaps(tsv, stem, stop)
-	return packHierarchy(h.up, h.words, h.of)
-}
-
-// unpacked is the hypernym table as parsed, before packHierarchy.
-type unpacked struct {
-	up    [][]int32
-	words [][]string
-	of    map[string][]int32
-}
-
-func hypernymMaps(tsv string, stem func(string) string, stop map[string]bool) unpacked {
-	h := unpacked{of: make(map[string][]int32, 60000)}
-	nums := func(s string) []int32 {
-		var out []int32
-		for f := range strings.FieldsSeq(s) {
-			if n, err := strconv.ParseInt(f, 10, 32); err == nil && n >= 0 {
-				out = append(out, int32(n))
-			}
-		}
-		return out
-	}
-	for line := range strings.Lines(tsv) {
-		line = strings.TrimSuffix(line, "\n")
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		if rest, ok := strings.CutPrefix(line, "@"); ok {
-			_, rest, _ = strings.Cut(rest, "\t")
-			ups, words, _ := strings.Cut(rest, "\t")
-			var ws []string
-			for w := range strings.FieldsSeq(words) {
-				if !stop[w] {
-					ws = append(ws, stem(w))
-				}
-			}
-			h.up = append(h.up, nums(ups))
-			h.words = append(h.words, ws)
-			continue
-		}
-		word, ups, ok := strings.Cut(line, "\t")
-		if !ok || stop[word] {
-			continue
-		}
-		t := stem(word)
-		for _, u := range nums(ups) {
-			if !slices.Contains(h.of[t], u) {
-				h.of[t] = append(h.of[t], u)
-			}
-		}
-	}
-	outside := func(n int32) bool { return int(n) >= len(h.up) }
-	for i := range h.up {
-		h.up[i] = slices.DeleteFunc(h.up[i], outside)
-	}
-	for t := range h.of {
-		h.of[t] = slices.DeleteFunc(h.of[t], outside)
-	}
-	return h
-}
-
 func englishHypernyms() hierarchy { return englishTables().hypernyms }
 
 // Warm loads the WordNet tables now, once per process (a few
@@ -202,11 +110,3 @@ func (a *Analyzer) InLexicon(term string) bool {
 func Lexicon() string { return lexicon() }
 
 func lexicon() string { return englishTables().lexicon }
-
-// lexiconName is Lexicon for the tables generated from the two files.
-func lexiconName(derivedTSV, hypernymsTSV string) string {
-	h := sha256.New()
-	io.WriteString(h, derivedTSV)
-	io.WriteString(h, hypernymsTSV)
-	return fmt.Sprintf("wordnet-3.0 derived+hypernyms sha256:%x", h.Sum(nil)[:6])
-}

@@ -5,10 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
-	"iter"
-	"maps"
-	"slices"
-	"strings"
 	"sync"
 )
 
@@ -25,16 +21,6 @@ type stemTable struct {
 	end   []uint32 // word i is text[end[i-1]:end[i]]
 	slots []int32  // by hash: a word's number + 1; 0 is empty
 	seed  maphash.Seed
-}
-
-func packStems(list []string) stemTable {
-	end := make([]uint32, len(list))
-	var b strings.Builder
-	for i, s := range list {
-		b.WriteString(s)
-		end[i] = uint32(b.Len())
-	}
-	return newStemTable(b.String(), end)
 }
 
 // newStemTable numbers the words of text that end at end; the lookup table
@@ -91,18 +77,6 @@ type runs struct {
 	vals []int32
 }
 
-func packRuns(lists [][]int32) runs {
-	r := runs{end: make([]uint32, len(lists))}
-	for i, l := range lists {
-		r.vals = append(r.vals, l...)
-		r.end[i] = uint32(len(r.vals))
-	}
-	r.vals = slices.Clip(r.vals)
-	return r
-}
-
-func (r runs) len() int { return len(r.end) }
-
 func (r runs) at(i int32) []int32 {
 	start := uint32(0)
 	if i > 0 {
@@ -118,45 +92,6 @@ type relations struct {
 	words stemTable
 	keys  int32
 	lists runs
-}
-
-// packRelations packs m, with its keys in sorted order.
-func packRelations(m map[string][]string) *relations {
-	keys := slices.Sorted(maps.Keys(m))
-	n := newNumbering(keys)
-	lists := make([][]int32, len(keys))
-	for i, k := range keys {
-		lists[i] = n.ids(m[k])
-	}
-	return &relations{words: packStems(n.all), keys: int32(len(keys)), lists: packRuns(lists)}
-}
-
-// numbering numbers words as they are first seen, keys first.
-type numbering struct {
-	all []string
-	of  map[string]int32
-}
-
-func newNumbering(keys []string) *numbering {
-	n := &numbering{all: slices.Clone(keys), of: make(map[string]int32, len(keys))}
-	for i, k := range keys {
-		n.of[k] = int32(i)
-	}
-	return n
-}
-
-func (n *numbering) ids(ws []string) []int32 {
-	out := make([]int32, len(ws))
-	for i, w := range ws {
-		id, ok := n.of[w]
-		if !ok {
-			id = int32(len(n.all))
-			n.of[w] = id
-			n.all = append(n.all, w)
-		}
-		out[i] = id
-	}
-	return out
 }
 
 // has reports whether word is a key.
@@ -177,18 +112,6 @@ func (r *relations) get(word string) []string {
 		out[i] = r.words.word(n)
 	}
 	return out
-}
-
-// all is every key with its list.
-func (r *relations) all() iter.Seq2[string, []string] {
-	return func(yield func(string, []string) bool) {
-		for id := range r.keys {
-			w := r.words.word(id)
-			if !yield(w, r.get(w)) {
-				return
-			}
-		}
-	}
 }
 
 // lexiconBin is the WordNet tables packed (tables.encode), generated from
@@ -218,22 +141,6 @@ var englishTables = sync.OnceValue(func() tables {
 
 const lexiconMagic = "toolsearch lexicon 1\n"
 
-// encode writes t as decodeTables reads it: little-endian uint32s, each
-// list after its length.
-func (t tables) encode() []byte {
-	b := []byte(lexiconMagic)
-	b = appendString(b, t.lexicon)
-	b = t.derived.words.appendTo(b)
-	b = binary.LittleEndian.AppendUint32(b, uint32(t.derived.keys))
-	b = t.derived.lists.appendTo(b)
-	h := t.hypernyms
-	b = h.up.appendTo(b)
-	b = h.words.appendTo(b)
-	b = h.stems.appendTo(b)
-	b = binary.LittleEndian.AppendUint32(b, uint32(h.keyed))
-	return h.of.appendTo(b)
-}
-
 func decodeTables(data string) (tables, error) {
 	r := &lexReader{data: data}
 	if r.take(len(lexiconMagic)) != lexiconMagic {
@@ -248,22 +155,6 @@ func decodeTables(data string) (tables, error) {
 	}
 	return t, r.err
 }
-
-func appendString(b []byte, s string) []byte {
-	return append(binary.LittleEndian.AppendUint32(b, uint32(len(s))), s...)
-}
-
-func appendU32s[T uint32 | int32](b []byte, xs []T) []byte {
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(xs)))
-	for _, x := range xs {
-		b = binary.LittleEndian.AppendUint32(b, uint32(x))
-	}
-	return b
-}
-
-func (w *stemTable) appendTo(b []byte) []byte { return appendU32s(appendString(b, w.text), w.end) }
-
-func (r runs) appendTo(b []byte) []byte { return appendU32s(appendU32s(b, r.end), r.vals) }
 
 // lexReader reads what encode wrote; the first problem sticks.
 type lexReader struct {
