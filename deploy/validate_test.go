@@ -199,7 +199,7 @@ func checkMemory(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap) {
 
 func TestMemoryRule(t *testing.T) {
 	// The measurements the rule must cover (BENCHMARKS.md, cmd/scale,
-	// 2026-11-25): the resident set once ready, and the highest of the
+	// 2026-11-25, step 15): the resident set once ready, and the highest of the
 	// start-up's and a rebuild's peaks, in MiB. The local embedder's
 	// figures beyond 4,096 tools are well under the rule, which counts its
 	// vectors dense: a catalog of long texts may fill them.
@@ -207,12 +207,12 @@ func TestMemoryRule(t *testing.T) {
 		n, dim        int
 		rss, peakSeen int64
 	}{
-		{4_000, 1024, 61, 109},
-		{10_000, 1024, 74, 155},
-		{100_000, 1024, 377, 886},
-		{4_000, 1536, 69, 127},
-		{10_000, 1536, 117, 243},
-		{100_000, 1536, 818, 1847},
+		{4_000, 1024, 50, 93},
+		{10_000, 1024, 62, 133},
+		{100_000, 1024, 363, 849},
+		{4_000, 1536, 58, 108},
+		{10_000, 1536, 105, 221},
+		{100_000, 1536, 803, 1788},
 	} {
 		steady, peak := memoryFor(m.n, m.dim)
 		if steady>>20 < m.rss || peak>>20 < m.peakSeen {
