@@ -34,14 +34,18 @@ const (
 // Keys are the four hints, in the order outputs list them.
 var Keys = []string{ReadOnly, Destructive, Idempotent, OpenWorld}
 
+const nKeys = 4 // len(Keys)
+
 // Hints are a tool's effective safety annotations.
 type Hints struct {
-	values [4]int8 // per Keys: 0 unknown, 1 true, -1 false
+	values [nKeys]int8 // per Keys: 0 unknown, 1 true, -1 false
 	// Inferred names the hints that were inferred, in Keys order; nil when
-	// every known hint was declared.
+	// every known hint was declared. Shared by every tool with the same
+	// set: not to be modified.
 	Inferred []string
 	// Annotations is the tool's annotations object with the inferred hints
-	// added: the declared bytes unchanged when nothing was inferred.
+	// added: the declared bytes unchanged when nothing was inferred. Shared
+	// as Inferred is.
 	Annotations json.RawMessage
 }
 
@@ -76,6 +80,7 @@ func Of(name, description string, params []string, annotations json.RawMessage) 
 		_ = json.Unmarshal(annotations, &declared)
 	}
 	guess := infer(name, description, params)
+	mask := 0 // of Keys, the inferred
 	for i, k := range Keys {
 		if v, ok := declared[k]; ok {
 			if b, isBool := v.(bool); isBool {
@@ -85,13 +90,14 @@ func Of(name, description string, params []string, annotations json.RawMessage) 
 		}
 		if guess[i] != 0 {
 			h.values[i] = guess[i]
-			h.Inferred = append(h.Inferred, k)
+			mask |= 1 << i
 		}
 	}
+	h.Inferred = inferredNames[mask]
 	switch {
-	case len(h.Inferred) == 0:
+	case mask == 0:
 	case len(declared) == 0:
-		h.Annotations = h.inferredJSON()
+		h.Annotations = inferredOnly[h.values]
 	default:
 		merged := maps.Clone(declared)
 		for _, k := range h.Inferred {
@@ -102,12 +108,52 @@ func Of(name, description string, params []string, annotations json.RawMessage) 
 	return h
 }
 
+// A catalog's tools share their Inferred lists and, when they declare
+// nothing, their annotations: there are 16 sets of inferred hints and 81
+// ways to infer all four, where a copy per tool was about 150 bytes, 15
+// MB at 100,000 tools.
+var (
+	// inferredNames are Keys' subsets in Keys order, by bit mask.
+	inferredNames [1 << nKeys][]string
+	// inferredOnly is the annotations of a tool that declares none, by
+	// its (all inferred) values.
+	inferredOnly = map[[nKeys]int8]json.RawMessage{}
+)
+
+func init() {
+	for mask := 1; mask < len(inferredNames); mask++ {
+		for i, k := range Keys {
+			if mask&(1<<i) != 0 {
+				inferredNames[mask] = append(inferredNames[mask], k)
+			}
+		}
+	}
+	var each func(h Hints, i int)
+	each = func(h Hints, i int) {
+		if i == len(Keys) {
+			mask := 0
+			for j, v := range h.values {
+				if v != 0 {
+					mask |= 1 << j
+				}
+			}
+			h.Inferred = inferredNames[mask]
+			inferredOnly[h.values] = h.inferredJSON()
+			return
+		}
+		for _, v := range []int8{-1, 0, 1} {
+			h.values[i] = v
+			each(h, i+1)
+		}
+	}
+	each(Hints{}, 0)
+}
+
 // sortedKeys are Keys in the order encoding/json writes a map's keys.
 var sortedKeys = slices.Sorted(slices.Values(Keys))
 
 // inferredJSON is the inferred hints as encoding/json writes them from a
-// map, without building one: what most tools, which declare nothing,
-// are given at every build.
+// map, without building one.
 func (h Hints) inferredJSON() json.RawMessage {
 	out := []byte{'{'}
 	for _, k := range sortedKeys {
