@@ -226,10 +226,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 // openLearning opens the learning store the config names (nil, with no
 // error, when learning is off). A file that cannot be opened (a read-only
-// filesystem, another process holding it) turns learning off for this
-// process, with a warning; a database that is down is waited for, learning
-// resuming when it answers. Searches never depend on either. A bad setting
-// is an error.
+// filesystem) turns learning off for this process, with a warning; a file
+// another process holds (the previous one, draining) and a database that is
+// down are waited for, learning resuming when they can be used. Searches
+// never depend on either. A bad setting is an error.
 func openLearning(ctx context.Context, c config.Learning, getenv func(string) string, logger *slog.Logger) (*search.Learning, error) {
 	if !c.On() {
 		return nil, nil
@@ -259,7 +259,17 @@ func openLearning(ctx context.Context, c config.Learning, getenv func(string) st
 		// The environment's path wins, so that processes sharing one
 		// config (tests, two local servers) need not share one file.
 		path := cmp.Or(getenv("TOOLSEARCH_LEARNING_PATH"), c.Path, config.DefaultLearningPath)
-		store, err = learn.Open(path, cfg, nil)
+		var fs *learn.FileStore
+		fs, err = learn.Open(path, cfg, nil)
+		if errors.Is(err, learn.ErrHeld) {
+			// The previous process, still draining: learning waits for
+			// the file; searches do not.
+			logger.Warn("learning store held by another process", "err", err)
+			err = nil
+		}
+		if err == nil {
+			store = fs
+		}
 	}
 	if err != nil {
 		logger.Warn("learning is off: its store cannot be opened", "err", err)

@@ -3,8 +3,10 @@ package learn
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,9 +18,14 @@ import (
 // write, not the file, and no server or cgo is needed. One process may
 // open the file at a time; replicas share evidence through PostgreSQL.
 type FileStore struct {
-	db  *bolt.DB
-	cfg Config
-	now func() time.Time
+	path string
+	cfg  Config
+	now  func() time.Time
+
+	mu     sync.Mutex
+	db     *bolt.DB // nil while another process holds the file
+	tried  time.Time
+	closed bool
 }
 
 var (
@@ -26,13 +33,41 @@ var (
 	pairsBucket = []byte("pairs") // tool \0 tool \0 caller -> evidence
 )
 
-// Open opens (creating) the store at path.
+// ErrHeld is Open's error for a store it returned all the same, whose
+// file another process holds: most often the previous process, still
+// draining during a rolling update. The store's calls fail until that
+// process lets the file go; the first call after it does (tried at most
+// every reopenEvery) opens the file, and learning resumes.
+var ErrHeld = errors.New("learning store: the file is held by another process; learning resumes when it lets go")
+
+// reopenEvery paces the attempts to open a held file.
+var reopenEvery = 5 * time.Second
+
+// Open opens (creating) the store at path. A file another process holds
+// is no reason to fail (ErrHeld); a file that cannot be opened otherwise
+// (a read-only filesystem, a file that is not a bbolt store) is.
 func Open(path string, cfg Config, now func() time.Time) (*FileStore, error) {
+	if now == nil {
+		now = time.Now
+	}
+	s := &FileStore{path: path, cfg: cfg.withDefaults(), now: now}
+	s.tried = time.Now()
+	switch err := s.open(); {
+	case errors.Is(err, bolt.ErrTimeout):
+		return s, fmt.Errorf("%w: %s", ErrHeld, path)
+	case err != nil:
+		return nil, err
+	}
+	return s, nil
+}
+
+// open opens the file, s.mu held or s not yet shared.
+func (s *FileStore) open() error {
 	// Another process holding the file is an error at once, not a wait:
-	// that process learns, this one serves without learning.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 100 * time.Millisecond})
+	// that process learns, this one tries again later.
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: 100 * time.Millisecond})
 	if err != nil {
-		return nil, fmt.Errorf("learning store %s: %w", path, err)
+		return fmt.Errorf("learning store %s: %w", s.path, err)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{termsBucket, pairsBucket} {
@@ -43,12 +78,33 @@ func Open(path string, cfg Config, now func() time.Time) (*FileStore, error) {
 		return nil
 	}); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("learning store %s: %w", path, err)
+		return fmt.Errorf("learning store %s: %w", s.path, err)
 	}
-	if now == nil {
-		now = time.Now
+	s.db = db
+	return nil
+}
+
+// handle is the open file, opening it if it was held and the last try
+// was long enough ago.
+func (s *FileStore) handle() (*bolt.DB, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.db != nil:
+		return s.db, nil
+	case s.closed:
+		return nil, errors.New("learning store: closed")
+	case time.Since(s.tried) < reopenEvery:
+		return nil, ErrHeld
 	}
-	return &FileStore{db: db, cfg: cfg.withDefaults(), now: now}, nil
+	s.tried = time.Now()
+	if err := s.open(); err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, ErrHeld
+		}
+		return nil, err
+	}
+	return s.db, nil
 }
 
 // Kind names the store in status.
@@ -57,11 +113,15 @@ func (s *FileStore) Kind() string { return "file" }
 // Record adds one session of ev's caller to each of its terms for each
 // tool used, and to each two tools used together.
 func (s *FileStore) Record(_ context.Context, ev Event) error {
+	db, err := s.handle()
+	if err != nil {
+		return err
+	}
 	now := ev.At
 	if now.IsZero() {
 		now = s.now()
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return db.Update(func(tx *bolt.Tx) error {
 		add := func(b *bolt.Bucket, k string) error {
 			e, _ := decode(b.Get([]byte(k)))
 			return b.Put([]byte(k), encode(s.cfg.Add(e, now)))
@@ -86,9 +146,13 @@ func (s *FileStore) Record(_ context.Context, ev Event) error {
 // Load tallies every caller's evidence, deleting what the retention has
 // expired.
 func (s *FileStore) Load(_ context.Context) (*Learned, error) {
+	db, err := s.handle()
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
 	t := NewTally(s.cfg, now)
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bolt.Tx) error {
 		for _, bk := range []struct {
 			name []byte
 			add  func(a, b string, e Evidence)
@@ -117,7 +181,11 @@ func (s *FileStore) Load(_ context.Context) (*Learned, error) {
 // Reset forgets tool (every tool when ""): its terms, and the pairs it is
 // in.
 func (s *FileStore) Reset(_ context.Context, tool string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	db, err := s.handle()
+	if err != nil {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{termsBucket, pairsBucket} {
 			if tool == "" {
 				if err := tx.DeleteBucket(name); err != nil {
@@ -160,8 +228,16 @@ func deleteWhere(b *bolt.Bucket, gone func(k, v []byte) bool) error {
 	return nil
 }
 
-// Close closes the file.
-func (s *FileStore) Close() error { return s.db.Close() }
+// Close closes the file, if this store opened it.
+func (s *FileStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.db == nil {
+		return nil
+	}
+	return s.db.Close()
+}
 
 func encode(e Evidence) []byte {
 	b := make([]byte, 16)

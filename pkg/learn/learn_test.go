@@ -2,6 +2,7 @@ package learn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -178,6 +179,46 @@ func TestFileStore(t *testing.T) {
 		}
 		return s
 	})
+}
+
+// TestFileHeld: a file another process holds (the previous one,
+// draining) gives a store all the same; its calls fail, naming why,
+// until the holder lets go, and then it learns.
+func TestFileHeld(t *testing.T) {
+	defer func(d time.Duration) { reopenEvery = d }(reopenEvery)
+	reopenEvery = 0
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "learned.db")
+	holder, err := Open(path, Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path, Config{}, nil)
+	if !errors.Is(err, ErrHeld) || s == nil {
+		t.Fatalf("Open of a held file: %v (store %v), want ErrHeld and a store", err, s)
+	}
+	defer s.Close()
+	ev := Event{Caller: "k1", Terms: []string{"weather"}, Used: []string{"a/b"}}
+	if err := s.Record(ctx, ev); !errors.Is(err, ErrHeld) {
+		t.Errorf("Record on a held file: %v, want ErrHeld", err)
+	}
+	if _, err := s.Load(ctx); !errors.Is(err, ErrHeld) {
+		t.Errorf("Load on a held file: %v, want ErrHeld", err)
+	}
+	if err := holder.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Record(ctx, ev); err != nil {
+		t.Fatalf("Record once the holder let go: %v", err)
+	}
+	l, err := s.Load(ctx)
+	if err != nil || l == nil {
+		t.Fatalf("Load once the holder let go: %v", err)
+	}
+	// A path that cannot be a store is an error, not a wait.
+	if s, err := Open(t.TempDir(), Config{}, nil); err == nil || errors.Is(err, ErrHeld) {
+		t.Errorf("Open of a directory: store %v, error %v", s, err)
+	}
 }
 
 // TestLearnedIsBounded: however many words callers teach a tool, its
