@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // FileStore keeps evidence in one bbolt file: the embedded default, which
@@ -53,7 +54,7 @@ func Open(path string, cfg Config, now func() time.Time) (*FileStore, error) {
 	s := &FileStore{path: path, cfg: cfg.withDefaults(), now: now}
 	s.tried = time.Now()
 	switch err := s.open(); {
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, berrors.ErrTimeout):
 		return s, fmt.Errorf("%w: %s", ErrHeld, path)
 	case err != nil:
 		return nil, err
@@ -99,7 +100,7 @@ func (s *FileStore) handle() (*bolt.DB, error) {
 	}
 	s.tried = time.Now()
 	if err := s.open(); err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, ErrHeld
 		}
 		return nil, err
