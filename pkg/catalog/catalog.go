@@ -205,7 +205,7 @@ func (e *Error) Error() string {
 
 // hashTools is a SHA-256 over every field of every tool, each written
 // after its length so that no two catalogs' fields run together the same
-// way. Schemas and annotations are compact (compactRaw, or an encoder's
+// way. Schemas and annotations are compact (the decoder's raw, or an encoder's
 // output for upstream tools), so an indented file hashes as its compact
 // form does. It reads them as they are: encoding each tool as JSON to
 // hash it took 0.25 s at 100,000 tools.

@@ -134,9 +134,9 @@ func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints
 		serverOf[i] = serverIdx[t.Server]
 	}
 	// BM25 expands a query word the catalog lacks through WordNet's
-	// tables: parse them (once per process, ~30 ms on two cores) beside
-	// the index, not in the first such query, and without holding up a
-	// small catalog's readiness for them.
+	// tables: load them (once per process, about 2 ms) beside the index,
+	// not in the first such query, and without holding up a small
+	// catalog's readiness for them.
 	go analysis.English.Warm()
 	return &Snapshot{
 		Catalog:  cat,
