@@ -121,7 +121,7 @@ func TestHypernymTable(t *testing.T) {
 		}
 	}
 	for i := range h.keyed {
-		w := h.stems.word(i)
+		w := h.stems.String(i)
 		if ns, ok := h.senses(w); !ok || !in(ns) {
 			t.Fatalf("%q has hypernyms %v out of range", w, ns)
 		}

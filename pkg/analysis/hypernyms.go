@@ -1,6 +1,10 @@
 package analysis
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/strtab"
+)
 
 // hierarchy is the parsed hypernym table: synsets by number, each with
 // the numbers of its hypernyms and its words' stems, and each word's stem
@@ -10,7 +14,7 @@ import "slices"
 type hierarchy struct {
 	up    runs // synset -> its hypernyms
 	words runs // synset -> its words, numbered in stems
-	stems stemTable
+	stems strtab.Table
 	keyed int32
 	of    runs // stem number < keyed -> its first senses' synsets
 }
@@ -18,7 +22,7 @@ type hierarchy struct {
 // senses is term's first senses' synsets; false when WordNet gives it
 // no hypernyms.
 func (h *hierarchy) senses(term string) ([]int32, bool) {
-	id := h.stems.id(term)
+	id := h.stems.Number(term)
 	if id < 0 || id >= h.keyed {
 		return nil, false
 	}
@@ -39,7 +43,7 @@ func (a *Analyzer) HypernymLevels(term string, known func(string) bool) [][]stri
 		var next []int32
 		for _, s := range level {
 			for _, id := range h.words.at(s) {
-				if w := h.stems.word(id); known(w) && !slices.Contains(words, w) {
+				if w := h.stems.String(id); known(w) && !slices.Contains(words, w) {
 					words = append(words, w)
 				}
 			}

@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/strtab"
 )
 
 // derivedMap maps each word of derived.tsv (WordNet 3.0's derivationally
@@ -51,7 +53,7 @@ func packHierarchy(up [][]int32, synsetWords [][]string, of map[string][]int32) 
 	for i, k := range keys {
 		senses[i] = of[k]
 	}
-	return hierarchy{up: packRuns(up), words: packRuns(ws), stems: packStems(n.all), keyed: int32(len(keys)), of: packRuns(senses)}
+	return hierarchy{up: packRuns(up), words: packRuns(ws), stems: strtab.New(n.all), keyed: int32(len(keys)), of: packRuns(senses)}
 }
 
 // parseHypernyms reads hypernyms.tsv, WordNet 3.0's hypernym hierarchy
@@ -131,16 +133,6 @@ type unpacked struct {
 	of    map[string][]int32
 }
 
-func packStems(list []string) stemTable {
-	end := make([]uint32, len(list))
-	var b strings.Builder
-	for i, s := range list {
-		b.WriteString(s)
-		end[i] = uint32(b.Len())
-	}
-	return newStemTable(b.String(), end)
-}
-
 func packRuns(lists [][]int32) runs {
 	r := runs{end: make([]uint32, len(lists))}
 	for i, l := range lists {
@@ -161,7 +153,7 @@ func packRelations(m map[string][]string) *relations {
 	for i, k := range keys {
 		lists[i] = n.ids(m[k])
 	}
-	return &relations{words: packStems(n.all), keys: int32(len(keys)), lists: packRuns(lists)}
+	return &relations{words: strtab.New(n.all), keys: int32(len(keys)), lists: packRuns(lists)}
 }
 
 func newNumbering(keys []string) *numbering {
@@ -190,7 +182,7 @@ func (n *numbering) ids(ws []string) []int32 {
 func (r *relations) all() iter.Seq2[string, []string] {
 	return func(yield func(string, []string) bool) {
 		for id := range r.keys {
-			w := r.words.word(id)
+			w := r.words.String(id)
 			if !yield(w, r.get(w)) {
 				return
 			}
@@ -203,13 +195,13 @@ func (r *relations) all() iter.Seq2[string, []string] {
 func (t tables) encode() []byte {
 	b := []byte(lexiconMagic)
 	b = appendString(b, t.lexicon)
-	b = t.derived.words.appendTo(b)
+	b = appendTable(b, &t.derived.words)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t.derived.keys))
 	b = t.derived.lists.appendTo(b)
 	h := t.hypernyms
 	b = h.up.appendTo(b)
 	b = h.words.appendTo(b)
-	b = h.stems.appendTo(b)
+	b = appendTable(b, &h.stems)
 	b = binary.LittleEndian.AppendUint32(b, uint32(h.keyed))
 	return h.of.appendTo(b)
 }
@@ -226,7 +218,9 @@ func appendU32s[T uint32 | int32](b []byte, xs []T) []byte {
 	return b
 }
 
-func (w *stemTable) appendTo(b []byte) []byte { return appendU32s(appendString(b, w.text), w.end) }
+func appendTable(b []byte, t *strtab.Table) []byte {
+	return appendU32s(appendString(b, t.Text()), t.Ends())
+}
 
 func (r runs) appendTo(b []byte) []byte { return appendU32s(appendU32s(b, r.end), r.vals) }
 

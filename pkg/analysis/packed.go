@@ -4,72 +4,17 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"errors"
-	"hash/maphash"
 	"sync"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/strtab"
 )
 
 // The WordNet tables hold about 100,000 stems. As maps of strings to
 // slices they were 12.5 MB of small objects that every garbage collection
 // marked, whatever the catalog: most of a small catalog's live heap, and
 // so most of the collector's work per query. Packed, a table is a few flat
-// slices and one string.
-
-// stemTable numbers a set of strings in the order they were added, kept as
-// one string and an open-addressing table of their numbers.
-type stemTable struct {
-	text  string
-	end   []uint32 // word i is text[end[i-1]:end[i]]
-	slots []int32  // by hash: a word's number + 1; 0 is empty
-	seed  maphash.Seed
-}
-
-// newStemTable numbers the words of text that end at end; the lookup table
-// is built here, with this process's hash seed.
-func newStemTable(text string, end []uint32) stemTable {
-	w := stemTable{text: text, end: end, seed: maphash.MakeSeed()}
-	size := 1
-	for size < 2*len(end) {
-		size <<= 1
-	}
-	w.slots = make([]int32, size)
-	for i := range end {
-		for j := w.slot(w.word(int32(i))); ; j = (j + 1) & (size - 1) {
-			if w.slots[j] == 0 {
-				w.slots[j] = int32(i) + 1
-				break
-			}
-		}
-	}
-	return w
-}
-
-func (w *stemTable) slot(s string) int {
-	return int(maphash.String(w.seed, s) & uint64(len(w.slots)-1))
-}
-
-func (w *stemTable) word(i int32) string {
-	start := uint32(0)
-	if i > 0 {
-		start = w.end[i-1]
-	}
-	return w.text[start:w.end[i]]
-}
-
-// id is s's number, or -1.
-func (w *stemTable) id(s string) int32 {
-	if len(w.slots) == 0 {
-		return -1
-	}
-	for j := w.slot(s); ; j = (j + 1) & (len(w.slots) - 1) {
-		n := w.slots[j]
-		if n == 0 {
-			return -1
-		}
-		if w.word(n-1) == s {
-			return n - 1
-		}
-	}
-}
+// slices and one string: the stems numbered by a strtab.Table, lists of
+// numbers as runs.
 
 // runs are lists of numbers, numbered, back to back.
 type runs struct {
@@ -89,27 +34,27 @@ func (r runs) at(i int32) []int32 {
 // words are the keys, with lists by the same numbers; the rest are words
 // that only appear in lists.
 type relations struct {
-	words stemTable
+	words strtab.Table
 	keys  int32
 	lists runs
 }
 
 // has reports whether word is a key.
 func (r *relations) has(word string) bool {
-	id := r.words.id(word)
+	id := r.words.Number(word)
 	return id >= 0 && id < r.keys
 }
 
 // get is word's list, nil when word is not a key; a fresh slice.
 func (r *relations) get(word string) []string {
-	id := r.words.id(word)
+	id := r.words.Number(word)
 	if id < 0 || id >= r.keys {
 		return nil
 	}
 	ids := r.lists.at(id)
 	out := make([]string, len(ids))
 	for i, n := range ids {
-		out[i] = r.words.word(n)
+		out[i] = r.words.String(n)
 	}
 	return out
 }
@@ -197,22 +142,22 @@ func (r *lexReader) u32s() []uint32 {
 	return out
 }
 
-func (r *lexReader) stems() stemTable {
+func (r *lexReader) stems() strtab.Table {
 	text := r.str()
 	end := r.u32s()
 	if r.err != nil {
-		return stemTable{}
+		return strtab.Table{}
 	}
-	// The numbers must stay within the text, as stemTable.word slices it.
+	// The numbers must stay within the text, as strtab.Table slices it.
 	prev := uint32(0)
 	for _, e := range end {
 		if e < prev || int(e) > len(text) {
 			r.err = errors.New("word ends out of order")
-			return stemTable{}
+			return strtab.Table{}
 		}
 		prev = e
 	}
-	return newStemTable(text, end)
+	return strtab.FromText(text, end)
 }
 
 func (r *lexReader) runs() runs {

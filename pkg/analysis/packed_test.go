@@ -80,7 +80,7 @@ func TestPackedTables(t *testing.T) {
 	for i := range u.up {
 		var words []string
 		for _, id := range h.words.at(int32(i)) {
-			words = append(words, h.stems.word(id))
+			words = append(words, h.stems.String(id))
 		}
 		if !slices.Equal(h.up.at(int32(i)), u.up[i]) || !slices.Equal(words, u.words[i]) {
 			t.Fatalf("synset %d: %v %q, want %v %q", i, h.up.at(int32(i)), words, u.up[i], u.words[i])

@@ -17,6 +17,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
+	"github.com/toolsearch/toolsearch/pkg/internal/strtab"
 )
 
 // Field indexes a document's text by where it came from.
@@ -132,11 +133,15 @@ var _ [MaxDocs - catalog.MaxTools]struct{}
 type Index struct {
 	p Config
 	n int
-	// terms maps a term (or a concept's token) to its list. pairs are the
-	// keys of two neighbouring terms (pairKey of their lists' numbers),
-	// sorted: pair i's list is firstPair+i. A sorted array holds them in
-	// 8 bytes each, where a map took about 20 (16 MB at 100,000 tools).
-	terms     map[string]uint32
+	// terms numbers the terms (and concepts' tokens) some document has,
+	// and termList is each one's list: a table without pointers for the
+	// collector to follow, and about 20 bytes a term where a map took 40.
+	// pairs are the keys of two neighbouring terms (pairKey of their
+	// lists' numbers), sorted: pair i's list is firstPair+i. A sorted array
+	// holds them in 8 bytes each, where a map took about 20 (16 MB at
+	// 100,000 tools).
+	terms     strtab.Table
+	termList  []uint32
 	pairs     []uint64
 	firstPair uint32
 	start     []uint32
@@ -188,18 +193,20 @@ func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 	total := ix.start[len(ix.start)-1]
 	ix.post, ix.impact = make([]uint32, total), make([]float64, total)
 	b.fill(ix, norm)
-	ix.terms = make(map[string]uint32, len(b.vocab))
+	// Concepts' tokens first: of a token some text also spells, the
+	// table finds the first, and the concept's list is the one to keep.
+	var strs []string
+	for k, t := range b.conceptTerms {
+		if id := uint32(len(b.vocab) + k); ix.start[id+1] > ix.start[id] {
+			strs, ix.termList = append(strs, t), append(ix.termList, id)
+		}
+	}
 	for id, t := range b.vocab {
 		if ix.start[id+1] > ix.start[id] {
-			ix.terms[t] = uint32(id)
+			strs, ix.termList = append(strs, t), append(ix.termList, uint32(id))
 		}
 	}
-	for k, t := range b.conceptTerms {
-		id := uint32(len(b.vocab) + k)
-		if ix.start[id+1] > ix.start[id] {
-			ix.terms[t] = id
-		}
-	}
+	ix.terms = strtab.New(strs)
 	ix.scratch.New = func() any {
 		s := make([]float32, ix.n)
 		return &s
@@ -530,15 +537,21 @@ func (b *builder) countDoc(d int, dc *docCounts) []countEntry {
 }
 
 // Has reports whether some document has term (analysed) in any field.
-func (ix *Index) Has(term string) bool {
-	_, ok := ix.terms[term]
-	return ok
+func (ix *Index) Has(term string) bool { return ix.terms.Number(term) >= 0 }
+
+// termID is term's list, if some document has it.
+func (ix *Index) termID(term string) (uint32, bool) {
+	n := ix.terms.Number(term)
+	if n < 0 {
+		return 0, false
+	}
+	return ix.termList[n], true
 }
 
 // IDF is term's inverse document frequency here; 0 for a term no
 // document has.
 func (ix *Index) IDF(term string) float64 {
-	k, ok := ix.terms[term]
+	k, ok := ix.termID(term)
 	if !ok {
 		return 0
 	}

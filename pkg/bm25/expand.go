@@ -63,7 +63,7 @@ func (ix *Index) expand(term string) *expansion {
 
 // list is term's list, -1 when no document has it.
 func (ix *Index) list(term string) int64 {
-	if k, ok := ix.terms[term]; ok {
+	if k, ok := ix.termID(term); ok {
 		return int64(k)
 	}
 	return -1
