@@ -360,7 +360,10 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	if u.session != nil { // a concurrent caller connected first: use its session
 		u.mu.Unlock()
-		_ = cs.Close()
+		// Not waited for: Close tells the upstream with a DELETE, which a
+		// hung upstream holds for the SDK's 5 s bound, past this call's
+		// own timeout (a reliability run saw a 2 s call take 7).
+		go cs.Close()
 		return u.connect(ctx)
 	}
 	u.session = cs
