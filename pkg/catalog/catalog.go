@@ -58,8 +58,13 @@ type Warning struct {
 }
 
 func (w Warning) String() string {
-	return fmt.Sprintf("%s: server %q: tool %q: %s", w.Source, w.Server, w.Tool, w.Message)
+	return fmt.Sprintf("%s: server %q: tool %q: %s", w.Source, clipName(w.Server), clipName(w.Tool), w.Message)
 }
+
+// clipName bounds a name quoted in an error or warning: a valid name is
+// at most MaxNameBytes, and an upstream's 1 MB one must not become a
+// megabyte of log line and status.
+func clipName(s string) string { return redact.Clip(s, MaxNameBytes, "…") }
 
 // Catalog is an immutable, validated set of tools from one or more sources.
 // Tools keep the order of their sources; the index rows follow it.
@@ -134,7 +139,7 @@ func New(parts []Part) (*Catalog, error) {
 		for _, s := range p.Servers {
 			if err := checkName(s.Name); err != nil {
 				if p.Lenient {
-					c.skipped = append(c.skipped, Warning{Source: p.Source, Server: s.Name, Message: "server name " + err.Error()})
+					c.skipped = append(c.skipped, Warning{Source: p.Source, Server: clipName(s.Name), Message: "server name " + err.Error()})
 				} else {
 					errs = append(errs, &Error{Source: p.Source, Server: s.Name, Index: -1, Problem: "server name " + err.Error()})
 				}
@@ -152,14 +157,14 @@ func New(parts []Part) (*Catalog, error) {
 				}
 				if err != nil {
 					if p.Lenient {
-						c.skipped = append(c.skipped, Warning{Source: p.Source, Server: s.Name, Tool: t.Name, Message: err.Error()})
+						c.skipped = append(c.skipped, Warning{Source: p.Source, Server: clipName(s.Name), Tool: clipName(t.Name), Message: err.Error()})
 					} else {
 						errs = append(errs, &Error{Source: p.Source, Server: s.Name, Tool: t.Name, Index: i, Problem: err.Error()})
 					}
 					continue
 				}
 				for _, w := range ws {
-					c.warnings = append(c.warnings, Warning{Source: p.Source, Server: s.Name, Tool: t.Name, Message: w})
+					c.warnings = append(c.warnings, Warning{Source: p.Source, Server: clipName(s.Name), Tool: clipName(t.Name), Message: w})
 				}
 				c.add(t)
 			}
@@ -198,9 +203,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Index < 0 {
-		return fmt.Sprintf("catalog %s: server %q: %s", e.Source, e.Server, e.Problem)
+		return fmt.Sprintf("catalog %s: server %q: %s", e.Source, clipName(e.Server), e.Problem)
 	}
-	return fmt.Sprintf("catalog %s: server %q: tool #%d %q: %s", e.Source, e.Server, e.Index+1, e.Tool, e.Problem)
+	return fmt.Sprintf("catalog %s: server %q: tool #%d %q: %s", e.Source, clipName(e.Server), e.Index+1, clipName(e.Tool), e.Problem)
 }
 
 // hashTools is a SHA-256 over every field of every tool, each written

@@ -486,3 +486,43 @@ func TestHashCoversEveryField(t *testing.T) {
 		t.Errorf("indented schema kept as %s, want it compact", got)
 	}
 }
+
+// TestErrorsAreBounded: a megabyte key or name, in a file or from an
+// upstream (a lenient part, whose bad tools become warnings), is quoted
+// clipped: no error or warning is a megabyte of log line or status.
+func TestErrorsAreBounded(t *testing.T) {
+	big := strings.Repeat("n", 1<<20)
+	for _, tt := range []struct{ name, doc string }{
+		{"unknown key", `{"servers":[{"name":"s","tools":[{"name":"t","` + big + `":1}]}]}`},
+		{"long tool name with an unknown key", `{"servers":[{"name":"s","tools":[{"name":"` + big + `","bad":1}]}]}`},
+		{"long tool name", `{"servers":[{"name":"s","tools":[{"name":"` + big + `"}]}]}`},
+		{"long server name", `{"servers":[{"name":"` + big + `","tools":[{"name":"t"}]}]}`},
+		{"repeated long key", `{"tools":[{"name":"t","inputSchema":{"` + big + `":1,"` + big + `":2}}]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Parse("f.json", []byte(tt.doc), "")
+			if err == nil {
+				_, err = New([]Part{p})
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if len(err.Error()) > 2048 {
+				t.Errorf("error is %d bytes", len(err.Error()))
+			}
+		})
+	}
+	up := Part{Source: "upstream:u", Lenient: true, Servers: []Server{{Name: "u", Tools: []Tool{{Name: big}, {Name: "ok"}}}}}
+	c, err := New([]Part{up})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range c.Skipped() {
+		if len(w.String()) > 2048 || len(w.Tool) > MaxNameBytes+len("…") {
+			t.Errorf("warning of %d bytes (tool %d)", len(w.String()), len(w.Tool))
+		}
+	}
+	if len(c.Skipped()) != 1 {
+		t.Errorf("%d skipped, want 1", len(c.Skipped()))
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // decoder reads a catalog document in one pass over its bytes. jsontext
@@ -230,7 +231,7 @@ func (d *decoder) unquoted(v jsontext.Value) []byte {
 }
 
 func (d *decoder) unknown(key []byte, allowed []string) error {
-	return d.fail(d.keyAt, "%v", jsonkeys.Unknown(string(key), allowed))
+	return d.fail(d.keyAt, "%v", jsonkeys.Unknown(redact.Clip(string(key), redact.MaxEcho, "…"), allowed))
 }
 
 // syntax places a reading error; nil stays nil.
@@ -245,7 +246,8 @@ func (d *decoder) syntax(err error) error {
 	case !errors.As(err, &se):
 		return d.fail(d.dec.InputOffset(), "%v", err)
 	case errors.Is(se.Err, jsontext.ErrDuplicateName):
-		ke := &jsonkeys.Error{Path: string(se.JSONPointer.Parent()), Key: se.JSONPointer.LastToken(), Problem: "repeated"}
+		ke := &jsonkeys.Error{Path: redact.Clip(string(se.JSONPointer.Parent()), MaxNameBytes, "…"),
+			Key: redact.Clip(se.JSONPointer.LastToken(), redact.MaxEcho, "…"), Problem: "repeated"}
 		return d.fail(se.ByteOffset, "%v", ke)
 	}
 	return d.fail(se.ByteOffset, "%v", se.Err)
