@@ -2,10 +2,12 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -26,15 +28,15 @@ type decoder struct {
 	dec    *jsontext.Decoder
 	block  []byte // schemas are compacted into it, a fresh one when full
 	chunk  int
-	quoted []byte // scratch for strings with escapes
-	keyAt  int64  // offset of the key last read
+	unquoter
+	keyAt int64 // offset of the key last read
 
 	// Where the decoder is, for errors: indexes are -1 outside a server
-	// or tool; a name is known once its key has been read.
-	server, tool           int
-	serverName, toolName   string
-	serverNamed, toolNamed bool
-	bare                   bool // in a tools/list's "tools", not a server's
+	// or tool, and srv and tl the server and tool being read.
+	server, tool int
+	srv          *Server
+	tl           *Tool
+	bare         bool // in a tools/list's "tools", not a server's
 }
 
 // decodeFile reads data, a JSON object, as a catalog file.
@@ -61,13 +63,7 @@ func (d *decoder) file(f *file) error {
 	return d.object("the file", func(key []byte) error {
 		switch string(key) {
 		case "servers":
-			return d.array("servers", func(i int) error {
-				d.server, d.serverNamed, d.serverName = i, false, ""
-				f.Servers = append(f.Servers, Server{})
-				err := d.serverObject(&f.Servers[i])
-				d.server = -1
-				return err
-			})
+			return elements(d, "servers", &f.Servers, &d.server, d.serverObject)
 		case "tools":
 			d.bare = true
 			err := d.tools(&f.Tools)
@@ -81,12 +77,11 @@ func (d *decoder) file(f *file) error {
 }
 
 func (d *decoder) serverObject(s *Server) error {
+	d.srv = s
 	return d.object("a server", func(key []byte) error {
 		switch string(key) {
 		case "name":
-			err := d.text(&s.Name, "name")
-			d.serverName, d.serverNamed = s.Name, true
-			return err
+			return d.text(&s.Name, "name")
 		case "tools":
 			return d.tools(&s.Tools)
 		}
@@ -95,22 +90,27 @@ func (d *decoder) serverObject(s *Server) error {
 }
 
 func (d *decoder) tools(tools *[]Tool) error {
-	return d.array("tools", func(i int) error {
-		d.tool, d.toolNamed, d.toolName = i, false, ""
-		*tools = append(*tools, Tool{})
-		err := d.toolObject(&(*tools)[i])
-		d.tool = -1
+	return elements(d, "tools", tools, &d.tool, d.toolObject)
+}
+
+// elements reads an array of objects into *list, each by read, with *at
+// the index of the one being read (-1 after), for errors.
+func elements[T any](d *decoder, what string, list *[]T, at *int, read func(*T) error) error {
+	return d.array(what, func(i int) error {
+		*list = append(*list, *new(T))
+		*at = i
+		err := read(&(*list)[i])
+		*at = -1
 		return err
 	})
 }
 
 func (d *decoder) toolObject(t *Tool) error {
+	d.tl = t
 	return d.object("a tool", func(key []byte) error {
 		switch string(key) {
 		case "name":
-			err := d.text(&t.Name, "name")
-			d.toolName, d.toolNamed = t.Name, true
-			return err
+			return d.text(&t.Name, "name")
 		case "title":
 			return d.text(&t.Title, "title")
 		case "description":
@@ -178,8 +178,7 @@ func (d *decoder) open(kind jsontext.Kind, what string) (bool, error) {
 	if err != nil {
 		return false, d.syntax(err)
 	}
-	want := map[jsontext.Kind]string{'{': "an object", '[': "an array"}[kind]
-	return false, d.fail(d.dec.InputOffset()-int64(len(v)), "%s: want %s, got %s", what, want, kindOf(v))
+	return false, d.fail(d.dec.InputOffset()-int64(len(v)), "%s: want %s, got %s", what, kindOf(jsontext.Value{byte(kind)}), kindOf(v))
 }
 
 // text reads a string (null leaves dst empty).
@@ -214,21 +213,49 @@ func (d *decoder) raw(dst *json.RawMessage) error {
 	return nil
 }
 
+// appendCompact appends src, valid JSON (the decoder checked it), without
+// the whitespace outside its strings: what json.Compact writes, at a
+// fraction of its cost, since it need not validate.
+func appendCompact(dst, src []byte) []byte {
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			// Copy the string whole, to its closing quote.
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			dst = append(dst, src[i:min(j+1, len(src))]...)
+			i = j
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
 func (d *decoder) skip() error { return d.syntax(d.dec.SkipValue()) }
 
-// unquote returns the string a quoted JSON string holds; the decoder has
-// checked it.
-func (d *decoder) unquote(v jsontext.Value) string { return string(d.unquoted(v)) }
+// unquoter unquotes JSON strings read by a jsontext decoder.
+type unquoter struct{ buf []byte }
 
-// unquoted is unquote's bytes, valid until the next call.
-func (d *decoder) unquoted(v jsontext.Value) []byte {
+// unquoted is the text of v, a JSON string, valid until the next call:
+// v's own bytes when it has no escapes, else unquoted into scratch
+// memory; invalid UTF-8 becomes U+FFFD, as encoding/json has it.
+func (u *unquoter) unquoted(v jsontext.Value) []byte {
 	s := v[1 : len(v)-1]
-	if bytes.IndexByte(s, '\\') < 0 {
+	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
 		return s
 	}
-	d.quoted, _ = jsontext.AppendUnquote(d.quoted[:0], v)
-	return d.quoted
+	u.buf, _ = jsontext.AppendUnquote(u.buf[:0], v)
+	return u.buf
 }
+
+func (u *unquoter) unquote(v jsontext.Value) string { return string(u.unquoted(v)) }
 
 func (d *decoder) unknown(key []byte, allowed []string) error {
 	return d.fail(d.keyAt, "%v", jsonkeys.Unknown(redact.Clip(string(key), redact.MaxEcho, "…"), allowed))
@@ -262,40 +289,38 @@ func (d *decoder) fail(off int64, format string, args ...any) error {
 		return fmt.Errorf("catalog %s: %s", d.source, problem)
 	}
 	e := &Error{Source: d.source, Server: "(tools/list)", Index: d.tool, Problem: problem}
-	named := named(d.data)
 	if !d.bare {
-		e.Server = d.serverName
-		if !d.serverNamed && d.server < len(named.Servers) {
-			e.Server = named.Servers[d.server].Name
-		}
+		e.Server = d.srv.Name
 	}
 	if d.tool >= 0 {
-		e.Tool = d.toolName
-		if !d.toolNamed {
-			ts := named.Tools
-			if !d.bare && d.server < len(named.Servers) {
-				ts = named.Servers[d.server].Tools
-			}
-			if d.tool < len(ts) {
-				e.Tool = ts[d.tool].Name
-			}
-		}
+		e.Tool = d.tl.Name
+	}
+	if (!d.bare && e.Server == "") || (d.tool >= 0 && e.Tool == "") {
+		d.nameLater(e)
 	}
 	return e
 }
 
-// named is the file's server and tool names as far as encoding/json can
-// read them, for an error in an object whose name comes after the
-// problem. A file it cannot read names nothing.
-func named(data []byte) (out struct {
-	Servers []struct {
-		Name  string
+// nameLater names e's server and tool when their names come after the
+// problem in the file, as far as encoding/json can read it: a file it
+// cannot read names nothing.
+func (d *decoder) nameLater(e *Error) {
+	var named struct {
+		Servers []struct {
+			Name  string
+			Tools []struct{ Name string }
+		}
 		Tools []struct{ Name string }
 	}
-	Tools []struct{ Name string }
-}) {
-	_ = json.Unmarshal(data, &out)
-	return out
+	_ = json.Unmarshal(d.data, &named)
+	ts := named.Tools
+	if !d.bare && d.server < len(named.Servers) {
+		e.Server = cmp.Or(e.Server, named.Servers[d.server].Name)
+		ts = named.Servers[d.server].Tools
+	}
+	if d.tool >= 0 && d.tool < len(ts) {
+		e.Tool = cmp.Or(e.Tool, ts[d.tool].Name)
+	}
 }
 
 func lineCol(data []byte, off int64) (line, col int) {

@@ -146,28 +146,3 @@ var (
 	serverKeys = []string{"name", "tools"}
 	toolKeys   = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons", "execution"}
 )
-
-// appendCompact appends src, valid JSON (Unmarshal checked it), without
-// the whitespace outside its strings: what json.Compact writes, at a
-// fraction of its cost, since it need not validate.
-func appendCompact(dst, src []byte) []byte {
-	for i := 0; i < len(src); i++ {
-		switch c := src[i]; c {
-		case ' ', '\t', '\n', '\r':
-		case '"':
-			// Copy the string whole, to its closing quote.
-			j := i + 1
-			for j < len(src) && src[j] != '"' {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			dst = append(dst, src[i:min(j+1, len(src))]...)
-			i = j
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
-}

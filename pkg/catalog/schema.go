@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -26,7 +25,7 @@ type schemaText struct {
 	dec           jsontext.Decoder
 	rd            bytes.Reader
 	params, enums strings.Builder
-	quoted        []byte
+	unquoter
 }
 
 var schemaTexts = sync.Pool{New: func() any { return new(schemaText) }}
@@ -81,7 +80,7 @@ func (w *schemaText) walk(props []property, depth int) {
 		}
 		prop, isObject := w.node(p.raw)
 		if prop.description.Kind() == '"' {
-			if d := string(w.unquote(prop.description)); d != "" {
+			if d := w.unquote(prop.description); d != "" {
 				w.params.WriteString(": ")
 				w.params.WriteString(redact.Clip(d, 1024, ""))
 			}
@@ -140,7 +139,7 @@ func (w *schemaText) enumValues(raw jsontext.Value) {
 	w.each(raw, '[', func(_ []byte, v jsontext.Value) {
 		switch v.Kind() {
 		case '"':
-			w.enums.Write(w.unquote(v))
+			w.enums.Write(w.unquoted(v))
 		case '0':
 			f, err := strconv.ParseFloat(string(v), 64)
 			if err != nil {
@@ -183,7 +182,7 @@ func (w *schemaText) each(raw jsontext.Value, kind jsontext.Kind, f func(key []b
 			if err != nil {
 				return false
 			}
-			key = w.unquote(w.within(raw, k))
+			key = w.unquoted(w.within(raw, k))
 		}
 		v, err := w.dec.ReadValue()
 		if err != nil {
@@ -200,15 +199,4 @@ func (w *schemaText) each(raw jsontext.Value, kind jsontext.Kind, f func(key []b
 func (w *schemaText) within(raw, v jsontext.Value) jsontext.Value {
 	at := int(w.dec.InputOffset())
 	return raw[at-len(v) : at]
-}
-
-// unquote is the text of v, a JSON string, in scratch memory valid until
-// the next call; invalid UTF-8 becomes U+FFFD, as encoding/json has it.
-func (w *schemaText) unquote(v jsontext.Value) []byte {
-	s := v[1 : len(v)-1]
-	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
-		return s
-	}
-	w.quoted, _ = jsontext.AppendUnquote(w.quoted[:0], v)
-	return w.quoted
 }
