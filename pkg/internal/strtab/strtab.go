@@ -4,19 +4,57 @@
 // once and then only read (WordNet's stems, a keyword index's terms). A
 // map of 500,000 strings is 500,000 small objects that every collection
 // marks, and about 40 bytes a string; a Table is about 16 plus the text.
+// Its probe table, Probes, also serves keys kept elsewhere (a catalog's
+// rows, whose tools hold their names).
 package strtab
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"strings"
 )
 
+// Probes is an open-addressing table of numbers by hash, with linear
+// probing, that keeps no keys: the caller holds each number's key and
+// compares it. Numbers with equal hashes all go in, in the order added,
+// along one probe sequence.
+type Probes struct {
+	slots []int32 // a number + 1; 0 is empty
+	mask  uint64
+}
+
+// NewProbes makes room for n numbers, at most half full so that a probe
+// sequence stays short.
+func NewProbes(n int) Probes {
+	size := 1 << bits.Len(uint(2*n))
+	return Probes{slots: make([]int32, size), mask: uint64(size - 1)}
+}
+
+// Add puts n on hash's probe sequence, after the numbers already on it.
+func (p *Probes) Add(hash uint64, n int) {
+	i := hash & p.mask
+	for p.slots[i] != 0 {
+		i = (i + 1) & p.mask
+	}
+	p.slots[i] = int32(n + 1)
+}
+
+// Each calls yield with the numbers on hash's probe sequence, in the
+// order added, until yield returns false.
+func (p *Probes) Each(hash uint64, yield func(n int) bool) {
+	for i := hash & p.mask; p.slots[i] != 0; i = (i + 1) & p.mask {
+		if !yield(int(p.slots[i] - 1)) {
+			return
+		}
+	}
+}
+
 // Table numbers strings from 0 in the order they were given.
 type Table struct {
-	text  string
-	end   []uint32 // string i is text[end[i-1]:end[i]]
-	slots []int32  // open addressing by hash: a number + 1; 0 is empty
-	seed  maphash.Seed
+	text   string
+	end    []uint32 // string i is text[end[i-1]:end[i]]
+	probes Probes
+	seed   maphash.Seed
 }
 
 // New numbers strs in order. Of equal strings, Number finds the first.
@@ -34,24 +72,11 @@ func New(strs []string) Table {
 // most len(text): the caller checks). The lookup table is built here,
 // with this process's hash seed.
 func FromText(text string, end []uint32) Table {
-	t := Table{text: text, end: end, seed: maphash.MakeSeed()}
-	size := 1
-	for size < 2*len(end) {
-		size <<= 1
-	}
-	t.slots = make([]int32, size)
+	t := Table{text: text, end: end, probes: NewProbes(len(end)), seed: maphash.MakeSeed()}
 	for i := range end {
-		j := t.home(t.String(int32(i)))
-		for t.slots[j] != 0 {
-			j = (j + 1) & (size - 1)
-		}
-		t.slots[j] = int32(i) + 1
+		t.probes.Add(maphash.String(t.seed, t.String(int32(i))), i)
 	}
 	return t
-}
-
-func (t *Table) home(s string) int {
-	return int(maphash.String(t.seed, s) & uint64(len(t.slots)-1))
 }
 
 // Len is how many strings t numbers.
@@ -68,18 +93,18 @@ func (t *Table) String(i int32) string {
 
 // Number is s's number, or -1.
 func (t *Table) Number(s string) int32 {
-	if len(t.slots) == 0 {
-		return -1
+	found := int32(-1)
+	if t.probes.slots == nil {
+		return found // the zero Table
 	}
-	for j := t.home(s); ; j = (j + 1) & (len(t.slots) - 1) {
-		n := t.slots[j]
-		if n == 0 {
-			return -1
+	t.probes.Each(maphash.String(t.seed, s), func(n int) bool {
+		if t.String(int32(n)) == s {
+			found = int32(n)
+			return false
 		}
-		if t.String(n-1) == s {
-			return n - 1
-		}
-	}
+		return true
+	})
+	return found
 }
 
 // Text and Ends are what FromText takes, to write a table out.
