@@ -214,22 +214,16 @@ func (c *Columns) block(pieces []piece) block {
 	return b
 }
 
-// columnScores is ScoresInto for a matrix kept by column: q's cosine with
-// every row is the sum of q's values times their columns, taken in column
-// order as Gemv sums them.
+// columnScores is ScoresInto for a matrix kept by column: q's nonzeros,
+// in column order as Gemv sums them, through the sparse product.
 func (mx *Matrix) columnScores(q, dst []float32) {
-	dst = dst[:mx.m.Rows]
-	var sums [blockRows]float32
-	for i := range mx.blocks {
-		b := &mx.blocks[i]
-		clear(sums[:])
-		for j, v := range q {
-			if v != 0 {
-				b.addColumn(j, v, &sums)
-			}
+	var sp Sparse
+	for j, v := range q {
+		if v != 0 {
+			sp.Idx, sp.Val = append(sp.Idx, int32(j)), append(sp.Val, v)
 		}
-		copy(dst[b.first:b.first+b.n], sums[:])
 	}
+	mx.sparseColumnScores(sp, dst)
 }
 
 // sparseColumnScores is SparseScoresInto for a matrix kept by column.
