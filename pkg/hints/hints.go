@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
@@ -99,13 +98,23 @@ func Of(name, description string, params []string, annotations json.RawMessage) 
 	case len(declared) == 0:
 		h.Annotations = inferredOnly[h.values]
 	default:
-		merged := maps.Clone(declared)
-		for _, k := range h.Inferred {
-			merged[k] = h.values[slices.Index(Keys, k)] > 0
-		}
-		h.Annotations, _ = json.Marshal(merged) // keys sorted: stable bytes
+		h.Annotations = h.withInferred(declared)
 	}
 	return h
+}
+
+// withInferred is declared with h's inferred hints added, as JSON (keys
+// sorted: stable bytes).
+func (h Hints) withInferred(declared map[string]any) json.RawMessage {
+	merged := maps.Clone(declared)
+	if merged == nil {
+		merged = map[string]any{}
+	}
+	for _, k := range h.Inferred {
+		merged[k] = h.values[slices.Index(Keys, k)] > 0
+	}
+	b, _ := json.Marshal(merged)
+	return b
 }
 
 // A catalog's tools share their Inferred lists and, when they declare
@@ -128,44 +137,18 @@ func init() {
 			}
 		}
 	}
-	var each func(h Hints, i int)
-	each = func(h Hints, i int) {
-		if i == len(Keys) {
-			mask := 0
-			for j, v := range h.values {
-				if v != 0 {
-					mask |= 1 << j
-				}
+	// Each way to infer the four hints, each -1, 0 or 1: 3^4 of them.
+	for way := range 81 {
+		var h Hints
+		mask := 0
+		for i, n := 0, way; i < nKeys; i, n = i+1, n/3 {
+			if h.values[i] = int8(n%3) - 1; h.values[i] != 0 {
+				mask |= 1 << i
 			}
-			h.Inferred = inferredNames[mask]
-			inferredOnly[h.values] = h.inferredJSON()
-			return
 		}
-		for _, v := range []int8{-1, 0, 1} {
-			h.values[i] = v
-			each(h, i+1)
-		}
+		h.Inferred = inferredNames[mask]
+		inferredOnly[h.values] = h.withInferred(nil)
 	}
-	each(Hints{}, 0)
-}
-
-// sortedKeys are Keys in the order encoding/json writes a map's keys.
-var sortedKeys = slices.Sorted(slices.Values(Keys))
-
-// inferredJSON is the inferred hints as encoding/json writes them from a
-// map, without building one.
-func (h Hints) inferredJSON() json.RawMessage {
-	out := []byte{'{'}
-	for _, k := range sortedKeys {
-		if !slices.Contains(h.Inferred, k) {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = strconv.AppendBool(append(strconv.AppendQuote(out, k), ':'), h.values[slices.Index(Keys, k)] > 0)
-	}
-	return append(out, '}')
 }
 
 func val(b bool) int8 {
