@@ -245,33 +245,19 @@ func openLearning(ctx context.Context, c config.Learning, getenv func(string) st
 		if dsn == "" {
 			return nil, fmt.Errorf("learning.store is postgres but %s is not set", env)
 		}
-		var pg *learn.PostgresStore
-		pg, err = learn.OpenPostgres(ctx, dsn, cfg, nil)
-		if errors.Is(err, learn.ErrUnreachable) {
-			// Learning waits for the database; searches do not.
-			logger.Warn("learning store not reachable yet", "err", err)
-			err = nil
-		}
-		if err == nil {
-			store = pg
-		}
+		store, err = learn.OpenPostgres(ctx, dsn, cfg, nil)
 	default:
 		// The environment's path wins, so that processes sharing one
 		// config (tests, two local servers) need not share one file.
 		path := cmp.Or(getenv("TOOLSEARCH_LEARNING_PATH"), c.Path, config.DefaultLearningPath)
-		var fs *learn.FileStore
-		fs, err = learn.Open(path, cfg, nil)
-		if errors.Is(err, learn.ErrHeld) {
-			// The previous process, still draining: learning waits for
-			// the file; searches do not.
-			logger.Warn("learning store held by another process", "err", err)
-			err = nil
-		}
-		if err == nil {
-			store = fs
-		}
+		store, err = learn.Open(path, cfg, nil)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, learn.ErrWaiting):
+		// The database is not up yet, or the previous process, still
+		// draining, holds the file: learning waits; searches do not.
+		logger.Warn("learning store not usable yet", "err", err)
+	case err != nil:
 		logger.Warn("learning is off: its store cannot be opened", "err", err)
 		return nil, nil
 	}

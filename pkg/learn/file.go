@@ -39,7 +39,9 @@ var (
 // draining during a rolling update. The store's calls fail until that
 // process lets the file go; the first call after it does (tried at most
 // every reopenEvery) opens the file, and learning resumes.
-var ErrHeld = errors.New("learning store: the file is held by another process; learning resumes when it lets go")
+//
+// It is an ErrWaiting.
+var ErrHeld error = waiting("learning store: the file is held by another process; learning resumes when it lets go")
 
 // reopenEvery paces the attempts to open a held file.
 var reopenEvery = 5 * time.Second

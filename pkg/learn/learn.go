@@ -19,6 +19,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -285,6 +286,17 @@ type Store interface {
 	Close() error
 	Kind() string
 }
+
+// ErrWaiting is what an opening error is (errors.Is) when the store was
+// returned all the same and becomes usable by itself (ErrUnreachable,
+// ErrHeld): its calls fail until then, and searches never wait for it.
+var ErrWaiting = errors.New("learning store: not usable yet")
+
+// waiting is an ErrWaiting with its own message.
+type waiting string
+
+func (w waiting) Error() string        { return string(w) }
+func (w waiting) Is(target error) bool { return target == ErrWaiting }
 
 // key joins a store key's parts; no tool id, term or caller id holds a
 // NUL.

@@ -78,8 +78,8 @@ func OpenPostgres(ctx context.Context, dsn string, cfg Config, now func() time.T
 }
 
 // ErrUnreachable is OpenPostgres's error for a store it returned all the
-// same, whose server did not answer yet.
-var ErrUnreachable = errors.New("learning store: PostgreSQL is not reachable yet; learning resumes when it is")
+// same, whose server did not answer yet. It is an ErrWaiting.
+var ErrUnreachable error = waiting("learning store: PostgreSQL is not reachable yet; learning resumes when it is")
 
 // scrub is err with password cut out of its text, whatever pgx put there.
 func scrub(err error, password string) error {
