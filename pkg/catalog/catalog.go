@@ -58,11 +58,12 @@ type Warning struct {
 }
 
 func (w Warning) String() string {
-	return fmt.Sprintf("%s: server %q: tool %q: %s", w.Source, clipName(w.Server), clipName(w.Tool), w.Message)
+	return fmt.Sprintf("%s: server %q: tool %q: %s", w.Source, w.Server, w.Tool, w.Message)
 }
 
-// clipName bounds a name quoted in an error or warning: a valid name is
-// at most MaxNameBytes, and an upstream's 1 MB one must not become a
+// clipName bounds a name quoted in an error or warning (a warning's names
+// are clipped as it is made, since status shows its fields): a valid name
+// is at most MaxNameBytes, and an upstream's 1 MB one must not become a
 // megabyte of log line and status.
 func clipName(s string) string { return redact.Clip(s, MaxNameBytes, "…") }
 
