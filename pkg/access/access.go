@@ -78,9 +78,9 @@ func Authenticate(keys []Key, token string) (Caller, error) {
 // everything (used when no keys are configured).
 type Caller struct {
 	Key string // the key's name; empty for anonymous
-	// Address is an anonymous caller's client address (host only): what
-	// learning counts its evidence under, in place of a key. Empty for a
-	// caller with a key.
+	// Address is an anonymous caller's client address (the host; for IPv6
+	// its /64 network): what learning counts its evidence under, in place
+	// of a key. Empty for a caller with a key.
 	Address string
 }
 

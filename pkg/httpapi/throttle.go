@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -92,11 +93,26 @@ func charge(w http.ResponseWriter, r *http.Request, n int) bool {
 	return false
 }
 
-// clientHost is the host part of a request's client address.
+// clientHost is who an anonymous request comes from, for its rate
+// budget, its MCP sessions and what it teaches: the host part of its
+// address, and for IPv6 the /64 network it is in. One IPv6 client is
+// routed a /64 and picks addresses in it freely (privacy addresses
+// rotate by themselves), so an address alone would make one client as
+// many callers as it likes: as many budgets, and as many of the distinct
+// callers learning asks for before a word counts.
 func clientHost(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
 	}
-	return host
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64)
+	return p.String()
 }

@@ -54,6 +54,38 @@ func TestSearchThrottle(t *testing.T) {
 			if rec := send(other, addr); rec.Code != 200 {
 				t.Errorf("another caller: %d %s", rec.Code, rec.Body)
 			}
+			if !keys {
+				// Another address of one IPv6 /64 is the same client.
+				for range 3 {
+					send("", "[2001:db8:0:1::1]:1")
+				}
+				if rec := send("", "[2001:db8:0:1::2]:1"); rec.Code != http.StatusTooManyRequests {
+					t.Errorf("another address in a spent /64: %d, want 429", rec.Code)
+				}
+			}
 		})
+	}
+}
+
+// TestClientHost: an anonymous caller is its IPv4 host, or the /64 its
+// IPv6 address is in, however the address is written; what does not parse
+// is kept as it is (a test's or a proxy's made-up address).
+func TestClientHost(t *testing.T) {
+	for _, tc := range []struct{ remote, want string }{
+		{"10.0.0.1:443", "10.0.0.1"},
+		{"[::ffff:10.0.0.1]:443", "10.0.0.1"},
+		{"[2001:db8:1:2:aaaa::1]:443", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:ffff:ffff:ffff:ffff]:9", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:3::1]:9", "2001:db8:1:3::/64"},
+		{"[fe80::1%eth0]:9", "fe80::/64"},
+		{"[::1]:9", "::/64"},
+		{"pipe", "pipe"},
+		{"", ""},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = tc.remote
+		if got := clientHost(r); got != tc.want {
+			t.Errorf("clientHost(%q) = %q, want %q", tc.remote, got, tc.want)
+		}
 	}
 }
