@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -136,14 +137,45 @@ func (s *FileStore) Record(_ context.Context, ev Event) error {
 					return err
 				}
 			}
+			if err := s.bound(terms, tool, MaxStoredTermsPerTool, now); err != nil {
+				return err
+			}
 		}
-		for _, p := range Pairs(ev.Used) {
+		pp := Pairs(ev.Used)
+		for _, p := range pp {
 			if err := add(pairs, key(p[0], p[1], ev.Caller)); err != nil {
+				return err
+			}
+		}
+		for _, tool := range firsts(pp) {
+			if err := s.bound(pairs, tool, MaxStoredPairsPerTool, now); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// bound deletes what Config.excess finds of tool's rows in b: its keys'
+// rows lie together, under the tool's prefix.
+func (s *FileStore) bound(b *bolt.Bucket, tool string, maxKeys int, now time.Time) error {
+	prefix := []byte(tool + "\x00")
+	var rows []Row
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		parts := split(string(k))
+		e, ok := decode(v)
+		if len(parts) != 3 || !ok {
+			continue // Load deletes it
+		}
+		rows = append(rows, Row{Key: parts[1], Caller: parts[2], Evidence: e})
+	}
+	for _, r := range s.cfg.excess(rows, maxKeys, now) {
+		if err := b.Delete([]byte(key(tool, r.Key, r.Caller))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Load tallies every caller's evidence, deleting what the retention has

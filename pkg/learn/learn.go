@@ -54,6 +54,19 @@ const (
 	// entry takes from learning, whatever callers teach: its heaviest.
 	MaxTermsPerTool      = 64
 	MaxCompanionsPerTool = 16
+	// What a store keeps, whatever callers send, so that its size (and
+	// each Load's tally) is bounded by the catalog, not by traffic: one
+	// key's evidence from its MaxCallersPerKey most recently active
+	// callers (8 callers of at most CallerCap sessions weigh 24, past
+	// what a term's weight can add to a tool's index entry); per tool,
+	// its MaxStoredTermsPerTool heaviest terms (twice what its index entry
+	// takes, so words on their way up have room) and, as the first of a
+	// pair, its MaxStoredPairsPerTool heaviest companions. A new key
+	// evicts the lightest, which is a flood's own: honest words have
+	// several callers' weight.
+	MaxCallersPerKey      = 8
+	MaxStoredTermsPerTool = 2 * MaxTermsPerTool
+	MaxStoredPairsPerTool = 4 * MaxCompanionsPerTool
 )
 
 // Config says how evidence counts. The zero value of each field takes its
@@ -275,6 +288,18 @@ func Pairs(used []string) [][2]string {
 	return out
 }
 
+// firsts is the first tools of pairs, each once: the tools whose pairs a
+// store keeps under their name.
+func firsts(pairs [][2]string) []string {
+	var out []string
+	for _, p := range pairs {
+		if !slices.Contains(out, p[0]) {
+			out = append(out, p[0])
+		}
+	}
+	return out
+}
+
 // Store keeps evidence: an embedded file (Open) by default, PostgreSQL
 // (OpenPostgres) for replicas that share what they learn. Load merges
 // every replica's evidence.
@@ -303,3 +328,52 @@ func (w waiting) Is(target error) bool { return target == ErrWaiting }
 func key(parts ...string) string { return strings.Join(parts, "\x00") }
 
 func split(k string) []string { return strings.Split(k, "\x00") }
+
+// Row is one caller's evidence for one key of a tool (a term, or the
+// other tool of a pair), as a store reads a tool's rows to bound them.
+type Row struct {
+	Key, Caller string
+	Evidence
+}
+
+// excess is what a store deletes of one tool's rows to keep them within
+// bounds: past MaxCallersPerKey callers of a key, the least recently
+// active; past maxKeys keys, the lightest (decayed, each caller capped as
+// the tally counts it; on a tie the least recently renewed). Both stores
+// bound themselves by it, so they keep the same rows.
+func (c Config) excess(rows []Row, maxKeys int, now time.Time) []Row {
+	c = c.withDefaults()
+	slices.SortFunc(rows, func(a, b Row) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), b.Updated.Compare(a.Updated), strings.Compare(a.Caller, b.Caller))
+	})
+	type group struct {
+		rows    []Row // kept, most recent first
+		weight  float64
+		renewed time.Time
+	}
+	var groups []group
+	var out []Row
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && rows[j].Key == rows[i].Key {
+			j++
+		}
+		g := group{rows: rows[i:min(j, i+MaxCallersPerKey)], renewed: rows[i].Updated}
+		out = append(out, rows[min(j, i+MaxCallersPerKey):j]...)
+		for _, r := range g.rows {
+			g.weight += min(decayed(r.Evidence, now, c.HalfLife), c.CallerCap)
+		}
+		groups = append(groups, g)
+		i = j
+	}
+	if len(groups) <= maxKeys {
+		return out
+	}
+	slices.SortFunc(groups, func(a, b group) int {
+		return cmp.Or(cmp.Compare(b.weight, a.weight), b.renewed.Compare(a.renewed), strings.Compare(a.rows[0].Key, b.rows[0].Key))
+	})
+	for _, g := range groups[maxKeys:] {
+		out = append(out, g.rows...)
+	}
+	return out
+}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestKeep(t *testing.T) {
@@ -170,6 +172,62 @@ func storeContract(t *testing.T, open func(now func() time.Time) Store) {
 	}
 }
 
+// storeBounds: whatever callers send, a store keeps at most
+// MaxCallersPerKey callers of a key (the most recently active),
+// MaxStoredTermsPerTool terms of a tool and MaxStoredPairsPerTool pairs
+// under one tool, and a flood of one-caller words pushes out only its
+// own, never a word several callers taught. rows counts a table's rows.
+func storeBounds(t *testing.T, s Store, rows func(table string) int) {
+	t.Helper()
+	ctx := context.Background()
+	clock := time.Now().Add(-time.Hour) // the stores' own clocks load
+	record := func(caller string, terms []string, used ...string) {
+		t.Helper()
+		clock = clock.Add(time.Second)
+		if err := s.Record(ctx, Event{Caller: caller, Terms: terms, Used: used, At: clock}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Reset(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 * MaxCallersPerKey {
+		record(fmt.Sprintf("caller%02d", i), []string{"sheet"}, "files/read_file")
+	}
+	if got := rows("terms"); got != MaxCallersPerKey {
+		t.Errorf("%d callers taught one word: %d rows kept, want %d", 3*MaxCallersPerKey, got, MaxCallersPerKey)
+	}
+	for _, c := range []string{"honest1", "honest2", "honest3", "honest1", "honest2", "honest3"} {
+		record(c, []string{"weather"}, "data/forecast")
+	}
+	for i := 0; i < 3*MaxStoredTermsPerTool; i += MaxTermsPerEvent {
+		var junk []string
+		for j := range MaxTermsPerEvent {
+			junk = append(junk, fmt.Sprintf("junk%04d", i+j))
+		}
+		record(fmt.Sprintf("flood%d", i%5), junk, "data/forecast")
+	}
+	if got := rows("terms") - MaxCallersPerKey; got > MaxStoredTermsPerTool+2 {
+		t.Errorf("a flood of %d words: %d rows for the tool, want at most %d", 3*MaxStoredTermsPerTool, got, MaxStoredTermsPerTool+2)
+	}
+	for i := range 4 * MaxStoredPairsPerTool {
+		record("pairs", nil, "a/x", fmt.Sprintf("b/%04d", i))
+	}
+	if got := rows("pairs"); got != MaxStoredPairsPerTool {
+		t.Errorf("%d companions of one tool: %d rows kept, want %d", 4*MaxStoredPairsPerTool, got, MaxStoredPairsPerTool)
+	}
+	l, err := s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := l.Terms["data/forecast"]; len(w) != 1 || w[0].Name != "weather" {
+		t.Errorf("after the flood the tool learned %+v, want weather from its three callers", w)
+	}
+	if w := l.Terms["files/read_file"]; len(w) != 1 || w[0].Weight < MaxCallersPerKey-0.01 {
+		t.Errorf("read_file learned %+v, want sheet from its last %d callers", w, MaxCallersPerKey)
+	}
+}
+
 func TestFileStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "learned.db")
 	storeContract(t, func(now func() time.Time) Store {
@@ -178,6 +236,19 @@ func TestFileStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		return s
+	})
+	s, err := Open(path, Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storeBounds(t, s, func(table string) int {
+		n := 0
+		s.db.View(func(tx *bolt.Tx) error {
+			n = tx.Bucket([]byte(table)).Stats().KeyN
+			return nil
+		})
+		return n
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -123,7 +124,30 @@ ON CONFLICT (tool_a, tool_b, caller) DO UPDATE SET
 	updated = GREATEST(t.updated, $4)`
 )
 
-// Record adds ev in one transaction.
+// bounded is a table's side of Config.excess: how a tool's rows are read
+// and deleted.
+type bounded struct {
+	rows, del string
+	maxKeys   int
+}
+
+var (
+	boundTerms = bounded{
+		rows:    `SELECT term, caller, weight, updated FROM toolsearch_learned_terms WHERE tool = $1`,
+		del:     `DELETE FROM toolsearch_learned_terms WHERE tool = $1 AND (term, caller) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+		maxKeys: MaxStoredTermsPerTool,
+	}
+	boundPairs = bounded{
+		rows:    `SELECT tool_b, caller, weight, updated FROM toolsearch_learned_pairs WHERE tool_a = $1`,
+		del:     `DELETE FROM toolsearch_learned_pairs WHERE tool_a = $1 AND (tool_b, caller) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+		maxKeys: MaxStoredPairsPerTool,
+	}
+)
+
+// Record adds ev in one transaction, and bounds the rows of the tools it
+// touched (Config.excess). Replicas recording for one tool at once take
+// its lock in turn (in the tools' order, so never in a cycle): each then
+// bounds what the one before it left.
 func (s *PostgresStore) Record(ctx context.Context, ev Event) error {
 	now := ev.At
 	if now.IsZero() {
@@ -133,24 +157,75 @@ func (s *PostgresStore) Record(ctx context.Context, ev Event) error {
 	if err := s.ensure(ctx); err != nil {
 		return err
 	}
+	pairs := Pairs(ev.Used)
+	if len(ev.Used)*len(ev.Terms)+len(pairs) == 0 {
+		return nil
+	}
 	batch := &pgx.Batch{}
+	for _, tool := range slices.Compact(slices.Sorted(slices.Values(ev.Used))) {
+		batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('toolsearch learned ' || $1, 0))`, tool)
+	}
 	for _, tool := range ev.Used {
 		for _, t := range ev.Terms {
 			batch.Queue(upsertTerm, tool, t, ev.Caller, now, s.cfg.CallerCap, halfLife)
 		}
 	}
-	for _, p := range Pairs(ev.Used) {
+	for _, p := range pairs {
 		batch.Queue(upsertPair, p[0], p[1], ev.Caller, now, s.cfg.CallerCap, halfLife)
 	}
-	if batch.Len() == 0 {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return err
+		}
+		if len(ev.Terms) > 0 {
+			for _, tool := range ev.Used {
+				if err := s.bound(ctx, tx, boundTerms, tool, now); err != nil {
+					return err
+				}
+			}
+		}
+		for _, tool := range firsts(pairs) {
+			if err := s.bound(ctx, tx, boundPairs, tool, now); err != nil {
+				return err
+			}
+		}
 		return nil
-	}
-	if err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, batch).Close()
-	}); err != nil {
+	})
+	if err != nil {
 		return s.fail("recording", err)
 	}
 	return nil
+}
+
+// bound deletes what Config.excess finds of tool's rows in b's table.
+func (s *PostgresStore) bound(ctx context.Context, tx pgx.Tx, b bounded, tool string, now time.Time) error {
+	rows, err := tx.Query(ctx, b.rows, tool)
+	if err != nil {
+		return err
+	}
+	var all []Row
+	for rows.Next() {
+		var r Row
+		if err := rows.Scan(&r.Key, &r.Caller, &r.Weight, &r.Updated); err != nil {
+			rows.Close()
+			return err
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	gone := s.cfg.excess(all, b.maxKeys, now)
+	if len(gone) == 0 {
+		return nil
+	}
+	keys, callers := make([]string, len(gone)), make([]string, len(gone))
+	for i, r := range gone {
+		keys[i], callers[i] = r.Key, r.Caller
+	}
+	_, err = tx.Exec(ctx, b.del, tool, keys, callers)
+	return err
 }
 
 // Load tallies every replica's evidence, deleting what the retention has

@@ -146,6 +146,18 @@ func TestPostgresStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	storeBounds(t, a, func(table string) int {
+		var n int
+		if err := a.pool.QueryRow(ctx, "SELECT count(*) FROM toolsearch_learned_"+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
+	a.Close()
+	a, err = OpenPostgres(ctx, dsn, Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer a.Close()
 	b, err := OpenPostgres(ctx, dsn, Config{}, nil)
 	if err != nil {
