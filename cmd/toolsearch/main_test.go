@@ -316,6 +316,10 @@ func TestServeBadConfig(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) {
 				t.Errorf("run(serve %v) = %v, stderr %q; want an error mentioning %q", tt.args, err, stderr.String(), tt.want)
 			}
+			// A bad file or flag stops start-up before anything is created.
+			if _, err := os.Stat(learned); err == nil && tt.name != "bad listen address" {
+				t.Errorf("run(serve %v) failed, leaving the learning file behind", tt.args)
+			}
 		})
 	}
 }

@@ -85,6 +85,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	cfg.Registerer, cfg.Logger = reg, logger
+	// Catalog and config are read before anything is opened, created or
+	// listened on (the learning file, the port): a bad file stops start-up
+	// with a message naming the file, server and tool, and leaves nothing
+	// behind. With live upstreams, no tools yet is not fatal: the service
+	// is unready until an upstream delivers some.
+	setup, err := cfg.Load(ctx)
+	if err != nil && !(ups != nil && errors.Is(err, catalog.ErrNoTools)) {
+		return err
+	}
 	if cfg.Learning, err = openLearning(ctx, file.Learning, getenv, logger); err != nil {
 		return err
 	}
@@ -118,21 +127,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		ups.WaitFirst(wctx)
 		cancel()
+		// Read again with their tools; changes so far are in this read.
+		select {
+		case <-changed:
+		default:
+		}
+		if setup, err = cfg.Load(ctx); err != nil && !errors.Is(err, catalog.ErrNoTools) {
+			return err
+		}
 	} else {
 		upDone <- nil
-	}
-
-	// Catalog and config are read before listening: a bad file stops
-	// start-up with a message naming the file, server and tool. With live
-	// upstreams, no tools yet is not fatal: the service is unready until
-	// an upstream delivers some. Changes so far are in this first read.
-	select {
-	case <-changed:
-	default:
-	}
-	setup, err := cfg.Load(ctx)
-	if err != nil && !(ups != nil && errors.Is(err, catalog.ErrNoTools)) {
-		return err
 	}
 	rebuildsDone := make(chan struct{})
 	go func() {
