@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	keys := fs.Int("keys", 16, "API keys the past half's sessions are spread over (the population of callers)")
 	shown := fs.Int("shown", 10, "tools a past session's search shows (top_k): those it can use")
 	noise := fs.Float64("noise", 0.2, "share of selections replaced by a wrong tool in the noise variant")
-	out := fs.String("out", "", "directory for the per-case reports (eval -format json), one per set and variant")
+	out := fs.String("out", "", "directory for the per-case reports (eval -format json), one per set and variant, and each set's movements (SET.tsv, as evals/learning keeps them)")
 	gate := fs.Bool("gate", false, "fail unless empty ranks every case exactly as none (ranks and confidence) and learn's recall@10 is at least none's (make test)")
 	config := fs.String("learning", "", "a YAML file of learning settings under test (min_sessions: 2, ...), added to the learning section of the servers that learn")
 	if err := fs.Parse(args); err != nil {
@@ -117,6 +117,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		fmt.Fprintln(stdout)
+		if *out != "" && reports["none"] != nil && reports["learn"] != nil && reports["noise"] != nil {
+			if err := writeMovements(filepath.Join(*out, set+".tsv"), *seed, *noise, reports); err != nil {
+				return err
+			}
+		}
 		if *gate {
 			if err := checkGate(reports); err != nil {
 				return fmt.Errorf("%s: gate: %w", set, err)
@@ -147,6 +152,27 @@ func checkGate(reports map[string]*eval.Report) error {
 		return fmt.Errorf("learning lowered recall@10 from %.3f to %.3f", none.Summary.Recall, learned.Summary.Recall)
 	}
 	return nil
+}
+
+// writeMovements writes the future-half cases whose answer moved between
+// none, learn and noise (evals/learning keeps them): what a change to
+// learning did, case by case.
+func writeMovements(path string, seed uint64, noise float64, reports map[string]*eval.Report) error {
+	none, learned, noisy := reports["none"], reports["learn"], reports["noise"]
+	if len(learned.Cases) != len(none.Cases) || len(noisy.Cases) != len(none.Cases) {
+		return fmt.Errorf("%s: the variants scored different cases", path)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# future-half cases whose answer moved (replay, seed %d): found in the top 10 and first rank (0: none) with learning off, learning, learning with %.0f%% noise\n", seed, noise*100)
+	b.WriteString("case\texpected\tfound_none\tfound_learn\tfound_noise\tfirst_none\tfirst_learn\tfirst_noise\n")
+	for i, c := range none.Cases {
+		l, n := learned.Cases[i], noisy.Cases[i]
+		if c.Found == l.Found && c.Found == n.Found && c.FirstRank == l.FirstRank && c.FirstRank == n.FirstRank {
+			continue
+		}
+		fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", c.ID, c.Expected, c.Found, l.Found, n.Found, c.FirstRank, l.FirstRank, n.FirstRank)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 func deref(f *float32) float32 {
