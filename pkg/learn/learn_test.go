@@ -307,3 +307,37 @@ func TestLearnedIsBounded(t *testing.T) {
 		t.Errorf("%d learned terms, want %d", got, MaxTermsPerTool)
 	}
 }
+
+// BenchmarkFileRecord is one search's feedback (16 words, 2 tools used)
+// recorded into a file store whose tools are full (MaxStoredTermsPerTool
+// words of MaxCallersPerKey callers each): the bound's pass over a tool's
+// rows at its largest. 2026-11-25: 1.0 ms, of which the write without the
+// pass 0.37 ms; one goroutine records, off the search path.
+func BenchmarkFileRecord(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "learned.db"), Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	words := func(from int) []string {
+		var out []string
+		for i := range MaxTermsPerEvent {
+			out = append(out, fmt.Sprintf("word%04d", from+i))
+		}
+		return out
+	}
+	for c := range MaxCallersPerKey {
+		for i := 0; i < MaxStoredTermsPerTool; i += MaxTermsPerEvent {
+			if err := s.Record(ctx, Event{Caller: fmt.Sprintf("c%d", c), Terms: words(i), Used: []string{"a/x", "a/y"}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if err := s.Record(ctx, Event{Caller: "new", Terms: words(1000 + i%64*MaxTermsPerEvent), Used: []string{"a/x", "a/y"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
