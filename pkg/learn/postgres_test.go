@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -174,6 +175,21 @@ func TestPostgresStore(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// Replicas recording for the same tools in either order, bounds and
+	// all, never deadlock (PostgreSQL would abort one with an error).
+	var race sync.WaitGroup
+	for i := range 16 {
+		used := []string{"x/one", "x/two", "x/three"}
+		if i%2 == 1 {
+			slices.Reverse(used)
+		}
+		race.Go(func() {
+			if err := []Store{a, b}[i%2].Record(ctx, Event{Caller: strconv.Itoa(i), Terms: []string{"alpha", "beta"}, Used: used}); err != nil {
+				t.Errorf("concurrent Record: %v", err)
+			}
+		})
+	}
+	race.Wait()
 	for _, s := range []Store{a, b} {
 		l, err := s.Load(ctx)
 		if err != nil {
