@@ -63,8 +63,8 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// index cannot use (its blocks are large, and freed pages stay
 		// with the process until the scavenger comes round). Collecting
 		// here and handing those pages back before the vectors are made
-		// lowers that peak: 10,000 tools 128.5 -> 123.6 MiB locally,
-		// 219 -> 208 through a provider, for no measurable rebuild time
+		// lowers that peak: 10,000 tools 129.6 -> 125.0 MiB locally,
+		// 221 -> 208 through a provider, for rebuilds 1.06-1.12x as long
 		// (BENCHMARKS.md, step 19). A first build has no snapshot beside
 		// it, and its peak is within bounds.
 		debug.FreeOSMemory()
