@@ -137,9 +137,6 @@ func (s *FileStore) Record(_ context.Context, ev Event) error {
 					return err
 				}
 			}
-			if err := s.bound(terms, tool, MaxStoredTermsPerTool, now); err != nil {
-				return err
-			}
 		}
 		pp := Pairs(ev.Used)
 		for _, p := range pp {
@@ -147,7 +144,13 @@ func (s *FileStore) Record(_ context.Context, ev Event) error {
 				return err
 			}
 		}
-		for _, tool := range firsts(pp) {
+		termTools, pairTools := touched(ev, pp)
+		for _, tool := range termTools {
+			if err := s.bound(terms, tool, MaxStoredTermsPerTool, now); err != nil {
+				return err
+			}
+		}
+		for _, tool := range pairTools {
 			if err := s.bound(pairs, tool, MaxStoredPairsPerTool, now); err != nil {
 				return err
 			}
@@ -160,7 +163,7 @@ func (s *FileStore) Record(_ context.Context, ev Event) error {
 // rows lie together, under the tool's prefix.
 func (s *FileStore) bound(b *bolt.Bucket, tool string, maxKeys int, now time.Time) error {
 	prefix := []byte(tool + "\x00")
-	var rows []Row
+	var rows []row
 	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		parts := split(string(k))
@@ -168,7 +171,7 @@ func (s *FileStore) bound(b *bolt.Bucket, tool string, maxKeys int, now time.Tim
 		if len(parts) != 3 || !ok {
 			continue // Load deletes it
 		}
-		rows = append(rows, Row{Key: parts[1], Caller: parts[2], Evidence: e})
+		rows = append(rows, row{Key: parts[1], Caller: parts[2], Evidence: e})
 	}
 	for _, r := range s.cfg.excess(rows, maxKeys, now) {
 		if err := b.Delete([]byte(key(tool, r.Key, r.Caller))); err != nil {

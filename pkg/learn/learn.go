@@ -288,16 +288,19 @@ func Pairs(used []string) [][2]string {
 	return out
 }
 
-// firsts is the first tools of pairs, each once: the tools whose pairs a
-// store keeps under their name.
-func firsts(pairs [][2]string) []string {
-	var out []string
+// touched is what an event with these pairs adds rows to, for a store to
+// bound: the tools whose terms it taught (none without terms), and the
+// first tool of each pair, under whose name a pair is kept; each once.
+func touched(ev Event, pairs [][2]string) (terms, pairTools []string) {
+	if len(ev.Terms) > 0 {
+		terms = slices.Compact(slices.Sorted(slices.Values(ev.Used)))
+	}
 	for _, p := range pairs {
-		if !slices.Contains(out, p[0]) {
-			out = append(out, p[0])
+		if !slices.Contains(pairTools, p[0]) {
+			pairTools = append(pairTools, p[0])
 		}
 	}
-	return out
+	return terms, pairTools
 }
 
 // Store keeps evidence: an embedded file (Open) by default, PostgreSQL
@@ -329,9 +332,9 @@ func key(parts ...string) string { return strings.Join(parts, "\x00") }
 
 func split(k string) []string { return strings.Split(k, "\x00") }
 
-// Row is one caller's evidence for one key of a tool (a term, or the
+// row is one caller's evidence for one key of a tool (a term, or the
 // other tool of a pair), as a store reads a tool's rows to bound them.
-type Row struct {
+type row struct {
 	Key, Caller string
 	Evidence
 }
@@ -341,18 +344,18 @@ type Row struct {
 // active; past maxKeys keys, the lightest (decayed, each caller capped as
 // the tally counts it; on a tie the least recently renewed). Both stores
 // bound themselves by it, so they keep the same rows.
-func (c Config) excess(rows []Row, maxKeys int, now time.Time) []Row {
+func (c Config) excess(rows []row, maxKeys int, now time.Time) []row {
 	c = c.withDefaults()
-	slices.SortFunc(rows, func(a, b Row) int {
+	slices.SortFunc(rows, func(a, b row) int {
 		return cmp.Or(strings.Compare(a.Key, b.Key), b.Updated.Compare(a.Updated), strings.Compare(a.Caller, b.Caller))
 	})
 	type group struct {
-		rows    []Row // kept, most recent first
+		rows    []row // kept, most recent first
 		weight  float64
 		renewed time.Time
 	}
 	var groups []group
-	var out []Row
+	var out []row
 	for i := 0; i < len(rows); {
 		j := i + 1
 		for j < len(rows) && rows[j].Key == rows[i].Key {

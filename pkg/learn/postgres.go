@@ -177,14 +177,13 @@ func (s *PostgresStore) Record(ctx context.Context, ev Event) error {
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return err
 		}
-		if len(ev.Terms) > 0 {
-			for _, tool := range ev.Used {
-				if err := s.bound(ctx, tx, boundTerms, tool, now); err != nil {
-					return err
-				}
+		termTools, pairTools := touched(ev, pairs)
+		for _, tool := range termTools {
+			if err := s.bound(ctx, tx, boundTerms, tool, now); err != nil {
+				return err
 			}
 		}
-		for _, tool := range firsts(pairs) {
+		for _, tool := range pairTools {
 			if err := s.bound(ctx, tx, boundPairs, tool, now); err != nil {
 				return err
 			}
@@ -203,9 +202,9 @@ func (s *PostgresStore) bound(ctx context.Context, tx pgx.Tx, b bounded, tool st
 	if err != nil {
 		return err
 	}
-	var all []Row
+	var all []row
 	for rows.Next() {
-		var r Row
+		var r row
 		if err := rows.Scan(&r.Key, &r.Caller, &r.Weight, &r.Updated); err != nil {
 			rows.Close()
 			return err
