@@ -212,8 +212,22 @@ func connect(ctx context.Context, base string, opts *mcp.ClientOptions) (*mcp.Cl
 // callTool calls an upstream tool through call_tool; ok when it answered
 // without isError.
 func callTool(ctx context.Context, cs *mcp.ClientSession, name string) (*mcp.CallToolResult, bool) {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": name, "arguments": map[string]any{}}})
+	res, err := call(ctx, cs, name)
 	return res, err == nil && !res.IsError
+}
+
+// call calls an upstream tool through call_tool.
+func call(ctx context.Context, cs *mcp.ClientSession, name string) (*mcp.CallToolResult, error) {
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": name, "arguments": map[string]any{}}})
+}
+
+// otherwise is what calls that a scenario did not count got: none, or
+// how many and the first.
+func otherwise(other []string) string {
+	if len(other) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d neither, the first: %s", len(other), other[0])
 }
 
 func resultText(res *mcp.CallToolResult) string {
@@ -364,26 +378,35 @@ func (r *rig) huge(ctx context.Context) (result, error) {
 	before := w.ts.peakRSS()
 	var wg sync.WaitGroup
 	var ok, refused atomic.Int32
+	var mu sync.Mutex
+	var other []string // what the calls neither answered nor refused got, to say why
 	for range 16 {
 		wg.Go(func() {
 			cs, err := connect(ctx, w.base, nil)
 			if err != nil {
+				mu.Lock()
+				other = append(other, fmt.Sprintf("connect: %.120v", err))
+				mu.Unlock()
 				return
 			}
 			defer cs.Close()
-			res, good := callTool(ctx, cs, "huge")
-			switch {
-			case good:
+			res, err := call(ctx, cs, "huge")
+			switch text := resultText(res); {
+			case err == nil && !res.IsError:
 				ok.Add(1)
-			case strings.Contains(resultText(res), "limit") || strings.Contains(resultText(res), "budget"):
+			case strings.Contains(text, "limit") || strings.Contains(text, "budget"):
 				refused.Add(1)
+			default:
+				mu.Lock()
+				other = append(other, fmt.Sprintf("call: %.120v %.120s", err, text))
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	peak := w.ts.peakRSS()
 	return measured(map[string]float64{"peak_rss_mib": peak, "refused": float64(refused.Load())},
-		"16 concurrent 10 MB results: peak RSS %.0f MiB (%.0f MiB before); %d answered, %d refused naming the limit", peak, before, ok.Load(), refused.Load())
+		"16 concurrent 10 MB results: peak RSS %.0f MiB (%.0f MiB before); %d answered, %d refused naming the limit%s", peak, before, ok.Load(), refused.Load(), otherwise(other))
 }
 
 // slow: two concurrent calls of a tool slower than the call timeout, then
