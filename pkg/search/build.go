@@ -32,11 +32,13 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	}
 	cat := setup.Catalog
 	_, fitted := s.cfg.Embedder.(fitter)
+	prev := s.cur.Load()
+	reuse := s.sameDense(prev, cat)
 	// Every tool's text is analysed once, in parts (catalog.Fields.Parts),
 	// for BM25's fields and the local embedder's whole text alike; a
 	// remote embedder reads the text itself.
 	var texts []string
-	if !fitted || s.cfg.Preload != nil {
+	if !reuse && (!fitted || s.cfg.Preload != nil) {
 		texts = make([]string, cat.Len())
 	}
 	hs := make([]hints.Hints, cat.Len())
@@ -57,7 +59,13 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Annotations)
 	})
 	snap := newSnapshot(cat, corpus, hs, s.cfg.Embedder)
-	if s.cur.Load() != nil {
+	snap.setup, snap.policy = setup, pol
+	snap.learned, snap.companions = learned, companionsOf(learned, cat)
+	if reuse {
+		snap.Matrix, snap.query, snap.Preloaded = prev.Matrix, prev.query, prev.Preloaded
+		return s.finish(ctx, snap, corpus, prev)
+	}
+	if prev != nil {
 		// A rebuild's peak is where its vectors fill beside the snapshot
 		// serving, the analysis' garbage still mapped in pages the new
 		// index cannot use (its blocks are large, and freed pages stay
@@ -69,8 +77,6 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// it, and its peak is within bounds.
 		debug.FreeOSMemory()
 	}
-	snap.setup, snap.policy = setup, pol
-	snap.learned, snap.companions = learned, companionsOf(learned, cat)
 	var vecs [][]float32
 	info := snap.query.Info()
 	if p := s.cfg.Preload; p != nil {
@@ -125,14 +131,37 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// Only vectors that made an index are kept for the next build.
 		s.cache = cache
 	}
+	return s.finish(ctx, snap, corpus, nil)
+}
+
+// finish gives snap, its dense side final, its ranker, version and the
+// views of keys that see only some tools; prev, when snap reuses its
+// dense side, lends its views theirs.
+func (s *Service) finish(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus, prev *Snapshot) (*Snapshot, error) {
 	s.rankable(snap)
 	seq := s.seq.Add(1)
-	snap.Version = s.version(seq, cat, snap)
+	snap.Version = s.version(seq, snap.Catalog, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
-	if err := s.buildViews(ctx, snap, corpus); err != nil {
+	if err := s.buildViews(ctx, snap, corpus, prev); err != nil {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// sameDense reports whether a build of cat can take prev's dense index
+// and query embedder as they are: prev indexed the same tools (the same
+// catalog hash is every text in the same order), whose vectors a build
+// would make again bit for bit (the local embedder is fitted to those
+// texts alone; a provider's would be copied from the cache). Most
+// rebuilds are such: learning's, each time its tally moves, which changes
+// only the keyword index; an upstream refresh or a config reload that
+// changed no tool. The matrix is immutable, so both snapshots read one
+// copy, and the rebuild neither holds the vectors twice nor spends the
+// local embedder's fit (BENCHMARKS.md, "A rebuild of the same tools"). A
+// prev whose embedding failed, or a provider whose width a query found
+// changed, is embedded afresh.
+func (s *Service) sameDense(prev *Snapshot, cat *catalog.Catalog) bool {
+	return prev != nil && prev.Matrix != nil && !s.distrust.Load() && prev.Catalog.Hash() == cat.Hash()
 }
 
 // newSnapshot is a snapshot's lexical side and per-row lookups, ready for
@@ -222,7 +251,7 @@ func (s *Service) rankable(snap *Snapshot) {
 // no answer can tell a hidden tool from one that does not exist. Keys with
 // the same visibility share a view. Remote vectors are reused, not
 // re-embedded; the local embedder is fitted to each view (it is cheap).
-func (s *Service) buildViews(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus) error {
+func (s *Service) buildViews(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus, prev *Snapshot) error {
 	pol := snap.policy
 	type built struct {
 		rows []int
@@ -236,7 +265,11 @@ func (s *Service) buildViews(ctx context.Context, snap *Snapshot, corpus *analys
 		}
 		j := slices.IndexFunc(views, func(b built) bool { return slices.Equal(b.rows, rows) })
 		if j < 0 {
-			v, err := s.view(ctx, snap, rows, corpus)
+			var was *Snapshot
+			if prev != nil {
+				was = prev.views[k.Name]
+			}
+			v, err := s.view(ctx, snap, rows, corpus, was)
 			if err != nil {
 				return fmt.Errorf("view of API key %q: %w", k.Name, err)
 			}
@@ -264,7 +297,10 @@ func partlyVisible(pol *policy, key string, view *policy) []string {
 	return out
 }
 
-func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *analysis.Corpus) (*Snapshot, error) {
+// view builds the snapshot of snap's rows; was, when not nil, is the
+// same key's view in the snapshot snap reuses the dense side of, and
+// lends this one its own when it saw the same tools.
+func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *analysis.Corpus, was *Snapshot) (*Snapshot, error) {
 	cat := snap.Catalog.Subset(rows)
 	sub := func(i int) int { // full row -> view row; rows is sorted
 		j, ok := slices.BinarySearch(rows, i)
@@ -289,7 +325,9 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 	v.setup, v.policy = snap.setup, snap.policy.restrict(sub)
 	v.learned, v.companions = learned, companionsOf(learned, cat)
 	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook
-	if snap.Semantic() {
+	if was != nil && s.sameDense(was, cat) {
+		v.Matrix, v.query = was.Matrix, was.query
+	} else if snap.Semantic() {
 		var vv [][]float32
 		var normalized []bool
 		if _, ok := v.query.(fitter); ok {

@@ -1,13 +1,19 @@
 package search
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/learn"
 )
 
 // A build analyses each tool's text once, in parts, for BM25 and the local
@@ -58,4 +64,96 @@ func TestBuildEmbedsText(t *testing.T) {
 			t.Errorf("%s: the build's row differs from embedding its text %q", cat.Tool(i).ID(), texts[i])
 		}
 	}
+}
+
+// tallyStore is a learning store whose tally the test sets.
+type tallyStore struct{ staticStore }
+
+func (s *tallyStore) Load(context.Context) (*learn.Learned, error) { return s.l, nil }
+
+// A rebuild of the same tools (learning's, or a refresh that changed no
+// tool) takes the serving snapshot's dense index and fitted embedder,
+// for the whole catalog and for each limited key's view, instead of
+// making them again; it answers exactly as a fresh build from the same
+// tally. A changed catalog is embedded afresh.
+func TestRebuildOfSameToolsSharesVectors(t *testing.T) {
+	full, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []access.Key{
+		{Name: "k", Hash: sha256.Sum256([]byte("secret-k")), Visibility: access.Visibility{Servers: full.Servers()[:3]}},
+		{Name: "all", Hash: sha256.Sum256([]byte("secret-all"))},
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	tally := randomLearned(r, full.Tools(), full.Tools()[:5])
+	for _, c := range []struct {
+		name     string
+		embedder func() Embedder
+	}{
+		{"local", func() Embedder { return embedding.NewLocal(256) }},
+		{"provider", func() Embedder { return &countingEmbedder{local: embedding.NewLocal(64)} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			setup := defaultSetup(t)
+			setup.Keys = keys
+			store := &tallyStore{}
+			svc := New(Config{Embedder: c.embedder(), Version: "test", Learning: &Learning{Store: store}})
+			first, err := svc.Build(t.Context(), setup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			store.l = tally
+			relearned, err := svc.Relearn(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if relearned.learned.Empty() {
+				t.Fatal("the tally taught the rebuild nothing")
+			}
+			if relearned.Matrix != first.Matrix || relearned.views["k"].Matrix != first.views["k"].Matrix {
+				t.Error("a rebuild of the same tools made its vectors again")
+			}
+			if relearned.Keywords == first.Keywords {
+				t.Error("the rebuild kept the keyword index, which holds what was learned")
+			}
+
+			fresh := New(Config{Embedder: c.embedder(), Version: "test", Learning: &Learning{Store: &tallyStore{staticStore{tally}}}})
+			fresh.learner.load(t.Context())
+			if _, err := fresh.Build(t.Context(), setup); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 40 {
+				req := randomRequest(r, full.Tools(), full.Tools(), setup.Templates)
+				req.Mode = []Mode{ModeHybrid, ModeSemantic, ModeKeyword}[i%3]
+				for _, caller := range []access.Caller{{Key: "k"}, {Key: "all"}} {
+					a, errA := svc.Search(t.Context(), req, caller)
+					b, errB := fresh.Search(t.Context(), req, caller)
+					if fmt.Sprint(errA) != fmt.Sprint(errB) {
+						t.Fatalf("%+v as %s: %v, fresh build %v", req, caller.Key, errA, errB)
+					}
+					if errA == nil && fmt.Sprint(scored(a.Tools), deref(a.Confidence)) != fmt.Sprint(scored(b.Tools), deref(b.Confidence)) {
+						t.Fatalf("%+v as %s:\nrebuilt %v %v\nfresh   %v %v", req, caller.Key, scored(a.Tools), deref(a.Confidence), scored(b.Tools), deref(b.Confidence))
+					}
+				}
+			}
+
+			edited, err := svc.Build(t.Context(), editedSetup(t, setup))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if edited.Matrix == relearned.Matrix || edited.Matrix.Rows() != relearned.Matrix.Rows()+1 {
+				t.Error("a changed catalog was not embedded afresh")
+			}
+		})
+	}
+}
+
+// scored is each hit's id and score.
+func scored(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = fmt.Sprint(h.Server, "/", h.Name, " ", deref(h.Score))
+	}
+	return out
 }
