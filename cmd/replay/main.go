@@ -39,8 +39,10 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/eval"
+	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -117,6 +119,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		fmt.Fprintln(stdout)
+		if none := reports["none"]; none != nil && r.taught != nil {
+			anyWord, held := r.reach(none)
+			n := float64(none.Summary.Expected)
+			fmt.Fprintf(stdout, "%-16s %-6s %-7s reach (of none's %d misses): a word taught once %d (recall@10 at most %.3f, +%.3f); a word taught as often as learning requires %d (at most %.3f, +%.3f)\n",
+				"", "", "", misses(none), anyWord, none.Summary.Recall+float64(anyWord)/n, float64(anyWord)/n, held, none.Summary.Recall+float64(held)/n, float64(held)/n)
+		}
 		if *out != "" && reports["none"] != nil && reports["learn"] != nil && reports["noise"] != nil {
 			if err := writeMovements(filepath.Join(*out, set+".tsv"), *seed, *noise, reports); err != nil {
 				return err
@@ -194,6 +202,11 @@ type replay struct {
 	stderr       io.Writer
 	cat          *catalog.Catalog
 	past, future []eval.Case
+	// taught is, for each tool (server/name), the analysed terms of the
+	// past queries whose sessions reported it used in the learn variant,
+	// each with its sessions by key: every word learning could ever hold
+	// for it, before its filters.
+	taught map[string]map[string]map[int]float64
 }
 
 // load reads the set and splits it, seeded.
@@ -299,6 +312,9 @@ func (r *replay) teach(ctx context.Context, srv *server, noise float64) error {
 		if len(used) == 0 {
 			continue
 		}
+		if noise == 0 {
+			r.learnt(c.Query, used, i%r.keys)
+		}
 		body := map[string]any{"id": ans.SearchID, "used": used}
 		var fb struct {
 			Learned int `json:"learned"`
@@ -313,6 +329,75 @@ func (r *replay) teach(ctx context.Context, srv *server, noise float64) error {
 	// The service writes events to its store in the background: wait until
 	// they are in before the rebuild reads them.
 	return srv.settle(ctx, events)
+}
+
+// learnt records that key's session of the past query taught the tools
+// used.
+func (r *replay) learnt(query string, used []string, key int) {
+	if r.taught == nil {
+		r.taught = map[string]map[string]map[int]float64{}
+	}
+	terms := analysis.English.Terms(query)
+	for _, id := range used {
+		if r.taught[id] == nil {
+			r.taught[id] = map[string]map[int]float64{}
+		}
+		for _, t := range terms {
+			if r.taught[id][t] == nil {
+				r.taught[id][t] = map[int]float64{}
+			}
+			r.taught[id][t][key]++
+		}
+	}
+}
+
+// reach counts the expected tools of the future half that none leaves out
+// of the top 10 and that the learned field could bring in at all: a
+// learned word adds to a tool's score only for a query holding it, so a
+// tool no past query taught, or taught only words this query lacks,
+// gains nothing from it. any counts a word taught once; held, a word
+// taught as often as learning's defaults require before it counts (by
+// learn.DefaultMinCallers keys over learn.DefaultMinSessions sessions,
+// each key counting for at most learn.DefaultCallerCap). Both are
+// generous bounds on what the field can add to recall@10, every such
+// tool counted as found and the word filters ignored.
+func (r *replay) reach(none *eval.Report) (anyWord, held int) {
+	query := map[string]string{}
+	for _, c := range r.future {
+		query[c.ID] = c.Query
+	}
+	heldBy := func(sessions map[int]float64) bool {
+		total := 0.0
+		for _, n := range sessions {
+			total += min(n, learn.DefaultCallerCap)
+		}
+		return len(sessions) >= learn.DefaultMinCallers && total >= learn.DefaultMinSessions
+	}
+	for _, c := range none.Cases {
+		terms := analysis.English.Terms(query[c.ID])
+		for id, rank := range c.Ranks {
+			if rank >= 1 && rank <= 10 {
+				continue
+			}
+			taught := r.taught[id]
+			if slices.ContainsFunc(terms, func(t string) bool { return taught[t] != nil }) {
+				anyWord++
+			}
+			if slices.ContainsFunc(terms, func(t string) bool { return taught[t] != nil && heldBy(taught[t]) }) {
+				held++
+			}
+		}
+	}
+	return anyWord, held
+}
+
+// misses is the number of expected tools outside the top 10.
+func misses(rep *eval.Report) int {
+	n := 0
+	for _, c := range rep.Cases {
+		n += c.Expected - c.Found
+	}
+	return n
 }
 
 // multiRecall is recall@10 over the future cases with two or more expected
