@@ -62,8 +62,8 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	snap.setup, snap.policy = setup, pol
 	snap.learned, snap.companions = learned, companionsOf(learned, cat)
 	if reuse {
-		snap.Matrix, snap.query, snap.Preloaded = prev.Matrix, prev.query, prev.Preloaded
-		return s.finish(ctx, snap, corpus, prev)
+		snap.shareDense(prev)
+		return s.finish(ctx, snap, corpus, prev.views)
 	}
 	if prev != nil {
 		// A rebuild's peak is where its vectors fill beside the snapshot
@@ -135,14 +135,15 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 }
 
 // finish gives snap, its dense side final, its ranker, version and the
-// views of keys that see only some tools; prev, when snap reuses its
-// dense side, lends its views theirs.
-func (s *Service) finish(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus, prev *Snapshot) (*Snapshot, error) {
+// views of keys that see only some tools; prevViews, when snap shares
+// its dense side with the snapshot serving, are that snapshot's views,
+// which lend theirs.
+func (s *Service) finish(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus, prevViews map[string]*Snapshot) (*Snapshot, error) {
 	s.rankable(snap)
 	seq := s.seq.Add(1)
 	snap.Version = s.version(seq, snap.Catalog, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
-	if err := s.buildViews(ctx, snap, corpus, prev); err != nil {
+	if err := s.buildViews(ctx, snap, corpus, prevViews); err != nil {
 		return nil, err
 	}
 	return snap, nil
@@ -162,6 +163,11 @@ func (s *Service) finish(ctx context.Context, snap *Snapshot, corpus *analysis.C
 // changed, is embedded afresh.
 func (s *Service) sameDense(prev *Snapshot, cat *catalog.Catalog) bool {
 	return prev != nil && prev.Matrix != nil && !s.distrust.Load() && prev.Catalog.Hash() == cat.Hash()
+}
+
+// shareDense gives snap from's dense index and the embedder fitted to it.
+func (snap *Snapshot) shareDense(from *Snapshot) {
+	snap.Matrix, snap.query, snap.Preloaded = from.Matrix, from.query, from.Preloaded
 }
 
 // newSnapshot is a snapshot's lexical side and per-row lookups, ready for
@@ -251,7 +257,7 @@ func (s *Service) rankable(snap *Snapshot) {
 // no answer can tell a hidden tool from one that does not exist. Keys with
 // the same visibility share a view. Remote vectors are reused, not
 // re-embedded; the local embedder is fitted to each view (it is cheap).
-func (s *Service) buildViews(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus, prev *Snapshot) error {
+func (s *Service) buildViews(ctx context.Context, snap *Snapshot, corpus *analysis.Corpus, prevViews map[string]*Snapshot) error {
 	pol := snap.policy
 	type built struct {
 		rows []int
@@ -265,11 +271,7 @@ func (s *Service) buildViews(ctx context.Context, snap *Snapshot, corpus *analys
 		}
 		j := slices.IndexFunc(views, func(b built) bool { return slices.Equal(b.rows, rows) })
 		if j < 0 {
-			var was *Snapshot
-			if prev != nil {
-				was = prev.views[k.Name]
-			}
-			v, err := s.view(ctx, snap, rows, corpus, was)
+			v, err := s.view(ctx, snap, rows, corpus, prevViews[k.Name])
 			if err != nil {
 				return fmt.Errorf("view of API key %q: %w", k.Name, err)
 			}
@@ -325,8 +327,8 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 	v.setup, v.policy = snap.setup, snap.policy.restrict(sub)
 	v.learned, v.companions = learned, companionsOf(learned, cat)
 	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook
-	if was != nil && s.sameDense(was, cat) {
-		v.Matrix, v.query = was.Matrix, was.query
+	if s.sameDense(was, cat) {
+		v.shareDense(was)
 	} else if snap.Semantic() {
 		var vv [][]float32
 		var normalized []bool

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
-	"github.com/toolsearch/toolsearch/pkg/learn"
 )
 
 // A build analyses each tool's text once, in parts, for BM25 and the local
@@ -66,11 +64,6 @@ func TestBuildEmbedsText(t *testing.T) {
 	}
 }
 
-// tallyStore is a learning store whose tally the test sets.
-type tallyStore struct{ staticStore }
-
-func (s *tallyStore) Load(context.Context) (*learn.Learned, error) { return s.l, nil }
-
 // A rebuild of the same tools (learning's, or a refresh that changed no
 // tool) takes the serving snapshot's dense index and fitted embedder,
 // for the whole catalog and for each limited key's view, instead of
@@ -97,7 +90,7 @@ func TestRebuildOfSameToolsSharesVectors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			setup := defaultSetup(t)
 			setup.Keys = keys
-			store := &tallyStore{}
+			store := &staticStore{} // its tally is set below
 			svc := New(Config{Embedder: c.embedder(), Version: "test", Learning: &Learning{Store: store}})
 			first, err := svc.Build(t.Context(), setup)
 			if err != nil {
@@ -118,7 +111,7 @@ func TestRebuildOfSameToolsSharesVectors(t *testing.T) {
 				t.Error("the rebuild kept the keyword index, which holds what was learned")
 			}
 
-			fresh := New(Config{Embedder: c.embedder(), Version: "test", Learning: &Learning{Store: &tallyStore{staticStore{tally}}}})
+			fresh := New(Config{Embedder: c.embedder(), Version: "test", Learning: &Learning{Store: staticStore{tally}}})
 			fresh.learner.load(t.Context())
 			if _, err := fresh.Build(t.Context(), setup); err != nil {
 				t.Fatal(err)
