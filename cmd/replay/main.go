@@ -202,11 +202,16 @@ type replay struct {
 	stderr       io.Writer
 	cat          *catalog.Catalog
 	past, future []eval.Case
-	// taught is, for each tool (server/name), the analysed terms of the
-	// past queries whose sessions reported it used in the learn variant,
-	// each with its sessions by key: every word learning could ever hold
-	// for it, before its filters.
-	taught map[string]map[string]map[int]float64
+	// taught counts the past sessions of the learn variant in which a key
+	// reported a tool (server/name) used after a query with the term:
+	// every word learning could ever hold for it, before its filters.
+	taught map[taughtBy]float64
+}
+
+// taughtBy is a tool, a term of a query that led to it, and the key.
+type taughtBy struct {
+	tool, term string
+	key        int
 }
 
 // load reads the set and splits it, seeded.
@@ -335,18 +340,12 @@ func (r *replay) teach(ctx context.Context, srv *server, noise float64) error {
 // used.
 func (r *replay) learnt(query string, used []string, key int) {
 	if r.taught == nil {
-		r.taught = map[string]map[string]map[int]float64{}
+		r.taught = map[taughtBy]float64{}
 	}
 	terms := analysis.English.Terms(query)
 	for _, id := range used {
-		if r.taught[id] == nil {
-			r.taught[id] = map[string]map[int]float64{}
-		}
 		for _, t := range terms {
-			if r.taught[id][t] == nil {
-				r.taught[id][t] = map[int]float64{}
-			}
-			r.taught[id][t][key]++
+			r.taught[taughtBy{id, t, key}]++
 		}
 	}
 }
@@ -355,23 +354,23 @@ func (r *replay) learnt(query string, used []string, key int) {
 // of the top 10 and that the learned field could bring in at all: a
 // learned word adds to a tool's score only for a query holding it, so a
 // tool no past query taught, or taught only words this query lacks,
-// gains nothing from it. any counts a word taught once; held, a word
-// taught as often as learning's defaults require before it counts (by
-// learn.DefaultMinCallers keys over learn.DefaultMinSessions sessions,
-// each key counting for at most learn.DefaultCallerCap). Both are
+// gains nothing from it. anyWord counts a word taught once; held, a word
+// the past sessions' tally passes (learn.Tally with learning's defaults:
+// its thresholds, its cap per caller and its words per tool). Both are
 // generous bounds on what the field can add to recall@10, every such
 // tool counted as found and the word filters ignored.
 func (r *replay) reach(none *eval.Report) (anyWord, held int) {
+	now := time.Now()
+	tally := learn.NewTally(learn.Config{}, now)
+	taught := map[[2]string]bool{}
+	for k, sessions := range r.taught {
+		tally.Term(k.tool, k.term, learn.Evidence{Weight: sessions, Updated: now})
+		taught[[2]string{k.tool, k.term}] = true
+	}
+	learned := tally.Learned().Terms
 	query := map[string]string{}
 	for _, c := range r.future {
 		query[c.ID] = c.Query
-	}
-	heldBy := func(sessions map[int]float64) bool {
-		total := 0.0
-		for _, n := range sessions {
-			total += min(n, learn.DefaultCallerCap)
-		}
-		return len(sessions) >= learn.DefaultMinCallers && total >= learn.DefaultMinSessions
 	}
 	for _, c := range none.Cases {
 		terms := analysis.English.Terms(query[c.ID])
@@ -379,11 +378,10 @@ func (r *replay) reach(none *eval.Report) (anyWord, held int) {
 			if rank >= 1 && rank <= 10 {
 				continue
 			}
-			taught := r.taught[id]
-			if slices.ContainsFunc(terms, func(t string) bool { return taught[t] != nil }) {
+			if slices.ContainsFunc(terms, func(t string) bool { return taught[[2]string{id, t}] }) {
 				anyWord++
 			}
-			if slices.ContainsFunc(terms, func(t string) bool { return taught[t] != nil && heldBy(taught[t]) }) {
+			if slices.ContainsFunc(learned[id], func(w learn.Weighted) bool { return slices.Contains(terms, w.Name) }) {
 				held++
 			}
 		}
