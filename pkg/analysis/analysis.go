@@ -6,9 +6,9 @@
 package analysis
 
 import (
-	"hash/maphash"
 	"strings"
-	"sync/atomic"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/memo"
 )
 
 // Analyzer is one configuration of the chain. It is immutable and safe
@@ -20,14 +20,14 @@ type Analyzer struct {
 	derived func() *relations // stem -> stems of derivationally related words
 	// hypernyms is WordNet's hierarchy above each word (hypernyms.go).
 	hypernyms func() hierarchy
-	memo      [memoSlots]atomic.Pointer[memoEntry]
+	words     *memo.Memo[word] // query words' terms
 }
 
 // English is the chain every ranker uses: the light English stemmer
 // (Stem), the stop words below, the concept groups of related.go and
 // WordNet's derivationally related forms (derived.go) and hypernyms
 // (hypernyms.go).
-var English = &Analyzer{stop: stop, stem: Stem, related: concepts, derived: englishDerived, hypernyms: englishHypernyms}
+var English = &Analyzer{stop: stop, stem: Stem, related: concepts, derived: englishDerived, hypernyms: englishHypernyms, words: memo.New[word]()}
 
 // Terms returns text's stemmed, stop-word-free tokens, in order: the unit
 // every ranker matches on. A word's term comes from the analyzer's memo
@@ -42,33 +42,30 @@ func (a *Analyzer) Terms(text string) []string {
 	return out
 }
 
-// term is w's term, or false for a stop word, through the memo: a fixed
-// number of slots, each the last word that hashed there, so that a query's
-// words are stemmed once however often they are asked, and what queries
-// ask cannot grow it.
+// term is w's term, or false for a stop word, through the memo, so that
+// a query's words are stemmed once however often they are asked, and what
+// queries ask cannot grow it.
 func (a *Analyzer) term(w string) (string, bool) {
-	slot := &a.memo[maphash.String(memoSeed, w)%memoSlots]
-	if e := slot.Load(); e != nil && e.word == w {
+	if e := a.words.Get(w); e != nil {
 		return e.term, !e.stop
 	}
-	// Kept from a copy of the word: neither the word nor its stem may pin
+	// Kept under a copy of the word: neither the word nor its stem may pin
 	// the caller's text.
-	e := &memoEntry{word: strings.Clone(w), stop: a.stop[w]}
+	w = strings.Clone(w)
+	e := word{stop: a.stop[w]}
 	if !e.stop {
-		e.term = a.stem(e.word)
+		e.term = a.stem(w)
 	}
-	slot.Store(e)
+	a.words.Put(w, e)
 	return e.term, !e.stop
 }
 
-type memoEntry struct {
-	word, term string
-	stop       bool
+// word is what the memo keeps of a word: its term, or that it is a stop
+// word.
+type word struct {
+	term string
+	stop bool
 }
-
-const memoSlots = 4096
-
-var memoSeed = maphash.MakeSeed()
 
 // Related returns the concept ids ("c:NAME") of a term as Terms gives it:
 // one per group of related words the term belongs to.

@@ -3,6 +3,8 @@ package analysis
 import (
 	"slices"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/memo"
 )
 
 // vocab is a catalog's vocabulary: words, analysed as a catalog's are.
@@ -91,7 +93,7 @@ func TestBroader(t *testing.T) {
 // A word with a derivationally related form the catalog knows is not
 // also broadened: the related form is the closer evidence.
 func TestBroaderAfterDerived(t *testing.T) {
-	a := &Analyzer{stop: stop, stem: Stem,
+	a := &Analyzer{stop: stop, stem: Stem, words: memo.New[word](),
 		derived: func() *relations { return packRelations(map[string][]string{"deletion": {"delete"}}) },
 		hypernyms: func() hierarchy {
 			return packHierarchy([][]int32{nil}, [][]string{{"edit"}}, map[string][]int32{"deletion": {0}})

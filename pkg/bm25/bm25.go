@@ -6,12 +6,13 @@ package bm25
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"maps"
 	"math"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/memo"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -149,7 +150,7 @@ type Index struct {
 	impact    []float64
 
 	scratch sync.Pool
-	cache   expansions
+	cache   *memo.Memo[expansion] // by term
 }
 
 // Layout says which segment of a corpus holds each text field of a tool
@@ -186,7 +187,7 @@ func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 	}
 	b := newBuilder(c, layout)
 	ix := &Index{p: p, n: c.Len()}
-	ix.cache.seed = maphash.MakeSeed()
+	ix.cache = memo.New[expansion]()
 	norm := b.norms(p)
 	ix.start, ix.pairs = b.count()
 	ix.firstPair = uint32(b.singles)

@@ -1,15 +1,13 @@
 package bm25
 
 import (
-	"hash/maphash"
 	"slices"
-	"sync/atomic"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 )
 
 // expansion is what a query term looks up in an index, worked out once per
-// term and index and kept (see expansions): its own list, its concepts',
+// term and index and kept (see expand): its own list, its concepts',
 // its derivationally related forms that the index has, and, for a term the
 // index lacks, the levels of its hypernyms that it has.
 type expansion struct {
@@ -27,23 +25,12 @@ type ref struct {
 	list       int64
 }
 
-// expansions is a fixed number of slots, each the expansion of the last
-// term that hashed there: bounded whatever queries ask, free of locks,
-// and a term's expansion is the same whichever slot held it.
-type expansions struct {
-	seed  maphash.Seed
-	slots [expansionSlots]atomic.Pointer[expansion]
-}
-
-const expansionSlots = 4096
-
 // expand returns term's expansion, from its slot or worked out now.
 func (ix *Index) expand(term string) *expansion {
-	slot := &ix.cache.slots[maphash.String(ix.cache.seed, term)%expansionSlots]
-	if e := slot.Load(); e != nil && e.term == term {
+	if e := ix.cache.Get(term); e != nil {
 		return e
 	}
-	e := &expansion{term: term, list: ix.list(term)}
+	e := expansion{term: term, list: ix.list(term)}
 	for _, c := range analysis.English.Related(term) {
 		// The token as the documents' text was analysed, so stemmed.
 		t := analysis.Stem(conceptToken(c))
@@ -57,8 +44,7 @@ func (ix *Index) expand(term string) *expansion {
 	if e.list < 0 && len(e.derived) == 0 {
 		e.levels = analysis.English.HypernymLevels(term, ix.Has)
 	}
-	slot.Store(e)
-	return e
+	return ix.cache.Put(term, e)
 }
 
 // list is term's list, -1 when no document has it.
@@ -80,12 +66,15 @@ func (ix *Index) list(term string) int64 {
 // comes from the index's cache of expansions.
 func (ix *Index) PrepareTerms(terms []string) Query {
 	asked := len(terms)
-	exps := make([]*expansion, asked, asked+4)
-	for i, t := range terms {
-		exps[i] = ix.expand(t)
+	// On the stack for a query of common length: these end with the call.
+	var expBuf [24]*expansion
+	var broaderBuf [8]string
+	exps := expBuf[:0]
+	for _, t := range terms {
+		exps = append(exps, ix.expand(t))
 	}
 	// Broader, then Expand, as analysis does them.
-	var broader []string
+	broader := broaderBuf[:0]
 	for _, e := range exps {
 		if e.levels != nil {
 			broader = analysis.BroaderFrom(e.levels, terms, broader)

@@ -2,12 +2,12 @@ package embedding
 
 import (
 	"context"
-	"hash/maphash"
 	"math"
 	mathbits "math/bits"
 	"slices"
 	"sync"
-	"sync/atomic"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/memo"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
@@ -35,7 +35,7 @@ type Local struct {
 	// unseen is the IDF of a feature no fitted document has. Such a feature
 	// can only match through a hash collision, so it mostly adds length.
 	unseen float32
-	terms  *termCache // nil before Fit
+	terms  *memo.Memo[termEntry] // query terms' features; nil before Fit
 }
 
 // NewLocal returns an unfitted local embedder with dim buckets
@@ -382,7 +382,7 @@ func (l *Local) fit(c *analysis.Corpus, vf *vocabFeatures) *Local {
 		v, _ := idf.at(h)
 		*v = idfOf(d)
 	})
-	return &Local{dim: l.dim, idf: idf, unseen: float32(math.Log(n+1) + 1), terms: newTermCache()}
+	return &Local{dim: l.dim, idf: idf, unseen: float32(math.Log(n+1) + 1), terms: memo.New[termEntry]()}
 }
 
 // Embed returns one unnormalised vector per text. It never fails unless ctx
@@ -492,7 +492,7 @@ func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 	}
 	var feats []feature
 	if l.terms != nil {
-		feats = l.terms.features(terms, sc)
+		feats = l.queryFeatures(terms, sc)
 	} else {
 		feats = termFeatures(terms, sc)
 	}
@@ -516,18 +516,6 @@ func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 	return idx, val
 }
 
-// termCache keeps the features of the terms queries used, so that a query
-// hashes only its pairs: a fixed number of slots, each the last term that
-// hashed there, bounded whatever queries ask, free of locks. Each fitted
-// Local has its own (the features do not depend on the fit; their weights
-// are looked up per query).
-type termCache struct {
-	seed  maphash.Seed
-	slots [termCacheSlots]atomic.Pointer[termEntry]
-}
-
-const termCacheSlots = 4096
-
 // termEntry is a term's features: head (appendHead) then grams
 // (appendGrams), split at mid.
 type termEntry struct {
@@ -537,28 +525,27 @@ type termEntry struct {
 	prefix uint64 // pairPrefix(term)
 }
 
-func newTermCache() *termCache { return &termCache{seed: maphash.MakeSeed()} }
-
-// entry returns t's features, from its slot or hashed now.
-func (c *termCache) entry(t string, sc *scratch) *termEntry {
-	slot := &c.slots[maphash.String(c.seed, t)%termCacheSlots]
-	if e := slot.Load(); e != nil && e.term == t {
+// termFeatures returns t's features: from the memo, which keeps those of
+// the terms queries used, so that a query hashes only its pairs (the
+// features do not depend on the fit; their weights are looked up per
+// query).
+func (l *Local) termFeatures(t string, sc *scratch) *termEntry {
+	if e := l.terms.Get(t); e != nil {
 		return e
 	}
-	e := &termEntry{term: t, prefix: pairPrefix(t)}
+	e := termEntry{prefix: pairPrefix(t)}
 	e.feats = appendHead(nil, t)
 	e.mid = len(e.feats)
 	e.feats = appendGrams(e.feats, t, sc)
-	slot.Store(e)
-	return e
+	return l.terms.Put(t, e)
 }
 
-// features is termFeatures with each term's features from c.
-func (c *termCache) features(terms []string, sc *scratch) []feature {
+// queryFeatures is termFeatures with each term's features from the memo.
+func (l *Local) queryFeatures(terms []string, sc *scratch) []feature {
 	raw := sc.raw[:0]
 	var prev *termEntry
 	for i, t := range terms {
-		e := c.entry(t, sc)
+		e := l.termFeatures(t, sc)
 		raw = append(raw, e.feats[:e.mid]...)
 		if i > 0 {
 			raw = append(raw, feature{hash: pairHash(prev.prefix, t), weight: pairWeight})
