@@ -138,13 +138,22 @@ func (mx *Matrix) Vectors() [][]float32 {
 // is full, and the k survivors are sorted at the end, so when k covers
 // every score (small catalogs, hybrid candidate ranks) it is one sort.
 func TopK(scores []float32, k int, keep func(row int) bool) []Match {
+	return TopKInto(nil, scores, k, keep)
+}
+
+// TopKInto is TopK answering in buf when it has room: a caller that
+// selects per query reuses one buffer instead of allocating each time.
+func TopKInto(buf []Match, scores []float32, k int, keep func(row int) bool) []Match {
 	if k <= 0 {
-		return nil
+		return buf[:0]
+	}
+	h := buf[:0]
+	if n := min(k, len(scores)); cap(h) < n {
+		h = make([]Match, 0, n)
 	}
 	if k <= insertionK {
-		return topKByInsertion(scores, k, keep)
+		return topKByInsertion(h, scores, k, keep)
 	}
-	h := make([]Match, 0, min(k, len(scores)))
 	i := 0
 	for ; i < len(scores) && len(h) < k; i++ {
 		if keep == nil || keep(i) {
@@ -173,26 +182,29 @@ func TopK(scores []float32, k int, keep func(row int) bool) []Match {
 // it sifting and the final sort.
 const insertionK = 16
 
-func topKByInsertion(scores []float32, k int, keep func(row int) bool) []Match {
-	h := make([]Match, 0, min(k, len(scores)))
+// topKByInsertion keeps the best k in h (empty, with room for them),
+// shifting each better score into place in one pass (no call to move a
+// few elements).
+func topKByInsertion(h []Match, scores []float32, k int, keep func(row int) bool) []Match {
 	for i, s := range scores {
 		if keep != nil && !keep(i) {
 			continue
 		}
-		if len(h) == k {
+		n := len(h)
+		if n == k {
 			if !(s > h[k-1].Score) { // a tie never displaces the earlier row
 				continue
 			}
-			h = h[:k-1]
+			n-- // the worst makes room
+		} else {
+			h = h[:n+1]
 		}
 		// After every entry as good: they are earlier rows.
-		j := len(h)
-		for j > 0 && h[j-1].Score < s {
-			j--
+		for n > 0 && h[n-1].Score < s {
+			h[n] = h[n-1]
+			n--
 		}
-		h = append(h, Match{})
-		copy(h[j+1:], h[j:])
-		h[j] = Match{i, s}
+		h[n] = Match{i, s}
 	}
 	return h
 }

@@ -41,13 +41,18 @@ func (mx *Matrix) SparseScoresInto(q Sparse, dst []float32) error {
 	// loaded once for all four.
 	r := 0
 	for ; r+4 <= rows; r += 4 {
-		r0 := data[r*stride : r*stride+cols]
-		r1 := data[(r+1)*stride : (r+1)*stride+cols]
-		r2 := data[(r+2)*stride : (r+2)*stride+cols]
-		r3 := data[(r+3)*stride : (r+3)*stride+cols]
+		// Each row sliced to exactly cols, so that one check of an index
+		// against cols bounds all four reads.
+		r0 := data[r*stride:][:cols]
+		r1 := data[(r+1)*stride:][:cols]
+		r2 := data[(r+2)*stride:][:cols]
+		r3 := data[(r+3)*stride:][:cols]
 		var s0, s1, s2, s3 float32
 		for k, j := range idx {
 			v := val[k]
+			if uint(j) >= uint(cols) {
+				panic("index: a sparse query's column out of range") // checkQuery rules it out
+			}
 			s0 += v * r0[j]
 			s1 += v * r1[j]
 			s2 += v * r2[j]

@@ -295,7 +295,8 @@ func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int)
 			fused[i] = r.Fused
 		}
 		top := sc.serverTop
-		for _, m := range index.TopK(fused, siblingServers, nil) {
+		sc.top = index.TopKInto(sc.top, fused, siblingServers, nil)
+		for _, m := range sc.top {
 			top[rk.serverOf[cands[m.Row].Row]] = true
 		}
 		grew := false
@@ -332,7 +333,7 @@ func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int)
 	for i, r := range cands {
 		scores[i] = r.Fused
 	}
-	return reserve(cands, scores, k, sc.intentBest), nil
+	return reserve(cands, scores, k, sc), nil
 }
 
 // boostCompanions gives each candidate, and each tool learned as used
@@ -372,19 +373,19 @@ func (rk *Ranker) boostCompanions(cands []Result, sc *scratch, keep func(int) bo
 }
 
 // reserve returns the k best candidates by score, except that each
-// intent's best row (intentBest, -1: none) missing from them displaces the
-// last of the fused picks, up to intentShare of k. The answer stays in
+// intent's best row (sc.intentBest, -1: none) missing from them displaces
+// the last of the fused picks, up to intentShare of k. The answer stays in
 // score order.
-func reserve(cands []Result, scores []float32, k int, intentBest []int) []Result {
-	top := index.TopK(scores, k, nil)
+func reserve(cands []Result, scores []float32, k int, sc *scratch) []Result {
+	intentBest := sc.intentBest
+	top := index.TopKInto(sc.top, scores, k, nil)
 	if places := min(len(intentBest), int(intentShare*float64(k))); len(intentBest) > 1 && places > 0 && len(top) == k {
-		in := make(map[int]bool, len(top))
-		for _, m := range top {
-			in[cands[m.Row].Row] = true
+		in := func(row int) bool {
+			return slices.ContainsFunc(top, func(m index.Match) bool { return cands[m.Row].Row == row })
 		}
 		var want []int
 		for _, row := range intentBest {
-			if row >= 0 && !in[row] && !slices.Contains(want, row) {
+			if row >= 0 && !in(row) && !slices.Contains(want, row) {
 				want = append(want, row)
 			}
 		}
@@ -398,6 +399,7 @@ func reserve(cands []Result, scores []float32, k int, intentBest []int) []Result
 			slices.SortStableFunc(top, func(a, b index.Match) int { return cmp.Compare(b.Score, a.Score) })
 		}
 	}
+	sc.top = top
 	out := make([]Result, len(top)) // outlives the scratch
 	for i, m := range top {
 		out[i] = cands[m.Row]
@@ -416,6 +418,8 @@ type scratch struct {
 	serverBest                  []float32
 	cands                       []Result
 	intentBest                  []int // per intent of a multi-intent query: its best lexical row, or -1
+	intents                     []string
+	top                         []index.Match // a selection's, reused
 }
 
 func newScratch(tools, servers int) *scratch {
@@ -456,12 +460,16 @@ func (rk *Ranker) lexicalScores(q Query, sc *scratch, keep func(int) bool) []flo
 	if g <= 0 {
 		return whole
 	}
-	sents := intents(q.Text)
+	sents := intents(q.Text, sc.intents[:0])
+	sc.intents = sents
+	if len(sents) < 2 {
+		return whole
+	}
 	var top float32
 	for _, s := range whole {
 		top = max(top, s)
 	}
-	if len(sents) < 2 || top <= 0 {
+	if top <= 0 {
 		return whole
 	}
 	for i := range whole {
@@ -554,36 +562,32 @@ func (rk *Ranker) fuse(cands []Result) {
 // and then do Y". Longer joints come first, so "and then" is one joint.
 var clauseJoints = []string{", and then ", " and then ", ", then ", ", and also ", ", and ", ", also ", ", plus ", " as well as ", ", additionally "}
 
-// intents splits a query into the requests it makes: its sentences, each
+// intents appends to dst the requests text makes: its sentences, each
 // cut again at clause joints, keeping pieces of three or more words.
-func intents(text string) []string {
-	var out []string
-	for _, s := range sentences(text) {
-		parts := []string{s}
-		for _, joint := range clauseJoints {
-			if !strings.Contains(s, joint) {
-				continue
-			}
-			var next []string
-			for _, p := range parts {
-				next = append(next, strings.Split(p, joint)...)
-			}
-			parts = next
+func intents(text string, dst []string) []string {
+	out := sentences(text, dst)
+	for _, joint := range clauseJoints {
+		if !strings.Contains(text, joint) {
+			continue // the common case: no sentence has it
 		}
-		for _, p := range parts {
-			if hasWords(p, 3) {
-				out = append(out, p)
+		var next []string
+		for _, p := range out[len(dst):] {
+			for part := range strings.SplitSeq(p, joint) {
+				if hasWords(part, 3) {
+					next = append(next, part)
+				}
 			}
 		}
+		out = append(out[:len(dst)], next...)
 	}
 	return out
 }
 
-// sentences splits text at sentence ends, keeping pieces of three or more
-// words. A full stop not followed by a space ("e.g", "3.5", "example.com")
-// does not end a sentence.
-func sentences(text string) []string {
-	var out []string
+// sentences appends to dst text's sentences, split at sentence ends,
+// keeping pieces of three or more words. A full stop not followed by a
+// space ("e.g", "3.5", "example.com") does not end a sentence.
+func sentences(text string, dst []string) []string {
+	out := dst
 	start := 0
 	for i := 0; i < len(text); i++ {
 		switch text[i] {

@@ -18,7 +18,7 @@ func TestSentences(t *testing.T) {
 		{"a b c; d e", []string{"a b c"}},
 	}
 	for _, tt := range tests {
-		if got := sentences(tt.in); !slices.Equal(got, tt.want) {
+		if got := sentences(tt.in, nil); !slices.Equal(got, tt.want) {
 			t.Errorf("sentences(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -54,7 +54,7 @@ func TestIntents(t *testing.T) {
 		{"one two", nil},
 	}
 	for _, tt := range tests {
-		if got := intents(tt.in); !slices.Equal(got, tt.want) {
+		if got := intents(tt.in, nil); !slices.Equal(got, tt.want) {
 			t.Errorf("intents(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -89,7 +89,7 @@ func TestReserve(t *testing.T) {
 		{"fewer candidates than k: all of them", 10, []int{106, 107}, []int{100, 101, 102, 103, 104, 105, 106, 107}},
 	}
 	for _, tt := range tests {
-		got := rows(reserve(cands, slices.Clone(scores), tt.k, tt.intentBest))
+		got := rows(reserve(cands, slices.Clone(scores), tt.k, &scratch{intentBest: tt.intentBest}))
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: reserve = %v, want %v", tt.name, got, tt.want)
 		}
