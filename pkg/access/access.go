@@ -118,6 +118,9 @@ type Set struct {
 // All is the Set that allows every row.
 func All() Set { return Set{} }
 
+// IsAll reports whether s allows every row.
+func (s Set) IsAll() bool { return !s.limited }
+
 // Has reports whether row is allowed.
 func (s Set) Has(row int) bool { return !s.limited || s.rows[row] }
 

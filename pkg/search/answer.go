@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
@@ -24,6 +24,13 @@ type answer struct {
 	vis    access.Set
 	resp   *Response
 	seen   rowSet // rows already in the answer
+	// What the answer points to, kept here rather than allocated apart:
+	// a small catalog's seen rows, a sparse query, the confidence and its
+	// verdict.
+	seenRows  [4]uint64
+	query     index.Query
+	conf      float32
+	confident bool
 }
 
 // Search answers req for caller from the current snapshot, through the
@@ -45,8 +52,9 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 	if err != nil {
 		return nil, err
 	}
-	a := &answer{s: s, snap: snap, req: &req, caller: caller, vis: access.All(), seen: newRowSet(snap.Catalog.Len()),
+	a := &answer{s: s, snap: snap, req: &req, caller: caller, vis: access.All(),
 		resp: &Response{Tools: []Hit{}, IndexVersion: snap.Version}}
+	a.seen = newRowSet(snap.Catalog.Len(), a.seenRows[:])
 	a.narrow()
 	switch {
 	case len(req.Messages) > 0:
@@ -78,18 +86,7 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 		return nil, err
 	}
 	a.resp.TookMS = float64(time.Since(start).Microseconds()) / 1000
-	s.metrics.searches.WithLabelValues(string(a.resp.Mode), strconv.FormatBool(a.resp.Degraded)).Inc()
-	// Hits come grouped by source (retrieved, then core): one labelled
-	// lookup per group rather than per hit.
-	tools := a.resp.Tools
-	for i := 0; i < len(tools); {
-		j := i + 1
-		for j < len(tools) && tools[j].Source == tools[i].Source {
-			j++
-		}
-		s.metrics.results.WithLabelValues(string(tools[i].Source)).Add(float64(j - i))
-		i = j
-	}
+	s.metrics.count(a.resp)
 	return a.resp, nil
 }
 
@@ -142,6 +139,12 @@ func (a *answer) inScope(row int) bool {
 		return false
 	}
 	return true
+}
+
+// unfiltered reports whether every row is in scope: the caller's view
+// is not narrowed and no safety or server filter applies.
+func (a *answer) unfiltered() bool {
+	return a.vis.IsAll() && !a.req.ReadOnly && !a.req.ExcludeDestructive && len(a.req.Servers) == 0 && a.req.ServerMatch == ""
 }
 
 // safe reports whether row passes the request's safety filters, which
@@ -290,7 +293,14 @@ func (a *answer) render() error {
 // rowSet is a set of catalog rows, one bit each.
 type rowSet []uint64
 
-func newRowSet(n int) rowSet      { return make(rowSet, (n+63)/64) }
+// newRowSet is a set for rows [0,n), in buf when it is large enough.
+func newRowSet(n int, buf []uint64) rowSet {
+	if words := (n + 63) / 64; words <= len(buf) {
+		return buf[:words]
+	}
+	return make(rowSet, (n+63)/64)
+}
+
 func (s rowSet) add(row int)      { s[row/64] |= 1 << (row % 64) }
 func (s rowSet) has(row int) bool { return s[row/64]&(1<<(row%64)) != 0 }
 

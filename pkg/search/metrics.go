@@ -1,6 +1,9 @@
 package search
 
 import (
+	"strconv"
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
@@ -19,6 +22,73 @@ type metrics struct {
 	embedCalls   *prometheus.CounterVec
 	queryCache   *prometheus.CounterVec
 	learnEvents  *prometheus.CounterVec
+	// counted holds the searches and results counters already looked up
+	// (a labelled lookup hashes and locks; this is one atomic load): by
+	// kind (index of the mode or source in kinds) and, for searches,
+	// whether degraded. Made on first use, so /metrics lists only the
+	// series that happened.
+	searched [len(kinds)][2]atomic.Pointer[prometheus.Counter]
+	returned [len(kinds)]atomic.Pointer[prometheus.Counter]
+}
+
+// kinds are every mode and source an answer can have.
+var kinds = [...]string{"hybrid", "semantic", "keyword", "template", "select", "list", "regex", "core"}
+
+// count counts one answer and its tools, which come grouped by source
+// (retrieved, then core): one counter a group rather than a hit.
+func (m *metrics) count(resp *Response) {
+	var slot *atomic.Pointer[prometheus.Counter]
+	if k := kind(string(resp.Mode)); k < len(kinds) {
+		slot = &m.searched[k][btoi(resp.Degraded)]
+	}
+	counter(slot, func() prometheus.Counter {
+		return m.searches.WithLabelValues(string(resp.Mode), strconv.FormatBool(resp.Degraded))
+	}).Inc()
+	tools := resp.Tools
+	for i := 0; i < len(tools); {
+		j := i + 1
+		for j < len(tools) && tools[j].Source == tools[i].Source {
+			j++
+		}
+		src := string(tools[i].Source)
+		slot = nil
+		if k := kind(src); k < len(kinds) {
+			slot = &m.returned[k]
+		}
+		counter(slot, func() prometheus.Counter { return m.results.WithLabelValues(src) }).Add(float64(j - i))
+		i = j
+	}
+}
+
+// kind is k's index in kinds, or len(kinds) when it has none.
+func kind(k string) int {
+	for i, x := range kinds {
+		if x == k {
+			return i
+		}
+	}
+	return len(kinds)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// counter is slot's counter, looked up by lookup the first time; every
+// time when slot is nil.
+func counter(slot *atomic.Pointer[prometheus.Counter], lookup func() prometheus.Counter) prometheus.Counter {
+	if slot == nil {
+		return lookup()
+	}
+	if c := slot.Load(); c != nil {
+		return *c
+	}
+	c := lookup()
+	slot.Store(&c)
+	return c
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {

@@ -32,6 +32,10 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		}
 		return true
 	}
+	if a.unfiltered() && len(pq.required) == 0 {
+		// Every row is in scope: rankers skip a call per row and candidate.
+		keep = nil
+	}
 	k := a.req.topK()
 	mode := a.req.Mode
 	if mode == "" {
@@ -121,8 +125,8 @@ func (a *answer) confidence(results []rank.Result, q rank.Query, mode Mode) {
 	// (NoMatch)? An answer flagged no_match is never also called
 	// confident, whichever threshold is higher.
 	noMatch := float64(c) < a.s.cfg.NoMatch[mode]
-	ok := float64(c) >= a.s.cfg.Confidence[mode] && !noMatch
-	a.resp.Confidence, a.resp.Confident, a.resp.NoMatch = &c, &ok, noMatch
+	a.conf, a.confident = c, float64(c) >= a.s.cfg.Confidence[mode] && !noMatch
+	a.resp.Confidence, a.resp.Confident, a.resp.NoMatch = &a.conf, &a.confident, noMatch
 }
 
 // reasonText is what a caller is told of each embedding failure reason
@@ -203,7 +207,8 @@ func (a *answer) embedQuery(ctx context.Context, text string, terms []string) (*
 	if index.Normalize(q) == 0 {
 		return nil, nil
 	}
-	return &index.Query{Dense: q}, nil
+	a.query = index.Query{Dense: q}
+	return &a.query, nil
 }
 
 // sparseQuery embeds a query in-process (the local embedder): no timeout
@@ -222,7 +227,9 @@ func (a *answer) sparseQuery(sp sparseEmbedder, terms []string) *index.Query {
 		for i, j := range idx {
 			dense[j] = val[i]
 		}
-		return &index.Query{Dense: dense}
+		a.query = index.Query{Dense: dense}
+	} else {
+		a.query = index.Query{Sparse: index.Sparse{Idx: idx, Val: val}}
 	}
-	return &index.Query{Sparse: index.Sparse{Idx: idx, Val: val}}
+	return &a.query
 }
