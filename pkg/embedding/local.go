@@ -519,7 +519,6 @@ func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 // termEntry is a term's features: head (appendHead) then grams
 // (appendGrams), split at mid.
 type termEntry struct {
-	term   string
 	feats  []feature
 	mid    int
 	prefix uint64 // pairPrefix(term)
