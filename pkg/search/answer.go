@@ -295,10 +295,11 @@ type rowSet []uint64
 
 // newRowSet is a set for rows [0,n), in buf when it is large enough.
 func newRowSet(n int, buf []uint64) rowSet {
-	if words := (n + 63) / 64; words <= len(buf) {
+	words := (n + 63) / 64
+	if words <= len(buf) {
 		return buf[:words]
 	}
-	return make(rowSet, (n+63)/64)
+	return make(rowSet, words)
 }
 
 func (s rowSet) add(row int)      { s[row/64] |= 1 << (row % 64) }

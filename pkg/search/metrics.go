@@ -22,17 +22,18 @@ type metrics struct {
 	embedCalls   *prometheus.CounterVec
 	queryCache   *prometheus.CounterVec
 	learnEvents  *prometheus.CounterVec
-	// counted holds the searches and results counters already looked up
-	// (a labelled lookup hashes and locks; this is one atomic load): by
-	// kind (index of the mode or source in kinds) and, for searches,
-	// whether degraded. Made on first use, so /metrics lists only the
-	// series that happened.
+	// searched and returned hold the searches and results counters
+	// already looked up (a labelled lookup hashes and locks; this is one
+	// atomic load): by kind (the mode's or source's index in kinds) and,
+	// for searches, whether degraded. Each is made on first use, so
+	// /metrics lists only the series that happened.
 	searched [len(kinds)][2]atomic.Pointer[prometheus.Counter]
 	returned [len(kinds)]atomic.Pointer[prometheus.Counter]
 }
 
 // kinds are every mode and source an answer can have.
-var kinds = [...]string{"hybrid", "semantic", "keyword", "template", "select", "list", "regex", "core"}
+var kinds = [...]string{string(ModeHybrid), string(ModeSemantic), string(ModeKeyword), string(ModeTemplate),
+	string(ModeSelect), string(ModeList), string(ModeRegex), string(SourceCore)}
 
 // count counts one answer and its tools, which come grouped by source
 // (retrieved, then core): one counter a group rather than a hit.
