@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/pkg/access"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -296,6 +297,30 @@ func TestErrorsClipInput(t *testing.T) {
 		_, got := post(t, url, "key-a", id, body)
 		if len(got) > 2048 || strings.Contains(got, strings.Repeat("M", 65)) {
 			t.Errorf("answer of %d bytes quotes the input: %.300s", len(got), got)
+		}
+	}
+}
+
+// A session added while reconcile reads the SDK's list (another caller's
+// initialize answered meanwhile) is not in that list, and is live: it
+// stays tracked, so its next request is not answered "session not found".
+// A session missing from the list that was added before it stays dropped.
+func TestReconcileKeepsSessionAddedMeanwhile(t *testing.T) {
+	s := newSessions(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), SessionLimits{})
+	s.add("closed", "key-a", "")
+	s.add("open", "key-a", "")
+	s.live = func() map[string]bool {
+		s.add("meanwhile", "key-b", "") // registered as the list is read
+		return map[string]bool{"open": true}
+	}
+	s.reconcile()
+	tests := []struct {
+		id   string
+		kept bool
+	}{{"closed", false}, {"open", true}, {"meanwhile", true}}
+	for _, tt := range tests {
+		if _, ok := s.callerOf(tt.id); ok != tt.kept {
+			t.Errorf("session %q tracked after reconcile = %v, want %v", tt.id, ok, tt.kept)
 		}
 	}
 }

@@ -57,12 +57,18 @@ type sessions struct {
 	// then all it teaches (learning from use).
 	searchDone func(searchID string)
 
+	// live lists the ids of the SDK's open sessions (srv's; a test's
+	// stand-in).
+	live func() map[string]bool
+
 	mu    sync.Mutex
 	byID  map[string]*sessionEntry
 	perKy map[string]int
+	added uint64 // sessions added so far: each entry's seq
 }
 
 type sessionEntry struct {
+	seq       uint64 // its place in the order sessions were added
 	key       string
 	addr      string // an anonymous opener's client address: whose evidence it teaches
 	search    string // the last search_tools answer's search id, for learning
@@ -82,7 +88,15 @@ func newSessions(srv *mcp.Server, lim SessionLimits) *sessions {
 	if lim.MaxPerKey <= 0 {
 		lim.MaxPerKey = DefaultMaxKeySession
 	}
-	return &sessions{lim: lim, srv: srv, now: time.Now, byID: map[string]*sessionEntry{}, perKy: map[string]int{}}
+	s := &sessions{lim: lim, srv: srv, now: time.Now, byID: map[string]*sessionEntry{}, perKy: map[string]int{}}
+	s.live = func() map[string]bool {
+		live := map[string]bool{}
+		for ss := range srv.Sessions() {
+			live[ss.ID()] = true
+		}
+		return live
+	}
+	return s
 }
 
 // serve runs next for one HTTP request of caller key, admitting a new
@@ -236,16 +250,19 @@ func (s *sessions) evictLocked(key string) bool {
 }
 
 // reconcile forgets sessions the SDK has closed on its own (idle timeout,
-// a broken connection).
+// a broken connection). Only sessions added before the SDK's list was
+// read can be missing from it: one added while it was read (another
+// caller's initialize, answered meanwhile) is live, and forgetting it
+// answered that caller's next request "session not found".
 func (s *sessions) reconcile() {
-	live := map[string]bool{}
-	for ss := range s.srv.Sessions() {
-		live[ss.ID()] = true
-	}
+	s.mu.Lock()
+	listed := s.added
+	s.mu.Unlock()
+	live := s.live()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id := range s.byID {
-		if !live[id] {
+	for id, e := range s.byID {
+		if e.seq <= listed && !live[id] {
 			s.dropLocked(id)
 		}
 	}
@@ -259,7 +276,8 @@ func (s *sessions) add(id, key, addr string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byID[id]; !ok {
-		s.byID[id] = &sessionEntry{key: key, addr: addr, heard: heard, lastUsed: s.now()}
+		s.added++
+		s.byID[id] = &sessionEntry{seq: s.added, key: key, addr: addr, heard: heard, lastUsed: s.now()}
 		s.perKy[key]++
 	}
 }
