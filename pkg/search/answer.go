@@ -128,7 +128,7 @@ func (a *answer) inScope(row int) bool {
 	if !a.vis.Has(row) || !a.safe(row) {
 		return false
 	}
-	if len(a.req.Servers) == 0 && a.req.ServerMatch == "" {
+	if !a.req.filtersServers() {
 		return true // the common case, without touching the tool
 	}
 	t := a.snap.Catalog.Tool(row)
@@ -144,13 +144,19 @@ func (a *answer) inScope(row int) bool {
 // unfiltered reports whether every row is in scope: the caller's view
 // is not narrowed and no safety or server filter applies.
 func (a *answer) unfiltered() bool {
-	return a.vis.IsAll() && !a.req.ReadOnly && !a.req.ExcludeDestructive && len(a.req.Servers) == 0 && a.req.ServerMatch == ""
+	return a.vis.IsAll() && !a.req.filtersSafety() && !a.req.filtersServers()
 }
+
+// filtersSafety reports whether r keeps only tools with some safety hint.
+func (r *Request) filtersSafety() bool { return r.ReadOnly || r.ExcludeDestructive }
+
+// filtersServers reports whether r keeps only tools of some servers.
+func (r *Request) filtersServers() bool { return len(r.Servers) > 0 || r.ServerMatch != "" }
 
 // safe reports whether row passes the request's safety filters, which
 // apply to named tools (core, template, select) as to retrieved ones.
 func (a *answer) safe(row int) bool {
-	if !a.req.ReadOnly && !a.req.ExcludeDestructive {
+	if !a.req.filtersSafety() {
 		return true // the common case, on every candidate: no lookup
 	}
 	h := &a.snap.hints[row]

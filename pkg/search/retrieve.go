@@ -20,21 +20,22 @@ import (
 func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	a.resp.Required = pq.required
 	tools := a.snap.Catalog.Tools()
-	var required termMatcher
-	keep := func(row int) bool {
-		if !a.inScope(row) {
-			return false
-		}
-		for _, term := range pq.required {
-			if !required.holds(&tools[row], term) {
+	// No keep function when every row is in scope: rankers then skip a
+	// call per row and candidate.
+	var keep func(row int) bool
+	if !a.unfiltered() || len(pq.required) > 0 {
+		var required termMatcher
+		keep = func(row int) bool {
+			if !a.inScope(row) {
 				return false
 			}
+			for _, term := range pq.required {
+				if !required.holds(&tools[row], term) {
+					return false
+				}
+			}
+			return true
 		}
-		return true
-	}
-	if a.unfiltered() && len(pq.required) == 0 {
-		// Every row is in scope: rankers skip a call per row and candidate.
-		keep = nil
 	}
 	k := a.req.topK()
 	mode := a.req.Mode
