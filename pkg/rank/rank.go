@@ -113,8 +113,11 @@ type Ranker struct {
 	cfg      Config
 	dense    *index.Matrix // nil: no dense index
 	lexical  *bm25.Index
-	serverOf []int32    // row -> server number, for the sibling boost
-	scratch  *sync.Pool // of *scratch sized for this catalog
+	serverOf []int32 // row -> server number, for the sibling boost
+	// byServer lists the rows of each server: server v's are
+	// byServer[serverStart[v]:serverStart[v+1]], in row order.
+	byServer, serverStart []int32
+	scratch               *sync.Pool // of *scratch sized for this catalog
 	// companions are, by row, the tools callers used with it for one task
 	// (package learn); nil when none were learned.
 	companions [][]Companion
@@ -132,8 +135,27 @@ type Companion struct {
 // with each row's learned companions (nil: none).
 func New(cfg Config, dense *index.Matrix, lexical *bm25.Index, serverOf []int32, servers int, companions [][]Companion) *Ranker {
 	n := lexical.Len()
-	return &Ranker{cfg: cfg.WithDefaults(), dense: dense, lexical: lexical, serverOf: serverOf, companions: companions,
+	rk := &Ranker{cfg: cfg.WithDefaults(), dense: dense, lexical: lexical, serverOf: serverOf, companions: companions,
 		scratch: &sync.Pool{New: func() any { return newScratch(n, servers) }}}
+	rk.serverStart = make([]int32, servers+1)
+	for _, v := range serverOf {
+		rk.serverStart[v+1]++
+	}
+	for v := range servers {
+		rk.serverStart[v+1] += rk.serverStart[v]
+	}
+	rk.byServer = make([]int32, len(serverOf))
+	next := slices.Clone(rk.serverStart[:servers])
+	for row, v := range serverOf {
+		rk.byServer[next[v]] = int32(row)
+		next[v]++
+	}
+	return rk
+}
+
+// serverRows returns the rows of server v.
+func (rk *Ranker) serverRows(v int32) []int32 {
+	return rk.byServer[rk.serverStart[v]:rk.serverStart[v+1]]
 }
 
 // Config is the ranker's configuration, defaults filled in.
@@ -274,66 +296,74 @@ func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int)
 			join(row)
 		}
 	}
-	collect := func() []Result {
-		out := sc.cands[:0]
-		for row, in := range member {
-			if in {
-				out = append(out, Result{Row: row, Dense: dense[row], Lex: lex[row], DenseRank: int(denseRank[row])})
-			}
-		}
-		sc.cands = out
-		return out
-	}
-	cands := collect()
+	// A candidate is its row; its scores stay in the per-tool vectors, and
+	// a Result is made only for the answer's few.
+	cands := sc.collect()
 	if ranks {
-		lexRanks(cands)
+		sc.lexRanks(cands)
 	}
-	rk.fuse(cands)
+	rk.fuse(cands, sc)
+	fused := sc.fused
 	if cfg.SiblingBoost > 0 && len(cands) > 0 {
-		fused := sc.floats(len(cands))
-		for i, r := range cands {
-			fused[i] = r.Fused
-		}
-		top := sc.serverTop
-		sc.top = index.TopKInto(sc.top, fused, siblingServers, nil)
-		for _, m := range sc.top {
-			top[rk.serverOf[cands[m.Row].Row]] = true
-		}
+		sc.top = index.TopKInto(sc.top, sc.gather(cands), siblingServers, nil)
 		grew := false
-		for i, sv := range rk.serverOf {
-			if top[sv] && !member[i] && (keep == nil || keep(i)) {
-				join(i)
-				grew = true
+		for _, m := range sc.top {
+			for _, row := range rk.serverRows(rk.serverOf[cands[m.Row]]) {
+				if !member[row] && (keep == nil || keep(int(row))) {
+					join(int(row))
+					grew = true
+				}
 			}
 		}
 		if grew {
-			cands = collect()
+			cands = sc.collect()
 			if ranks {
-				lexRanks(cands)
+				sc.lexRanks(cands)
 			}
-			rk.fuse(cands)
+			rk.fuse(cands, sc)
 		}
+		// Each server's best fused score, kept in a register while its
+		// tools come one after another, as a catalog lists them.
 		best := sc.serverBest
-		for _, r := range cands {
-			sv := rk.serverOf[r.Row]
-			best[sv] = max(best[sv], r.Fused)
+		cur, top := int32(-1), float32(0)
+		for _, row := range cands {
+			if sv := rk.serverOf[row]; sv != cur {
+				if cur >= 0 {
+					best[cur] = top
+				}
+				cur, top = sv, best[sv]
+			}
+			top = max(top, fused[row])
 		}
+		best[cur] = top
 		// Divided by 1+boost, a hybrid score stays in [0,1]: 1 is the best
 		// dense and lexical match in the best server.
 		beta := float32(cfg.SiblingBoost)
-		for i := range cands {
-			r := &cands[i]
-			r.Fused = r.Fused * (1 + beta*best[rk.serverOf[r.Row]]) / (1 + beta)
+		for _, row := range cands {
+			fused[row] = fused[row] * (1 + beta*best[rk.serverOf[row]]) / (1 + beta)
 		}
 	}
-	if rk.companions != nil && cfg.CompanionBoost > 0 && len(cands) > 0 {
+	companions := rk.companions != nil && cfg.CompanionBoost > 0 && len(cands) > 0
+	if companions {
 		cands = rk.boostCompanions(cands, sc, keep)
 	}
-	scores := sc.floats(len(cands))
-	for i, r := range cands {
-		scores[i] = r.Fused
+	top := reserve(cands, sc.gather(cands), k, sc)
+	out := make([]Result, len(top)) // outlives the scratch
+	for i, m := range top {
+		row := cands[m.Row]
+		r := &out[i]
+		r.Row, r.Fused = int(row), fused[row]
+		if member[row] { // not a companion that joined by its gain alone
+			r.Dense, r.Lex, r.DenseRank = dense[row], lex[row], int(denseRank[row])
+			if ranks {
+				r.LexRank = int(sc.lexRank[row])
+			}
+		}
+		if companions {
+			r.Companion = sc.companion[row]
+		}
 	}
-	return reserve(cands, scores, k, sc), nil
+	return out, nil
 }
 
 // boostCompanions gives each candidate, and each tool learned as used
@@ -341,47 +371,51 @@ func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int)
 // one of them, scaled by that tool's score; divided by 1+boost, scores
 // stay in [0,1]. A companion that was no candidate joins with that gain
 // alone.
-func (rk *Ranker) boostCompanions(cands []Result, sc *scratch, keep func(int) bool) []Result {
+func (rk *Ranker) boostCompanions(cands []int32, sc *scratch, keep func(int) bool) []int32 {
 	beta := float32(rk.cfg.CompanionBoost)
-	fused := sc.floats(len(cands))
-	for i, r := range cands {
-		fused[i] = r.Fused
+	if sc.companion == nil {
+		sc.companion = make([]float32, len(sc.fused))
 	}
+	fused, companion := sc.fused, sc.companion
 	gain := map[int32]float32{}
-	for _, m := range index.TopK(fused, companionAnchors, nil) {
+	for _, m := range index.TopK(sc.gather(cands), companionAnchors, nil) {
 		anchor := cands[m.Row]
-		for _, c := range rk.companions[anchor.Row] {
-			if g := anchor.Fused * c.Strength; g > gain[c.Row] && (keep == nil || keep(int(c.Row))) {
+		for _, c := range rk.companions[anchor] {
+			if g := fused[anchor] * c.Strength; g > gain[c.Row] && (keep == nil || keep(int(c.Row))) {
 				gain[c.Row] = g
 			}
 		}
 	}
 	if len(gain) == 0 {
+		for _, row := range cands {
+			companion[row] = 0
+		}
 		return cands
 	}
-	for i := range cands {
-		r := &cands[i]
-		r.Companion = beta * gain[int32(r.Row)]
-		r.Fused = (r.Fused + r.Companion) / (1 + beta)
-		delete(gain, int32(r.Row))
+	for _, row := range cands {
+		companion[row] = beta * gain[row]
+		fused[row] = (fused[row] + companion[row]) / (1 + beta)
+		delete(gain, row)
 	}
 	for _, row := range slices.Sorted(maps.Keys(gain)) { // in row order, as every candidate
-		cands = append(cands, Result{Row: int(row), Companion: beta * gain[row], Fused: beta * gain[row] / (1 + beta)})
+		companion[row] = beta * gain[row]
+		fused[row] = companion[row] / (1 + beta)
+		cands = append(cands, row)
 	}
 	sc.cands = cands
 	return cands
 }
 
-// reserve returns the k best candidates by score, except that each
-// intent's best row (sc.intentBest, -1: none) missing from them displaces
-// the last of the fused picks, up to intentShare of k. The answer stays in
-// score order.
-func reserve(cands []Result, scores []float32, k int, sc *scratch) []Result {
+// reserve returns the k best candidates by score, as positions in cands,
+// except that each intent's best row (sc.intentBest, -1: none) missing
+// from them displaces the last of the fused picks, up to intentShare of
+// k. The answer stays in score order and lives in sc.
+func reserve(cands []int32, scores []float32, k int, sc *scratch) []index.Match {
 	intentBest := sc.intentBest
 	top := index.TopKInto(sc.top, scores, k, nil)
 	if places := min(len(intentBest), int(intentShare*float64(k))); len(intentBest) > 1 && places > 0 && len(top) == k {
 		in := func(row int) bool {
-			return slices.ContainsFunc(top, func(m index.Match) bool { return cands[m.Row].Row == row })
+			return slices.ContainsFunc(top, func(m index.Match) bool { return int(cands[m.Row]) == row })
 		}
 		var want []int
 		for _, row := range intentBest {
@@ -391,8 +425,8 @@ func reserve(cands []Result, scores []float32, k int, sc *scratch) []Result {
 		}
 		if want = want[:min(len(want), places)]; len(want) > 0 {
 			top = top[:k-len(want)]
-			for i, c := range cands {
-				if slices.Contains(want, c.Row) {
+			for i, row := range cands {
+				if slices.Contains(want, int(row)) {
 					top = append(top, index.Match{Row: i, Score: scores[i]})
 				}
 			}
@@ -400,43 +434,61 @@ func reserve(cands []Result, scores []float32, k int, sc *scratch) []Result {
 		}
 	}
 	sc.top = top
-	out := make([]Result, len(top)) // outlives the scratch
-	for i, m := range top {
-		out[i] = cands[m.Row]
-	}
-	return out
+	return top
 }
 
 // scratch is the working memory of one hybrid query, pooled per ranker
 // (its sizes are the catalog's), so that a query allocates little more
 // than its answer.
 type scratch struct {
-	dense, lex, best, part, tmp []float32 // per tool; tmp is per candidate
-	denseRank                   []int32
-	member                      []bool
-	serverTop                   []bool // per server
-	serverBest                  []float32
-	cands                       []Result
-	intentBest                  []int // per intent of a multi-intent query: its best lexical row, or -1
-	intents                     []string
-	top                         []index.Match // a selection's, reused
+	dense, lex, fused, best, part, tmp []float32 // per tool; tmp is per candidate
+	companion                          []float32 // per tool, made when companions boost
+	denseRank, lexRank                 []int32   // per tool
+	member                             []bool
+	serverBest                         []float32 // per server
+	cands, order                       []int32   // candidate rows; lexRanks' order
+	intentBest                         []int     // per intent of a multi-intent query: its best lexical row, or -1
+	intents                            []string
+	top                                []index.Match // a selection's, reused
 }
 
 func newScratch(tools, servers int) *scratch {
 	return &scratch{
-		dense: make([]float32, tools), lex: make([]float32, tools), best: make([]float32, tools), part: make([]float32, tools),
-		denseRank: make([]int32, tools), member: make([]bool, tools),
-		serverTop: make([]bool, servers), serverBest: make([]float32, servers),
+		dense: make([]float32, tools), lex: make([]float32, tools), fused: make([]float32, tools),
+		best: make([]float32, tools), part: make([]float32, tools),
+		denseRank: make([]int32, tools), lexRank: make([]int32, tools), member: make([]bool, tools),
+		serverBest: make([]float32, servers),
 	}
 }
 
 // reset zeroes what hybrid reads before writing; the score vectors are
-// overwritten whole by their rankers.
+// overwritten whole by their rankers, and a candidate's fused score and
+// ranks are written before they are read.
 func (sc *scratch) reset() {
 	clear(sc.denseRank)
 	clear(sc.member)
-	clear(sc.serverTop)
 	clear(sc.serverBest)
+}
+
+// collect returns the candidates, the member rows in row order.
+func (sc *scratch) collect() []int32 {
+	out := sc.cands[:0]
+	for row, in := range sc.member {
+		if in {
+			out = append(out, int32(row))
+		}
+	}
+	sc.cands = out
+	return out
+}
+
+// gather returns the candidates' fused scores, by position.
+func (sc *scratch) gather(cands []int32) []float32 {
+	out := sc.floats(len(cands))
+	for i, row := range cands {
+		out[i] = sc.fused[row]
+	}
+	return out
 }
 
 // floats returns n scratch floats, reusing one buffer: each use ends before
@@ -502,59 +554,65 @@ func (rk *Ranker) lexicalScores(q Query, sc *scratch, keep func(int) bool) []flo
 	return whole
 }
 
-// lexRanks sets each candidate's rank among those with a lexical score,
-// for reciprocal-rank fusion and explain.
-func lexRanks(cands []Result) {
-	order := make([]int, 0, len(cands))
-	for i, r := range cands {
-		if r.Lex > 0 {
-			order = append(order, i)
+// lexRanks sets each candidate's rank among those with a lexical score
+// (0: none), for reciprocal-rank fusion and explain.
+func (sc *scratch) lexRanks(cands []int32) {
+	lex := sc.lex
+	order := sc.order[:0]
+	for _, row := range cands {
+		sc.lexRank[row] = 0
+		if lex[row] > 0 {
+			order = append(order, row)
 		}
 	}
-	slices.SortFunc(order, func(x, y int) int {
+	slices.SortFunc(order, func(x, y int32) int {
 		switch {
-		case cands[x].Lex > cands[y].Lex:
+		case lex[x] > lex[y]:
 			return -1
-		case cands[x].Lex < cands[y].Lex:
+		case lex[x] < lex[y]:
 			return 1
 		}
-		return cands[x].Row - cands[y].Row
+		return int(x - y)
 	})
-	for rank, i := range order {
-		cands[i].LexRank = rank + 1
+	for rank, row := range order {
+		sc.lexRank[row] = int32(rank + 1)
 	}
+	sc.order = order
 }
 
 // fuse sets each candidate's fused score from its dense and lexical ones.
-func (rk *Ranker) fuse(cands []Result) {
+func (rk *Ranker) fuse(cands []int32, sc *scratch) {
+	dense, lex, fused := sc.dense, sc.lex, sc.fused
+	if rk.cfg.Fusion == FusionRRF {
+		for _, row := range cands {
+			var f float32
+			if r := sc.denseRank[row]; r > 0 {
+				f += 1 / float32(rrfK+int(r))
+			}
+			if r := sc.lexRank[row]; r > 0 {
+				f += 1 / float32(rrfK+int(r))
+			}
+			fused[row] = f
+		}
+		return
+	}
 	alpha := float32(rk.cfg.Alpha)
 	dmin, dmax := float32(math.Inf(1)), float32(math.Inf(-1))
 	var lmax float32
-	for _, r := range cands {
-		dmin, dmax = min(dmin, r.Dense), max(dmax, r.Dense)
-		lmax = max(lmax, r.Lex)
+	for _, row := range cands {
+		d := dense[row]
+		dmin, dmax = min(dmin, d), max(dmax, d)
+		lmax = max(lmax, lex[row])
 	}
-	for i := range cands {
-		r := &cands[i]
-		switch rk.cfg.Fusion {
-		case FusionRRF:
-			r.Fused = 0
-			if r.DenseRank > 0 {
-				r.Fused += 1 / float32(rrfK+r.DenseRank)
-			}
-			if r.LexRank > 0 {
-				r.Fused += 1 / float32(rrfK+r.LexRank)
-			}
-		default:
-			var dn, ln float32
-			if dmax > dmin {
-				dn = (r.Dense - dmin) / (dmax - dmin)
-			}
-			if lmax > 0 {
-				ln = r.Lex / lmax
-			}
-			r.Fused = alpha*dn + (1-alpha)*ln
+	for _, row := range cands {
+		var dn, ln float32
+		if dmax > dmin {
+			dn = (dense[row] - dmin) / (dmax - dmin)
 		}
+		if lmax > 0 {
+			ln = lex[row] / lmax
+		}
+		fused[row] = alpha*dn + (1-alpha)*ln
 	}
 }
 

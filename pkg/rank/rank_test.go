@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
 func TestSentences(t *testing.T) {
@@ -63,15 +65,12 @@ func TestIntents(t *testing.T) {
 func TestReserve(t *testing.T) {
 	// Rows 0-5 are one dominant server's tools, fused above everything;
 	// rows 6 and 7 are the best matches of two intents.
-	cands := make([]Result, 8)
+	cands := []int32{100, 101, 102, 103, 104, 105, 106, 107}
 	scores := []float32{0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.2, 0.1}
-	for i := range cands {
-		cands[i] = Result{Row: 100 + i, Fused: scores[i]}
-	}
-	rows := func(rs []Result) []int {
+	rows := func(ms []index.Match) []int {
 		var out []int
-		for _, r := range rs {
-			out = append(out, r.Row)
+		for _, m := range ms {
+			out = append(out, int(cands[m.Row]))
 		}
 		return out
 	}
