@@ -604,12 +604,15 @@ func (rk *Ranker) fuse(cands []int32, sc *scratch) {
 		dmin, dmax = min(dmin, d), max(dmax, d)
 		lmax = max(lmax, lex[row])
 	}
+	// Every candidate has the same case; zero spans give zero scores.
+	spread, lexical := dmax > dmin, lmax > 0
+	dense, lex = dense[:len(fused)], lex[:len(fused)] // one bounds check a row
 	for _, row := range cands {
 		var dn, ln float32
-		if dmax > dmin {
+		if spread {
 			dn = (dense[row] - dmin) / (dmax - dmin)
 		}
-		if lmax > 0 {
+		if lexical {
 			ln = lex[row] / lmax
 		}
 		fused[row] = alpha*dn + (1-alpha)*ln
@@ -624,6 +627,9 @@ var clauseJoints = []string{", and then ", " and then ", ", then ", ", and also 
 // cut again at clause joints, keeping pieces of three or more words.
 func intents(text string, dst []string) []string {
 	out := sentences(text, dst)
+	if strings.IndexByte(text, ',') < 0 && !strings.Contains(text, " and then ") && !strings.Contains(text, " as well as ") {
+		return out // most texts: every other joint has a comma
+	}
 	for _, joint := range clauseJoints {
 		if !strings.Contains(text, joint) {
 			continue // the common case: no sentence has it
