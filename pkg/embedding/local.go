@@ -90,6 +90,7 @@ type scratch struct {
 	dense   []float32
 	touched []uint64 // a bit a bucket
 	buckets []int32
+	byID    []float32 // a query's feature weights, by its numbering (queryFeatures)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -491,12 +492,13 @@ func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 		sc.dense, sc.touched = make([]float32, l.dim), make([]uint64, (l.dim+63)/64)
 	}
 	var feats []feature
+	var byID []float32
 	if l.terms != nil {
-		feats = l.queryFeatures(terms, sc)
+		feats, byID = l.queryFeatures(terms, sc)
 	} else {
 		feats = termFeatures(terms, sc)
 	}
-	l.accumulate(feats, sc.dense, sc.touched, nil)
+	l.accumulate(feats, sc.dense, sc.touched, byID)
 	// The marks, a bit a bucket, yield the buckets in order: sixteen words
 	// at the default width, cheaper than sorting them.
 	buckets := sc.buckets[:0]
@@ -517,17 +519,17 @@ func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 }
 
 // termEntry is a term's features: head (appendHead) then grams
-// (appendGrams), split at mid.
+// (appendGrams), split at mid, and each one's weight (Local.weight).
 type termEntry struct {
 	feats  []feature
+	idf    []float32
 	mid    int
 	prefix uint64 // pairPrefix(term)
 }
 
-// termFeatures returns t's features: from the memo, which keeps those of
-// the terms queries used, so that a query hashes only its pairs (the
-// features do not depend on the fit; their weights are looked up per
-// query).
+// termFeatures returns t's features and their weights: from the memo, which
+// keeps those of the terms queries used, so that a query hashes and looks
+// up only its pairs. The memo is the fitted embedder's, as the weights are.
 func (l *Local) termFeatures(t string, sc *scratch) *termEntry {
 	if e := l.terms.Get(t); e != nil {
 		return e
@@ -536,22 +538,36 @@ func (l *Local) termFeatures(t string, sc *scratch) *termEntry {
 	e.feats = appendHead(nil, t)
 	e.mid = len(e.feats)
 	e.feats = appendGrams(e.feats, t, sc)
+	e.idf = make([]float32, len(e.feats))
+	for i, f := range e.feats {
+		e.idf[i] = l.weight(f.hash)
+	}
 	return l.terms.Put(t, e)
 }
 
-// queryFeatures is termFeatures with each term's features from the memo.
-func (l *Local) queryFeatures(terms []string, sc *scratch) []feature {
+// queryFeatures is termFeatures with each term's features from the memo,
+// numbered in this query's order: their weights are byID[fid] (sc.byID,
+// which accumulate reads), and a pair, with no id, is looked up.
+func (l *Local) queryFeatures(terms []string, sc *scratch) (feats []feature, byID []float32) {
 	raw := sc.raw[:0]
+	byID = append(sc.byID[:0], 0) // id 0: none
+	add := func(fs []feature, idf []float32) {
+		for i, f := range fs {
+			f.fid = uint32(len(byID))
+			byID = append(byID, idf[i])
+			raw = append(raw, f)
+		}
+	}
 	var prev *termEntry
 	for i, t := range terms {
 		e := l.termFeatures(t, sc)
-		raw = append(raw, e.feats[:e.mid]...)
+		add(e.feats[:e.mid], e.idf[:e.mid])
 		if i > 0 {
 			raw = append(raw, feature{hash: pairHash(prev.prefix, t), weight: pairWeight})
 		}
-		raw = append(raw, e.feats[e.mid:]...)
+		add(e.feats[e.mid:], e.idf[e.mid:])
 		prev = e
 	}
-	sc.raw = raw
-	return aggregate(sc)
+	sc.raw, sc.byID = raw, byID
+	return aggregate(sc), byID
 }
