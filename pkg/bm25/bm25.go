@@ -95,7 +95,12 @@ const NumberWeight = 0.5
 
 // number reports whether a term is digits only.
 func number(t string) bool {
-	return t != "" && strings.Trim(t, "0123456789") == ""
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return t != ""
 }
 
 // LearnedWeight is the Learned field's weight: a word that callers who

@@ -13,6 +13,7 @@ import (
 type expansion struct {
 	term     string
 	list     int64 // -1: no document has it
+	idf      float64
 	concepts []ref
 	derived  []ref
 	levels   [][]string // analysis.Analyzer.HypernymLevels
@@ -23,6 +24,7 @@ type expansion struct {
 type ref struct {
 	term, name string
 	list       int64
+	idf        float64
 }
 
 // expand returns term's expansion, from its slot or worked out now.
@@ -31,14 +33,16 @@ func (ix *Index) expand(term string) *expansion {
 		return e
 	}
 	e := expansion{term: term, list: ix.list(term)}
+	e.idf = ix.listIDF(e.list)
 	for _, c := range analysis.English.Related(term) {
 		// The token as the documents' text was analysed, so stemmed.
 		t := analysis.Stem(conceptToken(c))
-		e.concepts = append(e.concepts, ref{term: t, name: conceptName(c), list: ix.list(t)})
+		l := ix.list(t)
+		e.concepts = append(e.concepts, ref{term: t, name: conceptName(c), list: l, idf: ix.listIDF(l)})
 	}
 	for _, r := range analysis.English.Derived(term) {
 		if l := ix.list(r); l >= 0 {
-			e.derived = append(e.derived, ref{term: r, list: l})
+			e.derived = append(e.derived, ref{term: r, list: l, idf: ix.listIDF(l)})
 		}
 	}
 	if e.list < 0 && len(e.derived) == 0 {
@@ -53,6 +57,15 @@ func (ix *Index) list(term string) int64 {
 		return int64(k)
 	}
 	return -1
+}
+
+// listIDF is the idf of list (-1: no document has it).
+func (ix *Index) listIDF(list int64) float64 {
+	df := 0
+	if list >= 0 {
+		df = ix.df(uint32(list))
+	}
+	return ix.idf(df)
 }
 
 // PrepareTerms is Prepare for a query already split into analysed terms.
@@ -93,6 +106,7 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 		}
 	}
 	q := Query{ix: ix, terms: make([]queryTerm, 0, len(expanded)+len(broader)+asked)}
+	// qt.idf is its list's (kept with the expansions), weighted here.
 	add := func(qt queryTerm, weight float64) {
 		// Linear: a query has tens of terms (MaxQueryBytes bounds it).
 		for _, x := range q.terms {
@@ -100,11 +114,7 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 				return
 			}
 		}
-		df := 0
-		if qt.list >= 0 {
-			df = ix.df(uint32(qt.list))
-		}
-		qt.idf = weight * ix.idf(df)
+		qt.idf *= weight
 		q.terms = append(q.terms, qt)
 	}
 	for i, t := range expanded {
@@ -112,22 +122,23 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 		if number(t) {
 			w = NumberWeight
 		}
-		add(queryTerm{list: exps[i].list, from: fromQuery, name: t, term: t}, w)
+		add(queryTerm{list: exps[i].list, idf: exps[i].idf, from: fromQuery, name: t, term: t}, w)
 	}
 	for _, e := range exps {
 		for _, c := range e.concepts {
-			add(queryTerm{list: c.list, from: fromConcept, name: c.name, term: c.term}, 1)
+			add(queryTerm{list: c.list, idf: c.idf, from: fromConcept, name: c.name, term: c.term}, 1)
 		}
 	}
 	for _, t := range broader {
-		add(queryTerm{list: ix.list(t), from: fromBroader, name: t, term: t}, BroaderWeight)
+		l := ix.list(t)
+		add(queryTerm{list: l, idf: ix.listIDF(l), from: fromBroader, name: t, term: t}, BroaderWeight)
 	}
 	for _, e := range exps[:asked] {
 		if e.list < 0 {
 			continue // its relatives are query terms already, at full weight
 		}
 		for _, r := range e.derived {
-			add(queryTerm{list: r.list, from: fromDerived, name: r.term, term: r.term}, DerivedWeight)
+			add(queryTerm{list: r.list, idf: r.idf, from: fromDerived, name: r.term, term: r.term}, DerivedWeight)
 		}
 	}
 	for i := 1; i < asked; i++ {
@@ -136,7 +147,8 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 			continue
 		}
 		if k, ok := slices.BinarySearch(ix.pairs, pairKey(uint32(a), uint32(b))); ok { // most pairs are in no tool: no term to carry
-			add(queryTerm{list: int64(ix.firstPair) + int64(k), from: fromQuery, name: terms[i-1], second: terms[i]}, PairWeight)
+			l := int64(ix.firstPair) + int64(k)
+			add(queryTerm{list: l, idf: ix.listIDF(l), from: fromQuery, name: terms[i-1], second: terms[i]}, PairWeight)
 		}
 	}
 	return q
