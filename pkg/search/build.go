@@ -11,7 +11,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -482,7 +484,11 @@ func (s *Service) countEmbed(purpose string, err error) {
 	if err != nil {
 		result = "error"
 	}
-	s.metrics.embedCalls.WithLabelValues(purpose, result).Inc()
+	var slot *atomic.Pointer[prometheus.Counter]
+	if purpose == "query" && err == nil {
+		slot = &s.metrics.queryEmbedded
+	}
+	counter(slot, func() prometheus.Counter { return s.metrics.embedCalls.WithLabelValues(purpose, result) }).Inc()
 }
 
 // version names a snapshot: a build counter and a fingerprint of what was

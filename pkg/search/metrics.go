@@ -29,6 +29,9 @@ type metrics struct {
 	// /metrics lists only the series that happened.
 	searched [len(kinds)][2]atomic.Pointer[prometheus.Counter]
 	returned [len(kinds)]atomic.Pointer[prometheus.Counter]
+	// queryEmbedded is the embedding calls counter of a query embedded
+	// without error, which every local search counts, looked up alike.
+	queryEmbedded atomic.Pointer[prometheus.Counter]
 }
 
 // kinds are every mode and source an answer can have.
