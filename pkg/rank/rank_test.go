@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
@@ -91,6 +93,42 @@ func TestReserve(t *testing.T) {
 		got := rows(reserve(cands, slices.Clone(scores), tt.k, &scratch{intentBest: tt.intentBest}))
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: reserve = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestSiblingsJoin: the tools of the servers behind the best candidates
+// join the candidates, found by their server's row list (here not one
+// run of rows), unless the caller's filter drops them; with the boost
+// off, only tools with evidence are candidates.
+func TestSiblingsJoin(t *testing.T) {
+	texts := []string{"deploy the service", "send an email message", "roll back a release", "read a file", "list the pods"}
+	serverOf := []int32{0, 1, 0, 2, 0}
+	c := analysis.English.Corpus(len(texts), analysis.Segments{N: int(bm25.Concepts)}, func(i int, seg []string) { seg[bm25.Description] = texts[i] })
+	lexical := bm25.New(c, bm25.Layout{Text: [bm25.Concepts]int{0, 1, 2, 3, 4, 5}, Learned: -1}, bm25.DefaultConfig)
+	tests := []struct {
+		name  string
+		boost float64
+		keep  func(int) bool
+		want  []int
+	}{
+		{"every tool of the best server", 0, nil, []int{0, 2, 4}},
+		{"but those the filter drops", 0, func(row int) bool { return row != 4 }, []int{0, 2}},
+		{"boost off: evidence only", -1, nil, []int{0}},
+	}
+	for _, tt := range tests {
+		rk := New(Config{SiblingBoost: tt.boost}, nil, lexical, serverOf, 3, nil)
+		q := Query{Text: "deploy", Lexical: lexical.Prepare("deploy")}
+		res, err := rk.Hybrid(t.Context(), q, 10, tt.keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, r := range res {
+			got = append(got, r.Row)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: rows %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
