@@ -11,9 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -219,7 +217,7 @@ func (s *Service) embedIndex(ctx context.Context, snap *Snapshot, corpus *analys
 			mx, err = index.Adopt(block, n, dim, nil)
 		}
 	}
-	s.countEmbed("build", err)
+	s.metrics.embedding("build", err)
 	if err != nil {
 		return err
 	}
@@ -443,14 +441,14 @@ type rowEmbedder interface {
 func (s *Service) embedRows(ctx context.Context, e Embedder, purpose string, texts []string, put func(i int, vec []float32)) error {
 	if re, ok := e.(rowEmbedder); ok {
 		err := re.EmbedInto(ctx, texts, put)
-		s.countEmbed(purpose, err)
+		s.metrics.embedding(purpose, err)
 		return err
 	}
 	vecs, err := e.Embed(ctx, texts)
 	if err == nil {
 		_, err = index.Validate(vecs, len(texts), 0)
 	}
-	s.countEmbed(purpose, err)
+	s.metrics.embedding(purpose, err)
 	if err != nil {
 		return err
 	}
@@ -474,21 +472,8 @@ func cacheKeys(info embedding.Info, texts ...string) [][32]byte {
 // embed calls the embedder and counts the call.
 func (s *Service) embed(ctx context.Context, e Embedder, purpose string, texts []string) ([][]float32, error) {
 	vecs, err := e.Embed(ctx, texts)
-	s.countEmbed(purpose, err)
+	s.metrics.embedding(purpose, err)
 	return vecs, err
-}
-
-// countEmbed records one embedding call and whether it gave valid vectors.
-func (s *Service) countEmbed(purpose string, err error) {
-	result := "ok"
-	if err != nil {
-		result = "error"
-	}
-	var slot *atomic.Pointer[prometheus.Counter]
-	if purpose == "query" && err == nil {
-		slot = &s.metrics.queryEmbedded
-	}
-	counter(slot, func() prometheus.Counter { return s.metrics.embedCalls.WithLabelValues(purpose, result) }).Inc()
 }
 
 // version names a snapshot: a build counter and a fingerprint of what was

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -29,10 +30,14 @@ type metrics struct {
 	// /metrics lists only the series that happened.
 	searched [len(kinds)][2]atomic.Pointer[prometheus.Counter]
 	returned [len(kinds)]atomic.Pointer[prometheus.Counter]
-	// queryEmbedded is the embedding calls counter of a query embedded
-	// without error, which every local search counts, looked up alike.
-	queryEmbedded atomic.Pointer[prometheus.Counter]
+	// embedded holds the embedding calls counters alike, by purpose (its
+	// index in purposes) and whether the call failed: a local search
+	// counts its query's embedding.
+	embedded [len(purposes)][2]atomic.Pointer[prometheus.Counter]
 }
+
+// purposes are what the service embeds for.
+var purposes = [...]string{"build", "query"}
 
 // kinds are every mode and source an answer can have.
 var kinds = [...]string{string(ModeHybrid), string(ModeSemantic), string(ModeKeyword), string(ModeTemplate),
@@ -42,7 +47,7 @@ var kinds = [...]string{string(ModeHybrid), string(ModeSemantic), string(ModeKey
 // (retrieved, then core): one counter a group rather than a hit.
 func (m *metrics) count(resp *Response) {
 	var slot *atomic.Pointer[prometheus.Counter]
-	if k := kind(string(resp.Mode)); k < len(kinds) {
+	if k := slices.Index(kinds[:], string(resp.Mode)); k >= 0 {
 		slot = &m.searched[k][btoi(resp.Degraded)]
 	}
 	counter(slot, func() prometheus.Counter {
@@ -56,7 +61,7 @@ func (m *metrics) count(resp *Response) {
 		}
 		src := string(tools[i].Source)
 		slot = nil
-		if k := kind(src); k < len(kinds) {
+		if k := slices.Index(kinds[:], src); k >= 0 {
 			slot = &m.returned[k]
 		}
 		counter(slot, func() prometheus.Counter { return m.results.WithLabelValues(src) }).Add(float64(j - i))
@@ -64,14 +69,20 @@ func (m *metrics) count(resp *Response) {
 	}
 }
 
-// kind is k's index in kinds, or len(kinds) when it has none.
-func kind(k string) int {
-	for i, x := range kinds {
-		if x == k {
-			return i
-		}
+// embedding counts one embedding call for purpose, failed when err is
+// not nil.
+func (m *metrics) embedding(purpose string, err error) {
+	var slot *atomic.Pointer[prometheus.Counter]
+	if p := slices.Index(purposes[:], purpose); p >= 0 {
+		slot = &m.embedded[p][btoi(err != nil)]
 	}
-	return len(kinds)
+	counter(slot, func() prometheus.Counter {
+		result := "ok"
+		if err != nil {
+			result = "error"
+		}
+		return m.embedCalls.WithLabelValues(purpose, result)
+	}).Inc()
 }
 
 func btoi(b bool) int {

@@ -218,7 +218,7 @@ func (a *answer) embedQuery(ctx context.Context, text string, terms []string) (*
 // index.Matrix.PreferSparse).
 func (a *answer) sparseQuery(sp sparseEmbedder, terms []string) *index.Query {
 	idx, val := sp.EmbedSparseTerms(terms)
-	a.s.countEmbed("query", nil)
+	a.s.metrics.embedding("query", nil)
 	if len(val) == 0 || index.Normalize(val) == 0 {
 		return nil
 	}
