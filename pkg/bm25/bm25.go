@@ -12,12 +12,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/toolsearch/toolsearch/pkg/internal/memo"
-
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
+	"github.com/toolsearch/toolsearch/pkg/internal/memo"
 	"github.com/toolsearch/toolsearch/pkg/internal/strtab"
 )
 

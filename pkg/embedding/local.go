@@ -7,10 +7,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/toolsearch/toolsearch/pkg/internal/memo"
-
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
+	"github.com/toolsearch/toolsearch/pkg/internal/memo"
 )
 
 // DefaultLocalDimensions is the width of the local embedder's hashed space.
@@ -527,10 +526,10 @@ type termEntry struct {
 	prefix uint64 // pairPrefix(term)
 }
 
-// termFeatures returns t's features and their weights: from the memo, which
+// entry returns term t's features and their weights: from the memo, which
 // keeps those of the terms queries used, so that a query hashes and looks
 // up only its pairs. The memo is the fitted embedder's, as the weights are.
-func (l *Local) termFeatures(t string, sc *scratch) *termEntry {
+func (l *Local) entry(t string, sc *scratch) *termEntry {
 	if e := l.terms.Get(t); e != nil {
 		return e
 	}
@@ -545,7 +544,7 @@ func (l *Local) termFeatures(t string, sc *scratch) *termEntry {
 	return l.terms.Put(t, e)
 }
 
-// queryFeatures is termFeatures with each term's features from the memo,
+// queryFeatures is termFeatures with each term's entry from the memo,
 // numbered in this query's order: their weights are byID[fid] (sc.byID,
 // which accumulate reads), and a pair, with no id, is looked up.
 func (l *Local) queryFeatures(terms []string, sc *scratch) (feats []feature, byID []float32) {
@@ -560,7 +559,7 @@ func (l *Local) queryFeatures(terms []string, sc *scratch) (feats []feature, byI
 	}
 	var prev *termEntry
 	for i, t := range terms {
-		e := l.termFeatures(t, sc)
+		e := l.entry(t, sc)
 		add(e.feats[:e.mid], e.idf[:e.mid])
 		if i > 0 {
 			raw = append(raw, feature{hash: pairHash(prev.prefix, t), weight: pairWeight})
