@@ -11,16 +11,14 @@ import (
 // its derivationally related forms that the index has, and, for a term the
 // index lacks, the levels of its hypernyms that it has.
 type expansion struct {
-	term     string
-	list     int64 // -1: no document has it
-	idf      float64
+	ref      // the term itself
 	concepts []ref
 	derived  []ref
 	levels   [][]string // analysis.Analyzer.HypernymLevels
 }
 
-// ref is a term or concept token and its list (-1 for none); name labels
-// a concept in explanations.
+// ref is a term or concept token, its list (-1: no document has it) and
+// that list's idf; name labels a concept in explanations.
 type ref struct {
 	term, name string
 	list       int64
@@ -32,17 +30,14 @@ func (ix *Index) expand(term string) *expansion {
 	if e := ix.cache.Get(term); e != nil {
 		return e
 	}
-	e := expansion{term: term, list: ix.list(term)}
-	e.idf = ix.listIDF(e.list)
+	e := expansion{ref: ix.ref(term, "")}
 	for _, c := range analysis.English.Related(term) {
 		// The token as the documents' text was analysed, so stemmed.
-		t := analysis.Stem(conceptToken(c))
-		l := ix.list(t)
-		e.concepts = append(e.concepts, ref{term: t, name: conceptName(c), list: l, idf: ix.listIDF(l)})
+		e.concepts = append(e.concepts, ix.ref(analysis.Stem(conceptToken(c)), conceptName(c)))
 	}
-	for _, r := range analysis.English.Derived(term) {
-		if l := ix.list(r); l >= 0 {
-			e.derived = append(e.derived, ref{term: r, list: l, idf: ix.listIDF(l)})
+	for _, d := range analysis.English.Derived(term) {
+		if r := ix.ref(d, ""); r.list >= 0 {
+			e.derived = append(e.derived, r)
 		}
 	}
 	if e.list < 0 && len(e.derived) == 0 {
@@ -57,6 +52,12 @@ func (ix *Index) list(term string) int64 {
 		return int64(k)
 	}
 	return -1
+}
+
+// ref is term looked up: its list and that list's idf.
+func (ix *Index) ref(term, name string) ref {
+	l := ix.list(term)
+	return ref{term: term, name: name, list: l, idf: ix.listIDF(l)}
 }
 
 // listIDF is the idf of list (-1: no document has it).
@@ -130,8 +131,8 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 		}
 	}
 	for _, t := range broader {
-		l := ix.list(t)
-		add(queryTerm{list: l, idf: ix.listIDF(l), from: fromBroader, name: t, term: t}, BroaderWeight)
+		r := ix.ref(t, t)
+		add(queryTerm{list: r.list, idf: r.idf, from: fromBroader, name: t, term: t}, BroaderWeight)
 	}
 	for _, e := range exps[:asked] {
 		if e.list < 0 {
