@@ -99,6 +99,15 @@ func BenchmarkSparse(b *testing.B) {
 				}
 			}
 		})
+		if cols := mx.WithColumns(); cols != mx {
+			b.Run(fmt.Sprintf("N=%d/columns", n), func(b *testing.B) {
+				for b.Loop() {
+					if err := cols.SparseScoresInto(sp, dst); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 		// The binary first pass with rescoring, top 10: a whole search,
 		// where the two above are only its scores.
 		bin := mx.WithBinary(DefaultRescore)

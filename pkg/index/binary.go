@@ -58,7 +58,7 @@ func (mx *Matrix) WithBinary(rescore int) *Matrix {
 			setPlanes(mx.Row(r), nz, neg)
 		}
 	}
-	q := &Matrix{m: mx.m, blocks: mx.blocks, codes: c}
+	q := &Matrix{m: mx.m, blocks: mx.blocks, cols: mx.cols, codes: c}
 	q.scratch.New = mx.scratch.New
 	return q
 }

@@ -24,7 +24,10 @@ type Matrix struct {
 	m blas32.General
 	// blocks, when not nil, hold the rows by column (Columns) and m only
 	// the shape: a large matrix of sparse embeddings.
-	blocks  []block
+	blocks []block
+	// cols, when not nil, is m's values again, column by column (see
+	// WithColumns).
+	cols    []float32
 	scratch sync.Pool    // *[]float32 of length Rows, so a search allocates only its result
 	codes   *binaryCodes // nil: exact only (see WithBinary)
 }
@@ -96,7 +99,7 @@ func (mx *Matrix) Dim() int { return mx.m.Cols }
 
 // Bytes is the memory held by the vectors themselves (4 bytes a dimension).
 func (mx *Matrix) Bytes() int64 {
-	b := int64(cap(mx.m.Data))*4 + mx.columnBytes()
+	b := int64(cap(mx.m.Data)+cap(mx.cols))*4 + mx.columnBytes()
 	if mx.codes != nil {
 		b += int64(len(mx.codes.bits)) * 8
 	}

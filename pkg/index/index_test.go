@@ -159,3 +159,76 @@ func sparseOf(dense []float32) Sparse {
 	}
 	return sp
 }
+
+// TestColumnsScoreAsRows: a matrix with its columns scores a sparse query
+// exactly as the row-major product does, bit for bit, for row counts
+// around the vector code's steps (4 and 16 values) and with a zero among
+// the query's values; and everything else about it is the matrix's own.
+func TestColumnsScoreAsRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, rows := range []int{1, 3, 4, 5, 15, 16, 17, 73, 200} {
+		const cols = 96
+		vecs := make([][]float32, rows)
+		for i := range vecs {
+			vecs[i] = make([]float32, cols)
+			for j := range vecs[i] {
+				if r.IntN(3) == 0 { // as sparse as the local embedder's rows
+					vecs[i][j] = float32(r.NormFloat64())
+				}
+			}
+		}
+		byRow, err := New(vecs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		both := byRow.WithColumns()
+		if both.cols == nil || both.Bytes() != 2*byRow.Bytes() {
+			t.Fatalf("rows=%d: columns not kept (%d bytes, by row %d)", rows, both.Bytes(), byRow.Bytes())
+		}
+		for q := range 20 {
+			dense := make([]float32, cols)
+			for j := 0; j < cols; j += 1 + r.IntN(5) {
+				dense[j] = float32(r.NormFloat64())
+			}
+			Normalize(dense)
+			sp := sparseOf(dense)
+			if q == 0 {
+				sp.Idx, sp.Val = append(sp.Idx, cols-1), append(sp.Val, 0)
+			}
+			want, got := make([]float32, rows), make([]float32, rows)
+			if err := byRow.SparseScoresInto(sp, want); err != nil {
+				t.Fatal(err)
+			}
+			if err := both.SparseScoresInto(sp, got); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(want, got) {
+				t.Fatalf("rows=%d: scores %v with columns, %v by row", rows, got, want)
+			}
+			for i := range rows {
+				if d := both.Dot(Query{Sparse: sp}, i); d != want[i] {
+					t.Fatalf("rows=%d: Dot of row %d is %v, the product's %v", rows, i, d, want[i])
+				}
+			}
+			if both.PreferSparse(len(sp.Idx)) != byRow.PreferSparse(len(sp.Idx)) {
+				t.Fatalf("rows=%d: the columns changed which queries are sparse", rows)
+			}
+		}
+		if bin := both.WithBinary(3); bin.cols == nil {
+			t.Errorf("rows=%d: binary codes dropped the columns", rows)
+		}
+		for i := range rows {
+			if !slices.Equal(both.Row(i), byRow.Row(i)) {
+				t.Fatalf("rows=%d: row %d differs", rows, i)
+			}
+		}
+	}
+	// Past sparseMaxBytes the copy would cost more than a cache holds.
+	big, err := Adopt(make([]float32, (sparseMaxBytes/4/1024+1)*1024), sparseMaxBytes/4/1024+1, 1024, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if big.WithColumns() != big {
+		t.Error("a matrix over sparseMaxBytes got its columns")
+	}
+}

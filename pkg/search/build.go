@@ -225,9 +225,13 @@ func (s *Service) embedIndex(ctx context.Context, snap *Snapshot, corpus *analys
 	return nil
 }
 
-// quantize gives snap mx as its dense index, with binary codes when the
-// service is configured for them.
+// quantize gives snap mx as its dense index: with its columns when the
+// embedder's queries are sparse (index.Matrix.WithColumns), and with
+// binary codes when the service is configured for them.
 func (s *Service) quantize(snap *Snapshot, mx *index.Matrix) {
+	if _, ok := snap.query.(sparseEmbedder); ok {
+		mx = mx.WithColumns()
+	}
 	if s.cfg.Quantization == index.QuantBinary {
 		mx = mx.WithBinary(s.cfg.Rescore)
 	}

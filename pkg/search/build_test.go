@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
@@ -149,4 +150,31 @@ func scored(hits []Hit) []string {
 		out[i] = fmt.Sprint(h.Server, "/", h.Name, " ", deref(h.Score))
 	}
 	return out
+}
+
+// TestColumnsForSparseQueries: an index queried sparsely (the local
+// embedder's) keeps its columns beside its rows; one queried densely (a
+// provider's) holds its vectors once.
+func TestColumnsForSparseQueries(t *testing.T) {
+	var width atomic.Int64
+	width.Store(32)
+	for _, tt := range []struct {
+		name   string
+		emb    embedding.Embedder
+		copies int64
+	}{
+		{"local", embedding.NewLocal(0), 2},
+		{"provider", embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: fakeProvider(t, &width), APIKey: "k", MaxRetries: -1}), 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			snap, err := New(Config{Embedder: tt.emb}).Build(t.Context(), defaultSetup(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mx := snap.Matrix
+			if want := tt.copies * int64(mx.Rows()*mx.Dim()*4); mx.Bytes() != want {
+				t.Errorf("index of %d×%d holds %d bytes, want %d", mx.Rows(), mx.Dim(), mx.Bytes(), want)
+			}
+		})
+	}
 }

@@ -138,8 +138,9 @@ func TestBuildAndSearch(t *testing.T) {
 	snap := mustBuild(t, svc)
 	st := svc.Status()
 	n := snap.Catalog.Len()
-	if !st.Ready || st.Size != n || st.MemoryBytes != int64(n*embedding.DefaultLocalDimensions*4) || st.Mode != "semantic" || st.Degraded {
-		t.Errorf("Status = %+v, want ready, semantic, size %d, memory 4*N*D", st, n)
+	// The local embedder's index keeps its vectors by row and by column.
+	if !st.Ready || st.Size != n || st.MemoryBytes != int64(2*n*embedding.DefaultLocalDimensions*4) || st.Mode != "semantic" || st.Degraded {
+		t.Errorf("Status = %+v, want ready, semantic, size %d, memory 2*4*N*D", st, n)
 	}
 	if len(st.Core) != 2 || len(st.Templates) != 2 || st.Templates[0].Name != "release" {
 		t.Errorf("Status core %v templates %v", st.Core, st.Templates)
