@@ -1,6 +1,6 @@
 package index
 
-import "gonum.org/v1/gonum/blas/blas32"
+import "gonum.org/v1/gonum/blas/gonum"
 
 // Sparse is a query vector given by its nonzero entries, in column order.
 // The local embedder's queries are like this: tens of hashed features
@@ -30,7 +30,7 @@ func (mx *Matrix) rowBytes() int64 { return int64(cap(mx.m.Data)) * 4 }
 // WithColumns returns mx holding its values a second time, column by
 // column, for SparseScoresInto: a sparse query then reads each of its
 // columns as one run and adds it to every row's score with gonum's vector
-// code (Axpy), instead of gathering a value from another cache line for
+// code (Saxpy), instead of gathering a value from another cache line for
 // each row and column. A product of 64 nonzeros takes 0.6 of the time at
 // 62 rows and a seventh at 1,000 and 4,000 rows (BenchmarkSparse,
 // BENCHMARKS.md step 23). Only a matrix kept by row and queried sparsely
@@ -116,8 +116,8 @@ func (mx *Matrix) axpyScores(q Sparse, dst []float32) {
 	rows := mx.m.Rows
 	dst = dst[:rows]
 	clear(dst)
-	y := blas32.Vector{N: rows, Inc: 1, Data: dst}
+	var impl gonum.Implementation // called directly: no interface call a column
 	for k, j := range q.Idx {
-		blas32.Axpy(q.Val[k], blas32.Vector{N: rows, Inc: 1, Data: mx.cols[int(j)*rows:][:rows]}, y)
+		impl.Saxpy(rows, q.Val[k], mx.cols[int(j)*rows:][:rows], 1, dst, 1)
 	}
 }
