@@ -25,12 +25,16 @@ type answer struct {
 	resp   *Response
 	seen   rowSet // rows already in the answer
 	// What the answer points to, kept here rather than allocated apart:
-	// a small catalog's seen rows, a sparse query, the confidence and its
-	// verdict.
+	// the request, the response (which keeps the answer alive as long as
+	// it is read), a small catalog's seen rows, a sparse query, the
+	// confidence and its verdict, and the scores of a usual top k.
+	request   Request
+	response  Response
 	seenRows  [4]uint64
 	query     index.Query
 	conf      float32
 	confident bool
+	scores    [16]float32
 }
 
 // Search answers req for caller from the current snapshot, through the
@@ -52,22 +56,23 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 	if err != nil {
 		return nil, err
 	}
-	a := &answer{s: s, snap: snap, req: &req, caller: caller, vis: access.All(),
-		resp: &Response{Tools: []Hit{}, IndexVersion: snap.Version}}
+	a := &answer{s: s, snap: snap, request: req, caller: caller, vis: access.All(),
+		response: Response{Tools: []Hit{}, IndexVersion: snap.Version}}
+	a.req, a.resp = &a.request, &a.response
 	a.seen = newRowSet(snap.Catalog.Len(), a.seenRows[:])
 	a.narrow()
 	switch {
-	case len(req.Messages) > 0:
-		req.Query = digest(req.Messages, snap.Keywords.IDF)
-	case len(req.Query) > MaxQueryBytes:
-		req.Query = digest([]Message{{Role: "user", Content: req.Query}}, snap.Keywords.IDF)
+	case len(a.req.Messages) > 0:
+		a.req.Query = digest(a.req.Messages, snap.Keywords.IDF)
+	case len(a.req.Query) > MaxQueryBytes:
+		a.req.Query = digest([]Message{{Role: "user", Content: a.req.Query}}, snap.Keywords.IDF)
 	}
-	switch q := parseQuery(req.Query); {
-	case req.Template != "":
+	switch q := parseQuery(a.req.Query); {
+	case a.req.Template != "":
 		err = a.template()
-	case req.Operation == OperationList:
+	case a.req.Operation == OperationList:
 		err = a.list()
-	case req.Regex != "":
+	case a.req.Regex != "":
 		err = a.regex(ctx)
 	case q.isSelect:
 		a.selectTools(q.selected)
@@ -75,7 +80,7 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 		if err = a.retrieve(ctx, q); err != nil {
 			return nil, err
 		}
-		if req.includeCore() {
+		if a.req.includeCore() {
 			a.addRows(a.snap.policy.core, SourceCore)
 		}
 	}

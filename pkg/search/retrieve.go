@@ -85,7 +85,11 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	// One allocation for the hits and one for their scores, core tools
 	// included, instead of one per hit and growth by doubling.
 	a.resp.Tools = slices.Grow(a.resp.Tools, len(results)+len(a.snap.policy.core))
-	scores := make([]float32, len(results))
+	scores := a.scores[:0]
+	if len(results) > len(a.scores) {
+		scores = make([]float32, len(results))
+	}
+	scores = scores[:len(results)]
 	for i, r := range results {
 		if a.req.MinScore != nil && float64(r.Fused) < *a.req.MinScore {
 			continue
