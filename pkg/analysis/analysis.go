@@ -33,13 +33,17 @@ var English = &Analyzer{stop: stop, stem: Stem, related: concepts, derived: engl
 // every ranker matches on. A word's term comes from the analyzer's memo
 // when a recent query had the word.
 func (a *Analyzer) Terms(text string) []string {
-	out := make([]string, 0, len(text)/6+1) // about one term per six bytes of English
+	return a.AppendTerms(make([]string, 0, len(text)/6+1), text) // about one term per six bytes of English
+}
+
+// AppendTerms is Terms appending to dst, for a caller that reuses it.
+func (a *Analyzer) AppendTerms(dst []string, text string) []string {
 	AppendWords(text, func(w string) {
 		if t, ok := a.term(w); ok {
-			out = append(out, t)
+			dst = append(dst, t)
 		}
 	})
-	return out
+	return dst
 }
 
 // term is w's term, or false for a stop word, through the memo, so that

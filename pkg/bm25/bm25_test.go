@@ -1,8 +1,10 @@
 package bm25
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
@@ -136,5 +138,27 @@ func TestNumberIsWeakEvidence(t *testing.T) {
 	got, _ := ix.Prepare("bedrooms in flat 2").Search(t.Context(), 2, nil)
 	if len(got) != 2 || got[0].Row != 1 {
 		t.Errorf("Search = %v, want row 1 (the words) before row 0 (the number)", got)
+	}
+}
+
+// TestPrepareTermsInto: a query prepared in the memory of another, longer
+// one scores and explains exactly as one prepared afresh.
+func TestPrepareTermsInto(t *testing.T) {
+	ix, cat := testIndex(t)
+	queries := []string{
+		"open a pull request and then post the release notes to the team channel, as well as jira",
+		"fft", "slow queries", "zzzqqq", "deploy the service",
+	}
+	var reused Query
+	for _, text := range queries {
+		terms := analysis.English.Terms(text)
+		fresh := ix.PrepareTerms(terms)
+		reused = ix.PrepareTermsInto(reused, terms)
+		want, got := make([]float32, cat.Len()), make([]float32, cat.Len())
+		fresh.ScoresInto(want)
+		reused.ScoresInto(got)
+		if !slices.Equal(want, got) || !slices.Equal(fresh.terms, reused.terms) {
+			t.Fatalf("%q: prepared in reused memory, terms %v; afresh %v", text, reused.terms, fresh.terms)
+		}
 	}
 }

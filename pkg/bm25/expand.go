@@ -79,6 +79,12 @@ func (ix *Index) listIDF(list int64) float64 {
 // are also looked up as a pair, at PairWeight. What a term expands to
 // comes from the index's cache of expansions.
 func (ix *Index) PrepareTerms(terms []string) Query {
+	return ix.PrepareTermsInto(Query{}, terms)
+}
+
+// PrepareTermsInto is PrepareTerms in dst's memory: dst is a query its
+// caller no longer uses, and the two must not be used together.
+func (ix *Index) PrepareTermsInto(dst Query, terms []string) Query {
 	asked := len(terms)
 	// On the stack for a query of common length: these end with the call.
 	var expBuf [24]*expansion
@@ -106,7 +112,7 @@ func (ix *Index) PrepareTerms(terms []string) Query {
 			}
 		}
 	}
-	q := Query{ix: ix, terms: make([]queryTerm, 0, len(expanded)+len(broader)+asked)}
+	q := Query{ix: ix, terms: slices.Grow(dst.terms[:0], len(expanded)+len(broader)+asked)}
 	// qt.idf is its list's (kept with the expansions), weighted here.
 	add := func(qt queryTerm, weight float64) {
 		// Linear: a query has tens of terms (MaxQueryBytes bounds it).

@@ -256,6 +256,8 @@ func TestEmbedSparseMatchesEmbed(t *testing.T) {
 	}
 	for _, dim := range []int{8, 256, 1024} {
 		l := NewLocal(dim).Fit(docs).(*Local)
+		var ridx []int32 // reused from text to text, as a search's pool does
+		var rval []float32
 		for _, text := range texts {
 			vecs, err := l.Embed(t.Context(), []string{text})
 			if err != nil {
@@ -264,6 +266,10 @@ func TestEmbedSparseMatchesEmbed(t *testing.T) {
 			idx, val := l.EmbedSparseTerms(analysis.English.Terms(text))
 			if !slices.IsSorted(idx) || len(idx) != len(val) {
 				t.Fatalf("dim %d, %q: idx %v unsorted or lengths differ", dim, text, idx)
+			}
+			ridx, rval = l.AppendSparseTerms(ridx[:0], rval[:0], analysis.English.Terms(text))
+			if !slices.Equal(ridx, idx) || !slices.Equal(rval, val) {
+				t.Fatalf("dim %d, %q: into reused memory, %v %v; afresh %v %v", dim, text, ridx, rval, idx, val)
 			}
 			got := make([]float32, dim)
 			for i, j := range idx {

@@ -485,6 +485,12 @@ func (l *Local) accumulate(feats []feature, v []float32, touched []uint64, byID 
 // values (val): a query has tens of features among a thousand buckets, so
 // ranking needs only those columns. Each value is bit for bit Embed's.
 func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
+	return l.AppendSparseTerms(nil, nil, terms)
+}
+
+// AppendSparseTerms is EmbedSparseTerms appending to idx and val, for a
+// caller that reuses them.
+func (l *Local) AppendSparseTerms(idx []int32, val []float32, terms []string) ([]int32, []float32) {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	if len(sc.dense) != l.dim {
@@ -509,9 +515,9 @@ func (l *Local) EmbedSparseTerms(terms []string) (idx []int32, val []float32) {
 		sc.touched[w] = 0 // clean for the next use
 	}
 	sc.buckets = buckets
-	idx, val = make([]int32, len(buckets)), make([]float32, len(buckets))
-	for i, b := range buckets {
-		idx[i], val[i] = b, sc.dense[b]
+	idx, val = slices.Grow(idx, len(buckets)), slices.Grow(val, len(buckets))
+	for _, b := range buckets {
+		idx, val = append(idx, b), append(val, sc.dense[b])
 		sc.dense[b] = 0
 	}
 	return idx, val

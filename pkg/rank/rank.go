@@ -237,6 +237,12 @@ type Result struct {
 //     three tools from three servers gets all three, however strongly one
 //     server dominates the fused scores.
 func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int) bool) ([]Result, error) {
+	return rk.AppendHybrid(ctx, nil, query, k, keep)
+}
+
+// AppendHybrid is Hybrid appending its results to dst, for a caller that
+// reuses it.
+func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k int, keep func(int) bool) ([]Result, error) {
 	cfg, q := &rk.cfg, query.Dense
 	n := rk.lexical.Len()
 	if err := ctx.Err(); err != nil {
@@ -348,11 +354,11 @@ func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int)
 		cands = rk.boostCompanions(cands, sc, keep)
 	}
 	top := reserve(cands, sc.gather(cands), k, sc)
-	out := make([]Result, len(top)) // outlives the scratch
-	for i, m := range top {
+	out := slices.Grow(dst, len(top)) // outlives the scratch
+	for _, m := range top {
 		row := cands[m.Row]
-		r := &out[i]
-		r.Row, r.Fused = int(row), fused[row]
+		out = append(out, Result{Row: int(row), Fused: fused[row]})
+		r := &out[len(out)-1]
 		if member[row] { // not a companion that joined by its gain alone
 			r.Dense, r.Lex, r.DenseRank = dense[row], lex[row], int(denseRank[row])
 			if ranks {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/bm25"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/rank"
@@ -46,13 +48,16 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		a.degrade("no_index")
 		mode = ModeKeyword
 	}
+	w := works.Get().(*work)
+	defer w.release(a)
 	// The query is analysed once; every ranker, the rating and explain
 	// read this one form of it.
-	terms := analysis.English.Terms(pq.text)
+	terms := analysis.English.AppendTerms(w.terms[:0], pq.text)
+	w.terms = terms
 	q := rank.Query{Text: pq.text, Ranks: a.req.Explain}
 	if mode != ModeKeyword {
 		var err error
-		q.Dense, err = a.embedQuery(ctx, pq.text, terms)
+		q.Dense, err = a.embedQuery(ctx, pq.text, terms, w)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return ctx.Err()
@@ -64,14 +69,16 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	}
 	if mode != ModeSemantic || a.req.Explain {
 		// BM25 ranks, rates or explains: a plain semantic answer needs none.
-		q.Lexical = a.snap.Keywords.PrepareTerms(terms)
+		q.Lexical = a.snap.Keywords.PrepareTermsInto(w.lexical, terms)
+		w.lexical = q.Lexical
 	}
 	rk := a.snap.ranker
 	var results []rank.Result
 	var err error
 	switch mode {
 	case ModeHybrid:
-		results, err = rk.Hybrid(ctx, q, k, keep)
+		results, err = rk.AppendHybrid(ctx, w.results[:0], q, k, keep)
+		w.results = results
 	case ModeSemantic:
 		results, err = rk.Semantic(ctx, q, k, keep)
 	default:
@@ -106,6 +113,26 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		a.resp.SearchID = a.s.learner.remember(a.caller, a.snap, terms, a.resp.Tools)
 	}
 	return nil
+}
+
+// work is a retrieval's working memory: the query's terms, its sparse
+// embedding, its BM25 terms and the ranked results. None of it outlives
+// the answer made from it (hits copy what they show; learning copies the
+// terms it keeps), so it is pooled instead of allocated a search.
+type work struct {
+	terms   []string
+	idx     []int32
+	val     []float32
+	lexical bm25.Query
+	results []rank.Result
+}
+
+var works = sync.Pool{New: func() any { return new(work) }}
+
+// release returns w to the pool once a is made; a no longer points into it.
+func (w *work) release(a *answer) {
+	a.query = index.Query{}
+	works.Put(w)
 }
 
 // confidence rates the best result on an absolute scale: its cosine
@@ -181,9 +208,9 @@ func (a *answer) degrade(reason string) {
 // embedQuery embeds the query within the query timeout and normalises it.
 // It returns nil, without error, when the query has nothing the embedder
 // recognises (a zero vector carries no evidence).
-func (a *answer) embedQuery(ctx context.Context, text string, terms []string) (*index.Query, error) {
+func (a *answer) embedQuery(ctx context.Context, text string, terms []string, w *work) (*index.Query, error) {
 	if sp, ok := a.snap.query.(sparseEmbedder); ok {
-		return a.sparseQuery(sp, terms), nil
+		return a.sparseQuery(sp, terms, w), nil
 	}
 	var q []float32
 	var err error
@@ -220,8 +247,9 @@ func (a *answer) embedQuery(ctx context.Context, text string, terms []string) (*
 // and no cache. Such a query writes tens of the index's columns; it stays
 // sparse unless the index is too large for a sparse product to pay (see
 // index.Matrix.PreferSparse).
-func (a *answer) sparseQuery(sp sparseEmbedder, terms []string) *index.Query {
-	idx, val := sp.EmbedSparseTerms(terms)
+func (a *answer) sparseQuery(sp sparseEmbedder, terms []string, w *work) *index.Query {
+	idx, val := sp.AppendSparseTerms(w.idx[:0], w.val[:0], terms)
+	w.idx, w.val = idx, val
 	a.s.metrics.embedding("query", nil)
 	if len(val) == 0 || index.Normalize(val) == 0 {
 		return nil

@@ -592,3 +592,45 @@ func TestBinaryQuantization(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentSearchesAnswerAsAlone: searches share pooled working
+// memory (work) and scratch; searches running at once, in every mode,
+// explained or not, answer exactly as each does alone. Run under -race.
+func TestConcurrentSearchesAnswerAsAlone(t *testing.T) {
+	svc := New(Config{Embedder: embedding.NewLocal(0), Version: "test"})
+	mustBuild(t, svc)
+	queries := evalQueries(t)[:24]
+	var reqs []Request
+	for i, q := range queries {
+		for _, mode := range []Mode{ModeHybrid, ModeSemantic, ModeKeyword} {
+			k := 3 + i%20
+			reqs = append(reqs, Request{Query: q, Mode: mode, TopK: &k, Explain: i%2 == 0})
+		}
+	}
+	answer := func(req Request) string {
+		res, err := svc.Search(t.Context(), req, access.Caller{})
+		if err != nil {
+			return err.Error()
+		}
+		res.TookMS = 0
+		b, _ := json.Marshal(res)
+		return string(b)
+	}
+	alone := make([]string, len(reqs))
+	for i, req := range reqs {
+		alone[i] = answer(req)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range reqs {
+				j := (i*7 + g*5) % len(reqs)
+				if got := answer(reqs[j]); got != alone[j] {
+					t.Errorf("request %d answered at once with others:\n%s\nalone:\n%s", j, got, alone[j])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

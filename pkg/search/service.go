@@ -57,7 +57,7 @@ type fitter interface {
 // sparseEmbedder embeds a query's analysed terms as the vector's nonzero
 // columns, in-process and in microseconds: no timeout, no cache.
 type sparseEmbedder interface {
-	EmbedSparseTerms(terms []string) (idx []int32, val []float32)
+	AppendSparseTerms(idx []int32, val []float32, terms []string) ([]int32, []float32)
 }
 
 // Limits and defaults.
