@@ -484,3 +484,44 @@ func TestEveryErrorIsJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestNoopFramedAsSearch: the load tests' no-op baseline answers as a
+// search does, over a real connection: a body over net/http's chunking
+// buffer goes out whole with its Content-Length, not chunked (a chunked
+// baseline is slower than the search it is measured against); and a bad
+// request gets the search's error.
+func TestNoopFramedAsSearch(t *testing.T) {
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: prometheus.NewRegistry()})
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	answer := []byte(`{"tools":[],"pad":"` + strings.Repeat("x", 4000) + `"}` + "\n")
+	srv := httptest.NewServer(NewServer(svc, Options{Registerer: prometheus.NewRegistry(), Noop: answer}))
+	defer srv.Close()
+	post := func(path, body string) (*http.Response, string) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	query := `{"query":"` + strings.Repeat("open a pull request and merge it ", 20) + `","top_k":50}`
+	for _, path := range []string{"/noop", "/mcp/tool-search"} {
+		resp, body := post(path, query)
+		if resp.StatusCode != 200 || len(resp.TransferEncoding) > 0 || resp.ContentLength != int64(len(body)) || len(body) <= 2048 {
+			t.Errorf("%s: %d, transfer encoding %v, length %d for %d bytes; want 200, over 2 KB, whole, with its length",
+				path, resp.StatusCode, resp.TransferEncoding, resp.ContentLength, len(body))
+		}
+		if path == "/noop" && body != string(answer) {
+			t.Errorf("/noop answered %.80q…, not its answer", body)
+		}
+	}
+	noop, nbody := post("/noop", `{"query":"x","bogus":1}`)
+	srch, sbody := post("/mcp/tool-search", `{"query":"x","bogus":1}`)
+	if noop.StatusCode != 400 || noop.StatusCode != srch.StatusCode || !strings.Contains(nbody, `"unknown_field"`) || !strings.Contains(sbody, `"unknown_field"`) {
+		t.Errorf("a bad request: /noop %d %s, search %d %s; want the same 400", noop.StatusCode, nbody, srch.StatusCode, sbody)
+	}
+}
