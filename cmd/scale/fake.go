@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // fakeProvider is an OpenAI-compatible /v1/embeddings on loopback with
@@ -20,6 +22,43 @@ import (
 type fakeProvider struct {
 	*httptest.Server
 	served atomic.Int64 // inputs embedded
+
+	// The provider's own time: how long at least one request was being
+	// answered, from its arrival until its answer was made (not while the
+	// answer is written, which waits on the reader). A start-up's time
+	// less this is the service's.
+	mu       sync.Mutex
+	inflight int
+	since    time.Time
+	busy     time.Duration
+}
+
+func (f *fakeProvider) enter() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inflight == 0 {
+		f.since = time.Now()
+	}
+	f.inflight++
+}
+
+func (f *fakeProvider) leave() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inflight--; f.inflight == 0 {
+		f.busy += time.Since(f.since)
+	}
+}
+
+// busyTime is the provider's own time so far.
+func (f *fakeProvider) busyTime() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := f.busy
+	if f.inflight > 0 {
+		b += time.Since(f.since)
+	}
+	return b
 }
 
 func startFake(dim int) (*fakeProvider, error) {
@@ -32,6 +71,13 @@ func startFake(dim int) (*fakeProvider, error) {
 			http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 			return
 		}
+		f.enter()
+		answered := false
+		defer func() {
+			if !answered {
+				f.leave()
+			}
+		}()
 		var req struct {
 			Input          []string `json:"input"`
 			EncodingFormat string   `json:"encoding_format"`
@@ -71,6 +117,8 @@ func startFake(dim int) (*fakeProvider, error) {
 			buf = append(buf, '}')
 		}
 		buf = append(buf, `],"model":"fake","usage":{"prompt_tokens":0,"total_tokens":0}}`...)
+		answered = true
+		f.leave()
 		w.Write(buf)
 	}))
 	return f, nil
