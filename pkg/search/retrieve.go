@@ -89,14 +89,14 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	}
 	a.resp.Mode = mode
 	a.confidence(results, q, mode)
-	// One allocation for the hits and one for their scores, core tools
-	// included, instead of one per hit and growth by doubling.
+	// One allocation for the hits, core tools included, instead of one
+	// per hit and growth by doubling; their scores are the answer's own
+	// unless k is unusually large.
 	a.resp.Tools = slices.Grow(a.resp.Tools, len(results)+len(a.snap.policy.core))
-	scores := a.scores[:0]
-	if len(results) > len(a.scores) {
+	scores := a.scores[:]
+	if len(results) > len(scores) {
 		scores = make([]float32, len(results))
 	}
-	scores = scores[:len(results)]
 	for i, r := range results {
 		if a.req.MinScore != nil && float64(r.Fused) < *a.req.MinScore {
 			continue
