@@ -174,8 +174,13 @@ type Query struct {
 
 // Semantic ranks by cosine alone: the k best rows kept by keep.
 func (rk *Ranker) Semantic(ctx context.Context, q Query, k int, keep func(int) bool) ([]Result, error) {
+	return rk.AppendSemantic(ctx, nil, q, k, keep)
+}
+
+// AppendSemantic is Semantic appending its results to dst.
+func (rk *Ranker) AppendSemantic(ctx context.Context, dst []Result, q Query, k int, keep func(int) bool) ([]Result, error) {
 	if q.Dense == nil { // nothing in the query the embedder knows: no evidence
-		return nil, nil
+		return dst, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -184,7 +189,7 @@ func (rk *Ranker) Semantic(ctx context.Context, q Query, k int, keep func(int) b
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Result, 0, len(matches))
+	out := slices.Grow(dst, len(matches))
 	for i, m := range matches {
 		out = append(out, Result{Row: m.Row, Dense: m.Score, DenseRank: i + 1, Fused: m.Score})
 	}
@@ -193,11 +198,16 @@ func (rk *Ranker) Semantic(ctx context.Context, q Query, k int, keep func(int) b
 
 // Keyword ranks by BM25 alone: the k best rows kept by keep.
 func (rk *Ranker) Keyword(ctx context.Context, q Query, k int, keep func(int) bool) ([]Result, error) {
+	return rk.AppendKeyword(ctx, nil, q, k, keep)
+}
+
+// AppendKeyword is Keyword appending its results to dst.
+func (rk *Ranker) AppendKeyword(ctx context.Context, dst []Result, q Query, k int, keep func(int) bool) ([]Result, error) {
 	matches, err := q.Lexical.Search(ctx, k, keep)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Result, 0, len(matches))
+	out := slices.Grow(dst, len(matches))
 	for i, m := range matches {
 		out = append(out, Result{Row: m.Row, Lex: m.Score, LexRank: i + 1, Fused: m.Score})
 	}
@@ -241,7 +251,7 @@ func (rk *Ranker) Hybrid(ctx context.Context, query Query, k int, keep func(int)
 }
 
 // AppendHybrid is Hybrid appending its results to dst, for a caller that
-// reuses it.
+// reuses it (as AppendSemantic and AppendKeyword are for theirs).
 func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k int, keep func(int) bool) ([]Result, error) {
 	cfg, q := &rk.cfg, query.Dense
 	n := rk.lexical.Len()

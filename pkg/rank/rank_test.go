@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -133,26 +134,46 @@ func TestSiblingsJoin(t *testing.T) {
 	}
 }
 
-// TestAppendHybridReusesMemory: results appended into memory a previous
-// answer left (every field set) are those of a fresh answer, and what dst
-// held before is kept.
-func TestAppendHybridReusesMemory(t *testing.T) {
+// TestAppendReusesMemory: each ranker's results appended into memory a
+// previous answer left (every field set) are those of a fresh answer, and
+// what dst held before is kept.
+func TestAppendReusesMemory(t *testing.T) {
 	texts := []string{"deploy the service", "send an email message", "roll back a release", "read a file", "list the pods"}
 	c := analysis.English.Corpus(len(texts), analysis.Segments{N: int(bm25.Concepts)}, func(i int, seg []string) { seg[bm25.Description] = texts[i] })
 	lexical := bm25.New(c, bm25.Layout{Text: [bm25.Concepts]int{0, 1, 2, 3, 4, 5}, Learned: -1}, bm25.DefaultConfig)
-	rk := New(Config{}, nil, lexical, []int32{0, 1, 0, 2, 0}, 3, nil)
-	q := Query{Text: "deploy a release", Lexical: lexical.Prepare("deploy a release")}
-	want, err := rk.Hybrid(t.Context(), q, 10, nil)
-	if err != nil || len(want) == 0 {
-		t.Fatalf("Hybrid: %v, %v", want, err)
-	}
-	dirty := Result{Row: -1, Dense: 9, Lex: 9, DenseRank: 9, LexRank: 9, Fused: 9, Companion: 9}
-	buf := slices.Repeat([]Result{dirty}, 8)
-	got, err := rk.AppendHybrid(t.Context(), buf[:1], q, 10, nil)
+	dense, err := index.New([][]float32{{1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}, {1, 0, 1}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got[0] != dirty || !slices.Equal(got[1:], want) {
-		t.Errorf("AppendHybrid into used memory = %+v, want %+v after the first", got, want)
+	rk := New(Config{}, dense, lexical, []int32{0, 1, 0, 2, 0}, 3, nil)
+	q := Query{Text: "deploy a release", Lexical: lexical.Prepare("deploy a release"), Dense: &index.Query{Dense: []float32{1, 0.5, 0}}}
+	type ranker func(context.Context, []Result, Query, int, func(int) bool) ([]Result, error)
+	for _, tt := range []struct {
+		name          string
+		fresh, append ranker
+	}{
+		{"hybrid", func(ctx context.Context, _ []Result, q Query, k int, keep func(int) bool) ([]Result, error) {
+			return rk.Hybrid(ctx, q, k, keep)
+		}, rk.AppendHybrid},
+		{"semantic", func(ctx context.Context, _ []Result, q Query, k int, keep func(int) bool) ([]Result, error) {
+			return rk.Semantic(ctx, q, k, keep)
+		}, rk.AppendSemantic},
+		{"keyword", func(ctx context.Context, _ []Result, q Query, k int, keep func(int) bool) ([]Result, error) {
+			return rk.Keyword(ctx, q, k, keep)
+		}, rk.AppendKeyword},
+	} {
+		want, err := tt.fresh(t.Context(), nil, q, 10, nil)
+		if err != nil || len(want) == 0 {
+			t.Fatalf("%s: %v, %v", tt.name, want, err)
+		}
+		dirty := Result{Row: -1, Dense: 9, Lex: 9, DenseRank: 9, LexRank: 9, Fused: 9, Companion: 9}
+		buf := slices.Repeat([]Result{dirty}, 8)
+		got, err := tt.append(t.Context(), buf[:1], q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != dirty || !slices.Equal(got[1:], want) {
+			t.Errorf("%s into used memory = %+v, want %+v after the first", tt.name, got, want)
+		}
 	}
 }

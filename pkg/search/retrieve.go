@@ -78,11 +78,13 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	switch mode {
 	case ModeHybrid:
 		results, err = rk.AppendHybrid(ctx, w.results[:0], q, k, keep)
-		w.results = results
 	case ModeSemantic:
-		results, err = rk.Semantic(ctx, q, k, keep)
+		results, err = rk.AppendSemantic(ctx, w.results[:0], q, k, keep)
 	default:
-		results, err = rk.Keyword(ctx, q, k, keep)
+		results, err = rk.AppendKeyword(ctx, w.results[:0], q, k, keep)
+	}
+	if results != nil {
+		w.results = results
 	}
 	if err != nil {
 		return err
