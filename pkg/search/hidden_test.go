@@ -336,3 +336,60 @@ func TestPartlyVisibleTemplateWarns(t *testing.T) {
 		t.Errorf("policy warnings = %q, want one for release (3 of its 4 tools are github's)", got)
 	}
 }
+
+// TestViewVersionFollowsLearning: a restricted key's index_version (a
+// view's, with no build counter) moves when what was learned for tools it
+// sees changes, and only then: not for a tally that rounds the same, nor
+// for what was learned for tools it cannot see.
+func TestViewVersionFollowsLearning(t *testing.T) {
+	full, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := full.Tools()
+	keys := []access.Key{{Name: "k", Hash: sha256.Sum256([]byte("secret-k")), Visibility: access.Visibility{Servers: []string{"github"}}}}
+	var seen, hidden string
+	for _, tl := range tools {
+		switch {
+		case tl.Server == "github" && seen == "":
+			seen = tl.ID()
+		case tl.Server != "github" && hidden == "":
+			hidden = tl.ID()
+		}
+	}
+	// A tally holds analysed terms, as learning records them.
+	tally := func(word string, weight float64, hiddenWord string) *learn.Learned {
+		term := func(w string) string { return analysis.English.Terms(w)[0] }
+		return &learn.Learned{Terms: map[string][]learn.Weighted{
+			seen:   {{Name: term(word), Weight: weight}},
+			hidden: {{Name: term(hiddenWord), Weight: 4}},
+		}}
+	}
+	version := func(l *learn.Learned) string {
+		t.Helper()
+		svc := hiddenRig(t, tools, nil, nil, keys, staticStore{l})
+		if v := svc.cur.Load().views["k"]; v.learned.Empty() {
+			t.Fatalf("nothing learned in the key's view of %v", l)
+		}
+		res, err := svc.Search(context.Background(), Request{Query: "merge"}, access.Caller{Key: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.IndexVersion
+	}
+	base := version(tally("merge", 4, "weather"))
+	for _, tt := range []struct {
+		name string
+		l    *learn.Learned
+		same bool
+	}{
+		{"another term for a tool it sees", tally("spreadsheet", 4, "weather"), false},
+		{"the term taught more often", tally("merge", 7, "weather"), false},
+		{"a weight that rounds the same", tally("merge", 4.2, "weather"), true},
+		{"another term for a tool it cannot see", tally("merge", 4, "invoice"), true},
+	} {
+		if got := version(tt.l); (got == base) != tt.same {
+			t.Errorf("%s: index_version %s, before %s; want it to move: %v", tt.name, got, base, !tt.same)
+		}
+	}
+}
