@@ -369,7 +369,8 @@ bench:
 # the same router, in the same run, per ranking mode: LOADROUNDS rounds of
 # a bare phase (no middleware), a no-op phase (the search route's
 # middleware and decoding, a pre-encoded answer) and a search phase,
-# LOADTIME each. Scale: the binary started on generated catalogs of
+# LOADTIME each, in each mode, then hybrid again with learning on, as
+# serve runs by default. Scale: the binary started on generated catalogs of
 # SCALE_SIZES tools, with the local embedder and a fake OpenAI-compatible
 # provider at 1,536 dimensions: time to ready, resident set, start-up and
 # rebuild peaks, search latency (cmd/scale; SCALE_BASELINE=BIN measures
@@ -382,6 +383,7 @@ SCALE_BASELINE ?=
 load: build
 	$(GO) build -o bin/loadgen ./cmd/loadgen
 	@for m in hybrid semantic keyword; do ./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode $$m; echo; done
+	./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode hybrid -learning
 	$(GO) build -o bin/scale ./cmd/scale
 	./bin/scale -bin $(BIN) -sizes $(SCALE_SIZES) -rounds $(SCALE_ROUNDS) $(if $(SCALE_BASELINE),-baseline $(SCALE_BASELINE))
 

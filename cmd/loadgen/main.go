@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -64,6 +66,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the search phase to this file")
 	mode := fs.String("mode", "", "ranking mode to request: hybrid (the default), semantic or keyword")
 	rounds := fs.Int("rounds", 2, "rounds of a bare phase, a no-op phase and a search phase, each -d long")
+	learning := fs.Bool("learning", false, "serve in-process with learning on (a file store in a temporary directory), as serve runs by default")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,7 +79,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	base := *url
 	if base == "" {
-		addr, stop, err := serve(ctx, queries[0])
+		addr, stop, err := serve(ctx, queries[0], *learning)
 		if err != nil {
 			return err
 		}
@@ -231,9 +234,32 @@ func loadQueries(path, mode string) ([][]byte, error) {
 // serve starts the real router on loopback with the default catalog and
 // config, the local embedder, and the baseline routes: the no-op answers
 // with what sample, a search request, is answered with, pre-encoded.
-func serve(ctx context.Context, sample []byte) (string, func(), error) {
+// With learning, searches are remembered for feedback as serve's are by
+// default (all from one address: past its share of the pending window,
+// answers carry no search id).
+func serve(ctx context.Context, sample []byte, learning bool) (_ string, _ func(), err error) {
 	load := func(context.Context) (*search.Setup, error) { return config.DefaultPolicy() }
-	svc := search.New(search.Config{Embedder: embedding.NewLocal(0), Load: load})
+	cfg := search.Config{Embedder: embedding.NewLocal(0), Load: load}
+	closeStore := func() {}
+	defer func() {
+		if err != nil {
+			closeStore()
+		}
+	}()
+	if learning {
+		dir, err := os.MkdirTemp("", "loadgen")
+		if err != nil {
+			return "", nil, err
+		}
+		store, err := learn.Open(filepath.Join(dir, "learned.db"), learn.Config{}, nil)
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", nil, err
+		}
+		cfg.Learning = &search.Learning{Store: store}
+		closeStore = func() { store.Close(); os.RemoveAll(dir) }
+	}
+	svc := search.New(cfg)
 	if _, err := svc.Rebuild(ctx); err != nil {
 		return "", nil, err
 	}
@@ -255,5 +281,5 @@ func serve(ctx context.Context, sample []byte) (string, func(), error) {
 	}
 	srv := &http.Server{Handler: httpapi.NewServer(svc, httpapi.Options{Noop: answer}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
-	return ln.Addr().String(), func() { srv.Close() }, nil
+	return ln.Addr().String(), func() { srv.Close(); closeStore() }, nil
 }

@@ -6,17 +6,20 @@ import (
 	"testing"
 )
 
-// TestRun drives both routes briefly and checks the report's shape: one
-// line per route without errors, and the ratio line with every round's.
+// TestRun drives both routes briefly, with learning off and on, and
+// checks the report's shape: one line per route without errors, and the
+// ratio line with every round's.
 func TestRun(t *testing.T) {
-	var out bytes.Buffer
-	args := []string{"-c", "2", "-d", "100ms", "-rounds", "2", "-mode", "hybrid", "-cases", "../../evals/cases.jsonl"}
-	if err := run(t.Context(), args, &out); err != nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
-	}
-	for _, want := range []string{"bare ", "noop ", "search ", "errors 0", "search throughput / no-op throughput = ", "no-op throughput / bare throughput = ", "rounds "} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, out.String())
+	for _, extra := range [][]string{nil, {"-learning"}} {
+		var out bytes.Buffer
+		args := append([]string{"-c", "2", "-d", "100ms", "-rounds", "2", "-mode", "hybrid", "-cases", "../../evals/cases.jsonl"}, extra...)
+		if err := run(t.Context(), args, &out); err != nil {
+			t.Fatalf("run %v: %v\n%s", extra, err, out.String())
+		}
+		for _, want := range []string{"bare ", "noop ", "search ", "errors 0", "search throughput / no-op throughput = ", "no-op throughput / bare throughput = ", "rounds "} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: report lacks %q:\n%s", extra, want, out.String())
+			}
 		}
 	}
 }

@@ -141,6 +141,16 @@ func (p *pendingSearch) resolve(u string) string {
 // The query's terms are kept only as learn.Terms allows: words the
 // catalog or the dictionary knows.
 func (l *learner) remember(caller access.Caller, snap *Snapshot, terms []string, hits []Hit) string {
+	who := callerOf(caller)
+	// A caller at its share of the window gets no id, whatever it
+	// searched: said before anything is built for it (checked again below,
+	// where it counts).
+	l.mu.Lock()
+	full := l.perCaller[who] >= pendingPerCaller
+	l.mu.Unlock()
+	if full {
+		return ""
+	}
 	returned := make([]toolRef, 0, len(hits))
 	for _, h := range hits {
 		if h.Source != SourceCore {
@@ -152,14 +162,14 @@ func (l *learner) remember(caller access.Caller, snap *Snapshot, terms []string,
 		return ""
 	}
 	known := func(t string) bool { return snap.Keywords.Has(t) || analysis.English.InLexicon(t) }
-	p := &pendingSearch{caller: callerOf(caller), terms: learn.Terms(terms, known), returned: returned}
+	p := &pendingSearch{caller: who, terms: learn.Terms(terms, known), returned: returned}
 	if len(p.terms) == 0 && len(returned) < 2 {
 		return "" // nothing it could teach
 	}
 	l.mu.Lock()
-	full := l.perCaller[p.caller] >= pendingPerCaller
+	full = l.perCaller[who] >= pendingPerCaller
 	if !full {
-		l.perCaller[p.caller]++
+		l.perCaller[who]++
 	}
 	l.mu.Unlock()
 	if full {
