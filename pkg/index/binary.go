@@ -58,8 +58,8 @@ func (mx *Matrix) WithBinary(rescore int) *Matrix {
 			setPlanes(mx.Row(r), nz, neg)
 		}
 	}
-	q := &Matrix{m: mx.m, blocks: mx.blocks, cols: mx.cols, codes: c}
-	q.scratch.New = mx.scratch.New
+	q := mx.derive()
+	q.codes = c
 	return q
 }
 

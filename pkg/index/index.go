@@ -55,18 +55,9 @@ func New(vecs [][]float32, normalized []bool) (*Matrix, error) {
 	}
 	data := make([]float32, len(vecs)*dim)
 	for i, v := range vecs {
-		row := data[i*dim : (i+1)*dim]
-		copy(row, v)
-		if normalized == nil || !normalized[i] {
-			Normalize(row)
-		}
+		copy(data[i*dim:], v)
 	}
-	mx := &Matrix{m: blas32.General{Rows: len(vecs), Cols: dim, Stride: dim, Data: data}}
-	mx.scratch.New = func() any {
-		s := make([]float32, mx.m.Rows)
-		return &s
-	}
-	return mx, nil
+	return Adopt(data, len(vecs), dim, normalized)
 }
 
 // Adopt makes a matrix of data, rows×dim in row-major order, without a
@@ -83,12 +74,26 @@ func Adopt(data []float32, rows, dim int, normalized []bool) (*Matrix, error) {
 			Normalize(data[i*dim : (i+1)*dim])
 		}
 	}
-	mx := &Matrix{m: blas32.General{Rows: rows, Cols: dim, Stride: dim, Data: data}}
+	return newMatrix(blas32.General{Rows: rows, Cols: dim, Stride: dim, Data: data}, nil), nil
+}
+
+// newMatrix is a matrix of m's shape and rows (or, with blocks, of rows
+// kept by column), with its pool of score vectors.
+func newMatrix(m blas32.General, blocks []block) *Matrix {
+	mx := &Matrix{m: m, blocks: blocks}
 	mx.scratch.New = func() any {
-		s := make([]float32, mx.m.Rows)
+		s := make([]float32, m.Rows)
 		return &s
 	}
-	return mx, nil
+	return mx
+}
+
+// derive is a copy of mx sharing its values and pool, for a With method to
+// add what it makes: whatever mx holds, the copy holds too.
+func (mx *Matrix) derive() *Matrix {
+	q := &Matrix{m: mx.m, blocks: mx.blocks, cols: mx.cols, codes: mx.codes}
+	q.scratch.New = mx.scratch.New
+	return q
 }
 
 // Rows is the number of tools; Dim the embedding width.
@@ -97,7 +102,8 @@ func (mx *Matrix) Rows() int { return mx.m.Rows }
 // Dim is the embedding width.
 func (mx *Matrix) Dim() int { return mx.m.Cols }
 
-// Bytes is the memory held by the vectors themselves (4 bytes a dimension).
+// Bytes is the memory held by the vectors themselves: 4 bytes a dimension,
+// twice with WithColumns, plus binary codes.
 func (mx *Matrix) Bytes() int64 {
 	b := int64(cap(mx.m.Data)+cap(mx.cols))*4 + mx.columnBytes()
 	if mx.codes != nil {

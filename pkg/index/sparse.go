@@ -48,8 +48,8 @@ func (mx *Matrix) WithColumns() *Matrix {
 			cols[j*rows+r] = x
 		}
 	}
-	q := &Matrix{m: mx.m, cols: cols, codes: mx.codes}
-	q.scratch.New = mx.scratch.New
+	q := mx.derive()
+	q.cols = cols
 	return q
 }
 
