@@ -488,27 +488,20 @@ func (s *Service) version(seq int64, cat *catalog.Catalog, snap *Snapshot) strin
 }
 
 // fingerprint names what snap's answers are made from: the catalog, the
-// model, the mode and, once something is learned, what the index holds of
-// it (each tool's learned field and its companions' strengths). A view's
-// version is its fingerprint alone, with no build counter: without the
-// learned part, learning changed a restricted key's answers under the
-// same index_version. A view's learned part is its own, filtered to its
-// tools and their words (learnedFor), so tools it cannot see move nothing.
+// model, the mode and, once something is learned, what the index takes of
+// it (learnedHash, as the learner tells a change by). A view's version is
+// its fingerprint alone, with no build counter: without the learned part,
+// learning changed a restricted key's answers under the same
+// index_version. A view's tally is its own, filtered to its tools and
+// their words (learnedFor), so tools it cannot see move nothing.
 func fingerprint(cat *catalog.Catalog, snap *Snapshot) string {
 	info := snap.query.Info()
-	h := sha256.New()
-	h.Write([]byte(strings.Join([]string{cat.Hash(), info.Provider, info.Model, fmt.Sprint(info.Dimensions), string(snap.mode())}, "\x00")))
+	parts := []string{cat.Hash(), info.Provider, info.Model, fmt.Sprint(info.Dimensions), string(snap.mode())}
 	if !snap.learned.Empty() {
-		for i, t := range cat.Tools() {
-			fmt.Fprintf(h, "\x00%d\x00%s", i, learnedText(snap.learned, t))
-			if snap.companions != nil {
-				for _, c := range snap.companions[i] {
-					fmt.Fprintf(h, "\x01%d:%x", c.Row, math.Float32bits(c.Strength))
-				}
-			}
-		}
+		parts = append(parts, fmt.Sprint(learnedHash(snap.learned)))
 	}
-	return hex.EncodeToString(h.Sum(nil)[:4])
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(h[:4])
 }
 
 // maxLearnedTF caps how often a learned term is written into a tool's
