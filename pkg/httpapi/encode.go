@@ -122,11 +122,16 @@ func encode(w http.ResponseWriter, status int, v any) {
 		buf.Reset()
 		buf.WriteString(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
 	}
+	writeJSON(w, status, buf.Bytes())
+}
+
+// writeJSON sends body, JSON, with status and its Content-Length.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 // marshal appends v's JSON and a newline to buf, byte for byte what

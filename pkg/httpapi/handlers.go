@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -92,20 +91,15 @@ func handleSearch(logger *slog.Logger, svc *search.Service) http.Handler {
 }
 
 // handleNoop decodes a search request as handleSearch does and answers
-// with a pre-encoded answer, framed as encode frames a search's (with its
-// Content-Length, not chunked): what a search costs beyond its search.
+// with a pre-encoded answer, sent as encode sends a search's: what a
+// search costs beyond its search.
 func handleNoop(logger *slog.Logger, answer []byte) http.Handler {
-	length := strconv.Itoa(len(answer))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := decode[search.Request](w, r); err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", length)
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(answer)
+		writeJSON(w, http.StatusOK, answer)
 	})
 }
 
