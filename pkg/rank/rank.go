@@ -639,12 +639,16 @@ func (rk *Ranker) fuse(cands []int32, sc *scratch) {
 // and then do Y". Longer joints come first, so "and then" is one joint.
 var clauseJoints = []string{", and then ", " and then ", ", then ", ", and also ", ", and ", ", also ", ", plus ", " as well as ", ", additionally "}
 
+// commaless are the clause joints without a comma: a text with no comma
+// can have only these.
+var commaless = slices.DeleteFunc(slices.Clone(clauseJoints), func(j string) bool { return strings.Contains(j, ",") })
+
 // intents appends to dst the requests text makes: its sentences, each
 // cut again at clause joints, keeping pieces of three or more words.
 func intents(text string, dst []string) []string {
 	out := sentences(text, dst)
-	if strings.IndexByte(text, ',') < 0 && !strings.Contains(text, " and then ") && !strings.Contains(text, " as well as ") {
-		return out // most texts: every other joint has a comma
+	if strings.IndexByte(text, ',') < 0 && !slices.ContainsFunc(commaless, func(j string) bool { return strings.Contains(text, j) }) {
+		return out // most texts: no joint at all
 	}
 	for _, joint := range clauseJoints {
 		if !strings.Contains(text, joint) {
