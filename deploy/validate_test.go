@@ -181,7 +181,7 @@ func modelWidth(e config.Embedding) int {
 	switch {
 	case e.Dimensions > 0:
 		return e.Dimensions
-	case e.Provider == "" || e.Provider == "local":
+	case local(e):
 		return 1024
 	case strings.Contains(e.Model, "3-large"):
 		return 3072
@@ -189,13 +189,15 @@ func modelWidth(e config.Embedding) int {
 	return 1536 // text-embedding-3-small, ada-002; the widest common default
 }
 
+// local reports whether a config embeds with the local embedder.
+func local(e config.Embedding) bool { return e.Provider == "" || e.Provider == "local" }
+
 // checkMemory: the deployment's memory limit holds its catalog, by the
 // sizing rule, at its peak.
 func checkMemory(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap) {
 	t.Helper()
 	cfg, cat := parseConfigMap(t, cm)
-	local := cfg.Embedding.Provider == "" || cfg.Embedding.Provider == "local"
-	steady, peak := memoryFor(cat.Len(), modelWidth(cfg.Embedding), local)
+	steady, peak := memoryFor(cat.Len(), modelWidth(cfg.Embedding), local(cfg.Embedding))
 	limit := d.Spec.Template.Spec.Containers[0].Resources.Limits.Memory().Value()
 	if limit < peak {
 		t.Errorf("memory limit %d MiB, but %d tools at %d dimensions need %d MiB at their peak (%d MiB once built)",
