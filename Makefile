@@ -370,10 +370,13 @@ bench:
 # a bare phase (no middleware), a no-op phase (the search route's
 # middleware and decoding, a pre-encoded answer) and a search phase,
 # LOADTIME each, in each mode, then hybrid again with learning on, as
-# serve runs by default. Scale: the binary started on generated catalogs of
-# SCALE_SIZES tools, with the local embedder and a fake OpenAI-compatible
-# provider at 1,536 dimensions: time to ready, resident set, start-up and
-# rebuild peaks, search latency (cmd/scale; SCALE_BASELINE=BIN measures
+# serve runs by default, from 16 API keys: each client its own caller, so
+# every answer is remembered for feedback, as in traffic from many clients
+# (from one address, answers past its share of the window carry no id).
+# Scale: the binary started on generated catalogs of SCALE_SIZES tools,
+# with the local embedder and a fake OpenAI-compatible provider at 1,536
+# dimensions: time to ready, resident set, start-up and rebuild peaks,
+# search latency (cmd/scale; SCALE_BASELINE=BIN measures
 # another binary in the same run for the ratios).
 LOADTIME ?= 2s
 LOADROUNDS ?= 6
@@ -383,7 +386,7 @@ SCALE_BASELINE ?=
 load: build
 	$(GO) build -o bin/loadgen ./cmd/loadgen
 	@for m in hybrid semantic keyword; do ./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode $$m; echo; done
-	./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode hybrid -learning
+	./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode hybrid -learning -callers 16
 	$(GO) build -o bin/scale ./cmd/scale
 	./bin/scale -bin $(BIN) -sizes $(SCALE_SIZES) -rounds $(SCALE_ROUNDS) $(if $(SCALE_BASELINE),-baseline $(SCALE_BASELINE))
 

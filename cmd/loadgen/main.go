@@ -67,11 +67,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	mode := fs.String("mode", "", "ranking mode to request: hybrid (the default), semantic or keyword")
 	rounds := fs.Int("rounds", 2, "rounds of a bare phase, a no-op phase and a search phase, each -d long")
 	learning := fs.Bool("learning", false, "serve in-process with learning on (a file store in a temporary directory), as serve runs by default")
+	callers := fs.Int("callers", 0, "serve in-process with this many API keys, client i sending key i mod callers: each its own caller, as learning counts them (0: none, all anonymous from one address)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *rounds < 1 || *conc < 1 || *dur <= 0 {
 		return fmt.Errorf("-rounds, -c and -d must be positive")
+	}
+	if *callers < 0 || (*callers > 0 && *url != "") {
+		return fmt.Errorf("-callers: a number of keys for the in-process server, not with -url")
 	}
 	queries, err := loadQueries(*cases, *mode)
 	if err != nil {
@@ -79,7 +83,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	base := *url
 	if base == "" {
-		addr, stop, err := serve(ctx, queries[0], *learning)
+		addr, stop, err := serve(ctx, queries[0], *learning, *callers)
 		if err != nil {
 			return err
 		}
@@ -89,7 +93,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc}}
 	fmt.Fprintf(stdout, "loadgen: %d clients, %s per phase, %d rounds (bare, no-op, then search), %d distinct queries, mode %q, %s\n", *conc, *dur, *rounds, len(queries), *mode, base)
 	phase := func(name, path string) result {
-		return drive(ctx, client, name, base+path, queries, *conc, *dur)
+		return drive(ctx, client, name, base+path, queries, *conc, *dur, *callers)
 	}
 	// Interleave so drift on a shared machine hits both alike.
 	var bare, noop, srch []result
@@ -164,7 +168,7 @@ func merge(rs []result) result {
 	return out
 }
 
-func drive(ctx context.Context, client *http.Client, name, url string, queries [][]byte, conc int, dur time.Duration) result {
+func drive(ctx context.Context, client *http.Client, name, url string, queries [][]byte, conc int, dur time.Duration, callers int) result {
 	ctx, cancel := context.WithTimeout(ctx, dur)
 	defer cancel()
 	var mu sync.Mutex
@@ -177,10 +181,17 @@ func drive(ctx context.Context, client *http.Client, name, url string, queries [
 			defer wg.Done()
 			var lat []time.Duration
 			errs := 0
+			auth := ""
+			if callers > 0 {
+				auth = "Bearer " + callerKey(w%callers)
+			}
 			for i := w; ctx.Err() == nil; i += conc {
 				t := time.Now()
 				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(queries[i%len(queries)]))
 				req.Header.Set("Content-Type", "application/json")
+				if auth != "" {
+					req.Header.Set("Authorization", auth)
+				}
 				resp, err := client.Do(req)
 				if err != nil {
 					if ctx.Err() == nil {
@@ -235,10 +246,21 @@ func loadQueries(path, mode string) ([][]byte, error) {
 // config, the local embedder, and the baseline routes: the no-op answers
 // with what sample, a search request, is answered with, pre-encoded.
 // With learning, searches are remembered for feedback as serve's are by
-// default (all from one address: past its share of the pending window,
-// answers carry no search id).
-func serve(ctx context.Context, sample []byte, learning bool) (_ string, _ func(), err error) {
-	load := func(context.Context) (*search.Setup, error) { return config.DefaultPolicy() }
+// default. Without callers, all come from one address, which past its
+// share of the pending window gets answers without a search id; with
+// callers keys, each client is its own caller and every answer is
+// remembered, as in traffic from many clients.
+func serve(ctx context.Context, sample []byte, learning bool, callers int) (_ string, _ func(), err error) {
+	load := func(context.Context) (*search.Setup, error) {
+		p, err := config.DefaultPolicy()
+		if err != nil {
+			return nil, err
+		}
+		for i := range callers {
+			p.Keys = append(p.Keys, access.Key{Name: fmt.Sprintf("loadgen-%d", i), Hash: access.HashSecret(callerKey(i))})
+		}
+		return p, nil
+	}
 	cfg := search.Config{Embedder: embedding.NewLocal(0), Load: load}
 	closeStore := func() {}
 	defer func() {
@@ -267,7 +289,11 @@ func serve(ctx context.Context, sample []byte, learning bool) (_ string, _ func(
 	if err := json.Unmarshal(sample, &req); err != nil {
 		return "", nil, err
 	}
-	res, err := svc.Search(ctx, req, access.Caller{})
+	var caller access.Caller
+	if callers > 0 {
+		caller.Key = "loadgen-0"
+	}
+	res, err := svc.Search(ctx, req, caller)
 	if err != nil {
 		return "", nil, err
 	}
@@ -283,3 +309,6 @@ func serve(ctx context.Context, sample []byte, learning bool) (_ string, _ func(
 	go srv.Serve(ln)
 	return ln.Addr().String(), func() { srv.Close(); closeStore() }, nil
 }
+
+// callerKey is the API key of the i-th caller of -callers.
+func callerKey(i int) string { return fmt.Sprintf("loadgen-key-%d", i) }
