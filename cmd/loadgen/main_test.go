@@ -7,10 +7,11 @@ import (
 )
 
 // TestRun drives both routes briefly, with learning off and on, and
-// checks the report's shape: one line per route without errors, and the
-// ratio line with every round's.
+// checks the report's shape: one line per route without errors (with
+// -callers, every client's key admitted), and the ratio line with every
+// round's.
 func TestRun(t *testing.T) {
-	for _, extra := range [][]string{nil, {"-learning"}} {
+	for _, extra := range [][]string{nil, {"-learning"}, {"-learning", "-callers", "3"}} {
 		var out bytes.Buffer
 		args := append([]string{"-c", "2", "-d", "100ms", "-rounds", "2", "-mode", "hybrid", "-cases", "../../evals/cases.jsonl"}, extra...)
 		if err := run(t.Context(), args, &out); err != nil {
@@ -25,7 +26,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunRejectsBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-rounds", "0"}, {"-c", "0"}, {"-d", "0s"}, {"-cases", "/nonexistent.jsonl"}} {
+	for _, args := range [][]string{{"-rounds", "0"}, {"-c", "0"}, {"-d", "0s"}, {"-cases", "/nonexistent.jsonl"}, {"-callers", "-1"}, {"-callers", "2", "-url", "http://127.0.0.1:1"}} {
 		if err := run(t.Context(), args, &bytes.Buffer{}); err == nil {
 			t.Errorf("run(%v) = nil error", args)
 		}
