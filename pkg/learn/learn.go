@@ -137,12 +137,17 @@ func Keep(term string, known func(string) bool) bool {
 // Terms is a query's terms as an Event keeps them: Keep'd, each once, at
 // most MaxTermsPerEvent.
 func Terms(terms []string, known func(string) bool) []string {
-	var out []string
+	return AppendTerms(nil, terms, known)
+}
+
+// AppendTerms appends Terms(terms, known) to out.
+func AppendTerms(out, terms []string, known func(string) bool) []string {
+	n := len(out)
 	for _, t := range terms {
-		if len(out) == MaxTermsPerEvent {
+		if len(out)-n == MaxTermsPerEvent {
 			break
 		}
-		if Keep(t, known) && !slices.Contains(out, t) {
+		if Keep(t, known) && !slices.Contains(out[n:], t) {
 			out = append(out, t)
 		}
 	}

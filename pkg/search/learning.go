@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -13,8 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/analysis"
@@ -52,31 +49,19 @@ const (
 // or another caller's.
 var ErrUnknownSearch = errors.New("unknown search id: it expired, was reported already, or was not this caller's")
 
-// pendingSearch is a search that may still teach: what its query may
-// store, the tools it returned (only those teach), and the uses so far.
-type pendingSearch struct {
-	caller   string
-	terms    []string
-	returned []toolRef // in the answer's order
-	mu       sync.Mutex
-	used     []string
-	done     bool
-}
-
 // learner is a service's learning: the searches that may teach, the
 // events on their way to the store, and the tally the index is built
 // with.
 type learner struct {
 	cfg     Learning
 	s       *Service
-	pending *expirable.LRU[string, *pendingSearch]
+	pending *pendingWindow
 	events  chan learn.Event
 	learned atomic.Pointer[learn.Learned]
 	// hash of the tally learned holds, to tell a change.
 	version atomic.Uint64
 
 	mu         sync.Mutex
-	perCaller  map[string]int // pending searches by caller
 	lastErr    string
 	lastErrAt  time.Time
 	recorded   int64
@@ -88,98 +73,54 @@ func newLearner(s *Service, cfg Learning) *learner {
 	if cfg.Refresh <= 0 {
 		cfg.Refresh = DefaultLearnRefresh
 	}
-	l := &learner{cfg: cfg, s: s, events: make(chan learn.Event, eventQueue), perCaller: map[string]int{}}
-	// A search that times out with uses teaches them (an MCP session
-	// that used tools and went away); one without teaches nothing.
-	l.pending = expirable.NewLRU[string, *pendingSearch](pendingSearches, func(_ string, p *pendingSearch) {
-		l.mu.Lock()
-		if l.perCaller[p.caller]--; l.perCaller[p.caller] <= 0 {
-			delete(l.perCaller, p.caller)
-		}
-		l.mu.Unlock()
-		l.finish(p)
-	}, pendingTTL)
-	return l
+	return &learner{cfg: cfg, s: s, events: make(chan learn.Event, eventQueue),
+		pending: newPendingWindow(pendingSearches, pendingPerCaller, pendingTTL)}
 }
 
 // callerOf is the id a caller's evidence counts under: its key, or an
 // anonymous caller's address.
 func callerOf(c access.Caller) string { return learn.Caller(c.Key, c.Address) }
 
-// toolRef names a returned tool by the catalog's own strings: no id is
-// built per search for a report that may never come.
-type toolRef struct{ server, name string }
-
-// is reports whether id (server/name) names r.
-func (r toolRef) is(id string) bool {
-	return len(id) == len(r.server)+1+len(r.name) && id[len(r.server)] == '/' && id[:len(r.server)] == r.server && id[len(r.server)+1:] == r.name
-}
-
-func (r toolRef) id() string { return r.server + "/" + r.name }
-
-// resolve is the id of the tool of p's answer that u names: u itself
-// (server/name), or the one returned tool named u; "" for none.
-func (p *pendingSearch) resolve(u string) string {
-	match := ""
-	for _, r := range p.returned {
-		switch {
-		case r.is(u):
-			return u
-		case r.name == u && match == "":
-			match = r.id()
-		case r.name == u:
-			match = "\x00" // ambiguous: teaches nothing
-		}
-	}
-	if match == "\x00" {
-		return ""
-	}
-	return match
-}
-
 // remember holds a retrieval's answer for feedback and returns its id.
 // The query's terms are kept only as learn.Terms allows: words the
-// catalog or the dictionary knows.
-func (l *learner) remember(caller access.Caller, snap *Snapshot, terms []string, hits []Hit) string {
+// catalog or the dictionary knows. w is the retrieval's working memory.
+func (l *learner) remember(caller access.Caller, snap *Snapshot, terms []string, hits []Hit, w *work) string {
 	who := callerOf(caller)
 	// A caller at its share of the window gets no id, whatever it
-	// searched: said before anything is built for it (checked again below,
+	// searched: said before anything is built for it (add checks again,
 	// where it counts).
-	l.mu.Lock()
-	full := l.perCaller[who] >= pendingPerCaller
-	l.mu.Unlock()
-	if full {
+	if l.pending.full(who) {
 		return ""
 	}
-	returned := make([]toolRef, 0, len(hits))
+	returned := 0
+	for _, h := range hits {
+		if h.Source != SourceCore {
+			returned++
+		}
+	}
+	known := func(t string) bool { return snap.Keywords.Has(t) || analysis.English.InLexicon(t) }
+	w.kept = learn.AppendTerms(w.kept[:0], terms, known)
+	if returned == 0 || (len(w.kept) == 0 && returned < 2) {
+		return "" // nothing it could teach
+	}
+	w.record = w.record[:0]
+	for _, t := range w.kept {
+		w.record = appendString(w.record, t)
+	}
 	for _, h := range hits {
 		if h.Source != SourceCore {
 			t := snap.Catalog.Tool(h.Row)
-			returned = append(returned, toolRef{t.Server, t.Name})
+			w.record = appendString(appendString(w.record, t.Server), t.Name)
 		}
 	}
-	if len(returned) == 0 {
+	var id searchID
+	rand.Read(id[:])
+	added, taught := l.pending.add(id, who, w.record, len(w.kept), l.s.cfg.Now(), nil)
+	l.teach(taught)
+	if !added {
 		return ""
 	}
-	known := func(t string) bool { return snap.Keywords.Has(t) || analysis.English.InLexicon(t) }
-	p := &pendingSearch{caller: who, terms: learn.Terms(terms, known), returned: returned}
-	if len(p.terms) == 0 && len(returned) < 2 {
-		return "" // nothing it could teach
-	}
-	l.mu.Lock()
-	full = l.perCaller[who] >= pendingPerCaller
-	if !full {
-		l.perCaller[who]++
-	}
-	l.mu.Unlock()
-	if full {
-		return ""
-	}
-	var b [16]byte
-	rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
-	l.pending.Add(id, p)
-	return id
+	return id.String()
 }
 
 // use records that the caller used tools after the search id (each
@@ -187,48 +128,38 @@ func (l *learner) remember(caller access.Caller, snap *Snapshot, terms []string,
 // not return teaches nothing, and is counted as ignored. A final use
 // finishes the search.
 func (l *learner) use(caller access.Caller, id string, tools []string, final bool) (used, ignored int, err error) {
-	p, ok := l.pending.Peek(id)
-	if !ok || p.caller != callerOf(caller) {
+	sid, ok := parseSearchID(id)
+	if !ok {
 		return 0, 0, ErrUnknownSearch
 	}
-	p.mu.Lock()
-	if p.done {
-		p.mu.Unlock()
+	used, ignored, ok, taught := l.pending.use(sid, callerOf(caller), tools, final, l.s.cfg.Now(), nil)
+	l.teach(taught)
+	if !ok {
 		return 0, 0, ErrUnknownSearch
-	}
-	for _, u := range tools {
-		switch t := p.resolve(u); {
-		case t == "":
-			ignored++
-		case !slices.Contains(p.used, t) && len(p.used) < learn.MaxUsedPerEvent:
-			p.used = append(p.used, t)
-			used++
-		}
-	}
-	p.mu.Unlock()
-	if final {
-		l.pending.Remove(id) // finishes it
 	}
 	return used, ignored, nil
 }
 
-// finish sends what a search taught to the store, once.
-func (l *learner) finish(p *pendingSearch) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done || len(p.used) == 0 {
-		p.done = true
-		return
+// done finishes the search id: it teaches what it was used for.
+func (l *learner) done(id string) {
+	if sid, ok := parseSearchID(id); ok {
+		l.teach(l.pending.remove(sid, nil))
 	}
-	p.done = true
-	ev := learn.Event{Caller: p.caller, Terms: p.terms, Used: slices.Clone(p.used), At: l.s.cfg.Now()}
-	select {
-	case l.events <- ev:
-	default:
-		l.mu.Lock()
-		l.dropped++
-		l.mu.Unlock()
-		l.s.metrics.learnEvents.WithLabelValues("dropped").Inc()
+}
+
+// teach sends what finished searches taught to the store, never waiting:
+// past the queue, events are dropped and counted.
+func (l *learner) teach(taught []learn.Event) {
+	for _, ev := range taught {
+		ev.At = l.s.cfg.Now()
+		select {
+		case l.events <- ev:
+		default:
+			l.mu.Lock()
+			l.dropped++
+			l.mu.Unlock()
+			l.s.metrics.learnEvents.WithLabelValues("dropped").Inc()
+		}
 	}
 }
 
@@ -249,6 +180,7 @@ func (l *learner) run(ctx context.Context, changed chan<- struct{}) {
 			l.record(rctx, ev)
 			cancel()
 		case <-tick.C:
+			l.teach(l.pending.sweep(l.s.cfg.Now(), nil)) // searches that went quiet
 			if l.load(ctx) && changed != nil {
 				select {
 				case changed <- struct{}{}:
@@ -267,7 +199,7 @@ const drainBudget = 2 * time.Second
 // uses teach, as a session's close would) and writes the events waiting,
 // for at most drainBudget: a restart loses none of what was taught.
 func (l *learner) drain() {
-	l.pending.Purge()
+	l.teach(l.pending.purge(nil))
 	ctx, cancel := context.WithTimeout(context.Background(), drainBudget)
 	defer cancel()
 	for {
@@ -380,7 +312,7 @@ func (s *Service) SearchDone(id string) {
 	if s.learner == nil || id == "" {
 		return
 	}
-	s.learner.pending.Remove(id)
+	s.learner.done(id)
 }
 
 // ErrLearningOff is returned for feedback while learning is off.

@@ -112,7 +112,7 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		a.resp.Tools = append(a.resp.Tools, h)
 	}
 	if a.s.learner != nil {
-		a.resp.SearchID = a.s.learner.remember(a.caller, a.snap, terms, a.resp.Tools)
+		a.resp.SearchID = a.s.learner.remember(a.caller, a.snap, terms, a.resp.Tools, w)
 	}
 	return nil
 }
@@ -127,6 +127,8 @@ type work struct {
 	val     []float32
 	lexical bm25.Query
 	results []rank.Result
+	kept    []string // learning's: the terms a search may teach
+	record  []byte   // and what it remembers of the answer
 }
 
 var works = sync.Pool{New: func() any { return new(work) }}

@@ -1,0 +1,272 @@
+package search
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/learn"
+)
+
+// searchID is a remembered search's id: random, so that a caller cannot
+// guess another's (feedback also checks the caller); 32 hex digits on
+// the wire.
+type searchID [16]byte
+
+func (id searchID) String() string {
+	var b [2 * len(id)]byte
+	hex.Encode(b[:], id[:])
+	return string(b[:])
+}
+
+// parseSearchID reads an id as String writes it, in lower case (the
+// window's ids were map keys as sent before it); ok is false for
+// anything else.
+func parseSearchID(s string) (id searchID, ok bool) {
+	if len(s) != 2*len(id) {
+		return id, false
+	}
+	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
+		return id, false
+	}
+	var b [2 * len(id)]byte
+	hex.Encode(b[:], id[:])
+	return id, string(b[:]) == s
+}
+
+// pendingWindow holds the searches that may still teach, in arrival
+// order: at most len(slots), each for at most ttl, and at most perCaller
+// of one caller's. A search that leaves it (reported on, expired, pushed
+// out by a newer one, or drained at stop) teaches what it was used for.
+//
+// Every search with learning on passes through it, so it is built for
+// that path: the slots are allocated once, and a search's record (its
+// kept terms and returned tools, length-prefixed in one byte slice that
+// the slot's next search reuses) has nothing for the collector to scan
+// and keeps no catalog string alive after a rebuild. The expirable LRU it
+// replaces made three map writes, a list element and two objects a search
+// and kept 10,000 pointer-laden entries for every collection to trace:
+// learning cost a fifth of an HTTP search's throughput (BENCHMARKS.md,
+// "What learning costs a search").
+type pendingWindow struct {
+	mu    sync.Mutex
+	slots []pendingSlot
+	byID  map[searchID]int32
+	// The slots in use form a list from oldest to newest through next;
+	// the free ones a list from free through next. -1 ends a list.
+	oldest, newest, free int32
+	perCaller            map[string]int
+	maxPerCaller         int
+	ttl                  time.Duration
+}
+
+// pendingSlot is one remembered search.
+type pendingSlot struct {
+	id         searchID
+	at         time.Time
+	prev, next int32
+	caller     string
+	record     []byte // terms strings, then returned tools' server and name strings, each length-prefixed
+	terms      int
+	used       []string // tool ids (server/name), each once
+}
+
+func newPendingWindow(size, maxPerCaller int, ttl time.Duration) *pendingWindow {
+	w := &pendingWindow{
+		slots:     make([]pendingSlot, size),
+		byID:      make(map[searchID]int32, size),
+		oldest:    -1,
+		newest:    -1,
+		perCaller: map[string]int{}, maxPerCaller: maxPerCaller, ttl: ttl,
+	}
+	for i := range w.slots {
+		w.slots[i].next = int32(i + 1)
+	}
+	w.slots[size-1].next = -1
+	return w
+}
+
+// appendString appends s, length-prefixed, to a pending search's record.
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// recordStrings yields the length-prefixed strings of a record.
+func recordStrings(rec []byte) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		for len(rec) > 0 {
+			n, k := binary.Uvarint(rec)
+			s := string(rec[k : k+int(n)])
+			rec = rec[k+int(n):]
+			if !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// full reports whether caller holds its share of the window.
+func (w *pendingWindow) full(caller string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.perCaller[caller] >= w.maxPerCaller
+}
+
+// add remembers a search of caller's: record is its terms, then each
+// returned tool's server and name, each appended by appendString, under
+// id (random; a clash, 2^-128, is refused).
+// It returns false, remembering nothing, when caller holds its share.
+// Searches it pushes out or finds expired are finished onto taught.
+func (w *pendingWindow) add(id searchID, caller string, record []byte, terms int, now time.Time, taught []learn.Event) (bool, []learn.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	taught = w.expire(now, taught)
+	if _, clash := w.byID[id]; clash || w.perCaller[caller] >= w.maxPerCaller {
+		return false, taught
+	}
+	if w.free < 0 {
+		taught = w.finish(w.oldest, taught)
+	}
+	i := w.free
+	s := &w.slots[i]
+	w.free = s.next
+	s.id, s.at, s.caller, s.terms = id, now, caller, terms
+	s.record = append(s.record[:0], record...)
+	s.prev, s.next = w.newest, -1
+	if w.newest >= 0 {
+		w.slots[w.newest].next = i
+	} else {
+		w.oldest = i
+	}
+	w.newest = i
+	w.byID[id] = i
+	w.perCaller[caller]++
+	return true, taught
+}
+
+// use adds tools (each server/name, or a name one returned tool has) to
+// the uses of caller's search id, and finishes it when final. ok is
+// false for an id the window does not hold for caller; tools the search
+// did not return are counted as ignored.
+func (w *pendingWindow) use(id searchID, caller string, tools []string, final bool, now time.Time, taught []learn.Event) (used, ignored int, ok bool, _ []learn.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	taught = w.expire(now, taught)
+	i, held := w.byID[id]
+	if !held || w.slots[i].caller != caller {
+		return 0, 0, false, taught
+	}
+	s := &w.slots[i]
+	for _, u := range tools {
+		switch t := s.resolve(u); {
+		case t == "":
+			ignored++
+		case !slices.Contains(s.used, t) && len(s.used) < learn.MaxUsedPerEvent:
+			s.used = append(s.used, t)
+			used++
+		}
+	}
+	if final {
+		taught = w.finish(i, taught)
+	}
+	return used, ignored, true, taught
+}
+
+// remove finishes the search id, if the window holds it.
+func (w *pendingWindow) remove(id searchID, taught []learn.Event) []learn.Event {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if i, held := w.byID[id]; held {
+		taught = w.finish(i, taught)
+	}
+	return taught
+}
+
+// expire finishes the searches older than the ttl at now.
+func (w *pendingWindow) expire(now time.Time, taught []learn.Event) []learn.Event {
+	for w.oldest >= 0 && now.Sub(w.slots[w.oldest].at) > w.ttl {
+		taught = w.finish(w.oldest, taught)
+	}
+	return taught
+}
+
+// sweep is expire for callers outside the window.
+func (w *pendingWindow) sweep(now time.Time, taught []learn.Event) []learn.Event {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.expire(now, taught)
+}
+
+// purge finishes every search.
+func (w *pendingWindow) purge(taught []learn.Event) []learn.Event {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.oldest >= 0 {
+		taught = w.finish(w.oldest, taught)
+	}
+	return taught
+}
+
+// finish takes slot i out of the window, appending what it taught (if it
+// was used) to taught.
+func (w *pendingWindow) finish(i int32, taught []learn.Event) []learn.Event {
+	s := &w.slots[i]
+	if len(s.used) > 0 {
+		ev := learn.Event{Caller: s.caller, Used: slices.Clone(s.used)} // At: the learner's clock
+		for t := range recordStrings(s.record) {
+			if len(ev.Terms) == s.terms {
+				break
+			}
+			ev.Terms = append(ev.Terms, t)
+		}
+		taught = append(taught, ev)
+	}
+	if s.prev >= 0 {
+		w.slots[s.prev].next = s.next
+	} else {
+		w.oldest = s.next
+	}
+	if s.next >= 0 {
+		w.slots[s.next].prev = s.prev
+	} else {
+		w.newest = s.prev
+	}
+	delete(w.byID, s.id)
+	if w.perCaller[s.caller]--; w.perCaller[s.caller] <= 0 {
+		delete(w.perCaller, s.caller)
+	}
+	clear(s.used)
+	s.caller, s.used = "", s.used[:0]
+	s.next, w.free = w.free, i
+	return taught
+}
+
+// resolve is the id of the tool of s's answer that u names: u itself
+// (server/name), or the one returned tool named u; "" for none.
+func (s *pendingSlot) resolve(u string) string {
+	match, n, server := "", 0, ""
+	for str := range recordStrings(s.record) {
+		if n++; n <= s.terms {
+			continue
+		}
+		if (n-s.terms)%2 == 1 {
+			server = str
+			continue
+		}
+		name := str
+		switch {
+		case len(u) == len(server)+1+len(name) && u[len(server)] == '/' && u[:len(server)] == server && u[len(server)+1:] == name:
+			return u
+		case name == u && match == "":
+			match = server + "/" + name
+		case name == u:
+			match = "\x00" // ambiguous: teaches nothing
+		}
+	}
+	if match == "\x00" {
+		return ""
+	}
+	return match
+}
