@@ -55,11 +55,13 @@ type pendingWindow struct {
 	slots []pendingSlot
 	byID  map[searchID]int32
 	// The slots in use form a list from oldest to newest through next;
-	// the free ones a list from free through next. -1 ends a list.
-	oldest, newest, free int32
-	perCaller            map[string]int
-	maxPerCaller         int
-	ttl                  time.Duration
+	// those freed a list from free through next. -1 ends a list. Slots
+	// from fresh on were never used: their pages are not touched until
+	// a search needs them.
+	oldest, newest, free, fresh int32
+	perCaller                   map[string]int
+	maxPerCaller                int
+	ttl                         time.Duration
 }
 
 // pendingSlot is one remembered search.
@@ -74,18 +76,14 @@ type pendingSlot struct {
 }
 
 func newPendingWindow(size, maxPerCaller int, ttl time.Duration) *pendingWindow {
-	w := &pendingWindow{
+	return &pendingWindow{
 		slots:     make([]pendingSlot, size),
-		byID:      make(map[searchID]int32, size),
+		byID:      map[searchID]int32{},
 		oldest:    -1,
 		newest:    -1,
+		free:      -1,
 		perCaller: map[string]int{}, maxPerCaller: maxPerCaller, ttl: ttl,
 	}
-	for i := range w.slots {
-		w.slots[i].next = int32(i + 1)
-	}
-	w.slots[size-1].next = -1
-	return w
 }
 
 // appendString appends s, length-prefixed, to a pending search's record.
@@ -126,12 +124,20 @@ func (w *pendingWindow) add(id searchID, caller string, record []byte, terms int
 	if _, clash := w.byID[id]; clash || w.perCaller[caller] >= w.maxPerCaller {
 		return false, taught
 	}
-	if w.free < 0 {
+	var i int32
+	switch {
+	case w.free >= 0:
+		i = w.free
+		w.free = w.slots[i].next
+	case int(w.fresh) < len(w.slots):
+		i = w.fresh
+		w.fresh++
+	default:
 		taught = w.finish(w.oldest, taught)
+		i = w.free
+		w.free = w.slots[i].next
 	}
-	i := w.free
 	s := &w.slots[i]
-	w.free = s.next
 	s.id, s.at, s.caller, s.terms = id, now, caller, terms
 	s.record = append(s.record[:0], record...)
 	s.prev, s.next = w.newest, -1

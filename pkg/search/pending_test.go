@@ -169,7 +169,7 @@ func (w *pendingWindow) held() int {
 	for i := w.free; i >= 0; i = w.slots[i].next {
 		free++
 	}
-	if prev != w.newest || len(w.byID) != n || n+free != len(w.slots) || fmt.Sprint(perCaller) != fmt.Sprint(w.perCaller) {
+	if prev != w.newest || len(w.byID) != n || n+free+len(w.slots)-int(w.fresh) != len(w.slots) || fmt.Sprint(perCaller) != fmt.Sprint(w.perCaller) {
 		return -1
 	}
 	return n
