@@ -134,13 +134,8 @@ func Keep(term string, known func(string) bool) bool {
 	return known(term)
 }
 
-// Terms is a query's terms as an Event keeps them: Keep'd, each once, at
-// most MaxTermsPerEvent.
-func Terms(terms []string, known func(string) bool) []string {
-	return AppendTerms(nil, terms, known)
-}
-
-// AppendTerms appends Terms(terms, known) to out.
+// AppendTerms appends a query's terms as an Event keeps them to out:
+// Keep'd, each once, at most MaxTermsPerEvent.
 func AppendTerms(out, terms []string, known func(string) bool) []string {
 	n := len(out)
 	for _, t := range terms {

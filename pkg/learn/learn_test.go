@@ -34,9 +34,32 @@ func TestKeep(t *testing.T) {
 			t.Errorf("Keep(%q) = %v, want %v", tt.term, got, tt.keep)
 		}
 	}
-	got := Terms([]string{"read", "read", "sheet", "42", "ab"}, known)
+	got := AppendTerms(nil, []string{"read", "read", "sheet", "42", "ab"}, known)
 	if !slices.Equal(got, []string{"read", "sheet"}) {
-		t.Errorf("Terms = %v", got)
+		t.Errorf("AppendTerms = %v", got)
+	}
+}
+
+// TestAppendTerms: what an event keeps of a query's terms, appended after
+// what out holds (a reused slice) and judged apart from it.
+func TestAppendTerms(t *testing.T) {
+	known := func(string) bool { return true }
+	many := make([]string, 0, 40)
+	for i := range 40 {
+		many = append(many, "term"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+	}
+	for _, c := range []struct {
+		name       string
+		out, terms []string
+		want       []string
+	}{
+		{"kept once, in order", nil, []string{"send", "mail", "send", "42", "x"}, []string{"send", "mail"}},
+		{"after what out holds, which is not judged", []string{"send", "1"}, []string{"send", "mail"}, []string{"send", "1", "send", "mail"}},
+		{"at most MaxTermsPerEvent", []string{"old"}, many, append([]string{"old"}, many[:MaxTermsPerEvent]...)},
+	} {
+		if got := AppendTerms(slices.Clone(c.out), c.terms, known); !slices.Equal(got, c.want) {
+			t.Errorf("%s: AppendTerms(%q, %q) = %q, want %q", c.name, c.out, c.terms, got, c.want)
+		}
 	}
 }
 
