@@ -82,7 +82,7 @@ func newLearner(s *Service, cfg Learning) *learner {
 func callerOf(c access.Caller) string { return learn.Caller(c.Key, c.Address) }
 
 // remember holds a retrieval's answer for feedback and returns its id.
-// The query's terms are kept only as learn.Terms allows: words the
+// The query's terms are kept only as learn.AppendTerms allows: words the
 // catalog or the dictionary knows. w is the retrieval's working memory.
 func (l *learner) remember(caller access.Caller, snap *Snapshot, terms []string, hits []Hit, w *work) string {
 	who := callerOf(caller)
@@ -103,16 +103,7 @@ func (l *learner) remember(caller access.Caller, snap *Snapshot, terms []string,
 	if returned == 0 || (len(w.kept) == 0 && returned < 2) {
 		return "" // nothing it could teach
 	}
-	w.record = w.record[:0]
-	for _, t := range w.kept {
-		w.record = appendString(w.record, t)
-	}
-	for _, h := range hits {
-		if h.Source != SourceCore {
-			t := snap.Catalog.Tool(h.Row)
-			w.record = appendString(appendString(w.record, t.Server), t.Name)
-		}
-	}
+	w.record = appendRecord(w.record[:0], w.kept, hits, snap.Catalog)
 	var id searchID
 	rand.Read(id[:])
 	added, taught := l.pending.add(id, who, w.record, len(w.kept), l.s.cfg.Now(), nil)

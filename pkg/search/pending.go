@@ -1,12 +1,14 @@
 package search
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/learn"
 )
 
@@ -43,13 +45,13 @@ func parseSearchID(s string) (id searchID, ok bool) {
 //
 // Every search with learning on passes through it, so it is built for
 // that path: the slots are allocated once, and a search's record (its
-// kept terms and returned tools, length-prefixed in one byte slice that
-// the slot's next search reuses) has nothing for the collector to scan
-// and keeps no catalog string alive after a rebuild. The expirable LRU it
-// replaces made three map writes, a list element and two objects a search
-// and kept 10,000 pointer-laden entries for every collection to trace:
-// learning cost a fifth of an HTTP search's throughput (BENCHMARKS.md,
-// "What learning costs a search").
+// kept terms and returned tools, length-prefixed in one byte slice of at
+// most maxRecord, freed when the search leaves) has nothing for the
+// collector to scan and keeps no catalog string alive after a rebuild.
+// The expirable LRU it replaces made three map writes, a list element and
+// two objects a search and kept 10,000 pointer-laden entries for every
+// collection to trace: learning cost a fifth of an HTTP search's
+// throughput (BENCHMARKS.md, "What learning costs a search").
 type pendingWindow struct {
 	mu    sync.Mutex
 	slots []pendingSlot
@@ -70,7 +72,7 @@ type pendingSlot struct {
 	at         time.Time
 	prev, next int32
 	caller     string
-	record     []byte // terms strings, then returned tools' server and name strings, each length-prefixed
+	record     []byte // terms strings, then returned tools' server and name strings, each length-prefixed (appendRecord)
 	terms      int
 	used       []string // tool ids (server/name), each once
 }
@@ -84,6 +86,35 @@ func newPendingWindow(size, maxPerCaller int, ttl time.Duration) *pendingWindow 
 		free:      -1,
 		perCaller: map[string]int{}, maxPerCaller: maxPerCaller, ttl: ttl,
 	}
+}
+
+// maxRecord bounds a pending search's record, so that the window holds at
+// most its size × maxRecord (40 MiB) whatever callers ask and catalogs
+// name: 50 returned tools (MaxTopK) with names of up to 256 bytes
+// (catalog.MaxNameBytes) would take 26 KB. Terms take at most 16 × 25
+// bytes; tools are recorded in the answer's order while they fit, which
+// with names of a usual length is all of them, and with the longest at
+// least seven. A report on a tool left out is ignored, as one the search
+// did not return.
+const maxRecord = 4 << 10
+
+// appendRecord appends a search's record to rec: the kept terms, then
+// each returned tool's server and name while the record fits maxRecord.
+func appendRecord(rec []byte, terms []string, hits []Hit, cat *catalog.Catalog) []byte {
+	for _, t := range terms {
+		rec = appendString(rec, t)
+	}
+	for _, h := range hits {
+		if h.Source == SourceCore {
+			continue
+		}
+		t := cat.Tool(h.Row)
+		if len(rec)+len(t.Server)+len(t.Name)+2*binary.MaxVarintLen16 > maxRecord {
+			break
+		}
+		rec = appendString(appendString(rec, t.Server), t.Name)
+	}
+	return rec
 }
 
 // appendString appends s, length-prefixed, to a pending search's record.
@@ -112,9 +143,8 @@ func (w *pendingWindow) full(caller string) bool {
 	return w.perCaller[caller] >= w.maxPerCaller
 }
 
-// add remembers a search of caller's: record is its terms, then each
-// returned tool's server and name, each appended by appendString, under
-// id (random; a clash, 2^-128, is refused).
+// add remembers a search of caller's, its record (appendRecord, copied)
+// holding terms terms first, under id (random; a clash, 2^-128, is refused).
 // It returns false, remembering nothing, when caller holds its share.
 // Searches it pushes out or finds expired are finished onto taught.
 func (w *pendingWindow) add(id searchID, caller string, record []byte, terms int, now time.Time, taught []learn.Event) (bool, []learn.Event) {
@@ -139,7 +169,7 @@ func (w *pendingWindow) add(id searchID, caller string, record []byte, terms int
 	}
 	s := &w.slots[i]
 	s.id, s.at, s.caller, s.terms = id, now, caller, terms
-	s.record = append(s.record[:0], record...)
+	s.record = bytes.Clone(record)
 	s.prev, s.next = w.newest, -1
 	if w.newest >= 0 {
 		w.slots[w.newest].next = i
@@ -244,7 +274,7 @@ func (w *pendingWindow) finish(i int32, taught []learn.Event) []learn.Event {
 		delete(w.perCaller, s.caller)
 	}
 	clear(s.used)
-	s.caller, s.used = "", s.used[:0]
+	s.caller, s.record, s.used = "", nil, s.used[:0]
 	s.next, w.free = w.free, i
 	return taught
 }

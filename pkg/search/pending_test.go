@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/learn"
 )
 
@@ -280,5 +281,64 @@ func TestPendingWindowConcurrent(t *testing.T) {
 	// when reported, removed, pushed out, expired or purged.
 	if total != added || added == 0 {
 		t.Errorf("%d searches taught, want %d (those added and used)", total, added)
+	}
+}
+
+// TestRecordBounded: a record holds the kept terms and the returned tools
+// in the answer's order while they fit maxRecord; the core whitelist's
+// tools are not among them.
+func TestRecordBounded(t *testing.T) {
+	catOf := func(server string, names ...string) *catalog.Catalog {
+		tools := make([]catalog.Tool, len(names))
+		for i, n := range names {
+			tools[i] = catalog.Tool{Name: n, Description: "A tool."}
+		}
+		cat, err := catalog.New([]catalog.Part{{Source: "test", Servers: []catalog.Server{{Name: server, Tools: tools}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cat
+	}
+	longServer := strings.Repeat("s", catalog.MaxNameBytes)
+	var short, long []string
+	for i := range MaxTopK {
+		short = append(short, fmt.Sprintf("tool_%02d", i))
+		long = append(long, fmt.Sprintf("%02d%s", i, strings.Repeat("n", catalog.MaxNameBytes-2)))
+	}
+	terms := make([]string, learn.MaxTermsPerEvent)
+	for i := range terms {
+		terms[i] = strings.Repeat(string(rune('a'+i)), 24)
+	}
+	hits := func(n int) []Hit {
+		out := []Hit{{Row: n - 1, Source: SourceCore}}
+		for i := range n {
+			out = append(out, Hit{Row: i, Source: Source(ModeHybrid)})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		cat   *catalog.Catalog
+		tools int // recorded
+	}{
+		{"usual names: every returned tool", catOf("mail", short...), MaxTopK},
+		{"the longest names: as many as fit", catOf(longServer, long...), 7},
+	} {
+		rec := appendRecord(nil, terms, hits(MaxTopK), c.cat)
+		if len(rec) > maxRecord {
+			t.Errorf("%s: a record of %d bytes, over %d", c.name, len(rec), maxRecord)
+		}
+		var got []string
+		for s := range recordStrings(rec) {
+			got = append(got, s)
+		}
+		if !slices.Equal(got[:len(terms)], terms) || len(got) != len(terms)+2*c.tools {
+			t.Fatalf("%s: %d strings recorded, want %d terms then %d tools", c.name, len(got), len(terms), c.tools)
+		}
+		for i := range c.tools {
+			if tool := c.cat.Tool(i); got[len(terms)+2*i] != tool.Server || got[len(terms)+2*i+1] != tool.Name {
+				t.Errorf("%s: tool %d recorded as %.20s/%.20s, want %.20s/%.20s", c.name, i, got[len(terms)+2*i], got[len(terms)+2*i+1], tool.Server, tool.Name)
+			}
+		}
 	}
 }
