@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -74,6 +75,46 @@ func BenchmarkQueryLearning(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// BenchmarkPendingWindowMemory fills the pending-search window (10,000
+// searches from 100 addresses, none reported) and reports the heap it
+// holds then, beside the same service before any search, per search
+// held: what learning keeps for feedback.
+func BenchmarkPendingWindowMemory(b *testing.B) {
+	queries := evalQueries(b)
+	store, err := learn.Open(filepath.Join(b.TempDir(), "learned.db"), learn.Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	callers := make([]access.Caller, 100)
+	for i := range callers {
+		callers[i] = access.Caller{Address: fmt.Sprintf("10.0.0.%d", i)}
+	}
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	for b.Loop() {
+		svc := New(Config{Embedder: embedding.NewLocal(0), Version: "bench", Learning: &Learning{Store: store}})
+		if _, err := svc.Build(b.Context(), defaultSetup(b)); err != nil {
+			b.Fatal(err)
+		}
+		before := heap()
+		for i := range 20000 {
+			if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)], TopK: ptr(10)}, callers[i%len(callers)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		after := heap()
+		b.ReportMetric(float64(after-before)/10000, "B/search-held")
+		b.ReportMetric(float64(after-before)/(1<<20), "MiB-held")
+		runtime.KeepAlive(svc)
 	}
 }
 
