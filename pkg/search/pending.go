@@ -39,8 +39,8 @@ func parseSearchID(s string) (id searchID, ok bool) {
 }
 
 // pendingWindow holds the searches that may still teach, in arrival
-// order: at most len(slots), each for at most ttl, and at most perCaller
-// of one caller's. A search that leaves it (reported on, expired, pushed
+// order: at most len(slots), each for at most ttl, and at most
+// maxPerCaller of one caller's. A search that leaves it (reported on, expired, pushed
 // out by a newer one, or drained at stop) teaches what it was used for.
 //
 // Every search with learning on passes through it, so it is built for
@@ -50,8 +50,7 @@ func parseSearchID(s string) (id searchID, ok bool) {
 // collector to scan and keeps no catalog string alive after a rebuild.
 // The expirable LRU it replaces made three map writes, a list element and
 // two objects a search and kept 10,000 pointer-laden entries for every
-// collection to trace: learning cost a fifth of an HTTP search's
-// throughput (BENCHMARKS.md, "What learning costs a search").
+// collection to trace (BENCHMARKS.md, "What learning costs a search").
 type pendingWindow struct {
 	mu    sync.Mutex
 	slots []pendingSlot
@@ -122,14 +121,16 @@ func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// recordStrings yields the length-prefixed strings of a record.
-func recordStrings(rec []byte) func(yield func(string) bool) {
-	return func(yield func(string) bool) {
+// recordFields yields the length-prefixed strings of a record, as
+// slices of it: reading a record (a report checked against it) allocates
+// nothing.
+func recordFields(rec []byte) func(yield func([]byte) bool) {
+	return func(yield func([]byte) bool) {
 		for len(rec) > 0 {
 			n, k := binary.Uvarint(rec)
-			s := string(rec[k : k+int(n)])
+			f := rec[k : k+int(n) : k+int(n)]
 			rec = rec[k+int(n):]
-			if !yield(s) {
+			if !yield(f) {
 				return
 			}
 		}
@@ -251,11 +252,11 @@ func (w *pendingWindow) finish(i int32, taught []learn.Event) []learn.Event {
 	s := &w.slots[i]
 	if len(s.used) > 0 {
 		ev := learn.Event{Caller: s.caller, Used: slices.Clone(s.used)} // At: the learner's clock
-		for t := range recordStrings(s.record) {
+		for t := range recordFields(s.record) {
 			if len(ev.Terms) == s.terms {
 				break
 			}
-			ev.Terms = append(ev.Terms, t)
+			ev.Terms = append(ev.Terms, string(t))
 		}
 		taught = append(taught, ev)
 	}
@@ -282,27 +283,28 @@ func (w *pendingWindow) finish(i int32, taught []learn.Event) []learn.Event {
 // resolve is the id of the tool of s's answer that u names: u itself
 // (server/name), or the one returned tool named u; "" for none.
 func (s *pendingSlot) resolve(u string) string {
-	match, n, server := "", 0, ""
-	for str := range recordStrings(s.record) {
+	var match, server []byte
+	n, ambiguous := 0, false
+	for f := range recordFields(s.record) {
 		if n++; n <= s.terms {
 			continue
 		}
 		if (n-s.terms)%2 == 1 {
-			server = str
+			server = f
 			continue
 		}
-		name := str
+		name := f
 		switch {
-		case len(u) == len(server)+1+len(name) && u[len(server)] == '/' && u[:len(server)] == server && u[len(server)+1:] == name:
+		case len(u) == len(server)+1+len(name) && u[len(server)] == '/' && u[:len(server)] == string(server) && u[len(server)+1:] == string(name):
 			return u
-		case name == u && match == "":
-			match = server + "/" + name
-		case name == u:
-			match = "\x00" // ambiguous: teaches nothing
+		case string(name) == u && match == nil:
+			match = server
+		case string(name) == u:
+			ambiguous = true // teaches nothing
 		}
 	}
-	if match == "\x00" {
+	if match == nil || ambiguous {
 		return ""
 	}
-	return match
+	return string(match) + "/" + u
 }

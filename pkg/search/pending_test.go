@@ -329,8 +329,8 @@ func TestRecordBounded(t *testing.T) {
 			t.Errorf("%s: a record of %d bytes, over %d", c.name, len(rec), maxRecord)
 		}
 		var got []string
-		for s := range recordStrings(rec) {
-			got = append(got, s)
+		for f := range recordFields(rec) {
+			got = append(got, string(f))
 		}
 		if !slices.Equal(got[:len(terms)], terms) || len(got) != len(terms)+2*c.tools {
 			t.Fatalf("%s: %d strings recorded, want %d terms then %d tools", c.name, len(got), len(terms), c.tools)
@@ -340,5 +340,18 @@ func TestRecordBounded(t *testing.T) {
 				t.Errorf("%s: tool %d recorded as %.20s/%.20s, want %.20s/%.20s", c.name, i, got[len(terms)+2*i], got[len(terms)+2*i+1], tool.Server, tool.Name)
 			}
 		}
+	}
+}
+
+// TestReportAllocatesNothing: checking a report's names against a
+// search's record (a flood of reports naming tools it did not return)
+// allocates nothing.
+func TestReportAllocatesNothing(t *testing.T) {
+	w := newPendingWindow(2, 2, time.Minute)
+	now := time.Now()
+	w.add(idOf(1), "a", record([]string{"send"}, "mail/send", "chat/send", "mail/draft"), 1, now, nil)
+	id, names := idOf(1), []string{"other/tool", "nothing", "send", "mail/sen", "mail/send/x"}
+	if n := testing.AllocsPerRun(100, func() { w.use(id, "a", names, false, now, nil) }); n != 0 {
+		t.Errorf("a report of names the search did not return (or named ambiguously) made %v allocations", n)
 	}
 }
