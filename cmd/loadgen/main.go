@@ -3,6 +3,10 @@
 // is a ratio that survives a noisy machine. By default it serves the
 // embedded default catalog in-process on loopback with the local
 // embedder; -url drives a running server (which then needs no /noop).
+// In-process it also reports the process's CPU time per request in each
+// phase: the clients do not keep two cores busy (about 1.5 to 1.8 here),
+// so a throughput ratio mixes cost with idle time, while CPU per request
+// is the cost alone.
 package main
 
 import (
@@ -19,6 +23,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
@@ -42,6 +47,7 @@ type result struct {
 	requests int
 	errors   int
 	took     time.Duration
+	cpu      time.Duration // the process's CPU time over the phase
 	lat      []time.Duration
 }
 
@@ -53,8 +59,9 @@ func (r result) String() string {
 		}
 		return r.lat[min(len(r.lat)-1, int(p*float64(len(r.lat))))]
 	}
-	return fmt.Sprintf("%-8s %8d req  %9.0f req/s  p50 %8s  p99 %8s  errors %d",
-		r.name, r.requests, float64(r.requests)/r.took.Seconds(), pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), r.errors)
+	return fmt.Sprintf("%-8s %8d req  %9.0f req/s  p50 %8s  p99 %8s  CPU %5.2f cores, %5.1f µs/req  errors %d",
+		r.name, r.requests, float64(r.requests)/r.took.Seconds(), pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond),
+		r.cpu.Seconds()/r.took.Seconds(), 1e6*r.cpuPerRequest(), r.errors)
 }
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
@@ -130,6 +137,17 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "search throughput / no-op throughput = %.2f (median of rounds; pooled %.2f; rounds %s)\n", m, s.rate()/n.rate(), fmtRatios(rs))
 	m, rs = ratio(noop, bare)
 	fmt.Fprintf(stdout, "no-op throughput / bare throughput = %.2f (median of rounds; pooled %.2f; rounds %s)\n", m, n.rate()/b.rate(), fmtRatios(rs))
+	if *url == "" {
+		// Served in-process, the process's CPU time is the server's and
+		// the clients'. Per request it is what the throughputs would be
+		// on a machine of its own: time taken by a neighbour (or the
+		// hypervisor) is not the process's, so it varies less.
+		rs = make([]float64, len(srch))
+		for i := range srch {
+			rs[i] = noop[i].cpuPerRequest() / srch[i].cpuPerRequest()
+		}
+		fmt.Fprintf(stdout, "no-op CPU per request / search CPU per request = %.2f (median of rounds; pooled %.2f; rounds %s)\n", median(rs), n.cpuPerRequest()/s.cpuPerRequest(), fmtRatios(rs))
+	}
 	if s.errors > 0 || n.errors > 0 || b.errors > 0 {
 		return fmt.Errorf("%d search, %d no-op and %d bare requests failed", s.errors, n.errors, b.errors)
 	}
@@ -137,6 +155,17 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 func (r result) rate() float64 { return float64(r.requests) / r.took.Seconds() }
+
+func (r result) cpuPerRequest() float64 { return r.cpu.Seconds() / float64(r.requests) }
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func median(xs []float64) float64 {
 	xs = slices.Sorted(slices.Values(xs))
@@ -163,6 +192,7 @@ func merge(rs []result) result {
 		out.requests += r.requests
 		out.errors += r.errors
 		out.took += r.took
+		out.cpu += r.cpu
 		out.lat = append(out.lat, r.lat...)
 	}
 	return out
@@ -174,7 +204,7 @@ func drive(ctx context.Context, client *http.Client, name, url string, queries [
 	var mu sync.Mutex
 	res := result{name: name}
 	var wg sync.WaitGroup
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	for w := range conc {
 		wg.Add(1)
 		go func() {
@@ -214,7 +244,7 @@ func drive(ctx context.Context, client *http.Client, name, url string, queries [
 		}()
 	}
 	wg.Wait()
-	res.took = time.Since(start)
+	res.took, res.cpu = time.Since(start), processCPU()-cpu
 	res.requests = len(res.lat)
 	return res
 }

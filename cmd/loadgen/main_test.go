@@ -17,7 +17,7 @@ func TestRun(t *testing.T) {
 		if err := run(t.Context(), args, &out); err != nil {
 			t.Fatalf("run %v: %v\n%s", extra, err, out.String())
 		}
-		for _, want := range []string{"bare ", "noop ", "search ", "errors 0", "search throughput / no-op throughput = ", "no-op throughput / bare throughput = ", "rounds "} {
+		for _, want := range []string{"bare ", "noop ", "search ", "errors 0", "search throughput / no-op throughput = ", "no-op throughput / bare throughput = ", "no-op CPU per request / search CPU per request = ", " cores, ", "rounds "} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%v: report lacks %q:\n%s", extra, want, out.String())
 			}
