@@ -23,7 +23,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
@@ -47,7 +46,7 @@ type result struct {
 	requests int
 	errors   int
 	took     time.Duration
-	cpu      time.Duration // the process's CPU time over the phase
+	cpu      time.Duration // the process's CPU time over the phase, when it is the server's (in-process)
 	lat      []time.Duration
 }
 
@@ -59,9 +58,12 @@ func (r result) String() string {
 		}
 		return r.lat[min(len(r.lat)-1, int(p*float64(len(r.lat))))]
 	}
-	return fmt.Sprintf("%-8s %8d req  %9.0f req/s  p50 %8s  p99 %8s  CPU %5.2f cores, %5.1f µs/req  errors %d",
-		r.name, r.requests, float64(r.requests)/r.took.Seconds(), pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond),
-		r.cpu.Seconds()/r.took.Seconds(), 1e6*r.cpuPerRequest(), r.errors)
+	cpu := ""
+	if r.cpu > 0 {
+		cpu = fmt.Sprintf("  CPU %5.2f cores, %5.1f µs/req", r.cpu.Seconds()/r.took.Seconds(), 1e6*r.cpuPerRequest())
+	}
+	return fmt.Sprintf("%-8s %8d req  %9.0f req/s  p50 %8s  p99 %8s%s  errors %d",
+		r.name, r.requests, float64(r.requests)/r.took.Seconds(), pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), cpu, r.errors)
 }
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
@@ -100,7 +102,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc}}
 	fmt.Fprintf(stdout, "loadgen: %d clients, %s per phase, %d rounds (bare, no-op, then search), %d distinct queries, mode %q, %s\n", *conc, *dur, *rounds, len(queries), *mode, base)
 	phase := func(name, path string) result {
-		return drive(ctx, client, name, base+path, queries, *conc, *dur, *callers)
+		return drive(ctx, client, name, base+path, queries, *conc, *dur, *callers, *url == "" && cpuMeasured)
 	}
 	// Interleave so drift on a shared machine hits both alike.
 	var bare, noop, srch []result
@@ -137,7 +139,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "search throughput / no-op throughput = %.2f (median of rounds; pooled %.2f; rounds %s)\n", m, s.rate()/n.rate(), fmtRatios(rs))
 	m, rs = ratio(noop, bare)
 	fmt.Fprintf(stdout, "no-op throughput / bare throughput = %.2f (median of rounds; pooled %.2f; rounds %s)\n", m, n.rate()/b.rate(), fmtRatios(rs))
-	if *url == "" {
+	if s.cpu > 0 {
 		// Served in-process, the process's CPU time is the server's and
 		// the clients'. Per request it is what the throughputs would be
 		// on a machine of its own: time taken by a neighbour (or the
@@ -157,15 +159,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 func (r result) rate() float64 { return float64(r.requests) / r.took.Seconds() }
 
 func (r result) cpuPerRequest() float64 { return r.cpu.Seconds() / float64(r.requests) }
-
-// processCPU is the CPU time the process has used, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func median(xs []float64) float64 {
 	xs = slices.Sorted(slices.Values(xs))
@@ -198,7 +191,7 @@ func merge(rs []result) result {
 	return out
 }
 
-func drive(ctx context.Context, client *http.Client, name, url string, queries [][]byte, conc int, dur time.Duration, callers int) result {
+func drive(ctx context.Context, client *http.Client, name, url string, queries [][]byte, conc int, dur time.Duration, callers int, measureCPU bool) result {
 	ctx, cancel := context.WithTimeout(ctx, dur)
 	defer cancel()
 	var mu sync.Mutex
@@ -244,7 +237,10 @@ func drive(ctx context.Context, client *http.Client, name, url string, queries [
 		}()
 	}
 	wg.Wait()
-	res.took, res.cpu = time.Since(start), processCPU()-cpu
+	res.took = time.Since(start)
+	if measureCPU {
+		res.cpu = processCPU() - cpu
+	}
 	res.requests = len(res.lat)
 	return res
 }
