@@ -92,18 +92,13 @@ func (l *learner) remember(caller access.Caller, snap *Snapshot, terms []string,
 	if l.pending.full(who) {
 		return ""
 	}
-	returned := 0
-	for _, h := range hits {
-		if h.Source != SourceCore {
-			returned++
-		}
-	}
 	known := func(t string) bool { return snap.Keywords.Has(t) || analysis.English.InLexicon(t) }
 	w.kept = learn.AppendTerms(w.kept[:0], terms, known)
+	var returned int
+	w.record, returned = appendRecord(w.record[:0], w.kept, hits, snap.Catalog)
 	if returned == 0 || (len(w.kept) == 0 && returned < 2) {
 		return "" // nothing it could teach
 	}
-	w.record = appendRecord(w.record[:0], w.kept, hits, snap.Catalog)
 	var id searchID
 	rand.Read(id[:])
 	added, taught := l.pending.add(id, who, w.record, len(w.kept), l.s.cfg.Now(), nil)

@@ -99,7 +99,9 @@ const maxRecord = 4 << 10
 
 // appendRecord appends a search's record to rec: the kept terms, then
 // each returned tool's server and name while the record fits maxRecord.
-func appendRecord(rec []byte, terms []string, hits []Hit, cat *catalog.Catalog) []byte {
+// tools is how many it holds: every retrieved tool unless the record
+// filled first.
+func appendRecord(rec []byte, terms []string, hits []Hit, cat *catalog.Catalog) (_ []byte, tools int) {
 	for _, t := range terms {
 		rec = appendString(rec, t)
 	}
@@ -112,8 +114,9 @@ func appendRecord(rec []byte, terms []string, hits []Hit, cat *catalog.Catalog) 
 			break
 		}
 		rec = appendString(appendString(rec, t.Server), t.Name)
+		tools++
 	}
-	return rec
+	return rec, tools
 }
 
 // appendString appends s, length-prefixed, to a pending search's record.

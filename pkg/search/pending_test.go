@@ -324,7 +324,10 @@ func TestRecordBounded(t *testing.T) {
 		{"usual names: every returned tool", catOf("mail", short...), MaxTopK},
 		{"the longest names: as many as fit", catOf(longServer, long...), 7},
 	} {
-		rec := appendRecord(nil, terms, hits(MaxTopK), c.cat)
+		rec, n := appendRecord(nil, terms, hits(MaxTopK), c.cat)
+		if n != c.tools {
+			t.Errorf("%s: appendRecord says it holds %d tools, want %d", c.name, n, c.tools)
+		}
 		if len(rec) > maxRecord {
 			t.Errorf("%s: a record of %d bytes, over %d", c.name, len(rec), maxRecord)
 		}
