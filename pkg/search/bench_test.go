@@ -48,11 +48,7 @@ func BenchmarkQuery(b *testing.B) {
 // traffic that never reports.
 func BenchmarkQueryLearning(b *testing.B) {
 	queries := evalQueries(b)
-	store, err := learn.Open(filepath.Join(b.TempDir(), "learned.db"), learn.Config{}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store, callers := learningBench(b)
 	for _, c := range []struct {
 		name     string
 		learning *Learning
@@ -60,10 +56,6 @@ func BenchmarkQueryLearning(b *testing.B) {
 		svc := New(Config{Embedder: embedding.NewLocal(0), Version: "bench", Learning: c.learning})
 		if _, err := svc.Build(b.Context(), defaultSetup(b)); err != nil {
 			b.Fatal(err)
-		}
-		callers := make([]access.Caller, 100)
-		for i := range callers {
-			callers[i] = access.Caller{Address: fmt.Sprintf("10.0.0.%d", i)}
 		}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -84,15 +76,7 @@ func BenchmarkQueryLearning(b *testing.B) {
 // held: what learning keeps for feedback.
 func BenchmarkPendingWindowMemory(b *testing.B) {
 	queries := evalQueries(b)
-	store, err := learn.Open(filepath.Join(b.TempDir(), "learned.db"), learn.Config{}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
-	callers := make([]access.Caller, 100)
-	for i := range callers {
-		callers[i] = access.Caller{Address: fmt.Sprintf("10.0.0.%d", i)}
-	}
+	store, callers := learningBench(b)
 	heap := func() uint64 {
 		var m runtime.MemStats
 		runtime.GC()
@@ -106,16 +90,31 @@ func BenchmarkPendingWindowMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		before := heap()
-		for i := range 20000 {
-			if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)], TopK: ptr(10)}, callers[i%len(callers)]); err != nil {
+		for i := range 2 * pendingSearches { // the window full, and turned over once
+			if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)]}, callers[i%len(callers)]); err != nil {
 				b.Fatal(err)
 			}
 		}
 		after := heap()
-		b.ReportMetric(float64(after-before)/10000, "B/search-held")
+		b.ReportMetric(float64(after-before)/pendingSearches, "B/search-held")
 		b.ReportMetric(float64(after-before)/(1<<20), "MiB-held")
 		runtime.KeepAlive(svc)
 	}
+}
+
+// learningBench is what the learning benchmarks share: a file store, and
+// 100 anonymous callers (each within its share of the pending window).
+func learningBench(b *testing.B) (learn.Store, []access.Caller) {
+	store, err := learn.Open(filepath.Join(b.TempDir(), "learned.db"), learn.Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	callers := make([]access.Caller, 100)
+	for i := range callers {
+		callers[i] = access.Caller{Address: fmt.Sprintf("10.0.0.%d", i)}
+	}
+	return store, callers
 }
 
 func evalQueries(tb testing.TB) []string {
