@@ -101,9 +101,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc}}
 	fmt.Fprintf(stdout, "loadgen: %d clients, %s per phase, %d rounds (bare, no-op, then search), %d distinct queries, mode %q, %s\n", *conc, *dur, *rounds, len(queries), *mode, base)
-	phase := func(name, path string) result {
-		return drive(ctx, client, name, base+path, queries, *conc, *dur, *callers, *url == "" && cpuMeasured)
-	}
+	ld := load{client: client, base: base, queries: queries, conc: *conc, dur: *dur, callers: *callers, measureCPU: *url == "" && cpuMeasured}
+	phase := func(name, path string) result { return ld.drive(ctx, name, path) }
 	// Interleave so drift on a shared machine hits both alike.
 	var bare, noop, srch []result
 	for round := range *rounds {
@@ -191,8 +190,23 @@ func merge(rs []result) result {
 	return out
 }
 
-func drive(ctx context.Context, client *http.Client, name, url string, queries [][]byte, conc int, dur time.Duration, callers int, measureCPU bool) result {
-	ctx, cancel := context.WithTimeout(ctx, dur)
+// load is how every phase is driven: conc clients, for dur each, cycling
+// through queries; with callers, client i sends caller i mod callers's
+// key; with measureCPU, the process's CPU time is the server's too.
+type load struct {
+	client     *http.Client
+	base       string
+	queries    [][]byte
+	conc       int
+	dur        time.Duration
+	callers    int
+	measureCPU bool
+}
+
+// drive runs one phase: POSTs to path until ld.dur has passed.
+func (ld load) drive(ctx context.Context, name, path string) result {
+	client, url, queries, conc, callers := ld.client, ld.base+path, ld.queries, ld.conc, ld.callers
+	ctx, cancel := context.WithTimeout(ctx, ld.dur)
 	defer cancel()
 	var mu sync.Mutex
 	res := result{name: name}
@@ -238,7 +252,7 @@ func drive(ctx context.Context, client *http.Client, name, url string, queries [
 	}
 	wg.Wait()
 	res.took = time.Since(start)
-	if measureCPU {
+	if ld.measureCPU {
 		res.cpu = processCPU() - cpu
 	}
 	res.requests = len(res.lat)
