@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	base := *url
 	if base == "" {
-		addr, stop, err := serve(ctx, queries[0], *learning, *callers)
+		addr, stop, err := serve(ctx, queries, *learning, *callers)
 		if err != nil {
 			return err
 		}
@@ -284,13 +284,14 @@ func loadQueries(path, mode string) ([][]byte, error) {
 
 // serve starts the real router on loopback with the default catalog and
 // config, the local embedder, and the baseline routes: the no-op answers
-// with what sample, a search request, is answered with, pre-encoded.
+// each of queries with its search's answer, pre-encoded at start, so it
+// writes what the search writes (answers differ in size by a fifth).
 // With learning, searches are remembered for feedback as serve's are by
 // default. Without callers, all come from one address, which past its
 // share of the pending window gets answers without a search id; with
 // callers keys, each client is its own caller and every answer is
 // remembered, as in traffic from many clients.
-func serve(ctx context.Context, sample []byte, learning bool, callers int) (_ string, _ func(), err error) {
+func serve(ctx context.Context, queries [][]byte, learning bool, callers int) (_ string, _ func(), err error) {
 	load := func(context.Context) (*search.Setup, error) {
 		p, err := config.DefaultPolicy()
 		if err != nil {
@@ -325,27 +326,34 @@ func serve(ctx context.Context, sample []byte, learning bool, callers int) (_ st
 	if _, err := svc.Rebuild(ctx); err != nil {
 		return "", nil, err
 	}
-	var req search.Request
-	if err := json.Unmarshal(sample, &req); err != nil {
-		return "", nil, err
-	}
 	var caller access.Caller
 	if callers > 0 {
 		caller.Key = "loadgen-0"
 	}
-	res, err := svc.Search(ctx, req, caller)
-	if err != nil {
-		return "", nil, err
+	answers := make(map[string][]byte, len(queries))
+	for _, q := range queries {
+		var req search.Request
+		if err := json.Unmarshal(q, &req); err != nil {
+			return "", nil, err
+		}
+		res, err := svc.Search(ctx, req, caller)
+		if err != nil {
+			return "", nil, err
+		}
+		// encoding/json writes what the server's encoder does (httpapi's
+		// TestMarshalMatchesEncodingJSON), newline and all.
+		b, err := json.Marshal(res)
+		if err != nil {
+			return "", nil, err
+		}
+		answers[req.Query] = append(b, '\n')
 	}
-	answer, err := json.Marshal(res)
-	if err != nil {
-		return "", nil, err
-	}
+	noop := func(req search.Request) []byte { return answers[req.Query] }
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
-	srv := &http.Server{Handler: httpapi.NewServer(svc, httpapi.Options{Noop: answer}), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: httpapi.NewServer(svc, httpapi.Options{Noop: noop}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	return ln.Addr().String(), func() { srv.Close(); closeStore() }, nil
 }

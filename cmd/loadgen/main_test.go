@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -22,6 +25,47 @@ func TestRun(t *testing.T) {
 				t.Errorf("%v: report lacks %q:\n%s", extra, want, out.String())
 			}
 		}
+	}
+}
+
+// TestNoopWritesTheSearchAnswer: for every query of the run, the no-op
+// writes byte for byte what the search does (learning off, so answers
+// carry no search id) but for the time the search took, so the two
+// phases send the same bytes.
+func TestNoopWritesTheSearchAnswer(t *testing.T) {
+	queries, err := loadQueries("../../evals/cases.jsonl", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, err := serve(t.Context(), queries, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	post := func(path string, q []byte) string {
+		t.Helper()
+		resp, err := http.Post("http://"+addr+path, "application/json", bytes.NewReader(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", path, q, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	took := regexp.MustCompile(`"took_ms":[0-9.e+-]+`)
+	sizes := map[int]bool{}
+	for _, q := range queries {
+		noop, srch := took.ReplaceAllString(post("/noop", q), "T"), took.ReplaceAllString(post("/mcp/tool-search", q), "T")
+		if noop != srch {
+			t.Errorf("%s: the no-op wrote %d bytes, the search %d:\n%.200s\n%.200s", q, len(noop), len(srch), noop, srch)
+		}
+		sizes[len(srch)] = true
+	}
+	if len(sizes) < 2 {
+		t.Errorf("every answer is %v bytes: the queries do not tell one answer from another", sizes)
 	}
 }
 

@@ -91,15 +91,16 @@ func handleSearch(logger *slog.Logger, svc *search.Service) http.Handler {
 }
 
 // handleNoop decodes a search request as handleSearch does and answers
-// with a pre-encoded answer, sent as encode sends a search's: what a
-// search costs beyond its search.
-func handleNoop(logger *slog.Logger, answer []byte) http.Handler {
+// with answer's pre-encoded answer to it, sent as encode sends a
+// search's: what a search costs beyond its search.
+func handleNoop(logger *slog.Logger, answer func(search.Request) []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := decode[search.Request](w, r); err != nil {
+		req, err := decode[search.Request](w, r)
+		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, answer)
+		writeJSON(w, http.StatusOK, answer(req))
 	})
 }
 

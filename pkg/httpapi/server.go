@@ -35,10 +35,11 @@ type Options struct {
 	// Noop, when set, adds the baselines of load tests: POST /noop takes
 	// a search request exactly as POST /mcp/tool-search does (the same
 	// middleware, authentication, throttle and strict decoding) and
-	// writes Noop, a pre-encoded answer of a search's size, without
-	// searching; POST /bare, outside every middleware but the router's,
-	// reads nothing and writes {}. Unset in serve.
-	Noop []byte
+	// writes what Noop returns for it, a pre-encoded answer (the search's
+	// own, for a load test's queries), without searching; POST /bare,
+	// outside every middleware but the router's, reads nothing and
+	// writes {}. Unset in serve.
+	Noop func(search.Request) []byte
 	// Draining, when set and true, makes /readyz answer 503 so that load
 	// balancers stop sending traffic before the server shuts down.
 	Draining *atomic.Bool

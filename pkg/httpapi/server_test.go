@@ -496,7 +496,7 @@ func TestNoopFramedAsSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer := []byte(`{"tools":[],"pad":"` + strings.Repeat("x", 4000) + `"}` + "\n")
-	srv := httptest.NewServer(NewServer(svc, Options{Registerer: prometheus.NewRegistry(), Noop: answer}))
+	srv := httptest.NewServer(NewServer(svc, Options{Registerer: prometheus.NewRegistry(), Noop: func(search.Request) []byte { return answer }}))
 	defer srv.Close()
 	post := func(path, body string) (*http.Response, string) {
 		t.Helper()
