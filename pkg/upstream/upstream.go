@@ -353,7 +353,9 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if cs != nil {
 		return cs, nil
 	}
-	cs, err := u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpc, MaxRetries: -1}, nil)
+	cs, err := within(ctx, func(ctx context.Context) (*mcp.ClientSession, error) {
+		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpc, MaxRetries: -1}, nil)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
@@ -369,6 +371,39 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u.session = cs
 	u.mu.Unlock()
 	return cs, nil
+}
+
+// within runs connect and returns what it makes, or ctx's error as soon
+// as ctx is done, whether or not connect has returned; a session it makes
+// after that is closed. The SDK's Connect, when initialize fails at ctx's
+// deadline, closes the half-made session before returning, and that close
+// runs on a context of its own: against an upstream that accepts
+// connections and never answers, a call with a 2 s timeout took 7
+// (modelcontextprotocol/go-sdk#1189; cmd/reliability's hang scenario).
+// The connect left behind ends within the SDK's own bounds; the breaker
+// keeps further calls from starting more of them.
+func within[S interface{ Close() error }](ctx context.Context, connect func(context.Context) (S, error)) (S, error) {
+	type made struct {
+		s   S
+		err error
+	}
+	done := make(chan made, 1)
+	go func() {
+		s, err := connect(ctx)
+		done <- made{s, err}
+	}()
+	select {
+	case m := <-done:
+		return m.s, m.err
+	case <-ctx.Done():
+		go func() {
+			if m := <-done; m.err == nil {
+				_ = m.s.Close()
+			}
+		}()
+		var zero S
+		return zero, ctx.Err()
+	}
 }
 
 func (u *upstream) closeSession() {
