@@ -12,22 +12,20 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
 )
 
 func main() {
@@ -56,31 +54,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := writeFixtures(cat, cfg, *throttled); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	metricsAddr, err := serveproc.FreeAddr()
 	if err != nil {
 		return err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := serveproc.Start(ctx, *bin, []string{"HOSTILE_KEY=key-hostile", "TOOLSEARCH_ADMIN_TOKEN=admin-hostile"}, 30*time.Second,
+		"-metrics-addr", metricsAddr, "-catalog", cat, "-config", cfg, "-log-level", "error")
 	if err != nil {
 		return err
 	}
-	metricsAddr := mln.Addr().String()
-	mln.Close()
-	cmd := exec.CommandContext(ctx, *bin, "serve", "-addr", addr, "-metrics-addr", metricsAddr, "-catalog", cat, "-config", cfg, "-log-level", "error")
-	cmd.Env = append(os.Environ(), "HOSTILE_KEY=key-hostile", "TOOLSEARCH_ADMIN_TOKEN=admin-hostile")
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard // the logs' size is measured by the unit tests
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	base := "http://" + addr
-	if err := waitReady(ctx, base); err != nil {
-		return err
-	}
+	defer srv.Stop()
+	base := srv.Base
+	rss := func() int64 { n, _ := srv.Memory("VmRSS"); return n }
 	time.Sleep(2 * time.Second)
-	idle := rss(cmd.Process.Pid)
+	idle := rss()
 	var peak atomic.Int64
 	peak.Store(idle)
 	st := &stats{}
@@ -97,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			case <-actx.Done():
 				return
 			case <-t.C:
-				if r := rss(cmd.Process.Pid); r > peak.Load() {
+				if r := rss(); r > peak.Load() {
 					peak.Store(r)
 				}
 			}
@@ -118,7 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	wg.Wait()
 	time.Sleep(time.Second)
-	end := rss(cmd.Process.Pid)
+	end := rss()
 	metrics := size("http://" + metricsAddr + "/metrics")
 	status := size(base + "/mcp/tool-search/status")
 	fmt.Fprintf(stdout, "duration %s, %d attackers, %d requests\n", *dur, *workers, st.total)
@@ -255,39 +242,6 @@ func (s *stats) codesOf(kind string) string {
 		parts = append(parts, fmt.Sprintf("%d×%d", c, s.byKind[kind][c]))
 	}
 	return strings.Join(parts, " ")
-}
-
-func waitReady(ctx context.Context, base string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return errors.New("the server never became ready")
-}
-
-// rss is the process's resident set, in bytes, from /proc.
-func rss(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 func size(url string) int {

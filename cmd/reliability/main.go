@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,6 +31,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
 )
 
 func main() {
@@ -115,53 +115,49 @@ func freePort() int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// proc is a started child process.
+// proc is a started test upstream.
 type proc struct{ cmd *exec.Cmd }
 
+// kill stops the process; on nil (an upstream that failed to start) it
+// does nothing.
 func (p *proc) kill() {
-	if p.cmd.Process != nil {
+	if p != nil && p.cmd.Process != nil {
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
 		_ = p.cmd.Wait()
 	}
 }
 
-// peakRSS is the process's high-water resident set, in MiB.
-func (p *proc) peakRSS() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+// peakMiB is the process's high-water resident set, in MiB (-1 when
+// /proc cannot tell).
+func peakMiB(s *serveproc.Server) float64 {
+	b, err := s.Memory("VmHWM")
 	if err != nil {
 		return -1
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return -1
+	return float64(b) / (1 << 20)
 }
 
-func (r *rig) start(name string, args ...string) (*proc, error) {
-	cmd := exec.Command(name, args...)
-	// Each process learns into its own file in the rig's directory, not
-	// into toolsearch-learned.db wherever the rig was started.
-	cmd.Env = append(cmd.Environ(), "TOOLSEARCH_LEARNING_PATH="+filepath.Join(r.dir, fmt.Sprintf("learned-%d.db", time.Now().UnixNano())))
-	log, err := os.OpenFile(filepath.Join(r.dir, filepath.Base(name)+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+// upstream starts the test upstream on port with args, its output
+// appended to testupstream.log in the rig's directory, and waits until it
+// listens. (toolsearch is started by serveproc, as every harness starts
+// it.)
+func (r *rig) upstream(port int, args ...string) (*proc, error) {
+	cmd := exec.Command(r.upBin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port)}, args...)...)
+	log, err := os.OpenFile(filepath.Join(r.dir, filepath.Base(r.upBin)+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	defer log.Close() // the child has its own descriptor
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &proc{cmd: cmd}, nil
-}
-
-func (r *rig) upstream(port int, args ...string) (*proc, error) {
-	p, err := r.start(r.upBin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port)}, args...)...)
-	if err != nil {
+	p := &proc{cmd: cmd}
+	if err := waitTCP(port); err != nil {
+		p.kill()
 		return nil, err
 	}
-	return p, waitTCP(port)
+	return p, nil
 }
 
 func waitTCP(port int) error {
@@ -176,28 +172,15 @@ func waitTCP(port int) error {
 }
 
 // toolsearch serves with config (YAML) and waits until it is ready.
-func (r *rig) toolsearch(config string) (*proc, string, error) {
+func (r *rig) toolsearch(ctx context.Context, config string) (*serveproc.Server, error) {
 	path := filepath.Join(r.dir, fmt.Sprintf("config-%d.yaml", time.Now().UnixNano()))
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	port := freePort()
-	p, err := r.start(r.bin, "serve", "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-metrics-addr", "off", "-config", path, "-drain-delay", "0s")
-	if err != nil {
-		return nil, "", err
-	}
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for range 400 {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p, base, nil
-			}
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	p.kill()
-	return nil, "", errors.New("toolsearch did not become ready")
+	// Each process learns into its own file in the rig's directory, not
+	// into toolsearch-learned.db wherever the rig was started.
+	learned := "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(r.dir, fmt.Sprintf("learned-%d.db", time.Now().UnixNano()))
+	return serveproc.Start(ctx, r.bin, []string{learned}, 10*time.Second, "-metrics-addr", "off", "-config", path, "-drain-delay", "0s")
 }
 
 func upstreamConfig(port int, extra string) string {
@@ -245,7 +228,7 @@ func resultText(res *mcp.CallToolResult) string {
 type world struct {
 	port int
 	up   *proc // replaced when a scenario restarts the upstream
-	ts   *proc
+	ts   *serveproc.Server
 	base string
 	cs   *mcp.ClientSession
 }
@@ -259,10 +242,11 @@ func (r *rig) world(ctx context.Context, upArgs []string, config func(port int) 
 	if w.up, err = r.upstream(w.port, upArgs...); err != nil {
 		return nil, err
 	}
-	if w.ts, w.base, err = r.toolsearch(config(w.port)); err != nil {
+	if w.ts, err = r.toolsearch(ctx, config(w.port)); err != nil {
 		w.up.kill()
 		return nil, err
 	}
+	w.base = w.ts.Base
 	if w.cs, err = connect(ctx, w.base, opts); err != nil {
 		w.stop()
 		return nil, err
@@ -274,7 +258,7 @@ func (w *world) stop() {
 	if w.cs != nil {
 		w.cs.Close()
 	}
-	w.ts.kill()
+	w.ts.Stop()
 	w.up.kill()
 }
 
@@ -375,7 +359,7 @@ func (r *rig) huge(ctx context.Context) (result, error) {
 		return result{}, err
 	}
 	defer w.stop()
-	before := w.ts.peakRSS()
+	before := peakMiB(w.ts)
 	var wg sync.WaitGroup
 	var ok, refused atomic.Int32
 	var mu sync.Mutex
@@ -404,7 +388,7 @@ func (r *rig) huge(ctx context.Context) (result, error) {
 		})
 	}
 	wg.Wait()
-	peak := w.ts.peakRSS()
+	peak := peakMiB(w.ts)
 	return measured(map[string]float64{"peak_rss_mib": peak, "refused": float64(refused.Load())},
 		"16 concurrent 10 MB results: peak RSS %.0f MiB (%.0f MiB before); %d answered, %d refused naming the limit%s", peak, before, ok.Load(), refused.Load(), otherwise(other))
 }

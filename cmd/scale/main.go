@@ -18,11 +18,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -193,14 +191,14 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 	s.ready = time.Since(start)
 	s.providerAtStart = m.fake.served.Load() - before
 	s.providerTime = m.fake.busyTime() - busyBefore
-	base, pid := srv.Base, srv.Pid()
+	base := srv.Base
 	client := &http.Client{Timeout: 10 * time.Second}
 	// Ready is published; the memory a build freed is returned just after.
 	time.Sleep(time.Second)
-	if s.rss, err = procStatus(pid, "VmRSS"); err != nil {
+	if s.rss, err = srv.Memory("VmRSS"); err != nil {
 		return s, err
 	}
-	if s.peak, err = procStatus(pid, "VmHWM"); err != nil {
+	if s.peak, err = srv.Memory("VmHWM"); err != nil {
 		return s, err
 	}
 	if s.searchP50, err = searchP50(client, base, m.queries); err != nil {
@@ -210,13 +208,13 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 	// changed nothing make; then one of a catalog whose every text
 	// changed, so a provider embeds them all and the old index serves
 	// meanwhile: the worst case.
-	if s.sameTook, s.samePeak, err = rebuild(ctx, base, token, pid); err != nil {
+	if s.sameTook, s.samePeak, err = rebuild(ctx, srv, token); err != nil {
 		return s, err
 	}
 	if err := copyFile(m.changed, catalog); err != nil {
 		return s, err
 	}
-	if s.rebuildTook, s.rebuildPeak, err = rebuild(ctx, base, token, pid); err != nil {
+	if s.rebuildTook, s.rebuildPeak, err = rebuild(ctx, srv, token); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -224,11 +222,11 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 
 // rebuild asks the server for a rebuild and returns how long it took and
 // the process's peak resident set while it ran.
-func rebuild(ctx context.Context, base, token string, pid int) (time.Duration, int64, error) {
-	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+func rebuild(ctx context.Context, srv *serveproc.Server, token string) (time.Duration, int64, error) {
+	if err := srv.ResetPeak(); err != nil {
 		return 0, 0, fmt.Errorf("resetting the peak RSS: %w", err)
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp/tool-search/rebuild", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.Base+"/mcp/tool-search/rebuild", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	client := &http.Client{Timeout: 10 * time.Minute}
 	t0 := time.Now()
@@ -242,7 +240,7 @@ func rebuild(ctx context.Context, base, token string, pid int) (time.Duration, i
 		return 0, 0, fmt.Errorf("rebuild: %s: %.200s", resp.Status, body)
 	}
 	took := time.Since(t0)
-	peak, err := procStatus(pid, "VmHWM")
+	peak, err := srv.Memory("VmHWM")
 	return took, peak, err
 }
 
@@ -324,23 +322,6 @@ func median(ss []sample) sample {
 		sameTook:     time.Duration(pick(func(s sample) int64 { return int64(s.sameTook) })),
 		searchP50:    time.Duration(pick(func(s sample) int64 { return int64(s.searchP50) })),
 	}
-}
-
-// procStatus reads one "kB" line of /proc/PID/status, in bytes.
-func procStatus(pid int, key string) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, errors.New(key + " not in /proc status")
 }
 
 func copyFile(from, to string) error {

@@ -1,15 +1,21 @@
 // Package serveproc runs the toolsearch binary as its own process, as an
-// operator would, for the measuring harnesses (cmd/scale, cmd/replay): on
-// a free loopback port, until it answers /readyz.
+// operator would, for the measuring harnesses (cmd/scale, cmd/replay,
+// cmd/hostile, cmd/reliability): on a free loopback port, until it answers
+// /readyz; and reads its memory from /proc.
 package serveproc
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/logbuf"
@@ -24,20 +30,22 @@ type Server struct {
 	logs *logbuf.Buffer
 }
 
+// logTail is how much of the process's output is kept: what Logs
+// shows when something fails.
+const logTail = 4096
+
 // Start runs bin serve with args on a free port (Start adds -addr), with
 // env added to this process's environment, and returns once /readyz
 // answers 200 (polled every millisecond, so a caller may time it), or
 // fails when the process exits first or ready passes.
 func Start(ctx context.Context, bin string, env []string, ready time.Duration, args ...string) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "-addr", addr}, args...)...)
 	cmd.Env = append(cmd.Environ(), env...)
-	s := &Server{Base: "http://" + addr, cmd: cmd, done: make(chan error, 1), logs: &logbuf.Buffer{}}
+	s := &Server{Base: "http://" + addr, cmd: cmd, done: make(chan error, 1), logs: &logbuf.Buffer{Tail: logTail}}
 	cmd.Stdout, cmd.Stderr = s.logs, s.logs
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -66,21 +74,56 @@ func Start(ctx context.Context, bin string, env []string, ready time.Duration, a
 	}
 }
 
+// FreeAddr is a loopback address with a port free when asked, for a
+// listener of the process's beyond its API's (-metrics-addr).
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
 // Pid is the process's id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
 // Logs is the end of what the process wrote (its last 4 KiB).
-func (s *Server) Logs() string {
-	out := s.logs.String()
-	if len(out) > 4096 {
-		out = "…" + out[len(out)-4096:]
-	}
-	return out
-}
+func (s *Server) Logs() string { return s.logs.String() }
 
 // Stop kills the process and waits for it.
 func (s *Server) Stop() {
 	s.cmd.Process.Kill()
 	err := <-s.done
 	s.done <- err
+}
+
+// Memory reads one of the process's memory figures, in bytes, from
+// /proc/PID/status: VmRSS (resident now) or VmHWM (the peak since start
+// or ResetPeak).
+func (s *Server) Memory(field string) (int64, error) { return memory(s.Pid(), field) }
+
+func memory(pid int, field string) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, errors.New(field + " not in /proc status")
+}
+
+// ResetPeak starts VmHWM again from the resident set now, so that it
+// measures what comes next (a rebuild, a scenario) alone.
+func (s *Server) ResetPeak() error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.Pid()), []byte("5"), 0)
 }
