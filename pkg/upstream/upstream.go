@@ -380,8 +380,10 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 // runs on a context of its own: against an upstream that accepts
 // connections and never answers, a call with a 2 s timeout took 7
 // (modelcontextprotocol/go-sdk#1189; cmd/reliability's hang scenario).
-// The connect left behind ends within the SDK's own bounds; the breaker
-// keeps further calls from starting more of them.
+// A connect left behind ends within the SDK's and the dialer's own
+// bounds (5 s against a hung upstream, the dial's 30 s against one that
+// drops packets); the breaker, and the probe's one attempt a second at
+// most, keep few of them running at once.
 func within[S interface{ Close() error }](ctx context.Context, connect func(context.Context) (S, error)) (S, error) {
 	type made struct {
 		s   S
