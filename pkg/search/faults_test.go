@@ -221,3 +221,44 @@ func TestFollowRetriesPendingChange(t *testing.T) {
 		})
 	}
 }
+
+// TestFollowIsPaced: the first change after a quiet spell is rebuilt at
+// once; changes that come while the next rebuild may not start yet are
+// read by one rebuild, FollowGap after the last began, not one each; and
+// status says a change is pending meanwhile.
+func TestFollowIsPaced(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var loads atomic.Int32
+	const gap = 500 * time.Millisecond
+	svc := New(Config{Embedder: embedding.NewLocal(64), FollowGap: gap, Load: func(context.Context) (*Setup, error) {
+		loads.Add(1)
+		return defaultSetup(t), nil
+	}})
+	ctx, cancel := context.WithCancel(t.Context())
+	changed := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Follow(ctx, changed) }()
+	defer func() { cancel(); <-done }()
+
+	changed <- struct{}{}
+	waitFor(t, func() bool { return loads.Load() == 1 && !svc.Status().PendingChanges })
+	// Three more changes within the gap, sent as the upstream manager
+	// sends them (never blocking): Follow takes the first and waits out
+	// the gap, the second waits in the channel, the third finds it full.
+	changed <- struct{}{}
+	waitFor(t, func() bool { return len(changed) == 0 && svc.Status().PendingChanges })
+	for range 2 {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	if !svc.Status().PendingChanges || loads.Load() != 1 {
+		t.Errorf("within the gap: pending %v, %d rebuilds; want pending, still 1", svc.Status().PendingChanges, loads.Load())
+	}
+	waitFor(t, func() bool { return loads.Load() == 2 && !svc.Status().PendingChanges })
+	time.Sleep(2 * gap) // room for a third rebuild, were the changes not merged
+	if n := loads.Load(); n != 2 {
+		t.Errorf("%d rebuilds for a change and three within the gap; want 2", n)
+	}
+}

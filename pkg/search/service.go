@@ -35,6 +35,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/internal/wait"
 	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
@@ -69,6 +70,17 @@ const (
 	MaxTopK             = 50
 	DefaultQueryTimeout = 2 * time.Second
 	maxRetryDelay       = 2 * time.Minute
+	// An upstream whose tools change again and again (a list_changed
+	// flood, a listing that differs each time) would otherwise have the
+	// service rebuild back to back, one core busy and, with a provider,
+	// an embedding call each time: 1,000 tool additions in 6 s made 29
+	// rebuilds of a 1,006-tool catalog. Rebuilds that follow changes
+	// start at least DefaultFollowGap apart, and after an idle time of
+	// followIdle times the last one's duration, so they take at most a
+	// fifth of a core; the first change after a quiet spell is rebuilt at
+	// once.
+	DefaultFollowGap = time.Second
+	followIdle       = 4
 )
 
 // DefaultConfidence is, per mode, the confidence under which the best
@@ -137,6 +149,10 @@ type Config struct {
 	// RetryDelay is the first delay between failed start-up builds; 1s when
 	// 0. It doubles up to two minutes.
 	RetryDelay time.Duration
+	// FollowGap is the least time between the starts of two rebuilds
+	// that follow changes (Follow); DefaultFollowGap when 0. Each also
+	// waits followIdle times as long as the last one took.
+	FollowGap time.Duration
 	// Quantization is the dense index's first pass: index.QuantNone (exact
 	// float32, the default when empty) or index.QuantBinary (binary codes,
 	// then Rescore candidates, at least, rescored exactly).
@@ -241,6 +257,9 @@ func New(cfg Config) *Service {
 	cfg.NoMatch = noMatch
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = time.Second
+	}
+	if cfg.FollowGap <= 0 {
+		cfg.FollowGap = DefaultFollowGap
 	}
 	if cfg.Quantization == "" {
 		cfg.Quantization = index.QuantNone
@@ -433,13 +452,18 @@ func (s *Service) setNextRetry(t time.Time) {
 }
 
 // Follow rebuilds after each signal on changed (an upstream's tools
-// changed) until ctx is done. A rebuild that fails, because the provider
-// is down or the catalog is briefly invalid, leaves the change pending:
-// it is retried with capped exponential backoff until one succeeds, and
-// status says pending_changes meanwhile. A new change retries at once.
+// changed, or what was learned) until ctx is done, paced: a rebuild
+// starts at least FollowGap after the last one started, and followIdle
+// times its duration after it ended; changes meanwhile are read by that
+// one rebuild. A rebuild that fails, because the provider is down or the
+// catalog is briefly invalid, leaves the change pending: it is retried
+// with capped exponential backoff until one succeeds, and status says
+// pending_changes meanwhile. A new change retries as soon as the pace
+// allows.
 func (s *Service) Follow(ctx context.Context, changed <-chan struct{}) {
 	var retry <-chan time.Time
 	delay := s.cfg.RetryDelay
+	var next time.Time // the earliest start of the next rebuild
 	for {
 		select {
 		case <-ctx.Done():
@@ -448,9 +472,21 @@ func (s *Service) Follow(ctx context.Context, changed <-chan struct{}) {
 		case <-retry:
 		}
 		s.setPending(true)
+		if !wait.Sleep(ctx, time.Until(next)) {
+			return
+		}
+		// The rebuild reads every change signalled so far.
+		select {
+		case <-changed:
+		default:
+		}
+		start := time.Now()
 		// A failure is logged and shown in status by Build; the current
 		// snapshot keeps serving.
-		if _, err := s.Rebuild(ctx); err == nil {
+		_, err := s.Rebuild(ctx)
+		took := time.Since(start)
+		next = start.Add(max(s.cfg.FollowGap, took+followIdle*took))
+		if err == nil {
 			s.setPending(false)
 			s.setNextRetry(time.Time{})
 			retry, delay = nil, s.cfg.RetryDelay

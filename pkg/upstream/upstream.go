@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/internal/wait"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -43,6 +44,10 @@ const (
 const (
 	firstCooldown = time.Second
 	probeInterval = time.Second
+	// listGap is the least time between the starts of two listings of an
+	// upstream that a change notice or a failed call asked for: those
+	// come as fast as an upstream sends them.
+	listGap = time.Second
 	// pingTimeout bounds the ping that tells a slow tool from a hung
 	// upstream after a call times out.
 	pingTimeout = time.Second
@@ -246,6 +251,7 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 	defer u.closeSession()
 	firstDone := false
 	for {
+		started := time.Now()
 		changed, err := m.refresh(ctx, u)
 		if ctx.Err() != nil {
 			return
@@ -269,6 +275,11 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 			return
 		case <-u.changed:
 			t.Stop()
+			// An upstream that floods list_changed, or calls failing one
+			// after another, would otherwise be listed back to back.
+			if !wait.Sleep(ctx, time.Until(started.Add(listGap))) {
+				return
+			}
 		case <-t.C:
 		}
 	}

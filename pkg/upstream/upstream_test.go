@@ -129,6 +129,29 @@ func TestListChanged(t *testing.T) {
 	}
 }
 
+// TestListChangedFloodIsPaced: an upstream whose tools change again and
+// again, each change announced, is listed at most once a listGap after the
+// first, not back to back; its last change is still listed.
+func TestListChangedFloodIsPaced(t *testing.T) {
+	f := newFake(t, 0, 1)
+	var changes atomic.Int32
+	m := start(t, []Config{{Name: "fake", URL: f.http.URL, Refresh: time.Hour}}, func() { changes.Add(1) })
+	base := changes.Load()
+	// About 1.5 listGaps of additions, each announced: unpaced, a listing
+	// (a millisecond or two here) would follow nearly every one.
+	const adds = 150
+	for i := range adds {
+		f.add(fmt.Sprintf("flood_%d", i), "A tool added in a flood.")
+		time.Sleep(listGap * 3 / 2 / adds)
+	}
+	waitFor(t, "the last added tool", func() bool { return slices.Contains(names(m), fmt.Sprintf("fake/flood_%d", adds-1)) })
+	// One listing at the first notice, then one a listGap: 3 over 1.5
+	// gaps, and one more for a flood that ends just after a listing.
+	if n := changes.Load() - base; n > 4 {
+		t.Errorf("%d listings changed the tools during a flood of %d notices over 1.5 listGaps; want at most 4", n, adds)
+	}
+}
+
 func TestBreaker(t *testing.T) {
 	f := newFake(t, 0, 3)
 	m := start(t, []Config{{Name: "fake", URL: f.http.URL, Refresh: 20 * time.Millisecond,
