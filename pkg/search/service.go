@@ -35,7 +35,6 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/index"
-	"github.com/toolsearch/toolsearch/pkg/internal/wait"
 	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
@@ -472,8 +471,14 @@ func (s *Service) Follow(ctx context.Context, changed <-chan struct{}) {
 		case <-retry:
 		}
 		s.setPending(true)
-		if !wait.Sleep(ctx, time.Until(next)) {
-			return
+		if wait := time.Until(next); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		}
 		// The rebuild reads every change signalled so far.
 		select {

@@ -23,9 +23,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
+	"golang.org/x/time/rate"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/internal/wait"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -44,10 +44,12 @@ const (
 const (
 	firstCooldown = time.Second
 	probeInterval = time.Second
-	// listGap is the least time between the starts of two listings of an
-	// upstream that a change notice or a failed call asked for: those
-	// come as fast as an upstream sends them.
-	listGap = time.Second
+	// Listings that a change notice or a failed call asks for (those come
+	// as fast as an upstream sends them) are made at most one a listGap,
+	// after a burst of listBurst: a few changes in a row are each listed
+	// at once.
+	listGap   = time.Second
+	listBurst = 3
 	// pingTimeout bounds the ping that tells a slow tool from a hung
 	// upstream after a call times out.
 	pingTimeout = time.Second
@@ -124,6 +126,7 @@ type upstream struct {
 	client  *mcp.Client
 	httpc   *http.Client
 	changed chan struct{} // list_changed arrived
+	asked   *rate.Limiter // the listings changed asks for
 	first   chan struct{} // closed after the first attempt, good or bad
 
 	mu            sync.Mutex
@@ -191,7 +194,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		for _, v := range c.Headers {
 			secrets = append(secrets, v)
 		}
-		u := &upstream{cfg: c, secrets: secrets, changed: make(chan struct{}, 1), first: make(chan struct{}), state: "connecting",
+		u := &upstream{cfg: c, secrets: secrets, changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: newBreaker(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
 			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport}}}
@@ -251,7 +254,6 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 	defer u.closeSession()
 	firstDone := false
 	for {
-		started := time.Now()
 		changed, err := m.refresh(ctx, u)
 		if ctx.Err() != nil {
 			return
@@ -277,7 +279,7 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 			t.Stop()
 			// An upstream that floods list_changed, or calls failing one
 			// after another, would otherwise be listed back to back.
-			if !wait.Sleep(ctx, time.Until(started.Add(listGap))) {
+			if u.asked.Wait(ctx) != nil {
 				return
 			}
 		case <-t.C:
