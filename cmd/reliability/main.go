@@ -103,6 +103,7 @@ func (r *rig) scenarios() []scenario {
 		{"listen", r.listen},
 		{"progress", r.progress},
 		{"change", r.change},
+		{"flood", r.flood},
 	}
 }
 
@@ -521,6 +522,60 @@ func (r *rig) change(ctx context.Context) (result, error) {
 		}
 	}
 	return measured(map[string]float64{"found": 0}, "a tool added upstream was not found within 30 s")
+}
+
+// flood: the upstream adds 300 tools, 20 ms apart, each announced with
+// list_changed; how many rebuilds toolsearch makes of them (the index
+// version counts builds), and whether the last one is found.
+func (r *rig) flood(ctx context.Context) (result, error) {
+	w, err := r.world(ctx, nil, plain, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer w.stop()
+	before, err := w.builds()
+	if err != nil {
+		return result{}, err
+	}
+	const adds = 300
+	start := time.Now()
+	for i := range adds {
+		if err := w.add(fmt.Sprintf("flood_%d", i)); err != nil {
+			return result{}, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := time.Since(start).Seconds()
+	last := fmt.Sprintf("flood_%d", adds-1)
+	found := false
+	for start := time.Now(); !found && time.Since(start) < 30*time.Second; time.Sleep(50 * time.Millisecond) {
+		res, err := w.cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "select:" + last}})
+		found = err == nil && strings.Contains(resultText(res), last)
+	}
+	after, err := w.builds()
+	if err != nil {
+		return result{}, err
+	}
+	return measured(map[string]float64{"rebuilds": float64(after - before), "found": boolf(found)},
+		"%d tools added upstream over %.1f s, each announced: %d rebuilds; the last found: %v", adds, took, after-before, found)
+}
+
+// builds is how many indexes toolsearch has built: the counter its index
+// version starts with.
+func (w *world) builds() (int, error) {
+	resp, err := http.Get(w.base + "/mcp/tool-search/status")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var st struct {
+		IndexVersion string `json:"index_version"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return 0, err
+	}
+	n, _, _ := strings.Cut(st.IndexVersion, "-")
+	return strconv.Atoi(n)
 }
 
 func boolf(b bool) float64 {

@@ -35,6 +35,9 @@ func TestScenarios(t *testing.T) {
 		"listen":   func(v map[string]float64) bool { return v["kept"] == 1 && v["list_changed"] >= 1 },
 		"progress": func(v map[string]float64) bool { return v["progress"] == 4 },
 		"change":   func(v map[string]float64) bool { return v["found"] == 1 },
+		// 300 announced changes over about 6 s: paced, a rebuild a second
+		// or so (unpaced, nearly one each), and the last change lands.
+		"flood": func(v map[string]float64) bool { return v["found"] == 1 && v["rebuilds"] <= 20 },
 	}
 	for _, s := range r.scenarios() {
 		check, ok := want[s.name]
