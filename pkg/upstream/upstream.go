@@ -395,8 +395,8 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 // (modelcontextprotocol/go-sdk#1189; cmd/reliability's hang scenario).
 // A connect left behind ends within the SDK's and the dialer's own
 // bounds (5 s against a hung upstream, the dial's 30 s against one that
-// drops packets); the breaker, and the probe's one attempt a second at
-// most, keep few of them running at once.
+// drops packets); the breaker, and the probe's pace (a second between
+// attempts while the upstream fails), keep few of them running at once.
 func within[S interface{ Close() error }](ctx context.Context, connect func(context.Context) (S, error)) (S, error) {
 	type made struct {
 		s   S
