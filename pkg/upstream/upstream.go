@@ -421,13 +421,36 @@ func within[S interface{ Close() error }](ctx context.Context, connect func(cont
 	}
 }
 
+// closeSession ends the session as the loop stops (at shutdown), telling
+// the upstream. That DELETE waits for a hung upstream up to the SDK's 5 s:
+// past a short drain, a process stopped 5.0 s after SIGTERM with
+// -drain-delay 1s. It is waited for at most closeWait.
 func (u *upstream) closeSession() {
 	u.mu.Lock()
 	cs := u.session
 	u.session = nil
 	u.mu.Unlock()
 	if cs != nil {
-		_ = cs.Close()
+		closeWithin(cs, closeWait)
+	}
+}
+
+// closeWait bounds how long a stopping loop waits to tell its upstream.
+const closeWait = time.Second
+
+// closeWithin closes s, returning when it is closed or after wait,
+// whichever is first; a close still running then ends on its own.
+func closeWithin(s interface{ Close() error }, wait time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		_ = s.Close()
+		close(done)
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
 	}
 }
 

@@ -91,3 +91,53 @@ func TestWithin(t *testing.T) {
 		})
 	}
 }
+
+type blockingCloser struct {
+	release chan struct{}
+	closed  chan struct{}
+}
+
+func (b *blockingCloser) Close() error {
+	<-b.release
+	close(b.closed)
+	return nil
+}
+
+// TestCloseWithin: a close that answers at once is waited for; one held by
+// a hung upstream is waited for no longer than the bound. The held close
+// is released only after closeWithin has returned: one that waited for it
+// would never return.
+func TestCloseWithin(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		held bool
+		wait time.Duration
+	}{{"answers", false, time.Minute}, {"held", true, 10 * time.Millisecond}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &blockingCloser{release: make(chan struct{}), closed: make(chan struct{})}
+			if !tt.held {
+				close(c.release)
+			}
+			returned := make(chan struct{})
+			go func() {
+				closeWithin(c, tt.wait)
+				close(returned)
+			}()
+			select {
+			case <-returned:
+			case <-time.After(10 * time.Second): // a failure detector: the held close never ends unless released
+				close(c.release)
+				t.Fatal("closeWithin waited for a close that never ended, or past its bound")
+			}
+			if tt.held {
+				close(c.release)
+			} else {
+				select {
+				case <-c.closed:
+				default:
+					t.Error("closeWithin returned before a close that answers at once had ended")
+				}
+			}
+		})
+	}
+}
