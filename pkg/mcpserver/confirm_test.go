@@ -293,3 +293,51 @@ func TestProgressReachesCaller(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressFloodIsBounded: an upstream that sends a flood of progress,
+// each with a long message, reaches the client with a bounded number of
+// notifications, each message clipped; the call's result still arrives.
+// (All the call reads, progress included, is within the upstream answer
+// limit: 500 of 2 KiB is 1 MiB.)
+func TestProgressFloodIsBounded(t *testing.T) {
+	const sent = 500
+	long := strings.Repeat("x", 2<<10)
+	work := func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "chatty", Description: "Report progress far too often.", InputSchema: map[string]any{"type": "object"},
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				for i := range sent {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: sent, Message: long})
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+			})
+	}
+	r := newRigWith(t, []access.Key{{Name: "people", Hash: access.HashSecret("k")}}, Options{}, work)
+	var mu sync.Mutex
+	var got, longest int
+	cs := connectWith(t, r.url, "k", &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		got++
+		longest = max(longest, len(req.Params.Message))
+		mu.Unlock()
+	}})
+	params := &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "chatty"}}
+	params.SetProgressToken("mine-1")
+	start := time.Now()
+	res, err := cs.CallTool(t.Context(), params)
+	if err != nil || res.IsError || text(res) != "done" {
+		t.Fatalf("call_tool: %v %q", err, text(res))
+	}
+	took := time.Since(start)
+	time.Sleep(100 * time.Millisecond) // notifications still on their way
+	mu.Lock()
+	defer mu.Unlock()
+	// The burst, and the rate over the call's own time.
+	most := progressBurst + int(took.Seconds()*progressRate) + 1
+	if got == 0 || got > most {
+		t.Errorf("%d of %d progress notifications relayed in %v; want 1 to %d", got, sent, took, most)
+	}
+	if longest > maxProgressMessage+len("…") {
+		t.Errorf("a relayed message of %d bytes; want at most %d", longest, maxProgressMessage)
+	}
+}

@@ -10,9 +10,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
@@ -348,16 +350,33 @@ func (s *Server) forward(ctx context.Context, req *mcp.CallToolRequest, caller a
 // relayProgress passes an upstream's progress on a forwarded call to the
 // client, under the client's own token, when the client asked for
 // progress. ctx is the client's request's: the SDK sends what is written
-// under it on that request's own stream.
+// under it on that request's own stream. The upstream is not trusted with
+// the client's stream: a call relays progressBurst notifications, then
+// progressRate a second, dropping those in between (a later one says
+// more), and a message is clipped to maxProgressMessage bytes.
 func relayProgress(ctx context.Context, req *mcp.CallToolRequest) func(context.Context, *mcp.ProgressNotificationParams) {
 	token := req.Params.GetProgressToken()
 	if token == nil {
 		return nil
 	}
+	pace := rate.NewLimiter(progressRate, progressBurst)
 	return func(_ context.Context, p *mcp.ProgressNotificationParams) {
-		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message})
+		if !pace.Allow() {
+			return
+		}
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Progress, Total: p.Total,
+			Message: redact.Clip(p.Message, maxProgressMessage, "…")})
 	}
 }
+
+// What an upstream's progress may send a client on one call: an upstream
+// sending thousands of notifications, or megabytes in each message, was
+// relayed one for one.
+const (
+	progressRate       = 10 // a second
+	progressBurst      = 10
+	maxProgressMessage = 1 << 10
+)
 
 // errorResult is toolsearch's own isError answer; its message is tamed,
 // since it can quote the caller's arguments (a schema violation).
