@@ -297,7 +297,7 @@ func TestProgressReachesCaller(t *testing.T) {
 // TestProgressFloodIsBounded: an upstream that sends a flood of progress,
 // each with a long message, reaches the client with a bounded number of
 // notifications, each message clipped; the call's result still arrives.
-// (All the call reads, progress included, is within the upstream answer
+// (What the call reads, progress included, is within the upstream answer
 // limit: 500 of 2 KiB is 1 MiB.)
 func TestProgressFloodIsBounded(t *testing.T) {
 	const sent = 500
