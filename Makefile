@@ -244,14 +244,20 @@ fuzz:
 	@$(MAKE) --no-print-directory $(firstword $(FUZZ_RUNS))
 	@$(MAKE) --no-print-directory -j $(FUZZ_JOBS) --output-sync=target $(wordlist 2,$(words $(FUZZ_RUNS)),$(FUZZ_RUNS))
 
-# fuzz-run/PACKAGE@NAME: one target, retried on the deadline race alone.
+# fuzz-run/PACKAGE@NAME: one target, retried on the deadline race alone
+# (fixed in Go 1.27, not in 1.26). It hit 3 of 68 target runs in four
+# make tests one day (2 of 17 in one): with three tries, about one make
+# test in 500 failed for it; with five, about one in 200,000. A count
+# (-fuzztime Nx) would avoid the deadline, but targets run from 4 to
+# 40,000 inputs a second.
+FUZZ_TRIES := 5
 fuzz-run/%:
 	@t='$*'; pkg=$${t%@*}; name=$${t##*@}; log=$$(mktemp); trap 'rm -f $$log $$log.rc' EXIT; \
-	for try in 1 2 3; do \
+	for try in $$(seq $(FUZZ_TRIES)); do \
 		echo "fuzz $$name ($(FUZZTIME))"; \
 		{ $(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $(if $(FUZZ_WORKERS),-parallel $(FUZZ_WORKERS)); echo $$? >$$log.rc; } 2>&1 | tee $$log; \
 		[ "$$(cat $$log.rc)" = 0 ] && exit 0; \
-		if [ $$try -lt 3 ] && grep -q 'context deadline exceeded' $$log && ! grep -q 'Failing input written' $$log; then \
+		if [ $$try -lt $(FUZZ_TRIES) ] && grep -q 'context deadline exceeded' $$log && ! grep -q 'Failing input written' $$log; then \
 			echo "fuzz $$name: the fuzztime deadline race (go.dev/issue/75804), not a failing input; retrying"; continue; fi; \
 		exit 1; \
 	done
