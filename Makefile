@@ -247,7 +247,7 @@ fuzz:
 # fuzz-run/PACKAGE@NAME: one target, retried on the deadline race alone
 # (fixed in Go 1.27, not in 1.26). It hit 3 of 68 target runs in four
 # make tests one day (2 of 17 in one): with three tries, about one make
-# test in 500 failed for it; with five, about one in 200,000. A count
+# test in 700 failed for it; with five, under one in 300,000. A count
 # (-fuzztime Nx) would avoid the deadline, but targets run from 4 to
 # 40,000 inputs a second.
 FUZZ_TRIES := 5
