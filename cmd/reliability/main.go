@@ -107,15 +107,6 @@ func (r *rig) scenarios() []scenario {
 	}
 }
 
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // proc is a started test upstream.
 type proc struct{ cmd *exec.Cmd }
 
@@ -138,12 +129,12 @@ func peakMiB(s *serveproc.Server) float64 {
 	return float64(b) / (1 << 20)
 }
 
-// upstream starts the test upstream on port with args, its output
+// upstream starts the test upstream at addr with args, its output
 // appended to testupstream.log in the rig's directory, and waits until it
 // listens. (toolsearch is started by serveproc, as every harness starts
 // it.)
-func (r *rig) upstream(port int, args ...string) (*proc, error) {
-	cmd := exec.Command(r.upBin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port)}, args...)...)
+func (r *rig) upstream(addr string, args ...string) (*proc, error) {
+	cmd := exec.Command(r.upBin, append([]string{"-addr", addr}, args...)...)
 	log, err := os.OpenFile(filepath.Join(r.dir, filepath.Base(r.upBin)+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
@@ -154,22 +145,22 @@ func (r *rig) upstream(port int, args ...string) (*proc, error) {
 		return nil, err
 	}
 	p := &proc{cmd: cmd}
-	if err := waitTCP(port); err != nil {
+	if err := waitTCP(addr); err != nil {
 		p.kill()
 		return nil, err
 	}
 	return p, nil
 }
 
-func waitTCP(port int) error {
+func waitTCP(addr string) error {
 	for range 200 {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
 			return nil
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	return fmt.Errorf("nothing listens on %d", port)
+	return fmt.Errorf("nothing listens on %s", addr)
 }
 
 // toolsearch serves with config (YAML) and waits until it is ready.
@@ -184,8 +175,8 @@ func (r *rig) toolsearch(ctx context.Context, config string) (*serveproc.Server,
 	return serveproc.Start(ctx, r.bin, []string{learned}, 10*time.Second, "-metrics-addr", "off", "-config", path, "-drain-delay", "0s")
 }
 
-func upstreamConfig(port int, extra string) string {
-	return fmt.Sprintf("limits:\n  search_rate: -1\nupstreams:\n  - name: up\n    url: http://127.0.0.1:%d/mcp\n    refresh: 1m\n%s", port, extra)
+func upstreamConfig(addr, extra string) string {
+	return fmt.Sprintf("limits:\n  search_rate: -1\nupstreams:\n  - name: up\n    url: http://%s/mcp\n    refresh: 1m\n%s", addr, extra)
 }
 
 func connect(ctx context.Context, base string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
@@ -224,10 +215,10 @@ func resultText(res *mcp.CallToolResult) string {
 	return ""
 }
 
-// world is one scenario's processes: a test upstream on port, toolsearch
+// world is one scenario's processes: a test upstream at addr, toolsearch
 // in front of it at base, and a client session to toolsearch.
 type world struct {
-	port int
+	addr string
 	up   *proc // replaced when a scenario restarts the upstream
 	ts   *serveproc.Server
 	base string
@@ -237,13 +228,16 @@ type world struct {
 // world starts a scenario: the upstream with upArgs, toolsearch with the
 // upstream's config plus extra (lines under the upstream, or whole
 // sections after it), and a client with opts.
-func (r *rig) world(ctx context.Context, upArgs []string, config func(port int) string, opts *mcp.ClientOptions) (*world, error) {
-	w := &world{port: freePort()}
-	var err error
-	if w.up, err = r.upstream(w.port, upArgs...); err != nil {
+func (r *rig) world(ctx context.Context, upArgs []string, config func(addr string) string, opts *mcp.ClientOptions) (*world, error) {
+	addr, err := serveproc.FreeAddr()
+	if err != nil {
 		return nil, err
 	}
-	if w.ts, err = r.toolsearch(ctx, config(w.port)); err != nil {
+	w := &world{addr: addr}
+	if w.up, err = r.upstream(w.addr, upArgs...); err != nil {
+		return nil, err
+	}
+	if w.ts, err = r.toolsearch(ctx, config(w.addr)); err != nil {
 		w.up.kill()
 		return nil, err
 	}
@@ -263,15 +257,15 @@ func (w *world) stop() {
 	w.up.kill()
 }
 
-// restart starts the upstream again on its port with args.
+// restart starts the upstream again at its address with args.
 func (r *rig) restart(w *world, args ...string) error {
 	w.up.kill()
 	var err error
-	w.up, err = r.upstream(w.port, args...)
+	w.up, err = r.upstream(w.addr, args...)
 	return err
 }
 
-func plain(port int) string { return upstreamConfig(port, "") }
+func plain(addr string) string { return upstreamConfig(addr, "") }
 
 // blip: the upstream is killed and restarted 1 s later while a client
 // calls through toolsearch once a second.
@@ -333,7 +327,7 @@ func (r *rig) outage(ctx context.Context) (result, error) {
 
 // hang: the upstream accepts connections and never answers; three calls.
 func (r *rig) hang(ctx context.Context) (result, error) {
-	w, err := r.world(ctx, nil, func(port int) string { return upstreamConfig(port, "    timeout: 2s\n") }, nil)
+	w, err := r.world(ctx, nil, func(addr string) string { return upstreamConfig(addr, "    timeout: 2s\n") }, nil)
 	if err != nil {
 		return result{}, err
 	}
@@ -397,7 +391,7 @@ func (r *rig) huge(ctx context.Context) (result, error) {
 // slow: two concurrent calls of a tool slower than the call timeout, then
 // a fast call; and what status says.
 func (r *rig) slow(ctx context.Context) (result, error) {
-	w, err := r.world(ctx, []string{"-slow", "20s"}, func(port int) string { return upstreamConfig(port, "    timeout: 2s\n") }, nil)
+	w, err := r.world(ctx, []string{"-slow", "20s"}, func(addr string) string { return upstreamConfig(addr, "    timeout: 2s\n") }, nil)
 	if err != nil {
 		return result{}, err
 	}
@@ -453,8 +447,8 @@ func (r *rig) wide(ctx context.Context) (result, error) {
 func (r *rig) listen(ctx context.Context) (result, error) {
 	var changes atomic.Int32
 	// The confirmation timeout must be shorter than the idle limit.
-	config := func(port int) string {
-		return strings.Replace(upstreamConfig(port, ""), "limits:\n", "limits:\n  mcp_session_idle: 2s\n", 1) + "mcp:\n  confirm_timeout: 1s\n"
+	config := func(addr string) string {
+		return strings.Replace(upstreamConfig(addr, ""), "limits:\n", "limits:\n  mcp_session_idle: 2s\n", 1) + "mcp:\n  confirm_timeout: 1s\n"
 	}
 	w, err := r.world(ctx, nil, config, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changes.Add(1) }})
 	if err != nil {
@@ -479,7 +473,7 @@ func (r *rig) listen(ctx context.Context) (result, error) {
 
 // add has the upstream add a tool named name.
 func (w *world) add(name string) error {
-	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/control/add?name=%s", w.port, name), "", nil)
+	resp, err := http.Post(fmt.Sprintf("http://%s/control/add?name=%s", w.addr, name), "", nil)
 	if err != nil {
 		return err
 	}
