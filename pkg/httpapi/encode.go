@@ -171,6 +171,10 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 			return v, errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json, got %s", redact.Echo(ct))
 		}
 	}
+	if coding := encoded(r.Header); coding != "" {
+		w.Header().Set("Accept-Encoding", "identity")
+		return v, errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Encoding %s is not supported; send the body uncompressed", redact.Echo(coding))
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -185,6 +189,11 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 	}
 	if !utf8.Valid(body) {
 		return v, errorf(http.StatusBadRequest, "invalid_utf8", "request body is not valid UTF-8")
+	}
+	if bytes.HasPrefix(body, byteOrderMark) {
+		// RFC 8259 forbids sending one; encoding/json's own message
+		// would quote its first byte as "ï".
+		return v, errorf(http.StatusBadRequest, "malformed_json", "request body starts with a byte order mark (U+FEFF); send JSON without one")
 	}
 	// encoding/json would take {"QUERY":…} as "query" and keep the last of
 	// two equal keys; both are errors here, as unknown fields are.
@@ -204,6 +213,22 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 		return v, errorf(http.StatusBadRequest, "malformed_json", "unexpected data after the JSON object")
 	}
 	return v, nil
+}
+
+var byteOrderMark = []byte("\uFEFF")
+
+// encoded returns the first content coding of a request's body other than
+// identity, or "". Without this check a gzip body would be read as
+// malformed JSON, and a plain one labelled gzip as if it were plain.
+func encoded(h http.Header) string {
+	for _, v := range h.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return c
+			}
+		}
+	}
+	return ""
 }
 
 // knownFields are T's JSON keys, found once per type.
@@ -258,7 +283,9 @@ func jsonPath(field string) string {
 
 func jsonType(kind string) string {
 	switch kind {
-	case "int", "int64", "int32", "uint", "float32", "float64":
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
 		return "a number"
 	case "string":
 		return "a string"

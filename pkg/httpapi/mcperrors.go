@@ -18,7 +18,14 @@ import (
 func mcpErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ew := &errorWriter{ResponseWriter: w}
-		next.ServeHTTP(ew, r)
+		if r.Method == http.MethodPost && encoded(r.Header) != "" {
+			// The SDK would read a compressed body as JSON, and a plain one
+			// labelled compressed as plain.
+			w.Header().Set("Accept-Encoding", "identity")
+			http.Error(ew, "a Content-Encoding other than identity is not supported; send the body uncompressed", http.StatusUnsupportedMediaType)
+		} else {
+			next.ServeHTTP(ew, r)
+		}
 		if ew.status == 0 {
 			return
 		}

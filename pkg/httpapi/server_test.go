@@ -101,6 +101,40 @@ func TestMetricsApart(t *testing.T) {
 	}
 }
 
+// TestContentEncoding: a body in a coding the service does not decode is
+// a 415 naming it, not read as if it were plain (a gzip body would be
+// "malformed JSON", a plain one labelled gzip would be searched).
+func TestContentEncoding(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	for _, tt := range []struct {
+		path, coding string
+		want         int
+	}{
+		{"/mcp/tool-search", "gzip", 415},
+		{"/mcp/tool-search", "GZIP", 415},
+		{"/mcp/tool-search", "identity, br", 415},
+		{"/mcp/tool-search/feedback", "deflate", 415},
+		{"/mcp/tool-search", "identity", 200},
+		{"/mcp/tool-search", "Identity", 200},
+	} {
+		req := httptest.NewRequest("POST", tt.path, strings.NewReader(`{"query":"list issues"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Encoding", tt.coding)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var got errorResponse
+		_ = json.Unmarshal(rec.Body.Bytes(), &got)
+		switch {
+		case rec.Code != tt.want:
+			t.Errorf("POST %s with Content-Encoding %q = %d %s, want %d", tt.path, tt.coding, rec.Code, rec.Body, tt.want)
+		case tt.want == 415 && (got.Error.Code != "unsupported_media_type" || !strings.Contains(got.Error.Message, "Content-Encoding")):
+			t.Errorf("Content-Encoding %q: error %+v, want unsupported_media_type naming Content-Encoding", tt.coding, got.Error)
+		case tt.want == 415 && rec.Header().Get("Accept-Encoding") != "identity":
+			t.Errorf("Content-Encoding %q: Accept-Encoding = %q, want identity (RFC 9110 15.5.16)", tt.coding, rec.Header().Get("Accept-Encoding"))
+		}
+	}
+}
+
 func newTestServer(tb testing.TB, build bool) (http.Handler, *search.Service) {
 	return newTestServerWith(tb, serverOpts{build: build})
 }
@@ -141,8 +175,9 @@ func TestSearchBadRequests(t *testing.T) {
 		{"truncated", "POST", "/mcp/tool-search", js, `{"query":"x"`, 400, "malformed_json", "truncated"},
 		{"array body", "POST", "/mcp/tool-search", js, `["x"]`, 400, "wrong_type", "JSON object"},
 		{"query wrong type", "POST", "/mcp/tool-search", js, `{"query":5}`, 400, "wrong_type", `"query" must be a string`},
-		{"top_k wrong type", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":"3"}`, 400, "wrong_type", `"top_k" must be a number`},
-		{"top_k fraction", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":2.5}`, 400, "wrong_type", "top_k"},
+		{"top_k wrong type", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":"3"}`, 400, "wrong_type", `"top_k" must be an integer`},
+		{"top_k fraction", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":2.5}`, 400, "wrong_type", `"top_k" must be an integer, got JSON number 2.5`},
+		{"byte order mark", "POST", "/mcp/tool-search", js, "\uFEFF" + `{"query":"x"}`, 400, "malformed_json", "byte order mark"},
 		{"unknown field", "POST", "/mcp/tool-search", js, `{"query":"x","topk":3}`, 400, "unknown_field", `"topk"`},
 		{"field in another case", "POST", "/mcp/tool-search", js, `{"QUERY":"x"}`, 400, "unknown_field", `did you mean "query"`},
 		{"field in mixed case", "POST", "/mcp/tool-search", js, `{"query":"x","Top_K":3}`, 400, "unknown_field", `"Top_K"`},

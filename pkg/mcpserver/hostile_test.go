@@ -145,6 +145,8 @@ func TestMCPErrorsAreBoundedJSON(t *testing.T) {
 		{"not JSON", `MMMMMMMMMMMM`, "", "", 400},
 		{"an unknown protocol version", initBody, "Mcp-Protocol-Version", "MMMM-" + strings.Repeat("M", 2000), 400},
 		{"an unknown session", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Mcp-Session-Id", strings.Repeat("M", 2000), 404},
+		{"a compressed body", initBody, "Content-Encoding", "gzip", 415},
+		{"an odd content coding", initBody, "Content-Encoding", "identity, " + strings.Repeat("M", 2000), 415},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
