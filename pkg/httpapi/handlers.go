@@ -37,8 +37,15 @@ func authenticate(logger *slog.Logger, svc *search.Service) func(http.Handler) h
 	}
 }
 
+// bearer is the request's bearer token, or "" unless it has exactly one
+// Authorization header: which of two would count depends on the proxies
+// in between, so neither does.
 func bearer(r *http.Request) string {
-	h := r.Header.Get("Authorization")
+	v := r.Header.Values("Authorization")
+	if len(v) != 1 {
+		return ""
+	}
+	h := v[0]
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		return strings.TrimSpace(h[7:])
 	}

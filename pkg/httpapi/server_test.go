@@ -359,10 +359,10 @@ func mustDefaultLen(tb testing.TB) int {
 
 func TestAuthHTTP(t *testing.T) {
 	h, _ := newTestServerWith(t, serverOpts{build: true, keys: true})
-	req := func(token, body string) *httptest.ResponseRecorder {
+	req := func(body string, tokens ...string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/mcp/tool-search", strings.NewReader(body))
-		if token != "" {
-			r.Header.Set("Authorization", "Bearer "+token)
+		for _, token := range tokens {
+			r.Header.Add("Authorization", "Bearer "+token)
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
@@ -372,17 +372,29 @@ func TestAuthHTTP(t *testing.T) {
 		name, token, body string
 		status            int
 		code              string
+		second            string // a second Authorization header
 	}{
-		{"no key", "", `{"query":"x"}`, 401, "unauthorized"},
-		{"wrong key", "nope", `{"query":"x"}`, 401, "unauthorized"},
-		{"good key", "key-all", `{"query":"merge"}`, 200, ""},
-		{"scoped key", "key-gh", `{"query":"merge"}`, 200, ""},
+		{"no key", "", `{"query":"x"}`, 401, "unauthorized", ""},
+		{"wrong key", "nope", `{"query":"x"}`, 401, "unauthorized", ""},
+		{"good key", "key-all", `{"query":"merge"}`, 200, "", ""},
+		// Which of two credentials counts would depend on the proxies in
+		// between: neither does.
+		{"two keys", "key-gh", `{"query":"merge"}`, 401, "unauthorized", "key-all"},
+		{"a good key after a bad one", "nope", `{"query":"merge"}`, 401, "unauthorized", "key-all"},
+		{"the same key twice", "key-all", `{"query":"merge"}`, 401, "unauthorized", "key-all"},
+		{"scoped key", "key-gh", `{"query":"merge"}`, 200, "", ""},
 		// A server the key cannot see answers as one that does not exist.
-		{"outside policy", "key-gh", `{"query":"x","servers":["slack"]}`, 200, ""},
-		{"nonexistent", "key-gh", `{"query":"x","servers":["nosuch"]}`, 200, ""},
+		{"outside policy", "key-gh", `{"query":"x","servers":["slack"]}`, 200, "", ""},
+		{"nonexistent", "key-gh", `{"query":"x","servers":["nosuch"]}`, 200, "", ""},
 	}
 	for _, tt := range tests {
-		rec := req(tt.token, tt.body)
+		var tokens []string
+		for _, tok := range []string{tt.token, tt.second} {
+			if tok != "" {
+				tokens = append(tokens, tok)
+			}
+		}
+		rec := req(tt.body, tokens...)
 		if rec.Code != tt.status || (tt.code != "" && !strings.Contains(rec.Body.String(), `"code":"`+tt.code+`"`)) {
 			t.Errorf("%s: %d %s, want %d %s", tt.name, rec.Code, rec.Body, tt.status, tt.code)
 		}
@@ -393,7 +405,7 @@ func TestAuthHTTP(t *testing.T) {
 	// The scoped key sees github tools only; the hidden core tool is not
 	// even counted.
 	var res search.Response
-	json.Unmarshal(req("key-gh", `{"query":"send a message and merge"}`).Body.Bytes(), &res)
+	json.Unmarshal(req(`{"query":"send a message and merge"}`, "key-gh").Body.Bytes(), &res)
 	for _, tl := range res.Tools {
 		if tl.Server != "github" {
 			t.Errorf("github-only key saw %s/%s", tl.Server, tl.Name)
