@@ -379,3 +379,49 @@ func TestRetryAfterHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestRedirectsStayWithTheProvider: a provider's redirect is followed
+// within its origin only. net/http drops Authorization on a redirect to
+// another domain (not to another port of the same host), but never Azure's
+// api-key header, nor the texts.
+func TestRedirectsStayWithTheProvider(t *testing.T) {
+	other, otherURL := newFake(t, ok(4))
+	for _, tt := range []struct {
+		name     string
+		to       string // where the provider's /moved/... redirects: "" is its own origin
+		followed bool
+	}{
+		{"the same origin", "", true},
+		{"another origin", strings.TrimSuffix(otherURL, "/v1"), false},
+	} {
+		for _, apiType := range []string{"openai", "azure"} {
+			t.Run(tt.name+"/"+apiType, func(t *testing.T) {
+				provider := &fakeAPI{answer: ok(4)}
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if rest, moved := strings.CutPrefix(r.URL.RequestURI(), "/moved"); moved {
+						http.Redirect(w, r, tt.to+rest, http.StatusTemporaryRedirect)
+						return
+					}
+					provider.ServeHTTP(w, r)
+				}))
+				defer srv.Close()
+				base, model := srv.URL+"/moved/v1", ""
+				if apiType == "azure" {
+					base, model = srv.URL+"/moved", "emb-deploy"
+				}
+				before := other.calls.Load()
+				e := NewOpenAI(OpenAIConfig{BaseURL: base, APIKey: "secret-key", APIType: apiType, Model: model, MaxRetries: -1})
+				_, err := e.Embed(t.Context(), []string{"a private text"})
+				switch {
+				case tt.followed && (err != nil || provider.calls.Load() != 1):
+					t.Errorf("Embed = %v with %d requests to the provider, want the redirect followed", err, provider.calls.Load())
+				case !tt.followed && (err == nil || !strings.Contains(err.Error(), "another origin")):
+					t.Errorf("Embed through a redirect to another origin = %v, want it refused", err)
+				}
+				if n := other.calls.Load() - before; n != 0 {
+					t.Errorf("the other origin received %d requests (auth %q)", n, other.auth)
+				}
+			})
+		}
+	}
+}

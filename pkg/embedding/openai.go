@@ -17,6 +17,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/redirect"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -98,7 +99,8 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 		}
 	}
 	// A copy of the caller's client whose transport notes Retry-After, which
-	// go-openai's errors do not carry, and caps each answer's size.
+	// go-openai's errors do not carry, and caps each answer's size, and
+	// whose redirects stay within the provider's origin.
 	hc := &http.Client{}
 	if cfg.HTTPClient != nil {
 		*hc = *cfg.HTTPClient
@@ -108,6 +110,11 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 		base = http.DefaultTransport
 	}
 	hc.Transport = guardTransport{base: base}
+	if hc.CheckRedirect == nil {
+		// The key and every tool text and query go only to the provider's
+		// own origin.
+		hc.CheckRedirect = redirect.SameOrigin
+	}
 	oc.HTTPClient = hc
 	return &OpenAI{cfg: cfg, client: openai.NewClientWithConfig(oc)}
 }

@@ -112,26 +112,10 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// transport adds the upstream's configured headers to each request and
-// bounds the answer of any request made under a readLimit.
-// sameOrigin follows an upstream's redirect only within the origin it
-// was asked at (scheme, host and port), and at most maxRedirects times.
 // transport adds the upstream's configured headers (its credentials) to
-// every request, a redirected one too: a redirect elsewhere would hand
-// them to whatever host the upstream named, and net/http's own care for
-// Authorization on redirects does not see headers added below it.
-func sameOrigin(req *http.Request, via []*http.Request) error {
-	if len(via) >= maxRedirects {
-		return fmt.Errorf("stopped after %d redirects", maxRedirects)
-	}
-	if from := via[0].URL; req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
-		return errors.New("redirected to another origin: refused, the upstream's headers go only to its own")
-	}
-	return nil
-}
-
-const maxRedirects = 5
-
+// each request, a redirected one too (so redirects stay within the
+// upstream's origin: redirect.SameOrigin), and bounds the answer of any
+// request made under a readLimit.
 type transport struct {
 	headers map[string]string
 	base    http.RoundTripper

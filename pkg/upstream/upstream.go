@@ -26,6 +26,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/internal/redirect"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -197,7 +198,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		u := &upstream{cfg: c, secrets: secrets, changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: newBreaker(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
-			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport}, CheckRedirect: sameOrigin}}
+			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport}, CheckRedirect: redirect.SameOrigin}}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
 			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
