@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // Severity of a finding. An error fails the lint run.
@@ -133,6 +134,13 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 	if !catalog.AdvisedName(t.Name) {
 		add(Warning, "name", "name %q is outside the MCP naming advice (1-128 characters of A-Z a-z 0-9 _ - .)", t.Name)
 	}
+	switch typ, ok := schemaType(t.InputSchema); {
+	case ok:
+	case typ == "":
+		add(Warning, "input-schema", `inputSchema has no "type": MCP requires "object"; toolsearch adds it to the definitions it serves, other readers of the catalog may not`)
+	default:
+		add(Error, "input-schema", `inputSchema's type is %s, not "object": MCP clients that validate tools/list (the TypeScript SDK's do) refuse the whole list, and toolsearch does not list the tool as itself`, typ)
+	}
 	if missing := undescribedParams(t.InputSchema); len(missing) > 0 {
 		add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
 	}
@@ -143,6 +151,28 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 		add(Warning, "required", "required parameters not among the properties: %s", strings.Join(undefined, ", "))
 	}
 	return out
+}
+
+// schemaType reports whether an inputSchema, when present, declares
+// "type": "object", and if not, the type it declares ("" for none).
+func schemaType(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 {
+		return "", true
+	}
+	var schema struct {
+		Type json.RawMessage `json:"type"`
+	}
+	if json.Unmarshal(raw, &schema) != nil {
+		return "", true // not an object: the catalog refuses it at load
+	}
+	switch t := string(schema.Type); t {
+	case `"object"`:
+		return "", true
+	case "":
+		return "", false
+	default:
+		return redact.Clip(t, 40, "…"), false
+	}
 }
 
 // badRequired returns the entries of the schema's required list that are

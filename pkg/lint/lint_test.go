@@ -20,7 +20,10 @@ func TestCheck(t *testing.T) {
 		{"name":"copy_a","description":"Remove a file from the shared drive permanently."},
 		{"name":"copy_b","description":"Remove a file from the shared drive permanently."},
 		{"name":"bad_required","description":"Fit a curve to points and report the residuals.","inputSchema":{"type":"object","properties":{"x":{"type":"number","description":"X."},"true":{"type":"number","description":"Y."}},"required":["x",true]}},
-		{"name":"undefined_required","description":"Plot the points of a data set as a chart.","inputSchema":{"type":"object","properties":{"x":{"type":"number","description":"X."}},"required":["x","y"]}}
+		{"name":"undefined_required","description":"Plot the points of a data set as a chart.","inputSchema":{"type":"object","properties":{"x":{"type":"number","description":"X."}},"required":["x","y"]}},
+		{"name":"array_input","description":"Sum a list of numbers given as the whole input.","inputSchema":{"type":"array","items":{"type":"number"}}},
+		{"name":"nullable_input","description":"Look up a user account by its login name.","inputSchema":{"type":["object","null"],"properties":{}}},
+		{"name":"untyped_input","description":"Archive a project and all of its boards.","inputSchema":{"properties":{}}}
 	]}]}`
 	p, err := catalog.Parse("t.json", []byte(doc), "")
 	if err != nil {
@@ -56,6 +59,11 @@ func TestCheck(t *testing.T) {
 		"required s/bad_required":       Error,
 		"required s/undefined_required": Warning,
 		"required s/good_tool":          "",
+		"input-schema s/array_input":    Error,
+		"input-schema s/nullable_input": Error,
+		"input-schema s/untyped_input":  Warning,
+		"input-schema s/good_tool":      "",
+		"input-schema s/empty":          "", // no inputSchema: no parameters
 	}
 	for k, sev := range want {
 		if got[k] != sev {
