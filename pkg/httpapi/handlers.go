@@ -231,12 +231,8 @@ func handleServers(logger *slog.Logger, svc *search.Service) http.Handler {
 // self-retrieval misses: where an operator fixes a description.
 func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q, err := queryParams(r, "server")
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
-		if len(q["server"]) > maxCatalogServers {
+		servers := r.URL.Query()["server"] // checked by the route's query middleware
+		if len(servers) > maxCatalogServers {
 			writeError(w, r, logger, errorf(http.StatusBadRequest, "too_many_servers", "at most %d server parameters", maxCatalogServers))
 			return
 		}
@@ -245,7 +241,7 @@ func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
 		if !charge(w, r, 1) {
 			return
 		}
-		rep, err := inspect.Catalog(r.Context(), svc, access.CallerFrom(r.Context()), q["server"])
+		rep, err := inspect.Catalog(r.Context(), svc, access.CallerFrom(r.Context()), servers)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
@@ -254,8 +250,7 @@ func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
 	})
 }
 
-// query refuses a request whose query string is malformed or holds a
-// parameter not in known.
+// query refuses a request whose query string queryParams refuses.
 func query(logger *slog.Logger, known ...string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -269,7 +264,10 @@ func query(logger *slog.Logger, known ...string) func(http.Handler) http.Handler
 }
 
 // queryParams is the request's query, refused when it holds a parameter
-// not in known: a misspelt one is an error, not silently ignored.
+// not in known: a misspelt one is an error, not silently ignored. A known
+// name ending in "*" may be repeated; any other given twice is refused,
+// since only one would count. An empty value is refused too: "?tool=" is
+// more likely an unset variable than a wish for every tool.
 func queryParams(r *http.Request, known ...string) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
@@ -277,13 +275,22 @@ func queryParams(r *http.Request, known ...string) (url.Values, error) {
 		// rest as if the caller had asked for less.
 		return nil, errorf(http.StatusBadRequest, "malformed_query", "the query string is not valid URL encoding")
 	}
-	for k := range q {
-		if !slices.Contains(known, k) {
+	for k, vs := range q {
+		switch {
+		case slices.Contains(known, k+"*"):
+		case slices.Contains(known, k):
+			if len(vs) > 1 {
+				return nil, errorf(http.StatusBadRequest, "repeated_parameter", "query parameter %s is given %d times; it takes one value", redact.Echo(k), len(vs))
+			}
+		default:
 			takes := "this endpoint takes none"
 			if len(known) > 0 {
 				takes = "known: " + strings.Join(known, ", ")
 			}
-			return nil, errorf(http.StatusBadRequest, "unknown_parameter", "unknown query parameter %s; %s", redact.Echo(k), takes)
+			return nil, errorf(http.StatusBadRequest, "unknown_parameter", "unknown query parameter %s; %s", redact.Echo(k), strings.ReplaceAll(takes, "*", ""))
+		}
+		if slices.Contains(vs, "") {
+			return nil, errorf(http.StatusBadRequest, "empty_parameter", "query parameter %s is empty; leave it out instead", redact.Echo(k))
 		}
 	}
 	return q, nil

@@ -81,6 +81,12 @@ func TestLearningHTTP(t *testing.T) {
 		{"learned, bad parameter", h, "key-gh", "GET", "/mcp/tool-search/learned?tools=x", ``, 400, "unknown_parameter", ""},
 		{"reset, no admin", h, "key-all", "DELETE", "/mcp/tool-search/learned", ``, 401, "unauthorized", ""},
 		{"reset", h, "adm1n", "DELETE", "/mcp/tool-search/learned?tool=" + tool, ``, 200, "", `"reset":"` + tool + `"`},
+		// An empty or repeated ?tool= would otherwise have meant every tool,
+		// or the first: forgetting everything for an unset variable.
+		{"learned, empty tool", h, "key-gh", "GET", "/mcp/tool-search/learned?tool=", ``, 400, "empty_parameter", "is empty"},
+		{"learned, two tools", h, "key-gh", "GET", "/mcp/tool-search/learned?tool=" + tool + "&tool=x", ``, 400, "repeated_parameter", "given 2 times"},
+		{"reset, empty tool", h, "adm1n", "DELETE", "/mcp/tool-search/learned?tool=", ``, 400, "empty_parameter", ""},
+		{"reset, two tools", h, "adm1n", "DELETE", "/mcp/tool-search/learned?tool=" + tool + "&tool=" + tool, ``, 400, "repeated_parameter", ""},
 		{"reset all", h, "adm1n", "DELETE", "/mcp/tool-search/learned", ``, 200, "", `"reset":"*"`},
 		{"off: feedback", off, "", "POST", "/mcp/tool-search/feedback", `{"id":"` + id + `","used":["x"]}`, 404, "learning_off", ""},
 		{"off: learned", off, "", "GET", "/mcp/tool-search/learned", ``, 404, "learning_off", ""},

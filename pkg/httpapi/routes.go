@@ -13,7 +13,8 @@ import (
 func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	logger := opts.Logger
 	// Every route says which query parameters it takes (none, unless
-	// listed): a misspelt or malformed one is a 400, not ignored.
+	// listed; "*" marks one that may repeat): a misspelt, malformed,
+	// repeated or empty one is a 400, not ignored.
 	none := query(logger)
 	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())                                                   // the process is alive
 	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                   // 200 once the first snapshot is published
@@ -27,7 +28,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 		r.With(none).Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/servers", handleServers(logger, svc))
-		r.With(query(logger, "server")).Method(http.MethodGet, "/mcp/tool-search/catalog", handleCatalog(logger, svc)) // the console's catalog view
+		r.With(query(logger, "server*")).Method(http.MethodGet, "/mcp/tool-search/catalog", handleCatalog(logger, svc)) // the console's catalog view
 		r.With(none).Method(http.MethodPost, "/mcp/tool-search/feedback", handleFeedback(logger, svc))                 // the tools a search led to: learning
 		r.With(query(logger, "tool")).Method(http.MethodGet, "/mcp/tool-search/learned", handleLearned(logger, svc))   // what learning taught, for the key's tools
 		if opts.Noop != nil {

@@ -207,6 +207,8 @@ func TestSearchBadRequests(t *testing.T) {
 		{"wrong method", "GET", "/mcp/tool-search", "", ``, 405, "method_not_allowed", "GET"},
 		{"status wrong method", "DELETE", "/mcp/tool-search/status", "", ``, 405, "method_not_allowed", ""},
 		{"unknown route", "GET", "/nope", "", ``, 404, "not_found", "/nope"},
+		{"catalog, empty server", "GET", "/mcp/tool-search/catalog?server=", "", ``, 400, "empty_parameter", `"server"`},
+		{"status, repeated unknown parameter", "GET", "/mcp/tool-search/status?x=1&x=2", "", ``, 400, "unknown_parameter", "takes none"},
 		{"deeply nested", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`, 400, "wrong_type", ""},
 	}
 	for _, tt := range tests {
