@@ -29,8 +29,8 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/servers", handleServers(logger, svc))
 		r.With(query(logger, "server*")).Method(http.MethodGet, "/mcp/tool-search/catalog", handleCatalog(logger, svc)) // the console's catalog view
-		r.With(none).Method(http.MethodPost, "/mcp/tool-search/feedback", handleFeedback(logger, svc))                 // the tools a search led to: learning
-		r.With(query(logger, "tool")).Method(http.MethodGet, "/mcp/tool-search/learned", handleLearned(logger, svc))   // what learning taught, for the key's tools
+		r.With(none).Method(http.MethodPost, "/mcp/tool-search/feedback", handleFeedback(logger, svc))                  // the tools a search led to: learning
+		r.With(query(logger, "tool")).Method(http.MethodGet, "/mcp/tool-search/learned", handleLearned(logger, svc))    // what learning taught, for the key's tools
 		if opts.Noop != nil {
 			r.With(none).Method(http.MethodPost, "/noop", handleNoop(logger, opts.Noop)) // load tests' baseline
 		}
