@@ -5,7 +5,9 @@ package httpapi
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -58,11 +61,44 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	m := newMetrics(opts.Registerer, opts.Logger)
 	r := chi.NewRouter()
 	// HEAD is answered wherever GET is (load balancers probe with it).
-	r.Use(requestID, m.instrument, recoverer(opts.Logger), middleware.GetHead)
+	r.Use(requestID, m.instrument, recoverer(opts.Logger), localHost(opts.Logger), middleware.GetHead)
 	r.NotFound(notFound(opts.Logger))
 	r.MethodNotAllowed(methodNotAllowed(opts.Logger, r))
 	addRoutes(r, opts, svc)
 	return r
+}
+
+// localHost refuses a request that reached a loopback address under
+// another host's name: a web page whose name was rebound to 127.0.0.1
+// (DNS rebinding) would otherwise read search answers, the catalog and
+// the console, and teach learning, as the desktop user. A connection
+// from elsewhere is not affected. The MCP SDK applies the same rule to
+// /mcp itself, answered there as JSON-RPC.
+func localHost(logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+			if local != nil && r.URL.Path != "/mcp" && loopback(local.String()) && !loopback(r.Host) {
+				writeError(w, r, logger, errorf(http.StatusForbidden, "forbidden_host", "a request to a loopback address must name it (localhost, 127.0.0.1 or [::1]), not %s", redact.Echo(r.Host)))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// loopback reports whether a host, with or without its port, is
+// localhost or a loopback address.
+func loopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // NewMetricsServer serves g at /metrics (GET and HEAD), for a listener of

@@ -574,3 +574,40 @@ func TestNoopFramedAsSearch(t *testing.T) {
 		t.Errorf("a bad request: /noop %d %s, search %d %s; want the same 400", noop.StatusCode, nbody, srch.StatusCode, sbody)
 	}
 }
+
+// TestLoopbackNeedsALoopbackHost: on a loopback listener, a request that
+// names another host (a page whose name was rebound to 127.0.0.1) is
+// refused on every route; one naming the loopback is served.
+func TestLoopbackNeedsALoopbackHost(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	srv := httptest.NewServer(h) // listens on 127.0.0.1
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	for _, tt := range []struct {
+		host, method, path string
+		want               int
+	}{
+		{"rebound.example:" + port, "POST", "/mcp/tool-search", 403},
+		{"rebound.example", "GET", "/mcp/tool-search/status", 403},
+		{"rebound.example:" + port, "GET", "/console/", 403},
+		{"10.0.0.8:" + port, "GET", "/mcp/tool-search/catalog", 403},
+		{"localhost:" + port, "POST", "/mcp/tool-search", 200},
+		{"LOCALHOST", "GET", "/mcp/tool-search/status", 200},
+		{"127.0.0.1:" + port, "GET", "/healthz", 200},
+		{"127.0.0.2", "GET", "/healthz", 200},
+		{"[::1]:" + port, "GET", "/healthz", 200},
+	} {
+		req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(`{"query":"list issues"}`))
+		req.Host = tt.host
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.want || (tt.want == 403 && !strings.Contains(string(body), `"code":"forbidden_host"`)) {
+			t.Errorf("%s %s with Host %s = %d %.200s, want %d", tt.method, tt.path, tt.host, resp.StatusCode, body, tt.want)
+		}
+	}
+}
