@@ -14,6 +14,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -104,6 +105,7 @@ func (r *rig) scenarios() []scenario {
 		{"progress", r.progress},
 		{"change", r.change},
 		{"flood", r.flood},
+		{"quiet", r.quiet},
 	}
 }
 
@@ -552,6 +554,65 @@ func (r *rig) flood(ctx context.Context) (result, error) {
 	}
 	return measured(map[string]float64{"rebuilds": float64(after - before), "found": boolf(found)},
 		"%d tools added upstream over %.1f s, each announced: %d rebuilds; the last found: %v", adds, took, after-before, found)
+}
+
+// quiet: the upstream is killed, then stopped (SIGSTOP) after a restart,
+// while nobody calls it; how long until status says it is failing (the
+// refresh is a minute away), and whether it is connected again once back.
+func (r *rig) quiet(ctx context.Context) (result, error) {
+	w, err := r.world(ctx, nil, plain, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer w.stop()
+	// Until the state is want, at most limit: the seconds it took, or -1.
+	until := func(want string, limit time.Duration) float64 {
+		for start := time.Now(); time.Since(start) < limit; time.Sleep(100 * time.Millisecond) {
+			if st, err := w.upstreamState(); err == nil && st == want {
+				return time.Since(start).Seconds()
+			}
+		}
+		return -1
+	}
+	if until("connected", 10*time.Second) < 0 {
+		return result{}, errors.New("the upstream never connected")
+	}
+	w.up.kill()
+	killed := until("failing", 40*time.Second)
+	if err := r.restart(w); err != nil {
+		return result{}, err
+	}
+	back := until("connected", 10*time.Second)
+	if err := w.up.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return result{}, err
+	}
+	stopped := until("failing", 40*time.Second)
+	_ = w.up.cmd.Process.Signal(syscall.SIGCONT)
+	again := until("connected", 10*time.Second)
+	return measured(map[string]float64{"killed_s": killed, "stopped_s": stopped, "back": boolf(back >= 0 && again >= 0)},
+		"no calls, refresh 1m: failing in status %.1f s after the kill, connected %.1f s after the restart; failing %.1f s after SIGSTOP, connected %.1f s after SIGCONT",
+		killed, back, stopped, again)
+}
+
+// upstreamState is the state status reports for the world's upstream.
+func (w *world) upstreamState() (string, error) {
+	resp, err := http.Get(w.base + "/mcp/tool-search/status")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Upstreams []struct {
+			State string `json:"state"`
+		} `json:"upstreams"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return "", err
+	}
+	if len(st.Upstreams) == 0 {
+		return "", errors.New("status lists no upstream")
+	}
+	return st.Upstreams[0].State, nil
 }
 
 // builds is how many indexes toolsearch has built: the counter its index

@@ -38,6 +38,11 @@ func TestScenarios(t *testing.T) {
 		// 300 announced changes over about 6 s: paced, a rebuild a second
 		// or so (unpaced, nearly one each), and the last change lands.
 		"flood": func(v map[string]float64) bool { return v["found"] == 1 && v["rebuilds"] <= 20 },
+		// Noticed by the health ping (15 s), well before the 1 min
+		// refresh, killed or stopped; connected again once back.
+		"quiet": func(v map[string]float64) bool {
+			return v["killed_s"] >= 0 && v["killed_s"] < 40 && v["stopped_s"] >= 0 && v["stopped_s"] < 40 && v["back"] == 1
+		},
 	}
 	for _, s := range r.scenarios() {
 		check, ok := want[s.name]

@@ -369,7 +369,8 @@ func upstreamConfigs(path string, f config.File, getenv func(string) string) ([]
 			}
 		}
 		out = append(out, upstream.Config{Name: u.Name, URL: u.URL, Headers: headers, Refresh: time.Duration(u.Refresh),
-			Timeout: time.Duration(u.Timeout), BreakerFailures: u.BreakerFailures, BreakerCooldown: time.Duration(u.BreakerCooldown)})
+			Timeout: time.Duration(u.Timeout), BreakerFailures: u.BreakerFailures, BreakerCooldown: time.Duration(u.BreakerCooldown),
+			Health: time.Duration(u.HealthInterval)})
 	}
 	return out, nil
 }

@@ -129,6 +129,7 @@ type Upstream struct {
 	Timeout         Duration          `json:"timeout"`
 	BreakerFailures int               `json:"breaker_failures"`
 	BreakerCooldown Duration          `json:"breaker_cooldown"`
+	HealthInterval  Duration          `json:"health_interval"`
 }
 
 // Template is a named workflow's tool set.

@@ -36,6 +36,7 @@ const (
 	DefaultBreakerFailures = 2
 	DefaultBreakerCooldown = 30 * time.Second
 	DefaultTimeout         = 15 * time.Second
+	DefaultHealth          = 15 * time.Second
 )
 
 // The breaker's first open period, and how often a failing upstream is
@@ -52,8 +53,13 @@ const (
 	listGap   = time.Second
 	listBurst = 3
 	// pingTimeout bounds the ping that tells a slow tool from a hung
-	// upstream after a call times out.
-	pingTimeout = time.Second
+	// upstream after a call times out; healthTimeout the ping between
+	// listings (or the upstream's timeout, if shorter): a busy upstream
+	// may answer slowly without being gone.
+	pingTimeout   = time.Second
+	healthTimeout = 5 * time.Second
+	// pingBytes bounds a ping's answer, which is {} in JSON-RPC.
+	pingBytes = 64 << 10
 )
 
 // Config describes one upstream MCP server.
@@ -69,6 +75,11 @@ type Config struct {
 	BreakerFailures int
 	BreakerCooldown time.Duration
 	Timeout         time.Duration // of one connect, list or call; DefaultTimeout when 0
+	// Health is how often a session between listings is pinged
+	// (DefaultHealth when 0): one that stops answering is dropped and the
+	// upstream listed at once, so status and the breaker learn of an
+	// upstream gone quiet within about this long, not at the next refresh.
+	Health time.Duration
 }
 
 // Status is one upstream's health, without secrets. The tool list and the
@@ -178,6 +189,11 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("upstream %q: url must be http:// or https://, got %q", c.Name, redact.URL(c.URL))
 		case c.BreakerFailures < 0:
 			return nil, fmt.Errorf("upstream %q: breaker_failures must not be negative", c.Name)
+		case c.Health < 0:
+			return nil, fmt.Errorf("upstream %q: health_interval must not be negative", c.Name)
+		}
+		if c.Health == 0 {
+			c.Health = DefaultHealth
 		}
 		if c.Refresh <= 0 {
 			c.Refresh = DefaultRefresh
@@ -271,21 +287,73 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 		if err != nil {
 			next = probeInterval
 		}
-		t := time.NewTimer(next)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !m.wait(ctx, u, next) {
 			return
-		case <-u.changed:
-			t.Stop()
-			// An upstream that floods list_changed, or calls failing one
-			// after another, would otherwise be listed back to back.
-			if u.asked.Wait(ctx) != nil {
-				return
-			}
-		case <-t.C:
 		}
 	}
+}
+
+// wait returns after d, or sooner when u is poked or its session stops
+// answering pings; false once ctx is done.
+func (m *Manager) wait(ctx context.Context, u *upstream, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	health := time.NewTicker(u.cfg.Health)
+	defer health.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-u.changed:
+			// An upstream that floods list_changed, or calls failing one
+			// after another, would otherwise be listed back to back.
+			return u.asked.Wait(ctx) == nil
+		case <-t.C:
+			return true
+		case <-health.C:
+			if !m.healthy(ctx, u) {
+				return true
+			}
+		}
+	}
+}
+
+// healthy pings u's session, if it has one. A session that does not
+// answer is a failure, in status and for the breaker, at once; it is
+// dropped, and the listing that follows reconnects or fails in turn. Any
+// answer counts, an error too: the upstream is there.
+func (m *Manager) healthy(ctx context.Context, u *upstream) bool {
+	u.mu.Lock()
+	cs := u.session
+	u.mu.Unlock()
+	if cs == nil {
+		return true // the next listing connects
+	}
+	err := m.ping(ctx, cs, min(u.cfg.Timeout, healthTimeout))
+	if err == nil || answered(err) || ctx.Err() != nil {
+		return true
+	}
+	m.record(u, fmt.Errorf("ping: %w", err))
+	u.dropSession(cs)
+	return false
+}
+
+// ping asks cs for a ping within timeout, reading at most pingBytes back.
+func (m *Manager) ping(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	lim := &readLimit{max: pingBytes, budget: m.budget}
+	defer lim.release()
+	return cs.Ping(withReadLimit(ctx, lim), nil)
+}
+
+// answered reports whether err is the upstream's own JSON-RPC error (an
+// upstream without ping, say), as opposed to no answer: a transport
+// failure the SDK dresses as one (codeRejected), or a session gone on
+// either side.
+func answered(err error) bool {
+	var werr *jsonrpc.Error
+	return errors.As(err, &werr) && werr.Code != codeRejected && !sessionGone(err)
 }
 
 // refresh lists u's tools through every page and reports whether they
@@ -457,10 +525,18 @@ func closeWithin(s interface{ Close() error }, wait time.Duration) {
 
 // listed updates health and the breaker after a listing.
 func (m *Manager) listed(u *upstream, err error) {
+	u.mu.Lock()
+	u.lists[listResult(err)]++
+	u.mu.Unlock()
+	m.record(u, err)
+}
+
+// record updates health and the breaker after an operation that says
+// whether the upstream is there: a listing, or a health ping.
+func (m *Manager) record(u *upstream, err error) {
 	now := m.now()
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.lists[listResult(err)]++
 	if err == nil {
 		u.state, u.stale, u.lastSuccess = "connected", false, now
 		u.br.success()
@@ -651,9 +727,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 // alive pings the upstream after a call timed out: an answer means the
 // tool was slow, not that the upstream is down.
 func (m *Manager) alive(ctx context.Context, u *upstream, cs *mcp.ClientSession) bool {
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pingTimeout)
-	defer cancel()
-	return cs.Ping(pctx, nil) == nil
+	return m.ping(context.WithoutCancel(ctx), cs, pingTimeout) == nil
 }
 
 // called records a call's outcome in health, breaker and counters. A

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,6 +23,7 @@ type fakeUpstream struct {
 	srv     *mcp.Server
 	http    *httptest.Server
 	down    atomic.Bool
+	hang    atomic.Bool // accept requests and answer none until it is cleared
 	handler atomic.Pointer[mcp.StreamableHTTPHandler]
 }
 
@@ -41,6 +43,13 @@ func newFake(tb testing.TB, pageSize, tools int) *fakeUpstream {
 		if f.down.Load() {
 			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 			return
+		}
+		for f.hang.Load() { // until the client gives up or the hang ends
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
 		f.handler.Load().ServeHTTP(w, r)
 	}))
@@ -278,5 +287,53 @@ func TestCallTransportFailuresCount(t *testing.T) {
 	}
 	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("call with the breaker open: %v, want ErrUnavailable", err)
+	}
+}
+
+// TestHealthNoticesAQuietUpstream: an upstream that goes down or stops
+// answering between listings is failing in status, and counted by the
+// breaker, within a few health intervals, not at the next refresh (an
+// hour here); once it answers again it is connected.
+func TestHealthNoticesAQuietUpstream(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		quiet func(*fakeUpstream, bool)
+	}{
+		{"down", func(f *fakeUpstream, on bool) { f.down.Store(on) }},
+		{"hung", func(f *fakeUpstream, on bool) { f.hang.Store(on) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, 0, 1)
+			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Timeout: 200 * time.Millisecond, Health: 50 * time.Millisecond}}, nil)
+			if st := m.Status()[0]; st.State != "connected" {
+				t.Fatalf("state %q before, want connected", st.State)
+			}
+			tt.quiet(f, true)
+			waitFor(t, "status failing", func() bool {
+				st := m.Status()[0]
+				return st.State == "failing" && st.Failures > 0 && st.LastError != ""
+			})
+			tt.quiet(f, false)
+			waitFor(t, "status connected again", func() bool { return m.Status()[0].State == "connected" })
+		})
+	}
+}
+
+// TestHealthTakesAnErrorForLife: an upstream that answers a ping with a
+// JSON-RPC error (one without ping) is there.
+func TestHealthTakesAnErrorForLife(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{&jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}, true},
+		{fmt.Errorf("calling ping: %w", &jsonrpc.Error{Code: jsonrpc.CodeInternalError}), true},
+		{fmt.Errorf("calling ping: %w", &jsonrpc.Error{Code: codeRejected, Message: "rejected by transport"}), false},
+		{context.DeadlineExceeded, false},
+		{errors.New("connection refused"), false},
+	} {
+		if got := answered(tt.err); got != tt.want {
+			t.Errorf("answered(%v) = %v, want %v", tt.err, got, tt.want)
+		}
 	}
 }
