@@ -290,7 +290,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"bad listen address", nil, []string{"-addr", "256.0.0.1:1"}, "listen"},
 		{"bad catalog", nil, []string{"-catalog", "testdata/bad-catalog.json"}, `server "github": tool #2 "create_issue": name repeated`},
 		{"missing catalog", nil, []string{"-catalog", "/nonexistent.json"}, "/nonexistent.json"},
-		{"unknown config key", nil, []string{"-config", "testdata/unknown-key.yaml"}, `unknown key "cores"`},
+		{"unknown config key", nil, []string{"-config", "testdata/unknown-key.yaml"}, `key "cores" is unknown (did you mean "core"?)`},
 		{"config names unknown tool", nil, []string{"-config", "testdata/unknown-tool.yaml"}, `templates.release: unknown tool "ship_it"`},
 		{"key env unset", nil, []string{"-config", "testdata/key-env.yaml"}, "environment variable TEAM_KEY is empty"},
 		{"bad quantization", nil, []string{"-index-quantization", "int4"}, "-index-quantization must be none or binary"},

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
 )
 
@@ -210,8 +211,6 @@ func Load(path string) (*File, error) {
 	return Parse(path, data)
 }
 
-var unknownField = regexp.MustCompile(`unknown field "([^"]*)"`)
-
 // Parse decodes a configuration strictly: an unknown key is an error that
 // names it, so a typo ("cores:") cannot silently disable a setting.
 func Parse(source string, data []byte) (*File, error) {
@@ -223,12 +222,14 @@ func Parse(source string, data []byte) (*File, error) {
 	if len(bytes.TrimSpace(j)) == 0 || string(bytes.TrimSpace(j)) == "null" {
 		return f, nil
 	}
+	// encoding/json names an unknown key without saying where it is,
+	// and matches keys in any case: Typed says where, exactly.
+	if err := jsonkeys.Scan(j, jsonkeys.Typed[File]()); err != nil {
+		return nil, fmt.Errorf("config %s: %w", source, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
-		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
-			return nil, fmt.Errorf("config %s: unknown key %q (known top-level keys: core, templates, auth, embedding, search, upstreams, limits, mcp, learning)", source, m[1])
-		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return nil, fmt.Errorf("config %s: key %q: want %s, got %s", source, te.Field, te.Type, te.Value)

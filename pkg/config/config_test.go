@@ -33,8 +33,10 @@ search: {query_timeout: 750ms}
 	tests := []struct {
 		name, doc, want string
 	}{
-		{"unknown top key", "cores: [a]", `unknown key "cores"`},
-		{"unknown nested key", "templates: {a: {tools: [x], descripton: y}}", `unknown key "descripton"`},
+		{"unknown top key", "cores: [a]", `key "cores" is unknown (did you mean "core"?)`},
+		{"unknown nested key", "templates: {a: {tools: [x], descripton: y}}", `key "descripton" in .templates.a is unknown`},
+		{"unknown upstream key", "upstreams: [{name: a, url: 'http://a/mcp'}, {name: b, url: 'http://b/mcp', health_intervl: 1s}]", `key "health_intervl" in .upstreams[1] is unknown`},
+		{"key in another case", "learning: {Enabled: false}", `key "Enabled" in .learning is unknown (did you mean "enabled"?)`},
 		{"wrong type", "core: 5", "core"},
 		{"bad duration", "search: {query_timeout: soon}", "duration"},
 		{"empty template", "templates: {a: {tools: []}}", "templates.a: no tools"},
@@ -50,7 +52,7 @@ search: {query_timeout: 750ms}
 		{"bad key confirm policy", "auth: {keys: [{name: a, key_env: KA, confirm_destructive: never}]}", `auth.keys[0] ("a"): confirm_destructive must be one of`},
 		{"confirm outlives the session", "mcp: {confirm_timeout: 5m}\nlimits: {mcp_session_idle: 5m}", "mcp.confirm_timeout (5m0s) must be shorter than limits.mcp_session_idle (5m0s)"},
 		{"confirm outlives the default session", "mcp: {confirm_timeout: 11m}", "must be shorter than limits.mcp_session_idle (10m0s)"},
-		{"unknown mcp key", "mcp: {expose_core: true}", `unknown key "expose_core"`},
+		{"unknown mcp key", "mcp: {expose_core: true}", `key "expose_core" in .mcp is unknown`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@
 package jsonkeys
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -48,28 +49,91 @@ func Unknown(key string, allowed []string) *Error {
 
 // Fields lists the JSON keys of struct type T's fields, embedded structs'
 // included, as encoding/json names them.
-func Fields[T any]() []string {
+func Fields[T any]() []string { return fieldsOf(reflect.TypeFor[T]()) }
+
+func fieldsOf(t reflect.Type) []string {
 	var out []string
-	var add func(t reflect.Type)
-	add = func(t reflect.Type) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			name, _, _ := strings.Cut(tag, ",")
-			switch {
-			case name == "-":
-			case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-				add(f.Type)
-			case !f.IsExported():
-			case name == "":
-				out = append(out, f.Name)
-			default:
-				out = append(out, name)
+	eachField(t, func(name string, _ reflect.Type) bool {
+		out = append(out, name)
+		return true
+	})
+	return out
+}
+
+// eachField calls f with the JSON name and type of each of struct type
+// t's fields, embedded structs' included, until f returns false.
+func eachField(t reflect.Type, f func(name string, typ reflect.Type) bool) bool {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+		case sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Struct:
+			if !eachField(sf.Type, f) {
+				return false
+			}
+		case !sf.IsExported():
+		case name == "":
+			if !f(sf.Name, sf.Type) {
+				return false
+			}
+		default:
+			if !f(name, sf.Type) {
+				return false
 			}
 		}
 	}
-	add(reflect.TypeFor[T]())
-	return out
+	return true
+}
+
+// Typed is the Rules of T's shape: at each path, the keys of the struct
+// found there by following T's fields by JSON name, slices by "[]" and
+// maps by any key. Where no struct is (a map's keys, a type that decodes
+// itself, json.RawMessage), any key goes.
+func Typed[T any]() Rules {
+	root := reflect.TypeFor[T]()
+	return func(path []string) []string {
+		t := root
+		for _, step := range path {
+			t = plain(t)
+			switch {
+			case t == nil:
+				return nil
+			case t.Kind() == reflect.Map:
+				t = t.Elem()
+			case step == "[]" && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+				t = t.Elem()
+			case t.Kind() == reflect.Struct:
+				var next reflect.Type
+				eachField(t, func(name string, typ reflect.Type) bool {
+					if name == step {
+						next = typ
+					}
+					return next == nil
+				})
+				t = next
+			default:
+				return nil
+			}
+		}
+		if t = plain(t); t == nil || t.Kind() != reflect.Struct {
+			return nil
+		}
+		return fieldsOf(t)
+	}
+}
+
+var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// plain is t without pointers, or nil when t decodes itself.
+func plain(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Implements(unmarshaler) || reflect.PointerTo(t).Implements(unmarshaler) {
+		return nil
+	}
+	return t
 }
 
 // Object checks, in one pass, a JSON object's top-level keys against

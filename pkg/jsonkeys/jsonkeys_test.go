@@ -1,6 +1,7 @@
 package jsonkeys
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,50 @@ func TestObject(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("Object(%s) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestTyped: a key is checked against the struct found at its path, at
+// any depth, through slices, pointers and maps; a map's own keys, and
+// what a type decodes itself, are free.
+func TestTyped(t *testing.T) {
+	type leaf struct {
+		Timeout string `json:"timeout"`
+	}
+	type item struct {
+		Name    string            `json:"name"`
+		Headers map[string]string `json:"headers"`
+		Leaf    *leaf             `json:"leaf"`
+		Raw     json.RawMessage   `json:"raw"`
+	}
+	type base struct {
+		Shared int `json:"shared"`
+	}
+	type doc struct {
+		base
+		Items     []item          `json:"items"`
+		Templates map[string]leaf `json:"templates"`
+		Skip      string          `json:"-"`
+	}
+	rules := Typed[doc]()
+	for _, tt := range []struct {
+		json string
+		want string // the unknown key's path and name; "" for none
+	}{
+		{`{"shared":1,"items":[{"name":"a","headers":{"X-Any":"1"},"leaf":{"timeout":"1s"},"raw":{"whatever":[1]}}],"templates":{"t":{"timeout":"2s"}}}`, ""},
+		{`{"itemz":[]}`, `"itemz"`},
+		{`{"Skip":"x"}`, `"Skip"`},
+		{`{"items":[{"name":"a"},{"nmae":"b"}]}`, `"nmae" in .items[1]`},
+		{`{"items":[{"leaf":{"timout":"1s"}}]}`, `"timout" in .items[0].leaf`},
+		{`{"templates":{"t":{"timeout":"1s","extra":1}}}`, `"extra" in .templates.t`},
+	} {
+		err := Scan([]byte(tt.json), rules)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v, want it allowed", tt.json, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: %v, want the key %s named", tt.json, err, tt.want)
 		}
 	}
 }
