@@ -57,42 +57,34 @@ func (e *env) str(key, def string) string {
 }
 
 func (e *env) int(key string, def int) int {
-	v := e.getenv(key)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		e.errs = append(e.errs, fmt.Sprintf("%s=%q is not a whole number", key, v))
-		return def
-	}
-	return n
+	return parseEnv(e, key, def, strconv.Atoi, "a whole number")
 }
 
 func (e *env) float(key string, def float64) float64 {
-	v := e.getenv(key)
-	if v == "" {
-		return def
-	}
-	x, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		e.errs = append(e.errs, fmt.Sprintf("%s=%q is not a number", key, v))
-		return def
-	}
-	return x
+	return parseEnv(e, key, def, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, "a number")
 }
 
 func (e *env) duration(key string, def time.Duration) time.Duration {
+	return parseEnv(e, key, def, time.ParseDuration, "a duration such as 2s or 500ms")
+}
+
+func (e *env) boolean(key string, def bool) bool {
+	return parseEnv(e, key, def, strconv.ParseBool, "true or false")
+}
+
+// parseEnv is key's value read by parse, or def when it is unset; a value
+// parse refuses is noted (reported by err) and def used meanwhile.
+func parseEnv[T any](e *env, key string, def T, parse func(string) (T, error), want string) T {
 	v := e.getenv(key)
 	if v == "" {
 		return def
 	}
-	d, err := time.ParseDuration(v)
+	x, err := parse(v)
 	if err != nil {
-		e.errs = append(e.errs, fmt.Sprintf("%s=%q is not a duration such as 2s or 500ms", key, v))
+		e.errs = append(e.errs, fmt.Sprintf("%s=%q is not %s", key, v, want))
 		return def
 	}
-	return d
+	return x
 }
 
 func (e *env) err() error {

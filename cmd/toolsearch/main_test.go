@@ -286,6 +286,7 @@ func TestServeBadConfig(t *testing.T) {
 	}{
 		{"bad embedder", nil, []string{"-embedder", "magic"}, "local or openai"},
 		{"bad env number", map[string]string{"TOOLSEARCH_EMBEDDING_DIMENSIONS": "lots"}, nil, "TOOLSEARCH_EMBEDDING_DIMENSIONS"},
+		{"bad env boolean", map[string]string{"TOOLSEARCH_ALLOW_ANY_HOST": "maybe"}, nil, `TOOLSEARCH_ALLOW_ANY_HOST="maybe" is not true or false`},
 		{"bad log level", nil, []string{"-log-level", "loud"}, "log-level"},
 		{"bad listen address", nil, []string{"-addr", "256.0.0.1:1"}, "listen"},
 		{"bad catalog", nil, []string{"-catalog", "testdata/bad-catalog.json"}, `server "github": tool #2 "create_issue": name repeated`},

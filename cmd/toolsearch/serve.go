@@ -38,6 +38,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	metricsAddr := fs.String("metrics-addr", e.str("TOOLSEARCH_METRICS_ADDR", ":9090"), "listen `address` of /metrics, apart from the API: index size and upstream health are operators' figures; \"off\" serves none [TOOLSEARCH_METRICS_ADDR]")
 	logLevel := fs.String("log-level", e.str("TOOLSEARCH_LOG_LEVEL", "info"), "log level: debug, info, warn, error [TOOLSEARCH_LOG_LEVEL]")
 	shutdownTimeout := fs.Duration("shutdown-timeout", e.duration("TOOLSEARCH_SHUTDOWN_TIMEOUT", 10*time.Second), "how long in-flight requests may finish after SIGTERM [TOOLSEARCH_SHUTDOWN_TIMEOUT]")
+	anyHost := fs.Bool("allow-any-host", e.boolean("TOOLSEARCH_ALLOW_ANY_HOST", false), "serve a request that reached a loopback address whatever Host it names, for a proxy or port forwarder that connects over loopback; turns off the protection against DNS rebinding [TOOLSEARCH_ALLOW_ANY_HOST]")
 	drainDelay := fs.Duration("drain-delay", e.duration("TOOLSEARCH_DRAIN_DELAY", 5*time.Second), "after SIGTERM, how long /readyz fails before the listener closes, so load balancers stop sending traffic [TOOLSEARCH_DRAIN_DELAY]")
 	idx := addIndexFlags(fs, e, true)
 	if err := parseIndex(fs, e, idx, args); err != nil {
@@ -104,7 +105,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	mcpOpts := mcpserver.Options{Logger: logger, Version: versionString(), Sessions: mcpserver.SessionLimits{
 		Idle: time.Duration(file.Limits.MCPSessionIdle), Max: file.Limits.MCPMaxSessions, MaxPerKey: file.Limits.MCPMaxSessionsPerKey},
 		Confirm: file.MCP.ConfirmDestructive, ConfirmTimeout: time.Duration(file.MCP.ConfirmTimeout), KeyConfirm: svc.KeyConfirm,
-		Expose: file.MCP.Expose, Registerer: reg}
+		Expose: file.MCP.Expose, Registerer: reg, AnyHost: *anyHost}
 	if ups != nil {
 		mcpOpts.Upstreams = ups
 	}
@@ -161,7 +162,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	var draining atomic.Bool
 	srv := &http.Server{
-		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining, file.Limits)),
+		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining, file.Limits, *anyHost)),
 		ReadHeaderTimeout: 5 * time.Second,
 		// Headers carry a key and a few short values; net/http's 1 MiB
 		// default lets each request hold a megabyte of method or path.
@@ -331,9 +332,9 @@ const (
 	defaultSearchBurst = 100
 )
 
-func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, lim config.Limits) httpapi.Options {
+func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, lim config.Limits, anyHost bool) httpapi.Options {
 	o := httpapi.Options{Logger: logger, Registerer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), Draining: draining,
-		SearchRate: lim.SearchRate, SearchBurst: lim.SearchBurst}
+		SearchRate: lim.SearchRate, SearchBurst: lim.SearchBurst, AnyHost: anyHost}
 	switch {
 	case o.SearchRate == 0:
 		o.SearchRate = defaultSearchRate

@@ -51,6 +51,10 @@ type Options struct {
 	// bursts of SearchBurst. 0: no limit.
 	SearchRate  float64
 	SearchBurst int
+	// AnyHost serves a request that reached a loopback address whatever
+	// Host it names (see localHost): for a proxy that connects over
+	// loopback, at the price of the protection against DNS rebinding.
+	AnyHost bool
 }
 
 // NewServer returns the API's handler.
@@ -61,7 +65,11 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	m := newMetrics(opts.Registerer, opts.Logger)
 	r := chi.NewRouter()
 	// HEAD is answered wherever GET is (load balancers probe with it).
-	r.Use(requestID, m.instrument, recoverer(opts.Logger), localHost(opts.Logger), middleware.GetHead)
+	r.Use(requestID, m.instrument, recoverer(opts.Logger))
+	if !opts.AnyHost {
+		r.Use(localHost(opts.Logger))
+	}
+	r.Use(middleware.GetHead)
 	r.NotFound(notFound(opts.Logger))
 	r.MethodNotAllowed(methodNotAllowed(opts.Logger, r))
 	addRoutes(r, opts, svc)

@@ -579,25 +579,34 @@ func TestNoopFramedAsSearch(t *testing.T) {
 // names another host (a page whose name was rebound to 127.0.0.1) is
 // refused on every route; one naming the loopback is served.
 func TestLoopbackNeedsALoopbackHost(t *testing.T) {
-	h, _ := newTestServer(t, true)
+	h, svc := newTestServer(t, true)
 	srv := httptest.NewServer(h) // listens on 127.0.0.1
 	defer srv.Close()
+	anyHost := httptest.NewServer(NewServer(svc, Options{AnyHost: true}))
+	defer anyHost.Close()
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	for _, tt := range []struct {
 		host, method, path string
 		want               int
+		srv                *httptest.Server // srv when nil
 	}{
-		{"rebound.example:" + port, "POST", "/mcp/tool-search", 403},
-		{"rebound.example", "GET", "/mcp/tool-search/status", 403},
-		{"rebound.example:" + port, "GET", "/console/", 403},
-		{"10.0.0.8:" + port, "GET", "/mcp/tool-search/catalog", 403},
-		{"localhost:" + port, "POST", "/mcp/tool-search", 200},
-		{"LOCALHOST", "GET", "/mcp/tool-search/status", 200},
-		{"127.0.0.1:" + port, "GET", "/healthz", 200},
-		{"127.0.0.2", "GET", "/healthz", 200},
-		{"[::1]:" + port, "GET", "/healthz", 200},
+		{"rebound.example:" + port, "POST", "/mcp/tool-search", 403, nil},
+		{"rebound.example", "GET", "/mcp/tool-search/status", 403, nil},
+		{"rebound.example:" + port, "GET", "/console/", 403, nil},
+		{"10.0.0.8:" + port, "GET", "/mcp/tool-search/catalog", 403, nil},
+		{"localhost:" + port, "POST", "/mcp/tool-search", 200, nil},
+		{"LOCALHOST", "GET", "/mcp/tool-search/status", 200, nil},
+		{"127.0.0.1:" + port, "GET", "/healthz", 200, nil},
+		{"127.0.0.2", "GET", "/healthz", 200, nil},
+		{"[::1]:" + port, "GET", "/healthz", 200, nil},
+		// -allow-any-host: for a proxy that connects over loopback.
+		{"rebound.example:" + port, "POST", "/mcp/tool-search", 200, anyHost},
 	} {
-		req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(`{"query":"list issues"}`))
+		to := srv
+		if tt.srv != nil {
+			to = tt.srv
+		}
+		req, _ := http.NewRequest(tt.method, to.URL+tt.path, strings.NewReader(`{"query":"list issues"}`))
 		req.Host = tt.host
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)

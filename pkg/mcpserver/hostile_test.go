@@ -326,3 +326,37 @@ func TestReconcileKeepsSessionAddedMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopbackHost: /mcp on a loopback listener refuses a request naming
+// another host (the SDK's DNS-rebinding check), as a JSON-RPC error, and
+// serves it with AnyHost.
+func TestLoopbackHost(t *testing.T) {
+	cat, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
+	if _, err := svc.Build(context.Background(), &search.Setup{Catalog: cat}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		anyHost bool
+		want    int
+	}{{false, 403}, {true, 200}} {
+		api := httptest.NewServer(httpapi.NewServer(svc, httpapi.Options{MCP: New(svc, Options{AnyHost: tt.anyHost}).Handler(), AnyHost: tt.anyHost}))
+		req, _ := http.NewRequest(http.MethodPost, api.URL+"/mcp", strings.NewReader(initBody))
+		req.Host = "rebound.example"
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		api.Close()
+		if resp.StatusCode != tt.want || (tt.want == 403 && !strings.Contains(string(body), `"code":-32600`)) {
+			t.Errorf("AnyHost %v: initialize with Host rebound.example = %d %.200s, want %d", tt.anyHost, resp.StatusCode, body, tt.want)
+		}
+	}
+}

@@ -60,6 +60,9 @@ type Options struct {
 	Expose string
 	// Registerer receives the MCP server's metrics; nil registers nowhere.
 	Registerer prometheus.Registerer
+	// AnyHost turns off the SDK's refusal of a request that reached a
+	// loopback address under another host's name (DNS rebinding).
+	AnyHost bool
 }
 
 // Server is the MCP side of the service.
@@ -137,8 +140,9 @@ func (s *Server) Handler() http.Handler {
 		Logger: s.sdkLogger,
 		// sessions.go closes idle sessions itself: the SDK's timer counts
 		// only POSTs, so it closed sessions whose clients were listening.
-		SessionTimeout:      0,
-		MaxRequestBodyBytes: MaxRequestBytes,
+		SessionTimeout:             0,
+		MaxRequestBodyBytes:        MaxRequestBytes,
+		DisableLocalhostProtection: s.opts.AnyHost,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := checkHeaders(r.Header); err != nil {
