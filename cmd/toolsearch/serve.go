@@ -171,6 +171,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		IdleTimeout:    2 * time.Minute,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(mcpSrv.EndStreams)
 	logger.Info("listening", "addr", ln.Addr().String(), "console", consoleURL(ln.Addr()), "version", versionString(),
 		"embedder", emb.Info().Provider, "catalog", strings.Join(idx.catalogs.values, ","))
 	metricsSrv, metricsErr, err := serveMetrics(*metricsAddr, reg, logger)

@@ -331,14 +331,7 @@ func TestReconcileKeepsSessionAddedMeanwhile(t *testing.T) {
 // another host (the SDK's DNS-rebinding check), as a JSON-RPC error, and
 // serves it with AnyHost.
 func TestLoopbackHost(t *testing.T) {
-	cat, err := catalog.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
-	if _, err := svc.Build(context.Background(), &search.Setup{Catalog: cat}); err != nil {
-		t.Fatal(err)
-	}
+	svc := defaultService(t)
 	for _, tt := range []struct {
 		anyHost bool
 		want    int
@@ -359,4 +352,54 @@ func TestLoopbackHost(t *testing.T) {
 			t.Errorf("AnyHost %v: initialize with Host rebound.example = %d %.200s, want %d", tt.anyHost, resp.StatusCode, body, tt.want)
 		}
 	}
+}
+
+// TestShutdownEndsStreams: http.Server.Shutdown waits for requests to end,
+// and a client's GET stream never would; with EndStreams registered,
+// Shutdown returns without reaching its deadline, and the client's stream
+// ends. The session itself is not closed by it.
+func TestShutdownEndsStreams(t *testing.T) {
+	svc := defaultService(t)
+	m := New(svc, Options{})
+	api := httptest.NewUnstartedServer(httpapi.NewServer(svc, httpapi.Options{MCP: m.Handler()}))
+	api.Config.RegisterOnShutdown(m.EndStreams)
+	api.Start()
+	defer api.Close()
+	url := api.URL + "/mcp"
+	resp, _ := post(t, url, "", "", initBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	post(t, url, "", id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	get, err := http.DefaultClient.Do(req)
+	if err != nil || get.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", err, get)
+	}
+	defer get.Body.Close()
+	waitFor(t, "the GET stream to count", func() bool { return m.sessions.listening(id) })
+	// The deadline only turns a regression into a failure instead of a
+	// hang: without EndStreams, Shutdown reaches it whatever its length.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := api.Config.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown with a client listening: %v", err)
+	}
+	if _, err := io.ReadAll(get.Body); err != nil {
+		t.Errorf("the stream ended with %v, want a clean end", err)
+	}
+}
+
+// defaultService is a search service over the default catalog, without keys.
+func defaultService(t *testing.T) *search.Service {
+	t.Helper()
+	cat, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
+	if _, err := svc.Build(context.Background(), &search.Setup{Catalog: cat}); err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

@@ -76,6 +76,9 @@ type Server struct {
 	sessions  *sessions
 	confirm   *confirmer
 	exposed   map[string]exposed // by listed name; guarded by mu
+	// streams is done once EndStreams is called; every GET stream ends then.
+	streams    context.Context
+	endStreams context.CancelFunc
 }
 
 // New returns an MCP server over svc.
@@ -84,6 +87,7 @@ func New(svc *search.Service, opts Options) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{svc: svc, opts: opts, confirm: newConfirmer(opts), sdkLogger: slog.New(newDedup(opts.Logger.Handler(), time.Minute)).With("component", "mcp")}
+	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch: search a large tool catalog", Version: opts.Version},
 		&mcp.ServerOptions{
 			Logger:       s.sdkLogger,
@@ -150,6 +154,12 @@ func (s *Server) Handler() http.Handler {
 			return
 		}
 		key := access.CallerFrom(r.Context()).Key
+		if r.Method == http.MethodGet {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(s.streams, cancel)()
+			r = r.WithContext(ctx)
+		}
 		if r.Method != http.MethodPost {
 			s.sessions.serve(w, r, key, envelope{}, h)
 			return
@@ -205,6 +215,13 @@ func acceptsEventStream(values []string) bool {
 	}
 	return false
 }
+
+// EndStreams ends every GET stream, open or to come; the sessions stay.
+// At shutdown: http.Server.Shutdown waits for requests to finish, and a
+// listening client's stream never does, so one open stream held the
+// process for the whole shutdown timeout. The client reconnects, to
+// another replica behind a load balancer.
+func (s *Server) EndStreams() { s.endStreams() }
 
 // Announce tells connected clients that the catalog changed: search_tools
 // is registered again, which makes the SDK send
