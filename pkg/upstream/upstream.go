@@ -76,9 +76,10 @@ type Config struct {
 	BreakerCooldown time.Duration
 	Timeout         time.Duration // of one connect, list or call; DefaultTimeout when 0
 	// Health is how often a session between listings is pinged
-	// (DefaultHealth when 0): one that stops answering is dropped and the
-	// upstream listed at once, so status and the breaker learn of an
-	// upstream gone quiet within about this long, not at the next refresh.
+	// (DefaultHealth when 0): a ping with no answer counts as a failure
+	// and the upstream is listed at once, so status and the breaker learn
+	// of an upstream gone quiet within about this long, not at the next
+	// refresh.
 	Health time.Duration
 }
 
