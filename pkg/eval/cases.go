@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
 
@@ -75,6 +76,13 @@ func LoadCases(path string) ([]Case, error) {
 	return ParseCases(path, data)
 }
 
+// casesFile is the YAML or JSON form {"cases": [...]}.
+type casesFile struct {
+	Cases []Case `json:"cases"`
+}
+
+var caseRules = jsonkeys.Typed[Case]()
+
 // ParseCases decodes cases; source names them in errors and picks the format.
 func ParseCases(source string, data []byte) ([]Case, error) {
 	var cases []Case
@@ -87,10 +95,18 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 				return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
 			}
 		}
+		// encoding/json drops a misspelt key (a typo in a case's request
+		// would quietly measure another search), and matches keys in any
+		// case; the scan refuses both, saying where.
+		rules := jsonkeys.Typed[[]Case]()
+		if t := bytes.TrimSpace(j); len(t) > 0 && t[0] == '{' {
+			rules = jsonkeys.Typed[casesFile]()
+		}
+		if err := jsonkeys.Scan(j, rules); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
+		}
 		if err := json.Unmarshal(j, &cases); err != nil {
-			var wrapped struct {
-				Cases []Case `json:"cases"`
-			}
+			var wrapped casesFile
 			if err2 := json.Unmarshal(j, &wrapped); err2 != nil {
 				return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
 			}
@@ -103,6 +119,9 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 			text := bytes.TrimSpace(sc.Bytes())
 			if len(text) == 0 || text[0] == '#' {
 				continue
+			}
+			if err := jsonkeys.Scan(text, caseRules); err != nil {
+				return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadInput, source, line, err)
 			}
 			var c Case
 			dec := json.NewDecoder(bytes.NewReader(text))

@@ -1,0 +1,37 @@
+package eval
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestParseCasesKeys: a key the cases do not have, at any depth and in
+// every format, is bad input naming it and where it is, never dropped (a
+// typo in a case's request would measure another search); so is a key
+// in another case, which encoding/json would take.
+func TestParseCasesKeys(t *testing.T) {
+	const ok = `{"id":"a","query":"merge a pull request","expected":["github/merge_pull_request"],"request":{"mode":"keyword","top_k":3}}`
+	for _, tt := range []struct {
+		source, data string
+		want         string // in the error; "" for none
+	}{
+		{"c.jsonl", ok + "\n", ""},
+		{"c.json", "[" + ok + "]", ""},
+		{"c.yaml", "cases:\n- id: a\n  query: merge a pull request\n  expected: [github/merge_pull_request]\n", ""},
+		{"c.jsonl", `{"id":"a","query":"q","expectd":["x"]}`, `c.jsonl:1: key "expectd" is unknown`},
+		{"c.jsonl", ok + "\n" + `{"id":"b","query":"q","expected":["x"],"request":{"modee":"keyword"}}`, `c.jsonl:2: key "modee" in .request is unknown`},
+		{"c.json", `[{"id":"a","Query":"q","expected":["x"]}]`, `key "Query" in [0] is unknown (did you mean "query"?)`},
+		{"c.yaml", "- id: a\n  query: q\n  expected: [x]\n  request: {top_k: 3, modee: keyword}\n", `key "modee" in [0].request is unknown`},
+		{"c.yaml", "cases:\n- id: a\n  query: q\n  expected: [x]\n  categroy: typo\n", `key "categroy" in .cases[0] is unknown`},
+		{"c.yaml", "casez: []\n", `key "casez" is unknown`},
+	} {
+		_, err := ParseCases(tt.source, []byte(tt.data))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s %.60q: %v, want it read", tt.source, tt.data, err)
+		case tt.want != "" && (!errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s %.60q: %v, want bad input naming %s", tt.source, tt.data, err, tt.want)
+		}
+	}
+}
