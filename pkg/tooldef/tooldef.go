@@ -67,12 +67,15 @@ func hashed(t catalog.Tool, prefix string) string {
 
 // Qualified is t's name with its server, "server__tool", as a function
 // name every provider accepts: for listing a tool beside other servers'
-// under a name that cannot collide with theirs. When the plain form is
-// not valid or too long, it is cut and given a hash of the tool's ID, so
-// two tools never share one.
+// under a name that cannot collide with theirs. The plain form is used
+// only when its first "__" is the separator (the server has no "__" and
+// does not end in "_"), or "a__b"+"c" and "a"+"b__c" would share it; one
+// that is not, or is not valid or too long, is cut and given a hash of the
+// tool's ID.
 func Qualified(t catalog.Tool) string {
 	plain := t.Server + "__" + t.Name
-	if s := sanitize(plain); s != plain || len(s) > maxNameLen {
+	s := sanitize(plain)
+	if s != plain || len(s) > maxNameLen || strings.Contains(t.Server, "__") || strings.HasSuffix(t.Server, "_") {
 		return hashed(t, s)
 	}
 	return plain

@@ -164,7 +164,14 @@ func TestQualified(t *testing.T) {
 			t.Errorf("Qualified(%s) = %q, want a valid name starting %q", tt.tool.ID(), got, tt.want)
 		}
 	}
-	if Qualified(catalog.Tool{Server: "a.b", Name: "c"}) == Qualified(catalog.Tool{Server: "a_b", Name: "c"}) {
-		t.Error("two tools whose names sanitise alike share a qualified name")
+	for _, pair := range [][2]catalog.Tool{
+		{{Server: "a.b", Name: "c"}, {Server: "a_b", Name: "c"}},   // names that sanitise alike
+		{{Server: "a__b", Name: "c"}, {Server: "a", Name: "b__c"}}, // the separator inside a server
+		{{Server: "a_", Name: "b"}, {Server: "a", Name: "_b"}},     // a server ending in "_"
+		{{Server: "slack", Name: "admin__x"}, {Server: "slack__admin", Name: "x"}},
+	} {
+		if x, y := Qualified(pair[0]), Qualified(pair[1]); x == y {
+			t.Errorf("%s and %s share the qualified name %q", pair[0].ID(), pair[1].ID(), x)
+		}
 	}
 }
