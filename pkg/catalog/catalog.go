@@ -132,7 +132,8 @@ func New(parts []Part) (*Catalog, error) {
 	var errs []error
 	seenSource := map[string]bool{}
 	seenServer := map[string]bool{}
-	for _, p := range parts {
+	partOf := make([]int32, 0, n) // row -> the part that defined it, for a repeat's message
+	for pi, p := range parts {
 		if !seenSource[p.Source] {
 			seenSource[p.Source] = true
 			c.sources = append(c.sources, p.Source)
@@ -153,8 +154,14 @@ func New(parts []Part) (*Catalog, error) {
 			for i, t := range s.Tools {
 				t.Server = s.Name
 				ws, err := t.check()
-				if _, dup := c.Lookup(t.Server, t.Name); err == nil && dup {
+				if r, dup := c.Lookup(t.Server, t.Name); err == nil && dup {
 					err = errors.New("name repeated within its server")
+					if first := parts[partOf[r]].Source; first != p.Source {
+						// Say where the definition that stands came from: a
+						// catalog file beside an upstream of its server's
+						// name, or two files.
+						err = fmt.Errorf("name defined by %s already", first)
+					}
 				}
 				if err != nil {
 					if p.Lenient {
@@ -168,6 +175,7 @@ func New(parts []Part) (*Catalog, error) {
 					c.warnings = append(c.warnings, Warning{Source: p.Source, Server: clipName(s.Name), Tool: clipName(t.Name), Message: w})
 				}
 				c.add(t)
+				partOf = append(partOf, int32(pi))
 			}
 		}
 	}

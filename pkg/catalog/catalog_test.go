@@ -273,6 +273,29 @@ func TestLenientPart(t *testing.T) {
 	}
 }
 
+// TestRepeatSaysWhereTheFirstCameFrom: a tool that a catalog file and an
+// upstream of the same server both define is served as the file says; the
+// upstream's is skipped saying so. Two files defining it is an error that
+// names both.
+func TestRepeatSaysWhereTheFirstCameFrom(t *testing.T) {
+	file, _ := Parse("reviewed.json", []byte(`{"servers":[{"name":"gh","tools":[{"name":"echo","description":"Reviewed text."}]}]}`), "")
+	up := Part{Source: "upstream:gh", Lenient: true, Servers: []Server{{Name: "gh", Tools: []Tool{{Name: "echo", Description: "Upstream text."}, {Name: "only_up"}}}}}
+	c, err := New([]Part{file, up})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := c.Lookup("gh", "echo"); !ok || c.Tools()[r].Description != "Reviewed text." {
+		t.Errorf("gh/echo is not the file's definition")
+	}
+	if sk := c.Skipped(); len(sk) != 1 || sk[0].Tool != "echo" || sk[0].Message != "name defined by reviewed.json already" {
+		t.Errorf("Skipped() = %+v, want gh/echo skipped naming reviewed.json", sk)
+	}
+	other, _ := Parse("other.json", []byte(`{"servers":[{"name":"gh","tools":[{"name":"echo","description":"Another."}]}]}`), "")
+	if _, err := New([]Part{file, other}); err == nil || !strings.Contains(err.Error(), "other.json") || !strings.Contains(err.Error(), "name defined by reviewed.json already") {
+		t.Errorf("two files defining gh/echo: %v, want an error naming both", err)
+	}
+}
+
 // TestMaxTools: a catalog over the limit is refused, counting every part.
 func TestMaxTools(t *testing.T) {
 	defer func(n int) { maxTools = n }(maxTools)
