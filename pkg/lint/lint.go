@@ -134,38 +134,47 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 	if !catalog.AdvisedName(t.Name) {
 		add(Warning, "name", "name %q is outside the MCP naming advice (1-128 characters of A-Z a-z 0-9 _ - .)", t.Name)
 	}
-	switch typ, ok := schemaType(t.InputSchema); {
-	case ok:
-	case typ == "":
-		add(Warning, "input-schema", `inputSchema has no "type": MCP requires "object"; toolsearch adds it to the definitions it serves, other readers of the catalog may not`)
-	default:
-		add(Error, "input-schema", `inputSchema's type is %s, not "object": MCP clients that validate tools/list (the TypeScript SDK's do) refuse the whole list, and toolsearch does not list the tool as itself`, typ)
-	}
-	if missing := undescribedParams(t.InputSchema); len(missing) > 0 {
-		add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
-	}
-	switch notNames, undefined := badRequired(t.InputSchema); {
-	case len(notNames) > 0:
-		add(Error, "required", "inputSchema.required must list property names (strings), has %s", strings.Join(notNames, ", "))
-	case len(undefined) > 0:
-		add(Warning, "required", "required parameters not among the properties: %s", strings.Join(undefined, ", "))
+	if top, ok := topLevel(t.InputSchema); ok {
+		switch typ, ok := schemaType(top.Type); {
+		case ok:
+		case typ == "":
+			add(Warning, "input-schema", `inputSchema has no "type": MCP requires "object"; toolsearch adds it to the definitions it serves, other readers of the catalog may not`)
+		default:
+			add(Error, "input-schema", `inputSchema's type is %s, not "object": MCP clients that validate tools/list (the TypeScript SDK's do) refuse the whole list, and toolsearch does not list the tool as itself`, typ)
+		}
+		if missing := undescribedParams(top.Properties); len(missing) > 0 {
+			add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
+		}
+		switch notNames, undefined := badRequired(top.Properties, top.Required); {
+		case len(notNames) > 0:
+			add(Error, "required", "inputSchema.required must list property names (strings), has %s", strings.Join(notNames, ", "))
+		case len(undefined) > 0:
+			add(Warning, "required", "required parameters not among the properties: %s", strings.Join(undefined, ", "))
+		}
 	}
 	return out
 }
 
-// schemaType reports whether an inputSchema, when present, declares
-// "type": "object", and if not, the type it declares ("" for none).
-func schemaType(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 {
-		return "", true
-	}
-	var schema struct {
-		Type json.RawMessage `json:"type"`
-	}
-	if json.Unmarshal(raw, &schema) != nil {
-		return "", true // not an object: the catalog refuses it at load
-	}
-	switch t := string(schema.Type); t {
+// schemaTop is an inputSchema's top level, decoded once for every check;
+// each check decodes the part it reads, and passes over a part of the
+// wrong type.
+type schemaTop struct {
+	Type       json.RawMessage `json:"type"`
+	Properties json.RawMessage `json:"properties"`
+	Required   json.RawMessage `json:"required"`
+}
+
+// topLevel is raw's top level; false when there is no schema, or it is not
+// an object (the catalog refuses that at load).
+func topLevel(raw json.RawMessage) (schemaTop, bool) {
+	var top schemaTop
+	return top, len(raw) > 0 && json.Unmarshal(raw, &top) == nil
+}
+
+// schemaType reports whether a schema's type is "object", and if not, the
+// type it declares ("" for none).
+func schemaType(typ json.RawMessage) (string, bool) {
+	switch t := string(typ); t {
 	case `"object"`:
 		return "", true
 	case "":
@@ -178,39 +187,41 @@ func schemaType(raw json.RawMessage) (string, bool) {
 // badRequired returns the entries of the schema's required list that are
 // not strings (an invalid JSON Schema: a YAML 1.1 parser turns a parameter
 // named "y" or "on" into true), and the names that no property defines.
-func badRequired(raw json.RawMessage) (notNames, undefined []string) {
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []json.RawMessage          `json:"required"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &schema) != nil {
+func badRequired(properties, required json.RawMessage) (notNames, undefined []string) {
+	var props map[string]json.RawMessage
+	var req []json.RawMessage
+	if !decodeIfAny(properties, &props) || !decodeIfAny(required, &req) {
 		return nil, nil
 	}
-	for _, r := range schema.Required {
+	for _, r := range req {
 		var name string
 		if json.Unmarshal(r, &name) != nil {
 			notNames = append(notNames, string(r))
 			continue
 		}
-		if _, ok := schema.Properties[name]; !ok && schema.Properties != nil {
+		if _, ok := props[name]; !ok && props != nil {
 			undefined = append(undefined, name)
 		}
 	}
 	return notNames, undefined
 }
 
+// decodeIfAny decodes raw into v when raw is there, reporting false only
+// when it is there and not of v's type.
+func decodeIfAny(raw json.RawMessage, v any) bool {
+	return len(raw) == 0 || json.Unmarshal(raw, v) == nil
+}
+
 // undescribedParams lists the top-level parameters that have no
 // description. Names that explain themselves are still listed: a model
 // sees the description, and a reviewer can decide.
-func undescribedParams(raw json.RawMessage) []string {
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &schema) != nil {
+func undescribedParams(properties json.RawMessage) []string {
+	var props map[string]json.RawMessage
+	if !decodeIfAny(properties, &props) {
 		return nil
 	}
 	var missing []string
-	for name, p := range schema.Properties {
+	for name, p := range props {
 		var prop struct {
 			Description string `json:"description"`
 		}
