@@ -350,11 +350,12 @@ func (m *Manager) ping(ctx context.Context, cs *mcp.ClientSession, timeout time.
 
 // answered reports whether err is the upstream's own JSON-RPC error (an
 // upstream without ping, say), as opposed to no answer: a transport
-// failure the SDK dresses as one (codeRejected), or a session gone on
-// either side.
+// failure the SDK dresses as one (codeRejected). A session gone on either
+// side is never one: the SDK reports a missing session as a plain error,
+// and wraps its local closing errors with %v.
 func answered(err error) bool {
 	var werr *jsonrpc.Error
-	return errors.As(err, &werr) && werr.Code != codeRejected && !sessionGone(err)
+	return errors.As(err, &werr) && werr.Code != codeRejected
 }
 
 // refresh lists u's tools through every page and reports whether they
@@ -701,7 +702,6 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		// ran there, so it is safe to reconnect and send it once more.
 		u.dropSession(cs)
 	}
-	var rpcErr *jsonrpc.Error
 	switch {
 	case lim.exceeded() != nil:
 		// The session's connection failed reading the answer: the next
@@ -712,11 +712,11 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		return res, resultOK, nil
 	case ctx.Err() != nil:
 		return nil, resultCancelled, ctx.Err()
-	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejected:
+	case answered(err):
 		// The upstream answered: a protocol error is its verdict, not a
 		// failure of the connection.
 		return nil, resultRPCError, errors.New(u.scrub(err.Error()))
-	case cctx.Err() != nil && m.alive(ctx, u, cs):
+	case cctx.Err() != nil && m.alive(ctx, cs):
 		return nil, resultTimeout, fmt.Errorf("%w: the tool gave no result within %s; the upstream is up, so it is slow, and the call was cancelled", ErrTimeout, u.cfg.Timeout)
 	}
 	// A transport failure: counted by the breaker, and shown in status.
@@ -727,7 +727,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 
 // alive pings the upstream after a call timed out: an answer means the
 // tool was slow, not that the upstream is down.
-func (m *Manager) alive(ctx context.Context, u *upstream, cs *mcp.ClientSession) bool {
+func (m *Manager) alive(ctx context.Context, cs *mcp.ClientSession) bool {
 	return m.ping(context.WithoutCancel(ctx), cs, pingTimeout) == nil
 }
 
