@@ -331,10 +331,14 @@ func (m *Manager) healthy(ctx context.Context, u *upstream) bool {
 		return true // the next listing connects
 	}
 	err := m.ping(ctx, cs, min(u.cfg.Timeout, healthTimeout))
-	if err == nil || answered(err) || ctx.Err() != nil {
+	switch {
+	case err == nil || answered(err) || ctx.Err() != nil:
 		return true
+	case !sessionGone(err):
+		m.record(u, fmt.Errorf("ping: %w", err))
 	}
-	m.record(u, fmt.Errorf("ping: %w", err))
+	// A session the upstream forgot (it restarted) is no failure, as for
+	// a call: the listing that follows connects afresh.
 	u.dropSession(cs)
 	return false
 }

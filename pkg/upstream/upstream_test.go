@@ -319,6 +319,23 @@ func TestHealthNoticesAQuietUpstream(t *testing.T) {
 	}
 }
 
+// TestHealthRestartIsNoFailure: an upstream that restarted between
+// listings has forgotten the session; the ping finds it gone, and the
+// upstream is listed afresh without a failure in status or the breaker.
+func TestHealthRestartIsNoFailure(t *testing.T) {
+	f := newFake(t, 0, 1)
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: 50 * time.Millisecond}}, nil)
+	before := m.Status()[0].LastSuccess
+	f.restart()
+	waitFor(t, "a listing after the restart", func() bool {
+		st := m.Status()[0]
+		return st.LastSuccess != nil && before != nil && st.LastSuccess.After(*before)
+	})
+	if st := m.Status()[0]; st.State != "connected" || st.LastError != "" || st.Failures != 0 {
+		t.Errorf("status after a restart: %+v; want connected with no error counted", st)
+	}
+}
+
 // TestHealthTakesAnErrorForLife: an upstream that answers a ping with a
 // JSON-RPC error (one without ping) is there.
 func TestHealthTakesAnErrorForLife(t *testing.T) {
