@@ -594,22 +594,31 @@ func (r *rig) quiet(ctx context.Context) (result, error) {
 		killed, back, stopped, again)
 }
 
-// upstreamState is the state status reports for the world's upstream.
-func (w *world) upstreamState() (string, error) {
+// status is what the reliability scenarios read of toolsearch's status page.
+type status struct {
+	IndexVersion string `json:"index_version"`
+	Upstreams    []struct {
+		State string `json:"state"`
+	} `json:"upstreams"`
+}
+
+func (w *world) status() (status, error) {
+	var st status
 	resp, err := http.Get(w.base + "/mcp/tool-search/status")
 	if err != nil {
-		return "", err
+		return st, err
 	}
 	defer resp.Body.Close()
-	var st struct {
-		Upstreams []struct {
-			State string `json:"state"`
-		} `json:"upstreams"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+	return st, json.NewDecoder(resp.Body).Decode(&st)
+}
+
+// upstreamState is the state status reports for the world's upstream.
+func (w *world) upstreamState() (string, error) {
+	st, err := w.status()
+	switch {
+	case err != nil:
 		return "", err
-	}
-	if len(st.Upstreams) == 0 {
+	case len(st.Upstreams) == 0:
 		return "", errors.New("status lists no upstream")
 	}
 	return st.Upstreams[0].State, nil
@@ -618,15 +627,8 @@ func (w *world) upstreamState() (string, error) {
 // builds is how many indexes toolsearch has built: the counter its index
 // version starts with.
 func (w *world) builds() (int, error) {
-	resp, err := http.Get(w.base + "/mcp/tool-search/status")
+	st, err := w.status()
 	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var st struct {
-		IndexVersion string `json:"index_version"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		return 0, err
 	}
 	n, _, _ := strings.Cut(st.IndexVersion, "-")

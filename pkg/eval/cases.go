@@ -81,7 +81,12 @@ type casesFile struct {
 	Cases []Case `json:"cases"`
 }
 
-var caseRules = jsonkeys.Typed[Case]()
+// The keys each form may hold, where.
+var (
+	caseRules  = jsonkeys.Typed[Case]()      // a JSONL line
+	listRules  = jsonkeys.Typed[[]Case]()    // a JSON array or YAML list
+	filesRules = jsonkeys.Typed[casesFile]() // {"cases": [...]}
+)
 
 // ParseCases decodes cases; source names them in errors and picks the format.
 func ParseCases(source string, data []byte) ([]Case, error) {
@@ -98,9 +103,9 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 		// encoding/json drops a misspelt key (a typo in a case's request
 		// would quietly measure another search), and matches keys in any
 		// case; the scan refuses both, saying where.
-		rules := jsonkeys.Typed[[]Case]()
+		rules := listRules
 		if t := bytes.TrimSpace(j); len(t) > 0 && t[0] == '{' {
-			rules = jsonkeys.Typed[casesFile]()
+			rules = filesRules
 		}
 		if err := jsonkeys.Scan(j, rules); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
