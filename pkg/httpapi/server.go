@@ -86,13 +86,22 @@ func localHost(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-			if local != nil && r.URL.Path != "/mcp" && loopback(local.String()) && !loopback(r.Host) {
+			if local != nil && r.URL.Path != "/mcp" && loopbackAddr(local) && !loopback(r.Host) {
 				writeError(w, r, logger, errorf(http.StatusForbidden, "forbidden_host", "a request to a loopback address must name it (localhost, 127.0.0.1 or [::1]), not %s", redact.Echo(r.Host)))
 				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// loopbackAddr reports whether a listener's address is a loopback one,
+// without formatting it (every request asks).
+func loopbackAddr(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return loopback(a.String())
 }
 
 // loopback reports whether a host, with or without its port, is
