@@ -132,8 +132,10 @@ func New(parts []Part) (*Catalog, error) {
 	var errs []error
 	seenSource := map[string]bool{}
 	seenServer := map[string]bool{}
-	partOf := make([]int32, 0, n) // row -> the part that defined it, for a repeat's message
-	for pi, p := range parts {
+	// Rows are added part by part, so ends[i], the row count after
+	// parts[i], says which part added a row: a repeat's message names it.
+	ends := make([]int, 0, len(parts))
+	for _, p := range parts {
 		if !seenSource[p.Source] {
 			seenSource[p.Source] = true
 			c.sources = append(c.sources, p.Source)
@@ -156,7 +158,7 @@ func New(parts []Part) (*Catalog, error) {
 				ws, err := t.check()
 				if r, dup := c.Lookup(t.Server, t.Name); err == nil && dup {
 					err = errors.New("name repeated within its server")
-					if first := parts[partOf[r]].Source; first != p.Source {
+					if first := definedBy(parts, ends, r, p); first != p.Source {
 						// Say where the definition that stands came from: a
 						// catalog file beside an upstream of its server's
 						// name, or two files.
@@ -175,9 +177,9 @@ func New(parts []Part) (*Catalog, error) {
 					c.warnings = append(c.warnings, Warning{Source: p.Source, Server: clipName(s.Name), Tool: clipName(t.Name), Message: w})
 				}
 				c.add(t)
-				partOf = append(partOf, int32(pi))
 			}
 		}
+		ends = append(ends, len(c.tools))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -383,4 +385,13 @@ func (c *Catalog) Subset(rows []int) *Catalog {
 	}
 	s.hash = hashTools(s.tools)
 	return s
+}
+
+// definedBy is the source of the part that added row r: one of parts,
+// whose rows end at ends, or cur, the part still being added.
+func definedBy(parts []Part, ends []int, r int, cur Part) string {
+	if i := sort.SearchInts(ends, r+1); i < len(ends) {
+		return parts[i].Source
+	}
+	return cur.Source
 }
