@@ -35,10 +35,14 @@ FUZZ_TARGETS := ./pkg/httpapi:FuzzSearchBody ./pkg/catalog:FuzzParse ./pkg/catal
 
 .PHONY: kube-background kube-assets postgres learn-gate image push kube reliability conformance console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
 
-# Local: no load balancer to drain for, so Ctrl-C stops at once.
+# Local: no load balancer to drain for, so Ctrl-C stops at once; on
+# loopback only, since the default catalog serves without keys and learns
+# from whoever calls (RUN_ADDR=:8080 to serve the network).
+RUN_ADDR         ?= 127.0.0.1:8080
+RUN_METRICS_ADDR ?= 127.0.0.1:9090
 run:
-	@echo "toolsearch: the API and the operator console on http://localhost:8080/ (console: http://localhost:8080/console/); Ctrl-C stops"
-	$(GO) run ./cmd/toolsearch serve -drain-delay 0
+	@echo "toolsearch: the API and the operator console on $(RUN_ADDR) (console: /console/); Ctrl-C stops"
+	$(GO) run ./cmd/toolsearch serve -drain-delay 0 -addr $(RUN_ADDR) -metrics-addr $(RUN_METRICS_ADDR)
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
