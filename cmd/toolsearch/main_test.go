@@ -82,6 +82,28 @@ func metricsBase(t *testing.T, stderr *logbuf.Buffer) string {
 // once /readyz answers 200.
 func startServe(t *testing.T, env map[string]string, args ...string) (base string, stderr *logbuf.Buffer, stop func() error) {
 	t.Helper()
+	base, stderr, stop = startListening(t, env, args...)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never became ready:\n%s", stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return base, stderr, stop
+}
+
+// startListening runs `toolsearch serve` in-process and returns its base
+// URL once it listens, ready or not.
+func startListening(t *testing.T, env map[string]string, args ...string) (base string, stderr *logbuf.Buffer, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	learningPath := filepath.Join(t.TempDir(), "learned.db")
 	stderr = &logbuf.Buffer{}
@@ -115,19 +137,6 @@ func startServe(t *testing.T, env map[string]string, args ...string) (base strin
 		if time.Now().After(deadline) {
 			t.Fatalf("serve never logged its address:\n%s", stderr)
 		}
-	}
-	for {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve never became ready:\n%s", stderr)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	return base, stderr, func() error {
 		cancel()
@@ -590,6 +599,48 @@ func TestDrainOnShutdown(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"msg":"draining"`) {
 		t.Error("no draining log line")
+	}
+}
+
+// A pod stopped during its first build was never ready, so no load
+// balancer sends it traffic: it stops without the drain delay, and the
+// build it abandons is no failure (no ERROR line for every pod a rollout
+// stops while a slow provider embeds).
+func TestStopDuringFirstBuild(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		io.Copy(io.Discard, r.Body) // read, so that the client's going away ends the request
+		<-r.Context().Done()        // the provider never answers
+	}))
+	defer fake.Close()
+	env := map[string]string{"TOOLSEARCH_EMBEDDER": "openai", "TOOLSEARCH_EMBEDDING_BASE_URL": fake.URL + "/v1",
+		"TOOLSEARCH_EMBEDDING_TIMEOUT": "1h", "TOOLSEARCH_DRAIN_DELAY": "1h"}
+	base, logs, stop := startListening(t, env)
+	<-asked
+	if resp, err := http.Get(base + "/readyz"); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("readyz during the first build: %v %v", resp, err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("serve returned %v", err)
+		}
+	case <-time.After(30 * time.Second): // a liveness bound, far below the hour's delay
+		t.Fatalf("serve waited out the drain delay with nothing to drain:\n%s", logs)
+	}
+	for _, want := range []string{`"msg":"draining","delay":"0s"`, `"msg":"index build stopped"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no %s in the log:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("a stopped build was logged as an error:\n%s", logs)
 	}
 }
 

@@ -204,9 +204,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	signal.Notify(again, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(again)
 	draining.Store(true)
-	logger.Info("draining", "delay", drainDelay.String(), "grace", shutdownTimeout.String(), "hint", "a second interrupt skips the delay")
+	delay := *drainDelay
+	if svc.Current() == nil {
+		// Never ready, so no load balancer routes here: nothing to drain
+		// (a pod stopped during a long first build stops at once).
+		delay = 0
+	}
+	logger.Info("draining", "delay", delay.String(), "grace", shutdownTimeout.String(), "hint", "a second interrupt skips the delay")
 	select {
-	case <-time.After(*drainDelay):
+	case <-time.After(delay):
 	case <-again:
 		logger.Info("drain cut short by a second signal")
 	case err := <-serveErr:

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -260,5 +262,41 @@ func TestFollowIsPaced(t *testing.T) {
 	time.Sleep(2 * gap) // room for a third rebuild, were the changes not merged
 	if n := loads.Load(); n != 2 {
 		t.Errorf("%d rebuilds for a change and three within the gap; want 2", n)
+	}
+}
+
+// A rebuild whose context ends (the process stopping, or the operator who
+// asked for it gone) stopped rather than failed: status keeps no error for
+// it, the failed-builds counter does not move, and the index serving
+// stays.
+func TestStoppedRebuildIsNoFailure(t *testing.T) {
+	p := &faultyProvider{}
+	p.srv = httptest.NewServer(p)
+	t.Cleanup(p.srv.Close)
+	emb := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: p.srv.URL + "/v1", APIKey: "sk-fault-test", Dimensions: 4, Timeout: time.Second})
+	reg := prometheus.NewRegistry()
+	svc := New(Config{Embedder: emb, Registerer: reg})
+	before := mustBuild(t, svc)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := svc.Build(ctx, editedSetup(t, defaultSetup(t))); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a rebuild with its context ended = %v, want context.Canceled", err)
+	}
+	if st := svc.Status(); st.LastError != "" || st.LastErrorAt != nil {
+		t.Errorf("status after a stopped rebuild: last_error %q at %v", st.LastError, st.LastErrorAt)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == "toolsearch_index_builds_total" && m.GetLabel()[0].GetValue() == "error" && m.GetCounter().GetValue() != 0 {
+				t.Errorf("failed builds counted: %v", m)
+			}
+		}
+	}
+	if svc.Current() != before {
+		t.Error("a stopped rebuild replaced the snapshot serving")
 	}
 }

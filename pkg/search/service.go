@@ -338,6 +338,13 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	took := s.cfg.Now().Sub(start)
 	s.metrics.buildSeconds.Observe(took.Seconds())
 	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped, not failed: the process is shutting down, or the
+			// operator who asked for the rebuild went away. Status keeps
+			// the last real error, and no alert counts this one.
+			s.logger.Info("index build stopped", "reason", ctx.Err())
+			return nil, err
+		}
 		s.metrics.builds.WithLabelValues("error").Inc()
 		s.recordError(err)
 		return nil, err
