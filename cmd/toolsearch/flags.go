@@ -225,6 +225,9 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 		if f.apiType != "openai" && f.apiType != "azure" {
 			return nil, fmt.Errorf("-embedding-api-type must be openai or azure, got %q", f.apiType)
 		}
+		if err := embedding.CheckBaseURL(f.baseURL); err != nil {
+			return nil, fmt.Errorf("-embedding-base-url: %w", err)
+		}
 		return embedding.NewOpenAI(embedding.OpenAIConfig{
 			APIType:    f.apiType,
 			APIVersion: f.apiVersion,

@@ -306,6 +306,8 @@ func TestServeBadConfig(t *testing.T) {
 		{"bad quantization", nil, []string{"-index-quantization", "int4"}, "-index-quantization must be none or binary"},
 		{"bad quantization env", map[string]string{"TOOLSEARCH_INDEX_QUANTIZATION": "pq"}, nil, `got "pq"`},
 		{"bad rescore", nil, []string{"-index-quantization", "binary", "-rescore", "0"}, "-rescore must be at least 1"},
+		{"base URL without a scheme", nil, []string{"-embedder", "openai", "-embedding-base-url", "localhost:11434/v1"}, `-embedding-base-url: "localhost:11434/v1" must begin http:// or https://`},
+		{"base URL with a query", map[string]string{"TOOLSEARCH_EMBEDDING_BASE_URL": "http://h.example/v1?key=q_secret"}, []string{"-embedder", "openai"}, `"http://h.example/v1" must not have a ?query`},
 		{"batch size too large", map[string]string{"TOOLSEARCH_EMBEDDING_BATCH_SIZE": "5000"}, []string{"-embedder", "openai"}, "-embedding-batch-size must be 1-2048, got 5000"},
 	}
 	for _, tt := range tests {

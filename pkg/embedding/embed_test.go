@@ -197,6 +197,28 @@ func TestInfoHidesSecrets(t *testing.T) {
 	}
 }
 
+// net/http's errors mask a URL's password but quote a user name whole,
+// and some gateways take their token as the user name.
+func TestErrorsHideBaseURLCredentials(t *testing.T) {
+	for _, base := range []string{"http://tok_secret_9@127.0.0.1:1/v1", "http://user:pw_secret_9@127.0.0.1:1/v1"} {
+		_, err := NewOpenAI(OpenAIConfig{BaseURL: base, MaxRetries: -1}).Embed(t.Context(), []string{"x"})
+		if err == nil {
+			t.Fatalf("Embed() through %s: no error from a closed port", base)
+		}
+		if strings.Contains(err.Error(), "secret_9") {
+			t.Errorf("Embed() error %q quotes the base URL's credentials", err)
+		}
+	}
+}
+
+func TestCheckBaseURL(t *testing.T) {
+	for raw, ok := range map[string]bool{"": true, "http://127.0.0.1:11434/v1": true, "http://h/v1?key=x": false, "h:1/v1": false} {
+		if err := CheckBaseURL(raw); (err == nil) != ok {
+			t.Errorf("CheckBaseURL(%q) = %v", raw, err)
+		}
+	}
+}
+
 func TestLocal(t *testing.T) {
 	docs := []string{
 		"create_issue: Open a new issue in a repository",

@@ -17,7 +17,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/toolsearch/toolsearch/pkg/internal/redirect"
+	"github.com/toolsearch/toolsearch/pkg/internal/endpoint"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -57,9 +57,22 @@ type OpenAIConfig struct {
 type OpenAI struct {
 	cfg    OpenAIConfig
 	client *openai.Client
+	// secrets are what errors must not show: the key, and the base URL's
+	// user info and query (a token as the user name is sent, and quoted
+	// by net/http's errors, as it is).
+	secrets []string
 	// floats is set once the provider refused encoding_format "base64":
 	// from then on it is asked for JSON floats.
 	floats atomic.Bool
+}
+
+// CheckBaseURL reports what keeps url from being a base URL for NewOpenAI,
+// which appends the API's paths to it (empty is the default, and fine).
+func CheckBaseURL(url string) error {
+	if url == "" {
+		return nil
+	}
+	return endpoint.Check(url, true)
 }
 
 // NewOpenAI returns a client for cfg.
@@ -113,10 +126,10 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 	if hc.CheckRedirect == nil {
 		// The key and every tool text and query go only to the provider's
 		// own origin.
-		hc.CheckRedirect = redirect.SameOrigin
+		hc.CheckRedirect = endpoint.SameOrigin
 	}
 	oc.HTTPClient = hc
-	return &OpenAI{cfg: cfg, client: openai.NewClientWithConfig(oc)}
+	return &OpenAI{cfg: cfg, client: openai.NewClientWithConfig(oc), secrets: append(redact.URLSecrets(cfg.BaseURL), cfg.APIKey)}
 }
 
 // Info describes the embedder; BaseURL is stripped of any credentials.
@@ -419,10 +432,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// scrub removes the configured key, and anything shaped like a key, from an
-// error's text, keeping its chain for errors.Is.
+// scrub removes the configured key and the base URL's credentials, and
+// anything shaped like a key, from an error's text, keeping its chain for
+// errors.Is.
 func (o *OpenAI) scrub(err error) error {
-	msg := redact.Text(err.Error(), o.cfg.APIKey)
+	msg := redact.Text(err.Error(), o.secrets...)
 	if msg == err.Error() {
 		return err
 	}

@@ -114,7 +114,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 
 // transport adds the upstream's configured headers (its credentials) to
 // each request, a redirected one too (so redirects stay within the
-// upstream's origin: redirect.SameOrigin), and bounds the answer of any
+// upstream's origin: endpoint.SameOrigin), and bounds the answer of any
 // request made under a readLimit.
 type transport struct {
 	headers map[string]string

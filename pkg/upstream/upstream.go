@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +25,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
-	"github.com/toolsearch/toolsearch/pkg/internal/redirect"
+	"github.com/toolsearch/toolsearch/pkg/internal/endpoint"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -181,13 +180,14 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 	m := &Manager{byName: map[string]*upstream{}, onChange: opts.OnChange, logger: opts.Logger.With("component", "upstream"), now: time.Now,
 		maxRead: opts.MaxResultBytes, budget: semaphore.NewWeighted(max(opts.ResultBudgetBytes, opts.MaxResultBytes))}
 	for _, c := range cfgs {
+		urlErr := endpoint.Check(c.URL, false)
 		switch {
 		case c.Name == "":
 			return nil, errors.New("upstream: name is required")
 		case m.byName[c.Name] != nil:
 			return nil, fmt.Errorf("upstream %q: name repeated", c.Name)
-		case !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://"):
-			return nil, fmt.Errorf("upstream %q: url must be http:// or https://, got %q", c.Name, redact.URL(c.URL))
+		case urlErr != nil:
+			return nil, fmt.Errorf("upstream %q: url %w", c.Name, urlErr)
 		case c.BreakerFailures < 0:
 			return nil, fmt.Errorf("upstream %q: breaker_failures must not be negative", c.Name)
 		case c.Health < 0:
@@ -215,7 +215,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		u := &upstream{cfg: c, secrets: secrets, changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: newBreaker(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
-			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport}, CheckRedirect: redirect.SameOrigin}}
+			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport}, CheckRedirect: endpoint.SameOrigin}}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
 			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {

@@ -354,3 +354,26 @@ func TestHealthTakesAnErrorForLife(t *testing.T) {
 		}
 	}
 }
+
+// An upstream that could never be called is refused at start-up, naming
+// it, and without quoting its URL's credentials.
+func TestNewRefusesBadConfig(t *testing.T) {
+	ok := Config{Name: "u", URL: "http://127.0.0.1:1/mcp"}
+	for _, tt := range []struct {
+		cfgs []Config
+		want string
+	}{
+		{[]Config{{URL: ok.URL}}, "name is required"},
+		{[]Config{ok, ok}, `upstream "u": name repeated`},
+		{[]Config{{Name: "u", URL: "127.0.0.1:1/mcp"}}, `upstream "u": url "127.0.0.1:1/mcp" must begin http:// or https://`},
+		{[]Config{{Name: "u", URL: "http://tok_secret_9@/mcp"}}, `upstream "u": url "http:///mcp" names no host`},
+		{[]Config{{Name: "u", URL: "http://h.example/mcp#x"}}, "must not have a #fragment"},
+		{[]Config{{Name: "u", URL: ok.URL, BreakerFailures: -1}}, "breaker_failures must not be negative"},
+		{[]Config{{Name: "u", URL: ok.URL, Health: -time.Second}}, "health_interval must not be negative"},
+	} {
+		_, err := New(tt.cfgs, Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "secret_9") {
+			t.Errorf("New(%+v) = %v, want an error saying %q", tt.cfgs, err, tt.want)
+		}
+	}
+}

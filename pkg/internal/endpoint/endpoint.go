@@ -1,0 +1,66 @@
+// Package endpoint guards the HTTP services the process calls with
+// credentials (upstream MCP servers, the embedding provider): their
+// configured URLs are checked once, at start-up, and their redirects are
+// followed only within the origin configured. net/http drops only
+// Authorization, Cookie and WWW-Authenticate on a redirect to another
+// domain, and only when they were set on the request, so a key in another
+// header (Azure's api-key) or one added by a transport below the client
+// would be handed to whatever host a redirect names.
+package endpoint
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/redact"
+)
+
+// Check reports what keeps raw from being the URL of a service to call:
+// it must parse as an absolute http or https URL naming a host, without a
+// fragment; and, when paths are appended to it (a base URL: base is
+// true), without a query either, which the path would land in. Its error
+// quotes raw without user info or query, where credentials hide.
+func Check(raw string, base bool) error {
+	quoted := redact.Echo(redact.URL(strings.SplitN(raw, "#", 2)[0]))
+	lower := strings.ToLower(raw)
+	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
+		return fmt.Errorf("%s must begin http:// or https://", quoted)
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		// url's own error quotes raw whole, secrets and all.
+		return fmt.Errorf("%s is not a URL", quoted)
+	case u.Host == "":
+		return fmt.Errorf("%s names no host", quoted)
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return fmt.Errorf("%s must not have a #fragment", quoted)
+	case base && (u.RawQuery != "" || u.ForceQuery):
+		return fmt.Errorf("%s must not have a ?query: the API's path is appended to it, and would land in the query", quoted)
+	}
+	return nil
+}
+
+// MaxRedirects is how many redirects SameOrigin follows.
+const MaxRedirects = 5
+
+// ErrOtherOrigin is the error of a redirect SameOrigin refused for its
+// destination; the client's error wraps it.
+var ErrOtherOrigin = errors.New("redirected to another origin: refused, credentials go only to the origin configured")
+
+// SameOrigin is an http.Client CheckRedirect that follows a redirect only
+// to the scheme, host and port of the chain's first request, at most MaxRedirects
+// times. Comparing with the first request, not the last, refuses a chain
+// that leaves and comes back at its first hop away.
+func SameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= MaxRedirects {
+		return fmt.Errorf("stopped after %d redirects", MaxRedirects)
+	}
+	if from := via[0].URL; req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
+		return ErrOtherOrigin
+	}
+	return nil
+}
