@@ -104,15 +104,7 @@ func TestResultBounds(t *testing.T) {
 	f := newFake(t, 0, 1)
 	big := strings.Repeat("x", 1<<20)
 	f.handle("huge", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text(big), nil })
-	m, err := New([]Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour}}, Options{MaxResultBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	m.WaitFirst(t.Context())
+	m := startWith(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour}}, Options{MaxResultBytes: 64 << 10})
 	for range 2 {
 		_, err := m.Call(t.Context(), "u", "huge", nil, CallOptions{})
 		if !errors.Is(err, ErrResultTooLarge) || !strings.Contains(err.Error(), "65536-byte limit") {
@@ -215,4 +207,22 @@ func TestProgressAndCancel(t *testing.T) {
 	if st := m.Status()[0]; st.CallsFailing || st.Failures != 0 {
 		t.Errorf("a cancelled call counted against the upstream: %+v", st)
 	}
+}
+
+// TestStreamEventBound: the session's GET stream, which no operation's
+// read limit covers, takes no event over the result limit either. An
+// upstream that sends one there breaks its session, as a stream gone bad,
+// and status says why; the SDK's own bound is 16 MiB an event.
+func TestStreamEventBound(t *testing.T) {
+	f := newFake(t, 0, 1)
+	m := startWith(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: 20 * time.Millisecond}}, Options{MaxResultBytes: 64 << 10})
+	big := &mcp.ProgressNotificationParams{ProgressToken: "nobody's", Progress: 1, Message: strings.Repeat("x", 128<<10)}
+	// Sent until it lands: the client opens its GET stream after connecting.
+	waitFor(t, "the oversized event to break the session", func() bool {
+		for ss := range f.srv.Sessions() {
+			ss.NotifyProgress(t.Context(), big)
+		}
+		time.Sleep(10 * time.Millisecond)
+		return strings.Contains(m.Status()[0].LastError, "exceeded 65536 bytes")
+	})
 }

@@ -137,9 +137,14 @@ type upstream struct {
 	secrets []string // what errors must not show: header values, URL user info and query
 	client  *mcp.Client
 	httpc   *http.Client
-	changed chan struct{} // list_changed arrived
-	asked   *rate.Limiter // the listings changed asks for
-	first   chan struct{} // closed after the first attempt, good or bad
+	// maxEvent bounds one server-sent event on any of the session's
+	// streams at the result limit: the GET stream, which no operation's
+	// readLimit covers, took 16 MiB events otherwise (the SDK's bound), and
+	// one upstream sending them held 80-140 MiB of a 256 MiB pod.
+	maxEvent int
+	changed  chan struct{} // list_changed arrived
+	asked    *rate.Limiter // the listings changed asks for
+	first    chan struct{} // closed after the first attempt, good or bad
 
 	mu            sync.Mutex
 	session       *mcp.ClientSession
@@ -212,7 +217,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		for _, v := range c.Headers {
 			secrets = append(secrets, v)
 		}
-		u := &upstream{cfg: c, secrets: secrets, changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), first: make(chan struct{}), state: "connecting",
+		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: newBreaker(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
 			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport}, CheckRedirect: endpoint.SameOrigin}}
@@ -442,7 +447,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		return cs, nil
 	}
 	cs, err := within(ctx, func(ctx context.Context) (*mcp.ClientSession, error) {
-		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpc, MaxRetries: -1}, nil)
+		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpc, MaxRetries: -1, MaxEventSize: u.maxEvent}, nil)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)

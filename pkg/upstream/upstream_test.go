@@ -96,7 +96,14 @@ func names(m *Manager) []string {
 
 func start(tb testing.TB, cfgs []Config, onChange func()) *Manager {
 	tb.Helper()
-	m, err := New(cfgs, Options{OnChange: onChange})
+	return startWith(tb, cfgs, Options{OnChange: onChange})
+}
+
+// startWith runs a Manager of cfgs under opts until the test ends, and
+// returns it once every upstream has been tried.
+func startWith(tb testing.TB, cfgs []Config, opts Options) *Manager {
+	tb.Helper()
+	m, err := New(cfgs, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
