@@ -8,6 +8,7 @@ package deploy
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -164,15 +165,22 @@ func TestOverlays(t *testing.T) {
 // tool, the BM25 postings, the catalog and the hints; for a rebuild, the
 // serving snapshot, the new one, and the analysis and counts between. The
 // local embedder's index keeps its vectors a second time, by column, while
-// they take at most 16 MiB (index.Matrix.WithColumns).
-func memoryFor(n, dim int, local bool) (steady, peak int64) {
+// they take at most 16 MiB (index.Matrix.WithColumns). Connections are
+// added once, not per snapshot: conns of them at 28 KiB each, what one
+// costs while a slow body is read (limits.max_connections).
+func memoryFor(n, dim int, local bool, conns int) (steady, peak int64) {
 	vectors := int64(n) * int64(dim) * 4
 	steady = vectors + int64(n)*3<<10 + 40<<20
 	if local && vectors <= 16<<20 {
 		steady += vectors
 	}
-	return steady, 2*steady + int64(n)*4<<10
+	peak = 2*steady + int64(n)*4<<10
+	held := int64(conns) * 28 << 10
+	return steady + held, peak + held
 }
+
+// connections is the most connections a config lets the API hold.
+func connections(l config.Limits) int { return cmp.Or(l.MaxConnections, config.DefaultMaxConnections) }
 
 // modelWidth is the width a config's embedder serves: dimensions when set,
 // else the model's own for the models whose width is known, else the
@@ -197,7 +205,10 @@ func local(e config.Embedding) bool { return e.Provider == "" || e.Provider == "
 func checkMemory(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap) {
 	t.Helper()
 	cfg, cat := parseConfigMap(t, cm)
-	steady, peak := memoryFor(cat.Len(), modelWidth(cfg.Embedding), local(cfg.Embedding))
+	if connections(cfg.Limits) < 0 {
+		t.Errorf("limits.max_connections is %d: no memory limit holds connections without a bound", cfg.Limits.MaxConnections)
+	}
+	steady, peak := memoryFor(cat.Len(), modelWidth(cfg.Embedding), local(cfg.Embedding), max(connections(cfg.Limits), 0))
 	limit := d.Spec.Template.Spec.Containers[0].Resources.Limits.Memory().Value()
 	if limit < peak {
 		t.Errorf("memory limit %d MiB, but %d tools at %d dimensions need %d MiB at their peak (%d MiB once built)",
@@ -224,7 +235,7 @@ func TestMemoryRule(t *testing.T) {
 		{10_000, 1536, false, 105, 221},
 		{100_000, 1536, false, 803, 1788},
 	} {
-		steady, peak := memoryFor(m.n, m.dim, m.local)
+		steady, peak := memoryFor(m.n, m.dim, m.local, 0) // measured with a few connections
 		if steady>>20 < m.rss || peak>>20 < m.peakSeen {
 			t.Errorf("n=%d dim=%d local=%v: rule %d/%d MiB, measured %d/%d MiB", m.n, m.dim, m.local, steady>>20, peak>>20, m.rss, m.peakSeen)
 		}

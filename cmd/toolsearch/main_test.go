@@ -286,6 +286,61 @@ func TestServeLocalCatalogFile(t *testing.T) {
 	}
 }
 
+// The API holds at most limits.max_connections connections: past it a
+// new one waits to be accepted, so slow clients cannot fill the pod's
+// memory, and the gauge shows the bound reached.
+func TestConnectionBound(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte("limits:\n  max_connections: 2\n"), 0o644)
+	base, logs, stop := startServe(t, map[string]string{"TOOLSEARCH_CONFIG": cfg})
+	defer stop()
+	metrics := metricsBase(t, logs)
+	open := func() string {
+		resp, err := http.Get(metrics + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return regexp.MustCompile(`(?m)^toolsearch_http_connections (\S+)$`).FindStringSubmatch(string(b))[1]
+	}
+	http.DefaultClient.CloseIdleConnections() // startServe's polling kept one
+	waitUntil(t, "the API's connections to close", func() bool { return open() == "0" })
+	var slow []net.Conn
+	for range 2 { // two clients that never finish their headers
+		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte("POST /mcp/tool-search HTTP/1.1\r\nHost: localhost\r\n"))
+		slow = append(slow, c)
+	}
+	waitUntil(t, "the gauge to count both", func() bool { return open() == "2" })
+	client := &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
+	if resp, err := client.Get(base + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a third connection was served (%s) with the bound of 2 held", resp.Status)
+	}
+	slow[0].Close()
+	client.Timeout = 10 * time.Second
+	resp, err := client.Get(base + "/healthz")
+	if err != nil {
+		t.Fatalf("with a connection freed: %v", err)
+	}
+	resp.Body.Close()
+}
+
+// waitUntil polls cond until it holds, failing the test after 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
 func TestServeBadConfig(t *testing.T) {
 	tests := []struct {
 		name string
@@ -308,6 +363,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"bad rescore", nil, []string{"-index-quantization", "binary", "-rescore", "0"}, "-rescore must be at least 1"},
 		{"base URL without a scheme", nil, []string{"-embedder", "openai", "-embedding-base-url", "localhost:11434/v1"}, `-embedding-base-url: "localhost:11434/v1" must begin http:// or https://`},
 		{"base URL with a query", map[string]string{"TOOLSEARCH_EMBEDDING_BASE_URL": "http://h.example/v1?key=q_secret"}, []string{"-embedder", "openai"}, `"http://h.example/v1" must not have a ?query`},
+		{"connection bound below -1", nil, []string{"-config", "testdata/max-connections.yaml"}, "limits.max_connections must be -1 (no bound) or more, got -2"},
 		{"batch size too large", map[string]string{"TOOLSEARCH_EMBEDDING_BATCH_SIZE": "5000"}, []string{"-embedder", "openai"}, "-embedding-batch-size must be 1-2048, got 5000"},
 	}
 	for _, tt := range tests {

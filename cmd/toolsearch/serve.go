@@ -21,6 +21,7 @@ import (
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"golang.org/x/net/netutil"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
@@ -160,6 +161,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	// Connections are bounded before anything is read from them: 8,000
+	// slow bodies from one client held 223 MiB of a 256 MiB pod. Past
+	// the bound, new connections wait in the kernel's queue.
+	if n := cmp.Or(file.Limits.MaxConnections, config.DefaultMaxConnections); n > 0 {
+		ln = netutil.LimitListener(ln, n)
+	}
 	var draining atomic.Bool
 	srv := &http.Server{
 		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining, file.Limits, *anyHost)),
@@ -170,6 +177,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ReadTimeout:    30 * time.Second,
 		IdleTimeout:    2 * time.Minute,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ConnState:      httpapi.CountConnections(reg),
 	}
 	srv.RegisterOnShutdown(mcpSrv.EndStreams)
 	logger.Info("listening", "addr", ln.Addr().String(), "console", consoleURL(ln.Addr()), "version", versionString(),

@@ -118,7 +118,17 @@ type Limits struct {
 	// MiB when 0). A call over either gets an isError naming the limit.
 	UpstreamMaxResultBytes    int64 `json:"upstream_max_result_bytes"`
 	UpstreamResultBudgetBytes int64 `json:"upstream_result_budget_bytes"`
+	// MaxConnections bounds the API listener's open connections
+	// (DefaultMaxConnections when 0, none when -1); past it, new ones wait
+	// to be accepted. Each costs up to about 25 KiB (a slow body being
+	// read), so the bound is also one on memory.
+	MaxConnections int `json:"max_connections"`
 }
+
+// DefaultMaxConnections is limits.max_connections when unset: room for
+// the MCP sessions' event streams (1,000 at most by default) and as many
+// more requests, at most about 50 MiB.
+const DefaultMaxConnections = 2048
 
 // Upstream is a live MCP server (Streamable HTTP). Header values may name
 // environment variables as ${VAR}, so tokens stay out of the file.
@@ -286,6 +296,9 @@ func (f *File) check() error {
 	}
 	if b := f.Embedding.BatchSize; b < 0 || b > 2048 {
 		return fmt.Errorf("embedding.batch_size must be 1-2048, got %d", b)
+	}
+	if f.Limits.MaxConnections < -1 {
+		return fmt.Errorf("limits.max_connections must be -1 (no bound) or more, got %d", f.Limits.MaxConnections)
 	}
 	if err := f.Learning.check(); err != nil {
 		return err

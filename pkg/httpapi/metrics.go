@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -83,4 +84,21 @@ func (m *metrics) instrument(next http.Handler) http.Handler {
 		}
 		m.logger.LogAttrs(r.Context(), level, "request", attrs...)
 	})
+}
+
+// CountConnections is an http.Server ConnState hook that keeps a gauge of
+// the server's open connections, so that an operator sees it come to
+// limits.max_connections.
+func CountConnections(reg prometheus.Registerer) func(net.Conn, http.ConnState) {
+	open := promauto.With(reg).NewGauge(prometheus.GaugeOpts{
+		Name: "toolsearch_http_connections", Help: "Open connections to the API listener (limits.max_connections bounds them).",
+	})
+	return func(_ net.Conn, state http.ConnState) {
+		switch state {
+		case http.StateNew:
+			open.Inc()
+		case http.StateClosed, http.StateHijacked:
+			open.Dec()
+		}
+	}
 }
