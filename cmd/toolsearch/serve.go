@@ -298,6 +298,9 @@ func consoleURL(addr net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port) + "/console/"
 }
 
+// maxMetricsConnections bounds the metrics listener's connections.
+const maxMetricsConnections = 64
+
 // serveMetrics serves /metrics on addr, a listener apart from the API's
 // (nil, with a nil channel, when addr is "off"). A taken port fails here.
 func serveMetrics(addr string, g prometheus.Gatherer, logger *slog.Logger) (*http.Server, <-chan error, error) {
@@ -308,6 +311,9 @@ func serveMetrics(addr string, g prometheus.Gatherer, logger *slog.Logger) (*htt
 	if err != nil {
 		return nil, nil, fmt.Errorf("metrics listen: %w", err)
 	}
+	// Scrapers and probes hold a connection or two: the bound keeps slow
+	// clients from holding memory here as on the API's listener.
+	ln = netutil.LimitListener(ln, maxMetricsConnections)
 	srv := &http.Server{Handler: httpapi.NewMetricsServer(g, logger), ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10,
 		ReadTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	logger.Info("metrics listening", "addr", ln.Addr().String())
