@@ -230,6 +230,11 @@ func handleServers(logger *slog.Logger, svc *search.Service) http.Handler {
 // handleCatalog reports the caller's tools with their lint findings and
 // self-retrieval misses: where an operator fixes a description.
 func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
+	// One report at a time, written before the next is made: a report on
+	// 100,000 tools allocates over 100 MB and answers 28, and 40 asked at
+	// once took the process past 5 GB. Callers wait their turn for as long
+	// as their request lasts.
+	turn := make(chan struct{}, 1)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		servers := r.URL.Query()["server"] // checked by the route's query middleware
 		if len(servers) > maxCatalogServers {
@@ -240,6 +245,12 @@ func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
 		// call beyond the request's own: one more unit of work.
 		if !charge(w, r, 1) {
 			return
+		}
+		select {
+		case turn <- struct{}{}:
+			defer func() { <-turn }()
+		case <-r.Context().Done():
+			return // the caller went away while it waited
 		}
 		rep, err := inspect.Catalog(r.Context(), svc, access.CallerFrom(r.Context()), servers)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
 )
@@ -17,6 +18,9 @@ import (
 // answers (JSON-RPC results and errors) and event streams pass untouched.
 func mcpErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Streams, a GET's and a call's, last as long as they need:
+		// WriteTimeout is not theirs.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		ew := &errorWriter{ResponseWriter: w}
 		if r.Method == http.MethodPost && encoded(r.Header) != "" {
 			// The SDK would read a compressed body as JSON, and a plain one

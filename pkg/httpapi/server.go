@@ -4,12 +4,14 @@
 package httpapi
 
 import (
+	"cmp"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -51,6 +53,9 @@ type Options struct {
 	// bursts of SearchBurst. 0: no limit.
 	SearchRate  float64
 	SearchBurst int
+	// WriteTimeout bounds how long an answer may take to be written, but
+	// on /mcp; DefaultWriteTimeout when 0.
+	WriteTimeout time.Duration
 	// AnyHost serves a request that reached a loopback address whatever
 	// Host it names (see localHost): for a proxy that connects over
 	// loopback, at the price of the protection against DNS rebinding.
@@ -65,7 +70,7 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	m := newMetrics(opts.Registerer, opts.Logger)
 	r := chi.NewRouter()
 	// HEAD is answered wherever GET is (load balancers probe with it).
-	r.Use(requestID, m.instrument, recoverer(opts.Logger))
+	r.Use(requestID, m.instrument, recoverer(opts.Logger), writeWithin(cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)))
 	if !opts.AnyHost {
 		r.Use(localHost(opts.Logger))
 	}
@@ -74,6 +79,25 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	r.MethodNotAllowed(methodNotAllowed(opts.Logger, r))
 	addRoutes(r, opts, svc)
 	return r
+}
+
+// DefaultWriteTimeout bounds how long an answer may take to be written: a
+// client that stops reading lets go of it, and of the snapshot it was
+// made from, then. /mcp clears it: its event streams last as long as the
+// session or the call.
+const DefaultWriteTimeout = 30 * time.Second
+
+// writeWithin sets the connection's write deadline d from the request's
+// start. The server has no WriteTimeout, which would end MCP's streams,
+// so without this a client that never reads held its answer (28 MB for
+// the catalog of 100,000 tools) for as long as it kept the connection.
+func writeWithin(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // localHost refuses a request that reached a loopback address under

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/config"
@@ -618,5 +619,80 @@ func TestLoopbackNeedsALoopbackHost(t *testing.T) {
 		if resp.StatusCode != tt.want || (tt.want == 403 && !strings.Contains(string(body), `"code":"forbidden_host"`)) {
 			t.Errorf("%s %s with Host %s = %d %.200s, want %d", tt.method, tt.path, tt.host, resp.StatusCode, body, tt.want)
 		}
+	}
+}
+
+// An answer written after WriteTimeout is cut off, so a client that stops
+// reading lets go of what it was sent; /mcp, whose streams last as long
+// as they need, is not held to it.
+func TestWriteTimeout(t *testing.T) {
+	late := func() { time.Sleep(300 * time.Millisecond) }
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewServer(svc, Options{WriteTimeout: 100 * time.Millisecond,
+		Noop: func(search.Request) []byte { late(); return []byte("{}\n") },
+		MCP:  http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { late(); io.WriteString(w, "streamed") }),
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Post(srv.URL+"/noop", "application/json", strings.NewReader(`{"query":"x"}`))
+	if err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Errorf("an answer written after the write timeout arrived: %d %q", resp.StatusCode, b)
+	}
+	resp, err = client.Get(srv.URL + "/mcp")
+	if err != nil {
+		t.Fatalf("/mcp past the write timeout: %v", err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); string(b) != "streamed" {
+		t.Errorf("/mcp past the write timeout = %d %q, want its stream whole", resp.StatusCode, b)
+	}
+}
+
+// blockedWriter is a client that stops reading: Write waits until
+// released.
+type blockedWriter struct {
+	*httptest.ResponseRecorder
+	writing, release chan struct{}
+}
+
+func (w *blockedWriter) Write(b []byte) (int, error) {
+	close(w.writing)
+	<-w.release
+	return w.ResponseRecorder.Write(b)
+}
+
+// Catalog reports are made one at a time, each written before the next
+// is made: a report of a large catalog allocates hundreds of MB, and 40
+// asked at once took the process past 5 GB. One held by a client that
+// does not read keeps the next waiting, and a caller that gives up while
+// it waits gets nothing made for it.
+func TestCatalogReportsOneAtATime(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	first := &blockedWriter{httptest.NewRecorder(), make(chan struct{}), make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(first, httptest.NewRequest("GET", "/mcp/tool-search/catalog", nil))
+	}()
+	<-first.writing
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	waited := httptest.NewRecorder()
+	h.ServeHTTP(waited, httptest.NewRequest("GET", "/mcp/tool-search/catalog", nil).WithContext(ctx))
+	if waited.Body.Len() != 0 {
+		t.Errorf("a report was made beside one being written: %d %.100s", waited.Code, waited.Body)
+	}
+	close(first.release)
+	<-done
+	if first.Code != 200 || !strings.Contains(first.Body.String(), `"tools"`) {
+		t.Errorf("the first report = %d %.100s", first.Code, first.Body)
+	}
+	if rec := do(h, "GET", "/mcp/tool-search/catalog", "", ""); rec.Code != 200 {
+		t.Errorf("a report after = %d %.100s", rec.Code, rec.Body)
 	}
 }
