@@ -120,14 +120,14 @@ type Limits struct {
 	UpstreamResultBudgetBytes int64 `json:"upstream_result_budget_bytes"`
 	// MaxConnections bounds the API listener's open connections
 	// (DefaultMaxConnections when 0, none when -1); past it, new ones wait
-	// to be accepted. Each costs up to about 25 KiB (a slow body being
+	// to be accepted. Each costs up to about 28 KiB (a slow body being
 	// read), so the bound is also one on memory.
 	MaxConnections int `json:"max_connections"`
 }
 
 // DefaultMaxConnections is limits.max_connections when unset: room for
 // the MCP sessions' event streams (1,000 at most by default) and as many
-// more requests, at most about 50 MiB.
+// more requests, at most about 56 MiB.
 const DefaultMaxConnections = 2048
 
 // Upstream is a live MCP server (Streamable HTTP). Header values may name
