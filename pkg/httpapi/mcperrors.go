@@ -16,12 +16,16 @@ import (
 // the code a JSON-RPC number): at most maxMCPError bytes of message, with
 // quoted input removed, and the reason and request id in data. JSON
 // answers (JSON-RPC results and errors) and event streams pass untouched.
-func mcpErrors(next http.Handler) http.Handler {
+//
+// Streams, a GET's and a call's, last as long as they need, so the
+// request's write deadline is not theirs; each write gets writeIdle
+// instead: a client that takes nothing of a stream for that long loses
+// it, and with it what was being sent (up to a 4 MiB call result).
+func mcpErrors(next http.Handler, writeIdle time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Streams, a GET's and a call's, last as long as they need:
-		// WriteTimeout is not theirs.
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-		ew := &errorWriter{ResponseWriter: w}
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Time{})
+		ew := &errorWriter{ResponseWriter: w, rc: rc, idle: writeIdle}
 		if r.Method == http.MethodPost && encoded(r.Header) != "" {
 			// The SDK would read a compressed body as JSON, and a plain one
 			// labelled compressed as plain.
@@ -90,7 +94,12 @@ type errorWriter struct {
 	http.ResponseWriter
 	status int // set when an error answer is held back
 	text   strings.Builder
+	rc     *http.ResponseController
+	idle   time.Duration // the longest one write or flush may wait on the client
 }
+
+// within gives the next write or flush e.idle to reach the client.
+func (e *errorWriter) within() { _ = e.rc.SetWriteDeadline(time.Now().Add(e.idle)) }
 
 func (e *errorWriter) WriteHeader(code int) {
 	if code >= 400 && !strings.HasPrefix(e.Header().Get("Content-Type"), "application/json") && e.status == 0 {
@@ -109,11 +118,13 @@ func (e *errorWriter) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
+	e.within()
 	return e.ResponseWriter.Write(p)
 }
 
 func (e *errorWriter) Flush() {
 	if f, ok := e.ResponseWriter.(http.Flusher); ok && e.status == 0 {
+		e.within()
 		f.Flush()
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -35,7 +36,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 			r.With(none).Method(http.MethodPost, "/noop", handleNoop(logger, opts.Noop)) // load tests' baseline
 		}
 		if opts.MCP != nil {
-			r.Handle("/mcp", mcpErrors(opts.MCP)) // Streamable HTTP: POST, GET (event stream), DELETE
+			r.Handle("/mcp", mcpErrors(opts.MCP, cmp.Or(opts.WriteTimeout, DefaultWriteTimeout))) // Streamable HTTP: POST, GET (event stream), DELETE
 		}
 	})
 	if opts.Noop != nil {

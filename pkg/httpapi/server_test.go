@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -623,17 +624,34 @@ func TestLoopbackNeedsALoopbackHost(t *testing.T) {
 }
 
 // An answer written after WriteTimeout is cut off, so a client that stops
-// reading lets go of what it was sent; /mcp, whose streams last as long
-// as they need, is not held to it.
+// reading lets go of what it was sent. /mcp's streams last as long as they
+// need, but each write gets WriteTimeout to reach the client: one that
+// takes nothing of a stream for that long loses it.
 func TestWriteTimeout(t *testing.T) {
 	late := func() { time.Sleep(300 * time.Millisecond) }
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
 	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
 		t.Fatal(err)
 	}
+	streamErr := make(chan error, 1)
 	srv := httptest.NewServer(NewServer(svc, Options{WriteTimeout: 100 * time.Millisecond,
 		Noop: func(search.Request) []byte { late(); return []byte("{}\n") },
-		MCP:  http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { late(); io.WriteString(w, "streamed") }),
+		MCP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				late()
+				io.WriteString(w, "streamed")
+				return
+			}
+			chunk := make([]byte, 64<<10)
+			for range 4096 { // 256 MiB: more than any socket buffers
+				if _, err := w.Write(chunk); err != nil {
+					streamErr <- err
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+			streamErr <- nil
+		}),
 	}))
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
@@ -650,6 +668,21 @@ func TestWriteTimeout(t *testing.T) {
 	defer resp.Body.Close()
 	if b, _ := io.ReadAll(resp.Body); string(b) != "streamed" {
 		t.Errorf("/mcp past the write timeout = %d %q, want its stream whole", resp.StatusCode, b)
+	}
+	// A client that asks and never reads.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+	select {
+	case err := <-streamErr:
+		if err == nil {
+			t.Error("256 MiB went to a client that read none of it")
+		}
+	case <-time.After(20 * time.Second): // a liveness bound
+		t.Fatal("a stream to a client that reads nothing held its writer")
 	}
 }
 
