@@ -297,13 +297,40 @@ func (f *File) check() error {
 	if b := f.Embedding.BatchSize; b < 0 || b > 2048 {
 		return fmt.Errorf("embedding.batch_size must be 1-2048, got %d", b)
 	}
-	if f.Limits.MaxConnections < -1 {
-		return fmt.Errorf("limits.max_connections must be -1 (no bound) or more, got %d", f.Limits.MaxConnections)
+	if err := f.Limits.check(); err != nil {
+		return err
 	}
 	if err := f.Learning.check(); err != nil {
 		return err
 	}
 	return f.MCP.check(time.Duration(f.Limits.MCPSessionIdle))
+}
+
+// check refuses a negative limit, which would otherwise take the default
+// as 0 does: mcp_max_sessions: -5 served 1,000 sessions. Only
+// search_rate and max_connections take -1, for none.
+func (l Limits) check() error {
+	for _, c := range []struct {
+		key string
+		v   int64
+	}{
+		{"mcp_max_sessions", int64(l.MCPMaxSessions)},
+		{"mcp_max_sessions_per_key", int64(l.MCPMaxSessionsPerKey)},
+		{"search_burst", int64(l.SearchBurst)},
+		{"upstream_max_result_bytes", l.UpstreamMaxResultBytes},
+		{"upstream_result_budget_bytes", l.UpstreamResultBudgetBytes},
+	} {
+		if c.v < 0 {
+			return fmt.Errorf("limits.%s must not be negative (0 takes the default), got %d", c.key, c.v)
+		}
+	}
+	if l.SearchRate < 0 && l.SearchRate != -1 {
+		return fmt.Errorf("limits.search_rate must be -1 (no limit) or more, got %g", l.SearchRate)
+	}
+	if l.MaxConnections < -1 {
+		return fmt.Errorf("limits.max_connections must be -1 (no bound) or more, got %d", l.MaxConnections)
+	}
+	return nil
 }
 
 func (l Learning) check() error {

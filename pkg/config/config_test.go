@@ -53,6 +53,14 @@ search: {query_timeout: 750ms}
 		{"confirm outlives the session", "mcp: {confirm_timeout: 5m}\nlimits: {mcp_session_idle: 5m}", "mcp.confirm_timeout (5m0s) must be shorter than limits.mcp_session_idle (5m0s)"},
 		{"confirm outlives the default session", "mcp: {confirm_timeout: 11m}", "must be shorter than limits.mcp_session_idle (10m0s)"},
 		{"unknown mcp key", "mcp: {expose_core: true}", `key "expose_core" in .mcp is unknown`},
+		{"negative sessions", "limits: {mcp_max_sessions: -5}", "limits.mcp_max_sessions must not be negative (0 takes the default), got -5"},
+		{"negative sessions per key", "limits: {mcp_max_sessions_per_key: -1}", "limits.mcp_max_sessions_per_key must not be negative"},
+		{"negative idle", "limits: {mcp_session_idle: -1m}", `want a duration such as "2s", got "-1m"`},
+		{"negative burst", "limits: {search_burst: -3}", "limits.search_burst must not be negative"},
+		{"negative result bytes", "limits: {upstream_max_result_bytes: -1}", "limits.upstream_max_result_bytes must not be negative"},
+		{"negative budget", "limits: {upstream_result_budget_bytes: -1}", "limits.upstream_result_budget_bytes must not be negative"},
+		{"search rate below -1", "limits: {search_rate: -0.5}", "limits.search_rate must be -1 (no limit) or more, got -0.5"},
+		{"connections below -1", "limits: {max_connections: -2}", "limits.max_connections must be -1 (no bound) or more, got -2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
