@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
 )
 
@@ -191,16 +193,17 @@ type Duration time.Duration
 // UnmarshalJSON reads a Go duration string.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("want a duration such as \"2s\", got %s", b)
-	}
+	_ = json.Unmarshal(b, &s)
 	v, err := time.ParseDuration(s)
 	if err != nil || v < 0 {
-		return fmt.Errorf("want a duration such as \"2s\", got %q", s)
+		// A type error, so that encoding/json adds the key's path.
+		return &json.UnmarshalTypeError{Value: redact.Clip(string(b), redact.MaxEcho, "…"), Type: durationType}
 	}
 	*d = Duration(v)
 	return nil
 }
+
+var durationType = reflect.TypeFor[Duration]()
 
 // MarshalJSON writes the duration as a string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
@@ -241,7 +244,10 @@ func Parse(source string, data []byte) (*File, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
+		switch {
+		case errors.As(err, &te) && te.Type == durationType:
+			return nil, fmt.Errorf("config %s: key %q: want a duration such as \"2s\", got %s", source, te.Field, te.Value)
+		case errors.As(err, &te):
 			return nil, fmt.Errorf("config %s: key %q: want %s, got %s", source, te.Field, te.Type, te.Value)
 		}
 		return nil, fmt.Errorf("config %s: %w", source, err)
