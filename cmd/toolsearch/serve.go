@@ -169,7 +169,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	var draining atomic.Bool
 	srv := &http.Server{
-		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining, file.Limits, *anyHost)),
+		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining, &file, *anyHost)),
 		ReadHeaderTimeout: 5 * time.Second,
 		// Headers carry a key and a few short values; net/http's 1 MiB
 		// default lets each request hold a megabyte of method or path.
@@ -353,9 +353,9 @@ const (
 	defaultSearchBurst = 100
 )
 
-func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, lim config.Limits, anyHost bool) httpapi.Options {
+func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, file *config.File, anyHost bool) httpapi.Options {
 	o := httpapi.Options{Logger: logger, Registerer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), Draining: draining,
-		SearchRate: lim.SearchRate, SearchBurst: lim.SearchBurst, AnyHost: anyHost}
+		SearchRate: file.Limits.SearchRate, SearchBurst: file.Limits.SearchBurst, AnyHost: anyHost, TrustedProxies: file.Auth.Proxies()}
 	switch {
 	case o.SearchRate == 0:
 		o.SearchRate = defaultSearchRate

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"reflect"
 	"regexp"
@@ -154,6 +155,40 @@ type Template struct {
 // Auth lists the API keys accepted by the search endpoints.
 type Auth struct {
 	Keys []Key `json:"keys"`
+	// TrustedProxies are the addresses (CIDR prefixes) of the proxies in
+	// front of the service, an ingress say: for a request from one of
+	// them, the anonymous caller is the address X-Forwarded-For names
+	// last that is not a trusted proxy. Without them every caller behind
+	// an ingress is the ingress: one throttle budget, and one caller to
+	// learning, which then never hears from two.
+	TrustedProxies []string `json:"trusted_proxies"`
+}
+
+// Proxies parses TrustedProxies (checked by Parse).
+func (a Auth) Proxies() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(a.TrustedProxies))
+	for _, s := range a.TrustedProxies {
+		if p, err := parsePrefix(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parsePrefix reads a CIDR prefix, or a bare address as its own /32 or
+// /128.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	if p.Addr().Is4In6() && p.Bits() >= 96 {
+		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+	}
+	return p.Masked(), nil
 }
 
 // Key is one API key and what it may see. The key itself never appears in
@@ -302,6 +337,11 @@ func (f *File) check() error {
 	}
 	if b := f.Embedding.BatchSize; b < 0 || b > 2048 {
 		return fmt.Errorf("embedding.batch_size must be 1-2048, got %d", b)
+	}
+	for i, s := range f.Auth.TrustedProxies {
+		if _, err := parsePrefix(s); err != nil {
+			return fmt.Errorf("auth.trusted_proxies[%d]: want an address or CIDR prefix such as 10.0.0.0/8, got %s", i, redact.Echo(s))
+		}
 	}
 	if err := f.Limits.check(); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,7 @@ search: {query_timeout: 750ms}
 		{"confirm outlives the session", "mcp: {confirm_timeout: 5m}\nlimits: {mcp_session_idle: 5m}", "mcp.confirm_timeout (5m0s) must be shorter than limits.mcp_session_idle (5m0s)"},
 		{"confirm outlives the default session", "mcp: {confirm_timeout: 11m}", "must be shorter than limits.mcp_session_idle (10m0s)"},
 		{"unknown mcp key", "mcp: {expose_core: true}", `key "expose_core" in .mcp is unknown`},
+		{"bad trusted proxy", "auth: {trusted_proxies: [10.0.0.0/8, 10.0.0.0/33]}", "auth.trusted_proxies[1]: want an address or CIDR prefix such as 10.0.0.0/8, got \"10.0.0.0/33\""},
 		{"negative sessions", "limits: {mcp_max_sessions: -5}", "limits.mcp_max_sessions must not be negative (0 takes the default), got -5"},
 		{"negative sessions per key", "limits: {mcp_max_sessions_per_key: -1}", "limits.mcp_max_sessions_per_key must not be negative"},
 		{"negative idle", "limits: {mcp_session_idle: -1m}", `key "limits.mcp_session_idle": want a duration such as "2s", got "-1m"`},
@@ -139,5 +141,19 @@ func TestSourceParsesOnce(t *testing.T) {
 	def, err := (&Source{Getenv: func(string) string { return "" }}).Load()
 	if err != nil || len(def.Core) == 0 || def.Catalog.Len() == 0 {
 		t.Errorf("default Load = %+v, %v", def, err)
+	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	f, err := Parse("c.yaml", []byte("auth: {trusted_proxies: [10.1.2.3/8, 192.0.2.1, '::ffff:10.0.0.0/104', '2001:db8::/32']}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range f.Auth.Proxies() {
+		got = append(got, p.String())
+	}
+	if want := "[10.0.0.0/8 192.0.2.1/32 10.0.0.0/8 2001:db8::/32]"; fmt.Sprint(got) != want {
+		t.Errorf("Proxies() = %v, want %s", got, want)
 	}
 }

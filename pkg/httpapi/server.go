@@ -53,6 +53,9 @@ type Options struct {
 	// bursts of SearchBurst. 0: no limit.
 	SearchRate  float64
 	SearchBurst int
+	// TrustedProxies are the proxies whose X-Forwarded-For names an
+	// anonymous caller (see clientHost).
+	TrustedProxies []netip.Prefix
 	// WriteTimeout bounds how long an answer may take to be written, but
 	// on /mcp; DefaultWriteTimeout when 0.
 	WriteTimeout time.Duration

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,7 +25,7 @@ const maxAnonymousBuckets = 4096
 // bursts of burst, so that uncached queries cannot turn into unbounded
 // embedding-provider calls. Without keys (anonymous), each client address
 // has its own budget. Over it: 429 with Retry-After.
-func throttle(rps float64, burst int) func(http.Handler) http.Handler {
+func throttle(rps float64, burst int, trusted []netip.Prefix) func(http.Handler) http.Handler {
 	if rps <= 0 {
 		return func(next http.Handler) http.Handler { return next }
 	}
@@ -44,7 +45,7 @@ func throttle(rps float64, burst int) func(http.Handler) http.Handler {
 			}
 			return l
 		}
-		host := clientHost(r)
+		host := clientHost(r, trusted)
 		l, ok := anon.Get(host)
 		if !ok {
 			l = rate.NewLimiter(rate.Limit(rps), burst)
@@ -100,7 +101,13 @@ func charge(w http.ResponseWriter, r *http.Request, n int) bool {
 // rotate by themselves), so an address alone would make one client as
 // many callers as it likes: as many budgets, and as many of the distinct
 // callers learning asks for before a word counts.
-func clientHost(r *http.Request) string {
+//
+// A request from a trusted proxy comes from the address X-Forwarded-For
+// names last that is not a trusted proxy itself: each proxy appends the
+// address it heard from, so the entries left of the last untrusted one
+// are whatever the client chose to send. From anyone else the header is
+// ignored.
+func clientHost(r *http.Request, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
@@ -110,9 +117,53 @@ func clientHost(r *http.Request) string {
 		return host
 	}
 	ip = ip.Unmap().WithZone("")
+	if isTrusted(ip, trusted) {
+		ip = forwardedFor(r.Header.Values("X-Forwarded-For"), ip, trusted)
+	}
 	if ip.Is4() {
 		return ip.String()
 	}
 	p, _ := ip.Prefix(64)
 	return p.String()
+}
+
+// maxForwarded bounds the X-Forwarded-For entries read, from the right:
+// more proxies than this in front of one service is a header made up.
+const maxForwarded = 16
+
+// forwardedFor is the address the values of X-Forwarded-For name last
+// that is not trusted, or, when every one is, the first of them; from,
+// the trusted proxy's own, when none parses.
+func forwardedFor(values []string, from netip.Addr, trusted []netip.Prefix) netip.Addr {
+	seen := 0
+	for i := len(values) - 1; i >= 0; i-- {
+		v := values[i]
+		for v != "" && seen < maxForwarded {
+			var entry string
+			if j := strings.LastIndexByte(v, ','); j >= 0 {
+				v, entry = v[:j], v[j+1:]
+			} else {
+				v, entry = "", v
+			}
+			seen++
+			ip, err := netip.ParseAddr(strings.TrimSpace(entry))
+			if err != nil {
+				return from // a malformed chain: no entry in it can be trusted
+			}
+			from = ip.Unmap().WithZone("")
+			if !isTrusted(from, trusted) {
+				return from
+			}
+		}
+	}
+	return from
+}
+
+func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -84,8 +85,45 @@ func TestClientHost(t *testing.T) {
 	} {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.RemoteAddr = tc.remote
-		if got := clientHost(r); got != tc.want {
+		r.Header.Set("X-Forwarded-For", "192.0.2.7") // from no trusted proxy: ignored
+		if got := clientHost(r, nil); got != tc.want {
 			t.Errorf("clientHost(%q) = %q, want %q", tc.remote, got, tc.want)
+		}
+	}
+}
+
+// TestClientHostBehindProxies: from a trusted proxy, the caller is the
+// address X-Forwarded-For names last that is not a trusted proxy; what a
+// client puts left of it, or sends to the service directly, counts for
+// nothing.
+func TestClientHostBehindProxies(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
+	many := strings.Repeat("10.0.0.9, ", 40) + "10.0.0.9"
+	for _, tc := range []struct {
+		name, remote string
+		xff          []string
+		want         string
+	}{
+		{"a client through the ingress", "10.0.0.5:1", []string{"198.51.100.4"}, "198.51.100.4"},
+		{"two proxies", "10.0.0.5:1", []string{"198.51.100.4, 10.1.2.3"}, "198.51.100.4"},
+		{"a forged entry left of the real one", "10.0.0.5:1", []string{"203.0.113.66, 198.51.100.4"}, "198.51.100.4"},
+		{"headers in two lines", "10.0.0.5:1", []string{"203.0.113.66", "198.51.100.4, 10.1.2.3"}, "198.51.100.4"},
+		{"no header", "10.0.0.5:1", nil, "10.0.0.5"},
+		{"every entry a proxy", "10.0.0.5:1", []string{"10.9.9.9, 10.1.2.3"}, "10.9.9.9"},
+		{"a malformed entry", "10.0.0.5:1", []string{"198.51.100.4, not-an-ip"}, "10.0.0.5"},
+		{"an entry with a port", "10.0.0.5:1", []string{"198.51.100.4:5555"}, "10.0.0.5"},
+		{"IPv6 client, its /64", "[2001:db8:ffff::1]:1", []string{"2001:db8:1:2::77"}, "2001:db8:1:2::/64"},
+		{"IPv4-mapped", "[::ffff:10.0.0.5]:1", []string{"::ffff:198.51.100.4"}, "198.51.100.4"},
+		{"the header from an untrusted address", "198.51.100.9:1", []string{"203.0.113.66"}, "198.51.100.9"},
+		{"more entries than are read", "10.0.0.5:1", []string{"203.0.113.66, " + many}, "10.0.0.9"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = tc.remote
+		for _, v := range tc.xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		if got := clientHost(r, trusted); got != tc.want {
+			t.Errorf("%s: clientHost = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
