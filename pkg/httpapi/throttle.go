@@ -146,7 +146,7 @@ func forwardedFor(values []string, from netip.Addr, trusted []netip.Prefix) neti
 				v, entry = "", v
 			}
 			seen++
-			ip, err := netip.ParseAddr(strings.TrimSpace(entry))
+			ip, err := forwardedAddr(strings.TrimSpace(entry))
 			if err != nil {
 				return from // a malformed chain: no entry in it can be trusted
 			}
@@ -157,6 +157,16 @@ func forwardedFor(values []string, from netip.Addr, trusted []netip.Prefix) neti
 		}
 	}
 	return from
+}
+
+// forwardedAddr reads one X-Forwarded-For entry: an address, or one with
+// a port as some proxies write it (198.51.100.4:5555, [2001:db8::1]:443).
+func forwardedAddr(entry string) (netip.Addr, error) {
+	if ip, err := netip.ParseAddr(entry); err == nil {
+		return ip, nil
+	}
+	ap, err := netip.ParseAddrPort(entry)
+	return ap.Addr(), err
 }
 
 func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
