@@ -142,10 +142,12 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 		default:
 			add(Error, "input-schema", `inputSchema's type is %s, not "object": MCP clients that validate tools/list (the TypeScript SDK's do) refuse the whole list, and toolsearch does not list the tool as itself`, typ)
 		}
-		if missing := undescribedParams(top.Properties); len(missing) > 0 {
+		var props map[string]json.RawMessage
+		propsOK := decodeIfAny(top.Properties, &props) // once, for both checks
+		if missing := undescribedParams(props, propsOK); len(missing) > 0 {
 			add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
 		}
-		switch notNames, undefined := badRequired(top.Properties, top.Required); {
+		switch notNames, undefined := badRequired(props, propsOK, top.Required); {
 		case len(notNames) > 0:
 			add(Error, "required", "inputSchema.required must list property names (strings), has %s", strings.Join(notNames, ", "))
 		case len(undefined) > 0:
@@ -186,11 +188,11 @@ func schemaType(typ json.RawMessage) (string, bool) {
 
 // badRequired returns the entries of the schema's required list that are
 // not strings (an invalid JSON Schema: a YAML 1.1 parser turns a parameter
-// named "y" or "on" into true), and the names that no property defines.
-func badRequired(properties, required json.RawMessage) (notNames, undefined []string) {
-	var props map[string]json.RawMessage
+// named "y" or "on" into true), and the names that no property defines;
+// nothing when the properties did not decode (propsOK false).
+func badRequired(props map[string]json.RawMessage, propsOK bool, required json.RawMessage) (notNames, undefined []string) {
 	var req []json.RawMessage
-	if !decodeIfAny(properties, &props) || !decodeIfAny(required, &req) {
+	if !propsOK || !decodeIfAny(required, &req) {
 		return nil, nil
 	}
 	for _, r := range req {
@@ -215,9 +217,8 @@ func decodeIfAny(raw json.RawMessage, v any) bool {
 // undescribedParams lists the top-level parameters that have no
 // description. Names that explain themselves are still listed: a model
 // sees the description, and a reviewer can decide.
-func undescribedParams(properties json.RawMessage) []string {
-	var props map[string]json.RawMessage
-	if !decodeIfAny(properties, &props) {
+func undescribedParams(props map[string]json.RawMessage, propsOK bool) []string {
+	if !propsOK {
 		return nil
 	}
 	var missing []string
