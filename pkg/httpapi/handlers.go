@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/inspect"
@@ -126,9 +127,11 @@ func handleTemplates(logger *slog.Logger, svc *search.Service) http.Handler {
 	})
 }
 
-func handleRebuild(logger *slog.Logger, svc *search.Service, ups upstreamStatuser) http.Handler {
+func handleRebuild(logger *slog.Logger, svc *search.Service, ups upstreamStatuser, writeTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := svc.Rebuild(r.Context()); err != nil {
+		_, err := svc.Rebuild(r.Context())
+		rearm(w, writeTimeout) // a rebuild through a slow provider outlasts the request's deadline
+		if err != nil {
 			// The caller is an operator holding the admin token: the cause
 			// (a catalog problem, a provider error with keys scrubbed) is
 			// what they need, and status shows it too. The service has
@@ -230,7 +233,7 @@ func handleServers(logger *slog.Logger, svc *search.Service) http.Handler {
 
 // handleCatalog reports the caller's tools with their lint findings and
 // self-retrieval misses: where an operator fixes a description.
-func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
+func handleCatalog(logger *slog.Logger, svc *search.Service, writeTimeout time.Duration) http.Handler {
 	// One report at a time, written before the next is made: a report on
 	// 100,000 tools allocates about 500 MB and answers 28, and 40 asked at
 	// once held a 2 GiB pod at its memory limit (past 5 GB without one).
@@ -254,6 +257,7 @@ func handleCatalog(logger *slog.Logger, svc *search.Service) http.Handler {
 			return // the caller went away while it waited
 		}
 		rep, err := inspect.Catalog(r.Context(), svc, access.CallerFrom(r.Context()), servers)
+		rearm(w, writeTimeout) // its turn may have come after the request's deadline
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
@@ -389,4 +393,11 @@ func handleResetLearned(logger *slog.Logger, svc *search.Service) http.Handler {
 			Reset string `json:"reset"`
 		}{tool})
 	})
+}
+
+// rearm gives the answer a handler is about to write d from now: the
+// request's write deadline (writeWithin) runs from its start, which a
+// handler that works or waits for long has used up.
+func rearm(w http.ResponseWriter, d time.Duration) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 }

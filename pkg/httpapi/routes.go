@@ -13,6 +13,7 @@ import (
 // addRoutes is the whole API surface.
 func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	logger := opts.Logger
+	writeTimeout := cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)
 	// Every route says which query parameters it takes (none, unless
 	// listed; "*" marks one that may repeat): a misspelt, malformed,
 	// repeated or empty one is a 400, not ignored.
@@ -29,14 +30,14 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 		r.With(none).Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/servers", handleServers(logger, svc))
-		r.With(query(logger, "server*")).Method(http.MethodGet, "/mcp/tool-search/catalog", handleCatalog(logger, svc)) // the console's catalog view
-		r.With(none).Method(http.MethodPost, "/mcp/tool-search/feedback", handleFeedback(logger, svc))                  // the tools a search led to: learning
-		r.With(query(logger, "tool")).Method(http.MethodGet, "/mcp/tool-search/learned", handleLearned(logger, svc))    // what learning taught, for the key's tools
+		r.With(query(logger, "server*")).Method(http.MethodGet, "/mcp/tool-search/catalog", handleCatalog(logger, svc, writeTimeout)) // the console's catalog view
+		r.With(none).Method(http.MethodPost, "/mcp/tool-search/feedback", handleFeedback(logger, svc))                                // the tools a search led to: learning
+		r.With(query(logger, "tool")).Method(http.MethodGet, "/mcp/tool-search/learned", handleLearned(logger, svc))                  // what learning taught, for the key's tools
 		if opts.Noop != nil {
 			r.With(none).Method(http.MethodPost, "/noop", handleNoop(logger, opts.Noop)) // load tests' baseline
 		}
 		if opts.MCP != nil {
-			r.Handle("/mcp", mcpErrors(opts.MCP, cmp.Or(opts.WriteTimeout, DefaultWriteTimeout))) // Streamable HTTP: POST, GET (event stream), DELETE
+			r.Handle("/mcp", mcpErrors(opts.MCP, writeTimeout)) // Streamable HTTP: POST, GET (event stream), DELETE
 		}
 	})
 	if opts.Noop != nil {
@@ -46,7 +47,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	}
 	if opts.AdminToken != "" {
 		r.With(requireToken(logger, opts.AdminToken), none).
-			Method(http.MethodPost, "/mcp/tool-search/rebuild", handleRebuild(logger, svc, opts.Upstreams))
+			Method(http.MethodPost, "/mcp/tool-search/rebuild", handleRebuild(logger, svc, opts.Upstreams, writeTimeout))
 		r.With(requireToken(logger, opts.AdminToken), query(logger, "tool")).
 			Method(http.MethodDelete, "/mcp/tool-search/learned", handleResetLearned(logger, svc)) // forget what was learned
 	}

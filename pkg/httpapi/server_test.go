@@ -729,3 +729,29 @@ func TestCatalogReportsOneAtATime(t *testing.T) {
 		t.Errorf("a report after = %d %.100s", rec.Code, rec.Body)
 	}
 }
+
+// A handler that works longer than the write timeout still answers: the
+// deadline runs from when it writes, not from the request's start. A
+// rebuild through a slow provider took 300 ms here, past a 100 ms timeout.
+func TestSlowRebuildStillAnswers(t *testing.T) {
+	load := func(ctx context.Context) (*search.Setup, error) {
+		time.Sleep(300 * time.Millisecond)
+		return testSetup(t, false), nil
+	}
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Load: load})
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewServer(svc, Options{WriteTimeout: 100 * time.Millisecond, AdminToken: "adm"}))
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp/tool-search/rebuild", nil)
+	req.Header.Set("Authorization", "Bearer adm")
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		t.Fatalf("a rebuild slower than the write timeout: %v", err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || !strings.Contains(string(b), `"ready":true`) {
+		t.Errorf("a rebuild slower than the write timeout = %d %.200s", resp.StatusCode, b)
+	}
+}
