@@ -25,7 +25,7 @@ const maxAnonymousBuckets = 4096
 // bursts of burst, so that uncached queries cannot turn into unbounded
 // embedding-provider calls. Without keys (anonymous), each client address
 // has its own budget. Over it: 429 with Retry-After.
-func throttle(rps float64, burst int, trusted []netip.Prefix) func(http.Handler) http.Handler {
+func throttle(rps float64, burst int) func(http.Handler) http.Handler {
 	if rps <= 0 {
 		return func(next http.Handler) http.Handler { return next }
 	}
@@ -34,18 +34,20 @@ func throttle(rps float64, burst int, trusted []netip.Prefix) func(http.Handler)
 	keyed := map[string]*rate.Limiter{} // bounded by the configured keys
 	anon, _ := lru.New[string, *rate.Limiter](maxAnonymousBuckets)
 	limiter := func(r *http.Request) *rate.Limiter {
-		key := access.CallerFrom(r.Context()).Key
+		// authenticate says who the caller is: its key, or without one its
+		// address (clientHost, proxies resolved), worked out once.
+		caller := access.CallerFrom(r.Context())
 		mu.Lock()
 		defer mu.Unlock()
-		if key != "" {
-			l := keyed[key]
+		if caller.Key != "" {
+			l := keyed[caller.Key]
 			if l == nil {
 				l = rate.NewLimiter(rate.Limit(rps), burst)
-				keyed[key] = l
+				keyed[caller.Key] = l
 			}
 			return l
 		}
-		host := clientHost(r, trusted)
+		host := caller.Address
 		l, ok := anon.Get(host)
 		if !ok {
 			l = rate.NewLimiter(rate.Limit(rps), burst)
