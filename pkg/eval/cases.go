@@ -103,19 +103,18 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 		// encoding/json drops a misspelt key (a typo in a case's request
 		// would quietly measure another search), and matches keys in any
 		// case; the scan refuses both, saying where.
-		rules := listRules
+		var err error
 		if t := bytes.TrimSpace(j); len(t) > 0 && t[0] == '{' {
-			rules = filesRules
-		}
-		if err := jsonkeys.Scan(j, rules); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
-		}
-		if err := json.Unmarshal(j, &cases); err != nil {
 			var wrapped casesFile
-			if err2 := json.Unmarshal(j, &wrapped); err2 != nil {
-				return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
+			if err = jsonkeys.Scan(j, filesRules); err == nil {
+				err = json.Unmarshal(j, &wrapped)
 			}
 			cases = wrapped.Cases
+		} else if err = jsonkeys.Scan(j, listRules); err == nil {
+			err = json.Unmarshal(j, &cases)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
 		}
 	default: // JSONL
 		sc := bufio.NewScanner(bytes.NewReader(data))
