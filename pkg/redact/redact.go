@@ -26,10 +26,10 @@ func Clip(s string, n int, mark string) string {
 	return s[:n] + mark
 }
 
-// URL drops user info and the query string, where tokens hide:
-// "https://user:pw@host/v1?key=x" becomes "https://host/v1".
+// URL drops user info, the query string and the fragment, where tokens
+// hide: "https://user:pw@host/v1?key=x" becomes "https://host/v1".
 func URL(raw string) string {
-	if i := strings.Index(raw, "?"); i >= 0 {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		raw = raw[:i]
 	}
 	if i := strings.Index(raw, "://"); i >= 0 {

@@ -7,10 +7,11 @@ import (
 
 func TestURL(t *testing.T) {
 	tests := map[string]string{
-		"https://user:pw@host/v1?key=x": "https://host/v1",
-		"http://127.0.0.1:1/mcp":        "http://127.0.0.1:1/mcp",
-		"https://a@b@host/p":            "https://host/p",
-		"not a url?token=1":             "not a url",
+		"https://user:pw@host/v1?key=x":  "https://host/v1",
+		"http://127.0.0.1:1/mcp":         "http://127.0.0.1:1/mcp",
+		"https://a@b@host/p":             "https://host/p",
+		"not a url?token=1":              "not a url",
+		"https://host/cb#access_token=x": "https://host/cb",
 	}
 	for in, want := range tests {
 		if got := URL(in); got != want {

@@ -24,7 +24,7 @@ import (
 // true), without a query either, which the path would land in. Its error
 // quotes raw without user info or query, where credentials hide.
 func Check(raw string, base bool) error {
-	quoted := redact.Echo(redact.URL(strings.SplitN(raw, "#", 2)[0]))
+	quoted := redact.Echo(redact.URL(raw))
 	lower := strings.ToLower(raw)
 	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
 		return fmt.Errorf("%s must begin http:// or https://", quoted)
@@ -36,7 +36,7 @@ func Check(raw string, base bool) error {
 		return fmt.Errorf("%s is not a URL", quoted)
 	case u.Host == "":
 		return fmt.Errorf("%s names no host", quoted)
-	case u.Fragment != "" || strings.Contains(raw, "#"):
+	case strings.Contains(raw, "#"): // an empty fragment too
 		return fmt.Errorf("%s must not have a #fragment", quoted)
 	case base && (u.RawQuery != "" || u.ForceQuery):
 		return fmt.Errorf("%s must not have a ?query: the API's path is appended to it, and would land in the query", quoted)
