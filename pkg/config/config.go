@@ -259,6 +259,9 @@ func Load(path string) (*File, error) {
 	return Parse(path, data)
 }
 
+// fileRules are the keys a config file may hold, where.
+var fileRules = jsonkeys.Typed[File]()
+
 // Parse decodes a configuration strictly: an unknown key is an error that
 // names it, so a typo ("cores:") cannot silently disable a setting.
 func Parse(source string, data []byte) (*File, error) {
@@ -272,7 +275,7 @@ func Parse(source string, data []byte) (*File, error) {
 	}
 	// encoding/json names an unknown key without saying where it is,
 	// and matches keys in any case: Typed says where, exactly.
-	if err := jsonkeys.Scan(j, jsonkeys.Typed[File]()); err != nil {
+	if err := jsonkeys.Scan(j, fileRules); err != nil {
 		return nil, fmt.Errorf("config %s: %w", source, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(j))

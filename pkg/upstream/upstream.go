@@ -140,7 +140,7 @@ type upstream struct {
 	// maxEvent bounds one server-sent event on any of the session's
 	// streams at the result limit: the GET stream, which no operation's
 	// readLimit covers, took 16 MiB events otherwise (the SDK's bound), and
-	// one upstream sending them held 80-140 MiB of a 256 MiB pod.
+	// one upstream sending them held 127-156 MiB of a 256 MiB pod.
 	maxEvent int
 	changed  chan struct{} // list_changed arrived
 	asked    *rate.Limiter // the listings changed asks for
