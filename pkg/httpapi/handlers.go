@@ -235,7 +235,7 @@ func handleServers(logger *slog.Logger, svc *search.Service) http.Handler {
 // self-retrieval misses: where an operator fixes a description.
 func handleCatalog(logger *slog.Logger, svc *search.Service, writeTimeout time.Duration) http.Handler {
 	// One report at a time, written before the next is made: a report on
-	// 100,000 tools allocates about 500 MB and answers 28, and 40 asked at
+	// 100,000 tools allocates about 400 MB and answers 28, and 40 asked at
 	// once held a 2 GiB pod at its memory limit (past 5 GB without one).
 	// Callers wait their turn for as long as their request lasts.
 	turn := make(chan struct{}, 1)
