@@ -315,7 +315,8 @@ func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k
 	// A candidate is its row; its scores stay in the per-tool vectors, and
 	// a Result is made only for the answer's few.
 	cands := sc.collect()
-	if ranks {
+	rrf := cfg.Fusion == FusionRRF
+	if rrf {
 		sc.lexRanks(cands)
 	}
 	rk.fuse(cands, sc)
@@ -333,7 +334,7 @@ func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k
 		}
 		if grew {
 			cands = sc.collect()
-			if ranks {
+			if rrf {
 				sc.lexRanks(cands)
 			}
 			rk.fuse(cands, sc)
@@ -364,6 +365,15 @@ func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k
 		cands = rk.boostCompanions(cands, sc, keep)
 	}
 	top := reserve(cands, sc.gather(cands), k, sc)
+	if ranks && !rrf {
+		// Only explain shows lexical ranks here, and only the answer's.
+		rows := sc.answer[:0]
+		for _, m := range top {
+			rows = append(rows, cands[m.Row])
+		}
+		sc.answer = rows
+		sc.lexRanksOf(cands, rows)
+	}
 	out := slices.Grow(dst, len(top)) // outlives the scratch
 	for _, m := range top {
 		row := cands[m.Row]
@@ -463,6 +473,7 @@ type scratch struct {
 	member                             []bool
 	serverBest                         []float32 // per server
 	cands, order                       []int32   // candidate rows; lexRanks' order
+	answer, before                     []int32   // lexRanksOf's rows and counts
 	intentBest                         []int     // per intent of a multi-intent query: its best lexical row, or -1
 	intents                            []string
 	top                                []index.Match // a selection's, reused
@@ -594,6 +605,54 @@ func (sc *scratch) lexRanks(cands []int32) {
 		sc.lexRank[row] = int32(rank + 1)
 	}
 	sc.order = order
+}
+
+// lexRanksOf sets the rank lexRanks would give to each of rows alone,
+// without sorting every candidate: at 100,000 tools that sort made an
+// explained query cost four times a plain one.
+func (sc *scratch) lexRanksOf(cands, rows []int32) {
+	lex := sc.lex
+	precedes := func(a, b int32) bool { return lex[a] > lex[b] || lex[a] == lex[b] && a < b }
+	ranked := sc.order[:0]
+	for _, row := range rows {
+		sc.lexRank[row] = 0
+		if lex[row] > 0 {
+			ranked = append(ranked, row)
+		}
+	}
+	sc.order = ranked
+	if len(ranked) == 0 {
+		return
+	}
+	slices.SortFunc(ranked, func(x, y int32) int {
+		if precedes(x, y) {
+			return -1
+		}
+		return 1 // rows are distinct
+	})
+	// before[i] counts the candidates whose first successor among ranked
+	// is ranked[i]: each precedes it and every row after it.
+	before := slices.Grow(sc.before[:0], len(ranked))[:len(ranked)]
+	clear(before)
+	sc.before = before
+	last := ranked[len(ranked)-1]
+	for _, c := range cands {
+		if lex[c] <= 0 || !precedes(c, last) {
+			continue // most candidates: after every row asked
+		}
+		i, _ := slices.BinarySearchFunc(ranked, c, func(r, c int32) int {
+			if precedes(c, r) {
+				return 1
+			}
+			return -1
+		})
+		before[i]++
+	}
+	var n int32
+	for i, row := range ranked {
+		n += before[i]
+		sc.lexRank[row] = n + 1
+	}
 }
 
 // fuse sets each candidate's fused score from its dense and lexical ones.

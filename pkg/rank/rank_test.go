@@ -177,3 +177,42 @@ func TestAppendReusesMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestLexRanksOf: the answer's lexical ranks, worked out for its rows
+// alone, are those of sorting every candidate, ties and rows without a
+// lexical score included.
+func TestLexRanksOf(t *testing.T) {
+	tests := []struct {
+		name string
+		lex  []float32
+		rows []int32
+	}{
+		{"distinct scores", []float32{0.1, 0.9, 0.5, 0.7, 0.3}, []int32{1, 3, 2}},
+		{"ties break by row", []float32{0.5, 0.5, 0.9, 0.5, 0.5}, []int32{4, 1, 2}},
+		{"an answer row without a lexical score", []float32{0, 0.4, 0.2, 0, 0.8}, []int32{4, 0, 2}},
+		{"the lowest candidate", []float32{0.3, 0.2, 0.1}, []int32{2}},
+		{"no lexical scores", []float32{0, 0, 0}, []int32{0, 1}},
+		{"every candidate", []float32{0.2, 0.2, 0.6, 0.1, 0.6, 0.3}, []int32{0, 1, 2, 3, 4, 5}},
+	}
+	for _, tt := range tests {
+		n := len(tt.lex)
+		cands := make([]int32, n)
+		for i := range cands {
+			cands[i] = int32(i)
+		}
+		want := newScratch(n, 1)
+		want.lex = tt.lex
+		want.lexRanks(cands)
+		got := newScratch(n, 1)
+		got.lex = tt.lex
+		for i := range got.lexRank {
+			got.lexRank[i] = 99 // left from an earlier query
+		}
+		got.lexRanksOf(cands, tt.rows)
+		for _, row := range tt.rows {
+			if got.lexRank[row] != want.lexRank[row] {
+				t.Errorf("%s: row %d has lexical rank %d, want %d", tt.name, row, got.lexRank[row], want.lexRank[row])
+			}
+		}
+	}
+}

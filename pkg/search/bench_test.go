@@ -173,13 +173,23 @@ func BenchmarkQueryScale(b *testing.B) {
 			if _, err := svc.Build(b.Context(), setup); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)]}, access.Caller{}); err != nil {
-					b.Fatal(err)
+			// Explain asks each result's lexical rank among every lexical
+			// match, which the plain query need not know.
+			for _, explain := range []bool{false, true} {
+				name := "plain"
+				if explain {
+					name = "explain"
 				}
-				i++
+				b.Run(name, func(b *testing.B) {
+					b.ReportAllocs()
+					i := 0
+					for b.Loop() {
+						if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)], Explain: explain}, access.Caller{}); err != nil {
+							b.Fatal(err)
+						}
+						i++
+					}
+				})
 			}
 		})
 	}
