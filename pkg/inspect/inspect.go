@@ -111,7 +111,7 @@ func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, ser
 		byID[f.ID()] = i
 		byKey[eval.ToolKey{Server: f.Server, Name: f.Name}] = i
 	}
-	rep.Checks = findings(view, rep.Tools, byID)
+	rep.Checks = findings(view, rows, rep.Tools, byID)
 	if len(rows) > MaxAuditTools {
 		rep.Audit.Reason = fmt.Sprintf("%d tools in scope, more than the %d one request audits: choose servers", len(rows), MaxAuditTools)
 		return rep, nil
@@ -157,9 +157,9 @@ func scope(cat *catalog.Catalog, visible []search.ServerCount, servers []string)
 	return rows, nil
 }
 
-// findings runs lint over the whole view (a near-duplicate may sit in
-// another server) and keeps what concerns the tools in scope.
-func findings(view *search.Snapshot, tools []Tool, byID map[string]int) Checks {
+// findings lints the tools in scope, rows of the view, against the whole
+// view (a near-duplicate may sit in another server).
+func findings(view *search.Snapshot, rows []int, tools []Tool, byID map[string]int) Checks {
 	checks := Checks{Ran: slices.Clone(lint.CatalogChecks)}
 	var vecs [][]float32
 	if n := view.Catalog.Len(); n > maxNearDuplicateTools {
@@ -170,7 +170,11 @@ func findings(view *search.Snapshot, tools []Tool, byID map[string]int) Checks {
 	} else {
 		checks.Skipped = map[string]string{lint.NearDuplicates: "no embeddings: " + view.EmbedError}
 	}
-	for _, f := range lint.Check(view.Catalog, vecs, lint.Config{}) {
+	var cfg lint.Config
+	if len(rows) < view.Catalog.Len() {
+		cfg.Rows = rows
+	}
+	for _, f := range lint.Check(view.Catalog, vecs, cfg) {
 		if i, ok := byID[f.Tool]; ok {
 			tools[i].Findings = append(tools[i].Findings, Finding{Severity: f.Severity, Rule: f.Rule, Message: f.Message, Other: f.Other})
 		}

@@ -49,6 +49,10 @@ type Config struct {
 	MinDescription int
 	// MaxDescription is the description budget in bytes; default 2048.
 	MaxDescription int
+	// Rows, when not nil, limits the findings to the tools at these rows:
+	// each tool's own checks run on them alone, and a pair is reported
+	// when either of its tools is among them, its partner anywhere.
+	Rows []int
 }
 
 func (c *Config) defaults() {
@@ -79,11 +83,28 @@ var (
 func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 	cfg.defaults()
 	var out []Finding
-	for _, t := range cat.Tools() {
-		out = append(out, checkTool(t, cfg)...)
+	if cfg.Rows == nil {
+		for _, t := range cat.Tools() {
+			out = append(out, checkTool(t, cfg)...)
+		}
+		out = append(out, duplicates(cat, vecs, cfg)...)
+		out = append(out, ambiguousIDs(cat, nil)...)
+	} else {
+		// A report on one server of 100,000 tools need not check the
+		// other 99,990 of them: about 370 MB of work a request.
+		in := make(map[string]bool, len(cfg.Rows))
+		for _, r := range cfg.Rows {
+			t := cat.Tool(r)
+			in[t.ID()] = true
+			out = append(out, checkTool(t, cfg)...)
+		}
+		for _, f := range duplicates(cat, vecs, cfg) {
+			if in[f.Tool] || in[f.Other] {
+				out = append(out, f)
+			}
+		}
+		out = append(out, ambiguousIDs(cat, in)...)
 	}
-	out = append(out, duplicates(cat, vecs, cfg)...)
-	out = append(out, ambiguousIDs(cat)...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Severity != out[j].Severity {
 			return out[i].Severity == Error
@@ -98,10 +119,13 @@ func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 
 // ambiguousIDs finds tools whose "server/tool" reads the same (server a
 // with tool b/c, server a/b with tool c): select:a/b/c cannot name either.
-func ambiguousIDs(cat *catalog.Catalog) []Finding {
+// Only the ids in only are looked for, unless it is nil.
+func ambiguousIDs(cat *catalog.Catalog, only map[string]bool) []Finding {
 	byID := map[string][]catalog.Tool{}
 	for _, t := range cat.Tools() {
-		byID[t.ID()] = append(byID[t.ID()], t)
+		if id := t.ID(); only == nil || only[id] {
+			byID[id] = append(byID[id], t)
+		}
 	}
 	var out []Finding
 	for id, ts := range byID {

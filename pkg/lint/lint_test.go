@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,5 +101,60 @@ func TestAmbiguousIDs(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d ambiguous-id findings, want one per tool (2)", n)
+	}
+}
+
+// TestRows: limited to some rows, Check reports exactly the findings of
+// the whole catalog that concern them, a pair's partner wherever it is.
+func TestRows(t *testing.T) {
+	cat, err := catalog.New([]catalog.Part{{Source: "t", Servers: []catalog.Server{
+		{Name: "a", Tools: []catalog.Tool{
+			{Name: "b/c", Description: "Read one thing from the store."},
+			{Name: "copy_a", Description: "Remove a file from the shared drive permanently."},
+		}},
+		{Name: "a/b", Tools: []catalog.Tool{{Name: "c", Description: "Write another thing to the store."}}},
+		{Name: "x", Tools: []catalog.Tool{
+			{Name: "copy_b", Description: "Remove a file from the shared drive permanently."},
+			{Name: "short", Description: "Does stuff"},
+			{Name: "fine", Description: "Look up the weather forecast for a city by name."},
+		}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := make([]string, cat.Len())
+	for i, tl := range cat.Tools() {
+		texts[i] = tl.Description
+	}
+	vecs, _ := embedding.NewLocal(512).Fit(texts).Embed(t.Context(), texts)
+	for _, v := range vecs {
+		index.Normalize(v)
+	}
+	all := Check(cat, vecs, Config{})
+	tests := []struct {
+		name string
+		rows []int
+		want int // findings, as a check on the filter below
+	}{
+		{"no rows", []int{}, 0},
+		{"server a: an ambiguous id (two findings), a name, a duplicate with x", []int{0, 1}, 4},
+		{"server x: the duplicate's other side, a short description", []int{3, 4, 5}, 2},
+		{"every row", []int{0, 1, 2, 3, 4, 5}, len(all)},
+	}
+	for _, tt := range tests {
+		in := map[string]bool{}
+		for _, r := range tt.rows {
+			in[cat.Tool(r).ID()] = true
+		}
+		var want []Finding
+		for _, f := range all {
+			if in[f.Tool] || in[f.Other] {
+				want = append(want, f)
+			}
+		}
+		got := Check(cat, vecs, Config{Rows: tt.rows})
+		if len(got) != tt.want || !slices.Equal(got, want) {
+			t.Errorf("%s: %d findings %+v, want %d: %+v", tt.name, len(got), got, tt.want, want)
+		}
 	}
 }
