@@ -49,17 +49,7 @@ learning:
 `
 
 func TestConsole(t *testing.T) {
-	chrome := findChrome()
-	if chrome == "" {
-		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome): make console-test installs Debian's chromium")
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "toolsearch")
-	run(t, root, nil, "go", "build", "-o", bin, "./cmd/toolsearch")
+	chrome, root, dir, bin := prepare(t)
 
 	// Two real reports: the default ranking, and keyword ranking alone, which
 	// loses some of the project's own cases: the regressions to highlight.
@@ -318,6 +308,75 @@ func TestConsole(t *testing.T) {
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the page logged errors (a CSP violation or a script error):\n%s", strings.Join(p, "\n"))
 	}
+}
+
+// TestConsoleLargeCatalog: past 2,000 tools the catalog view asks for a
+// server instead of loading the report on every tool (28 MB at 100,000),
+// and shows the server chosen.
+func TestConsoleLargeCatalog(t *testing.T) {
+	chrome, root, dir, bin := prepare(t)
+	cat := filepath.Join(dir, "catalog.json")
+	run(t, root, nil, "go", "run", "./cmd/catgen", "-tools", "3000", "-out", cat)
+	addr := freeAddr(t)
+	url := "http://" + addr
+	serve(t, bin, []string{"TOOLSEARCH_ADDR=" + addr, "TOOLSEARCH_CATALOG=" + cat, "TOOLSEARCH_DRAIN_DELAY=0s",
+		"TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db")}, url)
+	var list struct {
+		Servers []struct {
+			Name  string `json:"name"`
+			Tools int    `json:"tools"`
+		} `json:"servers"`
+		Tools int `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(getJSON(t, url+"/mcp/tool-search/servers", "")), &list); err != nil || list.Tools != 3000 || len(list.Servers) < 2 {
+		t.Fatalf("servers: %+v, %v", list, err)
+	}
+
+	ctx, cancel := browser(t, chrome)
+	defer cancel()
+	problems := watch(ctx)
+	do(t, ctx, chromedp.Navigate(url+"/console/#catalog"),
+		until(`document.getElementById('catalog-summary').textContent.includes('choose a server')`))
+	if n := eval[int](t, ctx, `document.querySelectorAll('#catalog-body .tool').length`); n != 0 {
+		t.Errorf("%d tools shown before a server was chosen", n)
+	}
+	whole := eval[[]string](t, ctx, `performance.getEntriesByType('resource').map(e => e.name).filter(u => new URL(u).pathname.endsWith('/catalog') && !new URL(u).search)`)
+	if len(whole) > 0 {
+		t.Errorf("the console asked for the report on every tool: %v", whole)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('#catalog-server option').length - 1`); n != len(list.Servers) {
+		t.Errorf("the server choice offers %d servers, want %d", n, len(list.Servers))
+	}
+	s := list.Servers[1]
+	do(t, ctx, chromedp.SetValue(css("#catalog-server"), s.Name),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('catalog-server').dispatchEvent(new Event('change'))`),
+		until(fmt.Sprintf(`document.querySelectorAll('#catalog-body .tool').length === %d`, s.Tools)))
+	if sum := text(t, ctx, "#catalog-summary"); !strings.HasPrefix(sum, fmt.Sprintf("%d tools in ", s.Tools)) {
+		t.Errorf("summary of server %s (%d tools): %q", s.Name, s.Tools, sum)
+	}
+	do(t, ctx, chromedp.SetValue(css("#catalog-server"), ""),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('catalog-server').dispatchEvent(new Event('change'))`),
+		until(`document.querySelectorAll('#catalog-body .tool').length === 0 && document.getElementById('catalog-summary').textContent.includes('choose a server')`))
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page logged errors (a CSP violation or a script error):\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// prepare finds Chromium, skipping without it, and builds the binary into
+// a directory of the test's own; root is the repository's.
+func prepare(t *testing.T) (chrome, root, dir, bin string) {
+	chrome = findChrome()
+	if chrome == "" {
+		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome): make console-test installs Debian's chromium")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "toolsearch")
+	run(t, root, nil, "go", "build", "-o", bin, "./cmd/toolsearch")
+	return chrome, root, dir, bin
 }
 
 // do runs browser steps with a bound on each batch (not on the browser).

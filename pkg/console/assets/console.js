@@ -342,10 +342,21 @@ let catalog = null;
 // null when learning is off.
 let learned = null;
 
+// Past this many tools the catalog is reported a server at a time: the
+// report on all of 100,000 tools is 28 MB, and as many elements in the page.
+const wholeCatalogTools = 2000;
+
 async function loadCatalog(ev) {
   if (ev) ev.preventDefault();
   const server = $('catalog-server').value;
   try {
+    if (!server) {
+      const list = await api('/mcp/tool-search/servers');
+      if (list.tools > wholeCatalogTools) {
+        pickServer(list);
+        return;
+      }
+    }
     const [cat, taught] = await Promise.all([
       api('/mcp/tool-search/catalog' + (server ? '?server=' + encodeURIComponent(server) : '')),
       api('/mcp/tool-search/learned').catch(() => null), // 404 learning_off
@@ -354,17 +365,35 @@ async function loadCatalog(ev) {
     learned = taught ? new Map(taught.tools.map((lt) => [lt.tool, lt])) : null;
     catalogLoaded = true;
     fail($('catalog-error'), null);
-    const sel = $('catalog-server');
-    const keep = sel.value;
-    sel.replaceChildren(el('option', {value: ''}, 'all servers'),
-      ...catalog.servers.map((s) => el('option', {value: s.name}, s.name + ' (' + s.tools + ')')));
-    sel.value = catalog.servers.some((s) => s.name === keep) ? keep : '';
+    serverOptions(catalog.servers);
     renderCatalog();
   } catch (e) {
     fail($('catalog-error'), e);
     $('catalog-body').replaceChildren();
     $('catalog-summary').replaceChildren();
   }
+}
+
+// serverOptions lists servers in the server choice, keeping the one chosen.
+function serverOptions(servers) {
+  const sel = $('catalog-server');
+  const keep = sel.value;
+  const tools = servers.reduce((n, s) => n + s.tools, 0);
+  sel.replaceChildren(el('option', {value: ''}, tools > wholeCatalogTools ? 'choose a server' : 'all servers'),
+    ...servers.map((s) => el('option', {value: s.name}, s.name + ' (' + s.tools + ')')));
+  sel.value = servers.some((s) => s.name === keep) ? keep : '';
+}
+
+// pickServer asks for a server of a catalog too large to show whole.
+function pickServer(list) {
+  catalog = null;
+  catalogLoaded = true;
+  fail($('catalog-error'), null);
+  serverOptions(list.servers);
+  $('catalog-summary').replaceChildren(el('p', {},
+    list.tools + ' tools in ' + list.servers.length + ' servers: choose a server to see its tools, findings and self-retrieval misses. ',
+    el('span', {class: 'muted'}, 'toolsearch lint reports on every tool at once.')));
+  $('catalog-body').replaceChildren();
 }
 
 function renderCatalog() {
