@@ -52,6 +52,11 @@ const (
 	// intentShare is the most of the top k reserved for the best match of
 	// each intent that the fused ranking left out.
 	intentShare = 0.5
+	// maxIntents bounds the intents ranked apart, each a keyword ranking
+	// of the whole catalog: 4,096 bytes of three-word sentences made 256
+	// of them, and a search at 100,000 tools 15 times its usual cost.
+	// The shared sets' queries have at most 15.
+	maxIntents = 16
 )
 
 // Config holds the ranking knobs; New fills in defaults for zero values.
@@ -544,6 +549,8 @@ func (rk *Ranker) lexicalScores(q Query, sc *scratch, keep func(int) bool) []flo
 	if len(sents) < 2 {
 		return whole
 	}
+	// The last: a long text puts its ask at the end, and a digest keeps it.
+	sents = sents[max(0, len(sents)-maxIntents):]
 	var top float32
 	for _, s := range whole {
 		top = max(top, s)

@@ -216,3 +216,29 @@ func TestLexRanksOf(t *testing.T) {
 		}
 	}
 }
+
+// TestIntentBound: a text of many requests ranks only its last
+// maxIntents apart, each a keyword ranking of every tool.
+func TestIntentBound(t *testing.T) {
+	texts := []string{"deploy the service", "send an email message", "roll back a release", "read a file", "list the pods"}
+	c := analysis.English.Corpus(len(texts), analysis.Segments{N: int(bm25.Concepts)}, func(i int, seg []string) { seg[bm25.Description] = texts[i] })
+	lexical := bm25.New(c, bm25.Layout{Text: [bm25.Concepts]int{0, 1, 2, 3, 4, 5}, Learned: -1}, bm25.DefaultConfig)
+	rk := New(Config{}, nil, lexical, []int32{0, 1, 0, 2, 0}, 3, nil)
+	for _, tt := range []struct {
+		name    string
+		text    string
+		intents int
+	}{
+		{"a few", "deploy the service. read a file. list the pods.", 3},
+		{"many: the last ones", strings.Repeat("roll back a release. ", 3*maxIntents) + "send an email message.", maxIntents},
+	} {
+		sc := newScratch(len(texts), 3)
+		rk.lexicalScores(Query{Text: tt.text, Lexical: lexical.Prepare(tt.text)}, sc, nil)
+		if len(sc.intentBest) != tt.intents {
+			t.Errorf("%s: %d intents ranked, want %d", tt.name, len(sc.intentBest), tt.intents)
+		}
+		if last := sc.intentBest[len(sc.intentBest)-1]; tt.intents == maxIntents && last != 1 {
+			t.Errorf("%s: the last intent's best row is %d, want 1 (the email tool)", tt.name, last)
+		}
+	}
+}
