@@ -21,26 +21,33 @@ func text(s string) *mcp.CallToolResult {
 }
 
 // TestBlip: an upstream down for a moment and back costs the calls made
-// while it was down, one failure each, and the next call after it is back
-// succeeds: a single failed call does not open the breaker.
+// while it was down, and the next call after it is back succeeds on a new
+// session. A failed call asks for a listing at once, which fails too: two
+// failures, one under the breaker's threshold here. (At the default of 2
+// the breaker opens, for a first cooldown of 1 s; whether the listing had
+// run before the status was read made this test fail now and then.)
 func TestBlip(t *testing.T) {
 	f := newFake(t, 0, 1)
-	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour}}, nil)
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 3}}, nil)
 	f.down.Store(true)
 	f.restart() // the process died: its sessions are gone
 	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err == nil {
 		t.Fatal("a call while the upstream is down succeeded")
 	}
-	if st := m.Status()[0]; st.Breaker != Closed || !st.CallsFailing || st.Failures != 1 {
-		t.Errorf("after one failed call: %+v; want one failure, calls failing, the breaker closed", st)
+	waitFor(t, "the listing the failed call asked for", func() bool { return m.Status()[0].LastErrorAt != nil })
+	if st := m.Status()[0]; st.Breaker != Closed || !st.CallsFailing || st.Failures != 2 {
+		t.Errorf("after one failed call and its listing: %+v; want two failures, calls failing, the breaker closed", st)
 	}
 	f.down.Store(false)
 	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil {
 		t.Fatalf("the first call after the upstream is back: %v", err)
 	}
-	if st := m.Status()[0]; st.Breaker != Closed || st.CallsFailing || st.Failures != 0 || st.Stale {
+	if st := m.Status()[0]; st.Breaker != Closed || st.CallsFailing || st.Failures != 0 {
 		t.Errorf("after recovery: %+v", st)
 	}
+	// The failed listing left the tools stale; the next listing, a probe
+	// a second later, finds them again.
+	waitFor(t, "the tools listed again", func() bool { return !m.Status()[0].Stale })
 }
 
 // TestOutageRecoveredByProbe: while the breaker is open, the refresh loop
