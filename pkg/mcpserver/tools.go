@@ -167,6 +167,7 @@ func (s *Server) addRegex() {
 	in := strict[regexIn]()
 	in.Properties["pattern"].MinLength, in.Properties["pattern"].MaxLength = ptr(1), ptr(search.MaxRegexBytes)
 	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxTopK))
+	in.Properties["descriptions"].Description += fmt.Sprintf("; refused when the tools in scope offer more than %d MiB of text: narrow with servers", search.MaxRegexText>>20)
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "search_tools_regex", Title: "Find tools by a name pattern", Description: regexDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.searchRegex)
 }

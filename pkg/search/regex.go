@@ -16,6 +16,13 @@ const (
 	maxRegexInsts      = 2000
 	regexDescBytes     = 1024 // a description's opening, where its purpose is
 	regexCheckCtxEvery = 256  // tools between checks that the caller is still there
+	// MaxRegexText bounds the text one regex search reads. Linear is not
+	// cheap: a pattern with no literal to look for first runs at about
+	// 45 ns a byte whatever its size, so the names and descriptions of
+	// 100,000 generated tools (11 MB) took 0.45-0.56 s a request against
+	// 5 ms for a search. At this bound a request is at most about 0.2 s;
+	// the names of 100,000 tools (2 MB) fit, their descriptions do not.
+	MaxRegexText = 4 << 20
 )
 
 func checkRegex(pattern string) error {
@@ -44,6 +51,15 @@ func (a *answer) regex(ctx context.Context) error {
 		return badRequest("invalid_regex", `"regex" is not a valid RE2 pattern: %v`, err)
 	}
 	a.resp.Mode = ModeRegex
+	if n := a.regexText(); n > MaxRegexText {
+		// Worded for either surface: HTTP's fields and the MCP tool's differ.
+		narrow := "narrow it to some servers"
+		if a.req.RegexDescription {
+			narrow = "match names only, or " + narrow
+		}
+		return badRequest("regex_scope_too_large", `the tools in scope offer %.1f MiB of text to "regex"; the limit is %d MiB: %s`,
+			float64(n)/(1<<20), MaxRegexText>>20, narrow)
+	}
 	var rows []int
 	for i, t := range a.snap.Catalog.Tools() {
 		if i%regexCheckCtxEvery == 0 && ctx.Err() != nil {
@@ -61,4 +77,19 @@ func (a *answer) regex(ctx context.Context) error {
 		}
 	}
 	return a.page(rows, SourceRegex)
+}
+
+// regexText is the bytes of text regex would read: the names of the tools
+// in scope, and their descriptions' openings when asked.
+func (a *answer) regexText() int {
+	n := 0
+	for i, t := range a.snap.Catalog.Tools() {
+		if a.inScope(i) {
+			n += len(t.Name)
+			if a.req.RegexDescription {
+				n += min(len(t.Description), regexDescBytes)
+			}
+		}
+	}
+	return n
 }
