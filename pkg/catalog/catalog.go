@@ -3,14 +3,17 @@
 package catalog
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
@@ -80,6 +83,9 @@ type Catalog struct {
 	// at each "/" (two tools can share one: "a"+"b/c", "a/b"+"c"); byName
 	// finds the tools of a bare name, one or several servers'.
 	byKey, byName rowTable
+	// sorted is the rows in name order (Sorted), made on first use.
+	sorted     []int32
+	sortedOnce sync.Once
 }
 
 func newCatalog(sources []string, tools int) *Catalog {
@@ -251,6 +257,27 @@ func (c *Catalog) Tools() []Tool { return c.tools }
 
 // Len is the number of tools.
 func (c *Catalog) Len() int { return len(c.tools) }
+
+// Sorted is every row in the order of its tool's name, then server: the
+// order lists are paged in. It is made on first use and shared; callers
+// must not change it.
+func (c *Catalog) Sorted() []int32 {
+	c.sortedOnce.Do(func() {
+		rows := make([]int32, len(c.tools))
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+		slices.SortFunc(rows, func(x, y int32) int { return c.CompareNames(int(x), int(y)) })
+		c.sorted = rows
+	})
+	return c.sorted
+}
+
+// CompareNames orders rows x and y as Sorted does.
+func (c *Catalog) CompareNames(x, y int) int {
+	tx, ty := &c.tools[x], &c.tools[y]
+	return cmp.Or(strings.Compare(tx.Name, ty.Name), strings.Compare(tx.Server, ty.Server))
+}
 
 // Tool returns the i-th tool.
 func (c *Catalog) Tool(i int) Tool { return c.tools[i] }

@@ -236,14 +236,7 @@ func (a *answer) list() error {
 // page answers one page of rows, sorted by name then server, so the
 // listing is the same on every call and every replica.
 func (a *answer) page(rows []int, source Source) error {
-	cat := a.snap.Catalog
-	slices.SortFunc(rows, func(x, y int) int {
-		tx, ty := cat.Tool(x), cat.Tool(y)
-		if c := strings.Compare(tx.Name, ty.Name); c != 0 {
-			return c
-		}
-		return strings.Compare(tx.Server, ty.Server)
-	})
+	rows = inNameOrder(a.snap.Catalog, rows)
 	key := a.snap.cursorKey(a.s.cfg.CursorKey)
 	scope := listScope(a.snap, a.req, a.caller)
 	offset := 0
@@ -265,6 +258,28 @@ func (a *answer) page(rows []int, source Source) error {
 		a.resp.NextCursor = access.SignCursor(key, end, scope)
 	}
 	return nil
+}
+
+// inNameOrder sorts rows by their tools' names, then servers. A few are
+// sorted as they are; many are picked out of the catalog's own order in
+// one pass over it: sorting 90,000 names for each page of a list took
+// 50 ms of a request at 100,000 tools.
+func inNameOrder(cat *catalog.Catalog, rows []int) []int {
+	if len(rows) < cat.Len()/16 {
+		slices.SortFunc(rows, cat.CompareNames)
+		return rows
+	}
+	in := make([]bool, cat.Len())
+	for _, r := range rows {
+		in[r] = true
+	}
+	out := rows[:0]
+	for _, r := range cat.Sorted() {
+		if in[r] {
+			out = append(out, int(r))
+		}
+	}
+	return out
 }
 
 // render adds schemas and provider definitions as asked.

@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,37 @@ func TestRegexTextBound(t *testing.T) {
 			t.Errorf("%s: %v", tt.name, err)
 		case res.Total == nil || *res.Total != tt.want:
 			t.Errorf("%s: total %v, want %d", tt.name, res.Total, tt.want)
+		}
+	}
+}
+
+// TestInNameOrder: rows come back sorted by name, then server, whether
+// few (sorted as they are) or many (picked out of the catalog's order),
+// with names shared across servers.
+func TestInNameOrder(t *testing.T) {
+	var servers []catalog.Server
+	for _, s := range []string{"zeta", "alpha", "mid"} {
+		srv := catalog.Server{Name: s}
+		for i := range 40 {
+			// Every server has tools of the same names, in no order.
+			srv.Tools = append(srv.Tools, catalog.Tool{Name: fmt.Sprintf("t%02d", (i*7)%40), Description: "A tool of the order test."})
+		}
+		servers = append(servers, srv)
+	}
+	cat, err := catalog.New([]catalog.Part{{Source: "t", Servers: servers}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(r int) string { tl := cat.Tool(r); return tl.Name + "\x00" + tl.Server }
+	for _, n := range []int{0, 1, 3, cat.Len() / 16, cat.Len()/2 + 1, cat.Len()} {
+		var rows []int
+		for r := cat.Len() - 1; r >= 0 && len(rows) < n; r -= 1 + r%2 {
+			rows = append(rows, r)
+		}
+		want := slices.Clone(rows)
+		slices.SortFunc(want, func(x, y int) int { return strings.Compare(key(x), key(y)) })
+		if got := inNameOrder(cat, rows); !slices.Equal(got, want) {
+			t.Errorf("%d rows: %v, want %v", n, got, want)
 		}
 	}
 }
