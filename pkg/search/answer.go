@@ -22,8 +22,11 @@ type answer struct {
 	req    *Request
 	caller access.Caller
 	vis    access.Set
-	resp   *Response
-	seen   rowSet // rows already in the answer
+	// inServers says, by index into the catalog's servers, which are in
+	// the request's servers and server_match; nil when it names none.
+	inServers []bool
+	resp      *Response
+	seen      rowSet // rows already in the answer
 	// What the answer points to, kept here rather than allocated apart:
 	// the request, the response (which keeps the answer alive as long as
 	// it is read), a small catalog's seen rows, a sparse query, the
@@ -103,9 +106,30 @@ func (a *answer) narrow() {
 		a.unknown(unknown...)
 		a.vis = a.vis.And(reqVis)
 	}
+	if !a.req.filtersServers() {
+		return
+	}
+	// Once per request, by server: asked per row, 9,500 names in servers
+	// took 0.2-0.5 s a request at 100,000 tools, and server_match lowered
+	// every row's server name.
+	asked := make(map[string]bool, len(a.req.Servers))
 	for _, name := range a.req.Servers {
-		if !slices.Contains(a.snap.Catalog.Servers(), name) {
+		asked[name] = false
+	}
+	match := strings.ToLower(a.req.ServerMatch)
+	servers := a.snap.Catalog.Servers()
+	a.inServers = make([]bool, len(servers))
+	for i, name := range servers {
+		_, named := asked[name]
+		if named {
+			asked[name] = true
+		}
+		a.inServers[i] = (len(asked) == 0 || named) && (match == "" || strings.Contains(strings.ToLower(name), match))
+	}
+	for _, name := range a.req.Servers {
+		if found := asked[name]; !found {
 			a.unknown("server " + name)
+			asked[name] = true // once, however often it was asked
 		}
 	}
 }
@@ -133,17 +157,7 @@ func (a *answer) inScope(row int) bool {
 	if !a.vis.Has(row) || !a.safe(row) {
 		return false
 	}
-	if !a.req.filtersServers() {
-		return true // the common case, without touching the tool
-	}
-	t := a.snap.Catalog.Tool(row)
-	if len(a.req.Servers) > 0 && !slices.Contains(a.req.Servers, t.Server) {
-		return false
-	}
-	if m := a.req.ServerMatch; m != "" && !strings.Contains(strings.ToLower(t.Server), strings.ToLower(m)) {
-		return false
-	}
-	return true
+	return a.inServers == nil || a.inServers[a.snap.serverOf[row]]
 }
 
 // unfiltered reports whether every row is in scope: the caller's view

@@ -109,6 +109,26 @@ func TestOperators(t *testing.T) {
 				t.Errorf("tools %v diagnostic %+v", ids(res.Tools), res.Diagnostic)
 			}
 		}},
+		{"servers known and not, one asked twice", Request{Query: "comment", Servers: []string{"gitlab", "github", "gitlab"}, IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			if len(res.Tools) == 0 || res.Diagnostic == nil || !slices.Equal(res.Diagnostic.Unknown, []string{"server gitlab"}) {
+				t.Errorf("tools %v diagnostic %+v", ids(res.Tools), res.Diagnostic)
+			}
+			for _, h := range res.Tools {
+				if h.Server != "github" {
+					t.Errorf("servers filter let %s through", h.Server)
+				}
+			}
+		}},
+		{"servers and server_match both hold", Request{Query: "comment", Servers: []string{"github", "slack"}, ServerMatch: "HUB", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			if len(res.Tools) == 0 || res.Diagnostic != nil {
+				t.Errorf("tools %v diagnostic %+v", ids(res.Tools), res.Diagnostic)
+			}
+			for _, h := range res.Tools {
+				if h.Server != "github" {
+					t.Errorf("servers and server_match let %s through", h.Server)
+				}
+			}
+		}},
 		{"server_match", Request{Query: "list", ServerMatch: "SQL", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
 			for _, h := range res.Tools {
 				if h.Server != "postgres" {
