@@ -71,6 +71,8 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 		a.req.Query = digest([]Message{{Role: "user", Content: a.req.Query}}, snap.Keywords.IDF)
 	}
 	switch q := parseQuery(a.req.Query); {
+	case len(q.required) > MaxRequiredTerms:
+		err = badRequest("too_many_required_terms", `"query" requires more than %d terms with "+term"; require fewer`, MaxRequiredTerms)
 	case a.req.Template != "":
 		err = a.template()
 	case a.req.Operation == OperationList:

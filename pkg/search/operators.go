@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,6 +17,10 @@ type parsedQuery struct {
 	selected []string // "select:a,b": exactly these tools, no ranking
 	isSelect bool
 }
+
+// MaxRequiredTerms bounds a query's "+term"s. 1,300 of them in a
+// 4,096-byte query made a keyword search at 100,000 tools 0.39 s.
+const MaxRequiredTerms = 16
 
 // parseQuery reads the operators agents already use in SDK tool routers:
 // a query "select:name1,name2" names tools outright, and "+term" makes a
@@ -40,8 +45,11 @@ func parseQuery(q string) parsedQuery {
 	words := strings.Fields(trimmed)
 	for i, w := range words {
 		if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(w, "+")); len(w) > 1 && w[0] == '+' && unicode.IsLetter(r) {
+			// Each is tested against every row in scope: a term given
+			// again is dropped, and past MaxRequiredTerms no more are
+			// kept (Search refuses the query then).
 			term := strings.ToLower(strings.TrimLeft(w, "+"))
-			if term != "" {
+			if term != "" && len(p.required) <= MaxRequiredTerms && !slices.Contains(p.required, term) {
 				p.required = append(p.required, term)
 			}
 			words[i] = strings.TrimLeft(w, "+")

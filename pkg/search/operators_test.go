@@ -1,11 +1,14 @@
 package search
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
@@ -17,6 +20,7 @@ func TestParseQuery(t *testing.T) {
 		{"list issues", parsedQuery{text: "list issues"}},
 		{"+slack send a message", parsedQuery{text: "slack send a message", required: []string{"slack"}}},
 		{"send +Slack ++dm", parsedQuery{text: "send Slack dm", required: []string{"slack", "dm"}}},
+		{"+slack send +Slack +SLACK", parsedQuery{text: "slack send Slack SLACK", required: []string{"slack"}}},
 		{"call +4915123577723 now", parsedQuery{text: "call +4915123577723 now"}},
 		{"C++ compiler + linker", parsedQuery{text: "C++ compiler + linker"}},
 		{"select:a, b ,,c", parsedQuery{selected: []string{"a", "b", "c"}, isSelect: true}},
@@ -108,4 +112,37 @@ func FuzzHoldsTerm(f *testing.F) {
 			t.Fatalf("holds(%q/%q %q, %q) = %v, lower-casing says %v", server, name, desc, term, got, want)
 		}
 	})
+}
+
+// TestRequiredTermsBound: a query may require at most MaxRequiredTerms
+// distinct terms; one given again counts once.
+func TestRequiredTermsBound(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	terms := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "+t%c%c ", 'a'+i/26, 'a'+i%26)
+		}
+		return b.String() + "issue"
+	}
+	tests := []struct {
+		name  string
+		query string
+		code  string // "" when answered
+	}{
+		{"at the bound", terms(MaxRequiredTerms), ""},
+		{"one term 500 times", strings.Repeat("+issue ", 500), ""},
+		{"past the bound", terms(MaxRequiredTerms + 1), "too_many_required_terms"},
+	}
+	for _, tt := range tests {
+		_, err := svc.Search(t.Context(), Request{Query: tt.query}, access.Caller{})
+		var re *RequestError
+		switch {
+		case tt.code == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.code != "" && (!errors.As(err, &re) || re.Code != tt.code):
+			t.Errorf("%s: %v, want %s", tt.name, err, tt.code)
+		}
+	}
 }
