@@ -632,10 +632,13 @@ func (sc *scratch) lexRanksOf(cands, rows []int32) {
 		return
 	}
 	slices.SortFunc(ranked, func(x, y int32) int {
-		if precedes(x, y) {
+		switch {
+		case x == y:
+			return 0
+		case precedes(x, y):
 			return -1
 		}
-		return 1 // rows are distinct
+		return 1
 	})
 	// before[i] counts the candidates whose first successor among ranked
 	// is ranked[i]: each precedes it and every row after it.
