@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"golang.org/x/sync/semaphore"
+	"golang.org/x/time/rate"
 )
 
 // Defaults for what an upstream's answers may cost.
@@ -135,5 +136,33 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if lim, ok := r.Context().Value(readLimitKey{}).(*readLimit); ok {
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: lim}
 	}
+	if r.Method == http.MethodGet {
+		resp.Body = &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}
+	}
 	return resp, nil
+}
+
+// The pace of an upstream's session stream (its only GET): what the
+// upstream sends of its own accord, notices and requests, which are few
+// and small. Unpaced, an upstream writing 100-byte log notices as fast as
+// it could kept 1.6 of toolsearch's cores busy for a hundredth of one of
+// its own, and a flood of pings as many replies.
+const (
+	streamRate  = rate.Limit(32 << 10) // bytes a second
+	streamBurst = 64 << 10
+)
+
+// pacedBody reads a session stream no faster than its limiter allows.
+type pacedBody struct {
+	io.ReadCloser
+	ctx context.Context
+	lim *rate.Limiter
+}
+
+func (b *pacedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p[:min(len(p), b.lim.Burst())])
+	if werr := b.lim.WaitN(b.ctx, n); werr != nil {
+		return 0, werr // the session is closing
+	}
+	return n, err
 }

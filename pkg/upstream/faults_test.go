@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 )
 
 func (f *fakeUpstream) handle(name string, h mcp.ToolHandler) {
@@ -232,4 +236,52 @@ func TestStreamEventBound(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		return strings.Contains(m.Status()[0].LastError, "exceeded 65536 bytes")
 	})
+}
+
+// TestSessionStreamPaced: an upstream's session stream (its GET) is read
+// no faster than its pace, and a read waiting on the pace ends with the
+// session; answers to requests (POST) are not paced.
+func TestSessionStreamPaced(t *testing.T) {
+	flood := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat("data: {}\n\n", 1000))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(flood.Close)
+	tr := transport{base: http.DefaultTransport}
+	get := func(ctx context.Context, method string) *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, method, flood.URL, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	body := get(ctx, http.MethodGet).Body
+	paced, ok := body.(*pacedBody)
+	if !ok {
+		t.Fatalf("a GET's body is %T, want paced", body)
+	}
+	paced.lim = rate.NewLimiter(rate.Limit(1), 16) // a byte a second, after 16
+	buf := make([]byte, 1<<20)
+	if n, err := body.Read(buf); err != nil || n == 0 || n > 16 {
+		t.Fatalf("first read: %d bytes, %v; want 1 to 16", n, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := body.Read(buf)
+		done <- err
+	}()
+	cancel() // the session closes while its stream waits
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("a read waiting on the pace as the session closed: %v, want context.Canceled", err)
+	}
+	if post := get(t.Context(), http.MethodPost).Body; reflect.TypeOf(post) == reflect.TypeOf(paced) {
+		t.Error("a POST's answer is paced")
+	}
 }
