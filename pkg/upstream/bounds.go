@@ -42,11 +42,16 @@ type readLimit struct {
 	// and before the read fails.
 	onExceed func()
 
-	mu   sync.Mutex
-	read int64
-	held int64 // charged to budget, returned by release
-	err  error // the first bound crossed
+	mu    sync.Mutex
+	read  int64
+	held  int64 // charged to budget, returned by release
+	err   error // the first bound crossed
+	ended bool  // no more reads: see end
 }
+
+// errEnded stops a read that goes on after its operation ended (a call
+// ended by its session breaking): what it read would hold budget for good.
+var errEnded = errors.New("the operation this answer was for has ended")
 
 type readLimitKey struct{}
 
@@ -60,6 +65,9 @@ func (l *readLimit) charge(n int) error {
 	defer l.mu.Unlock()
 	if l.err != nil {
 		return l.err
+	}
+	if l.ended {
+		return errEnded
 	}
 	defer func() {
 		if l.err != nil && l.onExceed != nil {
@@ -96,6 +104,15 @@ func (l *readLimit) release() {
 		l.budget.Release(l.held)
 	}
 	l.held = 0
+}
+
+// end releases the budget and stops any read still going on: the
+// operation is over.
+func (l *readLimit) end() {
+	l.release()
+	l.mu.Lock()
+	l.ended = true
+	l.mu.Unlock()
 }
 
 // limitedBody stops a response body at its operation's bound: the read

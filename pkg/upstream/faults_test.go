@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -283,5 +284,55 @@ func TestSessionStreamPaced(t *testing.T) {
 	}
 	if post := get(t.Context(), http.MethodPost).Body; reflect.TypeOf(post) == reflect.TypeOf(paced) {
 		t.Error("a POST's answer is paced")
+	}
+}
+
+// TestAsksBound: an upstream that pings toolsearch again and again
+// within a call has its session closed once past the bound; the call
+// fails naming why, is not sent again, and the next call connects
+// afresh. A few pings are answered.
+func TestAsksBound(t *testing.T) {
+	f := newFake(t, 0, 1)
+	var answered, calls atomic.Int32
+	f.handle("pinger", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		calls.Add(1)
+		for range 10 * asksBurst { // refused or not, as a hostile one would
+			// Each ping bounded: a ping the closed session never answers
+			// would hold this handler, and the fake's Close, for good.
+			pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			err := req.Session.Ping(pctx, nil)
+			cancel()
+			if ctx.Err() != nil {
+				break
+			}
+			if err == nil {
+				answered.Add(1)
+			}
+		}
+		return text("pinged"), nil
+	})
+	f.handle("polite", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if err := req.Session.Ping(ctx, nil); err != nil {
+			return nil, err
+		}
+		return text("pinged once"), nil
+	})
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 3}}, nil)
+	if _, err := m.Call(t.Context(), "u", "polite", nil, CallOptions{}); err != nil {
+		t.Fatalf("a call whose upstream pings once: %v", err)
+	}
+	_, err := m.Call(t.Context(), "u", "pinger", nil, CallOptions{})
+	if err == nil || !strings.Contains(err.Error(), "asked more than") {
+		t.Errorf("a call whose upstream floods pings: %v, want the session closed, saying why", err)
+	}
+	if n := answered.Load(); n > 2*asksBurst {
+		t.Errorf("%d pings answered, want at most about %d", n, asksBurst)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the flooding call ran %d times upstream, want once", n)
+	}
+	waitFor(t, "the bound to allow a request again", func() bool { return m.ups[0].asks.Tokens() >= 1 })
+	if _, err := m.Call(t.Context(), "u", "polite", nil, CallOptions{}); err != nil {
+		t.Errorf("the next call, on a new session: %v", err)
 	}
 }

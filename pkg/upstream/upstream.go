@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,9 +164,17 @@ type upstream struct {
 	// that asked for them, by the token toolsearch gave each call.
 	progress  map[string]func(context.Context, *mcp.ProgressNotificationParams)
 	nextToken uint64
-	// oversizedSession is the last session an answer over its bound
-	// closed (see oversize).
-	oversizedSession *mcp.ClientSession
+	// broken is the last session closed under the calls it carried, and
+	// why: an answer over its bound (the SDK fails the connection) or the
+	// upstream asking too much of it (toolsearch closes it).
+	broken struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	onCalls map[*callOn]struct{} // calls in flight, for breaks
+	// asks paces the requests the upstream makes of toolsearch (pings,
+	// roots/list): each is answered with a POST.
+	asks *rate.Limiter
 	// counts for /metrics: tools/list attempts and forwarded calls by result
 	lists map[string]uint64 // listResults
 	calls map[string]uint64 // callResults
@@ -217,7 +226,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		for _, v := range c.Headers {
 			secrets = append(secrets, v)
 		}
-		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), first: make(chan struct{}), state: "connecting",
+		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: newBreaker(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
 			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport}, CheckRedirect: endpoint.SameOrigin}}
@@ -227,6 +236,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 				u.relayProgress(ctx, req.Params)
 			},
 		})
+		u.client.AddReceivingMiddleware(u.boundAsks)
 		m.ups = append(m.ups, u)
 		m.byName[c.Name] = u
 	}
@@ -353,7 +363,7 @@ func (m *Manager) ping(ctx context.Context, cs *mcp.ClientSession, timeout time.
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	lim := &readLimit{max: pingBytes, budget: m.budget}
-	defer lim.release()
+	defer lim.end()
 	return cs.Ping(withReadLimit(ctx, lim), nil)
 }
 
@@ -409,6 +419,7 @@ func (m *Manager) list(ctx context.Context, cs *mcp.ClientSession) ([]catalog.To
 	var tools []catalog.Tool
 	params := &mcp.ListToolsParams{}
 	lim := &readLimit{max: listPages * m.maxRead, budget: m.budget}
+	defer lim.end()
 	for {
 		res, err := cs.ListTools(withReadLimit(ctx, lim), params)
 		lim.release() // the page is decoded: only the total stays counted
@@ -674,6 +685,11 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	}
 	cctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
 	defer cancel()
+	// A session closed under its calls (breaks) ends them at once: an
+	// upstream flooding a call's own answer with requests would
+	// otherwise hold it to its timeout.
+	cctx, abort := context.WithCancelCause(cctx)
+	defer abort(nil)
 	params := &mcp.CallToolParams{Name: tool}
 	if len(args) > 0 {
 		params.Arguments = args
@@ -684,7 +700,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		params.SetProgressToken(token)
 	}
 	lim := &readLimit{max: m.maxRead, budget: m.budget}
-	defer lim.release()
+	defer lim.end()
 	var cs *mcp.ClientSession
 	var res *mcp.CallToolResult
 	var err error
@@ -695,23 +711,20 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 			}
 			return nil, resultUnavailable, fmt.Errorf("%w: %s", ErrUnavailable, u.scrub(err.Error()))
 		}
-		lim.onExceed = func() { u.oversize(cs) }
-		res, err = cs.CallTool(withReadLimit(cctx, lim), params)
-		if err == nil || lim.exceeded() != nil || !sessionGone(err) {
-			break
+		lim.onExceed = func() {
+			u.breaks(cs, fmt.Errorf("%w: the session this call shared was closed by another answer over the %d-byte limit (limits.upstream_max_result_bytes); it may have run upstream", ErrResultTooLarge, m.maxRead))
 		}
-		if u.oversized(cs) {
-			// Another call's answer over the limit made the SDK close the
-			// session this call shared: whether it ran upstream cannot be
-			// known, so it is not sent again, and it says nothing of the
-			// upstream's health.
-			return nil, resultTooLarge, fmt.Errorf("%w: the session this call shared was closed by another answer over the %d-byte limit (limits.upstream_max_result_bytes); it may have run upstream", ErrResultTooLarge, m.maxRead)
+		stop := u.onBreak(cs, abort)
+		res, err = cs.CallTool(withReadLimit(cctx, lim), params)
+		stop()
+		if err == nil || lim.exceeded() != nil || !sessionGone(err) || u.brokenBy(cs) != nil {
+			break
 		}
 		// The upstream restarted or dropped the session: the call never
 		// ran there, so it is safe to reconnect and send it once more.
 		u.dropSession(cs)
 	}
-	switch {
+	switch broken := u.brokenBy(cs); {
 	case lim.exceeded() != nil:
 		// The session's connection failed reading the answer: the next
 		// call connects afresh.
@@ -721,6 +734,16 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		return res, resultOK, nil
 	case ctx.Err() != nil:
 		return nil, resultCancelled, ctx.Err()
+	case broken != nil:
+		// The session was closed under this call, by another call's
+		// answer over the limit or by the upstream's own requests:
+		// whether it ran upstream cannot be known, so it is not sent
+		// again. An answer over the limit says nothing of the upstream's
+		// health; a flood of requests does.
+		if errors.Is(broken, ErrResultTooLarge) {
+			return nil, resultTooLarge, broken
+		}
+		return nil, resultError, broken
 	case answered(err):
 		// The upstream answered: a protocol error is its verdict, not a
 		// failure of the connection.
@@ -766,19 +789,75 @@ func (m *Manager) called(u *upstream, outcome string, err error) {
 	}
 }
 
-// oversize notes that an answer over its bound was read on cs: the SDK
-// fails the whole connection on such a read, under every call on it.
-func (u *upstream) oversize(cs *mcp.ClientSession) {
+// breaks notes that cs is being closed under its calls, for err, and
+// ends those calls.
+func (u *upstream) breaks(cs *mcp.ClientSession, err error) {
+	var aborts []context.CancelCauseFunc
 	u.mu.Lock()
-	u.oversizedSession = cs
+	u.broken.cs, u.broken.err = cs, err
+	for c := range u.onCalls {
+		if c.cs == cs {
+			aborts = append(aborts, c.abort)
+		}
+	}
 	u.mu.Unlock()
+	for _, abort := range aborts {
+		abort(err)
+	}
 }
 
-// oversized reports whether cs was closed by an answer over its bound.
-func (u *upstream) oversized(cs *mcp.ClientSession) bool {
+// onBreak has abort called if cs breaks before stop is.
+func (u *upstream) onBreak(cs *mcp.ClientSession, abort context.CancelCauseFunc) (stop func()) {
+	c := &callOn{cs: cs, abort: abort}
+	u.mu.Lock()
+	u.onCalls[c] = struct{}{}
+	u.mu.Unlock()
+	return func() {
+		u.mu.Lock()
+		delete(u.onCalls, c)
+		u.mu.Unlock()
+	}
+}
+
+// callOn is a call in flight on a session.
+type callOn struct {
+	cs    *mcp.ClientSession
+	abort context.CancelCauseFunc
+}
+
+// brokenBy is why cs was closed under its calls, or nil.
+func (u *upstream) brokenBy(cs *mcp.ClientSession) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.oversizedSession == cs
+	if u.broken.cs != cs {
+		return nil
+	}
+	return u.broken.err
+}
+
+// The requests an upstream may make of toolsearch: a few a minute is
+// usual (a ping to check on the client). 50,000 pings in one call's
+// answer cost 2.9 s of CPU, each answered with a POST.
+const (
+	asksRate  = rate.Limit(10) // a second
+	asksBurst = 30
+)
+
+// boundAsks closes the session of an upstream that makes more requests
+// of toolsearch than asksRate allows; its notifications pass (the
+// session stream's pace bounds those, and a call's answer its size).
+func (u *upstream) boundAsks(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") || u.asks.Allow() {
+			return next(ctx, method, req)
+		}
+		err := fmt.Errorf("the upstream asked more than %d requests of toolsearch at once (%s and the like): its session was closed; a call on it may have run upstream", asksBurst, method)
+		if cs, ok := req.GetSession().(*mcp.ClientSession); ok {
+			u.breaks(cs, err)
+			u.dropSession(cs)
+		}
+		return nil, err
+	}
 }
 
 // track registers a call's progress receiver under a fresh token.
