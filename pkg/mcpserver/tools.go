@@ -398,9 +398,15 @@ func validate(schema, args json.RawMessage) error {
 	if len(schema) == 0 {
 		return nil
 	}
+	var raw any
+	if err := json.Unmarshal(schema, &raw); err != nil || !boundedValidation(raw, instance) {
+		// An unreadable upstream schema, or one too costly to check, is
+		// the upstream's to enforce.
+		return nil
+	}
 	var sch jsonschema.Schema
 	if err := json.Unmarshal(schema, &sch); err != nil {
-		return nil // an unreadable upstream schema is the upstream's to enforce
+		return nil
 	}
 	resolved, err := sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
 	if err != nil {
