@@ -159,9 +159,10 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// The pace of an upstream's session stream (its only GET): what the
-// upstream sends of its own accord, notices and requests, which are few
-// and small. Unpaced, an upstream writing 100-byte log notices as fast as
+// The pace of an upstream's session stream (its only GET: streams are not
+// resumed, MaxRetries -1, so no answer to a call comes back on one): what
+// the upstream sends of its own accord, notices and requests, which are
+// few and small. Unpaced, an upstream writing 100-byte log notices as fast as
 // it could kept 1.6 of toolsearch's cores busy for a hundredth of one of
 // its own, and a flood of pings as many replies.
 const (
