@@ -83,28 +83,27 @@ var (
 func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 	cfg.defaults()
 	var out []Finding
+	var in map[string]bool // the ids of cfg.Rows; nil: every tool
 	if cfg.Rows == nil {
 		for _, t := range cat.Tools() {
 			out = append(out, checkTool(t, cfg)...)
 		}
-		out = append(out, duplicates(cat, vecs, cfg)...)
-		out = append(out, ambiguousIDs(cat, nil)...)
 	} else {
 		// A report on one server need not check every other tool: at
 		// 10,000 tools that was 39 MB allocated a request, for a few.
-		in := make(map[string]bool, len(cfg.Rows))
+		in = make(map[string]bool, len(cfg.Rows))
 		for _, r := range cfg.Rows {
 			t := cat.Tool(r)
 			in[t.ID()] = true
 			out = append(out, checkTool(t, cfg)...)
 		}
-		for _, f := range duplicates(cat, vecs, cfg) {
-			if in[f.Tool] || in[f.Other] {
-				out = append(out, f)
-			}
-		}
-		out = append(out, ambiguousIDs(cat, in)...)
 	}
+	for _, f := range duplicates(cat, vecs, cfg) {
+		if in == nil || in[f.Tool] || in[f.Other] {
+			out = append(out, f)
+		}
+	}
+	out = append(out, ambiguousIDs(cat, in)...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Severity != out[j].Severity {
 			return out[i].Severity == Error
