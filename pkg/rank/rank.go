@@ -599,19 +599,17 @@ func (sc *scratch) lexRanks(cands []int32) {
 			order = append(order, row)
 		}
 	}
-	slices.SortFunc(order, func(x, y int32) int {
-		switch {
-		case lex[x] > lex[y]:
-			return -1
-		case lex[x] < lex[y]:
-			return 1
-		}
-		return int(x - y)
-	})
+	slices.SortFunc(order, sc.byLex)
 	for rank, row := range order {
 		sc.lexRank[row] = int32(rank + 1)
 	}
 	sc.order = order
+}
+
+// byLex orders rows by lexical score, highest first, then by row (the
+// earlier tool first, as TopK breaks ties): the order of lexical ranks.
+func (sc *scratch) byLex(x, y int32) int {
+	return cmp.Or(cmp.Compare(sc.lex[y], sc.lex[x]), cmp.Compare(x, y))
 }
 
 // lexRanksOf sets the rank lexRanks would give to each of rows alone,
@@ -619,7 +617,6 @@ func (sc *scratch) lexRanks(cands []int32) {
 // explained query cost four times a plain one.
 func (sc *scratch) lexRanksOf(cands, rows []int32) {
 	lex := sc.lex
-	precedes := func(a, b int32) bool { return lex[a] > lex[b] || lex[a] == lex[b] && a < b }
 	ranked := sc.order[:0]
 	for _, row := range rows {
 		sc.lexRank[row] = 0
@@ -631,15 +628,7 @@ func (sc *scratch) lexRanksOf(cands, rows []int32) {
 	if len(ranked) == 0 {
 		return
 	}
-	slices.SortFunc(ranked, func(x, y int32) int {
-		switch {
-		case x == y:
-			return 0
-		case precedes(x, y):
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(ranked, sc.byLex)
 	// before[i] counts the candidates whose first successor among ranked
 	// is ranked[i]: each precedes it and every row after it.
 	before := slices.Grow(sc.before[:0], len(ranked))[:len(ranked)]
@@ -647,15 +636,13 @@ func (sc *scratch) lexRanksOf(cands, rows []int32) {
 	sc.before = before
 	last := ranked[len(ranked)-1]
 	for _, c := range cands {
-		if lex[c] <= 0 || !precedes(c, last) {
+		if lex[c] <= 0 || sc.byLex(c, last) >= 0 {
 			continue // most candidates: after every row asked
 		}
-		i, _ := slices.BinarySearchFunc(ranked, c, func(r, c int32) int {
-			if precedes(c, r) {
-				return 1
-			}
-			return -1
-		})
+		i, found := slices.BinarySearchFunc(ranked, c, sc.byLex)
+		if found {
+			i++ // a row asked for is not ahead of itself
+		}
 		before[i]++
 	}
 	var n int32
