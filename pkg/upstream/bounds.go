@@ -97,22 +97,22 @@ func (l *readLimit) exceeded() error {
 
 // release returns the budget this operation holds. The answer it read is
 // decoded by then; what it becomes is the caller's to bound.
-func (l *readLimit) release() {
+func (l *readLimit) release() { l.settle(false) }
+
+// end releases the budget and stops any read still going on: the
+// operation is over.
+func (l *readLimit) end() { l.settle(true) }
+
+// settle returns the budget held and, when ending, refuses later reads,
+// in one hold of the lock: a read between the two would keep its charge.
+func (l *readLimit) settle(ending bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.budget != nil && l.held > 0 {
 		l.budget.Release(l.held)
 	}
 	l.held = 0
-}
-
-// end releases the budget and stops any read still going on: the
-// operation is over.
-func (l *readLimit) end() {
-	l.release()
-	l.mu.Lock()
-	l.ended = true
-	l.mu.Unlock()
+	l.ended = l.ended || ending
 }
 
 // limitedBody stops a response body at its operation's bound: the read
