@@ -58,8 +58,12 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	var re *search.RequestError
 	var te *search.UnknownTemplateError
 	var se *inspect.UnknownServerError
+	var oe *access.OverBudgetError
 	switch {
 	case errors.As(err, &ae):
+	case errors.As(err, &oe):
+		w.Header().Set("Retry-After", strconv.Itoa(oe.RetrySeconds()))
+		ae = errorf(http.StatusTooManyRequests, "rate_limited", "%s", oe.Error())
 	case errors.As(err, &re):
 		status := http.StatusBadRequest
 		if re.Code == search.CodeInputTooLarge {

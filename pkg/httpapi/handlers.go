@@ -245,11 +245,6 @@ func handleCatalog(logger *slog.Logger, svc *search.Service, writeTimeout time.D
 			writeError(w, r, logger, errorf(http.StatusBadRequest, "too_many_servers", "at most %d server parameters", maxCatalogServers))
 			return
 		}
-		// The self-retrieval audit embeds its queries in one provider
-		// call beyond the request's own: one more unit of work.
-		if !charge(w, r, 1) {
-			return
-		}
 		select {
 		case turn <- struct{}{}:
 			defer func() { <-turn }()

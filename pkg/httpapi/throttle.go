@@ -1,12 +1,9 @@
 package httpapi
 
 import (
-	"context"
-	"math"
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,79 +18,104 @@ import (
 // a caller rotating addresses only evicts the oldest, never grows memory.
 const maxAnonymousBuckets = 4096
 
-// throttle limits search requests to rps a second per API key, with
-// bursts of burst, so that uncached queries cannot turn into unbounded
-// embedding-provider calls. Without keys (anonymous), each client address
-// has its own budget. Over it: 429 with Retry-After.
+// throttle limits each caller to rps units of work a second, with bursts
+// of burst, so that uncached queries cannot turn into unbounded
+// embedding-provider calls and no caller keeps the cores busy. A request
+// costs one unit to enter; work beyond a search's is spent from the same
+// budget by whoever does it (access.Spend). With API keys each key has
+// its budget; without, each client address. Over it: 429 with
+// Retry-After.
 func throttle(rps float64, burst int) func(http.Handler) http.Handler {
 	if rps <= 0 {
 		return func(next http.Handler) http.Handler { return next }
 	}
 	burst = max(burst, 1)
 	var mu sync.Mutex
-	keyed := map[string]*rate.Limiter{} // bounded by the configured keys
-	anon, _ := lru.New[string, *rate.Limiter](maxAnonymousBuckets)
-	limiter := func(r *http.Request) *rate.Limiter {
+	keyed := map[string]*bucket{} // bounded by the configured keys
+	anon, _ := lru.New[string, *bucket](maxAnonymousBuckets)
+	budget := func(r *http.Request) *bucket {
 		// authenticate says who the caller is: its key, or without one its
 		// address (clientHost, proxies resolved), worked out once.
 		caller := access.CallerFrom(r.Context())
 		mu.Lock()
 		defer mu.Unlock()
 		if caller.Key != "" {
-			l := keyed[caller.Key]
-			if l == nil {
-				l = rate.NewLimiter(rate.Limit(rps), burst)
-				keyed[caller.Key] = l
+			b := keyed[caller.Key]
+			if b == nil {
+				b = newBucket(rps, burst)
+				keyed[caller.Key] = b
 			}
-			return l
+			return b
 		}
 		host := caller.Address
-		l, ok := anon.Get(host)
+		b, ok := anon.Get(host)
 		if !ok {
-			l = rate.NewLimiter(rate.Limit(rps), burst)
-			anon.Add(host, l)
+			b = newBucket(rps, burst)
+			anon.Add(host, b)
 		}
-		return l
-	}
-	retry := strconv.Itoa(int(math.Ceil(1 / rps)))
-	refuse := func(w http.ResponseWriter, r *http.Request) {
-		drain(r.Body) // so a client still sending a large body reads the 429
-		w.Header().Set("Retry-After", retry)
-		writeError(w, r, nil, errorf(http.StatusTooManyRequests, "rate_limited",
-			"more than %g search requests a second (bursts of %d) for this caller; retry after %s s", rps, burst, retry))
+		return b
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			l := limiter(r)
-			if !l.Allow() {
-				refuse(w, r)
+			b := budget(r)
+			if err := b.admit(time.Now()); err != nil {
+				drain(r.Body) // so a client still sending a large body reads the 429
+				writeError(w, r, nil, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), chargeKey{}, charger{l, refuse})))
+			next.ServeHTTP(w, r.WithContext(access.WithBudget(r.Context(), b)))
 		})
 	}
 }
 
-// charger takes more units of work from a request's budget than the one
-// the request itself cost.
-type charger struct {
-	l      *rate.Limiter
-	refuse http.HandlerFunc
+// bucket is one caller's budget: a token bucket that a request enters for
+// one unit and that work beyond a search's spends, into debt if need be.
+// A caller in debt is refused until it has paid it back at the bucket's
+// rate, so work costing more than a burst is still possible, once.
+type bucket struct {
+	mu sync.Mutex // admit and Spend read the tokens, then take them
+	l  *rate.Limiter
 }
 
-type chargeKey struct{}
+func newBucket(rps float64, burst int) *bucket {
+	return &bucket{l: rate.NewLimiter(rate.Limit(rps), burst)}
+}
 
-// charge takes n more units from the caller's budget for work a request
-// does beyond its own (each further provider call it makes). When the
-// budget is spent it answers 429 and reports false. Without a throttle,
-// or n of 0, it allows.
-func charge(w http.ResponseWriter, r *http.Request, n int) bool {
-	c, ok := r.Context().Value(chargeKey{}).(charger)
-	if !ok || n <= 0 || c.l.AllowN(time.Now(), n) {
-		return true
+// admit takes the unit a request costs to enter.
+func (b *bucket) admit(now time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.l.AllowN(now, 1) {
+		return nil
 	}
-	c.refuse(w, r)
-	return false
+	return b.refusal(now)
+}
+
+// Spend takes units, into debt if need be, unless the caller is in debt
+// already: concurrent requests of one caller each see what the others
+// spent.
+func (b *bucket) Spend(units int) error { return b.spend(time.Now(), units) }
+
+func (b *bucket) spend(now time.Time, units int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.l.TokensAt(now) < 0 {
+		return b.refusal(now)
+	}
+	// A reservation is at most a burst; never waited for, each one is debt.
+	for units > 0 {
+		n := min(units, b.l.Burst())
+		b.l.ReserveN(now, n)
+		units -= n
+	}
+	return nil
+}
+
+// refusal says when the bucket will hold a unit again.
+func (b *bucket) refusal(now time.Time) error {
+	rps := float64(b.l.Limit())
+	wait := (1 - b.l.TokensAt(now)) / rps
+	return &access.OverBudgetError{RetryAfter: time.Duration(wait * float64(time.Second)), Rate: rps, Burst: b.l.Burst()}
 }
 
 // clientHost is who an anonymous request comes from, for its rate

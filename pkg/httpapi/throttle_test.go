@@ -1,16 +1,28 @@
 package httpapi
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/catgen"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/eval"
+	"github.com/toolsearch/toolsearch/pkg/inspect"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -127,5 +139,181 @@ func TestClientHostBehindProxies(t *testing.T) {
 		if got := clientHost(r, trusted); got != tc.want {
 			t.Errorf("%s: clientHost = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestBucket: a request enters for one unit; work spends more, into debt
+// past the burst, but only while the caller is not in debt already; a
+// refusal says when a unit will be there again.
+func TestBucket(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	type step struct {
+		at      time.Duration // after t0
+		spend   int           // 0: admit a request
+		refused bool
+		retry   time.Duration // when refused
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"the burst, then one a second", []step{
+			{0, 0, false, 0}, {0, 0, false, 0}, {0, 0, false, 0},
+			{0, 0, true, time.Second},
+			{time.Second, 0, false, 0},
+		}},
+		{"work past the burst is debt, paid back at the rate", []step{
+			{0, 0, false, 0},
+			{0, 25, false, 0}, // 2 left, then 23 owed
+			{0, 0, true, 24 * time.Second},
+			{0, 1, true, 24 * time.Second}, // in debt: no more work
+			{10 * time.Second, 0, true, 14 * time.Second},
+			{24 * time.Second, 0, false, 0},
+		}},
+		{"work that the tokens left cover", []step{
+			{0, 2, false, 0},
+			{0, 0, false, 0},
+			{0, 0, true, time.Second},
+		}},
+		{"nothing spent is free", []step{
+			{0, 0, false, 0}, {0, 0, false, 0}, {0, 0, false, 0},
+			{0, 0, true, time.Second},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBucket(1, 3)
+			for i, s := range tt.steps {
+				now := t0.Add(s.at)
+				var err error
+				if s.spend == 0 {
+					err = b.admit(now)
+				} else {
+					err = b.spend(now, s.spend)
+				}
+				var oe *access.OverBudgetError
+				if errors.As(err, &oe) != s.refused || err != nil && !s.refused {
+					t.Fatalf("step %d: %v, want refused %v", i, err, s.refused)
+				}
+				if s.refused && oe.RetryAfter != s.retry {
+					t.Errorf("step %d: retry after %s, want %s", i, oe.RetryAfter, s.retry)
+				}
+			}
+		})
+	}
+}
+
+// TestBucketConcurrent: requests of one caller at once each see what the
+// others spent, so at most those already admitted run into debt together.
+func TestBucketConcurrent(t *testing.T) {
+	b := newBucket(0.001, 10)
+	var wg sync.WaitGroup
+	var spent atomic.Int32
+	for range 64 {
+		wg.Go(func() {
+			if b.admit(time.Now()) == nil && b.Spend(5) == nil {
+				spent.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	// 10 admitted; the spends of 5 pass while the tokens are not below
+	// zero: 9 left after the first admission at most, so at most 2 spends
+	// before the debt (9-5=4, 4-5=-1), and the admissions' own units
+	// only lower that.
+	if n := spent.Load(); n < 1 || n > 2 {
+		t.Errorf("%d spends of 5 passed from a burst of 10, want 1 or 2", n)
+	}
+}
+
+// TestReportSpendsBudget: a catalog report pays for its work before
+// doing it: a unit for every 500 tools it lints and, with its audit, one
+// for the provider call and the audit's searches by what they rank. A key
+// that asked for one has that much less to search with; work dearer than
+// the whole burst runs once, and the caller then waits out the debt, told
+// how long in Retry-After.
+func TestReportSpendsBudget(t *testing.T) {
+	var buf bytes.Buffer
+	if err := catgen.Write(&buf, 10000, 1); err != nil {
+		t.Fatal(err)
+	}
+	part, err := catalog.Parse("generated", buf.Bytes(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
+	if _, err := svc.Build(t.Context(), &search.Setup{Catalog: cat}); err != nil {
+		t.Fatal(err)
+	}
+	// Servers adding up to at most the audit's bound of tools.
+	var servers []string
+	in := map[string]bool{}
+	tools := 0
+	for _, c := range svc.Current().ServerCounts("") {
+		if len(servers) < 64 && tools+c.Tools <= inspect.MaxAuditTools {
+			servers, tools = append(servers, c.Name), tools+c.Tools
+			in[c.Name] = true
+		}
+	}
+	var rows []int
+	for i, tool := range cat.Tools() {
+		if in[tool.Server] {
+			rows = append(rows, i)
+		}
+	}
+	audited := len(rows)/500 + 1 + len(eval.SelfCases(cat.Subset(rows)))*cat.Len()/search.UnitTools
+	q := url.Values{"server": servers}.Encode()
+	const rate = 0.001
+	tests := []struct {
+		name, query string
+		units       int // beyond the request's own
+		burst       int
+	}{
+		{"every tool, linted", "", cat.Len() / 500, 200},
+		{"some servers, audited", q, audited, 200},
+		{"an audit dearer than the burst", q, audited, 20},
+	}
+	if audited < 50 {
+		t.Fatalf("the audit of %d tools costs %d units: too few to tell", tools, audited)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := NewServer(svc, Options{SearchRate: rate, SearchBurst: tt.burst})
+			do := func(method, path, body string) *httptest.ResponseRecorder {
+				r := httptest.NewRequest(method, path, strings.NewReader(body))
+				r.RemoteAddr = "10.0.0.1:1"
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				return rec
+			}
+			if rec := do(http.MethodGet, "/mcp/tool-search/catalog?"+tt.query, ""); rec.Code != http.StatusOK {
+				t.Fatalf("report: %d %.300s", rec.Code, rec.Body)
+			}
+			left := tt.burst - 1 - tt.units
+			searches := 0
+			for ; searches < tt.burst; searches++ {
+				rec := do(http.MethodPost, "/mcp/tool-search", `{"query":"merge a pull request"}`)
+				if rec.Code != http.StatusTooManyRequests {
+					continue
+				}
+				// The wait is for the debt and one unit, less what accrued
+				// since (well under a unit here).
+				retry, _ := strconv.Atoi(rec.Header().Get("Retry-After"))
+				if want := float64(1-min(left, 0)) / rate; float64(retry) > want || float64(retry) < want-10 || !strings.Contains(rec.Body.String(), `"rate_limited"`) {
+					t.Errorf("refused: Retry-After %d, want about %g; %s", retry, want, rec.Body)
+				}
+				break
+			}
+			if want := max(left, 0); searches != want {
+				t.Errorf("%d searches after the report (%d units), want %d", searches, tt.units, want)
+			}
+			if rec := do(http.MethodGet, "/mcp/tool-search/catalog?"+tt.query, ""); rec.Code != http.StatusTooManyRequests {
+				t.Errorf("another report: %d, want 429", rec.Code)
+			}
+		})
 	}
 }

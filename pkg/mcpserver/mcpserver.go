@@ -260,8 +260,9 @@ func (s *Server) caller(ss *mcp.ServerSession) (access.Caller, error) {
 func (s *Server) toolError(err error) error {
 	var re *search.RequestError
 	var te *search.UnknownTemplateError
+	var oe *access.OverBudgetError
 	switch {
-	case errors.As(err, &re), errors.As(err, &te), errors.Is(err, search.ErrUnknownTool),
+	case errors.As(err, &re), errors.As(err, &te), errors.As(err, &oe), errors.Is(err, search.ErrUnknownTool),
 		errors.Is(err, search.ErrNotReady), errors.Is(err, catalog.ErrAmbiguousTool):
 		return err
 	case errors.Is(err, access.ErrUnauthorized):

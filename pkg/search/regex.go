@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
 )
 
 // Bounds on a regex search. Go's RE2 matches in time linear in the text,
@@ -23,7 +25,21 @@ const (
 	// 5 ms for a search. At this bound a request is at most about 0.2 s;
 	// the names of 100,000 tools (2 MB) fit, their descriptions do not.
 	MaxRegexText = 4 << 20
+	// RegexUnitBytes is the text a regex search reads for one unit of the
+	// caller's budget beyond the request's own (access.Spend): at 45 ns a
+	// byte, about what a unit pays for (UnitTools). The names of 100,000
+	// generated tools (1.6 MB, 78 ms) are 12 more units, the bound 32;
+	// the names of a few thousand, none.
+	RegexUnitBytes = 128 << 10
 )
+
+// UnitTools is the size of the work one unit of a caller's budget
+// (access.Spend) pays for: a search of this many tools, 6 ms of CPU on
+// the 2-core machine of BENCHMARKS.md. A
+// request is a unit whatever it ranks; work beyond a search's is priced
+// in these units where it is done: the self-retrieval audit's searches
+// (package inspect), the text a regex reads.
+const UnitTools = 100_000
 
 func checkRegex(pattern string) error {
 	if len(pattern) > MaxRegexBytes {
@@ -59,6 +75,8 @@ func (a *answer) regex(ctx context.Context) error {
 		}
 		return badRequest("regex_scope_too_large", `the tools in scope offer %.1f MiB of text to "regex"; the limit is %d MiB: %s`,
 			float64(n)/(1<<20), MaxRegexText>>20, narrow)
+	} else if err := access.Spend(ctx, n/RegexUnitBytes); err != nil {
+		return err
 	}
 	var rows []int
 	for i, t := range a.snap.Catalog.Tools() {

@@ -1,0 +1,59 @@
+package access
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Budget is the work a caller may ask of the service, in units of about
+// one search. The HTTP layer admits each request for one unit; a request
+// whose work grows past a search's with the catalog (a regex reading
+// megabytes of names, a catalog report linting every tool and searching
+// twice for each one it audits) spends the rest where that work is done,
+// before doing it. A rate limit that counted requests alone let one key
+// keep a core busy with requests priced like searches: a report of 500
+// tools of 100,000 was 1,000 searches' work for one unit.
+type Budget interface {
+	// Spend takes units, into debt if need be, or refuses with an
+	// *OverBudgetError when the caller is in debt already.
+	Spend(units int) error
+}
+
+type budgetKey struct{}
+
+// WithBudget returns ctx carrying the caller's budget.
+func WithBudget(ctx context.Context, b Budget) context.Context {
+	return context.WithValue(ctx, budgetKey{}, b)
+}
+
+// Spend takes units from the budget in ctx. Without one (no rate limit is
+// configured, or the work is the service's own) it allows.
+func Spend(ctx context.Context, units int) error {
+	b, ok := ctx.Value(budgetKey{}).(Budget)
+	if !ok || units <= 0 {
+		return nil
+	}
+	return b.Spend(units)
+}
+
+// OverBudgetError refuses a request of a caller that asked for more work
+// than its budget allows, saying when to ask again.
+type OverBudgetError struct {
+	RetryAfter time.Duration
+	Rate       float64 // units a second
+	Burst      int
+}
+
+// RetrySeconds is RetryAfter in whole seconds, rounded up, at least one:
+// what a Retry-After header says.
+func (e *OverBudgetError) RetrySeconds() int {
+	return max(1, int(math.Ceil(e.RetryAfter.Seconds())))
+}
+
+func (e *OverBudgetError) Error() string {
+	return fmt.Sprintf("more than this caller's %g units of work a second (bursts of %d): a search is one unit; "+
+		"a regex over much text, a catalog report and its audit cost more (docs/configuration.md, \"Rate limits\"); retry after %d s",
+		e.Rate, e.Burst, e.RetrySeconds())
+}

@@ -1,0 +1,87 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/catgen"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/search"
+)
+
+// TestRegexSpendsBudget: search_tools_regex pays for the text it reads
+// from the key's budget, as the HTTP endpoint's regex does. A key that
+// matched 10,000 tools' descriptions has that many units fewer for its
+// next requests than one that matched their names only.
+func TestRegexSpendsBudget(t *testing.T) {
+	var buf bytes.Buffer
+	if err := catgen.Write(&buf, 10000, 1); err != nil {
+		t.Fatal(err)
+	}
+	part, err := catalog.Parse("generated", buf.Bytes(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, text := 0, 0
+	for _, tool := range cat.Tools() {
+		names += len(tool.Name)
+		text += len(tool.Name) + min(len(tool.Description), 1024)
+	}
+	cheap, dear := names/search.RegexUnitBytes, text/search.RegexUnitBytes
+	if dear-cheap < 2 {
+		t.Fatalf("the catalog's descriptions are %d units beyond its names: too few to tell", dear-cheap)
+	}
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
+	keys := []access.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}, {Name: "b", Hash: sha256.Sum256([]byte("key-b"))}}
+	if _, err := svc.Build(t.Context(), &search.Setup{Catalog: cat, Keys: keys}); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(svc, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Run(ctx) }()
+	const burst = 40
+	api := httptest.NewServer(httpapi.NewServer(svc, httpapi.Options{MCP: srv.Handler(), SearchRate: 0.001, SearchBurst: burst}))
+	t.Cleanup(func() { api.Close(); cancel(); <-done })
+	url := api.URL + "/mcp"
+
+	// left is how many requests the key may still make after a session
+	// (initialize and its notification) and one regex call.
+	left := func(key string, descriptions bool) int {
+		resp, _ := post(t, url, key, "", initBody)
+		id := resp.Header.Get("Mcp-Session-Id")
+		post(t, url, key, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		args := `{"pattern":"^zz[a-z]+q$"}`
+		if descriptions {
+			args = `{"pattern":"^zz[a-z]+q$","descriptions":true}`
+		}
+		if resp, body := post(t, url, key, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_tools_regex","arguments":`+args+`}}`); resp.StatusCode != http.StatusOK || bytes.Contains([]byte(body), []byte(`"isError":true`)) {
+			t.Fatalf("regex: %d %s", resp.StatusCode, body)
+		}
+		for n := range burst {
+			if resp, _ := post(t, url, key, id, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); resp.StatusCode == http.StatusTooManyRequests {
+				return n
+			}
+		}
+		t.Fatalf("%s: never refused", key)
+		return 0
+	}
+	a, b := left("key-a", true), left("key-b", false)
+	if want := burst - 3 - dear; a != want {
+		t.Errorf("after a regex over descriptions: %d requests left, want %d (%d units of text)", a, want, dear)
+	}
+	if want := burst - 3 - cheap; b != want {
+		t.Errorf("after a regex over names: %d requests left, want %d (%d units of text)", b, want, cheap)
+	}
+}
