@@ -114,7 +114,7 @@ func (b *bucket) spend(now time.Time, units int) error {
 // refusal says when the bucket will hold a unit again.
 func (b *bucket) refusal(now time.Time) error {
 	rps := float64(b.l.Limit())
-	wait := (1 - b.l.TokensAt(now)) / rps
+	wait := min((1-b.l.TokensAt(now))/rps, 1e9) // seconds; a Duration holds 292 years
 	return &access.OverBudgetError{RetryAfter: time.Duration(wait * float64(time.Second)), Rate: rps, Burst: b.l.Burst()}
 }
 
