@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
@@ -83,5 +88,19 @@ func TestRegexSpendsBudget(t *testing.T) {
 	}
 	if want := burst - 3 - cheap; b != want {
 		t.Errorf("after a regex over names: %d requests left, want %d (%d units of text)", b, want, cheap)
+	}
+}
+
+// TestOverBudgetIsToolError: a call that finds its key in debt (another
+// of its requests spent the budget meanwhile) answers an isError result
+// saying when to retry, which a model can act on, not a protocol error.
+func TestOverBudgetIsToolError(t *testing.T) {
+	s := New(defaultService(t), Options{})
+	over := &access.OverBudgetError{RetryAfter: 2500 * time.Millisecond, Rate: 50, Burst: 100}
+	err := s.toolError(fmt.Errorf("regex: %w", over))
+	var oe *access.OverBudgetError
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &oe) || errors.As(err, &rpc) || !strings.Contains(err.Error(), "retry after 3 s") {
+		t.Errorf("toolError = %v (%T), want the budget's own error", err, err)
 	}
 }
