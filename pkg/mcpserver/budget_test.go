@@ -26,20 +26,11 @@ import (
 // matched 10,000 tools' descriptions has that many units fewer for its
 // next requests than one that matched their names only.
 func TestRegexSpendsBudget(t *testing.T) {
-	var buf bytes.Buffer
-	if err := catgen.Write(&buf, 10000, 1); err != nil {
-		t.Fatal(err)
-	}
-	part, err := catalog.Parse("generated", buf.Bytes(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.New([]catalog.Part{part})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := []access.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}, {Name: "b", Hash: sha256.Sum256([]byte("key-b"))}}
+	const burst = 40
+	svc, url := generatedAPI(t, 10000, keys, httpapi.Options{SearchRate: 0.001, SearchBurst: burst})
 	names, text := 0, 0
-	for _, tool := range cat.Tools() {
+	for _, tool := range svc.Current().Catalog.Tools() {
 		names += len(tool.Name)
 		text += len(tool.Name) + min(len(tool.Description), 1024)
 	}
@@ -47,19 +38,6 @@ func TestRegexSpendsBudget(t *testing.T) {
 	if dear-cheap < 2 {
 		t.Fatalf("the catalog's descriptions are %d units beyond its names: too few to tell", dear-cheap)
 	}
-	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
-	keys := []access.Key{{Name: "a", Hash: sha256.Sum256([]byte("key-a"))}, {Name: "b", Hash: sha256.Sum256([]byte("key-b"))}}
-	if _, err := svc.Build(t.Context(), &search.Setup{Catalog: cat, Keys: keys}); err != nil {
-		t.Fatal(err)
-	}
-	srv := New(svc, Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); srv.Run(ctx) }()
-	const burst = 40
-	api := httptest.NewServer(httpapi.NewServer(svc, httpapi.Options{MCP: srv.Handler(), SearchRate: 0.001, SearchBurst: burst}))
-	t.Cleanup(func() { api.Close(); cancel(); <-done })
-	url := api.URL + "/mcp"
 
 	// left is how many requests the key may still make after a session
 	// (initialize and its notification) and one regex call.
@@ -103,4 +81,34 @@ func TestOverBudgetIsToolError(t *testing.T) {
 	if !errors.As(err, &oe) || errors.As(err, &rpc) || !strings.Contains(err.Error(), "retry after 3 s") {
 		t.Errorf("toolError = %v (%T), want the budget's own error", err, err)
 	}
+}
+
+// generatedAPI serves the MCP endpoint behind the HTTP API (with opts) on
+// a generated catalog of n tools (package catgen) with keys.
+func generatedAPI(t *testing.T, n int, keys []access.Key, opts httpapi.Options) (*search.Service, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := catgen.Write(&buf, n, 1); err != nil {
+		t.Fatal(err)
+	}
+	part, err := catalog.Parse("generated", buf.Bytes(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
+	if _, err := svc.Build(t.Context(), &search.Setup{Catalog: cat, Keys: keys}); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(svc, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Run(ctx) }()
+	opts.MCP = srv.Handler()
+	api := httptest.NewServer(httpapi.NewServer(svc, opts))
+	t.Cleanup(func() { api.Close(); cancel(); <-done })
+	return svc, api.URL + "/mcp"
 }

@@ -105,8 +105,7 @@ func New(svc *search.Service, opts Options) *Server {
 	s.confirm.listening = s.sessions.listening
 	mcp.AddTool(s.srv, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[getSchemaIn]()}, s.getSchema)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "list_servers", Title: "List the servers behind the catalog", Description: listServersDescription,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[listServersIn]()}, s.listServers)
+	s.addListServers()
 	if opts.Upstreams != nil {
 		s.srv.AddTool(&mcp.Tool{Name: "call_tool", Title: "Call a catalog tool on its upstream server", Description: callToolDescription,
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true)}, InputSchema: strict[callToolIn]()}, s.callTool)

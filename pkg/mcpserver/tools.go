@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -244,10 +245,17 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in get
 }
 
 const listServersDescription = `List the servers whose tools are in the catalog, with how many tools each offers you, ` +
-	`and, for live upstream servers, their health. Use the names with search_tools' servers filter.`
+	`and, for live upstream servers, their health, a page at a time (next_cursor continues). Use the names with search_tools' servers filter.`
+
+// defaultServerPage is list_servers' page without a limit: a model reads
+// every entry, and a catalog of thousands of servers listed whole was
+// 280 KB of one answer.
+const defaultServerPage = 50
 
 type listServersIn struct {
-	Query string `json:"query,omitempty" jsonschema:"only servers whose name contains this text, any case"`
+	Query  string `json:"query,omitempty" jsonschema:"only servers whose name contains this text, any case"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many servers per page; default 50"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page"`
 }
 
 type serverOut struct {
@@ -257,7 +265,17 @@ type serverOut struct {
 }
 
 type listServersOut struct {
-	Servers []serverOut `json:"servers"`
+	Servers    []serverOut `json:"servers"`
+	Total      int         `json:"total"`
+	NextCursor string      `json:"next_cursor,omitempty"`
+}
+
+func (s *Server) addListServers() {
+	in := strict[listServersIn]()
+	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxServerPage))
+	in.Properties["limit"].Description = fmt.Sprintf("how many servers per page, 1 to %d; default %d", search.MaxServerPage, defaultServerPage)
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "list_servers", Title: "List the servers behind the catalog", Description: listServersDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.listServers)
 }
 
 func (s *Server) listServers(ctx context.Context, req *mcp.CallToolRequest, in listServersIn) (*mcp.CallToolResult, listServersOut, error) {
@@ -265,7 +283,7 @@ func (s *Server) listServers(ctx context.Context, req *mcp.CallToolRequest, in l
 	if err != nil {
 		return nil, listServersOut{}, s.toolError(err)
 	}
-	counts, err := s.svc.Servers(caller, in.Query)
+	page, err := s.svc.ServersPage(caller, in.Query, cmp.Or(in.Limit, defaultServerPage), in.Cursor)
 	if err != nil {
 		return nil, listServersOut{}, s.toolError(err)
 	}
@@ -275,8 +293,8 @@ func (s *Server) listServers(ctx context.Context, req *mcp.CallToolRequest, in l
 			health[st.Name] = st
 		}
 	}
-	out := listServersOut{Servers: make([]serverOut, len(counts))}
-	for i, c := range counts {
+	out := listServersOut{Servers: make([]serverOut, len(page.Servers)), Total: page.Total, NextCursor: page.NextCursor}
+	for i, c := range page.Servers {
 		out.Servers[i] = serverOut{Name: c.Name, Tools: c.Tools}
 		if h, ok := health[c.Name]; ok {
 			out.Servers[i].Health = &h

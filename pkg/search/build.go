@@ -178,8 +178,10 @@ func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints
 	for i, name := range cat.Servers() {
 		serverIdx[name] = int32(i)
 	}
+	serverTools := make([]int32, len(cat.Servers()))
 	for i, t := range cat.Tools() {
 		serverOf[i] = serverIdx[t.Server]
+		serverTools[serverOf[i]]++
 	}
 	// BM25 expands a query word the catalog lacks through WordNet's
 	// tables: load them (once per process, about 2 ms) beside the index,
@@ -187,11 +189,12 @@ func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints
 	// catalog's readiness for them.
 	go analysis.English.Warm()
 	return &Snapshot{
-		Catalog:  cat,
-		Keywords: bm25.New(corpus, bm25.ToolLayout, bm25.DefaultConfig),
-		hints:    hs,
-		serverOf: serverOf,
-		query:    query,
+		Catalog:     cat,
+		Keywords:    bm25.New(corpus, bm25.ToolLayout, bm25.DefaultConfig),
+		hints:       hs,
+		serverOf:    serverOf,
+		serverTools: serverTools,
+		query:       query,
 	}
 }
 

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -73,6 +74,9 @@ func (s *Service) View(caller access.Caller) (*Snapshot, error) {
 	return snap.viewFor(caller)
 }
 
+// MaxServerPage is the most servers one page of ServersPage lists.
+const MaxServerPage = 200
+
 // ServerCount is a server and how many of its tools the caller may see.
 type ServerCount struct {
 	Name  string `json:"name"`
@@ -92,16 +96,49 @@ func (s *Service) Servers(caller access.Caller, query string) ([]ServerCount, er
 // ServerCounts lists the snapshot's servers with their tool counts, in
 // catalog order, those whose name contains query (any case) when set.
 func (snap *Snapshot) ServerCounts(query string) []ServerCount {
-	counts := map[string]int{}
-	for _, t := range snap.Catalog.Tools() {
-		counts[t.Server]++
-	}
 	q := strings.ToLower(strings.TrimSpace(query))
 	out := []ServerCount{}
-	for _, name := range snap.Catalog.Servers() {
-		if counts[name] > 0 && (q == "" || strings.Contains(strings.ToLower(name), q)) {
-			out = append(out, ServerCount{Name: name, Tools: counts[name]})
+	for i, name := range snap.Catalog.Servers() {
+		if n := snap.serverTools[i]; n > 0 && (q == "" || strings.Contains(strings.ToLower(name), q)) {
+			out = append(out, ServerCount{Name: name, Tools: int(n)})
 		}
 	}
 	return out
+}
+
+// ServerPage is one page of the servers a caller may see.
+type ServerPage struct {
+	Servers    []ServerCount
+	Total      int    // servers in the listing, on every page
+	NextCursor string // empty on the last page
+}
+
+// ServersPage is Servers a page at a time: limit servers (1 to
+// MaxServerPage) from where cursor, one this listing issued, left off.
+// A model reads what it lists; 3,205 servers were 280 KB in one answer.
+func (s *Service) ServersPage(caller access.Caller, query string, limit int, cursor string) (ServerPage, error) {
+	if limit < 1 || limit > MaxServerPage {
+		return ServerPage{}, badRequest("invalid_limit", `"limit" must be from 1 to %d, got %d`, MaxServerPage, limit)
+	}
+	snap, err := s.View(caller)
+	if err != nil {
+		return ServerPage{}, err
+	}
+	all := snap.ServerCounts(query)
+	h := sha256.Sum256([]byte(strings.Join([]string{"servers", snap.Catalog.Hash(), caller.Key, strings.ToLower(strings.TrimSpace(query))}, "\x00")))
+	var scope access.Scope
+	copy(scope[:], h[:])
+	key := snap.cursorKey(s.cfg.CursorKey)
+	offset := 0
+	if cursor != "" {
+		if offset, err = access.VerifyCursor(key, cursor, scope); err != nil || offset > len(all) {
+			return ServerPage{}, errBadCursor
+		}
+	}
+	end := min(offset+limit, len(all))
+	page := ServerPage{Servers: all[offset:end], Total: len(all)}
+	if end < len(all) {
+		page.NextCursor = access.SignCursor(key, end, scope)
+	}
+	return page, nil
 }

@@ -189,6 +189,7 @@ type Snapshot struct {
 	policy         *policy
 	hints          []hints.Hints // row -> declared and inferred safety annotations
 	serverOf       []int32       // row -> index into Catalog.Servers()
+	serverTools    []int32       // index into Catalog.Servers() -> its tools
 	query          Embedder      // embeds queries the way the rows were embedded
 	ranker         *rank.Ranker  // over Matrix and Keywords; set once both are
 	// views are the snapshots that API keys with limited visibility search
