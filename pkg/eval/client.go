@@ -27,25 +27,52 @@ type HTTPSearcher struct {
 	BaseURL string       // for example http://127.0.0.1:8080
 	Token   string       // bearer token; empty for none
 	Client  *http.Client // http.DefaultClient when nil
+
+	wait func(context.Context, time.Duration) error // sleep when nil
 }
 
 // Search posts the request to /mcp/tool-search. A 429 (the server's rate
-// limit) is waited out, as its Retry-After says, up to five times: an
-// eval measures ranking, and a throttled query is no miss.
+// limit) is waited out, as its Retry-After says (a minute at most each
+// time), up to five times: an eval measures ranking, and a throttled
+// query is no miss.
 func (h *HTTPSearcher) Search(ctx context.Context, sr search.Request) (Answer, error) {
 	for try := 0; ; try++ {
 		ans, wait, err := h.search(ctx, sr)
 		if wait == 0 || try == 5 {
 			return ans, err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return Answer{}, ctx.Err()
-		case <-t.C:
+		sleep := h.wait
+		if sleep == nil {
+			sleep = sleepCtx
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return Answer{}, err
 		}
 	}
+}
+
+// sleepCtx waits d, or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// retryAfter is how long a 429's Retry-After (seconds) asks to wait, at
+// most a minute: a caller in debt for longer (the server's budget counts
+// work, and a catalog audit can cost minutes of it) is waited out a
+// minute a try. A value that is not a positive number of seconds waits 1 s.
+func retryAfter(v string) time.Duration {
+	secs, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || secs < 1 {
+		secs = 1
+	}
+	return time.Duration(min(secs, 60)) * time.Second
 }
 
 func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, time.Duration, error) {
@@ -79,11 +106,7 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 		return Answer{}, 0, err
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
-		secs, err := strconv.Atoi(resp.Header.Get("Retry-After"))
-		if err != nil || secs < 1 || secs > 60 {
-			secs = 1
-		}
-		return Answer{}, time.Duration(secs) * time.Second, fmt.Errorf("POST /mcp/tool-search: %s", resp.Status)
+		return Answer{}, retryAfter(resp.Header.Get("Retry-After")), fmt.Errorf("POST /mcp/tool-search: %s", resp.Status)
 	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		hint := "set TOOLSEARCH_API_KEY to a key the server accepts"
