@@ -109,7 +109,8 @@ func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, ser
 	// The work is paid for before it is done: a unit for every
 	// lintUnitTools linted and, for the audit, one for its provider call
 	// and its searches (a tool's description and name) by what they rank:
-	// 1,000 of 100,000 tools are 1,000 units, of the default catalog none.
+	// 1,000 searches of 100,000 tools are 1,000 units, of the default
+	// catalog none.
 	var cases []eval.Case
 	if len(rows) <= MaxAuditTools {
 		cases = eval.SelfCases(view.Catalog.Subset(rows))

@@ -33,14 +33,6 @@ const (
 	RegexUnitBytes = 128 << 10
 )
 
-// UnitTools is the size of the work one unit of a caller's budget
-// (access.Spend) pays for: a search of this many tools, 4 to 6 ms of CPU
-// on the 2-core machine of BENCHMARKS.md. A
-// request is a unit whatever it ranks; work beyond a search's is priced
-// in these units where it is done: the self-retrieval audit's searches
-// (package inspect), the text a regex reads.
-const UnitTools = 100_000
-
 func checkRegex(pattern string) error {
 	if len(pattern) > MaxRegexBytes {
 		return badRequest("regex_too_long", `"regex" is %d bytes; the limit is %d`, len(pattern), MaxRegexBytes)

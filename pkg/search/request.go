@@ -17,6 +17,14 @@ import (
 // the embedding provider and the ranker for words that pick no tool.
 const MaxQueryBytes = 4096
 
+// UnitTools is the size of the work one unit of a caller's budget
+// (access.Spend) pays for: a search of this many tools, 4 to 6 ms of CPU
+// on the 2-core machine of BENCHMARKS.md. A request is a unit whatever
+// it ranks; work beyond a search's is priced in these units where it is
+// done: the self-retrieval audit's searches (package inspect), the text
+// a regex reads (RegexUnitBytes).
+const UnitTools = 100_000
+
 // CodeInputTooLarge is the error code of input beyond MaxInputBytes or
 // MaxMessages; HTTP answers it 413.
 const CodeInputTooLarge = "input_too_large"
