@@ -532,6 +532,20 @@ func (sc *scratch) floats(n int) []float32 {
 	return sc.tmp[:n]
 }
 
+// Intents is how many of text's intents a hybrid ranking ranks apart by
+// keyword (lexicalScores): none for a text of one, or with the blend off;
+// at most maxIntents. Each costs a keyword ranking of every tool.
+func (rk *Ranker) Intents(text string) int {
+	if rk.cfg.SentenceWeight <= 0 {
+		return 0
+	}
+	n := len(intents(text, nil))
+	if n < 2 {
+		return 0
+	}
+	return min(n, maxIntents)
+}
+
 // lexicalScores is the BM25 side, one score per tool: the whole query's,
 // blended with the tool's best per-intent score when the query has
 // several intents (each normalised to [0,1] when blended). The scores, and

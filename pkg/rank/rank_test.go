@@ -229,6 +229,7 @@ func TestIntentBound(t *testing.T) {
 		text    string
 		intents int
 	}{
+		{"one", "deploy the service and read a file", 0},
 		{"a few", "deploy the service. read a file. list the pods.", 3},
 		{"many: the last ones", strings.Repeat("roll back a release. ", 3*maxIntents) + "send an email message.", maxIntents},
 	} {
@@ -237,7 +238,14 @@ func TestIntentBound(t *testing.T) {
 		if len(sc.intentBest) != tt.intents {
 			t.Errorf("%s: %d intents ranked, want %d", tt.name, len(sc.intentBest), tt.intents)
 		}
-		if last := sc.intentBest[len(sc.intentBest)-1]; tt.intents == maxIntents && last != 1 {
+		// What a search is charged for (Intents) is what is ranked.
+		if n := rk.Intents(tt.text); n != len(sc.intentBest) {
+			t.Errorf("%s: Intents = %d, %d ranked", tt.name, n, len(sc.intentBest))
+		}
+		if tt.intents < maxIntents {
+			continue
+		}
+		if last := sc.intentBest[len(sc.intentBest)-1]; last != 1 {
 			t.Errorf("%s: the last intent's best row is %d, want 1 (the email tool)", tt.name, last)
 		}
 	}

@@ -22,7 +22,7 @@ const MaxQueryBytes = 4096
 // on the 2-core machine of BENCHMARKS.md. A request is a unit whatever
 // it ranks; work beyond a search's is priced in these units where it is
 // done: the self-retrieval audit's searches (package inspect), the text
-// a regex reads (RegexUnitBytes).
+// a regex reads (RegexUnitBytes), a query's intents ranked apart.
 const UnitTools = 100_000
 
 // CodeInputTooLarge is the error code of input beyond MaxInputBytes or
