@@ -52,12 +52,13 @@ const (
 	// intentShare is the most of the top k reserved for the best match of
 	// each intent that the fused ranking left out.
 	intentShare = 0.5
-	// maxIntents bounds the intents ranked apart, each a keyword ranking
-	// of the whole catalog: 4,096 bytes of three-word sentences made 256
-	// of them, and a search at 100,000 tools 15 times its usual cost.
-	// The shared sets' queries have at most 15.
-	maxIntents = 16
 )
+
+// MaxIntents bounds the intents ranked apart, each a keyword ranking of
+// the whole catalog: 4,096 bytes of three-word sentences made 256 of
+// them, and a search at 100,000 tools 15 times its usual cost. The shared
+// sets' queries have at most 15.
+const MaxIntents = 16
 
 // Config holds the ranking knobs; New fills in defaults for zero values.
 type Config struct {
@@ -534,16 +535,17 @@ func (sc *scratch) floats(n int) []float32 {
 
 // Intents is how many of text's intents a hybrid ranking ranks apart by
 // keyword (lexicalScores): none for a text of one, or with the blend off;
-// at most maxIntents. Each costs a keyword ranking of every tool.
+// at most MaxIntents. Each costs a keyword ranking of every tool.
 func (rk *Ranker) Intents(text string) int {
 	if rk.cfg.SentenceWeight <= 0 {
 		return 0
 	}
-	n := len(intents(text, nil))
+	var buf [4]string // most texts: no allocation
+	n := len(intents(text, buf[:0]))
 	if n < 2 {
 		return 0
 	}
-	return min(n, maxIntents)
+	return min(n, MaxIntents)
 }
 
 // lexicalScores is the BM25 side, one score per tool: the whole query's,
@@ -564,7 +566,7 @@ func (rk *Ranker) lexicalScores(q Query, sc *scratch, keep func(int) bool) []flo
 		return whole
 	}
 	// The last: a long text puts its ask at the end, and a digest keeps it.
-	sents = sents[max(0, len(sents)-maxIntents):]
+	sents = sents[max(0, len(sents)-MaxIntents):]
 	var top float32
 	for _, s := range whole {
 		top = max(top, s)

@@ -218,7 +218,7 @@ func TestLexRanksOf(t *testing.T) {
 }
 
 // TestIntentBound: a text of many requests ranks only its last
-// maxIntents apart, each a keyword ranking of every tool.
+// MaxIntents apart, each a keyword ranking of every tool.
 func TestIntentBound(t *testing.T) {
 	texts := []string{"deploy the service", "send an email message", "roll back a release", "read a file", "list the pods"}
 	c := analysis.English.Corpus(len(texts), analysis.Segments{N: int(bm25.Concepts)}, func(i int, seg []string) { seg[bm25.Description] = texts[i] })
@@ -231,7 +231,7 @@ func TestIntentBound(t *testing.T) {
 	}{
 		{"one", "deploy the service and read a file", 0},
 		{"a few", "deploy the service. read a file. list the pods.", 3},
-		{"many: the last ones", strings.Repeat("roll back a release. ", 3*maxIntents) + "send an email message.", maxIntents},
+		{"many: the last ones", strings.Repeat("roll back a release. ", 3*MaxIntents) + "send an email message.", MaxIntents},
 	} {
 		sc := newScratch(len(texts), 3)
 		rk.lexicalScores(Query{Text: tt.text, Lexical: lexical.Prepare(tt.text)}, sc, nil)
@@ -242,7 +242,7 @@ func TestIntentBound(t *testing.T) {
 		if n := rk.Intents(tt.text); n != len(sc.intentBest) {
 			t.Errorf("%s: Intents = %d, %d ranked", tt.name, n, len(sc.intentBest))
 		}
-		if tt.intents < maxIntents {
+		if tt.intents < MaxIntents {
 			continue
 		}
 		if last := sc.intentBest[len(sc.intentBest)-1]; last != 1 {
