@@ -16,10 +16,25 @@ import (
 // keep a core busy with requests priced like searches: a report of 500
 // tools of 100,000 was 1,000 searches' work for one unit.
 type Budget interface {
-	// Spend takes units, into debt if need be, or refuses with an
-	// *OverBudgetError when the caller is in debt already.
-	Spend(units int) error
+	// Spend takes units for work, into debt if need be, or refuses with
+	// an *OverBudgetError when the caller is in debt already.
+	Spend(work Work, units int) error
 }
+
+// Work names what a request spends beyond its own unit, for the metrics
+// that show an operator where a budget goes: one of Works, never a
+// caller's words.
+type Work string
+
+// The work that is priced.
+const (
+	WorkRegex   Work = "regex"   // the text a regex search reads
+	WorkIntents Work = "intents" // a hybrid query's intents ranked apart
+	WorkReport  Work = "report"  // a catalog report's lint and audit
+)
+
+// Works is every Work.
+var Works = []Work{WorkRegex, WorkIntents, WorkReport}
 
 type budgetKey struct{}
 
@@ -28,14 +43,14 @@ func WithBudget(ctx context.Context, b Budget) context.Context {
 	return context.WithValue(ctx, budgetKey{}, b)
 }
 
-// Spend takes units from the budget in ctx. Without one (no rate limit is
-// configured, or the work is the service's own) it allows.
-func Spend(ctx context.Context, units int) error {
+// Spend takes units for work from the budget in ctx. Without one (no
+// rate limit is configured, or the work is the service's own) it allows.
+func Spend(ctx context.Context, work Work, units int) error {
 	b, ok := ctx.Value(budgetKey{}).(Budget)
 	if !ok || units <= 0 {
 		return nil
 	}
-	return b.Spend(units)
+	return b.Spend(work, units)
 }
 
 // OverBudgetError refuses a request of a caller that asked for more work

@@ -11,12 +11,17 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/toolsearch/toolsearch/pkg/access"
 )
 
 type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
-	logger   *slog.Logger
+	// units and refused are the callers' budgets of work (throttle): by
+	// "request", each request's own unit, or by the access.Work spent
+	// beyond it.
+	units, refused *prometheus.CounterVec
+	logger         *slog.Logger
 }
 
 // logBox carries what a handler learns (the ranking mode) out to the
@@ -37,7 +42,7 @@ var quiet = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 
 func newMetrics(reg prometheus.Registerer, logger *slog.Logger) *metrics {
 	f := promauto.With(reg)
-	return &metrics{
+	m := &metrics{
 		logger: logger,
 		requests: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_http_requests_total", Help: "HTTP requests by route pattern, method and status code.",
@@ -46,7 +51,29 @@ func newMetrics(reg prometheus.Registerer, logger *slog.Logger) *metrics {
 			Name: "toolsearch_http_request_duration_seconds", Help: "HTTP request latency by route pattern and status code.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"route", "code"}),
+		units: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsearch_budget_units_total", Help: "Units of callers' budgets of work spent: request (each request's own) or the work beyond it (regex, intents, report).",
+		}, []string{"work"}),
+		refused: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsearch_budget_refusals_total", Help: "Requests refused 429 for want of budget: on entry (request) or before work beyond it (regex, intents, report).",
+		}, []string{"work"}),
 	}
+	for _, w := range append([]string{workRequest}, works()...) {
+		m.units.WithLabelValues(w)
+		m.refused.WithLabelValues(w)
+	}
+	return m
+}
+
+// workRequest labels a request's own unit of budget.
+const workRequest = "request"
+
+func works() []string {
+	out := make([]string, len(access.Works))
+	for i, w := range access.Works {
+		out[i] = string(w)
+	}
+	return out
 }
 
 // instrument counts, times and logs every request, labelled by chi's route

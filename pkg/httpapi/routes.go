@@ -11,7 +11,7 @@ import (
 )
 
 // addRoutes is the whole API surface.
-func addRoutes(r chi.Router, opts Options, svc *search.Service) {
+func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 	logger := opts.Logger
 	writeTimeout := cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)
 	// Every route says which query parameters it takes (none, unless
@@ -26,7 +26,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service) {
 	r.Method(http.MethodGet, "/console", http.RedirectHandler(console.Path, http.StatusMovedPermanently))
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(logger, svc, opts.TrustedProxies)) // bearer API keys, when configured
-		r.Use(throttle(opts.SearchRate, opts.SearchBurst))    // after authenticate: it budgets the caller that names
+		r.Use(throttle(opts.SearchRate, opts.SearchBurst, m)) // after authenticate: it budgets the caller that names
 		r.With(none).Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/servers", handleServers(logger, svc))

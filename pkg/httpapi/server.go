@@ -80,7 +80,7 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	r.Use(middleware.GetHead)
 	r.NotFound(notFound(opts.Logger))
 	r.MethodNotAllowed(methodNotAllowed(opts.Logger, r))
-	addRoutes(r, opts, svc)
+	addRoutes(r, opts, svc, m)
 	return r
 }
 

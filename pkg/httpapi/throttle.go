@@ -25,7 +25,7 @@ const maxAnonymousBuckets = 4096
 // budget by whoever does it (access.Spend). With API keys each key has
 // its budget; without, each client address. Over it: 429 with
 // Retry-After.
-func throttle(rps float64, burst int) func(http.Handler) http.Handler {
+func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handler {
 	if rps <= 0 {
 		return func(next http.Handler) http.Handler { return next }
 	}
@@ -42,7 +42,7 @@ func throttle(rps float64, burst int) func(http.Handler) http.Handler {
 		if caller.Key != "" {
 			b := keyed[caller.Key]
 			if b == nil {
-				b = newBucket(rps, burst)
+				b = newBucket(rps, burst, m)
 				keyed[caller.Key] = b
 			}
 			return b
@@ -50,7 +50,7 @@ func throttle(rps float64, burst int) func(http.Handler) http.Handler {
 		host := caller.Address
 		b, ok := anon.Get(host)
 		if !ok {
-			b = newBucket(rps, burst)
+			b = newBucket(rps, burst, m)
 			anon.Add(host, b)
 		}
 		return b
@@ -75,10 +75,11 @@ func throttle(rps float64, burst int) func(http.Handler) http.Handler {
 type bucket struct {
 	mu sync.Mutex // admit and Spend read the tokens, then take them
 	l  *rate.Limiter
+	m  *metrics // nil in tests of the bucket alone
 }
 
-func newBucket(rps float64, burst int) *bucket {
-	return &bucket{l: rate.NewLimiter(rate.Limit(rps), burst)}
+func newBucket(rps float64, burst int, m *metrics) *bucket {
+	return &bucket{l: rate.NewLimiter(rate.Limit(rps), burst), m: m}
 }
 
 // admit takes the unit a request costs to enter.
@@ -86,22 +87,30 @@ func (b *bucket) admit(now time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.l.AllowN(now, 1) {
+		b.count(workRequest, 1, nil)
 		return nil
 	}
-	return b.refusal(now)
+	err := b.refusal(now)
+	b.count(workRequest, 0, err)
+	return err
 }
 
-// Spend takes units, into debt if need be, unless the caller is in debt
-// already: concurrent requests of one caller each see what the others
-// spent.
-func (b *bucket) Spend(units int) error { return b.spend(time.Now(), units) }
+// Spend takes units for work, into debt if need be, unless the caller is
+// in debt already: concurrent requests of one caller each see what the
+// others spent.
+func (b *bucket) Spend(work access.Work, units int) error {
+	return b.spend(time.Now(), work, units)
+}
 
-func (b *bucket) spend(now time.Time, units int) error {
+func (b *bucket) spend(now time.Time, work access.Work, units int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.l.TokensAt(now) < 0 {
-		return b.refusal(now)
+		err := b.refusal(now)
+		b.count(string(work), 0, err)
+		return err
 	}
+	b.count(string(work), units, nil)
 	// A reservation is at most a burst; never waited for, each one is debt.
 	for units > 0 {
 		n := min(units, b.l.Burst())
@@ -109,6 +118,18 @@ func (b *bucket) spend(now time.Time, units int) error {
 		units -= n
 	}
 	return nil
+}
+
+// count adds units spent on work, or a refusal, to the metrics. The
+// label is one of workRequest and access.Works, never a caller's words.
+func (b *bucket) count(work string, units int, refused error) {
+	switch {
+	case b.m == nil:
+	case refused != nil:
+		b.m.refused.WithLabelValues(work).Inc()
+	default:
+		b.m.units.WithLabelValues(work).Add(float64(units))
+	}
 }
 
 // refusal says when the bucket will hold a unit again.

@@ -182,14 +182,14 @@ func TestBucket(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBucket(1, 3)
+			b := newBucket(1, 3, nil)
 			for i, s := range tt.steps {
 				now := t0.Add(s.at)
 				var err error
 				if s.spend == 0 {
 					err = b.admit(now)
 				} else {
-					err = b.spend(now, s.spend)
+					err = b.spend(now, access.WorkRegex, s.spend)
 				}
 				var oe *access.OverBudgetError
 				if errors.As(err, &oe) != s.refused || err != nil && !s.refused {
@@ -206,12 +206,12 @@ func TestBucket(t *testing.T) {
 // TestBucketConcurrent: requests of one caller at once each see what the
 // others spent, so at most those already admitted run into debt together.
 func TestBucketConcurrent(t *testing.T) {
-	b := newBucket(0.001, 10)
+	b := newBucket(0.001, 10, nil)
 	var wg sync.WaitGroup
 	var spent atomic.Int32
 	for range 64 {
 		wg.Go(func() {
-			if b.admit(time.Now()) == nil && b.Spend(5) == nil {
+			if b.admit(time.Now()) == nil && b.Spend(access.WorkRegex, 5) == nil {
 				spent.Add(1)
 			}
 		})
@@ -282,7 +282,8 @@ func TestReportSpendsBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := NewServer(svc, Options{SearchRate: rate, SearchBurst: tt.burst})
+			reg := prometheus.NewRegistry()
+			h := NewServer(svc, Options{SearchRate: rate, SearchBurst: tt.burst, Registerer: reg})
 			do := func(method, path, body string) *httptest.ResponseRecorder {
 				r := httptest.NewRequest(method, path, strings.NewReader(body))
 				r.RemoteAddr = "10.0.0.1:1"
@@ -314,6 +315,45 @@ func TestReportSpendsBudget(t *testing.T) {
 			if rec := do(http.MethodGet, "/mcp/tool-search/catalog?"+tt.query, ""); rec.Code != http.StatusTooManyRequests {
 				t.Errorf("another report: %d, want 429", rec.Code)
 			}
+			// Where the budget went: the report's work, and every request's
+			// own unit (the report and the searches admitted), the refused
+			// search and report counted apart.
+			for name, want := range map[string]float64{
+				`toolsearch_budget_units_total{work="report"}`:     float64(tt.units),
+				`toolsearch_budget_units_total{work="request"}`:    float64(1 + searches),
+				`toolsearch_budget_units_total{work="regex"}`:      0,
+				`toolsearch_budget_refusals_total{work="request"}`: 2,
+			} {
+				if got := gathered(t, reg, name); got != want {
+					t.Errorf("%s = %g, want %g", name, got, want)
+				}
+			}
 		})
 	}
+}
+
+// gathered is the value of one series, named as the exposition format
+// writes it (name{label="value"}), in reg; 0 when it is not there.
+func gathered(t *testing.T, reg *prometheus.Registry, series string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			name := f.GetName()
+			if len(labels) > 0 {
+				name += "{" + strings.Join(labels, ",") + "}"
+			}
+			if name == series {
+				return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
 }

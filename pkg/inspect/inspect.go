@@ -119,7 +119,7 @@ func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, ser
 	if cases != nil {
 		units += 1 + len(cases)*view.Catalog.Len()/search.UnitTools
 	}
-	if err := access.Spend(ctx, units); err != nil {
+	if err := access.Spend(ctx, access.WorkReport, units); err != nil {
 		return nil, err
 	}
 	rep := &Report{IndexVersion: view.Version, Servers: counts, Tools: make([]Tool, len(rows))}

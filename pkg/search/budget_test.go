@@ -12,7 +12,13 @@ import (
 // spent records what a request spends of its budget.
 type spent struct{ units []int }
 
-func (s *spent) Spend(n int) error { s.units = append(s.units, n); return nil }
+func (s *spent) Spend(work access.Work, n int) error {
+	if work != access.WorkIntents {
+		return fmt.Errorf("a search spent for %s", work)
+	}
+	s.units = append(s.units, n)
+	return nil
+}
 
 // TestSearchSpendsForIntents: a hybrid search of many intents pays a
 // quarter unit an intent at 100,000 tools (here 25,000: a unit for 16),

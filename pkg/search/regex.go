@@ -67,7 +67,7 @@ func (a *answer) regex(ctx context.Context) error {
 		}
 		return badRequest("regex_scope_too_large", `the tools in scope offer %.1f MiB of text to "regex"; the limit is %d MiB: %s`,
 			float64(n)/(1<<20), MaxRegexText>>20, narrow)
-	} else if err := access.Spend(ctx, n/RegexUnitBytes); err != nil {
+	} else if err := access.Spend(ctx, access.WorkRegex, n/RegexUnitBytes); err != nil {
 		return err
 	}
 	var rows []int

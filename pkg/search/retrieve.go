@@ -83,7 +83,7 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		// 19 ms of CPU against 3.7 (access.Spend).
 		// Below 25,000 tools no query's intents make a unit: not worked out.
 		if n := a.snap.Catalog.Len(); n*rank.MaxIntents >= 4*UnitTools {
-			if err := access.Spend(ctx, rk.Intents(pq.text)*n/(4*UnitTools)); err != nil {
+			if err := access.Spend(ctx, access.WorkIntents, rk.Intents(pq.text)*n/(4*UnitTools)); err != nil {
 				return err
 			}
 		}
