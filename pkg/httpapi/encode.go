@@ -100,6 +100,10 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 			"request_id", middleware.GetReqID(r.Context()))
 		ae = errorf(http.StatusInternalServerError, "internal", "internal error")
 	}
+	if rpcRoute(r) {
+		writeRPCError(w, r, ae.Status, ae.Code, ae.Message)
+		return
+	}
 	var body errorBody
 	body.Error.Code = ae.Code
 	body.Error.Message = ae.Message

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"strings"
@@ -41,26 +42,46 @@ func mcpErrors(next http.Handler, writeIdle time.Duration) http.Handler {
 		if msg == "" {
 			msg = http.StatusText(ew.status)
 		}
-		code := int64(-32600) // invalid request
-		if ew.status == http.StatusNotFound {
-			code = -32001 // session not found, as the TypeScript SDK answers it
-		}
-		type data struct {
-			Reason    string `json:"reason"`
-			RequestID string `json:"request_id,omitempty"`
-		}
-		type rpcError struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
-			Data    data   `json:"data"`
-		}
-		encode(w, ew.status, struct {
-			JSONRPC string    `json:"jsonrpc"`
-			ID      *struct{} `json:"id"`
-			Error   rpcError  `json:"error"`
-		}{"2.0", nil, rpcError{code, clip(msg, maxMCPError), data{mcpCode(ew.status), middleware.GetReqID(r.Context())}}})
+		writeRPCError(w, r, ew.status, mcpCode(ew.status), clip(msg, maxMCPError))
 	})
 }
+
+// writeRPCError answers status as a JSON-RPC error with no id, what an
+// MCP client reads from any answer of /mcp: the reason (an error code of
+// this API) and the request id in data.
+func writeRPCError(w http.ResponseWriter, r *http.Request, status int, reason, msg string) {
+	code := int64(-32600) // invalid request
+	if status == http.StatusNotFound {
+		code = -32001 // session not found, as the TypeScript SDK answers it
+	}
+	type data struct {
+		Reason    string `json:"reason"`
+		RequestID string `json:"request_id,omitempty"`
+	}
+	type rpcError struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+		Data    data   `json:"data"`
+	}
+	encode(w, status, struct {
+		JSONRPC string    `json:"jsonrpc"`
+		ID      *struct{} `json:"id"`
+		Error   rpcError  `json:"error"`
+	}{"2.0", nil, rpcError{code, msg, data{reason, middleware.GetReqID(r.Context())}}})
+}
+
+type rpcRouteKey struct{}
+
+// rpcErrors marks a route's requests so that the errors the shared
+// middleware answers before its handler (a missing key's 401, an spent
+// budget's 429) are JSON-RPC errors, as the rest of /mcp's are.
+func rpcErrors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), rpcRouteKey{}, true)))
+	})
+}
+
+func rpcRoute(r *http.Request) bool { v, _ := r.Context().Value(rpcRouteKey{}).(bool); return v }
 
 const maxMCPError = 200
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -53,9 +54,23 @@ func TestRegexSpendsBudget(t *testing.T) {
 			t.Fatalf("regex: %d %s", resp.StatusCode, body)
 		}
 		for n := range burst {
-			if resp, _ := post(t, url, key, id, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); resp.StatusCode == http.StatusTooManyRequests {
-				return n
+			resp, body := post(t, url, key, id, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+			if resp.StatusCode != http.StatusTooManyRequests {
+				continue
 			}
+			// Refused as the rest of /mcp answers: a JSON-RPC error,
+			// with the wait in Retry-After.
+			var e struct {
+				JSONRPC string
+				Error   struct {
+					Code int
+					Data struct{ Reason string }
+				}
+			}
+			if json.Unmarshal([]byte(body), &e) != nil || e.JSONRPC != "2.0" || e.Error.Code != -32600 || e.Error.Data.Reason != "rate_limited" || resp.Header.Get("Retry-After") == "" {
+				t.Errorf("refused: Retry-After %q %s, want a JSON-RPC error saying rate_limited", resp.Header.Get("Retry-After"), body)
+			}
+			return n
 		}
 		t.Fatalf("%s: never refused", key)
 		return 0

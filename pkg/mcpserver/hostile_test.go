@@ -147,6 +147,7 @@ func TestMCPErrorsAreBoundedJSON(t *testing.T) {
 		{"an unknown session", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Mcp-Session-Id", strings.Repeat("M", 2000), 404},
 		{"a compressed body", initBody, "Content-Encoding", "gzip", 415},
 		{"an odd content coding", initBody, "Content-Encoding", "identity, " + strings.Repeat("M", 2000), 415},
+		{"a key the service does not know", initBody, "Authorization", "Bearer " + strings.Repeat("M", 2000), 401},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
