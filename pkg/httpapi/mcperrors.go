@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"regexp"
 	"strings"
@@ -70,18 +69,11 @@ func writeRPCError(w http.ResponseWriter, r *http.Request, status int, reason, m
 	}{"2.0", nil, rpcError{code, msg, data{reason, middleware.GetReqID(r.Context())}}})
 }
 
-type rpcRouteKey struct{}
-
-// rpcErrors marks a route's requests so that the errors the shared
-// middleware answers before its handler (a missing key's 401, an spent
-// budget's 429) are JSON-RPC errors, as the rest of /mcp's are.
-func rpcErrors(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), rpcRouteKey{}, true)))
-	})
-}
-
-func rpcRoute(r *http.Request) bool { v, _ := r.Context().Value(rpcRouteKey{}).(bool); return v }
+// rpcRoute reports whether r is MCP's, whose every error, those the
+// shared middleware answers before its handler too (a missing key's 401,
+// a spent budget's 429), is a JSON-RPC error. The route is one exact
+// path; localHost leaves it to the SDK's own check.
+func rpcRoute(r *http.Request) bool { return r.URL.Path == "/mcp" }
 
 const maxMCPError = 200
 

@@ -24,11 +24,9 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 	r.Method(http.MethodGet, console.Path+"*", console.Handler(notFound(logger)))                                      // static; it calls the API below with the operator's key
 	r.Method(http.MethodGet, "/", http.RedirectHandler(console.Path, http.StatusFound))
 	r.Method(http.MethodGet, "/console", http.RedirectHandler(console.Path, http.StatusMovedPermanently))
-	// One authentication and one budget per caller for the API and /mcp.
-	auth := authenticate(logger, svc, opts.TrustedProxies)   // bearer API keys, when configured
-	budget := throttle(opts.SearchRate, opts.SearchBurst, m) // after authenticate: it budgets the caller that names
 	r.Group(func(r chi.Router) {
-		r.Use(auth, budget)
+		r.Use(authenticate(logger, svc, opts.TrustedProxies)) // bearer API keys, when configured
+		r.Use(throttle(opts.SearchRate, opts.SearchBurst, m)) // after authenticate: it budgets the caller that names
 		r.With(none).Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/servers", handleServers(logger, svc))
@@ -38,13 +36,10 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 		if opts.Noop != nil {
 			r.With(none).Method(http.MethodPost, "/noop", handleNoop(logger, opts.Noop)) // load tests' baseline
 		}
-	})
-	if opts.MCP != nil {
-		r.Group(func(r chi.Router) {
-			r.Use(rpcErrors, auth, budget)                      // its 401s and 429s are JSON-RPC errors too
+		if opts.MCP != nil {
 			r.Handle("/mcp", mcpErrors(opts.MCP, writeTimeout)) // Streamable HTTP: POST, GET (event stream), DELETE
-		})
-	}
+		}
+	})
 	if opts.Noop != nil {
 		r.Method(http.MethodPost, "/bare", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			encode(w, http.StatusOK, struct{}{})
