@@ -14,7 +14,7 @@ import (
 // twice for each one it audits) spends the rest where that work is done,
 // before doing it. A rate limit that counted requests alone let one key
 // keep a core busy with requests priced like searches: a report of 500
-// tools of 100,000 was 1,000 searches' work for one unit.
+// tools of 100,000 was 1,000 searches' work for two units.
 type Budget interface {
 	// Spend takes units for work, into debt if need be, or refuses with
 	// an *OverBudgetError when the caller is in debt already.
@@ -69,6 +69,6 @@ func (e *OverBudgetError) RetrySeconds() int {
 
 func (e *OverBudgetError) Error() string {
 	return fmt.Sprintf("more than this caller's %g units of work a second (bursts of %d): a search is one unit; "+
-		"a regex over much text, a catalog report and its audit cost more (docs/configuration.md, \"Rate limits\"); retry after %d s",
+		"a regex over much text, a query of many intents and a catalog report cost more (docs/configuration.md, \"Rate limits\"); retry after %d s",
 		e.Rate, e.Burst, e.RetrySeconds())
 }
