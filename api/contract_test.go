@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/mcpserver"
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
@@ -73,7 +74,7 @@ func newServer(t *testing.T, build bool) http.Handler {
 			t.Fatal(err)
 		}
 	}
-	return httpapi.NewServer(svc, httpapi.Options{AdminToken: "adm"})
+	return httpapi.NewServer(svc, httpapi.Options{AdminToken: "adm", MCP: mcpserver.New(svc, mcpserver.Options{}).Handler()})
 }
 
 func TestResponsesMatchTheSpec(t *testing.T) {
@@ -127,6 +128,10 @@ func TestResponsesMatchTheSpec(t *testing.T) {
 		{"GET", "/mcp/tool-search/learned?tool=nope/nope", "k", "", "", 404},
 		{"DELETE", "/mcp/tool-search/learned?tool=github/merge_pull_request", "adm", "", "", 200},
 		{"DELETE", "/mcp/tool-search/learned", "k", "", "", 401},
+		// /mcp's errors are JSON-RPC, its key check's too.
+		{"POST", "/mcp", "", mcpInit, js, 401},
+		{"POST", "/mcp", "k", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, js, 400},
+		{"DELETE", "/mcp", "", "", "", 401},
 	}
 	for _, tt := range tests {
 		name := tt.method + " " + tt.path + " " + tt.body
@@ -164,6 +169,8 @@ func TestResponsesMatchTheSpec(t *testing.T) {
 		})
 	}
 }
+
+const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 
 // searchID is the search id of an answer for key k that returned
 // github/merge_pull_request.
