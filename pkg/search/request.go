@@ -18,11 +18,13 @@ import (
 const MaxQueryBytes = 4096
 
 // UnitTools is the size of the work one unit of a caller's budget
-// (access.Spend) pays for: a search of this many tools, 4 to 6 ms of CPU
-// on the 2-core machine of BENCHMARKS.md. A request is a unit whatever
-// it ranks; work beyond a search's is priced in these units where it is
-// done: the self-retrieval audit's searches (package inspect), the text
-// a regex reads (RegexUnitBytes), a query's intents ranked apart.
+// (access.Spend) pays for: a short search of this many tools, 4 to 6 ms
+// of CPU on the 2-core machine of BENCHMARKS.md. A request is a unit
+// whatever it ranks, though one that scores every vector (a long query,
+// a provider's) costs up to five times that; work beyond a search's is
+// priced in these units where it is done: the self-retrieval audit's
+// searches (package inspect), the text a regex reads (RegexUnitBytes),
+// a query's intents ranked apart.
 const UnitTools = 100_000
 
 // CodeInputTooLarge is the error code of input beyond MaxInputBytes or
