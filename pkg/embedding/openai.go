@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/endpoint"
+	"github.com/toolsearch/toolsearch/pkg/internal/pause"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -100,7 +101,7 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 		cfg.Concurrency = DefaultConcurrency
 	}
 	if cfg.sleep == nil {
-		cfg.sleep = sleepCtx
+		cfg.sleep = pause.For
 	}
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
@@ -419,17 +420,6 @@ func retryable(err error) bool {
 func backoff(attempt int) time.Duration {
 	ceiling := min(200*time.Millisecond<<attempt, 5*time.Second)
 	return time.Duration(rand.Int64N(int64(ceiling)) + 1)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // scrub removes the configured key and the base URL's credentials, and

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/pause"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -43,23 +44,11 @@ func (h *HTTPSearcher) Search(ctx context.Context, sr search.Request) (Answer, e
 		}
 		sleep := h.wait
 		if sleep == nil {
-			sleep = sleepCtx
+			sleep = pause.For
 		}
 		if err := sleep(ctx, wait); err != nil {
 			return Answer{}, err
 		}
-	}
-}
-
-// sleepCtx waits d, or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

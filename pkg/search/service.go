@@ -35,6 +35,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/hints"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/internal/pause"
 	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
@@ -434,12 +435,8 @@ func (s *Service) Run(ctx context.Context, setup *Setup) error {
 			return nil // an operator's rebuild got there first
 		}
 		s.setNextRetry(s.cfg.Now().Add(delay).UTC())
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := pause.For(ctx, delay); err != nil {
+			return err
 		}
 		delay = min(delay*2, maxRetryDelay)
 	}
@@ -479,14 +476,8 @@ func (s *Service) Follow(ctx context.Context, changed <-chan struct{}) {
 		case <-retry:
 		}
 		s.setPending(true)
-		if wait := time.Until(next); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
+		if pause.For(ctx, time.Until(next)) != nil {
+			return
 		}
 		// The rebuild reads every change signalled so far.
 		select {
