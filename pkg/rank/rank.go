@@ -607,19 +607,24 @@ func (rk *Ranker) lexicalScores(q Query, sc *scratch, keep func(int) bool) []flo
 // lexRanks sets each candidate's rank among those with a lexical score
 // (0: none), for reciprocal-rank fusion and explain.
 func (sc *scratch) lexRanks(cands []int32) {
-	lex := sc.lex
+	for rank, row := range sc.lexOrder(cands) {
+		sc.lexRank[row] = int32(rank + 1)
+	}
+}
+
+// lexOrder clears the lexical rank of rows and returns, in sc.order,
+// those with a lexical score in the order of lexical ranks (byLex).
+func (sc *scratch) lexOrder(rows []int32) []int32 {
 	order := sc.order[:0]
-	for _, row := range cands {
+	for _, row := range rows {
 		sc.lexRank[row] = 0
-		if lex[row] > 0 {
+		if sc.lex[row] > 0 {
 			order = append(order, row)
 		}
 	}
 	slices.SortFunc(order, sc.byLex)
-	for rank, row := range order {
-		sc.lexRank[row] = int32(rank + 1)
-	}
 	sc.order = order
+	return order
 }
 
 // byLex orders rows by lexical score, highest first, then by row (the
@@ -633,18 +638,10 @@ func (sc *scratch) byLex(x, y int32) int {
 // explained query cost four times a plain one.
 func (sc *scratch) lexRanksOf(cands, rows []int32) {
 	lex := sc.lex
-	ranked := sc.order[:0]
-	for _, row := range rows {
-		sc.lexRank[row] = 0
-		if lex[row] > 0 {
-			ranked = append(ranked, row)
-		}
-	}
-	sc.order = ranked
+	ranked := sc.lexOrder(rows)
 	if len(ranked) == 0 {
 		return
 	}
-	slices.SortFunc(ranked, sc.byLex)
 	// before[i] counts the candidates whose first successor among ranked
 	// is ranked[i]: each precedes it and every row after it.
 	before := slices.Grow(sc.before[:0], len(ranked))[:len(ranked)]
