@@ -253,27 +253,33 @@ func (a *answer) list() error {
 // listing is the same on every call and every replica.
 func (a *answer) page(rows []int, source Source) error {
 	rows = inNameOrder(a.snap.Catalog, rows)
-	key := a.snap.cursorKey(a.s.cfg.CursorKey)
-	scope := listScope(a.snap, a.req, a.caller)
-	offset := 0
-	if a.req.Cursor != "" {
-		var err error
-		if offset, err = access.VerifyCursor(key, a.req.Cursor, scope); err != nil {
-			return errBadCursor
-		}
+	start, end, next, err := window(a.snap.cursorKey(a.s.cfg.CursorKey), listScope(a.snap, a.req, a.caller), a.req.Cursor, len(rows), a.req.topK())
+	if err != nil {
+		return err
 	}
-	end := min(offset+a.req.topK(), len(rows))
-	if offset < end {
-		for _, r := range rows[offset:end] {
-			a.resp.Tools = append(a.resp.Tools, a.hit(r, source, nil))
-		}
+	for _, r := range rows[start:end] {
+		a.resp.Tools = append(a.resp.Tools, a.hit(r, source, nil))
 	}
 	total, returned := len(rows), len(a.resp.Tools)
-	a.resp.Total, a.resp.Returned = &total, &returned
-	if end < len(rows) {
-		a.resp.NextCursor = access.SignCursor(key, end, scope)
-	}
+	a.resp.Total, a.resp.Returned, a.resp.NextCursor = &total, &returned, next
 	return nil
+}
+
+// window is the page of a listing of n items that cursor (one signed
+// with key for scope; empty: the first page) and limit select, items
+// [start, end), and the cursor of the page after it, empty on the last.
+func window(key []byte, scope access.Scope, cursor string, n, limit int) (start, end int, next string, err error) {
+	if cursor != "" {
+		if start, err = access.VerifyCursor(key, cursor, scope); err != nil {
+			return 0, 0, "", errBadCursor
+		}
+	}
+	start = min(start, n)
+	end = min(start+limit, n)
+	if end < n {
+		next = access.SignCursor(key, end, scope)
+	}
+	return start, end, next, nil
 }
 
 // inNameOrder sorts rows by their tools' names, then servers. A few are

@@ -128,17 +128,9 @@ func (s *Service) ServersPage(caller access.Caller, query string, limit int, cur
 	h := sha256.Sum256([]byte(strings.Join([]string{"servers", snap.Catalog.Hash(), caller.Key, strings.ToLower(strings.TrimSpace(query))}, "\x00")))
 	var scope access.Scope
 	copy(scope[:], h[:])
-	key := snap.cursorKey(s.cfg.CursorKey)
-	offset := 0
-	if cursor != "" {
-		if offset, err = access.VerifyCursor(key, cursor, scope); err != nil || offset > len(all) {
-			return ServerPage{}, errBadCursor
-		}
+	start, end, next, err := window(snap.cursorKey(s.cfg.CursorKey), scope, cursor, len(all), limit)
+	if err != nil {
+		return ServerPage{}, err
 	}
-	end := min(offset+limit, len(all))
-	page := ServerPage{Servers: all[offset:end], Total: len(all)}
-	if end < len(all) {
-		page.NextCursor = access.SignCursor(key, end, scope)
-	}
-	return page, nil
+	return ServerPage{Servers: all[start:end], Total: len(all), NextCursor: next}, nil
 }
