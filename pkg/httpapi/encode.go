@@ -100,7 +100,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 			"request_id", middleware.GetReqID(r.Context()))
 		ae = errorf(http.StatusInternalServerError, "internal", "internal error")
 	}
-	if rpcRoute(r) {
+	if mcpRoute(r) {
 		writeRPCError(w, r, ae.Status, ae.Code, ae.Message)
 		return
 	}

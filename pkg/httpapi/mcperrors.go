@@ -69,11 +69,14 @@ func writeRPCError(w http.ResponseWriter, r *http.Request, status int, reason, m
 	}{"2.0", nil, rpcError{code, msg, data{reason, middleware.GetReqID(r.Context())}}})
 }
 
-// rpcRoute reports whether r is MCP's, whose every error, those the
+// mcpRoute reports whether r is MCP's: every error of it, those the
 // shared middleware answers before its handler too (a missing key's 401,
-// a spent budget's 429), is a JSON-RPC error. The route is one exact
-// path; localHost leaves it to the SDK's own check.
-func rpcRoute(r *http.Request) bool { return r.URL.Path == "/mcp" }
+// a spent budget's 429), is a JSON-RPC error, and localHost leaves its
+// Host to the SDK's own check.
+func mcpRoute(r *http.Request) bool { return r.URL.Path == mcpPath }
+
+// mcpPath is the MCP endpoint's one path (routes.go).
+const mcpPath = "/mcp"
 
 const maxMCPError = 200
 

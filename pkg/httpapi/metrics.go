@@ -17,10 +17,10 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
-	// units and refused are the callers' budgets of work (throttle): by
-	// "request", each request's own unit, or by the access.Work spent
-	// beyond it.
-	units, refused *prometheus.CounterVec
+	// spent and refused count the callers' budgets of work (throttle) by
+	// workRequest, each request's own unit, and by the access.Work spent
+	// beyond it: every label made once, none looked up by a request.
+	spent, refused map[access.Work]prometheus.Counter
 	logger         *slog.Logger
 }
 
@@ -51,30 +51,22 @@ func newMetrics(reg prometheus.Registerer, logger *slog.Logger) *metrics {
 			Name: "toolsearch_http_request_duration_seconds", Help: "HTTP request latency by route pattern and status code.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"route", "code"}),
-		units: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolsearch_budget_units_total", Help: "Units of callers' budgets of work spent: request (each request's own) or the work beyond it (regex, intents, report).",
-		}, []string{"work"}),
-		refused: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolsearch_budget_refusals_total", Help: "Requests refused 429 for want of budget: on entry (request) or before work beyond it (regex, intents, report).",
-		}, []string{"work"}),
+		spent: map[access.Work]prometheus.Counter{}, refused: map[access.Work]prometheus.Counter{},
 	}
-	for _, w := range append([]string{workRequest}, works()...) {
-		m.units.WithLabelValues(w)
-		m.refused.WithLabelValues(w)
+	spent := f.NewCounterVec(prometheus.CounterOpts{
+		Name: "toolsearch_budget_units_total", Help: "Units of callers' budgets of work spent: request (each request's own) or the work beyond it (regex, intents, report).",
+	}, []string{"work"})
+	refused := f.NewCounterVec(prometheus.CounterOpts{
+		Name: "toolsearch_budget_refusals_total", Help: "Requests refused 429 for want of budget: on entry (request) or before work beyond it (regex, intents, report).",
+	}, []string{"work"})
+	for _, w := range append([]access.Work{workRequest}, access.Works...) {
+		m.spent[w], m.refused[w] = spent.WithLabelValues(string(w)), refused.WithLabelValues(string(w))
 	}
 	return m
 }
 
 // workRequest labels a request's own unit of budget.
-const workRequest = "request"
-
-func works() []string {
-	out := make([]string, len(access.Works))
-	for i, w := range access.Works {
-		out[i] = string(w)
-	}
-	return out
-}
+const workRequest access.Work = "request"
 
 // instrument counts, times and logs every request, labelled by chi's route
 // pattern (read after routing, so "/mcp/tool-search", never a raw path).

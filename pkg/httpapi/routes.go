@@ -37,7 +37,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 			r.With(none).Method(http.MethodPost, "/noop", handleNoop(logger, opts.Noop)) // load tests' baseline
 		}
 		if opts.MCP != nil {
-			r.Handle("/mcp", mcpErrors(opts.MCP, writeTimeout)) // Streamable HTTP: POST, GET (event stream), DELETE
+			r.Handle(mcpPath, mcpErrors(opts.MCP, writeTimeout)) // Streamable HTTP: POST, GET (event stream), DELETE
 		}
 	})
 	if opts.Noop != nil {

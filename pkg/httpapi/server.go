@@ -113,7 +113,7 @@ func localHost(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-			if local != nil && r.URL.Path != "/mcp" && loopbackAddr(local) && !loopback(r.Host) {
+			if local != nil && !mcpRoute(r) && loopbackAddr(local) && !loopback(r.Host) {
 				writeError(w, r, logger, errorf(http.StatusForbidden, "forbidden_host", "a request to a loopback address must name it (localhost, 127.0.0.1 or [::1]), not %s", redact.Echo(r.Host)))
 				return
 			}

@@ -107,10 +107,10 @@ func (b *bucket) spend(now time.Time, work access.Work, units int) error {
 	defer b.mu.Unlock()
 	if b.l.TokensAt(now) < 0 {
 		err := b.refusal(now)
-		b.count(string(work), 0, err)
+		b.count(work, 0, err)
 		return err
 	}
-	b.count(string(work), units, nil)
+	b.count(work, units, nil)
 	// A reservation is at most a burst; never waited for, each one is debt.
 	for units > 0 {
 		n := min(units, b.l.Burst())
@@ -122,13 +122,13 @@ func (b *bucket) spend(now time.Time, work access.Work, units int) error {
 
 // count adds units spent on work, or a refusal, to the metrics. The
 // label is one of workRequest and access.Works, never a caller's words.
-func (b *bucket) count(work string, units int, refused error) {
+func (b *bucket) count(work access.Work, units int, refused error) {
 	switch {
 	case b.m == nil:
 	case refused != nil:
-		b.m.refused.WithLabelValues(work).Inc()
+		b.m.refused[work].Inc()
 	default:
-		b.m.units.WithLabelValues(work).Add(float64(units))
+		b.m.spent[work].Add(float64(units))
 	}
 }
 
