@@ -23,7 +23,8 @@ const (
 	// 45 ns a byte whatever its size, so the names and descriptions of
 	// 100,000 generated tools (11 MB) took 0.45-0.56 s a request against
 	// 5 ms for a search. At this bound a request is at most about 0.2 s;
-	// the names of 100,000 tools (2 MB) fit, their descriptions do not.
+	// the names of 100,000 generated tools (1.6 MB) fit, their descriptions
+	// do not.
 	MaxRegexText = 4 << 20
 	// RegexUnitBytes is the text a regex search reads for one unit of the
 	// caller's budget beyond the request's own (access.Spend): at 45 ns a
