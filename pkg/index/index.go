@@ -25,6 +25,9 @@ type Matrix struct {
 	// blocks, when not nil, hold the rows by column (Columns) and m only
 	// the shape: a large matrix of sparse embeddings.
 	blocks []block
+	// colEntries is how many values each column of blocks holds, for
+	// ExactCost.
+	colEntries []int64
 	// cols, when not nil, is m's values again, column by column (see
 	// WithColumns).
 	cols    []float32
@@ -81,6 +84,9 @@ func Adopt(data []float32, rows, dim int, normalized []bool) (*Matrix, error) {
 // kept by column), with its pool of score vectors.
 func newMatrix(m blas32.General, blocks []block) *Matrix {
 	mx := &Matrix{m: m, blocks: blocks}
+	if blocks != nil {
+		mx.colEntries = countEntries(blocks, m.Cols)
+	}
 	mx.scratch.New = func() any {
 		s := make([]float32, m.Rows)
 		return &s
@@ -91,7 +97,7 @@ func newMatrix(m blas32.General, blocks []block) *Matrix {
 // derive is a copy of mx sharing its values and pool, for a With method to
 // add what it makes: whatever mx holds, the copy holds too.
 func (mx *Matrix) derive() *Matrix {
-	q := &Matrix{m: mx.m, blocks: mx.blocks, cols: mx.cols, codes: mx.codes}
+	q := &Matrix{m: mx.m, blocks: mx.blocks, colEntries: mx.colEntries, cols: mx.cols, codes: mx.codes}
 	q.scratch.New = mx.scratch.New
 	return q
 }
@@ -105,7 +111,7 @@ func (mx *Matrix) Dim() int { return mx.m.Cols }
 // Bytes is the memory held by the vectors themselves: 4 bytes a dimension,
 // twice with WithColumns, plus binary codes.
 func (mx *Matrix) Bytes() int64 {
-	b := int64(cap(mx.m.Data)+cap(mx.cols))*4 + mx.columnBytes()
+	b := int64(cap(mx.m.Data)+cap(mx.cols))*4 + mx.columnBytes() + int64(len(mx.colEntries))*8
 	if mx.codes != nil {
 		b += int64(len(mx.codes.bits)) * 8
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/toolsearch/toolsearch/pkg/bm25"
@@ -311,6 +312,16 @@ func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k
 		}
 	}
 	lex := rk.lexicalScores(query, sc, keep)
+	if lazy && rk.scanJoins(*q, lex, member, keep) {
+		// So many lexical candidates would join that their cosines one
+		// by one cost more than all of them at once (a broad query on a
+		// matrix kept by column took seconds): score every row, exactly
+		// as Dot would (index.TestDotIsScore), so the ranking is the same.
+		if err := mx.Scores(*q, dense); err != nil {
+			return nil, err
+		}
+		lazy = false
+	}
 	// Candidates are collected in row order (TopK then breaks ties by
 	// position, so the earlier tool wins, as in the single rankings).
 	for row, s := range lex {
@@ -396,6 +407,57 @@ func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k
 		}
 	}
 	return out, nil
+}
+
+// scanJoins reports whether the lexical candidates about to join a
+// binary index's dense candidates cost more to score one by one than
+// every row does at once.
+func (rk *Ranker) scanJoins(q index.Query, lex []float32, member []bool, keep func(int) bool) bool {
+	mx := rk.dense
+	limit := int(mx.ExactCost(q)/max(mx.DotCost(q), 1)) + 1
+	joins := 0
+	for row, s := range lex {
+		if s > 0 && !member[row] && (keep == nil || keep(row)) {
+			if joins++; joins >= limit {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nsFused is about the CPU time hybrid ranking takes for each candidate
+// beyond scoring it: collecting, fusing, boosting and selecting.
+const nsFused = 25
+
+// Cost is about the CPU time of ranking q, on the machine of
+// BENCHMARKS.md ("What a search costs"): its dense side when it has one,
+// its lexical side when it has terms, and for a hybrid ranking (hybrid)
+// the fusion of their candidates, at most every tool a term of q names.
+// A broad query costs several times a short one: it reads most of the
+// index's columns and fuses every tool. Intents ranked apart are not
+// counted (Intents).
+func (rk *Ranker) Cost(q Query, hybrid bool) time.Duration {
+	var c time.Duration
+	mx := rk.dense
+	if q.Dense != nil {
+		c += mx.ScanCost(*q.Dense)
+	}
+	posts := q.Lexical.Postings()
+	if posts > 0 {
+		c += q.Lexical.ScoreCost() + time.Duration(rk.lexical.Len()) // and a pass to select
+	}
+	if !hybrid {
+		return c
+	}
+	cands := min(posts, rk.lexical.Len())
+	c += time.Duration(cands * nsFused)
+	if q.Dense != nil && mx.Quantization() != index.QuantNone {
+		// Lexical candidates get their cosines one by one, or all at once
+		// (scanJoins).
+		c += min(time.Duration(cands)*mx.DotCost(*q.Dense), mx.ExactCost(*q.Dense))
+	}
+	return c
 }
 
 // boostCompanions gives each candidate, and each tool learned as used
