@@ -12,7 +12,8 @@ import (
 // whose work grows past a search's with the catalog (a regex reading
 // megabytes of names, a catalog report linting every tool and searching
 // twice for each one it audits) spends the rest where that work is done,
-// before doing it. A rate limit that counted requests alone let one key
+// before doing it; so does a search that reads much of a large index (a
+// query of many words, a provider's dense vectors). A rate limit that counted requests alone let one key
 // keep a core busy with requests priced like searches: a report of 500
 // tools of 100,000 was 1,000 searches' work for two units.
 type Budget interface {
@@ -28,13 +29,14 @@ type Work string
 
 // The work that is priced.
 const (
+	WorkScan    Work = "scan"    // a search's scoring, past a unit's
 	WorkRegex   Work = "regex"   // the text a regex search reads
 	WorkIntents Work = "intents" // a hybrid query's intents ranked apart
 	WorkReport  Work = "report"  // a catalog report's lint and audit
 )
 
 // Works is every Work.
-var Works = []Work{WorkRegex, WorkIntents, WorkReport}
+var Works = []Work{WorkScan, WorkRegex, WorkIntents, WorkReport}
 
 type budgetKey struct{}
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -647,6 +648,26 @@ func (q Query) Search(ctx context.Context, k int, keep func(row int) bool) ([]in
 	}
 	positive := func(row int) bool { return scores[row] > 0 && (keep == nil || keep(row)) }
 	return index.TopK(scores, k, positive), nil
+}
+
+// nsPosting is about the CPU time ScoresInto takes a posting, on the
+// machine of BENCHMARKS.md ("What a search costs").
+const nsPosting = 1.2
+
+// ScoreCost is about the CPU time of ScoresInto: a multiply-add for each
+// posting of each term. Postings estimates how many documents it scores.
+func (q Query) ScoreCost() time.Duration { return time.Duration(float64(q.Postings()) * nsPosting) }
+
+// Postings is how many postings the query's terms have: at least as many
+// as the documents that match it.
+func (q Query) Postings() int {
+	n := 0
+	for _, t := range q.terms {
+		if t.list >= 0 {
+			n += int(q.ix.start[t.list+1] - q.ix.start[t.list])
+		}
+	}
+	return n
 }
 
 // ScoresInto writes every document's score into dst (Len elements; 0 for

@@ -13,6 +13,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/learn"
 )
 
@@ -192,6 +193,50 @@ func BenchmarkQueryScale(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// BenchmarkSearchCost is what a search costs against what it is charged
+// (units: its request's one and those its scan pays, see UnitCost),
+// over generated catalogs of 10,000 and (with -bench
+// 'SearchCost/.*100000') 100,000 tools with the local embedder, exact and
+// binary: a short query, and broad ones of 100 and 500 distinct words.
+// BENCHMARKS.md, "What a search costs", is its table.
+func BenchmarkSearchCost(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		for _, quant := range []string{index.QuantNone, index.QuantBinary} {
+			name := fmt.Sprintf("N=%d/%s", n, quant)
+			if n > 10000 && !strings.Contains(benchFilter(), "100000") {
+				b.Run(name, func(b *testing.B) { b.Skip("100,000 tools: run with -bench 'SearchCost/.*100000'") })
+				continue
+			}
+			svc := New(Config{Embedder: embedding.NewLocal(0), Version: "bench", Quantization: quant})
+			setup := synthetic(b, n)
+			if _, err := svc.Build(b.Context(), setup); err != nil {
+				b.Fatal(err)
+			}
+			for _, q := range []struct{ name, text string }{
+				{"short", "send the weekly report to the team"},
+				{"100-words", broadQuery(setup.Catalog, 100)},
+				{"500-words", broadQuery(setup.Catalog, 500)},
+			} {
+				for _, mode := range []Mode{ModeHybrid, ModeSemantic, ModeKeyword} {
+					b.Run(fmt.Sprintf("%s/%s/%s", name, q.name, mode), func(b *testing.B) {
+						paid := spent{}
+						req := Request{Query: q.text, Mode: mode}
+						if _, err := svc.Search(access.WithBudget(b.Context(), paid), req, access.Caller{}); err != nil {
+							b.Fatal(err)
+						}
+						for b.Loop() {
+							if _, err := svc.Search(b.Context(), req, access.Caller{}); err != nil {
+								b.Fatal(err)
+							}
+						}
+						b.ReportMetric(float64(1+paid[access.WorkScan]+paid[access.WorkIntents]), "units")
+					})
+				}
+			}
+		}
 	}
 }
 

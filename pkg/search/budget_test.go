@@ -4,29 +4,30 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
-// spent records what a request spends of its budget.
-type spent struct{ units []int }
+// spent records what a request spends of its budget, by work.
+type spent map[access.Work]int
 
-func (s *spent) Spend(work access.Work, n int) error {
-	if work != access.WorkIntents {
-		return fmt.Errorf("a search spent for %s", work)
-	}
-	s.units = append(s.units, n)
+func (s spent) Spend(work access.Work, n int) error {
+	s[work] += n
 	return nil
 }
 
-// TestSearchSpendsForIntents: a hybrid search of many intents pays a
-// quarter unit an intent at 100,000 tools (here 25,000: a unit for 16),
-// before ranking; one intent, and keyword mode, which ranks none apart,
-// pay nothing beyond the request's own unit.
-func TestSearchSpendsForIntents(t *testing.T) {
-	const n = 25_000
-	svc := New(Config{Embedder: embedding.NewLocal(64)})
+// TestSearchSpends: a search pays, before ranking and beyond the
+// request's own unit, for a scan that costs more than a unit (UnitCost),
+// and for its intents ranked apart a quarter unit an intent at 100,000
+// tools (here 50,000: two units for 16). A short query pays nothing
+// more; keyword mode reads a few postings lists and ranks no intent
+// apart; semantic mode scores no postings and fuses nothing.
+func TestSearchSpends(t *testing.T) {
+	const n = 50_000
+	svc := New(Config{Embedder: embedding.NewLocal(0)})
 	if _, err := svc.Build(t.Context(), synthetic(t, n)); err != nil {
 		t.Fatal(err)
 	}
@@ -35,27 +36,64 @@ func TestSearchSpendsForIntents(t *testing.T) {
 		many = append(many, fmt.Sprintf("send report number %d to the team", i))
 	}
 	manyIntents := strings.Join(many, ". ")
+	broad := broadQuery(svc.cur.Load().Catalog, 500)
 	for _, tt := range []struct {
-		name  string
-		req   Request
-		units int
+		name string
+		req  Request
+		want spent
 	}{
-		{"one intent", Request{Query: "send the weekly report to the team"}, 0},
-		{"16 intents ranked apart", Request{Query: manyIntents}, 16 * n / (4 * UnitTools)},
-		{"keyword mode ranks none apart", Request{Query: manyIntents, Mode: ModeKeyword}, 0},
+		{"one intent", Request{Query: "send the weekly report to the team"}, spent{}},
+		{"16 intents ranked apart", Request{Query: manyIntents}, spent{access.WorkIntents: 16 * n / (4 * UnitTools)}},
+		{"keyword mode ranks none apart", Request{Query: manyIntents, Mode: ModeKeyword}, spent{}},
+		{"a broad query", Request{Query: broad}, spent{access.WorkScan: 2}},
+		{"a broad query, semantic", Request{Query: broad, Mode: ModeSemantic}, spent{access.WorkScan: 1}},
+		{"a broad query, keyword", Request{Query: broad, Mode: ModeKeyword}, spent{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &spent{}
+			b := spent{}
 			if _, err := svc.Search(access.WithBudget(t.Context(), b), tt.req, access.Caller{}); err != nil {
 				t.Fatal(err)
 			}
-			total := 0
-			for _, u := range b.units {
-				total += u
+			for w, u := range b {
+				if u == 0 {
+					delete(b, w)
+				}
 			}
-			if total != tt.units {
-				t.Errorf("spent %v, want %d units in all", b.units, tt.units)
+			if fmt.Sprint(b) != fmt.Sprint(tt.want) {
+				t.Errorf("spent %v, want %v", b, tt.want)
 			}
 		})
+	}
+}
+
+// broadQuery is a query of words distinct words of cat's descriptions,
+// one intent: it reads most of a local index's columns, and most tools
+// match it.
+func broadQuery(cat *catalog.Catalog, words int) string {
+	seen := map[string]bool{"and": true, "then": true}
+	var out []string
+	for _, tool := range cat.Tools() {
+		for _, w := range strings.Fields(strings.ToLower(tool.Description)) {
+			if w = strings.Trim(w, ".,;:()'\"`"); w != "" && !seen[w] && len(out) < words {
+				seen[w] = true
+				out = append(out, w)
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// A search pays a unit for each UnitCost its scan begins, less the one
+// its request paid.
+func TestScanUnits(t *testing.T) {
+	for _, tt := range []struct {
+		cost time.Duration
+		want int
+	}{
+		{0, 0}, {time.Microsecond, 0}, {UnitCost, 0}, {UnitCost + 1, 1}, {2 * UnitCost, 1}, {22 * time.Millisecond, 4},
+	} {
+		if got := scanUnits(tt.cost); got != tt.want {
+			t.Errorf("scanUnits(%v) = %d, want %d", tt.cost, got, tt.want)
+		}
 	}
 }

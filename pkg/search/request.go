@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -19,13 +20,17 @@ const MaxQueryBytes = 4096
 
 // UnitTools is the size of the work one unit of a caller's budget
 // (access.Spend) pays for: a short search of this many tools, 4 to 6 ms
-// of CPU on the 2-core machine of BENCHMARKS.md. A request is a unit
-// whatever it ranks, though one that scores every vector (a long query,
-// a provider's) costs up to five times that; work beyond a search's is
-// priced in these units where it is done: the self-retrieval audit's
-// searches (package inspect), the text a regex reads (RegexUnitBytes),
-// a query's intents ranked apart.
+// of CPU on the 2-core machine of BENCHMARKS.md (UnitCost). Work beyond
+// it is priced in these units where it is done: a search's scoring by its
+// estimated cost (rank.Ranker.Cost; a broad query or a provider's dense
+// vectors at this size cost four or five), the self-retrieval audit's
+// searches (package inspect), the text a regex reads (RegexUnitBytes), a
+// query's intents ranked apart.
 const UnitTools = 100_000
+
+// UnitCost is the CPU time a unit pays for, as rank.Ranker.Cost
+// estimates it.
+const UnitCost = 5 * time.Millisecond
 
 // CodeInputTooLarge is the error code of input beyond MaxInputBytes or
 // MaxMessages; HTTP answers it 413.
