@@ -45,6 +45,14 @@ func WithBudget(ctx context.Context, b Budget) context.Context {
 	return context.WithValue(ctx, budgetKey{}, b)
 }
 
+// Prepaid returns ctx without a budget, for work its caller priced and
+// paid for in advance (a catalog report's audit searches): once a price
+// has put the caller in debt, spending for each part of the work again
+// would refuse what was paid for.
+func Prepaid(ctx context.Context) context.Context {
+	return context.WithValue(ctx, budgetKey{}, nil)
+}
+
 // Spend takes units for work from the budget in ctx. Without one (no
 // rate limit is configured, or the work is the service's own) it allows.
 func Spend(ctx context.Context, work Work, units int) error {

@@ -122,6 +122,7 @@ func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, ser
 	if err := access.Spend(ctx, access.WorkReport, units); err != nil {
 		return nil, err
 	}
+	ctx = access.Prepaid(ctx) // the audit's searches, paid above
 	rep := &Report{IndexVersion: view.Version, Servers: counts, Tools: make([]Tool, len(rows))}
 	byID := make(map[string]int, len(rows))        // lint names tools by id
 	byKey := make(map[eval.ToolKey]int, len(rows)) // the audit, exactly

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -12,9 +13,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/catgen"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -146,5 +149,60 @@ func TestAuditBatchesQueryEmbeddings(t *testing.T) {
 	}
 	if got := requests.Load() - before; got != 1 {
 		t.Errorf("the audit of %d tools made %d provider requests, want 1 batch", cat.Len(), got)
+	}
+}
+
+// inDebt is a budget that takes the first spend and then refuses, as a
+// caller's does once a report's price has put it in debt.
+type inDebt struct{ spent []access.Work }
+
+func (b *inDebt) Spend(work access.Work, units int) error {
+	b.spent = append(b.spent, work)
+	if len(b.spent) > 1 {
+		return &access.OverBudgetError{RetryAfter: time.Minute, Rate: 1, Burst: 1}
+	}
+	return nil
+}
+
+// The report pays for its audit's searches in its price, so they spend
+// nothing more: on a catalog large enough for a search to cost more than
+// a unit (here 25,000 tools, descriptions of 16 sentences ranked apart),
+// an audit spending again would be refused the searches it paid for.
+func TestAuditIsPaidOnce(t *testing.T) {
+	var buf bytes.Buffer
+	if err := catgen.Write(&buf, 25_000, 1); err != nil {
+		t.Fatal(err)
+	}
+	gen, err := catalog.Parse("gen.json", buf.Bytes(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sentences []string
+	for i := range 16 {
+		sentences = append(sentences, fmt.Sprintf("It sends report number %d to the team", i))
+	}
+	long := fmt.Sprintf(`{"servers":[{"name":"long","tools":[
+		{"name":"send_reports","description":%q},
+		{"name":"file_reports","description":%q}]}]}`,
+		strings.Join(sentences, ". "), strings.ReplaceAll(strings.Join(sentences, ". "), "sends", "files"))
+	part, err := catalog.Parse("long.json", []byte(long), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{gen, part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(0)})
+	if _, err := svc.Build(t.Context(), &search.Setup{Catalog: cat}); err != nil {
+		t.Fatal(err)
+	}
+	b := &inDebt{}
+	rep, err := Catalog(access.WithBudget(t.Context(), b), svc, access.Caller{}, []string{"long"})
+	if err != nil || !rep.Audit.Ran {
+		t.Fatalf("Catalog = %+v, %v", rep, err)
+	}
+	if !slices.Equal(b.spent, []access.Work{access.WorkReport}) {
+		t.Errorf("spent for %v, want the report's price alone", b.spent)
 	}
 }
