@@ -78,7 +78,7 @@ func (e *OverBudgetError) RetrySeconds() int {
 }
 
 func (e *OverBudgetError) Error() string {
-	return fmt.Sprintf("more than this caller's %g units of work a second (bursts of %d): a search is one unit; "+
-		"a regex over much text, a query of many intents and a catalog report cost more (docs/configuration.md, \"Rate limits\"); retry after %d s",
+	return fmt.Sprintf("more than this caller's %g units of work a second (bursts of %d): a short search is one unit; "+
+		"a search reading much of a large index, a regex over much text, a query of many intents and a catalog report cost more (docs/configuration.md, \"Rate limits\"); retry after %d s",
 		e.Rate, e.Burst, e.RetrySeconds())
 }
