@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"strings"
 )
 
 // A list cursor is base64url(offset | scope fingerprint | HMAC). The
@@ -19,6 +20,15 @@ var ErrBadCursor = errors.New("invalid cursor")
 
 // Scope fingerprints what a listing covers.
 type Scope [16]byte
+
+// ScopeOf is the scope of a listing defined by parts (its catalog, its
+// filters, its caller), each a string that may hold anything but NUL.
+func ScopeOf(parts ...string) Scope {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	var s Scope
+	copy(s[:], h[:])
+	return s
+}
 
 // SignCursor is the cursor that continues a listing of scope at offset.
 func SignCursor(key []byte, offset int, scope Scope) string {

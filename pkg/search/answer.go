@@ -372,12 +372,9 @@ func listScope(snap *Snapshot, req *Request, caller access.Caller) access.Scope 
 	servers := slices.Sorted(slices.Values(req.Servers))
 	tools := slices.Sorted(slices.Values(req.Visibility.Tools))
 	vservers := slices.Sorted(slices.Values(req.Visibility.Servers))
-	h := sha256.Sum256([]byte(strings.Join([]string{
+	return access.ScopeOf(
 		snap.Catalog.Hash(), strings.Join(servers, "\x01"), strings.ToLower(req.ServerMatch),
 		strings.Join(tools, "\x01"), strings.Join(vservers, "\x01"), caller.Key,
 		req.Regex, fmt.Sprint(req.RegexDescription, req.ReadOnly, req.ExcludeDestructive),
-	}, "\x00")))
-	var scope access.Scope
-	copy(scope[:], h[:])
-	return scope
+	)
 }

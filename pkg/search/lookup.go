@@ -1,7 +1,6 @@
 package search
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -125,9 +124,7 @@ func (s *Service) ServersPage(caller access.Caller, query string, limit int, cur
 		return ServerPage{}, err
 	}
 	all := snap.ServerCounts(query)
-	h := sha256.Sum256([]byte(strings.Join([]string{"servers", snap.Catalog.Hash(), caller.Key, strings.ToLower(strings.TrimSpace(query))}, "\x00")))
-	var scope access.Scope
-	copy(scope[:], h[:])
+	scope := access.ScopeOf("servers", snap.Catalog.Hash(), caller.Key, strings.ToLower(strings.TrimSpace(query)))
 	start, end, next, err := window(snap.cursorKey(s.cfg.CursorKey), scope, cursor, len(all), limit)
 	if err != nil {
 		return ServerPage{}, err
