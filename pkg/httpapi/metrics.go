@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -53,11 +54,12 @@ func newMetrics(reg prometheus.Registerer, logger *slog.Logger) *metrics {
 		}, []string{"route", "code"}),
 		spent: map[access.Work]prometheus.Counter{}, refused: map[access.Work]prometheus.Counter{},
 	}
+	works := fmt.Sprint(access.Works) // the labels beyond workRequest, as the help lists them
 	spent := f.NewCounterVec(prometheus.CounterOpts{
-		Name: "toolsearch_budget_units_total", Help: "Units of callers' budgets of work spent: request (each request's own) or the work beyond it (regex, intents, report).",
+		Name: "toolsearch_budget_units_total", Help: "Units of callers' budgets of work spent: request (each request's own) or the work beyond it " + works + ".",
 	}, []string{"work"})
 	refused := f.NewCounterVec(prometheus.CounterOpts{
-		Name: "toolsearch_budget_refusals_total", Help: "Requests refused 429 for want of budget: on entry (request) or before work beyond it (regex, intents, report).",
+		Name: "toolsearch_budget_refusals_total", Help: "Requests refused 429 for want of budget: on entry (request) or before work beyond it " + works + ".",
 	}, []string{"work"})
 	for _, w := range append([]access.Work{workRequest}, access.Works...) {
 		m.spent[w], m.refused[w] = spent.WithLabelValues(string(w)), refused.WithLabelValues(string(w))
