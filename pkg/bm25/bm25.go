@@ -650,13 +650,22 @@ func (q Query) Search(ctx context.Context, k int, keep func(row int) bool) ([]in
 	return index.TopK(scores, k, positive), nil
 }
 
-// nsPosting is about the CPU time ScoresInto takes a posting, on the
-// machine of BENCHMARKS.md ("What a search costs").
-const nsPosting = 1.2
+// What ScoresInto takes, on the machine of BENCHMARKS.md ("What a
+// search costs"): a multiply-add a posting, and each document's score
+// cleared and then read once more (to select, or to fuse).
+const (
+	nsPosting  = 1.2
+	nsDocument = 1.0
+)
 
-// ScoreCost is about the CPU time of ScoresInto: a multiply-add for each
-// posting of each term. Postings estimates how many documents it scores.
-func (q Query) ScoreCost() time.Duration { return time.Duration(float64(q.Postings()) * nsPosting) }
+// ScoreCost is about the CPU time of ScoresInto and a pass over its
+// scores. Postings estimates how many documents it scores.
+func (q Query) ScoreCost() time.Duration {
+	if q.ix == nil {
+		return 0
+	}
+	return time.Duration(float64(q.Postings())*nsPosting + float64(q.ix.n)*nsDocument)
+}
 
 // Postings is how many postings the query's terms have: at least as many
 // as the documents that match it.

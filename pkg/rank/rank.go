@@ -445,7 +445,7 @@ func (rk *Ranker) Cost(q Query, hybrid bool) time.Duration {
 	}
 	posts := q.Lexical.Postings()
 	if posts > 0 {
-		c += q.Lexical.ScoreCost() + time.Duration(rk.lexical.Len()) // and a pass to select
+		c += q.Lexical.ScoreCost()
 	}
 	if !hybrid {
 		return c
