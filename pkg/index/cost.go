@@ -6,8 +6,9 @@ import "time"
 // on the 2-core machine of BENCHMARKS.md ("What a search costs"), where
 // BenchmarkCost reports each estimate against the time it took. They price
 // a search for a caller's budget and choose between ways of scoring; they
-// are estimates, not timings: within a factor of about 1.5 on large
-// indexes, high on small ones, whose rows sit in cache.
+// are estimates, not timings: within a factor of about 1.6 on the large
+// indexes the service builds, high on small ones, whose rows sit in
+// cache, and on random rows for the lookups of nsLookup.
 const (
 	nsStreamed = 0.14 // a value Gemv or Saxpy streams through
 	nsGathered = 2.5  // a value a sparse query picks out of each row
