@@ -1,6 +1,7 @@
 package access
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -110,5 +111,40 @@ func TestVisibility(t *testing.T) {
 	}
 	if rows, _ := All().And(b).Rows(); !slices.Equal(rows, []int{1, 2}) {
 		t.Errorf("All().And = %v, want [1 2]", rows)
+	}
+}
+
+// refusing is a budget in debt: it refuses every spend and records what
+// it is charged.
+type refusing struct{ charged map[Work]int }
+
+func (b refusing) Spend(Work, int) error { return &OverBudgetError{Rate: 1, Burst: 1} }
+func (b refusing) Charge(w Work, n int)  { b.charged[w] += n }
+
+// TestSpend: a budget in ctx refuses a caller in debt, unless the work is
+// committed, when it charges instead; without a budget, work is free.
+func TestSpend(t *testing.T) {
+	b := refusing{charged: map[Work]int{}}
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		refused bool
+		charged int
+	}{
+		{"no budget", context.Background(), false, 0},
+		{"committed without a budget", Committed(context.Background()), false, 0},
+		{"in debt", WithBudget(context.Background(), b), true, 0},
+		{"committed", Committed(WithBudget(context.Background(), b)), false, 3},
+		{"committed twice", Committed(Committed(WithBudget(context.Background(), b))), false, 3},
+	}
+	for _, tt := range tests {
+		clear(b.charged)
+		err := Spend(tt.ctx, WorkScan, 3)
+		if (err != nil) != tt.refused {
+			t.Errorf("%s: Spend = %v, want refused %v", tt.name, err, tt.refused)
+		}
+		if b.charged[WorkScan] != tt.charged {
+			t.Errorf("%s: charged %d, want %d", tt.name, b.charged[WorkScan], tt.charged)
+		}
 	}
 }

@@ -20,6 +20,9 @@ type Budget interface {
 	// Spend takes units for work, into debt if need be, or refuses with
 	// an *OverBudgetError when the caller is in debt already.
 	Spend(work Work, units int) error
+	// Charge takes units for work, into debt if need be, and never
+	// refuses: for the parts of work already begun (Committed).
+	Charge(work Work, units int)
 }
 
 // Work names what a request spends beyond its own unit, for the metrics
@@ -45,12 +48,23 @@ func WithBudget(ctx context.Context, b Budget) context.Context {
 	return context.WithValue(ctx, budgetKey{}, b)
 }
 
-// Prepaid returns ctx without a budget, for work its caller priced and
-// paid for in advance (a catalog report's audit searches): once a price
-// has put the caller in debt, spending for each part of the work again
-// would refuse what was paid for.
-func Prepaid(ctx context.Context) context.Context {
-	return context.WithValue(ctx, budgetKey{}, nil)
+// committed is a budget whose work has begun: it charges, never refuses.
+type committed struct{ Budget }
+
+// Committed returns ctx whose budget charges for the parts of work that
+// its caller has admitted as a whole, and never refuses one (a catalog
+// report's audit searches): once the first part has put the caller in
+// debt, refusing the rest would waste what was done, and not charging
+// them would price every part alike, whatever it cost.
+func Committed(ctx context.Context) context.Context {
+	b, ok := ctx.Value(budgetKey{}).(Budget)
+	if !ok {
+		return ctx
+	}
+	if _, ok := b.(committed); ok {
+		return ctx
+	}
+	return context.WithValue(ctx, budgetKey{}, committed{b})
 }
 
 // Spend takes units for work from the budget in ctx. Without one (no
@@ -58,6 +72,10 @@ func Prepaid(ctx context.Context) context.Context {
 func Spend(ctx context.Context, work Work, units int) error {
 	b, ok := ctx.Value(budgetKey{}).(Budget)
 	if !ok || units <= 0 {
+		return nil
+	}
+	if c, ok := b.(committed); ok {
+		c.Charge(work, units)
 		return nil
 	}
 	return b.Spend(work, units)

@@ -99,13 +99,19 @@ func (b *bucket) admit(now time.Time) error {
 // in debt already: concurrent requests of one caller each see what the
 // others spent.
 func (b *bucket) Spend(work access.Work, units int) error {
-	return b.spend(time.Now(), work, units)
+	return b.spend(time.Now(), work, units, true)
 }
 
-func (b *bucket) spend(now time.Time, work access.Work, units int) error {
+// Charge takes units for work, into debt if need be, whatever the caller
+// owes already.
+func (b *bucket) Charge(work access.Work, units int) {
+	_ = b.spend(time.Now(), work, units, false) // never refuses
+}
+
+func (b *bucket) spend(now time.Time, work access.Work, units int, refuse bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.l.TokensAt(now) < 0 {
+	if refuse && b.l.TokensAt(now) < 0 {
 		err := b.refusal(now)
 		b.count(work, 0, err)
 		return err

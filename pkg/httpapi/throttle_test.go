@@ -143,8 +143,9 @@ func TestClientHostBehindProxies(t *testing.T) {
 }
 
 // TestBucket: a request enters for one unit; work spends more, into debt
-// past the burst, but only while the caller is not in debt already; a
-// refusal says when a unit will be there again.
+// past the burst, but only while the caller is not in debt already, unless
+// it is charged for work begun; a refusal says when a unit will be there
+// again.
 func TestBucket(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	type step struct {
@@ -152,32 +153,39 @@ func TestBucket(t *testing.T) {
 		spend   int           // 0: admit a request
 		refused bool
 		retry   time.Duration // when refused
+		charge  bool          // charged for work begun, not spent
 	}
 	tests := []struct {
 		name  string
 		steps []step
 	}{
 		{"the burst, then one a second", []step{
-			{0, 0, false, 0}, {0, 0, false, 0}, {0, 0, false, 0},
-			{0, 0, true, time.Second},
-			{time.Second, 0, false, 0},
+			{0, 0, false, 0, false}, {0, 0, false, 0, false}, {0, 0, false, 0, false},
+			{0, 0, true, time.Second, false},
+			{time.Second, 0, false, 0, false},
 		}},
 		{"work past the burst is debt, paid back at the rate", []step{
-			{0, 0, false, 0},
-			{0, 25, false, 0}, // 2 left, then 23 owed
-			{0, 0, true, 24 * time.Second},
-			{0, 1, true, 24 * time.Second}, // in debt: no more work
-			{10 * time.Second, 0, true, 14 * time.Second},
-			{24 * time.Second, 0, false, 0},
+			{0, 0, false, 0, false},
+			{0, 25, false, 0, false}, // 2 left, then 23 owed
+			{0, 0, true, 24 * time.Second, false},
+			{0, 1, true, 24 * time.Second, false}, // in debt: no more work
+			{10 * time.Second, 0, true, 14 * time.Second, false},
+			{24 * time.Second, 0, false, 0, false},
 		}},
 		{"work that the tokens left cover", []step{
-			{0, 2, false, 0},
-			{0, 0, false, 0},
-			{0, 0, true, time.Second},
+			{0, 2, false, 0, false},
+			{0, 0, false, 0, false},
+			{0, 0, true, time.Second, false},
+		}},
+		{"work begun is charged in debt, and adds to it", []step{
+			{0, 25, false, 0, false}, // 22 owed
+			{0, 5, false, 0, true},   // 27 owed
+			{0, 0, true, 28 * time.Second, false},
+			{0, 1, true, 28 * time.Second, false},
 		}},
 		{"nothing spent is free", []step{
-			{0, 0, false, 0}, {0, 0, false, 0}, {0, 0, false, 0},
-			{0, 0, true, time.Second},
+			{0, 0, false, 0, false}, {0, 0, false, 0, false}, {0, 0, false, 0, false},
+			{0, 0, true, time.Second, false},
 		}},
 	}
 	for _, tt := range tests {
@@ -189,7 +197,7 @@ func TestBucket(t *testing.T) {
 				if s.spend == 0 {
 					err = b.admit(now)
 				} else {
-					err = b.spend(now, access.WorkRegex, s.spend)
+					err = b.spend(now, access.WorkRegex, s.spend, !s.charge)
 				}
 				var oe *access.OverBudgetError
 				if errors.As(err, &oe) != s.refused || err != nil && !s.refused {

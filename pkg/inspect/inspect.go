@@ -106,11 +106,13 @@ func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, ser
 	if err != nil {
 		return nil, err
 	}
-	// The work is paid for before it is done: a unit for every
+	// The work is priced before it is done: a unit for every
 	// lintUnitTools linted and, for the audit, one for its provider call
 	// and its searches (a tool's description and name) by what they rank:
 	// 1,000 searches of 100,000 tools are 1,000 units, of the default
-	// catalog none.
+	// catalog none. Each search then pays as any search does for what
+	// costs it more (a provider's vectors, a long description's scan and
+	// intents), charged and never refused once the report is admitted.
 	var cases []eval.Case
 	if len(rows) <= MaxAuditTools {
 		cases = eval.SelfCases(view.Catalog.Subset(rows))
@@ -122,7 +124,7 @@ func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, ser
 	if err := access.Spend(ctx, access.WorkReport, units); err != nil {
 		return nil, err
 	}
-	ctx = access.Prepaid(ctx) // the audit's searches, paid above
+	ctx = access.Committed(ctx)
 	rep := &Report{IndexVersion: view.Version, Servers: counts, Tools: make([]Tool, len(rows))}
 	byID := make(map[string]int, len(rows))        // lint names tools by id
 	byKey := make(map[eval.ToolKey]int, len(rows)) // the audit, exactly

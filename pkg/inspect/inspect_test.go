@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -153,8 +154,12 @@ func TestAuditBatchesQueryEmbeddings(t *testing.T) {
 }
 
 // inDebt is a budget that takes the first spend and then refuses, as a
-// caller's does once a report's price has put it in debt.
-type inDebt struct{ spent []access.Work }
+// caller's does once a report's price has put it in debt; it records
+// what it was charged for regardless.
+type inDebt struct {
+	spent   []access.Work
+	charged map[access.Work]int
+}
 
 func (b *inDebt) Spend(work access.Work, units int) error {
 	b.spent = append(b.spent, work)
@@ -164,11 +169,20 @@ func (b *inDebt) Spend(work access.Work, units int) error {
 	return nil
 }
 
-// The report pays for its audit's searches in its price, so they spend
-// nothing more: on a catalog large enough for a search to cost more than
-// a unit (here 25,000 tools, descriptions of 16 sentences ranked apart),
-// an audit spending again would be refused the searches it paid for.
-func TestAuditIsPaidOnce(t *testing.T) {
+func (b *inDebt) Charge(work access.Work, units int) {
+	if b.charged == nil {
+		b.charged = map[access.Work]int{}
+	}
+	b.charged[work] += units
+}
+
+// Once the report's price is paid, its audit's searches are charged what
+// costs them more than a search's unit, as any search is, and never
+// refused: on a catalog large enough for that (here 25,000 tools,
+// descriptions of 16 sentences ranked apart, each a unit), refusing them
+// would waste the report paid for, and not charging them would price a
+// long description's search like a short one's.
+func TestAuditPaysItsSearches(t *testing.T) {
 	var buf bytes.Buffer
 	if err := catgen.Write(&buf, 25_000, 1); err != nil {
 		t.Fatal(err)
@@ -204,5 +218,9 @@ func TestAuditIsPaidOnce(t *testing.T) {
 	}
 	if !slices.Equal(b.spent, []access.Work{access.WorkReport}) {
 		t.Errorf("spent for %v, want the report's price alone", b.spent)
+	}
+	// Two descriptions, each 16 intents of 25,000 tools: a unit each.
+	if want := map[access.Work]int{access.WorkIntents: 2}; !maps.Equal(b.charged, want) {
+		t.Errorf("the audit's searches were charged %v, want %v", b.charged, want)
 	}
 }

@@ -19,6 +19,8 @@ func (s spent) Spend(work access.Work, n int) error {
 	return nil
 }
 
+func (s spent) Charge(work access.Work, n int) { s[work] += n }
+
 // TestSearchSpends: a search pays, before ranking and beyond the
 // request's own unit, for a scan that costs more than a unit (UnitCost),
 // and for its intents ranked apart a quarter unit an intent at 100,000
