@@ -40,23 +40,26 @@ type Query struct {
 // so that Candidates ranks by codes first and rescores at least rescore
 // rows exactly (DefaultRescore when rescore <= 0). The codes take 1/16 of
 // the rows' memory; the float32 rows stay, for rescoring.
+//
+// A matrix kept by column is returned as it is: a query reads only its
+// nonzeros' columns there, less than the codes of every row, and each
+// rescored row is a search in every column the query has. At 10,000
+// generated tools, binary codes made the local embedder's short semantic
+// searches 4.3 times slower and its hybrid ones 3.6 (BENCHMARKS.md),
+// for more memory and approximate rankings.
 func (mx *Matrix) WithBinary(rescore int) *Matrix {
+	if mx.blocks != nil {
+		return mx
+	}
 	if rescore <= 0 {
 		rescore = DefaultRescore
 	}
 	rows, cols := mx.m.Rows, mx.m.Cols
 	c := &binaryCodes{words: (cols + 63) / 64, rescore: rescore}
 	c.bits = make([]uint64, 2*rows*c.words)
-	if mx.blocks != nil {
-		mx.eachNonzero(func(r, j int, x float32) {
-			nz, neg := c.planes(r)
-			setPlanes1(j, x, nz, neg)
-		})
-	} else {
-		for r := range rows {
-			nz, neg := c.planes(r)
-			setPlanes(mx.Row(r), nz, neg)
-		}
+	for r := range rows {
+		nz, neg := c.planes(r)
+		setPlanes(mx.Row(r), nz, neg)
 	}
 	q := mx.derive()
 	q.codes = c
@@ -68,19 +71,15 @@ func (c *binaryCodes) planes(r int) (nz, neg []uint64) {
 	return p[:c.words], p[c.words:]
 }
 
+// setPlanes records a row's values v in its planes.
 func setPlanes(v []float32, nz, neg []uint64) {
 	for j, x := range v {
-		setPlanes1(j, x, nz, neg)
-	}
-}
-
-// setPlanes1 records column j's value x in a row's planes.
-func setPlanes1(j int, x float32, nz, neg []uint64) {
-	if x != 0 {
-		nz[j/64] |= 1 << (j % 64)
-	}
-	if x < 0 {
-		neg[j/64] |= 1 << (j % 64)
+		if x != 0 {
+			nz[j/64] |= 1 << (j % 64)
+		}
+		if x < 0 {
+			neg[j/64] |= 1 << (j % 64)
+		}
 	}
 }
 

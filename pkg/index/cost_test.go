@@ -41,7 +41,6 @@ func layouts(tb testing.TB, rows, dim int, full int) []layout {
 		{"rows+columns", mx.WithColumns()},
 		{"by-column", byCol},
 		{"binary", mx.WithBinary(DefaultRescore)},
-		{"by-column+binary", byCol.WithBinary(DefaultRescore)},
 	}
 }
 

@@ -593,6 +593,38 @@ func TestBinaryQuantization(t *testing.T) {
 	}
 }
 
+// TestBinaryKeptByColumnIsExact: the local embedder's index of 10,000
+// tools is kept by column, where binary codes would be slower than exact
+// scores; configured binary, it serves exactly as the exact one does, and
+// status says so and why.
+func TestBinaryKeptByColumnIsExact(t *testing.T) {
+	setup := synthetic(t, 10_000)
+	build := func(cfg Config) *Service {
+		cfg.Embedder = embedding.NewLocal(0)
+		svc := New(cfg)
+		if _, err := svc.Build(t.Context(), setup); err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
+	exact, binary := build(Config{}), build(Config{Quantization: index.QuantBinary})
+	st := binary.Status()
+	if st.Quantization != index.QuantNone || st.Rescore != 0 || st.QuantizationNote == "" {
+		t.Errorf("binary configured, kept by column: status quantization %q, rescore %d, note %q", st.Quantization, st.Rescore, st.QuantizationNote)
+	}
+	if e := exact.Status(); e.QuantizationNote != "" || st.MemoryBytes != e.MemoryBytes {
+		t.Errorf("exact: note %q, %d bytes; binary configured: %d bytes", e.QuantizationNote, e.MemoryBytes, st.MemoryBytes)
+	}
+	for _, mode := range []Mode{ModeHybrid, ModeSemantic} {
+		for _, q := range []string{"send the weekly report to the team", "create a calendar event", "search files by name"} {
+			req := Request{Query: q, Mode: mode, Explain: true}
+			if diff := cmp.Diff(mustSearch(t, exact, req).Tools, mustSearch(t, binary, req).Tools); diff != "" {
+				t.Errorf("%s %q: binary configured differs from exact (-exact +binary):\n%s", mode, q, diff)
+			}
+		}
+	}
+}
+
 // TestConcurrentSearchesAnswerAsAlone: searches share pooled working
 // memory (work) and scratch; searches running at once, in every mode,
 // explained or not, answer exactly as each does alone. Run under -race.

@@ -43,10 +43,13 @@ type Status struct {
 	AuthKeys    int              `json:"auth_keys"` // how many API keys are accepted; 0: no auth
 	MemoryBytes int64            `json:"memory_bytes"`
 	// Quantization is the dense index's first pass: none (exact) or
-	// binary (codes, then the best Rescore rescored exactly).
-	Quantization string `json:"quantization"`
-	Rescore      int    `json:"rescore,omitempty"`
-	Version      string `json:"version"`
+	// binary (codes, then the best Rescore rescored exactly). It is the
+	// index's own once one is built, which may be exact where binary was
+	// configured; QuantizationNote then says why.
+	Quantization     string `json:"quantization"`
+	Rescore          int    `json:"rescore,omitempty"`
+	QuantizationNote string `json:"quantization_note,omitempty"`
+	Version          string `json:"version"`
 	// Detail is "full"; a reader without the admin token while API keys
 	// are configured gets a Summary instead, whose detail is "summary".
 	Detail        string `json:"detail"`
@@ -133,12 +136,12 @@ func (s *Service) Status() Status {
 	st.PendingChanges = s.pending
 	st.LastQueryError, st.LastQueryErrorAt = redact.Clip(s.lastQErr, maxStatusError, "… (cut)"), timePtr(s.lastQErrAt)
 	s.mu.Unlock()
-	if st.Quantization == index.QuantBinary {
-		st.Rescore = s.cfg.Rescore
-	}
 	snap := s.cur.Load()
 	if snap != nil {
 		snap.fillStatus(&st)
+	}
+	if st.Quantization == index.QuantBinary {
+		st.Rescore = s.cfg.Rescore
 	}
 	st.Learning = s.learningStatus(snap)
 	return st
@@ -198,6 +201,10 @@ func (snap *Snapshot) fillStatus(st *Status) {
 	if snap.Semantic() {
 		st.Embedder.Dimensions = snap.Matrix.Dim() // the width actually served, even when the model chose it
 		st.MemoryBytes = snap.Matrix.Bytes()
+		if q := snap.Matrix.Quantization(); q != st.Quantization {
+			st.Quantization = q
+			st.QuantizationNote = "binary codes not built: an index of the local embedder's vectors this large is kept by column, where exact scores read less than codes would"
+		}
 	}
 	st.Catalog = CatalogStatus{Sources: snap.Catalog.Sources(), Hash: snap.Catalog.Hash(),
 		Servers: len(snap.Catalog.Servers()), Warnings: snap.Catalog.Warnings(), Skipped: snap.Catalog.Skipped()}
