@@ -275,8 +275,13 @@ func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k
 	}
 	mx := rk.dense
 	// A quantised index scores only its dense candidates; every other
-	// candidate gets its exact cosine as it joins.
-	lazy := q != nil && mx.Quantization() != index.QuantNone
+	// candidate gets its exact cosine as it joins. But when the codes'
+	// pass and so many joining cosines one by one cost more than every
+	// row's at once (most tools join a broad query of a large catalog;
+	// a small catalog's rows cost less than rescoring), every row is
+	// scored exactly instead, and the dense candidates are the exact ones.
+	lex := rk.lexicalScores(query, sc, keep)
+	lazy := q != nil && mx.Quantization() != index.QuantNone && !rk.scanJoins(*q, lex, keep)
 	join := func(row int) {
 		if !member[row] && lazy {
 			dense[row] = mx.Dot(*q, row)
@@ -310,17 +315,6 @@ func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k
 				}
 			}
 		}
-	}
-	lex := rk.lexicalScores(query, sc, keep)
-	if lazy && rk.scanJoins(*q, lex, member, keep) {
-		// So many lexical candidates would join that their cosines one
-		// by one cost more than all of them at once (a broad query on a
-		// matrix kept by column took seconds): score every row, exactly
-		// as Dot would (index.TestDotIsScore), so the ranking is the same.
-		if err := mx.Scores(*q, dense); err != nil {
-			return nil, err
-		}
-		lazy = false
 	}
 	// Candidates are collected in row order (TopK then breaks ties by
 	// position, so the earlier tool wins, as in the single rankings).
@@ -409,15 +403,19 @@ func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k
 	return out, nil
 }
 
-// scanJoins reports whether the lexical candidates about to join a
-// binary index's dense candidates cost more to score one by one than
-// every row does at once.
-func (rk *Ranker) scanJoins(q index.Query, lex []float32, member []bool, keep func(int) bool) bool {
+// scanJoins reports whether scoring every row exactly costs less than a
+// binary index's pass over its codes and, one by one, the cosines of the
+// lexical candidates that would join its dense candidates.
+func (rk *Ranker) scanJoins(q index.Query, lex []float32, keep func(int) bool) bool {
 	mx := rk.dense
-	limit := int(mx.ExactCost(q)/max(mx.DotCost(q), 1)) + 1
+	spare := mx.ExactCost(q) - mx.ScanCost(q)
+	if spare <= 0 {
+		return true
+	}
+	limit := int(spare/max(mx.DotCost(q), 1)) + 1
 	joins := 0
 	for row, s := range lex {
-		if s > 0 && !member[row] && (keep == nil || keep(row)) {
+		if s > 0 && (keep == nil || keep(row)) {
 			if joins++; joins >= limit {
 				return true
 			}
@@ -440,22 +438,22 @@ const nsFused = 25
 func (rk *Ranker) Cost(q Query, hybrid bool) time.Duration {
 	var c time.Duration
 	mx := rk.dense
-	if q.Dense != nil {
-		c += mx.ScanCost(*q.Dense)
-	}
 	posts := q.Lexical.Postings()
 	if posts > 0 {
 		c += q.Lexical.ScoreCost()
 	}
-	if !hybrid {
-		return c
-	}
 	cands := min(posts, rk.lexical.Len())
-	c += time.Duration(cands * nsFused)
-	if q.Dense != nil && mx.Quantization() != index.QuantNone {
-		// Lexical candidates get their cosines one by one, or all at once
-		// (scanJoins).
-		c += min(time.Duration(cands)*mx.DotCost(*q.Dense), mx.ExactCost(*q.Dense))
+	if q.Dense != nil {
+		if d := *q.Dense; hybrid && mx.Quantization() != index.QuantNone {
+			// The codes' pass and the lexical candidates' cosines one by
+			// one, or every row's instead when that is cheaper (scanJoins).
+			c += min(mx.ScanCost(d)+time.Duration(cands)*mx.DotCost(d), mx.ExactCost(d))
+		} else {
+			c += mx.ScanCost(d)
+		}
+	}
+	if hybrid {
+		c += time.Duration(cands * nsFused)
 	}
 	return c
 }

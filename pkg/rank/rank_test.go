@@ -2,6 +2,8 @@ package rank
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -247,6 +249,73 @@ func TestIntentBound(t *testing.T) {
 		}
 		if last := sc.intentBest[len(sc.intentBest)-1]; last != 1 {
 			t.Errorf("%s: the last intent's best row is %d, want 1 (the email tool)", tt.name, last)
+		}
+	}
+}
+
+// TestBinaryHybrid: over a binary index, a hybrid ranking whose lexical
+// candidates are few takes its dense candidates from the codes and gives
+// the rest their exact cosines as they join; one whose candidates would
+// cost more that way than every row (a word every tool has) scores every
+// row exactly, and answers as the exact index does.
+func TestBinaryHybrid(t *testing.T) {
+	const n, dim = 3000, 256
+	r := rand.New(rand.NewPCG(1, 2))
+	vecs := make([][]float32, n)
+	texts := make([]string, n)
+	for i := range vecs {
+		vecs[i] = make([]float32, dim)
+		for j := range vecs[i] {
+			vecs[i][j] = float32(r.NormFloat64())
+		}
+		texts[i] = fmt.Sprintf("common tool group%d", i%300)
+	}
+	exact, err := index.New(vecs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := analysis.English.Corpus(n, analysis.Segments{N: int(bm25.Concepts)}, func(i int, seg []string) { seg[bm25.Description] = texts[i] })
+	lexical := bm25.New(c, bm25.Layout{Text: [bm25.Concepts]int{0, 1, 2, 3, 4, 5}, Learned: -1}, bm25.DefaultConfig)
+	serverOf := make([]int32, n)
+	exactRk := New(Config{}, exact, lexical, serverOf, 1, nil)
+	binaryRk := New(Config{}, exact.WithBinary(100), lexical, serverOf, 1, nil)
+	dense := &index.Query{Dense: vecs[7]}
+	all := make([]float32, n)
+	if err := exact.Scores(*dense, all); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		text string
+		scan bool
+	}{
+		{"group7", false}, // 10 tools
+		{"common", true},  // every tool
+	} {
+		q := Query{Text: tt.text, Lexical: lexical.Prepare(tt.text), Dense: dense}
+		sc := binaryRk.scratch.Get().(*scratch)
+		sc.reset()
+		if got := binaryRk.scanJoins(*dense, binaryRk.lexicalScores(q, sc, nil), nil); got != tt.scan {
+			t.Errorf("%q: scanJoins = %v, want %v", tt.text, got, tt.scan)
+		}
+		binaryRk.scratch.Put(sc)
+		got, err := binaryRk.Hybrid(t.Context(), q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range got {
+			if res.Dense != all[res.Row] {
+				t.Errorf("%q: row %d's cosine %v, exactly %v", tt.text, res.Row, res.Dense, all[res.Row])
+			}
+		}
+		if !tt.scan {
+			continue
+		}
+		want, err := exactRk.Hybrid(t.Context(), q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: binary %+v, exact %+v", tt.text, got, want)
 		}
 	}
 }

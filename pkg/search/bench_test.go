@@ -200,7 +200,8 @@ func BenchmarkQueryScale(b *testing.B) {
 // (units: its request's one and those its scan pays, see UnitCost),
 // over generated catalogs of 10,000 and (with -bench
 // 'SearchCost/.*100000') 100,000 tools with the local embedder, exact and
-// binary: a short query, and broad ones of 100 and 500 distinct words.
+// binary: a short query, broad ones of 100 and 500 distinct words, and
+// one of 16 sentences, each an intent ranked apart.
 // BENCHMARKS.md, "What a search costs", is its table.
 func BenchmarkSearchCost(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
@@ -219,6 +220,7 @@ func BenchmarkSearchCost(b *testing.B) {
 				{"short", "send the weekly report to the team"},
 				{"100-words", broadQuery(setup.Catalog, 100)},
 				{"500-words", broadQuery(setup.Catalog, 500)},
+				{"16-intents", intentsQuery(setup.Catalog, 16)},
 			} {
 				for _, mode := range []Mode{ModeHybrid, ModeSemantic, ModeKeyword} {
 					b.Run(fmt.Sprintf("%s/%s/%s", name, q.name, mode), func(b *testing.B) {

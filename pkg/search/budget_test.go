@@ -85,6 +85,17 @@ func broadQuery(cat *catalog.Catalog, words int) string {
 	return strings.Join(out, " ")
 }
 
+// intentsQuery is a query of n sentences of 8 distinct words of cat's
+// descriptions each: n intents, each ranked apart in hybrid mode.
+func intentsQuery(cat *catalog.Catalog, n int) string {
+	words := strings.Fields(broadQuery(cat, 8*n))
+	var sents []string
+	for i := 0; i+8 <= len(words); i += 8 {
+		sents = append(sents, strings.Join(words[i:i+8], " "))
+	}
+	return strings.Join(sents, ". ") + "."
+}
+
 // A search pays a unit for each UnitCost its scan begins, less the one
 // its request paid.
 func TestScanUnits(t *testing.T) {

@@ -318,8 +318,9 @@ func TestStatusHasNoSecrets(t *testing.T) {
 // TestSearchDuringRebuild runs searches while snapshots are swapped: every
 // answer must come whole from one published snapshot.
 func TestSearchDuringRebuild(t *testing.T) {
-	// Exact, and binary with a shallow rescore so that the first pass, the
-	// rescoring and hybrid's lazily scored candidates all run.
+	// Exact, and binary with a shallow rescore so that semantic ranking's
+	// first pass and rescoring run (hybrid ranking scores so few rows
+	// exactly: rank's TestBinaryHybrid has its lazily scored candidates).
 	for _, quant := range []string{index.QuantNone, index.QuantBinary} {
 		t.Run(quant, func(t *testing.T) {
 			svc := New(Config{Embedder: embedding.NewLocal(128), Version: "test", QueryTimeout: time.Second, Quantization: quant, Rescore: 10,
