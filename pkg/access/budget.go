@@ -32,14 +32,13 @@ type Work string
 
 // The work that is priced.
 const (
-	WorkScan    Work = "scan"    // a search's scoring, past a unit's
-	WorkRegex   Work = "regex"   // the text a regex search reads
-	WorkIntents Work = "intents" // a hybrid query's intents ranked apart
-	WorkReport  Work = "report"  // a catalog report's lint and audit
+	WorkScan   Work = "scan"   // a search's ranking, its intents too, past a unit's
+	WorkRegex  Work = "regex"  // the text a regex search reads
+	WorkReport Work = "report" // a catalog report's lint and audit
 )
 
 // Works is every Work.
-var Works = []Work{WorkScan, WorkRegex, WorkIntents, WorkReport}
+var Works = []Work{WorkScan, WorkRegex, WorkReport}
 
 type budgetKey struct{}
 

@@ -178,13 +178,13 @@ func (b *inDebt) Charge(work access.Work, units int) {
 
 // Once the report's price is paid, its audit's searches are charged what
 // costs them more than a search's unit, as any search is, and never
-// refused: on a catalog large enough for that (here 25,000 tools,
+// refused: on a catalog large enough for that (here 50,000 tools,
 // descriptions of 16 sentences ranked apart, each a unit), refusing them
 // would waste the report paid for, and not charging them would price a
 // long description's search like a short one's.
 func TestAuditPaysItsSearches(t *testing.T) {
 	var buf bytes.Buffer
-	if err := catgen.Write(&buf, 25_000, 1); err != nil {
+	if err := catgen.Write(&buf, 50_000, 1); err != nil {
 		t.Fatal(err)
 	}
 	gen, err := catalog.Parse("gen.json", buf.Bytes(), "")
@@ -219,8 +219,8 @@ func TestAuditPaysItsSearches(t *testing.T) {
 	if !slices.Equal(b.spent, []access.Work{access.WorkReport}) {
 		t.Errorf("spent for %v, want the report's price alone", b.spent)
 	}
-	// Two descriptions, each 16 intents of 25,000 tools: a unit each.
-	if want := map[access.Work]int{access.WorkIntents: 2}; !maps.Equal(b.charged, want) {
+	// Two descriptions, each 16 intents of 50,000 tools: a unit each.
+	if want := map[access.Work]int{access.WorkScan: 2}; !maps.Equal(b.charged, want) {
 		t.Errorf("the audit's searches were charged %v, want %v", b.charged, want)
 	}
 }

@@ -21,12 +21,27 @@ func (s spent) Spend(work access.Work, n int) error {
 
 func (s spent) Charge(work access.Work, n int) { s[work] += n }
 
+// oneSpend allows one spend and refuses the next, as a budget does once
+// that spend has put its caller in debt.
+type oneSpend struct{ spends int }
+
+func (b *oneSpend) Spend(access.Work, int) error {
+	if b.spends++; b.spends > 1 {
+		return &access.OverBudgetError{RetryAfter: time.Second, Rate: 1, Burst: 1}
+	}
+	return nil
+}
+
+func (b *oneSpend) Charge(access.Work, int) {}
+
 // TestSearchSpends: a search pays, before ranking and beyond the
-// request's own unit, for a scan that costs more than a unit (UnitCost),
-// and for its intents ranked apart a quarter unit an intent at 100,000
-// tools (here 50,000: two units for 16). A short query pays nothing
-// more; keyword mode reads a few postings lists and ranks no intent
-// apart; semantic mode scores no postings and fuses nothing.
+// request's own unit, for a ranking that costs more than a unit
+// (UnitCost): a broad query's scan, or 16 intents each ranked apart over
+// 50,000 tools (8 to 10 ms). A short query pays nothing more; keyword
+// mode reads a few postings lists and ranks no intent apart; semantic
+// mode scores no postings and fuses nothing. A search pays once: a second
+// spend would be refused once the first put its caller in debt, after
+// both were paid for (intents priced apart from the scan were).
 func TestSearchSpends(t *testing.T) {
 	const n = 50_000
 	svc := New(Config{Embedder: embedding.NewLocal(0)})
@@ -45,7 +60,8 @@ func TestSearchSpends(t *testing.T) {
 		want spent
 	}{
 		{"one intent", Request{Query: "send the weekly report to the team"}, spent{}},
-		{"16 intents ranked apart", Request{Query: manyIntents}, spent{access.WorkIntents: 16 * n / (4 * UnitTools)}},
+		{"16 intents ranked apart", Request{Query: manyIntents}, spent{access.WorkScan: 1}},
+		{"16 intents of broad words", Request{Query: intentsQuery(svc.cur.Load().Catalog, 16)}, spent{access.WorkScan: 3}},
 		{"keyword mode ranks none apart", Request{Query: manyIntents, Mode: ModeKeyword}, spent{}},
 		{"a broad query", Request{Query: broad}, spent{access.WorkScan: 2}},
 		{"a broad query, semantic", Request{Query: broad, Mode: ModeSemantic}, spent{access.WorkScan: 1}},
@@ -63,6 +79,9 @@ func TestSearchSpends(t *testing.T) {
 			}
 			if fmt.Sprint(b) != fmt.Sprint(tt.want) {
 				t.Errorf("spent %v, want %v", b, tt.want)
+			}
+			if _, err := svc.Search(access.WithBudget(t.Context(), &oneSpend{}), tt.req, access.Caller{}); err != nil {
+				t.Errorf("refused after its first spend: %v", err)
 			}
 		})
 	}

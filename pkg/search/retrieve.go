@@ -78,7 +78,8 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	// The request paid a unit; a search that costs more (UnitCost) pays
 	// the rest before it is done: a query of hundreds of words read 30
 	// million values of 100,000 local vectors, a provider's dense query
-	// 150 million, for four to six units' CPU.
+	// 150 million, for four to six units' CPU; 16 intents ranked apart
+	// passed over every tool 16 times more.
 	cq := q
 	if mode == ModeSemantic {
 		cq.Lexical = bm25.Query{} // explain reads only the answer's rows
@@ -90,15 +91,6 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	var err error
 	switch mode {
 	case ModeHybrid:
-		// Each intent ranked apart is a keyword ranking of every tool, a
-		// quarter of a unit at 100,000 tools: 16 of them made a search
-		// 19 ms of CPU against 3.7 (access.Spend).
-		// Below 25,000 tools no query's intents make a unit: not worked out.
-		if n := a.snap.Catalog.Len(); n*rank.MaxIntents >= 4*UnitTools {
-			if err := access.Spend(ctx, access.WorkIntents, rk.Intents(pq.text)*n/(4*UnitTools)); err != nil {
-				return err
-			}
-		}
 		results, err = rk.AppendHybrid(ctx, w.results[:0], q, k, keep)
 	case ModeSemantic:
 		results, err = rk.AppendSemantic(ctx, w.results[:0], q, k, keep)
