@@ -31,7 +31,7 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 	}
 	burst = max(burst, 1)
 	var mu sync.Mutex
-	keyed := map[string]*bucket{} // bounded by the configured keys
+	keyed := map[string]*bucket{} // bounded by the keys configured since start: only an accepted key gets here
 	anon, _ := lru.New[string, *bucket](maxAnonymousBuckets)
 	budget := func(r *http.Request) *bucket {
 		// authenticate says who the caller is: its key, or without one its
