@@ -162,7 +162,18 @@ type Auth struct {
 	// an ingress is the ingress: one throttle budget, and one caller to
 	// learning, which then never hears from two.
 	TrustedProxies []string `json:"trusted_proxies"`
+	// ForwardedHeader is the header in which the trusted proxies name
+	// whom they heard from: x-forwarded-for (the default) or forwarded
+	// (RFC 7239's for=). Only one can be believed: a proxy that writes
+	// one passes the other on as the client sent it.
+	ForwardedHeader string `json:"forwarded_header"`
 }
+
+// The values of Auth.ForwardedHeader.
+const (
+	HeaderXForwardedFor = "x-forwarded-for"
+	HeaderForwarded     = "forwarded"
+)
 
 // Proxies parses TrustedProxies (checked by Parse).
 func (a Auth) Proxies() []netip.Prefix {
@@ -345,6 +356,11 @@ func (f *File) check() error {
 		if _, err := parsePrefix(s); err != nil {
 			return fmt.Errorf("auth.trusted_proxies[%d]: want an address or CIDR prefix such as 10.0.0.0/8, got %s", i, redact.Echo(s))
 		}
+	}
+	switch h := f.Auth.ForwardedHeader; h {
+	case "", HeaderXForwardedFor, HeaderForwarded:
+	default:
+		return fmt.Errorf("auth.forwarded_header: want %s or %s, got %s", HeaderXForwardedFor, HeaderForwarded, redact.Echo(h))
 	}
 	if err := f.Limits.check(); err != nil {
 		return err

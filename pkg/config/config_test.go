@@ -55,6 +55,7 @@ search: {query_timeout: 750ms}
 		{"confirm outlives the default session", "mcp: {confirm_timeout: 11m}", "must be shorter than limits.mcp_session_idle (10m0s)"},
 		{"unknown mcp key", "mcp: {expose_core: true}", `key "expose_core" in .mcp is unknown`},
 		{"bad trusted proxy", "auth: {trusted_proxies: [10.0.0.0/8, 10.0.0.0/33]}", "auth.trusted_proxies[1]: want an address or CIDR prefix such as 10.0.0.0/8, got \"10.0.0.0/33\""},
+		{"unknown forwarding header", "auth: {forwarded_header: x-real-ip}", "auth.forwarded_header: want x-forwarded-for or forwarded, got \"x-real-ip\""},
 		{"negative sessions", "limits: {mcp_max_sessions: -5}", "limits.mcp_max_sessions must not be negative (0 takes the default), got -5"},
 		{"negative sessions per key", "limits: {mcp_max_sessions_per_key: -1}", "limits.mcp_max_sessions_per_key must not be negative"},
 		{"negative idle", "limits: {mcp_session_idle: -1m}", `key "limits.mcp_session_idle": want a duration such as "2s", got "-1m"`},

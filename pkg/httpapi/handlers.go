@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -23,7 +22,7 @@ import (
 // authenticate admits requests with a known bearer key and puts the
 // caller in the context. Without configured keys every caller is admitted
 // as anonymous.
-func authenticate(logger *slog.Logger, svc *search.Service, trusted []netip.Prefix) func(http.Handler) http.Handler {
+func authenticate(logger *slog.Logger, svc *search.Service, trusted proxies) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			caller, err := svc.Authenticate(bearer(r))

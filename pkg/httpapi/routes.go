@@ -25,7 +25,8 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 	r.Method(http.MethodGet, "/", http.RedirectHandler(console.Path, http.StatusFound))
 	r.Method(http.MethodGet, "/console", http.RedirectHandler(console.Path, http.StatusMovedPermanently))
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(logger, svc, opts.TrustedProxies)) // bearer API keys, when configured
+		// Bearer API keys, when configured; without, the client's address.
+		r.Use(authenticate(logger, svc, proxies{opts.TrustedProxies, opts.Forwarded}))
 		r.Use(throttle(opts.SearchRate, opts.SearchBurst, m)) // after authenticate: it budgets the caller that names
 		r.With(none).Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))

@@ -53,9 +53,11 @@ type Options struct {
 	// bursts of SearchBurst. 0: no limit.
 	SearchRate  float64
 	SearchBurst int
-	// TrustedProxies are the proxies whose X-Forwarded-For names an
-	// anonymous caller (see clientHost).
+	// TrustedProxies are the proxies whose X-Forwarded-For, or with
+	// Forwarded set their Forwarded (RFC 7239), names an anonymous caller
+	// (see clientHost).
 	TrustedProxies []netip.Prefix
+	Forwarded      bool
 	// WriteTimeout bounds how long an answer may take to be written, but
 	// on /mcp; DefaultWriteTimeout when 0.
 	WriteTimeout time.Duration

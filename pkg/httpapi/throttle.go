@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
@@ -154,11 +155,11 @@ func (b *bucket) refusal(now time.Time) error {
 // callers learning asks for before a word counts.
 //
 // A request from a trusted proxy comes from the address X-Forwarded-For
-// names last that is not a trusted proxy itself: each proxy appends the
-// address it heard from, so the entries left of the last untrusted one
-// are whatever the client chose to send. From anyone else the header is
-// ignored.
-func clientHost(r *http.Request, trusted []netip.Prefix) string {
+// (or Forwarded's for=) names last that is not a trusted proxy itself:
+// each proxy appends the address it heard from, so the entries left of
+// the last untrusted one are whatever the client chose to send. From
+// anyone else the header is ignored.
+func clientHost(r *http.Request, p proxies) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
@@ -168,24 +169,38 @@ func clientHost(r *http.Request, trusted []netip.Prefix) string {
 		return host
 	}
 	ip = ip.Unmap().WithZone("")
-	if isTrusted(ip, trusted) {
-		ip = forwardedFor(r.Header.Values("X-Forwarded-For"), ip, trusted)
+	switch {
+	case !isTrusted(ip, p.trusted):
+	case p.rfc7239:
+		ip = forwardedFor(r.Header.Values("Forwarded"), ip, p.trusted, forwardedNode)
+	default:
+		ip = forwardedFor(r.Header.Values("X-Forwarded-For"), ip, p.trusted, forwardedAddr)
 	}
 	if ip.Is4() {
 		return ip.String()
 	}
-	p, _ := ip.Prefix(64)
-	return p.String()
+	net64, _ := ip.Prefix(64)
+	return net64.String()
 }
 
-// maxForwarded bounds the X-Forwarded-For entries read, from the right:
-// more proxies than this in front of one service is a header made up.
+// proxies are the proxies in front of the service that are believed,
+// and whether they name whom they heard from in Forwarded (RFC 7239)
+// rather than X-Forwarded-For. Only one header can be: a proxy that
+// writes one passes the other on as the client sent it.
+type proxies struct {
+	trusted []netip.Prefix
+	rfc7239 bool
+}
+
+// maxForwarded bounds the entries read, from the right: more proxies
+// than this in front of one service is a header made up.
 const maxForwarded = 16
 
-// forwardedFor is the address the values of X-Forwarded-For name last
-// that is not trusted, or, when every one is, the first of them; from,
-// the trusted proxy's own, when none parses.
-func forwardedFor(values []string, from netip.Addr, trusted []netip.Prefix) netip.Addr {
+// forwardedFor is the address the values of a forwarding header name
+// last that is not trusted, or, when every one is, the first of them;
+// from, the trusted proxy's own, when an entry does not parse (addr
+// reads one entry).
+func forwardedFor(values []string, from netip.Addr, trusted []netip.Prefix, addr func(string) (netip.Addr, error)) netip.Addr {
 	seen := 0
 	for i := len(values) - 1; i >= 0; i-- {
 		v := values[i]
@@ -197,7 +212,7 @@ func forwardedFor(values []string, from netip.Addr, trusted []netip.Prefix) neti
 				v, entry = "", v
 			}
 			seen++
-			ip, err := forwardedAddr(strings.TrimSpace(entry))
+			ip, err := addr(strings.TrimSpace(entry))
 			if err != nil {
 				return from // a malformed chain: no entry in it can be trusted
 			}
@@ -219,6 +234,30 @@ func forwardedAddr(entry string) (netip.Addr, error) {
 	ap, err := netip.ParseAddrPort(entry)
 	return ap.Addr(), err
 }
+
+// forwardedNode reads the for= node of one element of a Forwarded header
+// (for=192.0.2.60;proto=http, for="[2001:db8:cafe::17]:4711"). An element
+// without one, or naming a node as unknown or obfuscated (for=_hidden),
+// names no address: the chain is then not read past it.
+func forwardedNode(element string) (netip.Addr, error) {
+	for pair := range strings.SplitSeq(element, ";") {
+		name, node, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || !strings.EqualFold(name, "for") {
+			continue
+		}
+		// A node is a token or a quoted-string; none needs an escape.
+		if len(node) >= 2 && node[0] == '"' && node[len(node)-1] == '"' {
+			node = node[1 : len(node)-1]
+		}
+		if len(node) >= 2 && node[0] == '[' && node[len(node)-1] == ']' {
+			node = node[1 : len(node)-1] // IPv6 without a port
+		}
+		return forwardedAddr(node)
+	}
+	return netip.Addr{}, errNoNode
+}
+
+var errNoNode = errors.New("no for= node")
 
 func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
 	for _, p := range trusted {

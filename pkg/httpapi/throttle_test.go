@@ -98,7 +98,8 @@ func TestClientHost(t *testing.T) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.RemoteAddr = tc.remote
 		r.Header.Set("X-Forwarded-For", "192.0.2.7") // from no trusted proxy: ignored
-		if got := clientHost(r, nil); got != tc.want {
+		r.Header.Set("Forwarded", "for=192.0.2.8")
+		if got := clientHost(r, proxies{}); got != tc.want {
 			t.Errorf("clientHost(%q) = %q, want %q", tc.remote, got, tc.want)
 		}
 	}
@@ -107,39 +108,86 @@ func TestClientHost(t *testing.T) {
 // TestClientHostBehindProxies: from a trusted proxy, the caller is the
 // address X-Forwarded-For names last that is not a trusted proxy; what a
 // client puts left of it, or sends to the service directly, counts for
-// nothing.
+// nothing. With forwarded_header: forwarded, the same holds of Forwarded's
+// for= nodes, in each of RFC 7239's spellings, where an element naming
+// none (no for=, unknown, obfuscated) stops the reading; the header not
+// believed is the client's own.
 func TestClientHostBehindProxies(t *testing.T) {
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
 	many := strings.Repeat("10.0.0.9, ", 40) + "10.0.0.9"
 	for _, tc := range []struct {
 		name, remote string
-		xff          []string
+		rfc7239      bool
+		values       []string
 		want         string
 	}{
-		{"a client through the ingress", "10.0.0.5:1", []string{"198.51.100.4"}, "198.51.100.4"},
-		{"two proxies", "10.0.0.5:1", []string{"198.51.100.4, 10.1.2.3"}, "198.51.100.4"},
-		{"a forged entry left of the real one", "10.0.0.5:1", []string{"203.0.113.66, 198.51.100.4"}, "198.51.100.4"},
-		{"headers in two lines", "10.0.0.5:1", []string{"203.0.113.66", "198.51.100.4, 10.1.2.3"}, "198.51.100.4"},
-		{"no header", "10.0.0.5:1", nil, "10.0.0.5"},
-		{"every entry a proxy", "10.0.0.5:1", []string{"10.9.9.9, 10.1.2.3"}, "10.9.9.9"},
-		{"a malformed entry", "10.0.0.5:1", []string{"198.51.100.4, not-an-ip"}, "10.0.0.5"},
-		{"an entry with a port", "10.0.0.5:1", []string{"198.51.100.4:5555"}, "198.51.100.4"},
-		{"an IPv6 entry with a port", "10.0.0.5:1", []string{"[2001:db8:1:2::9]:443"}, "2001:db8:1:2::/64"},
-		{"an empty entry", "10.0.0.5:1", []string{"198.51.100.4, "}, "10.0.0.5"},
-		{"IPv6 client, its /64", "[2001:db8:ffff::1]:1", []string{"2001:db8:1:2::77"}, "2001:db8:1:2::/64"},
-		{"IPv4-mapped", "[::ffff:10.0.0.5]:1", []string{"::ffff:198.51.100.4"}, "198.51.100.4"},
-		{"the header from an untrusted address", "198.51.100.9:1", []string{"203.0.113.66"}, "198.51.100.9"},
-		{"more entries than are read", "10.0.0.5:1", []string{"203.0.113.66, " + many}, "10.0.0.9"},
+		{"a client through the ingress", "10.0.0.5:1", false, []string{"198.51.100.4"}, "198.51.100.4"},
+		{"two proxies", "10.0.0.5:1", false, []string{"198.51.100.4, 10.1.2.3"}, "198.51.100.4"},
+		{"a forged entry left of the real one", "10.0.0.5:1", false, []string{"203.0.113.66, 198.51.100.4"}, "198.51.100.4"},
+		{"headers in two lines", "10.0.0.5:1", false, []string{"203.0.113.66", "198.51.100.4, 10.1.2.3"}, "198.51.100.4"},
+		{"no header", "10.0.0.5:1", false, nil, "10.0.0.5"},
+		{"every entry a proxy", "10.0.0.5:1", false, []string{"10.9.9.9, 10.1.2.3"}, "10.9.9.9"},
+		{"a malformed entry", "10.0.0.5:1", false, []string{"198.51.100.4, not-an-ip"}, "10.0.0.5"},
+		{"an entry with a port", "10.0.0.5:1", false, []string{"198.51.100.4:5555"}, "198.51.100.4"},
+		{"an IPv6 entry with a port", "10.0.0.5:1", false, []string{"[2001:db8:1:2::9]:443"}, "2001:db8:1:2::/64"},
+		{"an empty entry", "10.0.0.5:1", false, []string{"198.51.100.4, "}, "10.0.0.5"},
+		{"IPv6 client, its /64", "[2001:db8:ffff::1]:1", false, []string{"2001:db8:1:2::77"}, "2001:db8:1:2::/64"},
+		{"IPv4-mapped", "[::ffff:10.0.0.5]:1", false, []string{"::ffff:198.51.100.4"}, "198.51.100.4"},
+		{"the header from an untrusted address", "198.51.100.9:1", false, []string{"203.0.113.66"}, "198.51.100.9"},
+		{"more entries than are read", "10.0.0.5:1", false, []string{"203.0.113.66, " + many}, "10.0.0.9"},
+		{"Forwarded: a client through the ingress", "10.0.0.5:1", true, []string{"for=198.51.100.4;proto=https;by=10.0.0.5"}, "198.51.100.4"},
+		{"Forwarded: a forged element left of the real one", "10.0.0.5:1", true, []string{"for=203.0.113.66", "for=198.51.100.4, for=10.1.2.3"}, "198.51.100.4"},
+		{"Forwarded: for= in any case, anywhere in its element", "10.0.0.5:1", true, []string{"proto=https; For=198.51.100.4"}, "198.51.100.4"},
+		{"Forwarded: quoted, with a port", "10.0.0.5:1", true, []string{`for="198.51.100.4:5555"`}, "198.51.100.4"},
+		{"Forwarded: IPv6 quoted, bracketed, with a port", "10.0.0.5:1", true, []string{`for="[2001:db8:cafe::17]:4711"`}, "2001:db8:cafe::/64"},
+		{"Forwarded: IPv6 quoted and bracketed", "10.0.0.5:1", true, []string{`for="[2001:db8:cafe::17]"`}, "2001:db8:cafe::/64"},
+		{"Forwarded: no header", "10.0.0.5:1", true, nil, "10.0.0.5"},
+		{"Forwarded: unknown", "10.0.0.5:1", true, []string{"for=198.51.100.4, for=unknown"}, "10.0.0.5"},
+		{"Forwarded: obfuscated", "10.0.0.5:1", true, []string{"for=_hidden"}, "10.0.0.5"},
+		{"Forwarded: an element without for=", "10.0.0.5:1", true, []string{"for=198.51.100.4, proto=https"}, "10.0.0.5"},
+		{"Forwarded: a quote left open", "10.0.0.5:1", true, []string{`for="198.51.100.4`}, "10.0.0.5"},
+		{"Forwarded: an escape", "10.0.0.5:1", true, []string{`for="198.51.100\.4"`}, "10.0.0.5"},
+		{"Forwarded: from an untrusted address", "198.51.100.9:1", true, []string{"for=203.0.113.66"}, "198.51.100.9"},
 	} {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.RemoteAddr = tc.remote
-		for _, v := range tc.xff {
-			r.Header.Add("X-Forwarded-For", v)
+		believed, other, decoy := "X-Forwarded-For", "Forwarded", "for=192.0.2.8"
+		if tc.rfc7239 {
+			believed, other, decoy = other, believed, "192.0.2.7"
 		}
-		if got := clientHost(r, trusted); got != tc.want {
+		for _, v := range tc.values {
+			r.Header.Add(believed, v)
+		}
+		r.Header.Set(other, decoy) // the client's own
+		if got := clientHost(r, proxies{trusted: trusted, rfc7239: tc.rfc7239}); got != tc.want {
 			t.Errorf("%s: clientHost = %q, want %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// FuzzClientHost: whatever a trusted proxy's request carries in either
+// header, the caller is the proxy or an address the header named, never
+// a panic or a made-up string.
+func FuzzClientHost(f *testing.F) {
+	p := proxies{trusted: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
+	f.Fuzz(func(t *testing.T, value string, rfc7239 bool) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = "10.0.0.5:1"
+		r.Header["Forwarded"] = []string{value}
+		r.Header["X-Forwarded-For"] = []string{value}
+		p.rfc7239 = rfc7239
+		got := clientHost(r, p)
+		if got == "10.0.0.5" {
+			return
+		}
+		if ip, err := netip.ParseAddr(got); err == nil && ip.Is4() {
+			return
+		}
+		if pre, err := netip.ParsePrefix(got); err == nil && pre.Bits() == 64 && pre.Addr().Is6() {
+			return
+		}
+		t.Errorf("clientHost = %q from %q: neither the proxy nor an address", got, value)
+	})
 }
 
 // TestBucket: a request enters for one unit; work spends more, into debt
