@@ -75,6 +75,7 @@ type Server struct {
 	lastHash  string // the catalog last announced
 	sessions  *sessions
 	confirm   *confirmer
+	schemas   schemaCache        // upstream tools' input schemas, for call_tool
 	exposed   map[string]exposed // by listed name; guarded by mu
 	// streams is done once EndStreams is called; every GET stream ends then.
 	streams    context.Context

@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -39,7 +41,7 @@ func TestValidateBounded(t *testing.T) {
 		{"a $ref into itself on one value: unchecked", `{"type":"object","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"}]}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, `{"x":1}`, false},
 	}
 	for _, tt := range tests {
-		err := validate(json.RawMessage(tt.schema), json.RawMessage(tt.args))
+		err := new(schemaCache).validate(json.RawMessage(tt.schema), json.RawMessage(tt.args))
 		if (err != nil) != tt.wantErr {
 			t.Errorf("%s: validate = %v, want an error: %v", tt.name, err, tt.wantErr)
 		}
@@ -64,4 +66,85 @@ func FuzzBoundedValidation(f *testing.F) {
 			t.Fatalf("the walk went on past its bound: %d left", w.left)
 		}
 	})
+}
+
+// githubIssue is a schema like the GitHub server's create_issue's.
+const githubIssue = `{"type":"object","properties":{"owner":{"type":"string","description":"Repository owner"},"repo":{"type":"string","description":"Repository name"},"title":{"type":"string","description":"Issue title"},"body":{"type":"string","description":"Issue body content"},"assignees":{"type":"array","items":{"type":"string"},"description":"Usernames to assign to this issue"},"labels":{"type":"array","items":{"type":"string"},"description":"Labels to apply to this issue"},"milestone":{"type":"number","description":"Milestone number"}},"required":["owner","repo","title"]}`
+
+// BenchmarkValidate checks a call's arguments against a schema of seven
+// properties: compiled for each call (the schema's first call, and each
+// call before the cache), and kept; and reports what a kept schema holds
+// per byte of its JSON (retained/byte), which maxSchemaCacheBytes assumes.
+func BenchmarkValidate(b *testing.B) {
+	schema, args := json.RawMessage(githubIssue), json.RawMessage(`{"owner":"a","repo":"b","title":"c","labels":["x","y"]}`)
+	b.Run("compiled", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := new(schemaCache).validate(schema, args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kept", func(b *testing.B) {
+		var c schemaCache
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.validate(schema, args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("retained", func(b *testing.B) {
+		const n = 200
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		kept := make([]*compiledSchema, n)
+		for i := range kept {
+			kept[i] = compileSchema(schema)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(kept)
+		for b.Loop() {
+		}
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n*len(schema)), "retained/byte")
+	})
+}
+
+// TestSchemaCache: a kept schema answers as a fresh one, for each of
+// many schemas called at once (run under -race), and the cache keeps its
+// bound, however many schemas pass through it.
+func TestSchemaCache(t *testing.T) {
+	var c schemaCache
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 400 {
+				// Distinct schemas, each rejecting what the others allow.
+				schema := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"n%d":{"type":"number","maximum":%d}},"required":["n%d"]}`, i%300, i, i%300))
+				ok := json.RawMessage(fmt.Sprintf(`{"n%d":%d}`, i%300, i))
+				bad := json.RawMessage(fmt.Sprintf(`{"n%d":%d}`, i%300, i+1+g))
+				if err := c.validate(schema, ok); err != nil {
+					t.Errorf("schema %d: %v", i, err)
+				}
+				if c.validate(schema, bad) == nil {
+					t.Errorf("schema %d: %s allowed", i, bad)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.bytes > maxSchemaCacheBytes || c.lru.Len() == 0 {
+		t.Errorf("cache holds %d schemas costing %d, over %d", c.lru.Len(), c.bytes, maxSchemaCacheBytes)
+	}
+	sum := 0
+	for _, s := range c.lru.Values() {
+		sum += s.cost()
+	}
+	if sum != c.bytes {
+		t.Errorf("cache counts %d bytes, holds %d", c.bytes, sum)
+	}
 }

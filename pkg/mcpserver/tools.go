@@ -353,7 +353,7 @@ func (s *Server) forward(ctx context.Context, req *mcp.CallToolRequest, caller a
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	if err := validate(t.InputSchema, args); err != nil {
+	if err := s.schemas.validate(t.InputSchema, args); err != nil {
 		return errorResult(fmt.Sprintf("arguments for %s/%s do not match its input schema: %v", t.Server, t.Name, err)), nil
 	}
 	if res := s.confirm.gate(ctx, req, caller, t, args, confirmed); res != nil {
@@ -401,34 +401,4 @@ const (
 // since it can quote the caller's arguments (a schema violation).
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: tame(msg)}}}
-}
-
-// validate checks args against a tool's JSON Schema; the error names the
-// offending field.
-func validate(schema, args json.RawMessage) error {
-	var instance any
-	if err := json.Unmarshal(args, &instance); err != nil {
-		return fmt.Errorf("not JSON: %w", err)
-	}
-	if _, ok := instance.(map[string]any); !ok {
-		return errors.New("arguments must be a JSON object")
-	}
-	if len(schema) == 0 {
-		return nil
-	}
-	var raw any
-	if err := json.Unmarshal(schema, &raw); err != nil || !boundedValidation(raw, instance) {
-		// An unreadable upstream schema, or one too costly to check, is
-		// the upstream's to enforce.
-		return nil
-	}
-	var sch jsonschema.Schema
-	if err := json.Unmarshal(schema, &sch); err != nil {
-		return nil
-	}
-	resolved, err := sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
-	if err != nil {
-		return nil
-	}
-	return resolved.Validate(instance)
 }
