@@ -41,7 +41,7 @@ func TestValidateBounded(t *testing.T) {
 		{"a $ref into itself on one value: unchecked", `{"type":"object","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"}]}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, `{"x":1}`, false},
 	}
 	for _, tt := range tests {
-		err := new(schemaCache).validate(json.RawMessage(tt.schema), json.RawMessage(tt.args))
+		err := new(schemaCache).validate("", json.RawMessage(tt.schema), json.RawMessage(tt.args))
 		if (err != nil) != tt.wantErr {
 			t.Errorf("%s: validate = %v, want an error: %v", tt.name, err, tt.wantErr)
 		}
@@ -80,7 +80,7 @@ func BenchmarkValidate(b *testing.B) {
 	b.Run("compiled", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := new(schemaCache).validate(schema, args); err != nil {
+			if err := new(schemaCache).validate("", schema, args); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -89,7 +89,7 @@ func BenchmarkValidate(b *testing.B) {
 		var c schemaCache
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := c.validate(schema, args); err != nil {
+			if err := c.validate("", schema, args); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -113,8 +113,9 @@ func BenchmarkValidate(b *testing.B) {
 }
 
 // TestSchemaCache: a kept schema answers as a fresh one, for each of
-// many schemas called at once (run under -race), and the cache keeps its
-// bound, however many schemas pass through it.
+// many schemas called at once (run under -race), the cache keeps its
+// bound, however many schemas pass through it, and each API key its own
+// entries.
 func TestSchemaCache(t *testing.T) {
 	var c schemaCache
 	var wg sync.WaitGroup
@@ -125,10 +126,11 @@ func TestSchemaCache(t *testing.T) {
 				schema := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"n%d":{"type":"number","maximum":%d}},"required":["n%d"]}`, i%300, i, i%300))
 				ok := json.RawMessage(fmt.Sprintf(`{"n%d":%d}`, i%300, i))
 				bad := json.RawMessage(fmt.Sprintf(`{"n%d":%d}`, i%300, i+1+g))
-				if err := c.validate(schema, ok); err != nil {
+				tenant := fmt.Sprint("key", g%2)
+				if err := c.validate(tenant, schema, ok); err != nil {
 					t.Errorf("schema %d: %v", i, err)
 				}
-				if c.validate(schema, bad) == nil {
+				if c.validate(tenant, schema, bad) == nil {
 					t.Errorf("schema %d: %s allowed", i, bad)
 				}
 			}
@@ -146,5 +148,15 @@ func TestSchemaCache(t *testing.T) {
 	}
 	if sum != c.bytes {
 		t.Errorf("cache counts %d bytes, holds %d", c.bytes, sum)
+	}
+	// Two keys calling tools of one schema each keep their own.
+	var apart schemaCache
+	for _, tenant := range []string{"key-a", "key-b", "key-a"} {
+		if err := apart.validate(tenant, json.RawMessage(githubIssue), json.RawMessage(`{"owner":"a","repo":"b","title":"c"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := apart.lru.Len(); n != 2 {
+		t.Errorf("two keys, one schema: %d kept, want one each", n)
 	}
 }

@@ -353,7 +353,7 @@ func (s *Server) forward(ctx context.Context, req *mcp.CallToolRequest, caller a
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	if err := s.schemas.validate(t.InputSchema, args); err != nil {
+	if err := s.schemas.validate(caller.Key, t.InputSchema, args); err != nil {
 		return errorResult(fmt.Sprintf("arguments for %s/%s do not match its input schema: %v", t.Server, t.Name, err)), nil
 	}
 	if res := s.confirm.gate(ctx, req, caller, t, args, confirmed); res != nil {
