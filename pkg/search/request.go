@@ -21,11 +21,11 @@ const MaxQueryBytes = 4096
 // UnitTools is the size of the work one unit of a caller's budget
 // (access.Spend) pays for: a short search of this many tools, 4 to 6 ms
 // of CPU on the 2-core machine of BENCHMARKS.md (UnitCost). Work beyond
-// it is priced in these units where it is done: a search's scoring by its
-// estimated cost (rank.Ranker.Cost; a broad query or a provider's dense
-// vectors at this size cost four or five), the self-retrieval audit's
-// searches (package inspect), the text a regex reads (RegexUnitBytes), a
-// query's intents ranked apart.
+// it is priced in these units where it is done: a search's ranking by its
+// estimated cost (rank.Ranker.Cost; a broad query, a provider's dense
+// vectors or 16 intents ranked apart at this size cost four to seven), the
+// self-retrieval audit's searches (package inspect), the text a regex
+// reads (RegexUnitBytes).
 const UnitTools = 100_000
 
 // UnitCost is the CPU time a unit pays for, as rank.Ranker.Cost
