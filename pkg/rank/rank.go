@@ -431,8 +431,10 @@ const nsFused = 25
 // nsIntentTool is about the CPU time each intent ranked apart takes for
 // each tool beyond its postings: its scores cleared, searched for their
 // best, normalised and blended (lexicalScores). At 100,000 generated
-// tools, 16 intents of distinct words added 6.4 ns a tool each, 16 of
-// the same few common words 9.2 (BenchmarkSearchCost, TestSearchSpends).
+// tools, 16 intents of distinct words took about 6.4 ns a tool each
+// beyond their postings (BenchmarkSearchCost: 16-intents against
+// 100-words), 16 of the same few common words about 9.2 (BENCHMARKS.md:
+// 19 ms against 3.7).
 const nsIntentTool = 8
 
 // intentsCostFrom is the catalog size from which Cost finds a query's
