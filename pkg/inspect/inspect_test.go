@@ -35,17 +35,43 @@ const doc = `{"servers":[
 		{"name":"purge_outbox","description":"Remove every queued message."}]}]}`
 
 // docCatalog is doc as a catalog.
-func docCatalog(t *testing.T) *catalog.Catalog {
-	t.Helper()
-	part, err := catalog.Parse("t.json", []byte(doc), "")
-	if err != nil {
-		t.Fatal(err)
+func docCatalog(t *testing.T) *catalog.Catalog { return catalogOf(t, []byte(doc)) }
+
+// catalogOf is the catalog of JSON catalog documents.
+func catalogOf(tb testing.TB, docs ...[]byte) *catalog.Catalog {
+	tb.Helper()
+	parts := make([]catalog.Part, len(docs))
+	for i, d := range docs {
+		var err error
+		if parts[i], err = catalog.Parse(fmt.Sprintf("doc%d.json", i), d, ""); err != nil {
+			tb.Fatal(err)
+		}
 	}
-	cat, err := catalog.New([]catalog.Part{part})
+	cat, err := catalog.New(parts)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return cat
+}
+
+// generated is a catalog document of n tools from package catgen.
+func generated(tb testing.TB, n int) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := catgen.Write(&buf, n, 1); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// local is a service over cat with the local embedder.
+func local(tb testing.TB, cat *catalog.Catalog) *search.Service {
+	tb.Helper()
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(0)})
+	if _, err := svc.Build(tb.Context(), &search.Setup{Catalog: cat}); err != nil {
+		tb.Fatal(err)
+	}
+	return svc
 }
 
 func newService(t *testing.T) *search.Service {
@@ -183,14 +209,6 @@ func (b *inDebt) Charge(work access.Work, units int) {
 // would waste the report paid for, and not charging them would price a
 // long description's search like a short one's.
 func TestAuditPaysItsSearches(t *testing.T) {
-	var buf bytes.Buffer
-	if err := catgen.Write(&buf, 50_000, 1); err != nil {
-		t.Fatal(err)
-	}
-	gen, err := catalog.Parse("gen.json", buf.Bytes(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sentences []string
 	for i := range 16 {
 		sentences = append(sentences, fmt.Sprintf("It sends report number %d to the team", i))
@@ -199,18 +217,7 @@ func TestAuditPaysItsSearches(t *testing.T) {
 		{"name":"send_reports","description":%q},
 		{"name":"file_reports","description":%q}]}]}`,
 		strings.Join(sentences, ". "), strings.ReplaceAll(strings.Join(sentences, ". "), "sends", "files"))
-	part, err := catalog.Parse("long.json", []byte(long), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.New([]catalog.Part{gen, part})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := search.New(search.Config{Embedder: embedding.NewLocal(0)})
-	if _, err := svc.Build(t.Context(), &search.Setup{Catalog: cat}); err != nil {
-		t.Fatal(err)
-	}
+	svc := local(t, catalogOf(t, generated(t, 50_000), []byte(long)))
 	b := &inDebt{}
 	rep, err := Catalog(access.WithBudget(t.Context(), b), svc, access.Caller{}, []string{"long"})
 	if err != nil || !rep.Audit.Ran {
