@@ -449,11 +449,12 @@ const intentsCostFrom = int(time.Millisecond / (MaxIntents * nsIntentTool))
 // index's columns and fuses every tool; so does a hybrid query of many
 // intents, each a keyword ranking of every tool (Intents).
 func (rk *Ranker) Cost(q Query, hybrid bool) time.Duration {
-	var c time.Duration
 	mx := rk.dense
 	posts := q.Lexical.Postings()
+	var c, lexCost time.Duration
 	if posts > 0 {
-		c += q.Lexical.ScoreCost()
+		lexCost = q.Lexical.ScoreCost()
+		c += lexCost
 	}
 	cands := min(posts, rk.lexical.Len())
 	if q.Dense != nil {
@@ -471,7 +472,7 @@ func (rk *Ranker) Cost(q Query, hybrid bool) time.Duration {
 			if n := rk.Intents(q.Text); n > 0 {
 				// Between them, the intents' terms are about the whole
 				// query's, each intent a pass over every tool.
-				c += q.Lexical.ScoreCost() + time.Duration(float64(n*tools)*nsIntentTool)
+				c += lexCost + time.Duration(float64(n*tools)*nsIntentTool)
 			}
 		}
 	}

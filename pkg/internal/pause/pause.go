@@ -1,5 +1,6 @@
 // Package pause waits for a while unless the work it pauses is called
-// off: the one way retries, backoffs and paced loops sleep.
+// off: the one way the packages under pkg sleep in their retries,
+// backoffs and paced loops (cmd, outside internal's reach, has its own).
 package pause
 
 import (
