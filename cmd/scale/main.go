@@ -4,8 +4,9 @@
 // embedder or an OpenAI-compatible provider (a fake one served here, on
 // loopback, at -dim dimensions). For each size it reports the time from
 // start to /readyz answering 200, the resident set once ready, the peak
-// resident set of the start-up, the peaks of two rebuilds (POST
-// /mcp/tool-search/rebuild: of the same tools, as learning makes, then
+// resident set of the start-up, the peaks of three rebuilds (POST
+// /mcp/tool-search/rebuild: of the same tools, as learning makes; with
+// the tools of three servers revised, as upstream refreshes make; then
 // with every tool's text changed, so a provider embeds them all again)
 // and the median latency of a search over HTTP.
 //
@@ -114,6 +115,7 @@ type measure struct {
 	queries  int
 	dir      string
 	cat      string // the catalog served at start
+	revised  string // cat with three servers' descriptions revised
 	changed  string // the same number of tools, every text different: what the rebuild reads
 }
 
@@ -124,6 +126,8 @@ type sample struct {
 	rebuildTook, searchP50 time.Duration
 	samePeak               int64 // bytes: a rebuild of the same tools
 	sameTook               time.Duration
+	revisedPeak            int64 // bytes: a rebuild with three servers revised
+	revisedTook            time.Duration
 	providerAtStart        int64         // inputs the provider embedded for the start-up
 	providerTime           time.Duration // the provider's own time during the start-up
 }
@@ -154,7 +158,46 @@ func (m *measure) catalogs() error {
 			m.changed = path
 		}
 	}
-	return nil
+	m.revised = filepath.Join(m.dir, fmt.Sprintf("cat-%d-seed1-revised.json", m.n))
+	if _, err := os.Stat(m.revised); err == nil {
+		return nil
+	}
+	return revise(m.cat, m.revised)
+}
+
+// revise writes to dst the catalog src with a sentence added to the
+// description of every tool of three servers, a quarter, half and three
+// quarters of the way down its list: three upstreams whose tools changed,
+// the rest as they were.
+func revise(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	var cat struct {
+		Servers []struct {
+			Name  string                       `json:"name"`
+			Tools []map[string]json.RawMessage `json:"tools"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(b, &cat); err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	n := len(cat.Servers)
+	for _, i := range []int{n / 4, n / 2, 3 * n / 4} {
+		for _, t := range cat.Servers[i].Tools {
+			var desc string
+			if err := json.Unmarshal(t["description"], &desc); err != nil {
+				return fmt.Errorf("%s: server %s: %w", src, cat.Servers[i].Name, err)
+			}
+			t["description"], _ = json.Marshal(desc + " Revised upstream.")
+		}
+	}
+	out, err := json.Marshal(cat)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, out, 0o644)
 }
 
 func (m *measure) once(ctx context.Context, bin string) (sample, error) {
@@ -205,10 +248,16 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 		return s, err
 	}
 	// First a rebuild of the same tools, as learning and a refresh that
-	// changed nothing make; then one of a catalog whose every text
-	// changed, so a provider embeds them all and the old index serves
-	// meanwhile: the worst case.
+	// changed nothing make; then one with three servers' tools revised;
+	// then one of a catalog whose every text changed, so a provider
+	// embeds them all and the old index serves meanwhile: the worst case.
 	if s.sameTook, s.samePeak, err = rebuild(ctx, srv, token); err != nil {
+		return s, err
+	}
+	if err := copyFile(m.revised, catalog); err != nil {
+		return s, err
+	}
+	if s.revisedTook, s.revisedPeak, err = rebuild(ctx, srv, token); err != nil {
 		return s, err
 	}
 	if err := copyFile(m.changed, catalog); err != nil {
@@ -284,17 +333,19 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 		if m.embedder != "local" {
 			own = fmt.Sprintf(" (the provider's own %s, the service's %s)", s.providerTime.Round(time.Millisecond), (s.ready - s.providerTime).Round(time.Millisecond))
 		}
-		fmt.Fprintf(w, "  %-28s ready %8s%s  RSS %7.1f MiB (%.2fx)  peak %7.1f MiB (%.2fx)  rebuild, same tools %8s peak %7.1f MiB (%.2fx), every text changed %8s peak %7.1f MiB (%.2fx)  search p50 %s\n",
+		fmt.Fprintf(w, "  %-28s ready %8s%s  RSS %7.1f MiB (%.2fx)  peak %7.1f MiB (%.2fx)  rebuild, same tools %8s peak %7.1f MiB (%.2fx), three servers revised %8s peak %7.1f MiB (%.2fx), every text changed %8s peak %7.1f MiB (%.2fx)  search p50 %s\n",
 			filepath.Base(filepath.Dir(b))+"/"+filepath.Base(b), s.ready.Round(time.Millisecond), own,
 			mib(s.rss), float64(s.rss)/float64(vec), mib(s.peak), float64(s.peak)/float64(vec),
 			s.sameTook.Round(time.Millisecond), mib(s.samePeak), float64(s.samePeak)/float64(vec),
+			s.revisedTook.Round(time.Millisecond), mib(s.revisedPeak), float64(s.revisedPeak)/float64(vec),
 			s.rebuildTook.Round(time.Millisecond), mib(s.rebuildPeak), float64(s.rebuildPeak)/float64(vec), s.searchP50.Round(time.Microsecond))
 	}
 	if len(bins) == 2 {
 		a, b := med[0], med[1]
-		fmt.Fprintf(w, "  ratio (first / baseline): ready %.2f  RSS %.2f  peak %.2f  same-tools rebuild %.2f, its peak %.2f  rebuild %.2f  rebuild peak %.2f  search p50 %.2f\n",
+		fmt.Fprintf(w, "  ratio (first / baseline): ready %.2f  RSS %.2f  peak %.2f  same-tools rebuild %.2f, its peak %.2f  revised rebuild %.2f, its peak %.2f  rebuild %.2f  rebuild peak %.2f  search p50 %.2f\n",
 			ratio(a.ready, b.ready), float64(a.rss)/float64(b.rss), float64(a.peak)/float64(b.peak),
 			ratio(a.sameTook, b.sameTook), float64(a.samePeak)/float64(b.samePeak),
+			ratio(a.revisedTook, b.revisedTook), float64(a.revisedPeak)/float64(b.revisedPeak),
 			ratio(a.rebuildTook, b.rebuildTook), float64(a.rebuildPeak)/float64(b.rebuildPeak), ratio(a.searchP50, b.searchP50))
 	}
 }
@@ -320,6 +371,8 @@ func median(ss []sample) sample {
 		rebuildTook:  time.Duration(pick(func(s sample) int64 { return int64(s.rebuildTook) })),
 		samePeak:     pick(func(s sample) int64 { return s.samePeak }),
 		sameTook:     time.Duration(pick(func(s sample) int64 { return int64(s.sameTook) })),
+		revisedPeak:  pick(func(s sample) int64 { return s.revisedPeak }),
+		revisedTook:  time.Duration(pick(func(s sample) int64 { return int64(s.revisedTook) })),
 		searchP50:    time.Duration(pick(func(s sample) int64 { return int64(s.searchP50) })),
 	}
 }

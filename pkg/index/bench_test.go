@@ -24,10 +24,7 @@ func benchMatrix(tb testing.TB, n, d int) (*Matrix, []float32) {
 		}
 		vecs[i] = v
 	}
-	mx, err := New(vecs, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	mx := blockOf(tb, vecs)
 	q := make([]float32, d)
 	for j := range q {
 		q[j] = float32(r.NormFloat64())
@@ -191,4 +188,26 @@ func dotInt8(a, b []int8) int32 {
 		s3 += int32(x[3]) * int32(y[3])
 	}
 	return s0 + s1 + s2 + s3
+}
+
+// BenchmarkSlabs is BenchmarkSearch over the same rows kept in one block
+// and in a Draft's slabs, as a provider's index is: the ratio of the two
+// is what cutting the matrix costs a search.
+func BenchmarkSlabs(b *testing.B) {
+	for _, s := range []struct{ n, d int }{{1000, 1536}, {10000, 1536}, {100000, 1536}} {
+		one, q := benchMatrix(b, s.n, s.d)
+		slabs := draftOf(b, one.Vectors(), 0)
+		for _, l := range []struct {
+			name string
+			mx   *Matrix
+		}{{"block", one}, {"slabs", slabs}} {
+			b.Run(fmt.Sprintf("N=%d/D=%d/%s", s.n, s.d, l.name), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := l.mx.Candidates(Query{Dense: q}, 10, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

@@ -29,7 +29,7 @@ func TestColumnsMatchRows(t *testing.T) {
 			vecs[i][i%dim] += 1 // never a zero row
 			block = append(block, vecs[i]...)
 		}
-		want, err := New(vecs, nil)
+		want, err := New(vecs)
 		if err != nil {
 			t.Fatal(err)
 		}

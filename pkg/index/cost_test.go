@@ -28,7 +28,7 @@ func layouts(tb testing.TB, rows, dim int, full int) []layout {
 		vecs[i][i%dim] += 1
 		cols.SetRows(i, append([]float32(nil), vecs[i]...))
 	}
-	mx, err := New(vecs, nil)
+	mx, err := New(vecs)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -38,6 +38,7 @@ func layouts(tb testing.TB, rows, dim int, full int) []layout {
 	}
 	return []layout{
 		{"rows", mx},
+		{"slabs", draftOf(tb, vecs, 64)},
 		{"rows+columns", mx.WithColumns()},
 		{"by-column", byCol},
 		{"binary", mx.WithBinary(DefaultRescore)},

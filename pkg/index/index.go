@@ -22,6 +22,9 @@ type Match struct {
 // New and safe for concurrent use.
 type Matrix struct {
 	m blas32.General
+	// slabs, when not nil, hold the rows by row in runs of their own
+	// (Draft), and m only the shape.
+	slabs []slab
 	// blocks, when not nil, hold the rows by column (Columns) and m only
 	// the shape: a large matrix of sparse embeddings.
 	blocks []block
@@ -38,13 +41,10 @@ type Matrix struct {
 // ErrDimension is returned when a query's width differs from the rows'.
 var ErrDimension = errors.New("index: query dimension differs from the index")
 
-// New copies vecs into one contiguous row-major matrix, normalising each row
-// to unit length (a zero row stays zero, and so never ranks above a real
-// match). Vectors must share one dimension. Rows marked normalized are
-// a matrix's rows already and are copied as they are, since normalising a
-// unit row again can move its last bit and a rebuild from cached rows must
-// score exactly as the build that made them; normalized may be nil.
-func New(vecs [][]float32, normalized []bool) (*Matrix, error) {
+// New copies vecs into a row-major matrix, in slabs as a Draft writes
+// them, normalising each row to unit length (a zero row stays zero, and so
+// never ranks above a real match). Vectors must share one dimension.
+func New(vecs [][]float32) (*Matrix, error) {
 	if len(vecs) == 0 {
 		return nil, errors.New("index: no vectors")
 	}
@@ -56,11 +56,18 @@ func New(vecs [][]float32, normalized []bool) (*Matrix, error) {
 			return nil, fmt.Errorf("index: row %d has width %d, want %d", i, len(v), dim)
 		}
 	}
-	data := make([]float32, len(vecs)*dim)
-	for i, v := range vecs {
-		copy(data[i*dim:], v)
+	src := make([]int, len(vecs))
+	for i := range src {
+		src[i] = -1
 	}
-	return Adopt(data, len(vecs), dim, normalized)
+	d, err := NewDraft(nil, src, dim)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vecs {
+		copy(d.Row(i), v)
+	}
+	return d.Matrix(), nil
 }
 
 // Adopt makes a matrix of data, rows×dim in row-major order, without a
@@ -97,7 +104,7 @@ func newMatrix(m blas32.General, blocks []block) *Matrix {
 // derive is a copy of mx sharing its values and pool, for a With method to
 // add what it makes: whatever mx holds, the copy holds too.
 func (mx *Matrix) derive() *Matrix {
-	q := &Matrix{m: mx.m, blocks: mx.blocks, colEntries: mx.colEntries, cols: mx.cols, codes: mx.codes}
+	q := &Matrix{m: mx.m, slabs: mx.slabs, blocks: mx.blocks, colEntries: mx.colEntries, cols: mx.cols, codes: mx.codes}
 	q.scratch.New = mx.scratch.New
 	return q
 }
@@ -111,7 +118,7 @@ func (mx *Matrix) Dim() int { return mx.m.Cols }
 // Bytes is the memory held by the vectors themselves: 4 bytes a dimension,
 // twice with WithColumns, plus binary codes.
 func (mx *Matrix) Bytes() int64 {
-	b := int64(cap(mx.m.Data)+cap(mx.cols))*4 + mx.columnBytes() + int64(len(mx.colEntries))*8
+	b := mx.rowBytes() + int64(cap(mx.cols))*4 + mx.columnBytes() + int64(len(mx.colEntries))*8
 	if mx.codes != nil {
 		b += int64(len(mx.codes.bits)) * 8
 	}
@@ -123,6 +130,11 @@ func (mx *Matrix) Bytes() int64 {
 func (mx *Matrix) Row(i int) []float32 {
 	if mx.blocks != nil {
 		return mx.columnRow(i)
+	}
+	if mx.slabs != nil {
+		s := mx.slabs[mx.slabOf(i)]
+		off := (i - s.first) * s.m.Stride
+		return s.m.Data[off : off+s.m.Cols]
 	}
 	return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols]
 }
@@ -274,6 +286,9 @@ func (mx *Matrix) ScoresInto(q, dst []float32) error {
 		mx.columnScores(q, dst)
 		return nil
 	}
-	blas32.Gemv(blas.NoTrans, 1, mx.m, blas32.Vector{N: len(q), Inc: 1, Data: q}, 0, blas32.Vector{N: len(dst), Inc: 1, Data: dst[:mx.m.Rows]})
+	x := blas32.Vector{N: len(q), Inc: 1, Data: q}
+	for _, s := range mx.rowSlabs() {
+		blas32.Gemv(blas.NoTrans, 1, s.m, x, 0, blas32.Vector{N: s.m.Rows, Inc: 1, Data: dst[s.first : s.first+s.m.Rows]})
+	}
 	return nil
 }

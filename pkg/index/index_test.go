@@ -12,7 +12,7 @@ import (
 )
 
 func TestSearch(t *testing.T) {
-	mx, err := New([][]float32{{1, 0}, {0, 2}, {1, 1}, {0, 0}, {-1, 0}}, nil)
+	mx, err := New([][]float32{{1, 0}, {0, 2}, {1, 1}, {0, 0}, {-1, 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestNewRejects(t *testing.T) {
 		"empty":  nil,
 		"ragged": {{1, 2}, {1}},
 	} {
-		if _, err := New(vecs, nil); err == nil {
+		if _, err := New(vecs); err == nil {
 			t.Errorf("New(%s) = nil error", name)
 		}
 	}
@@ -119,7 +119,7 @@ func TestSparseScoresMatchGemv(t *testing.T) {
 				vecs[i][j] = float32(r.NormFloat64())
 			}
 		}
-		mx, err := New(vecs, nil)
+		mx, err := New(vecs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestSparseScoresMatchGemv(t *testing.T) {
 			}
 		}
 	}
-	mx, _ := New([][]float32{{1, 0}}, nil)
+	mx, _ := New([][]float32{{1, 0}})
 	for _, bad := range []Sparse{{Idx: []int32{2}, Val: []float32{1}}, {Idx: []int32{-1}, Val: []float32{1}}, {Idx: []int32{0}, Val: nil}} {
 		if err := mx.SparseScoresInto(bad, make([]float32, 1)); !errors.Is(err, ErrDimension) {
 			t.Errorf("SparseScoresInto(%v) error = %v, want ErrDimension", bad, err)
@@ -177,7 +177,7 @@ func TestColumnsScoreAsRows(t *testing.T) {
 				}
 			}
 		}
-		byRow, err := New(vecs, nil)
+		byRow, err := New(vecs)
 		if err != nil {
 			t.Fatal(err)
 		}

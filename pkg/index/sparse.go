@@ -1,6 +1,9 @@
 package index
 
-import "gonum.org/v1/gonum/blas/gonum"
+import (
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/gonum"
+)
 
 // Sparse is a query vector given by its nonzero entries, in column order.
 // The local embedder's queries are like this: tens of hashed features
@@ -25,7 +28,13 @@ func (mx *Matrix) PreferSparse(nnz int) bool {
 }
 
 // rowBytes is the memory of the rows of a matrix kept by row.
-func (mx *Matrix) rowBytes() int64 { return int64(cap(mx.m.Data)) * 4 }
+func (mx *Matrix) rowBytes() int64 {
+	n := int64(cap(mx.m.Data))
+	for _, s := range mx.slabs {
+		n += int64(cap(s.m.Data))
+	}
+	return n * 4
+}
 
 // WithColumns returns mx holding its values a second time, column by
 // column, for SparseScoresInto: a sparse query then reads each of its
@@ -68,8 +77,16 @@ func (mx *Matrix) SparseScoresInto(q Sparse, dst []float32) error {
 		mx.axpyScores(q, dst)
 		return nil
 	}
-	cols := mx.m.Cols
-	data, stride, rows := mx.m.Data, mx.m.Stride, mx.m.Rows
+	for _, s := range mx.rowSlabs() {
+		sparseRows(s.m, q, dst[s.first:s.first+s.m.Rows])
+	}
+	return nil
+}
+
+// sparseRows writes q's product with each row of m into dst.
+func sparseRows(m blas32.General, q Sparse, dst []float32) {
+	cols := m.Cols
+	data, stride, rows := m.Data, m.Stride, m.Rows
 	dst = dst[:rows]
 	idx, val := q.Idx, q.Val[:len(q.Idx)]
 	// Four rows at a time: four independent sums, and each index and value
@@ -103,7 +120,6 @@ func (mx *Matrix) SparseScoresInto(q Sparse, dst []float32) error {
 		}
 		dst[r] = s
 	}
-	return nil
 }
 
 // axpyScores is SparseScoresInto through mx.cols: each row's score is

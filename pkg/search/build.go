@@ -91,16 +91,11 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// (embedIndex fits them as it embeds).
 		snap.query = snap.query.(fitter).FitCorpus(corpus)
 	}
-	var cache map[[32]byte][]float32
 	var keys [][32]byte // the remote embedder's cache keys of texts
 	switch {
 	case snap.Preloaded && !fitted:
 		// Later rebuilds re-embed only what changed since the file.
-		keys := cacheKeys(info, texts...)
-		cache = make(map[[32]byte][]float32, len(keys))
-		for i, k := range keys {
-			cache[k] = vecs[i]
-		}
+		keys = cacheKeys(info, texts...)
 	case snap.Preloaded:
 	case fitted:
 		// The weights are fitted to the corpus, so every vector changes
@@ -112,24 +107,17 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		keys, err = s.embedCached(ctx, snap, texts)
 	}
 	if err == nil && snap.Matrix == nil {
-		err = s.index(snap, vecs, nil)
-	}
-	if err == nil && keys != nil {
-		// The cache refers to the new index's rows: the provider's
-		// vectors are let go, not held a second time.
-		cache = make(map[[32]byte][]float32, len(keys))
-		for i, k := range keys {
-			cache[k] = snap.Matrix.Row(i)
-		}
+		err = s.index(snap, vecs)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		snap.EmbedError = fmt.Sprintf("embed %d tools: %v", cat.Len(), err)
-	} else if cache != nil {
-		// Only vectors that made an index are kept for the next build.
-		s.cache = cache
+	} else if keys != nil {
+		// Only vectors that made an index are kept for the next build,
+		// as that index's rows: not held a second time.
+		s.last = newLastIndex(snap.Matrix, keys)
 	}
 	return s.finish(ctx, snap, corpus, nil)
 }
@@ -241,10 +229,11 @@ func (s *Service) quantize(snap *Snapshot, mx *index.Matrix) {
 	snap.Matrix = mx
 }
 
-// index builds snap's dense index from vecs, those marked normalized
-// being rows of an index already (normalized may be nil).
-func (s *Service) index(snap *Snapshot, vecs [][]float32, normalized []bool) error {
-	mx, err := index.New(vecs, normalized)
+// index builds snap's dense index from vecs (a snapshot file's), in
+// slabs, as a provider's build writes them, so that the next build shares
+// those of the rows it keeps.
+func (s *Service) index(snap *Snapshot, vecs [][]float32) error {
+	mx, err := index.New(vecs)
 	if err != nil {
 		return err
 	}
@@ -337,23 +326,18 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 	if s.sameDense(was, cat) {
 		v.shareDense(was)
 	} else if snap.Semantic() {
-		var vv [][]float32
-		var normalized []bool
 		if _, ok := v.query.(fitter); ok {
 			if err := s.embedIndex(ctx, v, vcorpus); err != nil {
 				return nil, err
 			}
 		} else {
-			// The full index's rows, normalised already.
-			vv, normalized = make([][]float32, len(rows)), make([]bool, len(rows))
-			for j, r := range rows {
-				vv[j], normalized[j] = snap.Matrix.Row(r), true
-			}
-		}
-		if v.Matrix == nil {
-			if err := s.index(v, vv, normalized); err != nil {
+			// The full index's rows as they are: the slabs of those the
+			// key sees every row of are shared, not copied.
+			d, err := index.NewDraft(snap.Matrix, slices.Clone(rows), snap.Matrix.Dim())
+			if err != nil {
 				return nil, err
 			}
+			s.quantize(v, d.Matrix())
 		}
 	}
 	s.rankable(v)
@@ -364,74 +348,117 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 	return v, nil
 }
 
-// embedCached embeds, in one batch, only the texts the previous build did
-// not have, into snap's dense index: a cached vector (a row of the
-// previous index, normalised already) is copied into its row as it is, and
-// the provider's answers are written into theirs as they are read, so the
-// vectors of a build are held once. It returns the texts' cache keys, for
-// the caller to point the cache at the new index's rows.
-func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][32]byte, error) {
-	keys := cacheKeys(snap.query.Info(), texts...)
-	fromCache := make([]bool, len(texts))
-	var missing []string
-	var missingAt []int
-	cached := s.cache
-	if s.distrust.Load() {
-		cached = nil
+// lastIndex is the index of the last build that embedded through a
+// provider, with its rows' content keys: what the next build takes the
+// vectors of texts it had from.
+type lastIndex struct {
+	mx   *index.Matrix
+	keys [][32]byte
+	row  map[[32]byte]int32
+}
+
+func newLastIndex(mx *index.Matrix, keys [][32]byte) *lastIndex {
+	row := make(map[[32]byte]int32, len(keys))
+	for i, k := range keys {
+		if _, ok := row[k]; !ok {
+			row[k] = int32(i)
+		}
 	}
-	width := 0
-	for i, t := range texts {
-		if v, ok := cached[keys[i]]; ok {
-			fromCache[i], width = true, len(v)
+	return &lastIndex{mx, keys, row}
+}
+
+// sources is, for each of keys, the row of the last index holding its
+// text, or -1 when none does. A text in the row after the one the text
+// before it took is given that row, so that the runs of rows a rebuild
+// kept in order (and texts repeated within them) come out as runs, which
+// index.NewDraft shares whole.
+func (l *lastIndex) sources(keys [][32]byte) []int {
+	src := make([]int, len(keys))
+	for i, k := range keys {
+		src[i] = -1
+		if l == nil {
 			continue
 		}
-		missing = append(missing, t)
-		missingAt = append(missingAt, i)
+		if i > 0 && src[i-1] >= 0 && src[i-1]+1 < len(l.keys) && l.keys[src[i-1]+1] == k {
+			src[i] = src[i-1] + 1
+		} else if r, ok := l.row[k]; ok {
+			src[i] = int(r)
+		}
 	}
-	var block []float32
-	if width > 0 {
-		block = make([]float32, len(texts)*width)
-		for i, k := range keys {
-			if fromCache[i] {
-				copy(block[i*width:], cached[k])
-			}
+	return src
+}
+
+// embedCached embeds, in one batch, only the texts the last index did not
+// hold, into snap's dense index (index.Draft): the last index's rows are
+// shared where a run of them is unchanged and copied as they are where
+// not, and the provider's answers are written into their rows as they are
+// read, so a rebuild after a few texts changed holds the vectors of the
+// rest once, with the index serving. It returns the texts' cache keys.
+func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][32]byte, error) {
+	keys := cacheKeys(snap.query.Info(), texts...)
+	last := s.last
+	if s.distrust.Load() {
+		last = nil
+	}
+	src := last.sources(keys)
+	var missing []string
+	var missingAt []int
+	for i, r := range src {
+		if r < 0 {
+			missing = append(missing, texts[i])
+			missingAt = append(missingAt, i)
+		}
+	}
+	var draft *index.Draft
+	if len(missing) < len(texts) {
+		var err error
+		if draft, err = index.NewDraft(last.mx, src, last.mx.Dim()); err != nil {
+			return nil, err
 		}
 	}
 	if len(missing) > 0 {
 		var mu sync.Mutex
-		cachedWidth, changed := width, false
+		var draftErr error
+		changed := false
 		err := s.embedRows(ctx, snap.query, "build", missing, func(j int, vec []float32) {
 			mu.Lock()
 			defer mu.Unlock()
-			if block == nil { // the model's width is known from its first answer
-				width = len(vec)
-				block = make([]float32, len(texts)*width)
+			if draft == nil && draftErr == nil { // the model's width is known from its first answer
+				draft, draftErr = index.NewDraft(nil, src, len(vec))
 			}
-			if len(vec) != width {
+			if draftErr != nil {
+				return
+			}
+			if len(vec) != draft.Dim() {
 				changed = true
 				return
 			}
-			copy(block[missingAt[j]*width:], vec)
+			copy(draft.Row(missingAt[j]), vec)
 		})
+		if err == nil {
+			err = draftErr
+		}
 		if err != nil {
 			return nil, err
 		}
+		if changed && last == nil {
+			// Not the last index's width against the provider's: the
+			// provider's own answers disagree.
+			return nil, fmt.Errorf("the embedding provider answered vectors of %d dimensions and of another width in one build", draft.Dim())
+		}
 		if changed {
-			// The provider's width changed since the cache was filled: the
-			// old vectors cannot share an index with the new ones, and the
-			// newest answer is the provider as it is now. Embed all afresh.
-			s.logger.Warn("embedding width changed; re-embedding the whole catalog", "was", cachedWidth)
+			// The provider's width changed since the last index was
+			// built: its vectors cannot share an index with the new ones,
+			// and the newest answer is the provider as it is now. Embed
+			// all afresh.
+			s.logger.Warn("embedding width changed; re-embedding the whole catalog", "was", last.mx.Dim())
 			s.distrust.Store(true)
 			return s.embedCached(ctx, snap, texts)
 		}
 	}
 	s.distrust.Store(false)
 	snap.Embedded = len(missing)
-	mx, err := index.Adopt(block, len(texts), width, fromCache)
-	if err != nil {
-		return nil, err
-	}
-	s.quantize(snap, mx)
+	s.quantize(snap, draft.Matrix())
 	return keys, nil
 }
 

@@ -54,7 +54,7 @@ func TestBuildEmbedsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := index.New(vecs, nil)
+	want, err := index.New(vecs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +140,99 @@ func TestRebuildOfSameToolsSharesVectors(t *testing.T) {
 				t.Error("a changed catalog was not embedded afresh")
 			}
 		})
+	}
+}
+
+// TestRebuildSharesUnchangedRows: a provider's rebuild after one text
+// changed embeds that text alone, and its index shares with the index
+// serving every slab of rows the edit left whole, scoring as a fresh
+// build of the edited catalog does.
+func TestRebuildSharesUnchangedRows(t *testing.T) {
+	// 8,192 dimensions make slabs of 64 rows: the default catalog's 73
+	// tools in two.
+	emb := func() Embedder { return &countingEmbedder{local: embedding.NewLocal(8192)} }
+	setup := defaultSetup(t)
+	tools := slices.Clone(setup.Catalog.Tools())
+	for _, tc := range []struct {
+		name   string
+		edit   func([]catalog.Tool) []catalog.Tool
+		shared int
+	}{
+		{"last tool's text", func(ts []catalog.Tool) []catalog.Tool {
+			ts[len(ts)-1].Description += " Now with more detail."
+			return ts
+		}, 64},
+		{"first tool's text", func(ts []catalog.Tool) []catalog.Tool {
+			ts[0].Description += " Now with more detail."
+			return ts
+		}, 0},
+		{"last tool removed", func(ts []catalog.Tool) []catalog.Tool { return ts[:len(ts)-1] }, 64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := New(Config{Embedder: emb(), Version: "test"})
+			first, err := svc.Build(t.Context(), setup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := withTools(t, setup, tc.edit(slices.Clone(tools)))
+			second, err := svc.Build(t.Context(), edited)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if second.Embedded > 1 {
+				t.Errorf("embedded %d texts, want at most 1", second.Embedded)
+			}
+			shared := 0
+			for i := range second.Matrix.Rows() {
+				if &second.Matrix.Row(i)[0] == &first.Matrix.Row(i)[0] {
+					shared++
+				}
+			}
+			if shared != tc.shared {
+				t.Errorf("%d rows shared with the index serving, want %d", shared, tc.shared)
+			}
+			fresh := New(Config{Embedder: emb(), Version: "test"})
+			if _, err := fresh.Build(t.Context(), edited); err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(7, 8))
+			for i := range 30 {
+				req := randomRequest(r, edited.Catalog.Tools(), edited.Catalog.Tools(), setup.Templates)
+				req.Mode = []Mode{ModeHybrid, ModeSemantic, ModeKeyword}[i%3]
+				a, errA := svc.Search(t.Context(), req, access.Caller{})
+				b, errB := fresh.Search(t.Context(), req, access.Caller{})
+				if fmt.Sprint(errA) != fmt.Sprint(errB) || errA == nil && fmt.Sprint(scored(a.Tools)) != fmt.Sprint(scored(b.Tools)) {
+					t.Fatalf("%+v:\nrebuilt %v %v\nfresh   %v %v", req, scored(a.Tools), errA, scored(b.Tools), errB)
+				}
+			}
+		})
+	}
+}
+
+// TestViewSharesSlabs: a key that sees every row of a slab of a
+// provider's index shares that slab, and scores as the index does.
+func TestViewSharesSlabs(t *testing.T) {
+	setup := defaultSetup(t)
+	servers := setup.Catalog.Servers()
+	setup.Keys = []access.Key{{Name: "most", Hash: sha256.Sum256([]byte("secret-most")), Visibility: access.Visibility{Servers: servers[:len(servers)-1]}}}
+	// Slabs of 64 rows, as in TestRebuildSharesUnchangedRows.
+	snap, err := New(Config{Embedder: &countingEmbedder{local: embedding.NewLocal(8192)}}).Build(t.Context(), setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := snap.views["most"]
+	if view == nil || view.Matrix.Rows() < 64 {
+		t.Fatalf("want a view of at least 64 rows, got %v", view)
+	}
+	for i := range 64 {
+		if &view.Matrix.Row(i)[0] != &snap.Matrix.Row(i)[0] {
+			t.Fatalf("view row %d is a copy", i)
+		}
+	}
+	for i := 64; i < view.Matrix.Rows(); i++ {
+		if !slices.Equal(view.Matrix.Row(i), snap.Matrix.Row(i)) {
+			t.Fatalf("view row %d differs from the index's", i)
+		}
 	}
 }
 

@@ -149,14 +149,7 @@ func TestCacheIsTheIndex(t *testing.T) {
 			t.Fatalf("rank %d: %s %v before the rebuild, %s %v after", i, before.Tools[i].Name, *before.Tools[i].Score, after.Tools[i].Name, *after.Tools[i].Score)
 		}
 	}
-	rows := map[*float32]bool{}
-	for _, r := range second.Matrix.Vectors() {
-		rows[&r[0]] = true
+	if svc.last.mx != first.Matrix || second.Matrix != first.Matrix {
+		t.Fatal("the vectors kept for the next build are not the index's")
 	}
-	for k, v := range svc.cache {
-		if !rows[&v[0]] {
-			t.Fatalf("cache entry %x is a copy, not a row of the index", k[:4])
-		}
-	}
-	_ = first
 }

@@ -394,6 +394,13 @@ func editedSetup(tb testing.TB, setup *Setup) *Setup {
 	tools := slices.Clone(setup.Catalog.Tools())
 	tools[0].Description += " Now with more detail."
 	tools = append(tools, catalog.Tool{Server: "platform", Name: "brand_new", Description: "A new tool."})
+	return withTools(tb, setup, tools)
+}
+
+// withTools is setup with a catalog of tools, grouped by server in the
+// order their servers first appear.
+func withTools(tb testing.TB, setup *Setup, tools []catalog.Tool) *Setup {
+	tb.Helper()
 	byServer := map[string][]catalog.Tool{}
 	var order []string
 	for _, tl := range tools {
@@ -428,7 +435,7 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 }
 
 func (c *countingEmbedder) Info() embedding.Info {
-	return embedding.Info{Provider: "counting", Model: "m", Dimensions: 64}
+	return embedding.Info{Provider: "counting", Model: "m", Dimensions: c.local.Info().Dimensions}
 }
 
 func TestEmbeddingCache(t *testing.T) {

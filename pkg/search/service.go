@@ -220,10 +220,10 @@ type Service struct {
 	buildMu   sync.Mutex  // one build at a time
 	seq       atomic.Int64
 
-	// cache holds the vectors of the current catalog's texts, by content
-	// key, so a rebuild embeds only new or changed tools. Guarded by
-	// buildMu.
-	cache map[[32]byte][]float32
+	// last holds the provider's vectors of the current catalog's texts
+	// and their content keys, so a rebuild embeds only new or changed
+	// tools and shares the index rows of the rest. Guarded by buildMu.
+	last *lastIndex
 	// distrust is set when a query's vector disagrees with the index's
 	// width: the provider changed (or was wrong when the cache was filled),
 	// so the next build embeds everything afresh.
