@@ -38,7 +38,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	// for BM25's fields and the local embedder's whole text alike; a
 	// remote embedder reads the text itself.
 	var texts []string
-	if !reuse && (!fitted || s.cfg.Preload != nil) {
+	if !reuse && (!fitted || s.preload != nil) {
 		texts = make([]string, cat.Len())
 	}
 	hs := make([]hints.Hints, cat.Len())
@@ -79,7 +79,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	}
 	var vecs [][]float32
 	info := snap.query.Info()
-	if p := s.cfg.Preload; p != nil {
+	if p := s.preload; p != nil {
 		if why := p.Header.Mismatch(info.Provider, info.Model, info.BaseURL, info.Dimensions, cat.Hash(), cat.Len()); why != "" {
 			s.logger.Warn("index snapshot file not used; embedding afresh", "file", p.Source, "reason", why)
 		} else {
@@ -119,7 +119,17 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// as that index's rows: not held a second time.
 		s.last = newLastIndex(snap.Matrix, keys)
 	}
-	return s.finish(ctx, snap, corpus, nil)
+	out, err := s.finish(ctx, snap, corpus, nil)
+	if err == nil && snap.Preloaded {
+		// The file's vectors are the index's now, copied: held twice
+		// otherwise, for as long as the process runs. A later build of
+		// the same catalog shares this index, and one of another embeds
+		// what changed, as it would without a file. The Preload is the
+		// service's (Config.Preload): its vectors are let go wherever it
+		// is referred to.
+		s.preload.Vectors, s.preload = nil, nil
+	}
+	return out, err
 }
 
 // finish gives snap, its dense side final, its ranker, version and the

@@ -13,6 +13,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/snapshot"
 )
 
 // A build analyses each tool's text once, in parts, for BM25 and the local
@@ -233,6 +234,58 @@ func TestViewSharesSlabs(t *testing.T) {
 		if !slices.Equal(view.Matrix.Row(i), snap.Matrix.Row(i)) {
 			t.Fatalf("view row %d differs from the index's", i)
 		}
+	}
+}
+
+// TestPreloadHeldOnce: a snapshot file's vectors make the index with no
+// call to the provider, and are let go once copied (held beside the index
+// for the process's life otherwise); the next build of a changed catalog
+// shares that index's slabs, as after a build that embedded.
+func TestPreloadHeldOnce(t *testing.T) {
+	setup := defaultSetup(t)
+	// Slabs of 64 rows, as in TestRebuildSharesUnchangedRows.
+	emb := &countingEmbedder{local: embedding.NewLocal(8192)}
+	built, err := New(Config{Embedder: emb}).Build(t.Context(), setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vecs [][]float32
+	for _, v := range built.Matrix.Vectors() {
+		vecs = append(vecs, slices.Clone(v))
+	}
+	info := emb.Info()
+	file := &Preload{Source: "test.snap", Vectors: vecs, Header: snapshot.Header{Provider: info.Provider, Model: info.Model,
+		Dimensions: info.Dimensions, CatalogHash: setup.Catalog.Hash(), Tools: setup.Catalog.Len()}}
+
+	emb = &countingEmbedder{local: embedding.NewLocal(8192)}
+	svc := New(Config{Embedder: emb, Preload: file})
+	first, err := svc.Build(t.Context(), setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Preloaded || emb.texts.Load() != 0 {
+		t.Fatalf("preloaded %v, %d texts embedded, want the file's vectors alone", first.Preloaded, emb.texts.Load())
+	}
+	if svc.preload != nil || file.Vectors != nil {
+		t.Error("the file's vectors are still held after the build copied them")
+	}
+	for i, v := range vecs {
+		// A file's rows are normalised as they are read: it may not be
+		// this service's.
+		want := slices.Clone(v)
+		index.Normalize(want)
+		if !slices.Equal(first.Matrix.Row(i), want) || &first.Matrix.Row(i)[0] == &v[0] {
+			t.Fatalf("row %d is not the file's, normalised", i)
+		}
+	}
+	tools := slices.Clone(setup.Catalog.Tools())
+	tools[len(tools)-1].Description += " Now with more detail."
+	second, err := svc.Build(t.Context(), withTools(t, setup, tools))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Embedded != 1 || &second.Matrix.Row(0)[0] != &first.Matrix.Row(0)[0] {
+		t.Errorf("after a preloaded build, a rebuild embedded %d texts and shared row 0: %v; want 1 and true", second.Embedded, &second.Matrix.Row(0)[0] == &first.Matrix.Row(0)[0])
 	}
 }
 
