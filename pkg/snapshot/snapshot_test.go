@@ -3,6 +3,8 @@ package snapshot
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,13 +16,18 @@ func sample() (Header, [][]float32) {
 	return h, [][]float32{{1, 0, -0.5}, {0.25, 2, 3}}
 }
 
+// read decodes a whole snapshot held in memory.
+func read(data []byte) (Header, [][]float32, error) {
+	return decode(bytes.NewReader(data), int64(len(data)))
+}
+
 func TestRoundTrip(t *testing.T) {
 	h, vecs := sample()
 	var buf bytes.Buffer
 	if err := Write(&buf, h, vecs); err != nil {
 		t.Fatal(err)
 	}
-	gh, gv, err := Read(buf.Bytes())
+	gh, gv, err := read(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,13 +49,49 @@ func TestDamage(t *testing.T) {
 	for i := range good {
 		bad := bytes.Clone(good)
 		bad[i] ^= 0x01
-		if _, _, err := Read(bad); !errors.Is(err, ErrCorrupt) {
+		if _, _, err := read(bad); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("flipping byte %d: error = %v, want ErrCorrupt", i, err)
 		}
 	}
 	for n := range len(good) {
-		if _, _, err := Read(good[:n]); err == nil {
+		if _, _, err := read(good[:n]); err == nil {
 			t.Fatalf("truncated to %d bytes: no error", n)
+		}
+	}
+}
+
+// ReadFile streams the file: what Read gives, and damage, truncation
+// and growth caught.
+func TestReadFile(t *testing.T) {
+	h, vecs := sample()
+	var buf bytes.Buffer
+	Write(&buf, h, vecs)
+	good := buf.Bytes()
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		data []byte
+		ok   bool
+	}{
+		"whole":     {good, true},
+		"flipped":   {append(bytes.Clone(good[:len(good)-40]), append([]byte{good[len(good)-40] ^ 0x10}, good[len(good)-39:]...)...), false},
+		"truncated": {good[:len(good)-1], false},
+		"grown":     {append(bytes.Clone(good), 0), false},
+		"empty":     {nil, false},
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gh, gv, err := ReadFile(path)
+		if !tc.ok {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("%s: error = %v, want ErrCorrupt", name, err)
+			}
+			continue
+		}
+		h.Format = Format
+		if err != nil || !cmp.Equal(h, gh) || !cmp.Equal(vecs, gv) {
+			t.Errorf("%s: %v %+v %v", name, err, gh, gv)
 		}
 	}
 }
@@ -82,7 +125,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte("TSSNAP01"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, vecs, err := Read(data)
+		h, vecs, err := read(data)
 		if err != nil {
 			return
 		}
