@@ -194,7 +194,7 @@ func dotInt8(a, b []int8) int32 {
 // and in a Draft's slabs, as a provider's index is: the ratio of the two
 // is what cutting the matrix costs a search.
 func BenchmarkSlabs(b *testing.B) {
-	for _, s := range []struct{ n, d int }{{1000, 1536}, {10000, 1536}, {100000, 1536}} {
+	for _, s := range []struct{ n, d int }{{1000, 1536}, {4000, 1536}, {10000, 1536}, {100000, 1536}} {
 		one, q := benchMatrix(b, s.n, s.d)
 		slabs := draftOf(b, one.Vectors(), 0)
 		for _, l := range []struct {
