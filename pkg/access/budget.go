@@ -86,6 +86,9 @@ type OverBudgetError struct {
 	RetryAfter time.Duration
 	Rate       float64 // units a second
 	Burst      int
+	// Site is set when the budget that refused is the one the anonymous
+	// callers of an IPv6 /48 share, not the caller's own.
+	Site bool
 }
 
 // RetrySeconds is RetryAfter in whole seconds, rounded up, at least one:
@@ -95,6 +98,10 @@ func (e *OverBudgetError) RetrySeconds() int {
 }
 
 func (e *OverBudgetError) Error() string {
+	if e.Site {
+		return fmt.Sprintf("more than the %g units of work a second (bursts of %d) that the anonymous callers of this IPv6 /48 share; "+
+			"an API key has a budget of its own (docs/configuration.md, \"Rate limits\"); retry after %d s", e.Rate, e.Burst, e.RetrySeconds())
+	}
 	return fmt.Sprintf("more than this caller's %g units of work a second (bursts of %d): a short search is one unit; "+
 		"a search reading much of a large index, a regex over much text, a query of many intents and a catalog report cost more (docs/configuration.md, \"Rate limits\"); retry after %d s",
 		e.Rate, e.Burst, e.RetrySeconds())

@@ -15,9 +15,19 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// maxAnonymousBuckets bounds the per-address buckets of anonymous callers:
-// a caller rotating addresses only evicts the oldest, never grows memory.
+// maxAnonymousBuckets bounds the per-address buckets of anonymous callers,
+// and the per-site ones: a caller rotating addresses only evicts the
+// oldest, never grows memory.
 const maxAnonymousBuckets = 4096
+
+// siteShare is how many callers' budgets the anonymous callers of one
+// IPv6 /48 share beside their own. A /48 is what one site is routed, and
+// holds 65,536 /64s: with a budget per /64 alone, one holder had as many
+// budgets as it cared to use, and by rotating through more /64s than the
+// buckets kept it found each one evicted, and so full, when it came
+// back. IPv4 addresses are not grouped: they are scarce, and a network of
+// them is as often many unrelated clients behind one provider.
+const siteShare = 16
 
 // throttle limits each caller to rps units of work a second, with bursts
 // of burst, so that uncached queries cannot turn into unbounded
@@ -34,7 +44,10 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 	var mu sync.Mutex
 	keyed := map[string]*bucket{} // bounded by the keys configured since start: only an accepted key gets here
 	anon, _ := lru.New[string, *bucket](maxAnonymousBuckets)
-	budget := func(r *http.Request) *bucket {
+	sites, _ := lru.New[netip.Prefix, *bucket](maxAnonymousBuckets)
+	// budget is the caller's bucket and, for an anonymous IPv6 caller,
+	// its site's.
+	budget := func(r *http.Request) (*bucket, *bucket) {
 		// authenticate says who the caller is: its key, or without one its
 		// address (clientHost, proxies resolved), worked out once.
 		caller := access.CallerFrom(r.Context())
@@ -46,7 +59,7 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 				b = newBucket(rps, burst, m)
 				keyed[caller.Key] = b
 			}
-			return b
+			return b, nil
 		}
 		host := caller.Address
 		b, ok := anon.Get(host)
@@ -54,19 +67,59 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 			b = newBucket(rps, burst, m)
 			anon.Add(host, b)
 		}
-		return b
+		net64, err := netip.ParsePrefix(host)
+		if err != nil || !net64.Addr().Is6() {
+			return b, nil
+		}
+		site, _ := net64.Addr().Prefix(48)
+		sb, ok := sites.Get(site)
+		if !ok {
+			// Counted as the callers' own: no metrics of its own.
+			sb = newBucket(rps*siteShare, burst*siteShare, nil)
+			sb.site = true
+			sites.Add(site, sb)
+		}
+		return b, sb
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			b := budget(r)
-			if err := b.admit(time.Now()); err != nil {
+			b, site := budget(r)
+			if err := b.admitWith(site, time.Now()); err != nil {
 				drain(r.Body) // so a client still sending a large body reads the 429
 				writeError(w, r, nil, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(access.WithBudget(r.Context(), b)))
+			var spend access.Budget = b
+			if site != nil {
+				spend = siteBudget{b, site}
+			}
+			next.ServeHTTP(w, r.WithContext(access.WithBudget(r.Context(), spend)))
 		})
 	}
+}
+
+// siteBudget is an anonymous IPv6 caller's budget: its own, and its
+// site's, which the work is charged to as well.
+type siteBudget struct{ caller, site *bucket }
+
+// Spend is the caller's, refused too while the site is in debt.
+func (s siteBudget) Spend(work access.Work, units int) error {
+	now := time.Now()
+	if err := s.site.inDebt(now); err != nil {
+		s.caller.count(work, 0, err)
+		return err
+	}
+	if err := s.caller.spend(now, work, units, true); err != nil {
+		return err
+	}
+	_ = s.site.spend(now, work, units, false) // never refuses
+	return nil
+}
+
+// Charge charges both.
+func (s siteBudget) Charge(work access.Work, units int) {
+	s.caller.Charge(work, units)
+	s.site.Charge(work, units)
 }
 
 // bucket is one caller's budget: a token bucket that a request enters for
@@ -74,26 +127,58 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 // A caller in debt is refused until it has paid it back at the bucket's
 // rate, so work costing more than a burst is still possible, once.
 type bucket struct {
-	mu sync.Mutex // admit and Spend read the tokens, then take them
-	l  *rate.Limiter
-	m  *metrics // nil in tests of the bucket alone
+	mu   sync.Mutex // admit and Spend read the tokens, then take them
+	l    *rate.Limiter
+	m    *metrics // nil in tests of the bucket alone, and for a site's
+	site bool     // the budget of the anonymous callers of an IPv6 /48
 }
 
 func newBucket(rps float64, burst int, m *metrics) *bucket {
 	return &bucket{l: rate.NewLimiter(rate.Limit(rps), burst), m: m}
 }
 
-// admit takes the unit a request costs to enter.
-func (b *bucket) admit(now time.Time) error {
+// admitWith takes the unit a request costs to enter from b and, when not
+// nil, from site; when either refuses, neither is charged. The site's
+// lock is taken inside the caller's, never the other way round.
+func (b *bucket) admitWith(site *bucket, now time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.l.ReserveN(now, 1) // at most a burst: always OK
+	var err error
+	if r.DelayFrom(now) > 0 {
+		r.CancelAt(now)
+		err = b.refusal(now)
+	} else if site != nil {
+		if err = site.take(now); err != nil {
+			r.CancelAt(now)
+		}
+	}
+	if err != nil {
+		b.count(workRequest, 0, err)
+		return err
+	}
+	b.count(workRequest, 1, nil)
+	return nil
+}
+
+// take takes one unit, or refuses.
+func (b *bucket) take(now time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.l.AllowN(now, 1) {
-		b.count(workRequest, 1, nil)
 		return nil
 	}
-	err := b.refusal(now)
-	b.count(workRequest, 0, err)
-	return err
+	return b.refusal(now)
+}
+
+// inDebt refuses when the bucket's tokens are below zero.
+func (b *bucket) inDebt(now time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.l.TokensAt(now) < 0 {
+		return b.refusal(now)
+	}
+	return nil
 }
 
 // Spend takes units for work, into debt if need be, unless the caller is
@@ -143,7 +228,7 @@ func (b *bucket) count(work access.Work, units int, refused error) {
 func (b *bucket) refusal(now time.Time) error {
 	rps := float64(b.l.Limit())
 	wait := min((1-b.l.TokensAt(now))/rps, 1e9) // seconds; a Duration holds 292 years
-	return &access.OverBudgetError{RetryAfter: time.Duration(wait * float64(time.Second)), Rate: rps, Burst: b.l.Burst()}
+	return &access.OverBudgetError{RetryAfter: time.Duration(wait * float64(time.Second)), Rate: rps, Burst: b.l.Burst(), Site: b.site}
 }
 
 // clientHost is who an anonymous request comes from, for its rate

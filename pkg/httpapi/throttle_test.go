@@ -75,6 +75,23 @@ func TestSearchThrottle(t *testing.T) {
 				if rec := send("", "[2001:db8:0:1::2]:1"); rec.Code != http.StatusTooManyRequests {
 					t.Errorf("another address in a spent /64: %d, want 429", rec.Code)
 				}
+				// One /64 after another of one /48, each within its own
+				// burst, and more of them than the buckets kept: the /48's
+				// shared budget (16 bursts) runs out all the same.
+				ok := 0
+				var last *httptest.ResponseRecorder
+				for i := range maxAnonymousBuckets + 100 {
+					last = send("", fmt.Sprintf("[2001:db8:7:%x::1]:1", i))
+					if last.Code == 200 {
+						ok++
+					}
+				}
+				if ok != 3*siteShare || last.Code != http.StatusTooManyRequests || !strings.Contains(last.Body.String(), "IPv6 /48") {
+					t.Errorf("%d /64s of one /48: %d answered, last %d %s; want %d, then 429 naming the /48", maxAnonymousBuckets+100, ok, last.Code, last.Body, 3*siteShare)
+				}
+				if rec := send("", "[2001:db8:8::1]:1"); rec.Code != 200 {
+					t.Errorf("another /48: %d %s", rec.Code, rec.Body)
+				}
 			}
 		})
 	}
@@ -243,7 +260,7 @@ func TestBucket(t *testing.T) {
 				now := t0.Add(s.at)
 				var err error
 				if s.spend == 0 {
-					err = b.admit(now)
+					err = b.admitWith(nil, now)
 				} else {
 					err = b.spend(now, access.WorkRegex, s.spend, !s.charge)
 				}
@@ -259,6 +276,47 @@ func TestBucket(t *testing.T) {
 	}
 }
 
+// TestSiteBudget: a request the site's budget refuses costs the caller
+// nothing; work is charged to both, and refused while either is in debt.
+func TestSiteBudget(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	caller, site := newBucket(1, 3, nil), newBucket(1, 2, nil)
+	site.site = true
+	for i := range 2 {
+		if err := caller.admitWith(site, t0); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	var oe *access.OverBudgetError
+	if err := caller.admitWith(site, t0); !errors.As(err, &oe) || !oe.Site {
+		t.Fatalf("past the site's burst: %v, want the site's refusal", err)
+	}
+	if err := caller.admitWith(nil, t0); err != nil {
+		t.Fatalf("the caller's last unit, which the site's refusal must not have taken: %v", err)
+	}
+	if err := caller.admitWith(nil, t0); !errors.As(err, &oe) || oe.Site {
+		t.Fatalf("past the caller's burst: %v, want its own refusal", err)
+	}
+
+	caller, site = newBucket(1, 10, nil), newBucket(1, 10, nil)
+	site.site = true
+	both := siteBudget{caller, site}
+	if err := both.Spend(access.WorkRegex, 12); err != nil {
+		t.Fatal(err)
+	}
+	if tc, ts := caller.l.TokensAt(time.Now()), site.l.TokensAt(time.Now()); tc > -1.9 || ts > -1.9 {
+		t.Errorf("tokens after a spend of 12 from 10: caller %.1f, site %.1f; want about -2 each", tc, ts)
+	}
+	other := siteBudget{newBucket(1, 10, nil), site}
+	if err := other.Spend(access.WorkRegex, 1); !errors.As(err, &oe) || !oe.Site {
+		t.Errorf("another caller of a site in debt: %v, want the site's refusal", err)
+	}
+	other.Charge(access.WorkReport, 3)
+	if ts := site.l.TokensAt(time.Now()); ts > -4.9 {
+		t.Errorf("site tokens after a charge of 3 more: %.1f, want about -5", ts)
+	}
+}
+
 // TestBucketConcurrent: requests of one caller at once each see what the
 // others spent, so at most those already admitted run into debt together.
 func TestBucketConcurrent(t *testing.T) {
@@ -267,7 +325,7 @@ func TestBucketConcurrent(t *testing.T) {
 	var spent atomic.Int32
 	for range 64 {
 		wg.Go(func() {
-			if b.admit(time.Now()) == nil && b.Spend(access.WorkRegex, 5) == nil {
+			if b.admitWith(nil, time.Now()) == nil && b.Spend(access.WorkRegex, 5) == nil {
 				spent.Add(1)
 			}
 		})
