@@ -120,13 +120,17 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		s.last = newLastIndex(snap.Matrix, keys)
 	}
 	out, err := s.finish(ctx, snap, corpus, nil)
-	if err == nil && snap.Preloaded {
-		// The file's vectors are the index's now, copied: held twice
-		// otherwise, for as long as the process runs. A later build of
-		// the same catalog shares this index, and one of another embeds
-		// what changed, as it would without a file. The Preload is the
-		// service's (Config.Preload): its vectors are let go wherever it
-		// is referred to.
+	if err == nil && s.preload != nil {
+		// Used, the file's vectors are the index's now, copied: held
+		// twice otherwise, for as long as the process runs. A later build
+		// of the same catalog shares this index, and one of another
+		// embeds what changed, as it would without a file. Not used, the
+		// file is stale (a catalog changed without its snapshot, the usual
+		// way to have one), and kept it would hold its vectors beside two
+		// snapshots' at every rebuild, past the sizing rule; a later
+		// build it would have matched embeds only what the cache lacks.
+		// The Preload is the service's (Config.Preload): its vectors are
+		// let go wherever it is referred to.
 		s.preload.Vectors, s.preload = nil, nil
 	}
 	return out, err

@@ -240,7 +240,8 @@ func TestViewSharesSlabs(t *testing.T) {
 // TestPreloadHeldOnce: a snapshot file's vectors make the index with no
 // call to the provider, and are let go once copied (held beside the index
 // for the process's life otherwise); the next build of a changed catalog
-// shares that index's slabs, as after a build that embedded.
+// shares that index's slabs, as after a build that embedded. A stale
+// file is let go after the first build too.
 func TestPreloadHeldOnce(t *testing.T) {
 	setup := defaultSetup(t)
 	// Slabs of 64 rows, as in TestRebuildSharesUnchangedRows.
@@ -286,6 +287,20 @@ func TestPreloadHeldOnce(t *testing.T) {
 	}
 	if second.Embedded != 1 || &second.Matrix.Row(0)[0] != &first.Matrix.Row(0)[0] {
 		t.Errorf("after a preloaded build, a rebuild embedded %d texts and shared row 0: %v; want 1 and true", second.Embedded, &second.Matrix.Row(0)[0] == &first.Matrix.Row(0)[0])
+	}
+
+	// A stale file (another catalog's) is let go too once a build that
+	// embedded is published.
+	stale := &Preload{Source: "stale.snap", Vectors: vecs, Header: file.Header}
+	stale.Header.CatalogHash = "another catalog"
+	emb = &countingEmbedder{local: embedding.NewLocal(8192)}
+	svc = New(Config{Embedder: emb, Preload: stale})
+	snap, err := svc.Build(t.Context(), setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Preloaded || snap.Embedded != setup.Catalog.Len() || svc.preload != nil || stale.Vectors != nil {
+		t.Errorf("a stale file: preloaded %v, embedded %d of %d, still held %v", snap.Preloaded, snap.Embedded, setup.Catalog.Len(), svc.preload != nil || stale.Vectors != nil)
 	}
 }
 

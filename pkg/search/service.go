@@ -144,8 +144,9 @@ type Config struct {
 	Learning *Learning
 	// Preload, when set, holds vectors from a snapshot file, used instead of
 	// calling the embedder when they were built from the same catalog and
-	// model (see package snapshot). The service takes it: the build that
-	// uses its vectors copies them into the index and sets Vectors to nil.
+	// model (see package snapshot). The service takes it: the first build
+	// to be published copies its vectors into the index, when they
+	// match, and sets Vectors to nil either way.
 	Preload *Preload
 	// RetryDelay is the first delay between failed start-up builds; 1s when
 	// 0. It doubles up to two minutes.
@@ -225,8 +226,8 @@ type Service struct {
 	// and their content keys, so a rebuild embeds only new or changed
 	// tools and shares the index rows of the rest. Guarded by buildMu.
 	last *lastIndex
-	// preload is the snapshot file's vectors (Config.Preload) until a
-	// build takes them. Guarded by buildMu.
+	// preload is the snapshot file's vectors (Config.Preload) until the
+	// first build is published. Guarded by buildMu.
 	preload *Preload
 	// distrust is set when a query's vector disagrees with the index's
 	// width: the provider changed (or was wrong when the cache was filled),
