@@ -200,3 +200,75 @@ func (w *schemaText) within(raw, v jsontext.Value) jsontext.Value {
 	at := int(w.dec.InputOffset())
 	return raw[at-len(v) : at]
 }
+
+// SchemaTop is what a catalog linter reads of an input schema's top
+// level, read as the tool's text is (exact keys, the last of repeated
+// ones) without decoding the schema into values.
+type SchemaTop struct {
+	// Type is the raw JSON of "type" (`"object"` for most), nil when
+	// absent; it aliases the schema.
+	Type []byte
+	// HasParams says "properties" is an object, and Params are its
+	// members sorted by name; ParamsOK is false when "properties" is
+	// neither an object nor absent nor null.
+	HasParams, ParamsOK bool
+	Params              []SchemaParam
+	// Required are the entries of "required" that are strings, and
+	// NotNames the raw JSON of those that are not; RequiredOK is false
+	// when "required" is neither an array nor absent nor null.
+	Required, NotNames []string
+	RequiredOK         bool
+}
+
+// SchemaParam is a top-level parameter: its name and whether its
+// "description" is a string with more than spaces.
+type SchemaParam struct {
+	Name      string
+	Described bool
+}
+
+// ReadSchemaTop reads schema's top level; false when schema is not a
+// JSON object.
+func ReadSchemaTop(schema []byte) (SchemaTop, bool) {
+	w := schemaTexts.Get().(*schemaText)
+	defer schemaTexts.Put(w)
+	var typ, props, req jsontext.Value
+	if !w.each(schema, '{', func(key []byte, v jsontext.Value) {
+		switch string(key) {
+		case "type":
+			typ = v
+		case "properties":
+			props = v
+		case "required":
+			req = v
+		}
+	}) || len(bytes.Trim(schema[w.dec.InputOffset():], " \t\r\n")) > 0 {
+		return SchemaTop{}, false
+	}
+	top := SchemaTop{Type: typ}
+	switch props.Kind() {
+	case 0, 'n':
+		top.ParamsOK = true
+	case '{':
+		top.ParamsOK, top.HasParams = true, true
+		members := w.members(props)
+		top.Params = make([]SchemaParam, len(members))
+		for i, p := range members {
+			n, _ := w.node(p.raw)
+			top.Params[i] = SchemaParam{Name: p.name, Described: n.description.Kind() == '"' && len(bytes.TrimSpace(w.unquoted(n.description))) > 0}
+		}
+	}
+	switch req.Kind() {
+	case 0, 'n':
+		top.RequiredOK = true
+	case '[':
+		top.RequiredOK = w.each(req, '[', func(_ []byte, v jsontext.Value) {
+			if v.Kind() == '"' {
+				top.Required = append(top.Required, w.unquote(v))
+			} else {
+				top.NotNames = append(top.NotNames, string(v))
+			}
+		})
+	}
+	return top, true
+}

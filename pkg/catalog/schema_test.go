@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -90,5 +92,31 @@ func mapEnums(prop map[string]any, enums *strings.Builder) {
 			continue
 		}
 		enums.WriteString(", ")
+	}
+}
+
+// ReadSchemaTop reads keys as the tool's text does: exactly as written,
+// the last of repeated ones.
+func TestReadSchemaTop(t *testing.T) {
+	for _, tt := range []struct {
+		schema string
+		want   SchemaTop
+		ok     bool
+	}{
+		{`{"type":"object","properties":{"b":{"description":"B."},"a":{}},"required":["a",1]}`,
+			SchemaTop{Type: []byte(`"object"`), HasParams: true, ParamsOK: true, Params: []SchemaParam{{"a", false}, {"b", true}}, Required: []string{"a"}, NotNames: []string{"1"}, RequiredOK: true}, true},
+		{`{"Properties":{"a":{}},"type":"array","type":"object"}`, SchemaTop{Type: []byte(`"object"`), ParamsOK: true, RequiredOK: true}, true},
+		{`{"properties":{"a":{"Description":"x"},"a":{"description":" \t"}}}`,
+			SchemaTop{HasParams: true, ParamsOK: true, Params: []SchemaParam{{"a", false}}, RequiredOK: true}, true},
+		{`{"properties":[],"required":{}}`, SchemaTop{}, true},
+		{`{"properties":null,"required":null}`, SchemaTop{ParamsOK: true, RequiredOK: true}, true},
+		{`[]`, SchemaTop{}, false},
+		{`{} {}`, SchemaTop{}, false},
+		{``, SchemaTop{}, false},
+	} {
+		got, ok := ReadSchemaTop([]byte(tt.schema))
+		if ok != tt.ok || !cmp.Equal(got, tt.want, cmpopts.EquateEmpty()) {
+			t.Errorf("ReadSchemaTop(%s) = %+v, %v; want %+v, %v", tt.schema, got, ok, tt.want, tt.ok)
+		}
 	}
 }

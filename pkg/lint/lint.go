@@ -7,8 +7,8 @@
 package lint
 
 import (
-	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -157,7 +157,10 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 	if !catalog.AdvisedName(t.Name) {
 		add(Warning, "name", "name %q is outside the MCP naming advice (1-128 characters of A-Z a-z 0-9 _ - .)", t.Name)
 	}
-	if top, ok := topLevel(t.InputSchema); ok {
+	// The schema is read as the tool's text reads it (catalog.ReadSchemaTop:
+	// exact keys, no values decoded), so a parameter this calls described
+	// is one whose description the index has.
+	if top, ok := catalog.ReadSchemaTop(t.InputSchema); ok {
 		switch typ, ok := schemaType(top.Type); {
 		case ok:
 		case typ == "":
@@ -165,12 +168,16 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 		default:
 			add(Error, "input-schema", `inputSchema's type is %s, not "object": MCP clients that validate tools/list (the TypeScript SDK's do) refuse the whole list, and toolsearch does not list the tool as itself`, typ)
 		}
-		var props map[string]json.RawMessage
-		propsOK := decodeIfAny(top.Properties, &props) // once, for both checks
-		if missing := undescribedParams(props, propsOK); len(missing) > 0 {
+		var missing []string
+		for _, p := range top.Params {
+			if !p.Described {
+				missing = append(missing, p.Name)
+			}
+		}
+		if len(missing) > 0 {
 			add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
 		}
-		switch notNames, undefined := badRequired(props, propsOK, top.Required); {
+		switch notNames, undefined := badRequired(top); {
 		case len(notNames) > 0:
 			add(Error, "required", "inputSchema.required must list property names (strings), has %s", strings.Join(notNames, ", "))
 		case len(undefined) > 0:
@@ -180,25 +187,9 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 	return out
 }
 
-// schemaTop is an inputSchema's top level, decoded once for every check;
-// each check decodes the part it reads, and passes over a part of the
-// wrong type.
-type schemaTop struct {
-	Type       json.RawMessage `json:"type"`
-	Properties json.RawMessage `json:"properties"`
-	Required   json.RawMessage `json:"required"`
-}
-
-// topLevel is raw's top level; false when there is no schema, or it is not
-// an object (the catalog refuses that at load).
-func topLevel(raw json.RawMessage) (schemaTop, bool) {
-	var top schemaTop
-	return top, len(raw) > 0 && json.Unmarshal(raw, &top) == nil
-}
-
 // schemaType reports whether a schema's type is "object", and if not, the
 // type it declares ("" for none).
-func schemaType(typ json.RawMessage) (string, bool) {
+func schemaType(typ []byte) (string, bool) {
 	switch t := string(typ); t {
 	case `"object"`:
 		return "", true
@@ -212,49 +203,19 @@ func schemaType(typ json.RawMessage) (string, bool) {
 // badRequired returns the entries of the schema's required list that are
 // not strings (an invalid JSON Schema: a YAML 1.1 parser turns a parameter
 // named "y" or "on" into true), and the names that no property defines;
-// nothing when the properties did not decode (propsOK false).
-func badRequired(props map[string]json.RawMessage, propsOK bool, required json.RawMessage) (notNames, undefined []string) {
-	var req []json.RawMessage
-	if !propsOK || !decodeIfAny(required, &req) {
+// nothing when the properties are not an object's or the list not an
+// array, and no undefined names when there are no properties.
+func badRequired(top catalog.SchemaTop) (notNames, undefined []string) {
+	if !top.ParamsOK || !top.RequiredOK {
 		return nil, nil
 	}
-	for _, r := range req {
-		var name string
-		if json.Unmarshal(r, &name) != nil {
-			notNames = append(notNames, string(r))
-			continue
-		}
-		if _, ok := props[name]; !ok && props != nil {
+	for _, name := range top.Required {
+		_, found := slices.BinarySearchFunc(top.Params, name, func(p catalog.SchemaParam, n string) int { return strings.Compare(p.Name, n) })
+		if !found && top.HasParams {
 			undefined = append(undefined, name)
 		}
 	}
-	return notNames, undefined
-}
-
-// decodeIfAny decodes raw into v when raw is there, reporting false only
-// when it is there and not of v's type.
-func decodeIfAny(raw json.RawMessage, v any) bool {
-	return len(raw) == 0 || json.Unmarshal(raw, v) == nil
-}
-
-// undescribedParams lists the top-level parameters that have no
-// description. Names that explain themselves are still listed: a model
-// sees the description, and a reviewer can decide.
-func undescribedParams(props map[string]json.RawMessage, propsOK bool) []string {
-	if !propsOK {
-		return nil
-	}
-	var missing []string
-	for name, p := range props {
-		var prop struct {
-			Description string `json:"description"`
-		}
-		if json.Unmarshal(p, &prop) != nil || strings.TrimSpace(prop.Description) == "" {
-			missing = append(missing, name)
-		}
-	}
-	sort.Strings(missing)
-	return missing
+	return top.NotNames, undefined
 }
 
 // duplicates reports pairs of tools whose vectors are too close, from one
