@@ -287,7 +287,11 @@ func (mx *Matrix) ScoresInto(q, dst []float32) error {
 		return nil
 	}
 	x := blas32.Vector{N: len(q), Inc: 1, Data: q}
-	for _, s := range mx.rowSlabs() {
+	if mx.slabs == nil { // no slice of one slab made per search
+		blas32.Gemv(blas.NoTrans, 1, mx.m, x, 0, blas32.Vector{N: mx.m.Rows, Inc: 1, Data: dst[:mx.m.Rows]})
+		return nil
+	}
+	for _, s := range mx.slabs {
 		blas32.Gemv(blas.NoTrans, 1, s.m, x, 0, blas32.Vector{N: s.m.Rows, Inc: 1, Data: dst[s.first : s.first+s.m.Rows]})
 	}
 	return nil

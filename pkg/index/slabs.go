@@ -18,9 +18,10 @@ type slab struct {
 
 // slabBytes is about the size of a slab a Draft writes: what one changed
 // row costs a rebuild, since the rows beside it in its slab are copied
-// with it. A search scores a slab with one Gemv call, about 0.1 µs beside
-// the 10 µs its 256 KiB of values take to stream through
-// (BenchmarkSlabs).
+// with it. Smaller slabs cost searches more than their Gemv calls: at
+// 100,000 rows of 1,536, slabs of 256 KiB made a search 1.15 times as
+// long as one block, 1 MiB 1.06 times, 2 MiB within noise of it
+// (BenchmarkSlabs, BENCHMARKS.md step 24).
 const slabBytes = 2 << 20
 
 // slabRows is how many rows of width dim a new slab holds.

@@ -77,7 +77,11 @@ func (mx *Matrix) SparseScoresInto(q Sparse, dst []float32) error {
 		mx.axpyScores(q, dst)
 		return nil
 	}
-	for _, s := range mx.rowSlabs() {
+	if mx.slabs == nil { // no slice of one slab made per search
+		sparseRows(mx.m, q, dst[:mx.m.Rows])
+		return nil
+	}
+	for _, s := range mx.slabs {
 		sparseRows(s.m, q, dst[s.first:s.first+s.m.Rows])
 	}
 	return nil
