@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -144,7 +145,7 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 	add := func(sev Severity, rule, format string, args ...any) {
 		out = append(out, Finding{Severity: sev, Rule: rule, Tool: t.ID(), Message: fmt.Sprintf(format, args...)})
 	}
-	words := len(strings.Fields(t.Description))
+	words := wordCount(t.Description)
 	switch {
 	case words == 0:
 		add(Error, "empty-description", "no description: a model can only guess what the tool does from its name")
@@ -185,6 +186,20 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 		}
 	}
 	return out
+}
+
+// wordCount is len(strings.Fields(s)) without the slice of words: a
+// report at 100,000 tools made 12 MB of them.
+func wordCount(s string) int {
+	n, inWord := 0, false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !inWord {
+			n++
+		}
+		inWord = !space
+	}
+	return n
 }
 
 // schemaType reports whether a schema's type is "object", and if not, the

@@ -108,3 +108,11 @@ func FuzzSchemaTop(f *testing.F) {
 		}
 	})
 }
+
+func TestWordCount(t *testing.T) {
+	for _, s := range []string{"", " ", "one", " two  words ", "tab\tand\nnew line", "\u00a0nbsp\u00a0 \u2003em", "\xffbad\xfe utf8", "\v\f\r edge ", "x\u0085y"} {
+		if got, want := wordCount(s), len(strings.Fields(s)); got != want {
+			t.Errorf("wordCount(%q) = %d, strings.Fields gives %d", s, got, want)
+		}
+	}
+}
