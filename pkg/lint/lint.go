@@ -121,18 +121,33 @@ func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 // with tool b/c, server a/b with tool c): select:a/b/c cannot name either.
 // Only the ids in only are looked for, unless it is nil.
 func ambiguousIDs(cat *catalog.Catalog, only map[string]bool) []Finding {
-	byID := map[string][]catalog.Tool{}
-	for _, t := range cat.Tools() {
-		if id := t.ID(); only == nil || only[id] {
-			byID[id] = append(byID[id], t)
-		}
-	}
-	var out []Finding
-	for id, ts := range byID {
-		if len(ts) < 2 {
+	// Rows, not tools: a map of every tool's copy was most of this
+	// check's memory, for the few ids that repeat.
+	tools := cat.Tools()
+	first := make(map[string]int, len(tools))
+	var repeated map[string][]int
+	for i, t := range tools {
+		id := t.ID()
+		if only != nil && !only[id] {
 			continue
 		}
-		for _, t := range ts {
+		j, seen := first[id]
+		if !seen {
+			first[id] = i
+			continue
+		}
+		if repeated == nil {
+			repeated = map[string][]int{}
+		}
+		if repeated[id] == nil {
+			repeated[id] = []int{j}
+		}
+		repeated[id] = append(repeated[id], i)
+	}
+	var out []Finding
+	for id, rows := range repeated {
+		for _, i := range rows {
+			t := tools[i]
 			out = append(out, Finding{Severity: Warning, Rule: "ambiguous-id", Tool: id,
 				Message: fmt.Sprintf("%q is tool %q of server %q and of another server: references to it are ambiguous; rename one", id, t.Name, t.Server)})
 		}
