@@ -61,7 +61,7 @@ func BenchmarkFloor(b *testing.B) {
 			mx, q := benchMatrix(b, s.n, s.d)
 			y := make([]float32, s.n)
 			for b.Loop() {
-				blas32.Gemv(blas.NoTrans, 1, mx.m, blas32.Vector{N: len(q), Inc: 1, Data: q}, 0, blas32.Vector{N: len(y), Inc: 1, Data: y})
+				blas32.Gemv(blas.NoTrans, 1, mx.slabs[0].m, blas32.Vector{N: len(q), Inc: 1, Data: q}, 0, blas32.Vector{N: len(y), Inc: 1, Data: y})
 			}
 		})
 	}
@@ -155,7 +155,7 @@ func BenchmarkInt8Rejected(b *testing.B) {
 	const n, d = 10000, 1536
 	mx, q := benchMatrix(b, n, d)
 	rows, q8 := make([]int8, n*d), make([]int8, d)
-	for i, x := range mx.m.Data {
+	for i, x := range mx.slabs[0].m.Data {
 		rows[i] = int8(max(-127, min(127, x*127*8))) // unit rows: a few σ of 1/√d
 	}
 	for i, x := range q {
@@ -172,7 +172,7 @@ func BenchmarkInt8Rejected(b *testing.B) {
 	y := make([]float32, n)
 	b.Run("float32-gemv", func(b *testing.B) {
 		for b.Loop() {
-			blas32.Gemv(blas.NoTrans, 1, mx.m, blas32.Vector{N: d, Inc: 1, Data: q}, 0, blas32.Vector{N: n, Inc: 1, Data: y})
+			blas32.Gemv(blas.NoTrans, 1, mx.slabs[0].m, blas32.Vector{N: d, Inc: 1, Data: q}, 0, blas32.Vector{N: n, Inc: 1, Data: y})
 		}
 	})
 }

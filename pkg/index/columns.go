@@ -167,7 +167,7 @@ func (c *Columns) Matrix() (*Matrix, error) {
 			return nil, fmt.Errorf("index: %d of rows %d to %d set", c.filled[k], k*blockRows, k*blockRows+want-1)
 		}
 	}
-	return newMatrix(blas32.General{Rows: c.rows, Cols: c.dim, Stride: c.dim}, c.blocks), nil
+	return newMatrix(blas32.General{Rows: c.rows, Cols: c.dim, Stride: c.dim}, nil, c.blocks), nil
 }
 
 // block lays pieces, consecutive rows, out column by column.

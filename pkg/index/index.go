@@ -21,12 +21,12 @@ type Match struct {
 // Matrix holds one unit-length float32 row per tool. It is immutable after
 // New and safe for concurrent use.
 type Matrix struct {
-	m blas32.General
-	// slabs, when not nil, hold the rows by row in runs of their own
-	// (Draft), and m only the shape.
+	m blas32.General // the shape; the values are in slabs or blocks
+	// slabs hold a matrix kept by row: runs of rows in allocations of
+	// their own (Draft), or one of every row (Adopt).
 	slabs []slab
-	// blocks, when not nil, hold the rows by column (Columns) and m only
-	// the shape: a large matrix of sparse embeddings.
+	// blocks, when not nil, hold the rows by column (Columns): a large
+	// matrix of sparse embeddings.
 	blocks []block
 	// colEntries is how many values each column of blocks holds, for
 	// ExactCost.
@@ -84,13 +84,17 @@ func Adopt(data []float32, rows, dim int, normalized []bool) (*Matrix, error) {
 			Normalize(data[i*dim : (i+1)*dim])
 		}
 	}
-	return newMatrix(blas32.General{Rows: rows, Cols: dim, Stride: dim, Data: data}, nil), nil
+	m := blas32.General{Rows: rows, Cols: dim, Stride: dim}
+	whole := m
+	whole.Data = data
+	return newMatrix(m, []slab{{0, whole}}, nil), nil
 }
 
-// newMatrix is a matrix of m's shape and rows (or, with blocks, of rows
+// newMatrix is a matrix of m's shape, its rows in slabs (or, with blocks,
 // kept by column), with its pool of score vectors.
-func newMatrix(m blas32.General, blocks []block) *Matrix {
-	mx := &Matrix{m: m, blocks: blocks}
+func newMatrix(m blas32.General, slabs []slab, blocks []block) *Matrix {
+	m.Data = nil
+	mx := &Matrix{m: m, slabs: slabs, blocks: blocks}
 	if blocks != nil {
 		mx.colEntries = countEntries(blocks, m.Cols)
 	}
@@ -131,12 +135,7 @@ func (mx *Matrix) Row(i int) []float32 {
 	if mx.blocks != nil {
 		return mx.columnRow(i)
 	}
-	if mx.slabs != nil {
-		s := mx.slabs[mx.slabOf(i)]
-		off := (i - s.first) * s.m.Stride
-		return s.m.Data[off : off+s.m.Cols]
-	}
-	return mx.m.Data[i*mx.m.Stride : i*mx.m.Stride+mx.m.Cols]
+	return slabRow(mx.slabs, i)
 }
 
 // Vectors returns every row, in order, aliasing the matrix like Row (or
@@ -287,10 +286,6 @@ func (mx *Matrix) ScoresInto(q, dst []float32) error {
 		return nil
 	}
 	x := blas32.Vector{N: len(q), Inc: 1, Data: q}
-	if mx.slabs == nil { // no slice of one slab made per search
-		blas32.Gemv(blas.NoTrans, 1, mx.m, x, 0, blas32.Vector{N: mx.m.Rows, Inc: 1, Data: dst[:mx.m.Rows]})
-		return nil
-	}
 	for _, s := range mx.slabs {
 		blas32.Gemv(blas.NoTrans, 1, s.m, x, 0, blas32.Vector{N: s.m.Rows, Inc: 1, Data: dst[s.first : s.first+s.m.Rows]})
 	}

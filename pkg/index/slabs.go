@@ -2,7 +2,6 @@ package index
 
 import (
 	"fmt"
-	"sort"
 
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -27,26 +26,33 @@ const slabBytes = 2 << 20
 // slabRows is how many rows of width dim a new slab holds.
 func slabRows(dim int) int { return max(1, slabBytes/(4*max(1, dim))) }
 
-// rowSlabs is mx's rows as slabs: its own, or one of the whole block.
-func (mx *Matrix) rowSlabs() []slab {
-	if mx.slabs != nil {
-		return mx.slabs
+// slabAt is the index of the slab of slabs (in row order, the first
+// starting at row 0) that holds row i.
+func slabAt(slabs []slab, i int) int {
+	lo, hi := 0, len(slabs) // the slab is in [lo, hi)
+	for hi-lo > 1 {
+		if mid := int(uint(lo+hi) >> 1); slabs[mid].first <= i {
+			lo = mid
+		} else {
+			hi = mid
+		}
 	}
-	return []slab{{0, mx.m}}
+	return lo
 }
 
-// slabOf is the index in mx.slabs of the slab holding row i.
-func (mx *Matrix) slabOf(i int) int {
-	return sort.Search(len(mx.slabs), func(k int) bool { return mx.slabs[k].first > i }) - 1
+// slabRow is row i of slabs; it aliases the slab.
+func slabRow(slabs []slab, i int) []float32 {
+	s := slabs[slabAt(slabs, i)]
+	off := (i - s.first) * s.m.Stride
+	return s.m.Data[off : off+s.m.Cols : off+s.m.Cols]
 }
 
 // Draft is a matrix kept by row being made: rows taken from a matrix
 // built before, and rows its caller writes (Row) before Matrix.
 type Draft struct {
-	rows, dim int
-	src       []int
-	slabs     []slab
-	fresh     []bool // per slab: allocated here, not shared
+	dim   int
+	src   []int
+	slabs []slab
 }
 
 // NewDraft lays out a matrix of len(src) rows of width dim. Row i is
@@ -74,9 +80,7 @@ func newDraft(from *Matrix, src []int, dim, per int) (*Draft, error) {
 		if from.m.Cols != dim {
 			return nil, fmt.Errorf("%w: draft of width %d from rows of width %d", ErrDimension, dim, from.m.Cols)
 		}
-		if from.blocks == nil {
-			old = from.rowSlabs()
-		}
+		old = from.slabs // none when kept by column: its rows are copied
 	}
 	rows := 0
 	if from != nil {
@@ -87,14 +91,13 @@ func newDraft(from *Matrix, src []int, dim, per int) (*Draft, error) {
 			return nil, fmt.Errorf("index: draft row %d from row %d, of a matrix of %d", i, r, rows)
 		}
 	}
-	d := &Draft{rows: len(src), dim: dim, src: src}
+	d := &Draft{dim: dim, src: src}
 	run := -1 // the first row of a run that no slab of from covers
 	for i := 0; i < len(src); {
 		if k := sharable(old, src, i, per); k >= 0 {
-			d.alloc(run, i, per)
+			d.alloc(from, run, i, per)
 			run = -1
 			d.slabs = append(d.slabs, slab{i, old[k].m})
-			d.fresh = append(d.fresh, false)
 			i += old[k].m.Rows
 			continue
 		}
@@ -103,17 +106,7 @@ func newDraft(from *Matrix, src []int, dim, per int) (*Draft, error) {
 		}
 		i++
 	}
-	d.alloc(run, len(src), per)
-	for k, s := range d.slabs {
-		if !d.fresh[k] {
-			continue
-		}
-		for r := range s.m.Rows {
-			if j := src[s.first+r]; j >= 0 {
-				copy(s.m.Data[r*dim:(r+1)*dim], from.Row(j))
-			}
-		}
-	}
+	d.alloc(from, run, len(src), per)
 	return d, nil
 }
 
@@ -124,7 +117,7 @@ func sharable(old []slab, src []int, i, per int) int {
 	if r < 0 || len(old) == 0 {
 		return -1
 	}
-	k := sort.Search(len(old), func(k int) bool { return old[k].first > r }) - 1
+	k := slabAt(old, r)
 	n := old[k].m.Rows
 	if old[k].first != r || 2*n < per || i+n > len(src) {
 		return -1
@@ -138,25 +131,25 @@ func sharable(old []slab, src []int, i, per int) int {
 }
 
 // alloc gives rows [first, end) new slabs of up to per rows (none when
-// first < 0).
-func (d *Draft) alloc(first, end, per int) {
+// first < 0), with the rows that have a source in from copied.
+func (d *Draft) alloc(from *Matrix, first, end, per int) {
 	if first < 0 {
 		return
 	}
 	for a := first; a < end; a += per {
 		n := min(per, end-a)
-		d.slabs = append(d.slabs, slab{a, blas32.General{Rows: n, Cols: d.dim, Stride: d.dim, Data: make([]float32, n*d.dim)}})
-		d.fresh = append(d.fresh, true)
+		s := slab{a, blas32.General{Rows: n, Cols: d.dim, Stride: d.dim, Data: make([]float32, n*d.dim)}}
+		for r := range n {
+			if j := d.src[a+r]; j >= 0 {
+				copy(s.m.Data[r*d.dim:(r+1)*d.dim], from.Row(j))
+			}
+		}
+		d.slabs = append(d.slabs, s)
 	}
 }
 
 // Row is row i of the draft, to write when its source was < 0.
-func (d *Draft) Row(i int) []float32 {
-	k := sort.Search(len(d.slabs), func(k int) bool { return d.slabs[k].first > i }) - 1
-	s := d.slabs[k]
-	off := (i - s.first) * d.dim
-	return s.m.Data[off : off+d.dim : off+d.dim]
-}
+func (d *Draft) Row(i int) []float32 { return slabRow(d.slabs, i) }
 
 // Dim is the draft's width.
 func (d *Draft) Dim() int { return d.dim }
@@ -169,11 +162,5 @@ func (d *Draft) Matrix() *Matrix {
 			Normalize(d.Row(i))
 		}
 	}
-	shape := blas32.General{Rows: d.rows, Cols: d.dim, Stride: d.dim}
-	if len(d.slabs) == 1 {
-		return newMatrix(d.slabs[0].m, nil)
-	}
-	mx := newMatrix(shape, nil)
-	mx.slabs = d.slabs
-	return mx
+	return newMatrix(blas32.General{Rows: len(d.src), Cols: d.dim, Stride: d.dim}, d.slabs, nil)
 }

@@ -29,7 +29,7 @@ func (mx *Matrix) PreferSparse(nnz int) bool {
 
 // rowBytes is the memory of the rows of a matrix kept by row.
 func (mx *Matrix) rowBytes() int64 {
-	n := int64(cap(mx.m.Data))
+	var n int64
 	for _, s := range mx.slabs {
 		n += int64(cap(s.m.Data))
 	}
@@ -75,10 +75,6 @@ func (mx *Matrix) SparseScoresInto(q Sparse, dst []float32) error {
 	}
 	if mx.cols != nil {
 		mx.axpyScores(q, dst)
-		return nil
-	}
-	if mx.slabs == nil { // no slice of one slab made per search
-		sparseRows(mx.m, q, dst[:mx.m.Rows])
 		return nil
 	}
 	for _, s := range mx.slabs {
