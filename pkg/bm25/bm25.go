@@ -152,7 +152,10 @@ type Index struct {
 	firstPair uint32
 	start     []uint32
 	post      []uint32 // document<<numFields | fields
-	impact    []float64
+	// float32, as the scores they add up to are: float64 changed no
+	// ranking on the five shared sets, only confidence's eighth digit,
+	// for 4 bytes more a posting (26 MiB at 100,000 tools).
+	impact []float32
 
 	scratch sync.Pool
 	cache   *memo.Memo[expansion] // by term
@@ -197,7 +200,7 @@ func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 	ix.start, ix.pairs = b.count()
 	ix.firstPair = uint32(b.singles)
 	total := ix.start[len(ix.start)-1]
-	ix.post, ix.impact = make([]uint32, total), make([]float64, total)
+	ix.post, ix.impact = make([]uint32, total), make([]float32, total)
 	b.fill(ix, norm)
 	// Concepts' tokens first: of a token some text also spells, the
 	// table finds the first, and the concept's list is the one to keep.
@@ -463,7 +466,7 @@ func (b *builder) fill(ix *Index, norm [][numFields]float64) {
 				}
 				i := at[list]
 				at[list]++
-				ix.post[i], ix.impact[i] = uint32(d)<<numFields|uint32(fields), tf/(p.K1+tf)
+				ix.post[i], ix.impact[i] = uint32(d)<<numFields|uint32(fields), float32(tf/(p.K1+tf))
 			}
 		}
 	})
@@ -617,7 +620,7 @@ func (ix *Index) Prepare(query string) Query {
 }
 
 // postings is list k's postings and impacts.
-func (ix *Index) postings(k int64) ([]uint32, []float64) {
+func (ix *Index) postings(k int64) ([]uint32, []float32) {
 	if k < 0 {
 		return nil, nil
 	}
@@ -687,8 +690,9 @@ func (q Query) ScoresInto(dst []float32) bool {
 	for _, t := range q.terms {
 		posts, impacts := q.ix.postings(t.list)
 		impacts = impacts[:len(posts)]
+		idf := float32(t.idf)
 		for i, p := range posts {
-			dst[p>>numFields] += float32(t.idf * impacts[i])
+			dst[p>>numFields] += idf * impacts[i]
 		}
 	}
 	return len(q.terms) > 0
@@ -703,7 +707,7 @@ func (q Query) Fraction(row int) float32 {
 	for _, t := range q.terms {
 		best += t.idf
 		if i, ok := q.ix.find(t.list, row); ok {
-			got += t.idf * q.ix.impact[i]
+			got += t.idf * float64(q.ix.impact[i])
 		}
 	}
 	if best == 0 {
