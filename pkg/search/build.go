@@ -79,6 +79,13 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	}
 	var vecs [][]float32
 	info := snap.query.Info()
+	if prev != nil && !fitted {
+		// The collection just run makes the live heap exact; the vectors
+		// to come are the rest. (The local embedder's rebuilds peak in
+		// their analysis, and bounding its embedding's garbage lowered
+		// nothing.)
+		boundGarbage(liveHeap() + uint64(cat.Len())*uint64(max(info.Dimensions, 0))*4)
+	}
 	if p := s.preload; p != nil {
 		if why := p.Header.Mismatch(info.Provider, info.Model, info.BaseURL, info.Dimensions, cat.Hash(), cat.Len()); why != "" {
 			s.logger.Warn("index snapshot file not used; embedding afresh", "file", p.Source, "reason", why)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -335,6 +336,35 @@ func TestColumnsForSparseQueries(t *testing.T) {
 			mx := snap.Matrix
 			if want := tt.copies * int64(mx.Rows()*mx.Dim()*4); mx.Bytes() != want {
 				t.Errorf("index of %d×%d holds %d bytes, want %d", mx.Rows(), mx.Dim(), mx.Bytes(), want)
+			}
+		})
+	}
+}
+
+// TestBoundGarbage checks the percentage a rebuild's embedding collects
+// at: about rebuildSlack over the heap it will hold, never above what the
+// process had (a stricter GOGC stays), and never 0, which would collect
+// without pause.
+func TestBoundGarbage(t *testing.T) {
+	tests := []struct {
+		name      string
+		was, want int
+		heap      uint64
+	}{
+		{name: "two 100,000-tool snapshots", was: rebuildGCPercent, heap: 1600 << 20, want: 2},
+		{name: "heap past 100 x slack", was: rebuildGCPercent, heap: 8 << 30, want: 1},
+		{name: "small heap keeps the build's percentage", was: buildGCPercent, heap: 100 << 20, want: buildGCPercent},
+		{name: "mid heap", was: buildGCPercent, heap: 200 << 20, want: 16},
+		{name: "stricter GOGC stays", was: 1, heap: 400 << 20, want: 1},
+		{name: "unknown heap", was: rebuildGCPercent, heap: 0, want: rebuildGCPercent},
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			debug.SetGCPercent(tt.was)
+			boundGarbage(tt.heap)
+			if got := debug.SetGCPercent(tt.was); got != tt.want {
+				t.Errorf("percentage %d, want %d", got, tt.want)
 			}
 		})
 	}
