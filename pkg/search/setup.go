@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -34,6 +35,12 @@ type policy struct {
 	templateNames []string
 	keys          []access.Key
 	keyVis        []access.Set
+}
+
+// limited reports whether some key sees only some tools, and so has a
+// view.
+func (p *policy) limited() bool {
+	return slices.ContainsFunc(p.keyVis, func(v access.Set) bool { return !v.IsAll() })
 }
 
 type resolvedTemplate struct {
