@@ -447,3 +447,45 @@ func TestRedirectsStayWithTheProvider(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbedIntoRetriesItsOwnTexts checks that a caller may let go of an
+// input once its vector is put (the build clears its texts as they are
+// embedded): a batch the provider stalls in mid-answer, after some of its
+// vectors were put, is sent again with every input as it was.
+func TestEmbedIntoRetriesItsOwnTexts(t *testing.T) {
+	texts := []string{"a", "bb", "ccc", "dddd", "eeeee", "ffffff"}
+	want := slices.Clone(texts)
+	f, url := newFake(t, func(call int, in []string, w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		b := vectors(in, 8)
+		if call > 1 {
+			w.Write(b)
+			return
+		}
+		// Half the answer, then nothing until the client has given up.
+		w.Write(b[:len(b)/2])
+		w.(http.Flusher).Flush()
+		time.Sleep(300 * time.Millisecond)
+	})
+	o := NewOpenAI(OpenAIConfig{BaseURL: url, Timeout: 100 * time.Millisecond, sleep: noSleep})
+	var mu sync.Mutex
+	puts := 0
+	err := o.EmbedInto(t.Context(), texts, func(i int, vec []float32) {
+		mu.Lock()
+		defer mu.Unlock()
+		if int(vec[0]) != len(want[i]) {
+			t.Errorf("input %d: vector of an input %v long, want %d", i, vec[0], len(want[i]))
+		}
+		texts[i] = ""
+		puts++
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if puts <= len(texts) {
+		t.Fatalf("%d vectors put for %d inputs: the first answer put none before it stalled, so nothing was let go before the retry", puts, len(texts))
+	}
+	if len(f.inputs) != 2 || !slices.Equal(f.inputs[1], want) {
+		t.Errorf("requests' inputs %q, want the retry to send %q", f.inputs, want)
+	}
+}

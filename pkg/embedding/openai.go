@@ -164,7 +164,8 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 // its index. put may be called from several goroutines at once, and more
 // than once for an input whose batch was retried; when EmbedInto fails,
 // what put was given must be dropped. Every vector put is finite, not
-// (near) zero, and of one width.
+// (near) zero, and of one width. Once put(i, ...) is called the caller
+// may let go of texts[i]: it is not read again.
 func (o *OpenAI) EmbedInto(ctx context.Context, texts []string, put func(i int, vec []float32)) error {
 	if len(texts) == 0 {
 		return nil
@@ -175,7 +176,11 @@ func (o *OpenAI) EmbedInto(ctx context.Context, texts []string, put func(i int, 
 	for start := 0; start < len(texts); start += o.cfg.BatchSize {
 		end := min(start+o.cfg.BatchSize, len(texts))
 		g.Go(func() error {
-			return o.embedSplit(gctx, texts[start:end], func(i int, vec []float32) error {
+			// The batch's own copy: a retry sends it again after put has
+			// been given some of its vectors, and the caller may have let
+			// go of those inputs.
+			batch := slices.Clone(texts[start:end])
+			return o.embedSplit(gctx, batch, func(i int, vec []float32) error {
 				// One width over all batches, the first answer's.
 				if w := int64(len(vec)); !width.CompareAndSwap(0, w) && width.Load() != w {
 					return errBadAnswer("vectors of dimension %d and %d", width.Load(), w)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -108,6 +109,18 @@ func TestMixedWidthBatchIsNotCached(t *testing.T) {
 	if !snap.Semantic() || snap.Matrix.Dim() != 48 || snap.Embedded != snap.Catalog.Len() {
 		t.Errorf("build across a width change: semantic %v, width %d, embedded %d of %d; want every tool re-embedded at 48",
 			snap.Semantic(), dim(snap), snap.Embedded, snap.Catalog.Len())
+	}
+	// Every row is what a build at 48 from the start makes: the texts the
+	// first try let go of as it embedded are read again, not sent empty.
+	fresh, err := New(Config{Embedder: embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: url, APIKey: "k", MaxRetries: -1}), QueryCacheSize: -1}).
+		Build(t.Context(), withExtraTool(t, defaultSetup(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range snap.Catalog.Len() {
+		if !slices.Equal(snap.Matrix.Row(i), fresh.Matrix.Row(i)) {
+			t.Fatalf("row %d (%s) differs from a fresh build's", i, snap.Catalog.Tools()[i].Name)
+		}
 	}
 }
 
