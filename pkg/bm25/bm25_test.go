@@ -1,7 +1,10 @@
 package bm25
 
 import (
+	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
@@ -160,5 +163,62 @@ func TestPrepareTermsInto(t *testing.T) {
 		if !slices.Equal(want, got) || !slices.Equal(fresh.terms, reused.terms) {
 			t.Fatalf("%q: prepared in reused memory, terms %v; afresh %v", text, reused.terms, fresh.terms)
 		}
+	}
+}
+
+// TestImpactCodes checks that a posting's coded impact is exactly the one
+// an index built on one core finds, however the build was split over
+// cores (each numbering its own impacts first) and in either width of
+// code.
+func TestImpactCodes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa")
+	text := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = words[r.IntN(len(words))]
+		}
+		return strings.Join(ws, " ")
+	}
+	docs := make([]Doc, 3000)
+	for i := range docs {
+		// Lengths vary, so that impacts do.
+		docs[i] = Doc{Name: text(1 + r.IntN(3)), Description: text(1 + r.IntN(40)), Params: text(r.IntN(12))}
+	}
+	build := func(procs, limit int) *Index {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		defer func(was int) { maxCode16 = was }(maxCode16)
+		maxCode16 = limit
+		return fromDocs(docs, DefaultConfig)
+	}
+	want := build(1, 1<<16)
+	if want.code16 == nil || len(want.impacts) < 100 {
+		t.Fatalf("reference: %d distinct impacts, two-byte codes %v; want many, in two bytes", len(want.impacts), want.code16 != nil)
+	}
+	tests := []struct {
+		name       string
+		procs      int
+		limit      int
+		wantWidth2 bool
+	}{
+		{name: "seven cores", procs: 7, limit: 1 << 16, wantWidth2: true},
+		{name: "seven cores, four-byte codes", procs: 7, limit: len(want.impacts) - 1},
+		{name: "one core, four-byte codes", procs: 1, limit: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := build(tt.procs, tt.limit)
+			if (got.code16 != nil) != tt.wantWidth2 || (got.code32 != nil) == tt.wantWidth2 {
+				t.Fatalf("two-byte codes %v, four-byte %v; want two-byte %v", got.code16 != nil, got.code32 != nil, tt.wantWidth2)
+			}
+			if !slices.Equal(got.post, want.post) || !slices.Equal(got.impacts, want.impacts) {
+				t.Fatal("postings or impact table differ from one core's")
+			}
+			for i := range want.post {
+				if g, w := got.impact(uint32(i)), want.impact(uint32(i)); g != w {
+					t.Fatalf("posting %d (document %d): impact %v, want %v", i, want.post[i]>>numFields, g, w)
+				}
+			}
+		})
 	}
 }
