@@ -201,11 +201,11 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 	if f.snapshotPath != "" {
 		// A damaged file stops start-up: it is a broken deploy artifact,
 		// and an index built from it could be silently wrong.
-		h, vecs, err := snapshot.ReadFile(f.snapshotPath)
+		h, mx, err := snapshot.ReadFile(f.snapshotPath)
 		if err != nil {
 			return search.Config{}, err
 		}
-		cfg.Preload = &search.Preload{Source: f.snapshotPath, Header: h, Vectors: vecs}
+		cfg.Preload = &search.Preload{Source: f.snapshotPath, Header: h, Matrix: mx}
 	}
 	return cfg, nil
 }

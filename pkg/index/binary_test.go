@@ -35,7 +35,7 @@ func TestCandidates(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, sparse := range []bool{false, true} {
 		const n, d = 2000, 256
-		mx, err := New(randomRows(r, n, d, sparse))
+		mx, err := fromRows(randomRows(r, n, d, sparse))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestCandidates(t *testing.T) {
 // TestEstimateSigns: for dense rows the estimate is cols - 2·Hamming over
 // sign bits.
 func TestEstimateSigns(t *testing.T) {
-	mx, err := New([][]float32{{1, 1, 1, 1}, {1, -1, 1, -1}, {-1, -1, -1, -1}})
+	mx, err := fromRows([][]float32{{1, 1, 1, 1}, {1, -1, 1, -1}, {-1, -1, -1, -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func NewColumns(rows, dim int) *Columns {
 }
 
 // SetRows sets rows first, first+1, … from block, row-major (its length a
-// multiple of the width), normalising each to unit length as New would.
+// multiple of the width), normalising each to unit length as a Draft does.
 // block is not kept.
 func (c *Columns) SetRows(first int, block []float32) {
 	n := len(block) / c.dim

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// A matrix kept by column holds the rows New would (normalised alike),
+// A matrix kept by column holds the rows a Draft would (normalised alike),
 // scores a sparse query bit for bit as the row-major matrix does, a dense
 // one within float32 rounding, and answers Row, Dot and binary codes the
 // same, however its rows were set (in batches, from several goroutines).
@@ -29,7 +29,7 @@ func TestColumnsMatchRows(t *testing.T) {
 			vecs[i][i%dim] += 1 // never a zero row
 			block = append(block, vecs[i]...)
 		}
-		want, err := New(vecs)
+		want, err := fromRows(vecs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func layouts(tb testing.TB, rows, dim int, full int) []layout {
 		vecs[i][i%dim] += 1
 		cols.SetRows(i, append([]float32(nil), vecs[i]...))
 	}
-	mx, err := New(vecs)
+	mx, err := fromRows(vecs)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -18,8 +18,8 @@ type Match struct {
 	Score float32
 }
 
-// Matrix holds one unit-length float32 row per tool. It is immutable after
-// New and safe for concurrent use.
+// Matrix holds one unit-length float32 row per tool. It is immutable once
+// made (Draft.Matrix, Adopt, Columns.Matrix) and safe for concurrent use.
 type Matrix struct {
 	m blas32.General // the shape; the values are in slabs or blocks
 	// slabs hold a matrix kept by row: runs of rows in allocations of
@@ -41,38 +41,10 @@ type Matrix struct {
 // ErrDimension is returned when a query's width differs from the rows'.
 var ErrDimension = errors.New("index: query dimension differs from the index")
 
-// New copies vecs into a row-major matrix, in slabs as a Draft writes
-// them, normalising each row to unit length (a zero row stays zero, and so
-// never ranks above a real match). Vectors must share one dimension.
-func New(vecs [][]float32) (*Matrix, error) {
-	if len(vecs) == 0 {
-		return nil, errors.New("index: no vectors")
-	}
-	// Validated where they entered (see Validate); a common width is what
-	// the layout itself needs.
-	dim := len(vecs[0])
-	for i, v := range vecs {
-		if len(v) != dim || dim == 0 {
-			return nil, fmt.Errorf("index: row %d has width %d, want %d", i, len(v), dim)
-		}
-	}
-	src := make([]int, len(vecs))
-	for i := range src {
-		src[i] = -1
-	}
-	d, err := NewDraft(nil, src, dim)
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range vecs {
-		copy(d.Row(i), v)
-	}
-	return d.Matrix(), nil
-}
-
 // Adopt makes a matrix of data, rows×dim in row-major order, without a
-// copy: the rows are normalised in place, but for those marked normalized
-// (as in New; normalized may be nil), and data is the matrix's from then
+// copy: the rows are normalised in place (a zero row stays zero, and so
+// never ranks above a real match), but for those marked normalized
+// (normalized may be nil), and data is the matrix's from then
 // on (the caller must not touch it). An embedder that writes its vectors
 // into one block saves a second copy of every vector at build.
 func Adopt(data []float32, rows, dim int, normalized []bool) (*Matrix, error) {

@@ -12,7 +12,7 @@ import (
 )
 
 func TestSearch(t *testing.T) {
-	mx, err := New([][]float32{{1, 0}, {0, 2}, {1, 1}, {0, 0}, {-1, 0}})
+	mx, err := fromRows([][]float32{{1, 0}, {0, 2}, {1, 1}, {0, 0}, {-1, 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,17 +37,6 @@ func TestSearch(t *testing.T) {
 	only := func(r int) bool { return r == 4 }
 	if got, _ := mx.Candidates(Query{Dense: []float32{1, 0}}, 3, only); len(got) != 1 || got[0].Row != 4 {
 		t.Errorf("Search with keep = %v, want only row 4", got)
-	}
-}
-
-func TestNewRejects(t *testing.T) {
-	for name, vecs := range map[string][][]float32{
-		"empty":  nil,
-		"ragged": {{1, 2}, {1}},
-	} {
-		if _, err := New(vecs); err == nil {
-			t.Errorf("New(%s) = nil error", name)
-		}
 	}
 }
 
@@ -119,7 +108,7 @@ func TestSparseScoresMatchGemv(t *testing.T) {
 				vecs[i][j] = float32(r.NormFloat64())
 			}
 		}
-		mx, err := New(vecs)
+		mx, err := fromRows(vecs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +130,7 @@ func TestSparseScoresMatchGemv(t *testing.T) {
 			}
 		}
 	}
-	mx, _ := New([][]float32{{1, 0}})
+	mx, _ := fromRows([][]float32{{1, 0}})
 	for _, bad := range []Sparse{{Idx: []int32{2}, Val: []float32{1}}, {Idx: []int32{-1}, Val: []float32{1}}, {Idx: []int32{0}, Val: nil}} {
 		if err := mx.SparseScoresInto(bad, make([]float32, 1)); !errors.Is(err, ErrDimension) {
 			t.Errorf("SparseScoresInto(%v) error = %v, want ErrDimension", bad, err)
@@ -177,7 +166,7 @@ func TestColumnsScoreAsRows(t *testing.T) {
 				}
 			}
 		}
-		byRow, err := New(vecs)
+		byRow, err := fromRows(vecs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -233,4 +235,27 @@ func TestNewDraftRejects(t *testing.T) {
 			t.Errorf("NewDraft(%s) = nil error", name)
 		}
 	}
+}
+
+// fromRows is vecs as a matrix in slabs, as a provider's build and a
+// snapshot file's reading write one.
+func fromRows(vecs [][]float32) (*Matrix, error) {
+	if len(vecs) == 0 {
+		return nil, errors.New("no vectors")
+	}
+	src := make([]int, len(vecs))
+	for i := range src {
+		src[i] = -1
+	}
+	d, err := NewDraft(nil, src, len(vecs[0]))
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vecs {
+		if len(v) != d.Dim() {
+			return nil, fmt.Errorf("row %d has width %d, want %d", i, len(v), d.Dim())
+		}
+		copy(d.Row(i), v)
+	}
+	return d.Matrix(), nil
 }

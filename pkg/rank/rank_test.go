@@ -143,7 +143,7 @@ func TestAppendReusesMemory(t *testing.T) {
 	texts := []string{"deploy the service", "send an email message", "roll back a release", "read a file", "list the pods"}
 	c := analysis.English.Corpus(len(texts), analysis.Segments{N: int(bm25.Concepts)}, func(i int, seg []string) { seg[bm25.Description] = texts[i] })
 	lexical := bm25.New(c, bm25.Layout{Text: [bm25.Concepts]int{0, 1, 2, 3, 4, 5}, Learned: -1}, bm25.DefaultConfig)
-	dense, err := index.New([][]float32{{1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}, {1, 0, 1}})
+	dense, err := index.Adopt([]float32{1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 0, 1}, 5, 3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestBinaryHybrid(t *testing.T) {
 		}
 		texts[i] = fmt.Sprintf("common tool group%d", i%300)
 	}
-	exact, err := index.New(vecs)
+	exact, err := index.Adopt(slices.Concat(vecs...), len(vecs), len(vecs[0]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// it, and its peak is within bounds.
 		debug.FreeOSMemory()
 	}
-	var vecs [][]float32
+	var file *index.Matrix // a snapshot file's vectors, when they match
 	info := snap.query.Info()
 	if prev != nil && !fitted {
 		// The collection just run makes the live heap exact; the vectors
@@ -98,7 +98,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		if why := p.Header.Mismatch(info.Provider, info.Model, info.BaseURL, info.Dimensions, cat.Hash(), cat.Len()); why != "" {
 			s.logger.Warn("index snapshot file not used; embedding afresh", "file", p.Source, "reason", why)
 		} else {
-			vecs, snap.Preloaded = p.Vectors, true
+			file, snap.Preloaded = p.Matrix, p.Matrix != nil
 		}
 	}
 	if fitted && snap.Preloaded {
@@ -121,8 +121,10 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	default:
 		keys, err = s.embedCached(ctx, snap, texts)
 	}
-	if err == nil && snap.Matrix == nil {
-		err = s.index(snap, vecs)
+	if file != nil {
+		// The file's index is in slabs, as a provider's build writes
+		// them, so the next build shares those of the rows it keeps.
+		s.quantize(snap, file)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -136,17 +138,17 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	}
 	out, err := s.finish(ctx, snap, views, nil)
 	if err == nil && s.preload != nil {
-		// Used, the file's vectors are the index's now, copied: held
-		// twice otherwise, for as long as the process runs. A later build
-		// of the same catalog shares this index, and one of another
-		// embeds what changed, as it would without a file. Not used, the
+		// Used, the file's index is the snapshot's, and lives as long as
+		// it does, not the process: a later build of the same catalog
+		// shares it, and one of another embeds what changed, as it would
+		// without a file. Not used, the
 		// file is stale (a catalog changed without its snapshot, the usual
 		// way to have one), and kept it would hold its vectors beside two
 		// snapshots' at every rebuild, past the sizing rule; a later
 		// build it would have matched embeds only what the cache lacks.
 		// The Preload is the service's (Config.Preload): its vectors are
 		// let go wherever it is referred to.
-		s.preload.Vectors, s.preload = nil, nil
+		s.preload.Matrix, s.preload = nil, nil
 	}
 	return out, err
 }
@@ -256,18 +258,6 @@ func (s *Service) quantize(snap *Snapshot, mx *index.Matrix) {
 		mx = mx.WithBinary(s.cfg.Rescore)
 	}
 	snap.Matrix = mx
-}
-
-// index builds snap's dense index from vecs (a snapshot file's), in
-// slabs, as a provider's build writes them, so that the next build shares
-// those of the rows it keeps.
-func (s *Service) index(snap *Snapshot, vecs [][]float32) error {
-	mx, err := index.New(vecs)
-	if err != nil {
-		return err
-	}
-	s.quantize(snap, mx)
-	return nil
 }
 
 // rankable gives snap its ranker, once its dense index (if any) is final.

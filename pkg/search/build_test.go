@@ -1,10 +1,13 @@
 package search
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync/atomic"
@@ -56,7 +59,7 @@ func TestBuildEmbedsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := index.New(vecs)
+	want, err := index.Adopt(slices.Concat(vecs...), len(vecs), len(vecs[0]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,11 +241,11 @@ func TestViewSharesSlabs(t *testing.T) {
 	}
 }
 
-// TestPreloadHeldOnce: a snapshot file's vectors make the index with no
-// call to the provider, and are let go once copied (held beside the index
-// for the process's life otherwise); the next build of a changed catalog
-// shares that index's slabs, as after a build that embedded. A stale
-// file is let go after the first build too.
+// TestPreloadHeldOnce: a snapshot file's index is the build's, with no
+// call to the provider and no copy of its vectors, and the service lets
+// go of it once published (held for the process's life otherwise); the
+// next build of a changed catalog shares its slabs, as after a build that
+// embedded. A stale file is let go after the first build too.
 func TestPreloadHeldOnce(t *testing.T) {
 	setup := defaultSetup(t)
 	// Slabs of 64 rows, as in TestRebuildSharesUnchangedRows.
@@ -256,8 +259,20 @@ func TestPreloadHeldOnce(t *testing.T) {
 		vecs = append(vecs, slices.Clone(v))
 	}
 	info := emb.Info()
-	file := &Preload{Source: "test.snap", Vectors: vecs, Header: snapshot.Header{Provider: info.Provider, Model: info.Model,
-		Dimensions: info.Dimensions, CatalogHash: setup.Catalog.Hash(), Tools: setup.Catalog.Len()}}
+	path := filepath.Join(t.TempDir(), "test.snap")
+	var buf bytes.Buffer
+	if err := snapshot.Write(&buf, snapshot.Header{Provider: info.Provider, Model: info.Model,
+		Dimensions: info.Dimensions, CatalogHash: setup.Catalog.Hash(), Tools: setup.Catalog.Len()}, vecs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, mx, err := snapshot.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := &Preload{Source: path, Header: h, Matrix: mx}
 
 	emb = &countingEmbedder{local: embedding.NewLocal(8192)}
 	svc := New(Config{Embedder: emb, Preload: file})
@@ -268,16 +283,16 @@ func TestPreloadHeldOnce(t *testing.T) {
 	if !first.Preloaded || emb.texts.Load() != 0 {
 		t.Fatalf("preloaded %v, %d texts embedded, want the file's vectors alone", first.Preloaded, emb.texts.Load())
 	}
-	if svc.preload != nil || file.Vectors != nil {
-		t.Error("the file's vectors are still held after the build copied them")
+	if svc.preload != nil || file.Matrix != nil {
+		t.Error("the service still holds the file's index beside the snapshot's")
 	}
 	for i, v := range vecs {
 		// A file's rows are normalised as they are read: it may not be
 		// this service's.
 		want := slices.Clone(v)
 		index.Normalize(want)
-		if !slices.Equal(first.Matrix.Row(i), want) || &first.Matrix.Row(i)[0] == &v[0] {
-			t.Fatalf("row %d is not the file's, normalised", i)
+		if !slices.Equal(first.Matrix.Row(i), want) || &first.Matrix.Row(i)[0] != &mx.Row(i)[0] {
+			t.Fatalf("row %d is not the file's, normalised, in the file's index", i)
 		}
 	}
 	tools := slices.Clone(setup.Catalog.Tools())
@@ -292,7 +307,7 @@ func TestPreloadHeldOnce(t *testing.T) {
 
 	// A stale file (another catalog's) is let go too once a build that
 	// embedded is published.
-	stale := &Preload{Source: "stale.snap", Vectors: vecs, Header: file.Header}
+	stale := &Preload{Source: "stale.snap", Matrix: mx, Header: h}
 	stale.Header.CatalogHash = "another catalog"
 	emb = &countingEmbedder{local: embedding.NewLocal(8192)}
 	svc = New(Config{Embedder: emb, Preload: stale})
@@ -300,8 +315,8 @@ func TestPreloadHeldOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Preloaded || snap.Embedded != setup.Catalog.Len() || svc.preload != nil || stale.Vectors != nil {
-		t.Errorf("a stale file: preloaded %v, embedded %d of %d, still held %v", snap.Preloaded, snap.Embedded, setup.Catalog.Len(), svc.preload != nil || stale.Vectors != nil)
+	if snap.Preloaded || snap.Embedded != setup.Catalog.Len() || svc.preload != nil || stale.Matrix != nil {
+		t.Errorf("a stale file: preloaded %v, embedded %d of %d, still held %v", snap.Preloaded, snap.Embedded, setup.Catalog.Len(), svc.preload != nil || stale.Matrix != nil)
 	}
 }
 

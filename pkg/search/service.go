@@ -143,11 +143,11 @@ type Config struct {
 	QueryCacheTTL  time.Duration
 	// Learning, when set, turns on learning from use (see Learning).
 	Learning *Learning
-	// Preload, when set, holds vectors from a snapshot file, used instead of
-	// calling the embedder when they were built from the same catalog and
-	// model (see package snapshot). The service takes it: the first build
-	// to be published copies its vectors into the index, when they
-	// match, and sets Vectors to nil either way.
+	// Preload, when set, holds the index of a snapshot file's vectors,
+	// used instead of calling the embedder when they were built from the
+	// same catalog and model (see package snapshot). The service takes
+	// it: the first build to be published makes it its index, when it
+	// matches, and sets Matrix to nil either way.
 	Preload *Preload
 	// RetryDelay is the first delay between failed start-up builds; 1s when
 	// 0. It doubles up to two minutes.
@@ -165,9 +165,9 @@ type Config struct {
 
 // Preload is an index snapshot file's content.
 type Preload struct {
-	Source  string // the file, for logs
-	Header  snapshot.Header
-	Vectors [][]float32
+	Source string // the file, for logs
+	Header snapshot.Header
+	Matrix *index.Matrix // snapshot.ReadFile's
 }
 
 // Snapshot is one immutable, searchable build of a setup. Everything a

@@ -18,6 +18,8 @@ import (
 	"math"
 	"os"
 	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
 // Layout: magic (8 bytes) | header length (uint32 LE) | header JSON |
@@ -82,11 +84,14 @@ func Write(w io.Writer, h Header, vecs [][]float32) error {
 	return err
 }
 
-// ReadFile reads the snapshot at path. Any damage, including a single
-// flipped bit, is an error wrapping ErrCorrupt. It streams the file, which
-// is not held as bytes beside the vectors made of it: at 100,000 tools of
-// 1,536 dimensions, 586 MiB more at start-up.
-func ReadFile(path string) (Header, [][]float32, error) {
+// ReadFile reads the snapshot at path into an index of its vectors,
+// normalised as every index's are; nil for a snapshot of no tools. Any
+// damage, including a single flipped bit, is an error wrapping
+// ErrCorrupt. It streams the file into the index's rows, so neither the
+// file's bytes nor a copy of its vectors is held beside the index: at
+// 100,000 tools of 1,536 dimensions, each would be 586 MiB more at
+// start-up.
+func ReadFile(path string) (Header, *index.Matrix, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Header{}, nil, fmt.Errorf("snapshot: %w", err)
@@ -99,16 +104,16 @@ func ReadFile(path string) (Header, [][]float32, error) {
 	if st.Size() > maxBytes {
 		return Header{}, nil, fmt.Errorf("snapshot %s: larger than %d GiB", path, maxBytes>>30)
 	}
-	h, vecs, err := decode(bufio.NewReaderSize(f, 1<<16), st.Size())
+	h, mx, err := decode(bufio.NewReaderSize(f, 1<<16), st.Size())
 	if err != nil {
 		return h, nil, fmt.Errorf("snapshot %s: %w", path, err)
 	}
-	return h, vecs, nil
+	return h, mx, nil
 }
 
 // decode reads a snapshot of size bytes from r. The checksum is summed as
 // the file is read and compared at its end, before anything is returned.
-func decode(r io.Reader, size int64) (Header, [][]float32, error) {
+func decode(r io.Reader, size int64) (Header, *index.Matrix, error) {
 	var h Header
 	if size < int64(len(magic)+4+sha256.Size) {
 		return h, nil, fmt.Errorf("%w: %d bytes", ErrCorrupt, size)
@@ -156,30 +161,38 @@ func decode(r io.Reader, size int64) (Header, [][]float32, error) {
 	if h.Tools < 0 || h.Dimensions <= 0 || payload != int64(h.Tools)*int64(h.Dimensions)*4 {
 		return h, nil, checked(fmt.Errorf("%w: %d bytes of vectors for %d tools of %d dimensions", ErrCorrupt, payload, h.Tools, h.Dimensions))
 	}
-	flat := make([]float32, h.Tools*h.Dimensions)
-	buf := make([]byte, 1<<16)
-	for at := 0; at < len(flat); {
-		chunk := buf[:min(len(buf), 4*(len(flat)-at))]
-		if _, err := io.ReadFull(body, chunk); err != nil {
+	if h.Tools == 0 {
+		if !sound(r, sum) {
+			return h, nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+		}
+		return h, nil, nil
+	}
+	src := make([]int, h.Tools)
+	for i := range src {
+		src[i] = -1 // every row written here
+	}
+	d, err := index.NewDraft(nil, src, h.Dimensions)
+	if err != nil {
+		return h, nil, err
+	}
+	buf := make([]byte, 4*h.Dimensions)
+	for i := range h.Tools {
+		if _, err := io.ReadFull(body, buf); err != nil {
 			return h, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
-		for k := 0; k < len(chunk); k += 4 {
-			x := math.Float32frombits(binary.LittleEndian.Uint32(chunk[k:]))
+		row := d.Row(i)
+		for j := range row {
+			x := math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 				return h, nil, fmt.Errorf("%w: non-finite value", ErrCorrupt)
 			}
-			flat[at] = x
-			at++
+			row[j] = x
 		}
 	}
 	if !sound(r, sum) {
 		return h, nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	vecs := make([][]float32, h.Tools)
-	for i := range vecs {
-		vecs[i] = flat[i*h.Dimensions : (i+1)*h.Dimensions]
-	}
-	return h, vecs, nil
+	return h, d.Matrix(), nil
 }
 
 // sound reads the checksum that ends r and compares it with sum, of all

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
 func sample() (Header, [][]float32) {
@@ -16,9 +18,24 @@ func sample() (Header, [][]float32) {
 	return h, [][]float32{{1, 0, -0.5}, {0.25, 2, 3}}
 }
 
-// read decodes a whole snapshot held in memory.
+// read decodes a whole snapshot held in memory, and returns its index's
+// rows.
 func read(data []byte) (Header, [][]float32, error) {
-	return decode(bytes.NewReader(data), int64(len(data)))
+	h, mx, err := decode(bytes.NewReader(data), int64(len(data)))
+	if mx == nil {
+		return h, nil, err
+	}
+	return h, mx.Vectors(), err
+}
+
+// normalized is vecs as an index holds them.
+func normalized(vecs [][]float32) [][]float32 {
+	out := make([][]float32, len(vecs))
+	for i, v := range vecs {
+		out[i] = slices.Clone(v)
+		index.Normalize(out[i])
+	}
+	return out
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -35,7 +52,7 @@ func TestRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(h, gh); diff != "" {
 		t.Errorf("header mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(vecs, gv); diff != "" {
+	if diff := cmp.Diff(normalized(vecs), gv); diff != "" {
 		t.Errorf("vectors mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -82,7 +99,7 @@ func TestReadFile(t *testing.T) {
 		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		gh, gv, err := ReadFile(path)
+		gh, mx, err := ReadFile(path)
 		if !tc.ok {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Errorf("%s: error = %v, want ErrCorrupt", name, err)
@@ -90,8 +107,8 @@ func TestReadFile(t *testing.T) {
 			continue
 		}
 		h.Format = Format
-		if err != nil || !cmp.Equal(h, gh) || !cmp.Equal(vecs, gv) {
-			t.Errorf("%s: %v %+v %v", name, err, gh, gv)
+		if err != nil || !cmp.Equal(h, gh) || !cmp.Equal(normalized(vecs), mx.Vectors()) {
+			t.Errorf("%s: %v %+v %v", name, err, gh, mx)
 		}
 	}
 }
