@@ -141,13 +141,13 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// Used, the file's index is the snapshot's, and lives as long as
 		// it does, not the process: a later build of the same catalog
 		// shares it, and one of another embeds what changed, as it would
-		// without a file. Not used, the
-		// file is stale (a catalog changed without its snapshot, the usual
-		// way to have one), and kept it would hold its vectors beside two
-		// snapshots' at every rebuild, past the sizing rule; a later
-		// build it would have matched embeds only what the cache lacks.
-		// The Preload is the service's (Config.Preload): its vectors are
-		// let go wherever it is referred to.
+		// without a file. Not used, the file is stale (a catalog changed
+		// without its snapshot, the usual way to have one), and kept it
+		// would hold its vectors beside two snapshots' at every rebuild,
+		// past the sizing rule; a later build it would have matched
+		// embeds only what the cache lacks. The Preload is the service's
+		// (Config.Preload): its index is let go wherever it is referred
+		// to.
 		s.preload.Matrix, s.preload = nil, nil
 	}
 	return out, err
