@@ -1,10 +1,15 @@
 package bm25
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/catgen"
 )
 
 // BenchmarkScores scores queries against a synthetic 10,000-tool corpus
@@ -44,4 +49,31 @@ func BenchmarkScores(b *testing.B) {
 		queries[i%len(queries)].ScoresInto(dst)
 		i++
 	}
+}
+
+// BenchmarkNew builds the index of 10,000 generated tools (package
+// catgen) from their analysis, as a build does after analysing them.
+func BenchmarkNew(b *testing.B) {
+	var buf bytes.Buffer
+	if err := catgen.Write(&buf, 10_000, 1); err != nil {
+		b.Fatal(err)
+	}
+	part, err := catalog.Parse("generated", buf.Bytes(), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tools := cat.Tools()
+	corpus := analysis.English.Corpus(len(tools), ToolSegments, func(i int, seg []string) {
+		p := tools[i].Fields().Parts()
+		copy(seg, p[:])
+	})
+	var ix *Index
+	for b.Loop() {
+		ix = New(corpus, ToolLayout, DefaultConfig)
+	}
+	b.ReportMetric(float64(len(ix.post)), "postings")
 }

@@ -459,14 +459,30 @@ func (b *builder) fill(ix *Index, norm [][numFields]float64, local []uint32) {
 		cp := &b.parts[part]
 		cp.lo = lo
 		at := cp.at
+		// A small direct-mapped cache before the map: a document's
+		// postings mostly share a few impacts (a term once in its
+		// description), and the map's lookup was most of fill's time.
 		seen := map[float64]uint32{}
+		var recent [64]struct {
+			bits uint64
+			code uint32
+		}
+		for i := range recent {
+			recent[i].bits = math.MaxUint64 // a NaN's bits: no impact's
+		}
 		code := func(v float64) uint32 {
+			bits := math.Float64bits(v)
+			slot := &recent[(bits*0x9e3779b97f4a7c15)>>58]
+			if slot.bits == bits {
+				return slot.code
+			}
 			c, ok := seen[v]
 			if !ok {
 				c = uint32(len(cp.impacts))
 				seen[v] = c
 				cp.impacts = append(cp.impacts, v)
 			}
+			slot.bits, slot.code = bits, c
 			return c
 		}
 		var dc docCounts
