@@ -119,17 +119,34 @@ type measure struct {
 	changed  string // the same number of tools, every text different: what the rebuild reads
 }
 
-// sample is one start-up and rebuild of one binary.
+// rebuilds are the rebuilds that follow each start-up, in order, and
+// the catalog each reads (none: the one served, unchanged): first the
+// same tools, as learning and a refresh that changed nothing make; then
+// three servers' tools revised, as upstream refreshes make; then every
+// text changed, so a provider embeds them all and the old index serves
+// meanwhile: the worst case.
+var rebuilds = [...]struct {
+	name    string
+	catalog func(*measure) string
+}{
+	{"same tools", nil},
+	{"three servers revised", func(m *measure) string { return m.revised }},
+	{"every text changed", func(m *measure) string { return m.changed }},
+}
+
+// sample is one start-up and its rebuilds of one binary.
 type sample struct {
-	ready                  time.Duration
-	rss, peak, rebuildPeak int64 // bytes
-	rebuildTook, searchP50 time.Duration
-	samePeak               int64 // bytes: a rebuild of the same tools
-	sameTook               time.Duration
-	revisedPeak            int64 // bytes: a rebuild with three servers revised
-	revisedTook            time.Duration
-	providerAtStart        int64         // inputs the provider embedded for the start-up
-	providerTime           time.Duration // the provider's own time during the start-up
+	ready, searchP50 time.Duration
+	rss, peak        int64 // bytes
+	rebuilt          [len(rebuilds)]timed
+	providerAtStart  int64         // inputs the provider embedded for the start-up
+	providerTime     time.Duration // the provider's own time during the start-up
+}
+
+// timed is how long a rebuild took and the peak resident set while it ran.
+type timed struct {
+	took time.Duration
+	peak int64 // bytes
 }
 
 func (m *measure) width() int {
@@ -247,24 +264,15 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 	if s.searchP50, err = searchP50(client, base, m.queries); err != nil {
 		return s, err
 	}
-	// First a rebuild of the same tools, as learning and a refresh that
-	// changed nothing make; then one with three servers' tools revised;
-	// then one of a catalog whose every text changed, so a provider
-	// embeds them all and the old index serves meanwhile: the worst case.
-	if s.sameTook, s.samePeak, err = rebuild(ctx, srv, token); err != nil {
-		return s, err
-	}
-	if err := copyFile(m.revised, catalog); err != nil {
-		return s, err
-	}
-	if s.revisedTook, s.revisedPeak, err = rebuild(ctx, srv, token); err != nil {
-		return s, err
-	}
-	if err := copyFile(m.changed, catalog); err != nil {
-		return s, err
-	}
-	if s.rebuildTook, s.rebuildPeak, err = rebuild(ctx, srv, token); err != nil {
-		return s, err
+	for i, r := range rebuilds {
+		if r.catalog != nil {
+			if err := copyFile(r.catalog(m), catalog); err != nil {
+				return s, err
+			}
+		}
+		if s.rebuilt[i].took, s.rebuilt[i].peak, err = rebuild(ctx, srv, token); err != nil {
+			return s, fmt.Errorf("%s: %w", r.name, err)
+		}
 	}
 	return s, nil
 }
@@ -333,20 +341,25 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 		if m.embedder != "local" {
 			own = fmt.Sprintf(" (the provider's own %s, the service's %s)", s.providerTime.Round(time.Millisecond), (s.ready - s.providerTime).Round(time.Millisecond))
 		}
-		fmt.Fprintf(w, "  %-28s ready %8s%s  RSS %7.1f MiB (%.2fx)  peak %7.1f MiB (%.2fx)  rebuild, same tools %8s peak %7.1f MiB (%.2fx), three servers revised %8s peak %7.1f MiB (%.2fx), every text changed %8s peak %7.1f MiB (%.2fx)  search p50 %s\n",
+		var rb []string
+		for i, r := range rebuilds {
+			t := s.rebuilt[i]
+			rb = append(rb, fmt.Sprintf("%s %8s peak %7.1f MiB (%.2fx)", r.name, t.took.Round(time.Millisecond), mib(t.peak), float64(t.peak)/float64(vec)))
+		}
+		fmt.Fprintf(w, "  %-28s ready %8s%s  RSS %7.1f MiB (%.2fx)  peak %7.1f MiB (%.2fx)  rebuild, %s  search p50 %s\n",
 			filepath.Base(filepath.Dir(b))+"/"+filepath.Base(b), s.ready.Round(time.Millisecond), own,
 			mib(s.rss), float64(s.rss)/float64(vec), mib(s.peak), float64(s.peak)/float64(vec),
-			s.sameTook.Round(time.Millisecond), mib(s.samePeak), float64(s.samePeak)/float64(vec),
-			s.revisedTook.Round(time.Millisecond), mib(s.revisedPeak), float64(s.revisedPeak)/float64(vec),
-			s.rebuildTook.Round(time.Millisecond), mib(s.rebuildPeak), float64(s.rebuildPeak)/float64(vec), s.searchP50.Round(time.Microsecond))
+			strings.Join(rb, ", "), s.searchP50.Round(time.Microsecond))
 	}
 	if len(bins) == 2 {
 		a, b := med[0], med[1]
-		fmt.Fprintf(w, "  ratio (first / baseline): ready %.2f  RSS %.2f  peak %.2f  same-tools rebuild %.2f, its peak %.2f  revised rebuild %.2f, its peak %.2f  rebuild %.2f  rebuild peak %.2f  search p50 %.2f\n",
+		var rb []string
+		for i, r := range rebuilds {
+			rb = append(rb, fmt.Sprintf("rebuild, %s %.2f, its peak %.2f", r.name, ratio(a.rebuilt[i].took, b.rebuilt[i].took), float64(a.rebuilt[i].peak)/float64(b.rebuilt[i].peak)))
+		}
+		fmt.Fprintf(w, "  ratio (first / baseline): ready %.2f  RSS %.2f  peak %.2f  %s  search p50 %.2f\n",
 			ratio(a.ready, b.ready), float64(a.rss)/float64(b.rss), float64(a.peak)/float64(b.peak),
-			ratio(a.sameTook, b.sameTook), float64(a.samePeak)/float64(b.samePeak),
-			ratio(a.revisedTook, b.revisedTook), float64(a.revisedPeak)/float64(b.revisedPeak),
-			ratio(a.rebuildTook, b.rebuildTook), float64(a.rebuildPeak)/float64(b.rebuildPeak), ratio(a.searchP50, b.searchP50))
+			strings.Join(rb, "  "), ratio(a.searchP50, b.searchP50))
 	}
 }
 
@@ -362,19 +375,20 @@ func median(ss []sample) sample {
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	return sample{
+	out := sample{
 		ready:        time.Duration(pick(func(s sample) int64 { return int64(s.ready) })),
 		providerTime: time.Duration(pick(func(s sample) int64 { return int64(s.providerTime) })),
 		rss:          pick(func(s sample) int64 { return s.rss }),
 		peak:         pick(func(s sample) int64 { return s.peak }),
-		rebuildPeak:  pick(func(s sample) int64 { return s.rebuildPeak }),
-		rebuildTook:  time.Duration(pick(func(s sample) int64 { return int64(s.rebuildTook) })),
-		samePeak:     pick(func(s sample) int64 { return s.samePeak }),
-		sameTook:     time.Duration(pick(func(s sample) int64 { return int64(s.sameTook) })),
-		revisedPeak:  pick(func(s sample) int64 { return s.revisedPeak }),
-		revisedTook:  time.Duration(pick(func(s sample) int64 { return int64(s.revisedTook) })),
 		searchP50:    time.Duration(pick(func(s sample) int64 { return int64(s.searchP50) })),
 	}
+	for i := range out.rebuilt {
+		out.rebuilt[i] = timed{
+			took: time.Duration(pick(func(s sample) int64 { return int64(s.rebuilt[i].took) })),
+			peak: pick(func(s sample) int64 { return s.rebuilt[i].peak }),
+		}
+	}
+	return out
 }
 
 func copyFile(from, to string) error {
