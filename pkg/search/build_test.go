@@ -384,3 +384,26 @@ func TestBoundGarbage(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildRestoresGCPercent: a build gives back the process's own
+// collector percentage, a stricter GOGC included, whatever it lowered it
+// to meanwhile. rebuildSlack of a byte has a rebuild's embedding collect
+// at 1 %, below the GOGC of 7 the process runs with here.
+func TestBuildRestoresGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(7))
+	defer func(was uint64) { rebuildSlack = was }(rebuildSlack)
+	rebuildSlack = 1
+	var width atomic.Int64
+	width.Store(16)
+	svc := New(Config{Embedder: embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: fakeProvider(t, &width), APIKey: "k", MaxRetries: -1}), QueryCacheSize: -1})
+	// The first build, then a rebuild that embeds a tool, which bounds its
+	// garbage.
+	for _, setup := range []*Setup{defaultSetup(t), withExtraTool(t, defaultSetup(t))} {
+		if _, err := svc.Build(t.Context(), setup); err != nil {
+			t.Fatal(err)
+		}
+		if got := debug.SetGCPercent(7); got != 7 {
+			t.Fatalf("after a build the collector's percentage is %d, want the process's 7", got)
+		}
+	}
+}

@@ -66,7 +66,6 @@ const (
 	buildGCPercent      = 25
 	rebuildGCPercent    = 12
 	rebuildGCFrom       = 256 << 20 // live heap bytes
-	rebuildSlack        = 32 << 20  // bytes
 	DefaultTopK         = 10
 	MaxTopK             = 50
 	DefaultQueryTimeout = 2 * time.Second
@@ -312,14 +311,25 @@ func (s *Service) OnPublish(f func(*Snapshot)) { s.onPublish.Store(&f) }
 // vectors hold no pointers, so each collection is short, but there are
 // more of them.
 func boundGarbage(heap uint64) {
-	if heap == 0 {
-		return
-	}
-	pct := max(int(rebuildSlack*100/heap), 1)
-	if cur := debug.SetGCPercent(pct); cur < pct {
-		debug.SetGCPercent(cur)
+	if heap > 0 {
+		lowerGCPercent(max(int(rebuildSlack*100/heap), 1))
 	}
 }
+
+// lowerGCPercent sets the collector's percentage to pct unless it is
+// lower already (a stricter GOGC stays), and returns what it was.
+func lowerGCPercent(pct int) int {
+	was := debug.SetGCPercent(pct)
+	if was < pct {
+		debug.SetGCPercent(was)
+	}
+	return was
+}
+
+// rebuildSlack is the garbage, in bytes, a rebuild's embedding may add
+// to its heap before the collector runs (boundGarbage); a variable, so
+// that a test can have it lower the percentage on a small heap.
+var rebuildSlack uint64 = 32 << 20
 
 // liveHeap is the heap the last collection found live.
 func liveHeap() uint64 {
@@ -357,11 +367,9 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	if s.cur.Load() != nil && liveHeap() > rebuildGCFrom {
 		pct = rebuildGCPercent
 	}
-	if prev := debug.SetGCPercent(pct); prev < pct {
-		debug.SetGCPercent(prev)
-	} else {
-		defer debug.SetGCPercent(prev)
-	}
+	// Whatever the build lowers it to (boundGarbage too), the process's
+	// own percentage is back once it ends.
+	defer debug.SetGCPercent(lowerGCPercent(pct))
 	start := s.cfg.Now()
 	snap, err := s.build(ctx, setup)
 	took := s.cfg.Now().Sub(start)
