@@ -35,10 +35,7 @@ func TestCandidates(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, sparse := range []bool{false, true} {
 		const n, d = 2000, 256
-		mx, err := fromRows(randomRows(r, n, d, sparse))
-		if err != nil {
-			t.Fatal(err)
-		}
+		mx := draftOf(t, randomRows(r, n, d, sparse), 0)
 		keep := func(row int) bool { return row%5 != 0 }
 		var found, total int
 		for trial := range 20 {
@@ -103,10 +100,7 @@ func TestCandidates(t *testing.T) {
 // TestEstimateSigns: for dense rows the estimate is cols - 2·Hamming over
 // sign bits.
 func TestEstimateSigns(t *testing.T) {
-	mx, err := fromRows([][]float32{{1, 1, 1, 1}, {1, -1, 1, -1}, {-1, -1, -1, -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mx := draftOf(t, [][]float32{{1, 1, 1, 1}, {1, -1, 1, -1}, {-1, -1, -1, -1}}, 0)
 	b := mx.WithBinary(0)
 	got := make([]float32, 3)
 	b.estimate(Query{Dense: []float32{0.5, 0.5, 0.5, 0.5}}, got)

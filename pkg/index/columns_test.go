@@ -29,10 +29,7 @@ func TestColumnsMatchRows(t *testing.T) {
 			vecs[i][i%dim] += 1 // never a zero row
 			block = append(block, vecs[i]...)
 		}
-		want, err := fromRows(vecs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := draftOf(t, vecs, 0)
 		cols := NewColumns(rows, dim)
 		var wg sync.WaitGroup
 		batch := 5 + r.IntN(2)*300 // within a tile, or over one

@@ -28,10 +28,7 @@ func layouts(tb testing.TB, rows, dim int, full int) []layout {
 		vecs[i][i%dim] += 1
 		cols.SetRows(i, append([]float32(nil), vecs[i]...))
 	}
-	mx, err := fromRows(vecs)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	mx := draftOf(tb, vecs, 0)
 	byCol, err := cols.Matrix()
 	if err != nil {
 		tb.Fatal(err)

@@ -12,10 +12,7 @@ import (
 )
 
 func TestSearch(t *testing.T) {
-	mx, err := fromRows([][]float32{{1, 0}, {0, 2}, {1, 1}, {0, 0}, {-1, 0}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mx := draftOf(t, [][]float32{{1, 0}, {0, 2}, {1, 1}, {0, 0}, {-1, 0}}, 0)
 	got, err := mx.Candidates(Query{Dense: []float32{1, 0}}, 3, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -108,10 +105,7 @@ func TestSparseScoresMatchGemv(t *testing.T) {
 				vecs[i][j] = float32(r.NormFloat64())
 			}
 		}
-		mx, err := fromRows(vecs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		mx := draftOf(t, vecs, 0)
 		dense := make([]float32, cols)
 		for j := 0; j < cols; j += 1 + r.IntN(7) {
 			dense[j] = float32(r.NormFloat64())
@@ -130,7 +124,7 @@ func TestSparseScoresMatchGemv(t *testing.T) {
 			}
 		}
 	}
-	mx, _ := fromRows([][]float32{{1, 0}})
+	mx := draftOf(t, [][]float32{{1, 0}}, 0)
 	for _, bad := range []Sparse{{Idx: []int32{2}, Val: []float32{1}}, {Idx: []int32{-1}, Val: []float32{1}}, {Idx: []int32{0}, Val: nil}} {
 		if err := mx.SparseScoresInto(bad, make([]float32, 1)); !errors.Is(err, ErrDimension) {
 			t.Errorf("SparseScoresInto(%v) error = %v, want ErrDimension", bad, err)
@@ -166,10 +160,7 @@ func TestColumnsScoreAsRows(t *testing.T) {
 				}
 			}
 		}
-		byRow, err := fromRows(vecs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		byRow := draftOf(t, vecs, 0)
 		both := byRow.WithColumns()
 		if both.cols == nil || both.Bytes() != 2*byRow.Bytes() {
 			t.Fatalf("rows=%d: columns not kept (%d bytes, by row %d)", rows, both.Bytes(), byRow.Bytes())

@@ -70,6 +70,21 @@ func NewDraft(from *Matrix, src []int, dim int) (*Draft, error) {
 	return newDraft(from, src, dim, slabRows(dim))
 }
 
+// NewBlankDraft lays out a matrix of rows rows of width dim, every one
+// the caller's to write (Row): a first build's, or a snapshot file's.
+func NewBlankDraft(rows, dim int) (*Draft, error) {
+	return NewDraft(nil, blank(rows), dim)
+}
+
+// blank is the sources of n rows none of which comes from a matrix.
+func blank(n int) []int {
+	src := make([]int, n)
+	for i := range src {
+		src[i] = -1
+	}
+	return src
+}
+
 // newDraft is NewDraft writing slabs of per rows.
 func newDraft(from *Matrix, src []int, dim, per int) (*Draft, error) {
 	if len(src) == 0 || dim <= 0 || per <= 0 {

@@ -1,8 +1,6 @@
 package index
 
 import (
-	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -16,14 +14,10 @@ const slabDim, slabPer = 16, 8
 // build makes it, in slabs of per rows (as NewDraft makes them when 0).
 func draftOf(tb testing.TB, vecs [][]float32, per int) *Matrix {
 	tb.Helper()
-	src := make([]int, len(vecs))
-	for i := range src {
-		src[i] = -1
-	}
 	if per == 0 {
 		per = slabRows(len(vecs[0]))
 	}
-	d, err := newDraft(nil, src, len(vecs[0]), per)
+	d, err := newDraft(nil, blank(len(vecs)), len(vecs[0]), per)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -235,27 +229,4 @@ func TestNewDraftRejects(t *testing.T) {
 			t.Errorf("NewDraft(%s) = nil error", name)
 		}
 	}
-}
-
-// fromRows is vecs as a matrix in slabs, as a provider's build and a
-// snapshot file's reading write one.
-func fromRows(vecs [][]float32) (*Matrix, error) {
-	if len(vecs) == 0 {
-		return nil, errors.New("no vectors")
-	}
-	src := make([]int, len(vecs))
-	for i := range src {
-		src[i] = -1
-	}
-	d, err := NewDraft(nil, src, len(vecs[0]))
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range vecs {
-		if len(v) != d.Dim() {
-			return nil, fmt.Errorf("row %d has width %d, want %d", i, len(v), d.Dim())
-		}
-		copy(d.Row(i), v)
-	}
-	return d.Matrix(), nil
 }

@@ -411,7 +411,7 @@ func (l *lastIndex) sources(keys [][32]byte) []int {
 func toolTexts(cat *catalog.Catalog) []string {
 	texts := make([]string, cat.Len())
 	for i, t := range cat.Tools() {
-		texts[i] = t.Fields().Text()
+		texts[i] = t.Text()
 	}
 	return texts
 }

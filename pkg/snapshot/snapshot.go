@@ -161,38 +161,32 @@ func decode(r io.Reader, size int64) (Header, *index.Matrix, error) {
 	if h.Tools < 0 || h.Dimensions <= 0 || payload != int64(h.Tools)*int64(h.Dimensions)*4 {
 		return h, nil, checked(fmt.Errorf("%w: %d bytes of vectors for %d tools of %d dimensions", ErrCorrupt, payload, h.Tools, h.Dimensions))
 	}
-	if h.Tools == 0 {
-		if !sound(r, sum) {
-			return h, nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	var mx *index.Matrix // none for a snapshot of no tools
+	if h.Tools > 0 {
+		d, err := index.NewBlankDraft(h.Tools, h.Dimensions)
+		if err != nil {
+			return h, nil, err
 		}
-		return h, nil, nil
-	}
-	src := make([]int, h.Tools)
-	for i := range src {
-		src[i] = -1 // every row written here
-	}
-	d, err := index.NewDraft(nil, src, h.Dimensions)
-	if err != nil {
-		return h, nil, err
-	}
-	buf := make([]byte, 4*h.Dimensions)
-	for i := range h.Tools {
-		if _, err := io.ReadFull(body, buf); err != nil {
-			return h, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-		row := d.Row(i)
-		for j := range row {
-			x := math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return h, nil, fmt.Errorf("%w: non-finite value", ErrCorrupt)
+		buf := make([]byte, 4*h.Dimensions)
+		for i := range h.Tools {
+			if _, err := io.ReadFull(body, buf); err != nil {
+				return h, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 			}
-			row[j] = x
+			row := d.Row(i)
+			for j := range row {
+				x := math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					return h, nil, fmt.Errorf("%w: non-finite value", ErrCorrupt)
+				}
+				row[j] = x
+			}
 		}
+		mx = d.Matrix()
 	}
 	if !sound(r, sum) {
 		return h, nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	return h, d.Matrix(), nil
+	return h, mx, nil
 }
 
 // sound reads the checksum that ends r and compares it with sum, of all
