@@ -175,6 +175,11 @@ func (b *bucket) take(now time.Time) error {
 func (b *bucket) inDebt(now time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.owes(now)
+}
+
+// owes is inDebt with b.mu held.
+func (b *bucket) owes(now time.Time) error {
 	if b.l.TokensAt(now) < 0 {
 		return b.refusal(now)
 	}
@@ -197,10 +202,11 @@ func (b *bucket) Charge(work access.Work, units int) {
 func (b *bucket) spend(now time.Time, work access.Work, units int, refuse bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if refuse && b.l.TokensAt(now) < 0 {
-		err := b.refusal(now)
-		b.count(work, 0, err)
-		return err
+	if refuse {
+		if err := b.owes(now); err != nil {
+			b.count(work, 0, err)
+			return err
+		}
 	}
 	b.count(work, units, nil)
 	// A reservation is at most a burst; never waited for, each one is debt.
