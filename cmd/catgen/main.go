@@ -29,11 +29,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	tools := fs.Int("tools", 10_000, "how many tools")
 	seed := fs.Uint64("seed", 1, "the random seed: the same seed writes the same catalog")
 	out := fs.String("out", "-", "where to write the catalog JSON (- for stdout)")
+	text := fs.Int("text", 1, "how many times as long each tool's text is (descriptions and parameters): 1 is about 440 bytes a tool")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *tools < 1 {
 		return fmt.Errorf("-tools must be at least 1, got %d", *tools)
+	}
+	if *text < 1 {
+		return fmt.Errorf("-text must be at least 1, got %d", *text)
 	}
 	w := stdout
 	if *out != "-" {
@@ -45,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		w = f
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	if err := catgen.Write(bw, *tools, *seed); err != nil {
+	if err := (catgen.Spec{Tools: *tools, Seed: *seed, Text: *text}).Write(bw); err != nil {
 		return err
 	}
 	return bw.Flush()

@@ -55,7 +55,7 @@ func BenchmarkScores(b *testing.B) {
 // catgen) from their analysis, as a build does after analysing them.
 func BenchmarkNew(b *testing.B) {
 	var buf bytes.Buffer
-	if err := catgen.Write(&buf, 10_000, 1); err != nil {
+	if err := (catgen.Spec{Tools: 10_000, Seed: 1}).Write(&buf); err != nil {
 		b.Fatal(err)
 	}
 	part, err := catalog.Parse("generated", buf.Bytes(), "")

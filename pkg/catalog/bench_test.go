@@ -15,7 +15,7 @@ import (
 func BenchmarkParse(b *testing.B) {
 	for _, n := range []int{73, 10000} {
 		var buf bytes.Buffer
-		if err := catgen.Write(&buf, n, 1); err != nil {
+		if err := (catgen.Spec{Tools: n, Seed: 1}).Write(&buf); err != nil {
 			b.Fatal(err)
 		}
 		var indented bytes.Buffer

@@ -9,7 +9,9 @@
 // are drawn from an open-ended Zipf distribution, so the vocabulary keeps
 // growing with the catalog (Heaps' law), as a real catalog's does, and a
 // large catalog is not a small one repeated. The same seed writes the same
-// catalog.
+// catalog. Spec.Text makes each tool's text longer, as a catalog whose
+// tools are documented at length (descriptions of paragraphs, dozens of
+// parameters) has it: memory grows with the text, not only the tools.
 package catgen
 
 import (
@@ -20,11 +22,26 @@ import (
 	"strings"
 )
 
-// Write streams a catalog of n tools as JSON ({"servers":[...]}) to w,
-// server by server, so 100,000 tools never sit in memory at once.
-func Write(w io.Writer, n int, seed uint64) error {
-	r := rand.New(rand.NewPCG(seed, 7))
-	g := gen{r: r, rare: rand.NewZipf(r, 1.05, 8, 1<<22)}
+// Spec says which catalog to write: Tools tools, drawn from Seed (the
+// same seed writes the same catalog), each with about Text times the
+// text of the first catalogs measured (tools of about 440 bytes; real
+// MCP servers' run from a few hundred bytes to tens of kilobytes): its
+// description and its parameters. Text 0 is 1.
+type Spec struct {
+	Tools int
+	Seed  uint64
+	Text  int
+}
+
+// Write streams the catalog as JSON ({"servers":[...]}) to w, server by
+// server, so 100,000 tools never sit in memory at once.
+func (sp Spec) Write(w io.Writer) error {
+	n, text := sp.Tools, max(sp.Text, 1)
+	if sp.Text < 0 {
+		return fmt.Errorf("catgen: text %d, want at least 1", sp.Text)
+	}
+	r := rand.New(rand.NewPCG(sp.Seed, 7))
+	g := gen{r: r, rare: rand.NewZipf(r, 1.05, 8, 1<<22), text: text}
 	if _, err := io.WriteString(w, `{"servers":[`); err != nil {
 		return err
 	}
@@ -69,6 +86,7 @@ type server struct {
 type gen struct {
 	r    *rand.Rand
 	rare *rand.Zipf
+	text int // how many times a tool's text: Spec.Text
 }
 
 // pick draws from words with a skewed frequency: the first words are
@@ -113,22 +131,17 @@ func (g gen) tool() tool {
 	props := map[string]any{}
 	var required []string
 	for i := range 1 + g.r.IntN(6) {
-		pname := g.pick(nouns)
-		if i > 0 && g.r.IntN(2) == 0 {
-			pname += "_" + g.pick(suffixes)
+		g.param(props, &required, i > 0)
+	}
+	// A longer text's draws all come after a text-1 tool's, which is
+	// then Write's, byte for byte.
+	for range g.text - 1 {
+		fmt.Fprintf(&d, " %s %s %s %s %s.", capital(g.pick(openers)), g.pick(verbs), g.article(), g.pick(adjectives), g.pick(nouns))
+		for range g.r.IntN(3) {
+			fmt.Fprintf(&d, " %s %s %s %s %s.", capital(g.pick(openers)), g.pick(verbs), g.pick(nouns)+"s", g.tail(), g.rareWord())
 		}
-		desc := fmt.Sprintf("The %s %s to %s.", g.pick(adjectives), g.pick(nouns), g.pick(verbs))
-		if g.r.IntN(3) == 0 {
-			desc = fmt.Sprintf("The %s %s %s.", g.rareWord(), g.pick(nouns), g.pick(suffixes))
-		}
-		p := map[string]any{"type": g.pick(types), "description": desc}
-		if g.r.IntN(6) == 0 {
-			p["type"] = "string"
-			p["enum"] = []string{g.pick(adjectives), g.rareWord(), g.pick(adjectives)}
-		}
-		props[pname] = p
-		if g.r.IntN(2) == 0 {
-			required = append(required, pname)
+		for range 1 + g.r.IntN(6) {
+			g.param(props, &required, true)
 		}
 	}
 	schema := map[string]any{"type": "object", "properties": props}
@@ -136,6 +149,31 @@ func (g gen) tool() tool {
 		schema["required"] = required
 	}
 	return tool{Name: name, Description: d.String(), InputSchema: schema}
+}
+
+// param adds a described parameter to props, perhaps required; suffixed
+// (pname_id) at random, when suffix.
+func (g gen) param(props map[string]any, required *[]string, suffix bool) {
+	pname := g.pick(nouns)
+	if suffix && g.r.IntN(2) == 0 {
+		pname += "_" + g.pick(suffixes)
+	}
+	desc := fmt.Sprintf("The %s %s to %s.", g.pick(adjectives), g.pick(nouns), g.pick(verbs))
+	if g.r.IntN(3) == 0 {
+		desc = fmt.Sprintf("The %s %s %s.", g.rareWord(), g.pick(nouns), g.pick(suffixes))
+	}
+	if _, dup := props[pname]; dup && g.text > 1 {
+		pname = fmt.Sprintf("%s_%d", pname, len(props)) // a text-1 tool keeps Write's, repeats and all
+	}
+	p := map[string]any{"type": g.pick(types), "description": desc}
+	if g.r.IntN(6) == 0 {
+		p["type"] = "string"
+		p["enum"] = []string{g.pick(adjectives), g.rareWord(), g.pick(adjectives)}
+	}
+	props[pname] = p
+	if g.r.IntN(2) == 0 {
+		*required = append(*required, pname)
+	}
 }
 
 func (g gen) article() string {

@@ -348,7 +348,7 @@ func TestBucketConcurrent(t *testing.T) {
 // how long in Retry-After.
 func TestReportSpendsBudget(t *testing.T) {
 	var buf bytes.Buffer
-	if err := catgen.Write(&buf, 10000, 1); err != nil {
+	if err := (catgen.Spec{Tools: 10000, Seed: 1}).Write(&buf); err != nil {
 		t.Fatal(err)
 	}
 	part, err := catalog.Parse("generated", buf.Bytes(), "")

@@ -58,7 +58,7 @@ func catalogOf(tb testing.TB, docs ...[]byte) *catalog.Catalog {
 func generated(tb testing.TB, n int) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
-	if err := catgen.Write(&buf, n, 1); err != nil {
+	if err := (catgen.Spec{Tools: n, Seed: 1}).Write(&buf); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()

@@ -103,7 +103,7 @@ func TestOverBudgetIsToolError(t *testing.T) {
 func generatedAPI(t *testing.T, n int, keys []access.Key, opts httpapi.Options) (*search.Service, string) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := catgen.Write(&buf, n, 1); err != nil {
+	if err := (catgen.Spec{Tools: n, Seed: 1}).Write(&buf); err != nil {
 		t.Fatal(err)
 	}
 	part, err := catalog.Parse("generated", buf.Bytes(), "")

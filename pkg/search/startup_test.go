@@ -22,7 +22,7 @@ import (
 func synthetic(tb testing.TB, n int) *Setup {
 	tb.Helper()
 	var buf bytes.Buffer
-	if err := catgen.Write(&buf, n, 1); err != nil {
+	if err := (catgen.Spec{Tools: n, Seed: 1}).Write(&buf); err != nil {
 		tb.Fatal(err)
 	}
 	part, err := catalog.Parse("synthetic", buf.Bytes(), "")
