@@ -79,6 +79,7 @@ type Catalog struct {
 	warnings []Warning
 	skipped  []Warning
 	hash     string
+	bytes    int64 // Bytes
 	// byKey finds a tool by server and name, and by "server/name" tried
 	// at each "/" (two tools can share one: "a"+"b/c", "a/b"+"c"); byName
 	// finds the tools of a bare name, one or several servers'.
@@ -96,6 +97,7 @@ func newCatalog(sources []string, tools int) *Catalog {
 func (c *Catalog) add(t Tool) {
 	i := len(c.tools)
 	c.tools = append(c.tools, t)
+	c.bytes += int64(len(t.Name) + len(t.Title) + len(t.Description) + len(t.InputSchema) + len(t.OutputSchema) + len(t.Annotations))
 	c.byKey.add(c.byKey.keyHash(t.Server, t.Name), i)
 	c.byName.add(c.byName.nameHash(t.Name), i)
 }
@@ -281,6 +283,13 @@ func (c *Catalog) CompareNames(x, y int) int {
 
 // Tool returns the i-th tool.
 func (c *Catalog) Tool(i int) Tool { return c.tools[i] }
+
+// Bytes is the size of the tools' names, titles, descriptions, schemas
+// and annotations as held (schemas and annotations compact JSON): what
+// the memory a catalog takes grows with beside its count of tools, its
+// keyword index being made of the same text (docs/operations.md,
+// "Memory").
+func (c *Catalog) Bytes() int64 { return c.bytes }
 
 // Servers lists the server names in the order they were first seen.
 func (c *Catalog) Servers() []string { return c.servers }

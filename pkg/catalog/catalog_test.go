@@ -549,3 +549,34 @@ func TestErrorsAreBounded(t *testing.T) {
 		t.Errorf("%d skipped, want 1", len(c.Skipped()))
 	}
 }
+
+// TestBytes: a catalog's bytes are its tools' text and schemas as held
+// (compact), and a subset's are its own tools'.
+func TestBytes(t *testing.T) {
+	part, err := Parse("b.json", []byte(`{"servers":[{"name":"s","tools":[
+		{"name":"a","description":"bc","inputSchema":{ "type" : "object" }},
+		{"name":"dd","title":"T","annotations":{"readOnlyHint":true}}]}]}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New([]Part{part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		rows []int
+		want int
+	}{
+		{nil, 1 + 2 + len(`{"type":"object"}`) + 2 + 1 + len(`{"readOnlyHint":true}`)},
+		{[]int{1}, 2 + 1 + len(`{"readOnlyHint":true}`)},
+		{[]int{}, 0},
+	} {
+		got := c
+		if tt.rows != nil {
+			got = c.Subset(tt.rows)
+		}
+		if got.Bytes() != int64(tt.want) {
+			t.Errorf("rows %v: %d bytes, want %d", tt.rows, got.Bytes(), tt.want)
+		}
+	}
+}

@@ -64,9 +64,13 @@ type Status struct {
 
 // CatalogStatus describes the indexed catalog.
 type CatalogStatus struct {
-	Sources  []string          `json:"sources"`
-	Hash     string            `json:"hash"`
-	Servers  int               `json:"servers"`
+	Sources []string `json:"sources"`
+	Hash    string   `json:"hash"`
+	Servers int      `json:"servers"`
+	// Bytes is the tools' text and schemas as held (catalog.Bytes): with
+	// the count of tools and the vectors' width, what sizes the memory
+	// limit (docs/operations.md, "Memory").
+	Bytes    int64             `json:"bytes"`
 	Warnings []catalog.Warning `json:"warnings"`
 	// Skipped lists upstream tools that could not be indexed, and why.
 	Skipped []catalog.Warning `json:"skipped"`
@@ -207,7 +211,7 @@ func (snap *Snapshot) fillStatus(st *Status) {
 		}
 	}
 	st.Catalog = CatalogStatus{Sources: snap.Catalog.Sources(), Hash: snap.Catalog.Hash(),
-		Servers: len(snap.Catalog.Servers()), Warnings: snap.Catalog.Warnings(), Skipped: snap.Catalog.Skipped()}
+		Servers: len(snap.Catalog.Servers()), Bytes: snap.Catalog.Bytes(), Warnings: snap.Catalog.Warnings(), Skipped: snap.Catalog.Skipped()}
 	if st.Catalog.Warnings == nil {
 		st.Catalog.Warnings = []catalog.Warning{} // "none", not "unknown"
 	}
