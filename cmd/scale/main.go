@@ -7,8 +7,11 @@
 // resident set of the start-up, the peaks of three rebuilds (POST
 // /mcp/tool-search/rebuild: of the same tools, as learning makes; with
 // the tools of three servers revised, as upstream refreshes make; then
-// with every tool's text changed, so a provider embeds them all again)
-// and the median latency of a search over HTTP.
+// with every tool's text changed, so a provider embeds them all again),
+// the peak of a whole-catalog report (the console's catalog view) and
+// the median latency of a search over HTTP. -text makes each tool's text
+// longer (catgen.Spec.Text), since memory grows with the catalog's bytes
+// (status' catalog.bytes, which it reports) as well as with its tools.
 //
 // Memory is quoted against the vectors' own bytes (N×D×4) and time
 // against -baseline, another binary measured in the same run, rounds
@@ -55,8 +58,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rounds := fs.Int("rounds", 3, "rounds per size and binary (medians are reported)")
 	queries := fs.Int("queries", 200, "searches timed over HTTP after each start-up")
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "toolsearch-scale"), "where generated catalogs are kept between runs")
+	text := fs.Int("text", 1, "how many times as long each generated tool's text is (catgen -text)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *text < 1 {
+		return fmt.Errorf("-text must be at least 1, got %d", *text)
 	}
 	var ns []int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -85,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, ", %d rounds each, medians\n", *rounds)
 	for _, emb := range strings.Split(*embedders, ",") {
 		for _, n := range ns {
-			m := measure{n: n, embedder: emb, fake: fake, dim: *dim, queries: *queries, dir: *dir}
+			m := measure{n: n, text: *text, embedder: emb, fake: fake, dim: *dim, queries: *queries, dir: *dir}
 			if err := m.catalogs(); err != nil {
 				return err
 			}
@@ -108,7 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // measure is one embedder at one catalog size.
 type measure struct {
-	n        int
+	n, text  int
 	embedder string
 	fake     *fakeProvider
 	dim      int
@@ -138,6 +145,8 @@ var rebuilds = [...]struct {
 type sample struct {
 	ready, searchP50 time.Duration
 	rss, peak        int64 // bytes
+	catalogBytes     int64 // status' catalog.bytes
+	report           timed // a whole-catalog report
 	rebuilt          [len(rebuilds)]timed
 	providerAtStart  int64         // inputs the provider embedded for the start-up
 	providerTime     time.Duration // the provider's own time during the start-up
@@ -145,8 +154,8 @@ type sample struct {
 
 // timed is how long a rebuild took and the peak resident set while it ran.
 type timed struct {
-	took time.Duration
-	peak int64 // bytes
+	took         time.Duration
+	before, peak int64 // the resident set as it began, and its peak (bytes)
 }
 
 func (m *measure) width() int {
@@ -159,10 +168,10 @@ func (m *measure) width() int {
 // catalogs writes (once) the catalog to serve and the changed one.
 func (m *measure) catalogs() error {
 	for i, seed := range []uint64{1, 2} {
-		path := filepath.Join(m.dir, fmt.Sprintf("cat-%d-seed%d.json", m.n, seed))
+		path := filepath.Join(m.dir, fmt.Sprintf("cat-%d%s-seed%d.json", m.n, m.textName(), seed))
 		if _, err := os.Stat(path); err != nil {
 			var buf bytes.Buffer
-			if err := catgen.Write(&buf, m.n, seed); err != nil {
+			if err := (catgen.Spec{Tools: m.n, Seed: seed, Text: m.text}).Write(&buf); err != nil {
 				return err
 			}
 			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -175,11 +184,20 @@ func (m *measure) catalogs() error {
 			m.changed = path
 		}
 	}
-	m.revised = filepath.Join(m.dir, fmt.Sprintf("cat-%d-seed1-revised.json", m.n))
+	m.revised = filepath.Join(m.dir, fmt.Sprintf("cat-%d%s-seed1-revised.json", m.n, m.textName()))
 	if _, err := os.Stat(m.revised); err == nil {
 		return nil
 	}
 	return revise(m.cat, m.revised)
+}
+
+// textName is the part of a catalog's file name that says its -text;
+// none for text 1, whose files earlier runs made.
+func (m *measure) textName() string {
+	if m.text == 1 {
+		return ""
+	}
+	return fmt.Sprintf("-text%d", m.text)
 }
 
 // revise writes to dst the catalog src with a sentence added to the
@@ -264,41 +282,76 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 	if s.searchP50, err = searchP50(client, base, m.queries); err != nil {
 		return s, err
 	}
+	if s.catalogBytes, err = catalogBytes(ctx, client, base, token); err != nil {
+		return s, err
+	}
+	// Before the rebuilds: the service gives a large report's memory
+	// back once it is written, so it does not raise their peaks.
+	if s.report, err = peakOf(ctx, srv, http.MethodGet, "/mcp/tool-search/catalog", token); err != nil {
+		return s, fmt.Errorf("catalog report: %w", err)
+	}
 	for i, r := range rebuilds {
 		if r.catalog != nil {
 			if err := copyFile(r.catalog(m), catalog); err != nil {
 				return s, err
 			}
 		}
-		if s.rebuilt[i].took, s.rebuilt[i].peak, err = rebuild(ctx, srv, token); err != nil {
+		if s.rebuilt[i], err = peakOf(ctx, srv, http.MethodPost, "/mcp/tool-search/rebuild", token); err != nil {
 			return s, fmt.Errorf("%s: %w", r.name, err)
 		}
 	}
 	return s, nil
 }
 
-// rebuild asks the server for a rebuild and returns how long it took and
-// the process's peak resident set while it ran.
-func rebuild(ctx context.Context, srv *serveproc.Server, token string) (time.Duration, int64, error) {
+// peakOf makes one admin request (a rebuild, a catalog report) and
+// returns how long it took, the process's resident set as it began and
+// its peak while it ran.
+func peakOf(ctx context.Context, srv *serveproc.Server, method, path, token string) (timed, error) {
+	var t timed
 	if err := srv.ResetPeak(); err != nil {
-		return 0, 0, fmt.Errorf("resetting the peak RSS: %w", err)
+		return t, fmt.Errorf("resetting the peak RSS: %w", err)
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.Base+"/mcp/tool-search/rebuild", nil)
+	before, err := srv.Memory("VmRSS")
+	if err != nil {
+		return t, err
+	}
+	req, _ := http.NewRequestWithContext(ctx, method, srv.Base+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	client := &http.Client{Timeout: 10 * time.Minute}
 	t0 := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, 0, fmt.Errorf("rebuild: %w", err)
+		return t, fmt.Errorf("%s: %w", path, err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, 0, fmt.Errorf("rebuild: %s: %.200s", resp.Status, body)
+		return t, fmt.Errorf("%s: %s: %.200s", path, resp.Status, body)
 	}
-	took := time.Since(t0)
-	peak, err := srv.Memory("VmHWM")
-	return took, peak, err
+	t.took, t.before = time.Since(t0), before
+	t.peak, err = srv.Memory("VmHWM")
+	return t, err
+}
+
+// catalogBytes is the served catalog's bytes, as status reports them to
+// the admin.
+func catalogBytes(ctx context.Context, client *http.Client, base, token string) (int64, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/mcp/tool-search/status", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("status: %w", err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Catalog struct {
+			Bytes int64 `json:"bytes"`
+		} `json:"catalog"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return 0, fmt.Errorf("status: %s: %w", resp.Status, err)
+	}
+	return st.Catalog.Bytes, nil
 }
 
 // searchP50 is the median latency of n searches over HTTP, one at a time.
@@ -331,8 +384,8 @@ func searchP50(client *http.Client, base string, n int) (time.Duration, error) {
 func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 	vec := int64(m.n) * int64(m.width()) * 4
 	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
-	fmt.Fprintf(w, "\n%s, %d tools, D=%d: vectors %.1f MiB; goals: RSS <= 1.5x vectors + 40 MB (%.0f MiB), peaks <= 2.3x + 40 MB (%.0f MiB)\n",
-		m.embedder, m.n, m.width(), mib(vec), mib(vec*3/2+40e6), mib(vec*23/10+40e6))
+	fmt.Fprintf(w, "\n%s, %d tools (text x%d), D=%d: vectors %.1f MiB; goals: RSS <= 1.5x vectors + 40 MB (%.0f MiB), peaks <= 2.3x + 40 MB (%.0f MiB)\n",
+		m.embedder, m.n, m.text, m.width(), mib(vec), mib(vec*3/2+40e6), mib(vec*23/10+40e6))
 	med := make([]sample, len(bins))
 	for j, b := range bins {
 		med[j] = median(res[j])
@@ -346,9 +399,10 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 			t := s.rebuilt[i]
 			rb = append(rb, fmt.Sprintf("%s %8s peak %7.1f MiB (%.2fx)", r.name, t.took.Round(time.Millisecond), mib(t.peak), float64(t.peak)/float64(vec)))
 		}
-		fmt.Fprintf(w, "  %-28s ready %8s%s  RSS %7.1f MiB (%.2fx)  peak %7.1f MiB (%.2fx)  rebuild, %s  search p50 %s\n",
-			filepath.Base(filepath.Dir(b))+"/"+filepath.Base(b), s.ready.Round(time.Millisecond), own,
+		fmt.Fprintf(w, "  %-28s catalog %.1f MiB  ready %8s%s  RSS %7.1f MiB (%.2fx)  peak %7.1f MiB (%.2fx)  catalog report %s RSS %.1f -> peak %.1f MiB  rebuild, %s  search p50 %s\n",
+			filepath.Base(filepath.Dir(b))+"/"+filepath.Base(b), mib(s.catalogBytes), s.ready.Round(time.Millisecond), own,
 			mib(s.rss), float64(s.rss)/float64(vec), mib(s.peak), float64(s.peak)/float64(vec),
+			s.report.took.Round(time.Millisecond), mib(s.report.before), mib(s.report.peak),
 			strings.Join(rb, ", "), s.searchP50.Round(time.Microsecond))
 	}
 	if len(bins) == 2 {
@@ -357,8 +411,8 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 		for i, r := range rebuilds {
 			rb = append(rb, fmt.Sprintf("rebuild, %s %.2f, its peak %.2f", r.name, ratio(a.rebuilt[i].took, b.rebuilt[i].took), float64(a.rebuilt[i].peak)/float64(b.rebuilt[i].peak)))
 		}
-		fmt.Fprintf(w, "  ratio (first / baseline): ready %.2f  RSS %.2f  peak %.2f  %s  search p50 %.2f\n",
-			ratio(a.ready, b.ready), float64(a.rss)/float64(b.rss), float64(a.peak)/float64(b.peak),
+		fmt.Fprintf(w, "  ratio (first / baseline): ready %.2f  RSS %.2f  peak %.2f  catalog report's peak %.2f  %s  search p50 %.2f\n",
+			ratio(a.ready, b.ready), float64(a.rss)/float64(b.rss), float64(a.peak)/float64(b.peak), float64(a.report.peak)/float64(b.report.peak),
 			strings.Join(rb, "  "), ratio(a.searchP50, b.searchP50))
 	}
 }
@@ -375,18 +429,24 @@ func median(ss []sample) sample {
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
+	pickTimed := func(f func(sample) timed) timed {
+		return timed{
+			took:   time.Duration(pick(func(s sample) int64 { return int64(f(s).took) })),
+			before: pick(func(s sample) int64 { return f(s).before }),
+			peak:   pick(func(s sample) int64 { return f(s).peak }),
+		}
+	}
 	out := sample{
 		ready:        time.Duration(pick(func(s sample) int64 { return int64(s.ready) })),
 		providerTime: time.Duration(pick(func(s sample) int64 { return int64(s.providerTime) })),
 		rss:          pick(func(s sample) int64 { return s.rss }),
 		peak:         pick(func(s sample) int64 { return s.peak }),
+		catalogBytes: pick(func(s sample) int64 { return s.catalogBytes }),
+		report:       pickTimed(func(s sample) timed { return s.report }),
 		searchP50:    time.Duration(pick(func(s sample) int64 { return int64(s.searchP50) })),
 	}
 	for i := range out.rebuilt {
-		out.rebuilt[i] = timed{
-			took: time.Duration(pick(func(s sample) int64 { return int64(s.rebuilt[i].took) })),
-			peak: pick(func(s sample) int64 { return s.rebuilt[i].peak }),
-		}
+		out.rebuilt[i] = pickTimed(func(s sample) timed { return s.rebuilt[i] })
 	}
 	return out
 }
