@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -753,5 +754,22 @@ func TestSlowRebuildStillAnswers(t *testing.T) {
 	defer resp.Body.Close()
 	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || !strings.Contains(string(b), `"ready":true`) {
 		t.Errorf("a rebuild slower than the write timeout = %d %.200s", resp.StatusCode, b)
+	}
+}
+
+// A large catalog report gives its memory back once written: the process
+// collects (runtime.GC, through debug.FreeOSMemory) after answering.
+func TestLargeReportGivesMemoryBack(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	defer func(n int) { reportReturnTools = n }(reportReturnTools)
+	reportReturnTools = 1 // the test catalog's few tools are a large report
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if rec := do(h, "GET", "/mcp/tool-search/catalog", "", ""); rec.Code != 200 {
+		t.Fatalf("report = %d %.100s", rec.Code, rec.Body)
+	}
+	runtime.ReadMemStats(&after)
+	if after.NumForcedGC == before.NumForcedGC {
+		t.Error("no collection was forced after a large report")
 	}
 }
