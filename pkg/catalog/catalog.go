@@ -291,6 +291,14 @@ func (c *Catalog) Tool(i int) Tool { return c.tools[i] }
 // "Memory").
 func (c *Catalog) Bytes() int64 { return c.bytes }
 
+// Same reports whether o holds what c does: the same tools in the same
+// order (Hash), from the same sources, with the same warnings and skipped
+// tools. A catalog loaded again unchanged is the Same as before.
+func (c *Catalog) Same(o *Catalog) bool {
+	return c.hash == o.hash && slices.Equal(c.sources, o.sources) &&
+		slices.Equal(c.warnings, o.warnings) && slices.Equal(c.skipped, o.skipped)
+}
+
 // Servers lists the server names in the order they were first seen.
 func (c *Catalog) Servers() []string { return c.servers }
 

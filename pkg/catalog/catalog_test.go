@@ -580,3 +580,38 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestSame: a catalog loaded twice from the same files is the same; a
+// changed tool, another source or a skipped tool makes another.
+func TestSame(t *testing.T) {
+	const doc = `{"servers":[{"name":"s","tools":[{"name":"a","description":"Adds."},{"name":"b","description":"Builds."}]}]}`
+	load := func(source, data string, lenient bool) *Catalog {
+		t.Helper()
+		part, err := Parse(source, []byte(data), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		part.Lenient = lenient
+		c, err := New([]Part{part})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	base := load("a.json", doc, false)
+	for _, tt := range []struct {
+		name string
+		o    *Catalog
+		want bool
+	}{
+		{"loaded again", load("a.json", doc, false), true},
+		{"another source", load("b.json", doc, false), false},
+		{"a description changed", load("a.json", strings.Replace(doc, "Builds.", "Bakes.", 1), false), false},
+		{"tools reordered", load("a.json", `{"servers":[{"name":"s","tools":[{"name":"b","description":"Builds."},{"name":"a","description":"Adds."}]}]}`, false), false},
+		{"a tool skipped", load("a.json", strings.Replace(doc, `]}]}`, `,{"name":"bad name!"}]}]}`, 1), true), false},
+	} {
+		if got := base.Same(tt.o); got != tt.want {
+			t.Errorf("%s: Same = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

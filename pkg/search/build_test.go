@@ -407,3 +407,35 @@ func TestBuildRestoresGCPercent(t *testing.T) {
 		}
 	}
 }
+
+// A rebuild of an unchanged catalog keeps the catalog serving and lets
+// the copy just loaded go; a changed one is the new snapshot's own.
+func TestRebuildSharesAnUnchangedCatalog(t *testing.T) {
+	svc := newService(t, nil)
+	first := mustBuild(t, svc)
+	again, err := svc.Rebuild(t.Context()) // loads the default catalog afresh
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Catalog != first.Catalog {
+		t.Error("an unchanged catalog loaded again is held twice")
+	}
+	part, err := catalog.DefaultPart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	part.Servers[0].Tools[0].Description += " Changed."
+	cat, err := catalog.New([]catalog.Part{part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := defaultSetup(t)
+	setup.Catalog = cat
+	changed, err := svc.Build(t.Context(), setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed.Catalog != cat {
+		t.Error("a changed catalog was not the new snapshot's")
+	}
+}
