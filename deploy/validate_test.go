@@ -35,6 +35,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/sizing"
 )
 
 // served is what the service answers on: probe paths and the port name.
@@ -155,41 +156,6 @@ func TestOverlays(t *testing.T) {
 	}
 }
 
-// The sizing rule (docs/operations.md, "Memory"): what a catalog of n
-// tools holding text bytes of text and schemas (catalog.Bytes, status'
-// catalog.bytes) embedded at width dim holds once built (steady), and the
-// most it holds while a rebuild runs beside the snapshot serving and a
-// catalog report is made (peak), in bytes, with the local embedder or an
-// OpenAI-compatible provider alike (its answers are decoded into the
-// index as they arrive). The constants are measured (BENCHMARKS.md,
-// cmd/scale: 73 to 100,000 generated tools of 440 bytes, and 4,000 and
-// 10,000 of 1,900 and 4,500, local at 1,024 dimensions and through a
-// provider at 1,536) and rounded up. Once built: the vectors; per tool,
-// the fixed part of its catalog entry, postings and hints; per byte of
-// text, the catalog's copy and the keyword index made of it. A rebuild
-// holds two of those, plus the new one's analysis, which grows with the
-// text. The local embedder's index keeps its vectors a second time, by
-// column, while they take at most 16 MiB (index.Matrix.WithColumns).
-// Connections are added once, not per snapshot: conns of them at 28 KiB
-// each, what one costs while a slow body is read
-// (limits.max_connections).
-func memoryFor(n, dim int, local bool, text int64, conns int) (steady, peak int64) {
-	vectors := int64(n) * int64(dim) * 4
-	steady = vectors + int64(n)<<9 + 3*text + 40<<20
-	if local && vectors <= 16<<20 {
-		steady += vectors
-	}
-	// A catalog report (one at a time) may run beside a rebuild.
-	peak = 2*steady + int64(n)<<10 + 2*text + reportFor(n, text)
-	held := int64(conns) * 28 << 10
-	return steady + held, peak + held
-}
-
-// reportFor is what a whole-catalog report (the console's catalog view)
-// holds while it is made: its tables, its JSON and their garbage, and a
-// few MiB whatever the catalog (73 tools added 2.8).
-func reportFor(n int, text int64) int64 { return int64(n)<<11 + 3*text + 4<<20 }
-
 // connections is the most connections a config lets the API hold.
 func connections(l config.Limits) int { return cmp.Or(l.MaxConnections, config.DefaultMaxConnections) }
 
@@ -212,58 +178,18 @@ func modelWidth(e config.Embedding) int {
 func local(e config.Embedding) bool { return e.Provider == "" || e.Provider == "local" }
 
 // checkMemory: the deployment's memory limit holds its catalog, by the
-// sizing rule, at its peak.
+// sizing rule (package sizing), at its peak.
 func checkMemory(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap) {
 	t.Helper()
 	cfg, cat := parseConfigMap(t, cm)
 	if connections(cfg.Limits) < 0 {
 		t.Errorf("limits.max_connections is %d: no memory limit holds connections without a bound", cfg.Limits.MaxConnections)
 	}
-	steady, peak := memoryFor(cat.Len(), modelWidth(cfg.Embedding), local(cfg.Embedding), cat.Bytes(), max(connections(cfg.Limits), 0))
+	need := sizing.Catalog{Tools: cat.Len(), TextBytes: cat.Bytes(), Dim: modelWidth(cfg.Embedding), Local: local(cfg.Embedding)}
 	limit := d.Spec.Template.Spec.Containers[0].Resources.Limits.Memory().Value()
-	if limit < peak {
+	if peak := need.Limit(connections(cfg.Limits)); limit < peak {
 		t.Errorf("memory limit %d MiB, but %d tools of %d KiB at %d dimensions need %d MiB at their peak (%d MiB once built)",
-			limit>>20, cat.Len(), cat.Bytes()>>10, modelWidth(cfg.Embedding), peak>>20, steady>>20)
-	}
-}
-
-func TestMemoryRule(t *testing.T) {
-	// The measurements the rule must cover (BENCHMARKS.md, step 27;
-	// cmd/scale, 2026-11-27, catalogs of catgen -text 1, 5 and 12): the
-	// catalog's bytes (status' catalog.bytes), the resident set once
-	// ready, the highest of the start-up's and the three rebuilds' peaks,
-	// and what a catalog report added to the resident set, in MiB. The
-	// local embedder's figures beyond 4,096 tools are well under the
-	// rule, which counts its vectors dense: a catalog of long texts may
-	// fill them.
-	for _, m := range []struct {
-		n, dim                  int
-		local                   bool
-		text, rss, peak, report float64
-	}{
-		{73, 1024, true, 0.02, 26.9, 32.6, 2.8},
-		{4_000, 1024, true, 1.7, 64.4, 115.1, 8.0},
-		{4_000, 1024, true, 17.1, 103.4, 234.2, 49.6},
-		{10_000, 1024, true, 4.2, 58.3, 118.6, 21.1},
-		{10_000, 1024, true, 18.3, 109.9, 261.1, 55.0},
-		{10_000, 1024, true, 42.8, 184.1, 455.2, 117.0},
-		{100_000, 1024, true, 42.2, 301.6, 699.7, 225.6},
-		{73, 1536, false, 0.02, 26.3, 32.0, 2.6},
-		{4_000, 1536, false, 1.7, 55.6, 99.7, 7.9},
-		{4_000, 1536, false, 17.1, 95.7, 213.8, 46.2},
-		{10_000, 1536, false, 4.2, 99.6, 196.7, 21.0},
-		{10_000, 1536, false, 18.3, 132.2, 292.6, 54.5},
-		{10_000, 1536, false, 42.8, 200.8, 472.0, 118.2},
-		{100_000, 1536, false, 42.2, 741.2, 1553.0, 225.0},
-	} {
-		text := int64(m.text * (1 << 20))
-		steady, peak := memoryFor(m.n, m.dim, m.local, text, 0) // measured with a few connections
-		report := reportFor(m.n, text)
-		mib := func(b int64) float64 { return float64(b) / (1 << 20) }
-		if mib(steady) < m.rss || mib(peak-report) < m.peak || mib(report) < m.report {
-			t.Errorf("n=%d dim=%d local=%v text=%.1f MiB: rule %.0f/%.0f/%.0f MiB, measured %.0f/%.0f/%.0f MiB",
-				m.n, m.dim, m.local, m.text, mib(steady), mib(peak-report), mib(report), m.rss, m.peak, m.report)
-		}
+			limit>>20, need.Tools, need.TextBytes>>10, need.Dim, peak>>20, need.Built()>>20)
 	}
 }
 

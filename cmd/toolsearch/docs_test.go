@@ -83,7 +83,7 @@ var volatile = []struct {
 	re   *regexp.Regexp
 	repl string
 }{
-	{regexp.MustCompile(`"(took_ms|build_duration_ms|memory_bytes)": ?[0-9.e+-]+`), `"$1":N`},
+	{regexp.MustCompile(`"(took_ms|build_duration_ms|memory_bytes|memory_needed_bytes|memory_limit_bytes)": ?[0-9.e+-]+`), `"$1":N`},
 	{regexp.MustCompile(`"(built_at|last_error_at|next_retry_at|last_query_error_at|last_success|last_load_at)": ?"[^"]*"`), `"$1":"T"`},
 	{regexp.MustCompile(`"(index_version|version|request_id|lexicon|search_id)": ?"[^"]*"`), `"$1":"V"`},
 	{regexp.MustCompile(`index \d+-[0-9a-f]+\)`), `index V)`},

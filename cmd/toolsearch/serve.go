@@ -87,6 +87,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	cfg.Registerer, cfg.Logger = reg, logger
+	// What the catalog needs at its peak is compared with the container's
+	// limit on each publish (package sizing), since live upstreams decide
+	// the catalog's size after the pod was sized.
+	if limit, err := memlimit.FromCgroup(); err == nil && limit > 0 && limit < math.MaxInt64 {
+		cfg.MemoryLimit = int64(limit)
+	}
+	cfg.Connections = max(cmp.Or(file.Limits.MaxConnections, config.DefaultMaxConnections), 0)
 	// Catalog and config are read before anything is opened, created or
 	// listened on (the learning file, the port): a bad file stops start-up
 	// with a message naming the file, server and tool, and leaves nothing

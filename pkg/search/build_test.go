@@ -2,14 +2,17 @@ package search
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/sizing"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
 )
 
@@ -437,5 +441,39 @@ func TestRebuildSharesAnUnchangedCatalog(t *testing.T) {
 	}
 	if changed.Catalog != cat {
 		t.Error("a changed catalog was not the new snapshot's")
+	}
+}
+
+// Status and the log compare the container's memory limit with what the
+// catalog served needs (package sizing): a catalog over the limit is
+// warned of once, not at each rebuild of it; one within it, never.
+func TestMemoryLimitAgainstNeed(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		limit int64
+		warns int
+	}{
+		{"no limit known", 0, 0},
+		{"a limit under the need", 64 << 20, 1},
+		{"a limit over it", 4 << 30, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var log bytes.Buffer
+			svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test", MemoryLimit: tt.limit, Connections: 100,
+				Logger: slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+				Load:   func(context.Context) (*Setup, error) { return defaultSetup(t), nil }})
+			snap := mustBuild(t, svc)
+			if _, err := svc.Rebuild(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			want := sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: 256, Local: true}.Limit(100)
+			st := svc.Status()
+			if st.MemoryNeededBytes != want || st.MemoryLimitBytes != tt.limit {
+				t.Errorf("status: needed %d, limit %d; want %d, %d", st.MemoryNeededBytes, st.MemoryLimitBytes, want, tt.limit)
+			}
+			if got := strings.Count(log.String(), "the memory limit is under"); got != tt.warns {
+				t.Errorf("%d warnings over two builds, want %d: %s", got, tt.warns, log.String())
+			}
+		})
 	}
 }

@@ -17,6 +17,8 @@ type metrics struct {
 	size         prometheus.Gauge
 	bytes        prometheus.Gauge
 	degraded     prometheus.Gauge
+	needed       prometheus.Gauge
+	limit        prometheus.Gauge
 	searches     *prometheus.CounterVec
 	results      *prometheus.CounterVec
 	fallbacks    *prometheus.CounterVec
@@ -125,6 +127,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		degraded: f.NewGauge(prometheus.GaugeOpts{
 			Name: "toolsearch_degraded", Help: "1 while the published snapshot has no semantic index (keyword ranking only).",
 		}),
+		needed: f.NewGauge(prometheus.GaugeOpts{
+			Name: "toolsearch_memory_needed_bytes", Help: "The memory limit the published catalog needs at its peak by the sizing rule (docs/operations.md, Memory): a rebuild with every text changed, a catalog report and the connections held (0 before the first build).",
+		}),
+		limit: f.NewGauge(prometheus.GaugeOpts{
+			Name: "toolsearch_memory_limit_bytes", Help: "The container's memory limit (0: none known).",
+		}),
 		searches: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_searches_total", Help: "Searches answered, by mode (hybrid, semantic, keyword, template, select, list) and whether degraded.",
 		}, []string{"mode", "degraded"}),
@@ -157,8 +165,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
-func (m *metrics) published(snap *Snapshot) {
+func (m *metrics) published(snap *Snapshot, need int64) {
 	m.size.Set(float64(snap.Catalog.Len()))
+	m.needed.Set(float64(need))
 	if snap.Semantic() {
 		m.bytes.Set(float64(snap.Matrix.Bytes()))
 		m.degraded.Set(0)

@@ -38,6 +38,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/internal/pause"
 	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/rank"
+	"github.com/toolsearch/toolsearch/pkg/sizing"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
 )
 
@@ -160,6 +161,14 @@ type Config struct {
 	// then Rescore candidates, at least, rescored exactly).
 	Quantization string
 	Rescore      int
+	// MemoryLimit is the container's memory limit in bytes (0: none
+	// known), and Connections the most connections the API holds. Status
+	// and the metrics show the limit beside what the catalog served needs
+	// at its peak (package sizing), and a published catalog that needs
+	// more than the limit is logged as a warning: a pod that would be
+	// OOM-killed at its next rebuild.
+	MemoryLimit int64
+	Connections int
 }
 
 // Preload is an index snapshot file's content.
@@ -221,6 +230,8 @@ type Service struct {
 	learner   *learner    // nil while learning is off
 	buildMu   sync.Mutex  // one build at a time
 	seq       atomic.Int64
+	// warnedNeed is the last memory need checkMemory warned of.
+	warnedNeed atomic.Int64
 
 	// last holds the provider's vectors of the current catalog's texts
 	// and their content keys, so a rebuild embeds only new or changed
@@ -279,6 +290,7 @@ func New(cfg Config) *Service {
 		metrics: newMetrics(cfg.Registerer),
 		preload: cfg.Preload,
 	}
+	s.metrics.limit.Set(float64(max(cfg.MemoryLimit, 0)))
 	if _, fitted := cfg.Embedder.(fitter); !fitted && cfg.QueryCacheSize >= 0 {
 		size, ttl := cfg.QueryCacheSize, cfg.QueryCacheTTL
 		if size == 0 {
@@ -343,6 +355,31 @@ func liveHeap() uint64 {
 
 // Current returns the published snapshot, or nil before the first build.
 func (s *Service) Current() *Snapshot { return s.cur.Load() }
+
+// need is what the memory rule (package sizing) reads of snap.
+func (s *Service) need(snap *Snapshot) sizing.Catalog {
+	dim := snap.query.Info().Dimensions
+	if snap.Semantic() {
+		dim = snap.Matrix.Dim()
+	}
+	_, local := s.cfg.Embedder.(fitter)
+	return sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: dim, Local: local}
+}
+
+// checkMemory warns when the container's memory limit is under what
+// snap's catalog needs at its peak: its next rebuild with every text
+// changed, a catalog report beside it and the connections held, may be
+// OOM-killed. Once for each figure over the limit, not at every rebuild
+// of the same catalog (learning's come every minute).
+func (s *Service) checkMemory(snap *Snapshot) {
+	need := s.need(snap)
+	peak := need.Limit(s.cfg.Connections)
+	if s.cfg.MemoryLimit <= 0 || peak <= s.cfg.MemoryLimit || s.warnedNeed.Swap(peak) == peak {
+		return
+	}
+	s.logger.Warn("the memory limit is under what this catalog needs at a rebuild's peak (docs/operations.md, Memory)",
+		"limit_bytes", s.cfg.MemoryLimit, "needed_bytes", peak, "tools", need.Tools, "catalog_bytes", need.TextBytes, "dimensions", need.Dim)
+}
 
 // shareCatalog is setup with the catalog serving in its own's place when
 // the two are the Same: a refresh, a reload or an operator's rebuild that
@@ -430,7 +467,8 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		result = "degraded"
 	}
 	s.metrics.builds.WithLabelValues(result).Inc()
-	s.metrics.published(snap)
+	s.metrics.published(snap, s.need(snap).Limit(s.cfg.Connections))
+	s.checkMemory(snap)
 	s.logger.Info("index snapshot published", "version", snap.Version, "tools", snap.Catalog.Len(),
 		"mode", snap.mode(), "took_ms", took.Milliseconds(), "warnings", len(snap.Catalog.Warnings()),
 		"skipped", len(snap.Catalog.Skipped()), "embedded", snap.Embedded, "from_snapshot_file", snap.Preloaded)

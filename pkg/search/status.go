@@ -42,6 +42,11 @@ type Status struct {
 	Templates   []TemplateStatus `json:"templates"`
 	AuthKeys    int              `json:"auth_keys"` // how many API keys are accepted; 0: no auth
 	MemoryBytes int64            `json:"memory_bytes"`
+	// MemoryNeededBytes is the memory limit the catalog served needs at
+	// its peak by the sizing rule (docs/operations.md, Memory), and
+	// MemoryLimitBytes the container's (0: none known).
+	MemoryNeededBytes int64 `json:"memory_needed_bytes"`
+	MemoryLimitBytes  int64 `json:"memory_limit_bytes"`
 	// Quantization is the dense index's first pass: none (exact) or
 	// binary (codes, then the best Rescore rescored exactly). It is the
 	// index's own once one is built, which may be exact where binary was
@@ -140,9 +145,11 @@ func (s *Service) Status() Status {
 	st.PendingChanges = s.pending
 	st.LastQueryError, st.LastQueryErrorAt = redact.Clip(s.lastQErr, maxStatusError, "… (cut)"), timePtr(s.lastQErrAt)
 	s.mu.Unlock()
+	st.MemoryLimitBytes = max(s.cfg.MemoryLimit, 0)
 	snap := s.cur.Load()
 	if snap != nil {
 		snap.fillStatus(&st)
+		st.MemoryNeededBytes = s.need(snap).Limit(s.cfg.Connections)
 	}
 	if st.Quantization == index.QuantBinary {
 		st.Rescore = s.cfg.Rescore

@@ -1,0 +1,64 @@
+// Package sizing is the memory rule of docs/operations.md ("Memory"):
+// what the process needs for a catalog of a given count of tools, bytes
+// of text and vector width. The deploy tests check the example overlays'
+// limits by it, and the service compares it with its own container's
+// limit for the catalog it serves, since a catalog read from live
+// upstreams has no size an operator could have known beforehand.
+//
+// The constants are measured (BENCHMARKS.md, step 27; cmd/scale: 73 to
+// 100,000 generated tools of 440 bytes, and 4,000 and 10,000 of 1,900 and
+// 4,500, local at 1,024 dimensions and through a provider at 1,536) and
+// rounded up.
+package sizing
+
+// Catalog is what the rule reads of a catalog and its index.
+type Catalog struct {
+	Tools int
+	// TextBytes is the tools' names, titles, descriptions, schemas and
+	// annotations as held (catalog.Catalog.Bytes, status' catalog.bytes).
+	TextBytes int64
+	// Dim is the vectors' width; Local, whether the local embedder makes
+	// them (its small indexes keep their vectors twice).
+	Dim   int
+	Local bool
+}
+
+// Per-connection cost while a slow client's body is read
+// (limits.max_connections).
+const connectionBytes = 28 << 10
+
+// Built is what the process holds once the catalog is built: the vectors;
+// per tool, the fixed part of its catalog entry, postings and hints; per
+// byte of text, the catalog's copy and the keyword index made of it; and
+// the process's own 40 MiB. The local embedder's index keeps its vectors
+// a second time, by column, while they take at most 16 MiB
+// (index.Matrix.WithColumns).
+func (c Catalog) Built() int64 {
+	vectors := int64(c.Tools) * int64(c.Dim) * 4
+	b := vectors + int64(c.Tools)<<9 + 3*c.TextBytes + 40<<20
+	if c.Local && vectors <= 16<<20 {
+		b += vectors
+	}
+	return b
+}
+
+// Rebuild is the most a rebuild holds: two snapshots (the one serving
+// until the new one is published) and the new one's analysis, which grows
+// with the text.
+func (c Catalog) Rebuild() int64 {
+	return 2*c.Built() + int64(c.Tools)<<10 + 2*c.TextBytes
+}
+
+// Report is what a whole-catalog report (the console's catalog view, one
+// at a time) adds while it is made: its tables, its JSON and their
+// garbage, and a few MiB whatever the catalog.
+func (c Catalog) Report() int64 {
+	return int64(c.Tools)<<11 + 3*c.TextBytes + 4<<20
+}
+
+// Limit is the smallest memory limit that holds the catalog at its peak:
+// a rebuild with a report beside it, and conns connections each reading a
+// slow body. A pod's limit should be at least this.
+func (c Catalog) Limit(conns int) int64 {
+	return c.Rebuild() + c.Report() + int64(max(conns, 0))*connectionBytes
+}
