@@ -36,10 +36,10 @@ type Spec struct {
 // Write streams the catalog as JSON ({"servers":[...]}) to w, server by
 // server, so 100,000 tools never sit in memory at once.
 func (sp Spec) Write(w io.Writer) error {
-	n, text := sp.Tools, max(sp.Text, 1)
 	if sp.Text < 0 {
 		return fmt.Errorf("catgen: text %d, want at least 1", sp.Text)
 	}
+	n, text := sp.Tools, max(sp.Text, 1)
 	r := rand.New(rand.NewPCG(sp.Seed, 7))
 	g := gen{r: r, rare: rand.NewZipf(r, 1.05, 8, 1<<22), text: text}
 	if _, err := io.WriteString(w, `{"servers":[`); err != nil {
@@ -133,8 +133,9 @@ func (g gen) tool() tool {
 	for i := range 1 + g.r.IntN(6) {
 		g.param(props, &required, i > 0)
 	}
-	// A longer text's draws all come after a text-1 tool's, which is
-	// then Write's, byte for byte.
+	// A longer text's draws all come after a text-1 tool's, so text 1
+	// writes the catalog the first measurements were made on, byte for
+	// byte.
 	for range g.text - 1 {
 		fmt.Fprintf(&d, " %s %s %s %s %s.", capital(g.pick(openers)), g.pick(verbs), g.article(), g.pick(adjectives), g.pick(nouns))
 		for range g.r.IntN(3) {
@@ -163,7 +164,7 @@ func (g gen) param(props map[string]any, required *[]string, suffix bool) {
 		desc = fmt.Sprintf("The %s %s %s.", g.rareWord(), g.pick(nouns), g.pick(suffixes))
 	}
 	if _, dup := props[pname]; dup && g.text > 1 {
-		pname = fmt.Sprintf("%s_%d", pname, len(props)) // a text-1 tool keeps Write's, repeats and all
+		pname = fmt.Sprintf("%s_%d", pname, len(props)) // a text-1 tool keeps its repeats, as first written
 	}
 	p := map[string]any{"type": g.pick(types), "description": desc}
 	if g.r.IntN(6) == 0 {

@@ -262,7 +262,7 @@ func handleCatalog(logger *slog.Logger, svc *search.Service, writeTimeout time.D
 			// What the report allocated (its tables, its JSON: 2 KiB a tool
 			// and three times the text) stays with the process once freed,
 			// as a build's would, until the scavenger comes round: 100,000
-			// tools kept 240 MiB, and the rebuild after it peaked 60 MiB
+			// tools kept 225 MiB, and the rebuild after it peaked 80 MiB
 			// higher. Give it back, as a build does, before the next
 			// report's turn; the caller has its answer already.
 			if f, ok := w.(http.Flusher); ok {
