@@ -38,6 +38,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
+	"github.com/toolsearch/toolsearch/pkg/sizing"
 )
 
 func main() {
@@ -405,6 +406,9 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 			s.report.took.Round(time.Millisecond), mib(s.report.before), mib(s.report.peak),
 			strings.Join(rb, ", "), s.searchP50.Round(time.Microsecond))
 	}
+	rule := sizing.Catalog{Tools: m.n, TextBytes: med[0].catalogBytes, Dim: m.width(), Local: m.embedder == "local"}
+	fmt.Fprintf(w, "  sizing rule for the first (docs/operations.md, Memory): built %.0f MiB, rebuild %.0f MiB, report adds %.0f MiB\n",
+		mib(rule.Built()), mib(rule.Rebuild()), mib(rule.Report()))
 	if len(bins) == 2 {
 		a, b := med[0], med[1]
 		var rb []string
