@@ -22,6 +22,10 @@ type Corpus struct {
 	ends  []uint32   // ends[i*segs+s]: where segment s of document i ends in docs[i]
 }
 
+// idBlock is how many term ids a block of a corpus's documents holds
+// (256 KiB): large enough that its unused tail is small beside it.
+const idBlock = 1 << 16
+
 // Segments says how a corpus's documents are cut: into N segments each,
 // the first Text of which make up the document's text (Doc; all when 0),
 // those marked Raw holding terms analysed already (split on spaces and
@@ -47,27 +51,31 @@ func (a *Analyzer) Corpus(n int, layout Segments, fill func(doc int, seg []strin
 	chunk.Each(n, func(p, lo, hi int) {
 		in := newInterner(a)
 		parts[p] = in
-		var ids []uint32
+		// A document's ids are read into doc, then copied into a block
+		// of about idBlock ids that holds many documents, each a window
+		// of it. One slice grown by append for the whole chunk allocated
+		// five times what it kept (each growth a quarter more, the old
+		// array garbage): 117 MB for 20 at 10,000 tools of 4,500 bytes.
+		var doc, block []uint32
 		texts := make([]string, segs)
 		for i := lo; i < hi; i++ {
 			clear(texts)
 			fill(i, texts)
-			start := len(ids)
+			doc = doc[:0]
 			for s, text := range texts {
 				if s < len(layout.Raw) && layout.Raw[s] {
-					ids = in.appendRaw(ids, text)
+					doc = in.appendRaw(doc, text)
 				} else {
-					ids = in.appendTerms(ids, text)
+					doc = in.appendTerms(doc, text)
 				}
-				c.ends[i*segs+s] = uint32(len(ids) - start)
+				c.ends[i*segs+s] = uint32(len(doc))
 			}
-		}
-		// One block per core; each document's ids are a window of it.
-		off := 0
-		for i := lo; i < hi; i++ {
-			end := off + int(c.ends[i*segs+segs-1])
-			c.docs[i] = ids[off:end:end]
-			off = end
+			if cap(block)-len(block) < len(doc) {
+				block = make([]uint32, 0, max(idBlock, len(doc)))
+			}
+			start := len(block)
+			block = append(block, doc...)
+			c.docs[i] = block[start:len(block):len(block)]
 		}
 	})
 	// One vocabulary: each core's terms get their ids in it, and the cores
