@@ -382,12 +382,12 @@ func (s *Service) checkMemory(snap *Snapshot) {
 }
 
 // shareCatalog is setup with the catalog serving in its own's place when
-// the two are the Same: a refresh, a reload or an operator's rebuild that
-// changed no tool. The copy just loaded is let go before the build, which
-// would otherwise hold it beside the one serving (a same-tools rebuild of
-// 100,000 tools through a provider peaked at 987 MiB against 1,055, of
-// 10,000 tools of 4,500 bytes at 356 against 417; BENCHMARKS.md, step
-// 27), and the snapshots share one.
+// the two are the Same: a reload for a config change, or an operator's
+// rebuild, that changed no tool. The copy just loaded is let go before
+// the build, which would otherwise hold it beside the one serving (a
+// same-tools rebuild of 100,000 tools through a provider peaked at 987
+// MiB against 1,055, of 10,000 tools of 4,500 bytes at 356 against 417;
+// BENCHMARKS.md, step 27), and the snapshots share one.
 func (s *Service) shareCatalog(setup *Setup) *Setup {
 	cur := s.cur.Load()
 	if setup == nil || setup.Catalog == nil || cur == nil || cur.Catalog == setup.Catalog || !cur.Catalog.Same(setup.Catalog) {
