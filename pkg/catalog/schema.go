@@ -41,6 +41,7 @@ func readSchema(schema []byte) (params, enums string, names []string) {
 	w := schemaTexts.Get().(*schemaText)
 	defer schemaTexts.Put(w)
 	w.params, w.enums = strings.Builder{}, strings.Builder{}
+	w.params.Grow(min(len(schema), maxSchemaTextBytes)) // the text is at most about that
 	top, ok := w.node(schema)
 	if !ok {
 		return "", "", nil
