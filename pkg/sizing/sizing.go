@@ -11,6 +11,8 @@
 // rounded up.
 package sizing
 
+import "github.com/toolsearch/toolsearch/pkg/index"
+
 // Catalog is what the rule reads of a catalog and its index.
 type Catalog struct {
 	Tools int
@@ -31,12 +33,13 @@ const connectionBytes = 28 << 10
 // per tool, the fixed part of its catalog entry, postings and hints; per
 // byte of text, the catalog's copy and the keyword index made of it; and
 // the process's own 40 MiB. The local embedder's index keeps its vectors
-// a second time, by column, while they take at most 16 MiB
-// (index.Matrix.WithColumns).
+// a second time, by column, while the index is kept by row and small
+// enough for that (index.ByColumn, index.Matrix.WithColumns: at most
+// 16 MiB).
 func (c Catalog) Built() int64 {
 	vectors := int64(c.Tools) * int64(c.Dim) * 4
 	b := vectors + int64(c.Tools)<<9 + 3*c.TextBytes + 40<<20
-	if c.Local && vectors <= 16<<20 {
+	if c.Local && !index.ByColumn(c.Tools, c.Dim) {
 		b += vectors
 	}
 	return b
