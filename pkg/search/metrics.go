@@ -165,9 +165,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
-func (m *metrics) published(snap *Snapshot, need int64) {
+func (m *metrics) published(snap *Snapshot) {
 	m.size.Set(float64(snap.Catalog.Len()))
-	m.needed.Set(float64(need))
 	if snap.Semantic() {
 		m.bytes.Set(float64(snap.Matrix.Bytes()))
 		m.degraded.Set(0)

@@ -366,14 +366,16 @@ func (s *Service) need(snap *Snapshot) sizing.Catalog {
 	return sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: dim, Local: local}
 }
 
-// checkMemory warns when the container's memory limit is under what
-// snap's catalog needs at its peak: its next rebuild with every text
-// changed, a catalog report beside it and the connections held, may be
-// OOM-killed. Once for each figure over the limit, not at every rebuild
-// of the same catalog (learning's come every minute).
+// checkMemory sets the gauge of what snap's catalog needs at its peak,
+// and warns when the container's memory limit is under it: its next
+// rebuild with every text changed, a catalog report beside it and the
+// connections held, may be OOM-killed. Once for each figure over the
+// limit, not at every rebuild of the same catalog (learning's come every
+// minute).
 func (s *Service) checkMemory(snap *Snapshot) {
 	need := s.need(snap)
 	peak := need.Limit(s.cfg.Connections)
+	s.metrics.needed.Set(float64(peak))
 	if s.cfg.MemoryLimit <= 0 || peak <= s.cfg.MemoryLimit || s.warnedNeed.Swap(peak) == peak {
 		return
 	}
@@ -467,7 +469,7 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		result = "degraded"
 	}
 	s.metrics.builds.WithLabelValues(result).Inc()
-	s.metrics.published(snap, s.need(snap).Limit(s.cfg.Connections))
+	s.metrics.published(snap)
 	s.checkMemory(snap)
 	s.logger.Info("index snapshot published", "version", snap.Version, "tools", snap.Catalog.Len(),
 		"mode", snap.mode(), "took_ms", took.Milliseconds(), "warnings", len(snap.Catalog.Warnings()),
