@@ -153,10 +153,11 @@ type sample struct {
 	providerTime     time.Duration // the provider's own time during the start-up
 }
 
-// timed is how long a rebuild took and the peak resident set while it ran.
+// timed is one admin request's (a rebuild, a catalog report): how long it
+// took, and the resident set as it began and at its peak.
 type timed struct {
 	took         time.Duration
-	before, peak int64 // the resident set as it began, and its peak (bytes)
+	before, peak int64 // bytes
 }
 
 func (m *measure) width() int {
