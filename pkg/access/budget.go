@@ -89,6 +89,10 @@ type OverBudgetError struct {
 	// Site is set when the budget that refused is the one the anonymous
 	// callers of an IPv6 /48 share, not the caller's own.
 	Site bool
+	// Crowded is set when it is the one anonymous callers new to the
+	// service share while it keeps as many callers' budgets as it can,
+	// each still holding spent work.
+	Crowded bool
 }
 
 // RetrySeconds is RetryAfter in whole seconds, rounded up, at least one:
@@ -98,6 +102,14 @@ func (e *OverBudgetError) RetrySeconds() int {
 }
 
 func (e *OverBudgetError) Error() string {
+	if e.Crowded {
+		scope := "anonymous callers"
+		if e.Site {
+			scope = "anonymous IPv6 sites"
+		}
+		return fmt.Sprintf("more than the %g units of work a second (bursts of %d) that %s new to this service share while it tracks as many busy ones as it can; "+
+			"an API key has a budget of its own (docs/configuration.md, \"Rate limits\"); retry after %d s", e.Rate, e.Burst, scope, e.RetrySeconds())
+	}
 	if e.Site {
 		return fmt.Sprintf("more than the %g units of work a second (bursts of %d) that the anonymous callers of this IPv6 /48 share; "+
 			"an API key has a budget of its own (docs/configuration.md, \"Rate limits\"); retry after %d s", e.Rate, e.Burst, e.RetrySeconds())

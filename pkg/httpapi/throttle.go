@@ -16,9 +16,13 @@ import (
 )
 
 // maxAnonymousBuckets bounds the per-address buckets of anonymous callers,
-// and the per-site ones: a caller rotating addresses only evicts the
-// oldest, never grows memory.
+// and the per-site ones: a caller rotating addresses never grows memory,
+// and never finds a budget it spent full again (see buckets).
 const maxAnonymousBuckets = 4096
+
+// evictProbes is how many of a full table's least recently seen buckets a
+// newcomer looks at for one that is full, and so can be let go.
+const evictProbes = 4
 
 // siteShare is how many callers' budgets the anonymous callers of one
 // IPv6 /48 share beside their own. A /48 is what one site is routed, and
@@ -43,8 +47,20 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 	burst = max(burst, 1)
 	var mu sync.Mutex
 	keyed := map[string]*bucket{} // bounded by the keys configured since start: only an accepted key gets here
-	anon, _ := lru.New[string, *bucket](maxAnonymousBuckets)
-	sites, _ := lru.New[netip.Prefix, *bucket](maxAnonymousBuckets)
+	anon := newBuckets[string](maxAnonymousBuckets, func(shared bool) *bucket {
+		if shared {
+			b := newBucket(rps*siteShare, burst*siteShare, m)
+			b.crowded = true
+			return b
+		}
+		return newBucket(rps, burst, m)
+	})
+	sites := newBuckets[netip.Prefix](maxAnonymousBuckets, func(shared bool) *bucket {
+		// Counted as the callers' own: no metrics of its own.
+		b := newBucket(rps*siteShare, burst*siteShare, nil)
+		b.site, b.crowded = true, shared
+		return b
+	})
 	// budget is the caller's bucket and, for an anonymous IPv6 caller,
 	// its site's.
 	budget := func(r *http.Request) (*bucket, *bucket) {
@@ -61,25 +77,15 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 			}
 			return b, nil
 		}
+		now := time.Now()
 		host := caller.Address
-		b, ok := anon.Get(host)
-		if !ok {
-			b = newBucket(rps, burst, m)
-			anon.Add(host, b)
-		}
+		b := anon.get(host, now)
 		net64, err := netip.ParsePrefix(host)
 		if err != nil || !net64.Addr().Is6() {
 			return b, nil
 		}
 		site, _ := net64.Addr().Prefix(48)
-		sb, ok := sites.Get(site)
-		if !ok {
-			// Counted as the callers' own: no metrics of its own.
-			sb = newBucket(rps*siteShare, burst*siteShare, nil)
-			sb.site = true
-			sites.Add(site, sb)
-		}
-		return b, sb
+		return b, sites.get(site, now)
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,6 +102,59 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 			next.ServeHTTP(w, r.WithContext(access.WithBudget(r.Context(), spend)))
 		})
 	}
+}
+
+// buckets holds the buckets of anonymous callers (or of IPv6 sites), at
+// most size of them, the least recently seen let go first. A bucket is let
+// go only once it is full again: the newcomer's bucket is then as full as
+// the one let go would have been by now, so a caller that rotates through
+// more addresses than the table holds finds each one as it left it, not
+// full (before, the table evicted the oldest whatever it held, and a
+// rotation through 4,097 addresses met a fresh burst at every one). While
+// every bucket a newcomer might replace still holds spent work, newcomers
+// share one bucket of 16 callers' budgets: in a flood of new addresses the
+// callers already seen keep their budgets, and the flood shares one.
+type buckets[K comparable] struct {
+	lru    *lru.Cache[K, *bucket]
+	size   int
+	fresh  func(shared bool) *bucket
+	shared *bucket
+}
+
+func newBuckets[K comparable](size int, fresh func(shared bool) *bucket) *buckets[K] {
+	c, _ := lru.New[K, *bucket](size) // size > 0, so no error
+	return &buckets[K]{lru: c, size: size, fresh: fresh, shared: fresh(true)}
+}
+
+// get is k's bucket: the one it has, a new one, or the newcomers' shared
+// one. The throttle's lock is held.
+func (c *buckets[K]) get(k K, now time.Time) *bucket {
+	if b, ok := c.lru.Get(k); ok {
+		return b
+	}
+	if c.lru.Len() >= c.size && !c.makeRoom(now) {
+		return c.shared
+	}
+	b := c.fresh(false)
+	c.lru.Add(k, b) // evicts the oldest, which makeRoom found full
+	return b
+}
+
+// makeRoom leaves a full bucket as the least recently seen, for Add to
+// let go, and reports whether it found one. A bucket that still holds
+// spent work is kept, seen again, so the next look goes further back.
+func (c *buckets[K]) makeRoom(now time.Time) bool {
+	for range evictProbes {
+		k, b, ok := c.lru.GetOldest()
+		if !ok {
+			return true
+		}
+		if b.full(now) {
+			return true
+		}
+		c.lru.Get(k)
+	}
+	return false
 }
 
 // siteBudget is an anonymous IPv6 caller's budget: its own, and its
@@ -131,6 +190,9 @@ type bucket struct {
 	l    *rate.Limiter
 	m    *metrics // nil in tests of the bucket alone, and for a site's
 	site bool     // the budget of the anonymous callers of an IPv6 /48
+	// crowded: the budget newcomers share while buckets holds no bucket
+	// it may let go.
+	crowded bool
 }
 
 func newBucket(rps float64, burst int, m *metrics) *bucket {
@@ -169,6 +231,14 @@ func (b *bucket) take(now time.Time) error {
 		return nil
 	}
 	return b.refusal(now)
+}
+
+// full reports whether the bucket holds its whole burst: what a new one
+// would hold, so letting it go forgets nothing.
+func (b *bucket) full(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.l.TokensAt(now) >= float64(b.l.Burst())
 }
 
 // inDebt refuses when the bucket's tokens are below zero.
@@ -234,7 +304,7 @@ func (b *bucket) count(work access.Work, units int, refused error) {
 func (b *bucket) refusal(now time.Time) error {
 	rps := float64(b.l.Limit())
 	wait := min((1-b.l.TokensAt(now))/rps, 1e9) // seconds; a Duration holds 292 years
-	return &access.OverBudgetError{RetryAfter: time.Duration(wait * float64(time.Second)), Rate: rps, Burst: b.l.Burst(), Site: b.site}
+	return &access.OverBudgetError{RetryAfter: time.Duration(wait * float64(time.Second)), Rate: rps, Burst: b.l.Burst(), Site: b.site, Crowded: b.crowded}
 }
 
 // clientHost is who an anonymous request comes from, for its rate

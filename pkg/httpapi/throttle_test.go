@@ -97,6 +97,50 @@ func TestSearchThrottle(t *testing.T) {
 	}
 }
 
+// TestRotatingAddressesKeepsBudgets: anonymous IPv4 callers, more of them
+// than the buckets kept, each spending its burst: the first, come back,
+// finds its budget as it left it (it found a fresh one while the oldest
+// bucket was let go whatever it held), and newcomers meanwhile share one
+// budget of 16 callers'.
+func TestRotatingAddressesKeepsBudgets(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg})
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	h := NewServer(svc, Options{Registerer: reg, SearchRate: 0.01, SearchBurst: 3})
+	const path = "/mcp/tool-search/servers"
+	for i := range maxAnonymousBuckets {
+		for j := range 3 {
+			if rec := sendTo(h, path, fmt.Sprintf("10.%d.%d.1:1", 1+i>>8, i&0xff)); rec.Code != 200 {
+				t.Fatalf("caller %d request %d: %d %s", i, j, rec.Code, rec.Body)
+			}
+		}
+	}
+	newcomers := 0
+	var last *httptest.ResponseRecorder
+	for i := range 3*siteShare + 10 {
+		if last = sendTo(h, path, fmt.Sprintf("10.200.%d.%d:1", i>>8, i&0xff)); last.Code == 200 {
+			newcomers++
+		}
+	}
+	if newcomers != 3*siteShare || !strings.Contains(last.Body.String(), "new to this service") {
+		t.Errorf("newcomers to a table of spent budgets: %d answered, last %d %s; want the %d their shared budget holds, then its refusal", newcomers, last.Code, last.Body, 3*siteShare)
+	}
+	if rec := sendTo(h, path, "10.1.0.1:1"); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("the first caller, back after %d others: %d, want 429: its spent budget kept", maxAnonymousBuckets, rec.Code)
+	}
+}
+
+// sendTo sends a GET of path from addr.
+func sendTo(h http.Handler, path, addr string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	r.RemoteAddr = addr
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	return rec
+}
+
 // TestClientHost: an anonymous caller is its IPv4 host, or the /64 its
 // IPv6 address is in, however the address is written; what does not parse
 // is kept as it is (a test's or a proxy's made-up address).
@@ -273,6 +317,87 @@ func TestBucket(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBucketsLetGoOnlyFullBuckets: a full table lets go of its least
+// recently seen bucket only once that bucket is full again; a newcomer
+// meanwhile gets the bucket newcomers share, so rotating through more
+// addresses than the table holds finds no spent budget full again.
+func TestBucketsLetGoOnlyFullBuckets(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	type step struct {
+		at    time.Duration // after t0
+		key   int
+		admit int  // requests admitted for key, none refused; -1: one refused
+		want  bool // key's bucket is the shared one
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"room: each key its own bucket", []step{{0, 1, 1, false}, {0, 2, 1, false}, {0, 3, 1, false}}},
+		{"full of spent buckets: a newcomer shares", []step{
+			{0, 1, 1, false}, {0, 2, 1, false}, {0, 3, 1, false}, {0, 4, 1, true}, {0, 5, 1, true},
+			{0, 1, 0, false}, // kept: its spent unit is remembered
+		}},
+		{"a full oldest is let go", []step{
+			{0, 1, 1, false}, {0, 2, 1, false}, {0, 3, 1, false},
+			{3 * time.Second, 4, 1, false}, // every bucket full again: 1 goes
+			{3 * time.Second, 1, 3, false}, // 1 is new, with a whole burst
+		}},
+		{"a spent oldest is passed over for a full one", []step{
+			{0, 1, 3, false}, {0, 2, 1, false}, {0, 3, 1, false},
+			{2 * time.Second, 4, 1, false}, // 1 has 2 units of 3: kept; 2 is full and goes
+			{2 * time.Second, 1, 2, false}, // 1's own bucket: 2 units, and no third
+			{2 * time.Second, 1, -1, false},
+		}},
+		{"past the probes: shared", []step{
+			{0, 1, 3, false}, {0, 2, 3, false}, {0, 3, 3, false},
+			{time.Second, 4, 1, true},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newBuckets[int](3, func(shared bool) *bucket {
+				b := newBucket(1, 3, nil)
+				b.crowded = shared
+				return b
+			})
+			for i, s := range tt.steps {
+				now := t0.Add(s.at)
+				b := c.get(s.key, now)
+				if got := b == c.shared; got != s.want {
+					t.Fatalf("step %d: key %d shared %v, want %v", i, s.key, got, s.want)
+				}
+				if s.admit < 0 && b.admitWith(nil, now) == nil {
+					t.Fatalf("step %d: key %d admitted, want refused", i, s.key)
+				}
+				for j := range s.admit {
+					if err := b.admitWith(nil, now); err != nil {
+						t.Fatalf("step %d: key %d request %d: %v", i, s.key, j, err)
+					}
+				}
+			}
+			if c.lru.Len() > 3 {
+				t.Errorf("%d buckets kept, want at most 3", c.lru.Len())
+			}
+		})
+	}
+	// The shared bucket's refusal says which budget it is.
+	c := newBuckets[int](1, func(shared bool) *bucket {
+		b := newBucket(1, 1, nil)
+		b.crowded = shared
+		return b
+	})
+	if err := c.get(1, t0).admitWith(nil, t0); err != nil {
+		t.Fatal(err)
+	}
+	shared := c.get(2, t0)
+	_ = shared.admitWith(nil, t0)
+	var oe *access.OverBudgetError
+	if err := shared.admitWith(nil, t0); !errors.As(err, &oe) || !oe.Crowded || !strings.Contains(err.Error(), "new to this service") {
+		t.Errorf("the shared bucket spent: %v, want its own refusal", err)
 	}
 }
 
