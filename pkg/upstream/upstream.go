@@ -429,14 +429,17 @@ func (m *Manager) list(ctx context.Context, cs *mcp.ClientSession) ([]catalog.To
 		if err != nil {
 			return nil, err
 		}
+		// Every page counts, the last and an only one too: the listing's
+		// bytes (listPages results) hold 600,000 tools of a few bytes,
+		// each a vector to make and keep.
+		if len(tools)+len(res.Tools) > maxListedTools {
+			return nil, fmt.Errorf("%w: the upstream lists over %d tools", ErrResultTooLarge, maxListedTools)
+		}
 		for _, t := range res.Tools {
 			tools = append(tools, catalog.Bound(convert(t)))
 		}
 		if res.NextCursor == "" {
 			return tools, nil
-		}
-		if len(tools) >= maxListedTools {
-			return nil, fmt.Errorf("%w: the upstream lists over %d tools", ErrResultTooLarge, maxListedTools)
 		}
 		params.Cursor = res.NextCursor
 	}

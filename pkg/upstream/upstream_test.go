@@ -130,6 +130,36 @@ func TestPaginatedListing(t *testing.T) {
 	}
 }
 
+// TestListingBound: an upstream may list at most maxListedTools tools,
+// however it pages them: a last page, or an only one, that crosses the
+// bound is refused as a cursor that goes on past it is, and the upstream
+// contributes no tools (it never had good ones) until it lists fewer.
+func TestListingBound(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		pageSize, tools int
+		ok              bool
+	}{
+		{"at the bound, pages", 4000, maxListedTools, true},
+		{"past it, on the last page", 4000, maxListedTools + 1, false},
+		{"past it, on the only page", 2 * maxListedTools, maxListedTools + 1, false},
+		{"past it, with a cursor", 4000, maxListedTools + 2001, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, tt.pageSize, tt.tools)
+			m := start(t, []Config{{Name: "fake", URL: f.http.URL, Refresh: time.Hour}}, nil)
+			st := m.Status()[0]
+			got := len(names(m))
+			switch {
+			case tt.ok && (got != tt.tools || st.LastError != ""):
+				t.Errorf("%d tools listed, error %q; want all %d", got, st.LastError, tt.tools)
+			case !tt.ok && (got != 0 || !strings.Contains(st.LastError, fmt.Sprintf("over %d tools", maxListedTools))):
+				t.Errorf("%d tools listed, error %q; want none, and the bound named", got, st.LastError)
+			}
+		})
+	}
+}
+
 func TestListChanged(t *testing.T) {
 	f := newFake(t, 0, 2)
 	var changes atomic.Int32
