@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -325,6 +326,52 @@ func TestReconcileKeepsSessionAddedMeanwhile(t *testing.T) {
 		if _, ok := s.callerOf(tt.id); ok != tt.kept {
 			t.Errorf("session %q tracked after reconcile = %v, want %v", tt.id, ok, tt.kept)
 		}
+	}
+}
+
+// TestSessionsCountPerCaller: sessions count against their key, and
+// without keys against their opener's address, so one anonymous client
+// holding its sessions busy (GET streams open) does not shut out another
+// address; the total still bounds them all.
+func TestSessionsCountPerCaller(t *testing.T) {
+	type open struct {
+		key, addr string
+		admitted  bool
+	}
+	tests := []struct {
+		name  string
+		steps []open
+	}{
+		{"one address at its cap, another gets in", []open{
+			{"", "10.0.0.1", true}, {"", "10.0.0.1", true}, {"", "10.0.0.1", false}, {"", "10.0.0.2", true},
+		}},
+		{"one key at its cap, another gets in", []open{
+			{"a", "10.0.0.1", true}, {"a", "10.0.0.2", true}, {"a", "10.0.0.3", false}, {"b", "10.0.0.1", true},
+		}},
+		{"the total bounds every caller", []open{
+			{"", "10.0.0.1", true}, {"", "10.0.0.2", true}, {"", "10.0.0.3", true}, {"", "10.0.0.4", false},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSessions(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), SessionLimits{Max: 3, MaxPerKey: 2})
+			live := map[string]bool{}
+			s.live = func() map[string]bool { return live }
+			for i, o := range tt.steps {
+				if got := s.admit(ownerOf(o.key, o.addr)); got != o.admitted {
+					t.Fatalf("step %d: %+v admitted %v, want %v", i, o, got, o.admitted)
+				}
+				if !o.admitted {
+					continue
+				}
+				id := fmt.Sprint("s", i)
+				live[id] = true
+				s.add(id, o.key, o.addr)
+				if !s.enter(id, o.key, true) { // a GET stream: busy for good
+					t.Fatalf("step %d: session %s not entered", i, id)
+				}
+			}
+		})
 	}
 }
 

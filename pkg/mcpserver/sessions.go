@@ -31,10 +31,11 @@ type SessionLimits struct {
 	// not re-initialise a session closed under it, so its calls then fail
 	// with "session not found" and list_changed stops reaching it.)
 	Idle time.Duration
-	// Max is the most sessions in total, MaxPerKey the most per API key
-	// (anonymous callers share one key). At a limit, the session idle
-	// longest is closed to admit the new one; when none is idle, the new
-	// one is refused with 503.
+	// Max is the most sessions in total, MaxPerKey the most per API key,
+	// or without keys per client address (an IPv6 one's /64): one
+	// anonymous client holding its sessions busy must not shut the others
+	// out. At a limit, the session idle longest is closed to admit the new
+	// one; when none is idle, the new one is refused with 503.
 	Max       int
 	MaxPerKey int
 }
@@ -61,10 +62,21 @@ type sessions struct {
 	// stand-in).
 	live func() map[string]bool
 
-	mu    sync.Mutex
-	byID  map[string]*sessionEntry
-	perKy map[string]int
-	added uint64 // sessions added so far: each entry's seq
+	mu      sync.Mutex
+	byID    map[string]*sessionEntry
+	byOwner map[owner]int
+	added   uint64 // sessions added so far: each entry's seq
+}
+
+// owner is whom a session counts against: its key, or without one its
+// opener's address.
+type owner struct{ key, addr string }
+
+func ownerOf(key, addr string) owner {
+	if key != "" {
+		return owner{key: key}
+	}
+	return owner{addr: addr}
 }
 
 type sessionEntry struct {
@@ -88,7 +100,7 @@ func newSessions(srv *mcp.Server, lim SessionLimits) *sessions {
 	if lim.MaxPerKey <= 0 {
 		lim.MaxPerKey = DefaultMaxKeySession
 	}
-	s := &sessions{lim: lim, srv: srv, now: time.Now, byID: map[string]*sessionEntry{}, perKy: map[string]int{}}
+	s := &sessions{lim: lim, srv: srv, now: time.Now, byID: map[string]*sessionEntry{}, byOwner: map[owner]int{}}
 	s.live = func() map[string]bool {
 		live := map[string]bool{}
 		for ss := range srv.Sessions() {
@@ -113,7 +125,8 @@ func (s *sessions) serve(w http.ResponseWriter, r *http.Request, key string, env
 			writeRPCError(w, http.StatusBadRequest, env.id, jsonrpc.CodeInvalidRequest, "no Mcp-Session-Id: send initialize first, then its session id with every request")
 			return
 		}
-		if !s.admit(key) {
+		addr := access.CallerFrom(r.Context()).Address
+		if !s.admit(ownerOf(key, addr)) {
 			w.Header().Set("Retry-After", "5")
 			writeRPCError(w, http.StatusServiceUnavailable, env.id, codeServerBusy, "too many MCP sessions in use: close one (DELETE) or retry later")
 			return
@@ -121,7 +134,6 @@ func (s *sessions) serve(w http.ResponseWriter, r *http.Request, key string, env
 		// The session is registered as its id goes out, before the client
 		// can read it and send its next request, not after the handler
 		// returns: that request would otherwise race the registration.
-		addr := access.CallerFrom(r.Context()).Address
 		aw := &admitWriter{ResponseWriter: w, register: func(h http.Header) {
 			if nid := h.Get(sessionHeader); nid != "" {
 				s.add(nid, key, addr)
@@ -208,33 +220,33 @@ func (s *sessions) close(ids ...string) {
 	}
 }
 
-// admit makes room for one more session of key, closing the sessions idle
+// admit makes room for one more session of o, closing the sessions idle
 // longest as the limits require. It reports false when every session that
 // would have to go is busy.
-func (s *sessions) admit(key string) bool {
+func (s *sessions) admit(o owner) bool {
 	s.reconcile()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.perKy[key] >= s.lim.MaxPerKey {
-		if !s.evictLocked(key) {
+	for s.byOwner[o] >= s.lim.MaxPerKey {
+		if !s.evictLocked(&o) {
 			return false
 		}
 	}
 	for len(s.byID) >= s.lim.Max {
-		if !s.evictLocked("") {
+		if !s.evictLocked(nil) {
 			return false
 		}
 	}
 	return true
 }
 
-// evictLocked closes the idle session of key (any key when empty) that
-// was used longest ago.
-func (s *sessions) evictLocked(key string) bool {
+// evictLocked closes the idle session of o (anyone's when nil) that was
+// used longest ago.
+func (s *sessions) evictLocked(o *owner) bool {
 	var oldest string
 	var at time.Time
 	for id, e := range s.byID {
-		if e.busy > 0 || (key != "" && e.key != key) {
+		if e.busy > 0 || (o != nil && ownerOf(e.key, e.addr) != *o) {
 			continue
 		}
 		if oldest == "" || e.lastUsed.Before(at) {
@@ -278,7 +290,7 @@ func (s *sessions) add(id, key, addr string) {
 	if _, ok := s.byID[id]; !ok {
 		s.added++
 		s.byID[id] = &sessionEntry{seq: s.added, key: key, addr: addr, heard: heard, lastUsed: s.now()}
-		s.perKy[key]++
+		s.byOwner[ownerOf(key, addr)]++
 	}
 }
 
@@ -379,8 +391,9 @@ func (s *sessions) dropLocked(id string) {
 			s.searchDone(e.search)
 		}
 		delete(s.byID, id)
-		if s.perKy[e.key]--; s.perKy[e.key] <= 0 {
-			delete(s.perKy, e.key)
+		o := ownerOf(e.key, e.addr)
+		if s.byOwner[o]--; s.byOwner[o] <= 0 {
+			delete(s.byOwner, o)
 		}
 	}
 }
