@@ -133,10 +133,16 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 // transport adds the upstream's configured headers (its credentials) to
 // each request, a redirected one too (so redirects stay within the
 // upstream's origin: endpoint.SameOrigin), and bounds the answer of any
-// request made under a readLimit.
+// request made under a readLimit, and of every other request but the
+// session stream to max: the SDK reads whole what it gets of its own
+// accord (initialize's answer, an error status's body, the answer to a
+// notification or to a response it posts), and an upstream answering
+// initialize with an endless body had it read into memory until the
+// process was killed.
 type transport struct {
 	headers map[string]string
 	base    http.RoundTripper
+	max     int64 // limits.upstream_max_result_bytes
 }
 
 func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -150,8 +156,15 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if lim, ok := r.Context().Value(readLimitKey{}).(*readLimit); ok {
+	lim, ok := r.Context().Value(readLimitKey{}).(*readLimit)
+	switch {
+	case ok:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: lim}
+	case r.Method == http.MethodGet:
+		// The session stream: its events are bounded one by one
+		// (MaxEventSize) and paced, its length is the session's.
+	default:
+		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: &readLimit{max: t.max}}
 	}
 	if r.Method == http.MethodGet {
 		resp.Body = &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}

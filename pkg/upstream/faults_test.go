@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -334,5 +335,60 @@ func TestAsksBound(t *testing.T) {
 	waitFor(t, "the bound to allow a request again", func() bool { return m.ups[0].asks.Tokens() >= 1 })
 	if _, err := m.Call(t.Context(), "u", "polite", nil, CallOptions{}); err != nil {
 		t.Errorf("the next call, on a new session: %v", err)
+	}
+}
+
+// TestAnswersOutsideOperationsAreBounded: what the SDK reads whole of its
+// own accord (the answer to initialize, the body of an error status, the
+// answer to a notification or to a response toolsearch posts) is bounded
+// too, and so is what status and the log keep of an upstream's error: an
+// upstream answering initialize with 64 MiB had all of it read into
+// memory, and an error of 2 MiB became a status field of 2 MiB.
+func TestAnswersOutsideOperationsAreBounded(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		status int
+		chunks int // of 64 KiB, in the error's message
+	}{
+		{"initialize's answer, 64 MiB", http.StatusOK, 1024},
+		{"an error status's body, 64 MiB", http.StatusBadRequest, 1024},
+		{"an error of 2 MiB, within the limit", http.StatusBadRequest, 32},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var most atomic.Int64 // the most written of one answer
+			chunk := []byte(strings.Repeat("x", 64<<10))
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPost {
+					http.Error(w, "no stream", http.StatusMethodNotAllowed)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tt.status)
+				io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"`)
+				written := int64(0)
+				defer func() {
+					for m := most.Load(); written > m && !most.CompareAndSwap(m, written); m = most.Load() {
+					}
+				}()
+				for range tt.chunks {
+					n, err := w.Write(chunk)
+					written += int64(n)
+					if err != nil {
+						return
+					}
+				}
+				io.WriteString(w, `"}}`)
+			}))
+			t.Cleanup(up.Close)
+			m := startWith(t, []Config{{Name: "u", URL: up.URL, Refresh: time.Hour, Timeout: 5 * time.Second}}, Options{MaxResultBytes: 4 << 20})
+			st := m.Status()[0]
+			if st.LastError == "" || len(st.LastError) > maxErrorBytes+len("… (cut)") {
+				t.Errorf("status's last error is %d bytes (%.100q); want the failure, in at most %d", len(st.LastError), st.LastError, maxErrorBytes)
+			}
+			// What the connection's buffers take beside the 4 MiB read.
+			if n := most.Load(); n > 12<<20 {
+				t.Errorf("the upstream wrote %d MiB of one answer; want it cut off near the 4 MiB limit", n>>20)
+			}
+		})
 	}
 }

@@ -229,7 +229,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: newBreaker(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
-			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport}, CheckRedirect: endpoint.SameOrigin}}
+			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport, max: m.maxRead}, CheckRedirect: endpoint.SameOrigin}}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
 			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -952,7 +952,14 @@ func hashTools(tools []catalog.Tool) [32]byte {
 }
 
 // scrub removes what may be secret from an error message.
-func (u *upstream) scrub(msg string) string { return redact.Text(msg, u.secrets...) }
+func (u *upstream) scrub(msg string) string {
+	return redact.Clip(redact.Text(msg, u.secrets...), maxErrorBytes, "… (cut)")
+}
+
+// maxErrorBytes bounds an error message made of what an upstream sent, as
+// status, the log and a caller get it: an error status's body is the
+// upstream's to fill, and one of 4 MiB was each of those whole.
+const maxErrorBytes = 1024
 
 func timePtr(t time.Time) *time.Time {
 	if t.IsZero() {
