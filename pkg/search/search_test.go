@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/logbuf"
 )
 
 var _ Embedder = (*scriptedEmbedder)(nil)
@@ -206,6 +208,43 @@ func TestStartupDegradedThenRecovers(t *testing.T) {
 	}
 	if res := mustSearch(t, svc, Request{Query: "merge pull request"}); res.Mode != "hybrid" || res.Degraded {
 		t.Errorf("after recovery: mode %q degraded %v", res.Mode, res.Degraded)
+	}
+}
+
+// TestStartupLoadFailsThenRecovers: while the catalog cannot be loaded
+// (an upstream-only catalog whose upstream is down has no tools), status
+// and the log say why, once an attempt, not "no catalog" over it, and
+// the first load that succeeds is built.
+func TestStartupLoadFailsThenRecovers(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	var attempts atomic.Int32
+	load := func(context.Context) (*Setup, error) {
+		attempts.Add(1)
+		if failing.Load() {
+			return nil, errors.New("catalog: no tools")
+		}
+		return defaultSetup(t), nil
+	}
+	var log logbuf.Buffer
+	svc := New(Config{Embedder: embedding.NewLocal(64), Load: load, RetryDelay: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewJSONHandler(&log, nil))})
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(t.Context(), nil) }()
+	waitFor(t, func() bool { return attempts.Load() >= 3 && svc.Status().NextRetryAt != nil })
+	if st := svc.Status(); st.Ready || st.LastError != "catalog: no tools" {
+		t.Errorf("status while the catalog fails to load: ready %v, last error %q; want the load's error", st.Ready, st.LastError)
+	}
+	failing.Store(false)
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if st := svc.Status(); !st.Ready || st.Mode != "semantic" {
+		t.Errorf("after the catalog loads: ready %v mode %q", st.Ready, st.Mode)
+	}
+	failed, noCatalog := strings.Count(log.String(), `"index build failed"`), strings.Count(log.String(), "no catalog")
+	if n := int(attempts.Load()) - 1; failed != n || noCatalog != 0 {
+		t.Errorf("%d failed loads logged %d failures, %d of them \"no catalog\"; want one each, naming the cause", n, failed, noCatalog)
 	}
 }
 

@@ -513,15 +513,20 @@ func (s *Service) Run(ctx context.Context, setup *Setup) error {
 			setup = cur.setup
 		}
 		attempt := setup
+		var loadErr error
 		if attempt == nil && s.cfg.Load != nil {
-			var err error
-			if attempt, err = s.cfg.Load(ctx); err != nil {
-				s.recordError(err)
+			if attempt, loadErr = s.cfg.Load(ctx); loadErr != nil {
+				// Recorded as Rebuild records it; a build of no setup
+				// would only record "no catalog" over the cause.
+				s.metrics.builds.WithLabelValues("error").Inc()
+				s.recordError(loadErr)
 			}
 		}
-		if snap, err := s.Build(ctx, attempt); err == nil && snap.Semantic() {
-			s.setNextRetry(time.Time{})
-			return nil
+		if loadErr == nil {
+			if snap, err := s.Build(ctx, attempt); err == nil && snap.Semantic() {
+				s.setNextRetry(time.Time{})
+				return nil
+			}
 		}
 		if cur := s.cur.Load(); cur != nil && cur.Semantic() {
 			s.setNextRetry(time.Time{})
