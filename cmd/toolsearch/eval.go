@@ -75,7 +75,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	baseline := fs.String("baseline", "", "compare with a report written earlier with -format json, and list every case that got worse")
 	failOnRegression := fs.Bool("fail-on-regression", false, "with -baseline, exit 1 if any expected tool ranks worse than in the baseline")
 	idx := addIndexFlags(fs, e, true)
-	if err := parseIndex(fs, e, idx, args); err != nil {
+	if err := parseIndex(fs, e, idx, args, false); err != nil {
 		return err
 	}
 	var err error
@@ -88,9 +88,6 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	if *casesPath != "" && *self {
 		return fail(2, errors.New("-cases and -self cannot be combined"))
-	}
-	if fs.NArg() > 0 {
-		return fail(2, fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
 	if *minRecall < 0 || *minRecall > 1 {
 		return fail(2, fmt.Errorf("-min-recall must be between 0 and 1, got %v", *minRecall))

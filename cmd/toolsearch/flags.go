@@ -352,10 +352,16 @@ func parse(fs *flag.FlagSet, e *env, args []string) error {
 }
 
 // parseIndex parses args for a command with index flags, then applies the
-// config file.
-func parseIndex(fs *flag.FlagSet, e *env, idx *indexFlags, args []string) error {
+// config file. Only a command that takes arguments (query's text) gets
+// any: `toolsearch lint catalog.json` linted the embedded catalog and
+// passed, the file never read.
+func parseIndex(fs *flag.FlagSet, e *env, idx *indexFlags, args []string, takesArgs bool) error {
 	if err := parse(fs, e, args); err != nil {
 		return err
+	}
+	if !takesArgs && fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q: this command takes flags only (a catalog file is -catalog FILE)\n", fs.Name(), fs.Arg(0))
+		return exitCode(2)
 	}
 	if err := idx.applyConfig(); err != nil {
 		fmt.Fprintln(fs.Output(), "toolsearch:", err)

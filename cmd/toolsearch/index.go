@@ -18,7 +18,7 @@ func runIndex(ctx context.Context, args []string, getenv func(string) string, st
 	fs := newFlagSet("index", stderr)
 	out := fs.String("out", "", "write the snapshot to this `file` (required)")
 	idx := addIndexFlags(fs, e, false)
-	if err := parseIndex(fs, e, idx, args); err != nil {
+	if err := parseIndex(fs, e, idx, args, false); err != nil {
 		return err
 	}
 	if *out == "" {

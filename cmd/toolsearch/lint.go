@@ -20,7 +20,7 @@ func runLint(ctx context.Context, args []string, getenv func(string) string, std
 	format := fs.String("format", "text", "text or json")
 	failSkipped := fs.Bool("fail-skipped", false, "exit 1 when a check could not run (near-duplicates need embeddings: an unreachable provider skips them)")
 	idx := addIndexFlags(fs, e, false)
-	if err := parseIndex(fs, e, idx, args); err != nil {
+	if err := parseIndex(fs, e, idx, args, false); err != nil {
 		return err
 	}
 	fail := func(code int, err error) error {

@@ -72,6 +72,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "index":
 		return runIndex(ctx, rest, getenv, stdout, stderr)
 	case "version", "-version", "--version":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "toolsearch version: unexpected argument %q\n", rest[0])
+			return exitCode(2)
+		}
 		fmt.Fprintln(stdout, "toolsearch", versionString())
 		return nil
 	case "help", "-h", "-help", "--help":

@@ -419,7 +419,7 @@ func TestEvalExitCodes(t *testing.T) {
 		{"junit", []string{"-cases", good, "-format", "junit", "-out", junit}, nil, 0, "report written"},
 		{"markdown", []string{"-cases", good, "-format", "markdown"}, nil, 0, "| recall@10 | **1.000**"},
 		{"json", []string{"-cases", good, "-format", "json"}, nil, 0, `"recall": 1`},
-		{"a stray argument among flags", []string{"-cases", good, "stray", "-format", "json"}, nil, 2, `unexpected arguments ["stray"]`},
+		{"a stray argument among flags", []string{"-cases", good, "stray", "-format", "json"}, nil, 2, `unexpected argument "stray"`},
 		{"a server that wants a key, none sent", []string{"-cases", good, "-url", keyed}, nil, 2, "401 Unauthorized (set TOOLSEARCH_API_KEY to a key the server accepts)"},
 		{"a wrong key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "nope"}, 2, "the server does not accept TOOLSEARCH_API_KEY's key"},
 		{"the right key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
@@ -579,6 +579,16 @@ func TestLintAndSelf(t *testing.T) {
       "near-duplicates": "no embeddings`},
 		{"self audit", []string{"eval", "-self", "-k", "5", "-min-recall", "1"}, 0, "self-description"},
 		{"self with cases", []string{"eval", "-self", "-cases", "x.jsonl"}, 2, "cannot be combined"},
+		// A command that takes flags only refuses an argument, where it
+		// ignored it: `lint catalog.json` linted the embedded catalog and
+		// exited 0. query takes its words as arguments.
+		{"lint refuses a file given as an argument", []string{"lint", "catalog.json"}, 2, `toolsearch lint: unexpected argument "catalog.json": this command takes flags only (a catalog file is -catalog FILE)`},
+		{"an argument after flags", []string{"lint", "-format", "json", "catalog.json"}, 2, `unexpected argument "catalog.json"`},
+		{"index", []string{"index", "-out", "x.snap", "catalog.json"}, 2, `toolsearch index: unexpected argument "catalog.json"`},
+		{"serve", []string{"serve", "catalog.json"}, 2, `toolsearch serve: unexpected argument "catalog.json"`},
+		{"eval", []string{"eval", "-self", "stray"}, 2, `toolsearch eval: unexpected argument "stray"`},
+		{"version", []string{"version", "now"}, 2, `toolsearch version: unexpected argument "now"`},
+		{"query takes words", []string{"query", "merge", "a", "pull", "request", "-k", "1"}, 0, "github/merge_pull_request"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

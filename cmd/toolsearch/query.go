@@ -26,7 +26,7 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintln(fs.Output(), `usage: toolsearch query [flags] "what you want to do"`)
 		fs.PrintDefaults()
 	}
-	if err := parseIndex(fs, e, idx, args); err != nil {
+	if err := parseIndex(fs, e, idx, args, true); err != nil {
 		return err
 	}
 	query := strings.TrimSpace(strings.Join(fs.Args(), " "))

@@ -42,7 +42,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	anyHost := fs.Bool("allow-any-host", e.boolean("TOOLSEARCH_ALLOW_ANY_HOST", false), "serve a request that reached a loopback address whatever Host it names, for a proxy or port forwarder that connects over loopback; turns off the protection against DNS rebinding [TOOLSEARCH_ALLOW_ANY_HOST]")
 	drainDelay := fs.Duration("drain-delay", e.duration("TOOLSEARCH_DRAIN_DELAY", 5*time.Second), "after SIGTERM, how long /readyz fails before the listener closes, so load balancers stop sending traffic [TOOLSEARCH_DRAIN_DELAY]")
 	idx := addIndexFlags(fs, e, true)
-	if err := parseIndex(fs, e, idx, args); err != nil {
+	if err := parseIndex(fs, e, idx, args, false); err != nil {
 		return err
 	}
 	var level slog.Level
