@@ -589,6 +589,12 @@ func TestLintAndSelf(t *testing.T) {
 		{"eval", []string{"eval", "-self", "stray"}, 2, `toolsearch eval: unexpected argument "stray"`},
 		{"version", []string{"version", "now"}, 2, `toolsearch version: unexpected argument "now"`},
 		{"query takes words", []string{"query", "merge", "a", "pull", "request", "-k", "1"}, 0, "github/merge_pull_request"},
+		// A file of the wrong kind is refused past its bound, not read
+		// until memory runs out (/dev/zero took 8 GB in ten seconds).
+		{"a config file without end", []string{"lint", "-config", "/dev/zero"}, 2, "config: /dev/zero: file too large: larger than 4 MiB"},
+		{"a catalog file without end", []string{"lint", "-catalog", "/dev/zero"}, 2, "catalog: /dev/zero: file too large: larger than 64 MiB"},
+		{"a cases file without end", []string{"eval", "-cases", "/dev/zero"}, 2, "/dev/zero: file too large: larger than 64 MiB"},
+		{"a baseline without end", []string{"eval", "-self", "-baseline", "/dev/zero"}, 2, "baseline: /dev/zero: file too large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/readfile"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
 )
 
@@ -83,23 +82,9 @@ func ReadParts(paths []string, server string) ([]Part, error) {
 }
 
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	data, err := readfile.Read(path, maxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
-	}
-	defer f.Close()
-	// Read into a buffer of the file's size, not one grown by doubling.
-	size := int64(0)
-	if fi, err := f.Stat(); err == nil {
-		size = min(fi.Size(), maxFileBytes)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	if _, err := buf.ReadFrom(io.LimitReader(f, maxFileBytes+1)); err != nil {
-		return nil, fmt.Errorf("catalog %s: %w", path, err)
-	}
-	data := buf.Bytes()
-	if len(data) > maxFileBytes {
-		return nil, fmt.Errorf("catalog %s: larger than %d MiB", path, maxFileBytes>>20)
 	}
 	return data, nil
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/internal/readfile"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
@@ -261,9 +261,13 @@ var defaultYAML []byte
 // no file is given.
 func Default() (*File, error) { return Parse("embedded:default-config", defaultYAML) }
 
+// maxFileBytes bounds a config file: keys, templates and upstreams take
+// kilobytes.
+const maxFileBytes = 4 << 20
+
 // Load reads and checks the file at path.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readfile.Read(path, maxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}

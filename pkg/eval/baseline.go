@@ -3,8 +3,9 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/readfile"
 )
 
 // Regression is an expected tool that ranks worse than in the baseline:
@@ -19,7 +20,7 @@ type Regression struct {
 
 // LoadReport reads a report written with -format json.
 func LoadReport(path string) (*Report, error) {
-	data, err := os.ReadFile(path)
+	data, err := readfile.Read(path, maxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: baseline: %w", ErrBadInput, err)
 	}

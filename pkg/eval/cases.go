@@ -17,10 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/readfile"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
@@ -66,10 +66,14 @@ func SelfCases(cat *catalog.Catalog) []Case {
 // a failed search: the command exits 2 for these.
 var ErrBadInput = errors.New("bad eval input")
 
+// maxFileBytes bounds a cases file or a baseline report: the shared sets'
+// largest, 3,000 cases, is under 1 MiB, and its report a few.
+const maxFileBytes = 64 << 20
+
 // LoadCases reads cases from JSONL (one case a line), a JSON array, or YAML
 // (a list, or {"cases": [...]}), chosen by the file's extension.
 func LoadCases(path string) ([]Case, error) {
-	data, err := os.ReadFile(path)
+	data, err := readfile.Read(path, maxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
