@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/config"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/eval"
@@ -119,12 +120,16 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 			return fail(2, err)
 		}
 		cat = setup.Catalog
+		token, err := config.Secret(getenv, "TOOLSEARCH_API_KEY")
+		if err != nil {
+			return fail(2, err)
+		}
 		if *wait > 0 {
 			if err := waitReady(ctx, *url, *wait); err != nil {
 				return fail(2, err)
 			}
 		}
-		searcher = &eval.HTTPSearcher{BaseURL: *url, Token: getenv("TOOLSEARCH_API_KEY")}
+		searcher = &eval.HTTPSearcher{BaseURL: *url, Token: token}
 		where = *url
 	} else {
 		svc, c, err := buildService(ctx, idx, stderr)

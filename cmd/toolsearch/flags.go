@@ -174,7 +174,9 @@ func addIndexFlags(fs *flag.FlagSet, e *env, ranking bool) *indexFlags {
 	rfs.Float64Var(&f.companionBoost, "companion-boost", e.float("TOOLSEARCH_COMPANION_BOOST", rank.DefaultCompanionBoost), "how much a tool callers used with one of the best tools gains, 0-4; 0: off (learning still learns and shows companions) [TOOLSEARCH_COMPANION_BOOST]")
 	rfs.StringVar(&f.quantization, "index-quantization", e.str("TOOLSEARCH_INDEX_QUANTIZATION", index.QuantNone), "dense index first pass: none (exact float32) or binary (bit codes, then the best rescored exactly; faster on large catalogs, some recall lost: BENCHMARKS.md) [TOOLSEARCH_INDEX_QUANTIZATION]")
 	rfs.IntVar(&f.rescore, "rescore", e.int("TOOLSEARCH_RESCORE", index.DefaultRescore), "with -index-quantization binary, how many candidates at least are rescored exactly [TOOLSEARCH_RESCORE]")
-	f.apiKey = e.str("TOOLSEARCH_EMBEDDING_API_KEY", e.getenv("OPENAI_API_KEY"))
+	// Trimmed as every secret from the environment is (config.Secret): a
+	// key file's trailing newline made every provider request fail.
+	f.apiKey = strings.TrimSpace(e.str("TOOLSEARCH_EMBEDDING_API_KEY", e.getenv("OPENAI_API_KEY")))
 	return f
 }
 

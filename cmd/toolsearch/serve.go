@@ -49,6 +49,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("-log-level: %w", err)
 	}
+	admin, err := config.Secret(getenv, "TOOLSEARCH_ADMIN_TOKEN")
+	if err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// The Go heap's limit follows the container's: near 90 % of its
 	// cgroup's memory limit the GC works harder instead of letting the
@@ -176,7 +180,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	var draining atomic.Bool
 	srv := &http.Server{
-		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, getenv("TOOLSEARCH_ADMIN_TOKEN"), mcpSrv, ups, &draining, &file, *anyHost)),
+		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, admin, mcpSrv, ups, &draining, &file, *anyHost)),
 		ReadHeaderTimeout: 5 * time.Second,
 		// Headers carry a key and a few short values; net/http's 1 MiB
 		// default lets each request hold a megabyte of method or path.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func TestDefault(t *testing.T) {
 }
 
 func TestHashedKeys(t *testing.T) {
-	env := map[string]string{"OPS_KEY": "s3cret"}
+	env := map[string]string{"OPS_KEY": "s3cret", "FILE_KEY": "s3cret\n", "BLANK_KEY": " \n"}
 	getenv := func(k string) string { return env[k] }
 	hex := strings.Repeat("ab", 32)
 	tests := []struct {
@@ -98,6 +99,9 @@ func TestHashedKeys(t *testing.T) {
 		{"env", []Key{{Name: "ops", KeyEnv: "OPS_KEY", VisibleServers: []string{"gh"}}}, ""},
 		{"hash", []Key{{Name: "ci", KeySHA256: hex}}, ""},
 		{"empty env", []Key{{Name: "ops", KeyEnv: "NOPE"}}, `auth key "ops": environment variable NOPE is empty`},
+		// A secret file's trailing newline: clients send the key trimmed.
+		{"env with a newline", []Key{{Name: "ops", KeyEnv: "FILE_KEY", VisibleServers: []string{"gh"}}}, ""},
+		{"blank env", []Key{{Name: "ops", KeyEnv: "BLANK_KEY"}}, `auth key "ops": environment variable BLANK_KEY is empty`},
 	}
 	for _, tt := range tests {
 		f := &File{Auth: Auth{Keys: tt.keys}}
@@ -114,6 +118,45 @@ func TestHashedKeys(t *testing.T) {
 		if tt.keys[0].KeyEnv != "" && (keys[0].Hash != access.HashSecret("s3cret") || keys[0].Visibility.Servers[0] != "gh") {
 			t.Errorf("%s: key = %+v", tt.name, keys[0])
 		}
+	}
+}
+
+// TestSecrets: secrets from the environment are trimmed, as bearer tokens
+// are when presented; set but blank is an error, and so is a list with an
+// empty entry, which read "," as no keys at all and served without
+// authentication.
+func TestSecrets(t *testing.T) {
+	tests := []struct {
+		name, value string
+		secret      string
+		list        []string
+		err         string // of Secret
+		listErr     string // of SecretList
+	}{
+		{"unset", "", "", nil, "", ""},
+		{"plain", "k1", "k1", []string{"k1"}, "", ""},
+		{"a file's trailing newline", "k1\n", "k1", []string{"k1"}, "", ""},
+		{"blank", " \n", "", nil, "is set but blank", "entry 1 of 1 is empty"},
+		{"a list", " k1 , k2 ", "k1 , k2", []string{"k1", "k2"}, "", ""},
+		{"a comma alone", ",", ",", nil, "", "entry 1 of 2 is empty"},
+		{"an empty entry", "k1,,k2", "k1,,k2", nil, "", "entry 2 of 3 is empty"},
+		{"a trailing comma", "k1,", "k1,", nil, "", "entry 2 of 2 is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(string) string { return tt.value }
+			secret, err := Secret(getenv, "V")
+			if secret != tt.secret || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("Secret = %q, %v; want %q, error %q", secret, err, tt.secret, tt.err)
+			}
+			list, err := SecretList(getenv, "V")
+			if !slices.Equal(list, tt.list) || (err == nil) != (tt.listErr == "") || err != nil && !strings.Contains(err.Error(), tt.listErr) {
+				t.Errorf("SecretList = %q, %v; want %q, error %q", list, err, tt.list, tt.listErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "k1") {
+				t.Errorf("the error quotes the secret: %v", err)
+			}
+		})
 	}
 }
 

@@ -89,7 +89,11 @@ func (s *Source) Load() (*Policy, error) {
 		return nil, fmt.Errorf("config %s: %w", s.Where(), err)
 	}
 	// Keys from the environment see every tool.
-	for i, secret := range SplitList(s.Getenv("TOOLSEARCH_API_KEYS")) {
+	secrets, err := SecretList(s.Getenv, "TOOLSEARCH_API_KEYS")
+	if err != nil {
+		return nil, err
+	}
+	for i, secret := range secrets {
 		p.Keys = append(p.Keys, access.Key{Name: fmt.Sprintf("env-%d", i+1), Hash: access.HashSecret(secret)})
 	}
 	return p, nil
@@ -108,7 +112,7 @@ func (f *File) HashedKeys(getenv func(string) string) ([]access.Key, error) {
 	for _, k := range f.Auth.Keys {
 		key := access.Key{Name: k.Name, Visibility: access.Visibility{Tools: k.VisibleTools, Servers: k.VisibleServers}, Confirm: k.ConfirmDestructive}
 		if k.KeyEnv != "" {
-			secret := getenv(k.KeyEnv)
+			secret, _ := Secret(getenv, k.KeyEnv)
 			if secret == "" {
 				return nil, fmt.Errorf("auth key %q: environment variable %s is empty", k.Name, k.KeyEnv)
 			}
@@ -136,6 +140,40 @@ func DefaultPolicy() (*Policy, error) {
 		return nil, err
 	}
 	return f.Policy(cat), nil
+}
+
+// Secret is the secret in environment variable name without the
+// whitespace around it: a bearer token is compared as clients send it,
+// trimmed, so a secret file's trailing newline (kubectl create secret
+// --from-file) made a key no client could ever present. Set but blank is
+// an error: a secret was meant, and there is none.
+func Secret(getenv func(string) string, name string) (string, error) {
+	raw := getenv(name)
+	secret := strings.TrimSpace(raw)
+	if raw != "" && secret == "" {
+		return "", fmt.Errorf("environment variable %s is set but blank", name)
+	}
+	return secret, nil
+}
+
+// SecretList is the comma-separated secrets in environment variable name,
+// each trimmed. An empty entry is an error: "${A},${B}" with B unset read
+// as one key, and "," as none at all, which served without
+// authentication.
+func SecretList(getenv func(string) string, name string) ([]string, error) {
+	raw := getenv(name)
+	if raw == "" {
+		return nil, nil
+	}
+	entries := strings.Split(raw, ",")
+	out := make([]string, 0, len(entries))
+	for i, e := range entries {
+		if e = strings.TrimSpace(e); e == "" {
+			return nil, fmt.Errorf("environment variable %s: entry %d of %d is empty; it takes comma-separated keys (was a variable in its template unset?)", name, i+1, len(entries))
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // SplitList splits a comma-separated value (an environment variable's
