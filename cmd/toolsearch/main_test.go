@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/logbuf"
 )
 
@@ -872,5 +873,32 @@ func TestServeLearningStoreDown(t *testing.T) {
 	}
 	if strings.Contains(logs.String()+st.Learning.LastError, "pg-s3cret") {
 		t.Error("the password shows in the log or status")
+	}
+}
+
+// TestUpstreamHeaderSecrets: an upstream's header takes its ${VAR} from
+// the environment trimmed (a secret file's newline would make the header
+// invalid, and every request to the upstream fail), and a variable unset
+// or blank is an error naming it.
+func TestUpstreamHeaderSecrets(t *testing.T) {
+	f := config.File{Upstreams: []config.Upstream{{Name: "u", URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": "Bearer ${T}"}}}}
+	tests := []struct {
+		name, value, want, err string
+	}{
+		{"plain", "tok", "Bearer tok", ""},
+		{"a file's newline", "tok\n", "Bearer tok", ""},
+		{"blank", " \n", "", "environment variable T is empty"},
+		{"unset", "", "", "environment variable T is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ups, err := upstreamConfigs("c.yaml", f, func(string) string { return tt.value })
+			switch {
+			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+				t.Errorf("error = %v, want %q", err, tt.err)
+			case tt.err == "" && (err != nil || ups[0].Headers["Authorization"] != tt.want):
+				t.Errorf("upstreamConfigs = %+v, %v; want the header %q", ups, err, tt.want)
+			}
+		})
 	}
 }

@@ -272,7 +272,7 @@ func openLearning(ctx context.Context, c config.Learning, getenv func(string) st
 	switch c.Store {
 	case "postgres":
 		env := cmp.Or(c.DSNEnv, config.DefaultLearningDSNEnv)
-		dsn := getenv(env)
+		dsn, _ := config.Secret(getenv, env)
 		if dsn == "" {
 			return nil, fmt.Errorf("learning.store is postgres but %s is not set", env)
 		}
@@ -392,7 +392,7 @@ func upstreamConfigs(path string, f config.File, getenv func(string) string) ([]
 		for k, v := range u.Headers {
 			var missing []string
 			headers[k] = os.Expand(v, func(name string) string {
-				val := getenv(name)
+				val, _ := config.Secret(getenv, name) // a header value ends at a newline
 				if val == "" {
 					missing = append(missing, name)
 				}
