@@ -34,6 +34,8 @@ type apiError struct {
 	Status  int
 	Code    string
 	Message string
+	// RetryAfter, when positive, is sent as Retry-After (seconds).
+	RetryAfter int
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -99,6 +101,9 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		logger.ErrorContext(r.Context(), "request failed", "err", err, "path", clip(r.URL.Path, maxEcho),
 			"request_id", middleware.GetReqID(r.Context()))
 		ae = errorf(http.StatusInternalServerError, "internal", "internal error")
+	}
+	if ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
 	}
 	if mcpRoute(r) {
 		writeRPCError(w, r, ae.Status, ae.Code, ae.Message)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -23,16 +24,27 @@ import (
 // authenticate admits requests with a known bearer key and puts the
 // caller in the context. Without configured keys every caller is admitted
 // as anonymous.
-func authenticate(logger *slog.Logger, svc *search.Service, trusted proxies) func(http.Handler) http.Handler {
+func authenticate(logger *slog.Logger, svc *search.Service, trusted proxies, fails *authFailures) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			caller, err := svc.Authenticate(bearer(r))
+			token, addr := bearer(r), ""
+			if token != "" {
+				addr = clientHost(r, trusted)
+				if err := fails.admit(addr); err != nil {
+					writeError(w, r, logger, err)
+					return
+				}
+			}
+			caller, err := svc.Authenticate(token)
 			if err != nil {
+				if token != "" && errors.Is(err, access.ErrUnauthorized) {
+					fails.fail(addr)
+				}
 				writeError(w, r, logger, err)
 				return
 			}
 			if caller.Key == "" {
-				caller.Address = clientHost(r, trusted)
+				caller.Address = cmp.Or(addr, clientHost(r, trusted))
 			}
 			next.ServeHTTP(w, r.WithContext(access.WithCaller(r.Context(), caller)))
 		})
@@ -57,11 +69,22 @@ func bearer(r *http.Request) string {
 // requireToken admits only bearers of token (the admin token), compared
 // in constant time; anyone else is told which credential the route wants,
 // not an API key's.
-func requireToken(logger *slog.Logger, token string) func(http.Handler) http.Handler {
+func requireToken(logger *slog.Logger, token string, trusted proxies, fails *authFailures) func(http.Handler) http.Handler {
 	ok := tokenCheck(token)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			presented, addr := bearer(r) != "", ""
+			if presented {
+				addr = clientHost(r, trusted)
+				if err := fails.admit(addr); err != nil {
+					writeError(w, r, logger, err)
+					return
+				}
+			}
 			if !ok(r) {
+				if presented {
+					fails.fail(addr)
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolsearch-admin"`)
 				writeError(w, r, logger, errorf(http.StatusUnauthorized, "unauthorized", "the admin token is required: send Authorization: Bearer <TOOLSEARCH_ADMIN_TOKEN>"))
 				return
@@ -174,8 +197,31 @@ func statusOf(svc *search.Service, ups upstreamStatuser) statusBody {
 // sees every tool, so names are shown (lists up to StatusListLimit); with
 // keys but no admin token, a Summary that depends on nothing in the
 // catalog.
-func handleStatus(svc *search.Service, ups upstreamStatuser, admin string) http.Handler {
-	isAdmin := tokenCheck(admin)
+func handleStatus(svc *search.Service, ups upstreamStatuser, admin string, trusted proxies, fails *authFailures) http.Handler {
+	tokenOK := tokenCheck(admin)
+	// isAdmin is whether r bears the admin token. Status answers
+	// everyone, probes too, so an address out of its allowance of
+	// failures is answered as if it bore none, and a token that is
+	// neither the admin's nor an API key counts as a failure: the admin's
+	// answer differs from anyone else's, which would otherwise tell a
+	// right guess.
+	isAdmin := func(r *http.Request) bool {
+		token := bearer(r)
+		if admin == "" || token == "" {
+			return false
+		}
+		addr := clientHost(r, trusted)
+		if fails.admit(addr) != nil {
+			return false
+		}
+		if tokenOK(r) {
+			return true
+		}
+		if _, err := svc.Authenticate(token); err != nil || !svc.AuthRequired() {
+			fails.fail(addr)
+		}
+		return false
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := statusOf(svc, ups)
 		switch {

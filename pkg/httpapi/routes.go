@@ -18,15 +18,17 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 	// listed; "*" marks one that may repeat): a misspelt, malformed,
 	// repeated or empty one is a 400, not ignored.
 	none := query(logger)
-	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())                                                   // the process is alive
-	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                   // 200 once the first snapshot is published
-	r.With(none).Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, opts.Upstreams, opts.AdminToken)) // open: probes and operators read it
-	r.Method(http.MethodGet, console.Path+"*", console.Handler(notFound(logger)))                                      // static; it calls the API below with the operator's key
+	trusted := proxies{opts.TrustedProxies, opts.Forwarded}
+	fails := newAuthFailures(opts.Registerer)
+	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())                                                                   // the process is alive
+	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                                   // 200 once the first snapshot is published
+	r.With(none).Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, opts.Upstreams, opts.AdminToken, trusted, fails)) // open: probes and operators read it
+	r.Method(http.MethodGet, console.Path+"*", console.Handler(notFound(logger)))                                                      // static; it calls the API below with the operator's key
 	r.Method(http.MethodGet, "/", http.RedirectHandler(console.Path, http.StatusFound))
 	r.Method(http.MethodGet, "/console", http.RedirectHandler(console.Path, http.StatusMovedPermanently))
 	r.Group(func(r chi.Router) {
 		// Bearer API keys, when configured; without, the client's address.
-		r.Use(authenticate(logger, svc, proxies{opts.TrustedProxies, opts.Forwarded}))
+		r.Use(authenticate(logger, svc, trusted, fails))
 		r.Use(throttle(opts.SearchRate, opts.SearchBurst, m)) // after authenticate: it budgets the caller that names
 		r.With(none).Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
@@ -47,9 +49,9 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 		}))
 	}
 	if opts.AdminToken != "" {
-		r.With(requireToken(logger, opts.AdminToken), none).
+		r.With(requireToken(logger, opts.AdminToken, trusted, fails), none).
 			Method(http.MethodPost, "/mcp/tool-search/rebuild", handleRebuild(logger, svc, opts.Upstreams, writeTimeout))
-		r.With(requireToken(logger, opts.AdminToken), query(logger, "tool")).
+		r.With(requireToken(logger, opts.AdminToken, trusted, fails), query(logger, "tool")).
 			Method(http.MethodDelete, "/mcp/tool-search/learned", handleResetLearned(logger, svc)) // forget what was learned
 	}
 }

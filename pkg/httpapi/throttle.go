@@ -140,6 +140,22 @@ func (c *buckets[K]) get(k K, now time.Time) *bucket {
 	return b
 }
 
+// peek is what get would give k, without making a bucket or marking one
+// seen: k's own, nil when k would get a new (full) one, or the shared one.
+// Only the oldest bucket is looked at for room.
+func (c *buckets[K]) peek(k K, now time.Time) *bucket {
+	if b, ok := c.lru.Peek(k); ok {
+		return b
+	}
+	if c.lru.Len() < c.size {
+		return nil
+	}
+	if _, b, ok := c.lru.GetOldest(); !ok || b.full(now) {
+		return nil
+	}
+	return c.shared
+}
+
 // makeRoom leaves a full bucket as the least recently seen, for Add to
 // let go, and reports whether it found one. A bucket that still holds
 // spent work is kept, seen again, so the next look goes further back.
