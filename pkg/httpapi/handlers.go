@@ -217,7 +217,10 @@ func handleStatus(svc *search.Service, ups upstreamStatuser, admin string, trust
 		if tokenOK(r) {
 			return true
 		}
-		if _, err := svc.Authenticate(token); err != nil || !svc.AuthRequired() {
+		// Without keys any token but the admin's is a wrong guess; with
+		// keys, one that is no key (not one refused before the first
+		// index, which knows no keys yet).
+		if _, err := svc.Authenticate(token); errors.Is(err, access.ErrUnauthorized) || err == nil && !svc.AuthRequired() {
 			fails.fail(addr)
 		}
 		return false
