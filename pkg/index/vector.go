@@ -35,9 +35,21 @@ func Normalize(v []float32) float64 {
 	if norm == 0 {
 		return 0
 	}
-	inv := float32(1 / norm)
+	inv := 1 / norm
+	if inv > math.MaxFloat32 {
+		// A length so small (values near float32's smallest, which a
+		// provider may send) that its inverse overflows float32: scaled
+		// in float32 every value became ±Inf, or NaN where it was 0, and
+		// the row's score every query's best or none. In float64 the
+		// values come out at most 1.
+		for i := range v {
+			v[i] = float32(float64(v[i]) * inv)
+		}
+		return norm
+	}
+	inv32 := float32(inv)
 	for i := range v {
-		v[i] *= inv
+		v[i] *= inv32
 	}
 	return norm
 }

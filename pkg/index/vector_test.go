@@ -50,3 +50,44 @@ func TestNormMatchesPlainLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalize: a vector comes out of unit length and finite, one of
+// values near float32's smallest too, whose inverse length overflows
+// float32 (scaled in float32, each value became ±Inf, or NaN where it was
+// 0); a vector of ordinary length is scaled as it always was, bit for bit.
+func TestNormalize(t *testing.T) {
+	tiny := make([]float32, 1536)
+	for i := range tiny {
+		if i%2 == 0 {
+			tiny[i] = 1e-45
+		}
+	}
+	tests := []struct {
+		name string
+		v    []float32
+	}{
+		{"ordinary", []float32{3, 4, 0, -12}},
+		{"large but finite", []float32{math.MaxFloat32, -math.MaxFloat32, 1}},
+		{"subnormal values, one in two zero", tiny},
+		{"two subnormal values", []float32{1e-40, 2e-40}},
+		{"the smallest", []float32{math.SmallestNonzeroFloat32}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := append([]float32(nil), tt.v...)
+			if Normalize(v) == 0 {
+				t.Fatal("Normalize reported a zero length")
+			}
+			if !finite(v) || math.Abs(Norm(v)-1) > 1e-6 {
+				t.Errorf("normalised: finite %v, length %v; want finite, 1", finite(v), Norm(v))
+			}
+			if inv := 1 / Norm(tt.v); inv <= math.MaxFloat32 {
+				for i, x := range tt.v {
+					if want := x * float32(inv); v[i] != want {
+						t.Errorf("value %d = %v, want %v as float32 scaling gives", i, v[i], want)
+					}
+				}
+			}
+		})
+	}
+}

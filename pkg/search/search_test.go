@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -712,4 +713,49 @@ func TestConcurrentSearchesAnswerAsAlone(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// tinyEmbedder answers as the local embedder does, but a text containing
+// mark gets its vector scaled to values near float32's smallest (1e-40,
+// below its smallest normal): still finite, pointing the same way.
+type tinyEmbedder struct {
+	local *embedding.Local
+	mark  string
+}
+
+func (e *tinyEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := e.local.Embed(ctx, texts)
+	for i, t := range texts {
+		if err == nil && strings.Contains(t, e.mark) {
+			for j := range vecs[i] {
+				vecs[i][j] *= 1e-40
+			}
+		}
+	}
+	return vecs, err
+}
+
+func (e *tinyEmbedder) Info() embedding.Info { return embedding.Info{Provider: "tiny", Model: "m"} }
+
+// TestTinyVectorRanksAsItsDirection: a provider's vector whose length is
+// so small that its inverse overflows float32 ranks as the same vector at
+// ordinary length does: normalised in float32, its values became ±Inf and
+// NaN, and its tool led or fell out of every semantic query's answer.
+func TestTinyVectorRanksAsItsDirection(t *testing.T) {
+	local := embedding.NewLocal(64)
+	tiny, plain := New(Config{Embedder: &tinyEmbedder{local: local, mark: "merge_pull_request"}}), New(Config{Embedder: &tinyEmbedder{local: local}})
+	mustBuild(t, tiny)
+	mustBuild(t, plain)
+	for _, q := range []string{"send a message to a slack channel", "read a file from disk", "merge an approved pull request"} {
+		req := Request{Query: q, Mode: ModeSemantic, IncludeCore: ptr(false)}
+		got, want := mustSearch(t, tiny, req), mustSearch(t, plain, req)
+		if !slices.Equal(ids(got.Tools), ids(want.Tools)) {
+			t.Errorf("%q: %v; want %v, as at ordinary length", q, ids(got.Tools), ids(want.Tools))
+		}
+		for _, h := range got.Tools {
+			if h.Score != nil && (math.IsNaN(float64(*h.Score)) || math.IsInf(float64(*h.Score), 0)) {
+				t.Errorf("%q: %s/%s scored %v", q, h.Server, h.Name, *h.Score)
+			}
+		}
+	}
 }
