@@ -562,26 +562,29 @@ func TestQueryCache(t *testing.T) {
 	}
 }
 
-// zeroingEmbedder embeds like the local embedder but answers a zero vector
-// for the texts it is told to, as a remote model may for a query it finds
-// empty.
-type zeroingEmbedder struct {
+// scalingEmbedder embeds like the local embedder but scales the vectors
+// of the texts match picks: to zero, as a remote model may answer for a
+// query it finds empty, or to values near float32's smallest.
+type scalingEmbedder struct {
 	local *embedding.Local
-	zero  string
+	match func(text string) bool
+	scale float32
 }
 
-func (z *zeroingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (z *scalingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	vecs, err := z.local.Embed(ctx, texts)
 	for i, t := range texts {
-		if err == nil && t == z.zero {
-			vecs[i] = make([]float32, len(vecs[i]))
+		if err == nil && z.match(t) {
+			for j := range vecs[i] {
+				vecs[i][j] *= z.scale
+			}
 		}
 	}
 	return vecs, err
 }
 
-func (z *zeroingEmbedder) Info() embedding.Info {
-	return embedding.Info{Provider: "zeroing", Model: "m"}
+func (z *scalingEmbedder) Info() embedding.Info {
+	return embedding.Info{Provider: "scaling", Model: "m"}
 }
 
 // TestZeroQueryVectorAfterOthers: a query without dense evidence ranks by
@@ -590,7 +593,7 @@ func (z *zeroingEmbedder) Info() embedding.Info {
 func TestZeroQueryVectorAfterOthers(t *testing.T) {
 	const q = "post a message to the team channel"
 	answer := func(warm bool) []Hit {
-		svc := New(Config{Embedder: &zeroingEmbedder{local: embedding.NewLocal(256), zero: q}, QueryCacheSize: -1})
+		svc := New(Config{Embedder: &scalingEmbedder{local: embedding.NewLocal(256), match: func(t string) bool { return t == q }}, QueryCacheSize: -1})
 		if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
 			t.Fatal(err)
 		}
@@ -715,35 +718,16 @@ func TestConcurrentSearchesAnswerAsAlone(t *testing.T) {
 	wg.Wait()
 }
 
-// tinyEmbedder answers as the local embedder does, but a text containing
-// mark gets its vector scaled to values near float32's smallest (1e-40,
-// below its smallest normal): still finite, pointing the same way.
-type tinyEmbedder struct {
-	local *embedding.Local
-	mark  string
-}
-
-func (e *tinyEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	vecs, err := e.local.Embed(ctx, texts)
-	for i, t := range texts {
-		if err == nil && strings.Contains(t, e.mark) {
-			for j := range vecs[i] {
-				vecs[i][j] *= 1e-40
-			}
-		}
-	}
-	return vecs, err
-}
-
-func (e *tinyEmbedder) Info() embedding.Info { return embedding.Info{Provider: "tiny", Model: "m"} }
-
 // TestTinyVectorRanksAsItsDirection: a provider's vector whose length is
 // so small that its inverse overflows float32 ranks as the same vector at
 // ordinary length does: normalised in float32, its values became ±Inf and
 // NaN, and its tool led or fell out of every semantic query's answer.
 func TestTinyVectorRanksAsItsDirection(t *testing.T) {
 	local := embedding.NewLocal(64)
-	tiny, plain := New(Config{Embedder: &tinyEmbedder{local: local, mark: "merge_pull_request"}}), New(Config{Embedder: &tinyEmbedder{local: local}})
+	// 1e-40 is below float32's smallest normal value, and leaves the
+	// vector's direction nearly as it was.
+	tiny := New(Config{Embedder: &scalingEmbedder{local: local, match: func(t string) bool { return strings.Contains(t, "merge_pull_request") }, scale: 1e-40}})
+	plain := New(Config{Embedder: &scalingEmbedder{local: local, match: func(string) bool { return false }}})
 	mustBuild(t, tiny)
 	mustBuild(t, plain)
 	for _, q := range []string{"send a message to a slack channel", "read a file from disk", "merge an approved pull request"} {
