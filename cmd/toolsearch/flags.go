@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -197,6 +198,9 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 	if f.rescore < 1 {
 		return search.Config{}, fmt.Errorf("-rescore must be at least 1, got %d", f.rescore)
 	}
+	if f.queryTimeout <= 0 {
+		return search.Config{}, fmt.Errorf("-query-timeout must be positive, got %v", f.queryTimeout)
+	}
 	cfg := search.Config{Embedder: emb, QueryTimeout: f.queryTimeout, Rank: rank.Config{Fusion: f.fusion, Alpha: f.hybridAlpha, CompanionBoost: f.companionBoost},
 		Quantization: f.quantization, Rescore: f.rescore,
 		Load: f.loader(), Version: versionString(), QueryCacheSize: f.qcacheSize, QueryCacheTTL: f.qcacheTTL}
@@ -216,6 +220,9 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 	if f.dimensions < 0 {
 		return nil, fmt.Errorf("-embedding-dimensions must not be negative, got %d", f.dimensions)
+	}
+	if f.timeout <= 0 {
+		return nil, fmt.Errorf("-embedding-timeout must be positive, got %v", f.timeout)
 	}
 	if f.batchSize < 1 || f.batchSize > embedding.DefaultBatchSize {
 		return nil, fmt.Errorf("-embedding-batch-size must be 1-%d, got %d", embedding.DefaultBatchSize, f.batchSize)
@@ -353,6 +360,32 @@ func parse(fs *flag.FlagSet, e *env, args []string) error {
 	return nil
 }
 
+// checkValues refuses, for every flag however it was set (command line,
+// environment, default), a number that is not finite and a negative
+// duration: strconv reads "NaN", and -hybrid-alpha NaN slipped past its
+// range check (every comparison with NaN is false) and scored every tool
+// NaN; a negative timeout fails every call it bounds.
+func checkValues(fs *flag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		switch v := g.Get().(type) {
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				err = fmt.Errorf("-%s must be a finite number, got %v", f.Name, v)
+			}
+		case time.Duration:
+			if v < 0 {
+				err = fmt.Errorf("-%s must not be negative, got %v", f.Name, v)
+			}
+		}
+	})
+	return err
+}
+
 // parseIndex parses args for a command with index flags, then applies the
 // config file. Only a command that takes arguments (query's text) gets
 // any: `toolsearch lint catalog.json` linted the embedded catalog and
@@ -367,6 +400,11 @@ func parseIndex(fs *flag.FlagSet, e *env, idx *indexFlags, args []string, takesA
 	}
 	if err := idx.applyConfig(); err != nil {
 		fmt.Fprintln(fs.Output(), "toolsearch:", err)
+		return exitCode(2)
+	}
+	// After the config file, whose values set flags too.
+	if err := checkValues(fs); err != nil {
+		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
 		return exitCode(2)
 	}
 	return nil

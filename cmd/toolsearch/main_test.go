@@ -366,6 +366,10 @@ func TestServeBadConfig(t *testing.T) {
 		{"base URL with a query", map[string]string{"TOOLSEARCH_EMBEDDING_BASE_URL": "http://h.example/v1?key=q_secret"}, []string{"-embedder", "openai"}, `"http://h.example/v1" must not have a ?query`},
 		{"connection bound below -1", nil, []string{"-config", "testdata/max-connections.yaml"}, "limits.max_connections must be -1 (no bound) or more, got -2"},
 		{"batch size too large", map[string]string{"TOOLSEARCH_EMBEDDING_BATCH_SIZE": "5000"}, []string{"-embedder", "openai"}, "-embedding-batch-size must be 1-2048, got 5000"},
+		{"a zero query timeout", nil, []string{"-query-timeout", "0s"}, "-query-timeout must be positive, got 0s"},
+		{"a zero embedding timeout", map[string]string{"TOOLSEARCH_EMBEDDING_TIMEOUT": "0s"}, nil, "-embedding-timeout must be positive, got 0s"},
+		{"a negative drain delay", nil, []string{"-drain-delay", "-1s"}, "-drain-delay must not be negative, got -1s"},
+		{"NaN from the environment", map[string]string{"TOOLSEARCH_HYBRID_ALPHA": "NaN"}, nil, "-hybrid-alpha must be a finite number, got NaN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -421,6 +425,7 @@ func TestEvalExitCodes(t *testing.T) {
 		{"markdown", []string{"-cases", good, "-format", "markdown"}, nil, 0, "| recall@10 | **1.000**"},
 		{"json", []string{"-cases", good, "-format", "json"}, nil, 0, `"recall": 1`},
 		{"a stray argument among flags", []string{"-cases", good, "stray", "-format", "json"}, nil, 2, `unexpected argument "stray"`},
+		{"NaN from the environment", []string{"-cases", good}, map[string]string{"TOOLSEARCH_HYBRID_ALPHA": "NaN"}, 2, "-hybrid-alpha must be a finite number, got NaN"},
 		{"a server that wants a key, none sent", []string{"-cases", good, "-url", keyed}, nil, 2, "401 Unauthorized (set TOOLSEARCH_API_KEY to a key the server accepts)"},
 		{"a wrong key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "nope"}, 2, "the server does not accept TOOLSEARCH_API_KEY's key"},
 		{"the right key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
@@ -596,6 +601,12 @@ func TestLintAndSelf(t *testing.T) {
 		{"a catalog file without end", []string{"lint", "-catalog", "/dev/zero"}, 2, "catalog: /dev/zero: file too large: larger than 64 MiB"},
 		{"a cases file without end", []string{"eval", "-cases", "/dev/zero"}, 2, "/dev/zero: file too large: larger than 64 MiB"},
 		{"a baseline without end", []string{"eval", "-self", "-baseline", "/dev/zero"}, 2, "baseline: /dev/zero: file too large"},
+		// Numbers strconv reads but no setting takes: NaN passed every
+		// range check and scored every tool NaN.
+		{"a NaN weight", []string{"query", "-hybrid-alpha", "NaN", "send an email"}, 2, "-hybrid-alpha must be a finite number, got NaN"},
+		{"an infinite boost", []string{"query", "-companion-boost", "Inf", "send an email"}, 2, "-companion-boost must be a finite number, got +Inf"},
+		{"a negative timeout", []string{"lint", "-embedding-timeout", "-5s"}, 2, "-embedding-timeout must not be negative, got -5s"},
+		{"a NaN threshold", []string{"eval", "-self", "-min-recall", "NaN"}, 2, "-min-recall must be a finite number, got NaN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
