@@ -198,6 +198,9 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 	if f.rescore < 1 {
 		return search.Config{}, fmt.Errorf("-rescore must be at least 1, got %d", f.rescore)
 	}
+	if f.qcacheSize < -1 {
+		return search.Config{}, fmt.Errorf("-query-cache-size must be -1 (off) or more, got %d", f.qcacheSize)
+	}
 	if f.queryTimeout <= 0 {
 		return search.Config{}, fmt.Errorf("-query-timeout must be positive, got %v", f.queryTimeout)
 	}

@@ -27,8 +27,16 @@ func runLint(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintln(stderr, "toolsearch lint:", err)
 		return exitCode(code)
 	}
-	if *format != "text" && *format != "json" {
+	switch {
+	case *format != "text" && *format != "json":
 		return fail(2, fmt.Errorf("-format must be text or json, got %q", *format))
+	case *near <= 0 || *near > 1:
+		// A cosine over 1 reports no pair, and one of 0 or under every pair.
+		return fail(2, fmt.Errorf("-near-duplicate must be in (0, 1], got %v", *near))
+	case *minWords < 0:
+		return fail(2, fmt.Errorf("-min-description-words must not be negative, got %d", *minWords))
+	case *maxBytes < 1:
+		return fail(2, fmt.Errorf("-max-description-bytes must be at least 1, got %d", *maxBytes))
 	}
 	svc, cat, err := buildService(ctx, idx, stderr)
 	if err != nil {

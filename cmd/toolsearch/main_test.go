@@ -367,6 +367,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"connection bound below -1", nil, []string{"-config", "testdata/max-connections.yaml"}, "limits.max_connections must be -1 (no bound) or more, got -2"},
 		{"batch size too large", map[string]string{"TOOLSEARCH_EMBEDDING_BATCH_SIZE": "5000"}, []string{"-embedder", "openai"}, "-embedding-batch-size must be 1-2048, got 5000"},
 		{"a zero query timeout", nil, []string{"-query-timeout", "0s"}, "-query-timeout must be positive, got 0s"},
+		{"a cache size under -1", nil, []string{"-query-cache-size", "-5"}, "-query-cache-size must be -1 (off) or more, got -5"},
 		{"a zero embedding timeout", map[string]string{"TOOLSEARCH_EMBEDDING_TIMEOUT": "0s"}, nil, "-embedding-timeout must be positive, got 0s"},
 		{"a negative drain delay", nil, []string{"-drain-delay", "-1s"}, "-drain-delay must not be negative, got -1s"},
 		{"NaN from the environment", map[string]string{"TOOLSEARCH_HYBRID_ALPHA": "NaN"}, nil, "-hybrid-alpha must be a finite number, got NaN"},
@@ -607,6 +608,10 @@ func TestLintAndSelf(t *testing.T) {
 		{"an infinite boost", []string{"query", "-companion-boost", "Inf", "send an email"}, 2, "-companion-boost must be a finite number, got +Inf"},
 		{"a negative timeout", []string{"lint", "-embedding-timeout", "-5s"}, 2, "-embedding-timeout must not be negative, got -5s"},
 		{"a NaN threshold", []string{"eval", "-self", "-min-recall", "NaN"}, 2, "-min-recall must be a finite number, got NaN"},
+		{"a cosine over 1", []string{"lint", "-near-duplicate", "5"}, 2, "-near-duplicate must be in (0, 1], got 5"},
+		{"a cosine of -1", []string{"lint", "-near-duplicate", "-1"}, 2, "-near-duplicate must be in (0, 1], got -1"},
+		{"negative words", []string{"lint", "-min-description-words", "-4"}, 2, "-min-description-words must not be negative, got -4"},
+		{"no bytes", []string{"lint", "-max-description-bytes", "0"}, 2, "-max-description-bytes must be at least 1, got 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
