@@ -364,7 +364,7 @@ func parse(fs *flag.FlagSet, e *env, args []string) error {
 }
 
 // checkValues refuses, for every flag however it was set (command line,
-// environment, default), a number that is not finite and a negative
+// environment, config file, default), a number that is not finite and a negative
 // duration: strconv reads "NaN", and -hybrid-alpha NaN slipped past its
 // range check (every comparison with NaN is false) and scored every tool
 // NaN; a negative timeout fails every call it bounds.

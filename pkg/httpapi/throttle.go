@@ -104,8 +104,8 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 	}
 }
 
-// buckets holds the buckets of anonymous callers (or of IPv6 sites), at
-// most size of them, the least recently seen let go first. A bucket is let
+// buckets holds the buckets of anonymous callers (or of IPv6 sites, or of
+// addresses' failed credentials: authFailures), at most size of them, the least recently seen let go first. A bucket is let
 // go only once it is full again: the newcomer's bucket is then as full as
 // the one let go would have been by now, so a caller that rotates through
 // more addresses than the table holds finds each one as it left it, not
@@ -127,7 +127,7 @@ func newBuckets[K comparable](size int, fresh func(shared bool) *bucket) *bucket
 }
 
 // get is k's bucket: the one it has, a new one, or the newcomers' shared
-// one. The throttle's lock is held.
+// one. Calls are serialised by their caller's lock.
 func (c *buckets[K]) get(k K, now time.Time) *bucket {
 	if b, ok := c.lru.Get(k); ok {
 		return b
