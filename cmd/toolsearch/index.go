@@ -21,6 +21,7 @@ func runIndex(ctx context.Context, args []string, getenv func(string) string, st
 	if err := parseIndex(fs, e, idx, args, false); err != nil {
 		return err
 	}
+	warnEnv(stderr)
 	if *out == "" {
 		fmt.Fprintln(stderr, "toolsearch index: -out is required")
 		return exitCode(2)

@@ -2,8 +2,9 @@
 // and measures it: `serve` runs the service, `eval` runs a recall eval
 // in-process or against a live server, `query` prints one ranking.
 //
-// About 1,100 lines: one file per subcommand (serve, eval, query, index,
-// lint) and flags.go for the flags and environment they share. It only
+// One file per subcommand (serve, eval, query, index, lint), flags.go
+// for the flags and environment they share, and envcheck.go for the
+// environment's typos. It only
 // wires packages; everything testable lives in pkg/ or in run.
 package main
 

@@ -54,6 +54,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	for _, t := range envTypos(environ()) {
+		logger.Warn("an environment variable no command reads is set", "name", t.name, "did_you_mean", t.known)
+	}
 	// The Go heap's limit follows the container's: near 90 % of its
 	// cgroup's memory limit the GC works harder instead of letting the
 	// pod be OOM-killed mid-build. GOMEMLIMIT, when set, wins.
