@@ -760,9 +760,16 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Errorf("snapshot mode = %v (%v), want 0644: the image's nonroot user must read it", st.Mode(), err)
 	}
 	readAsNonroot(t, path)
+	// An -out that cannot be written fails before the provider is called
+	// for 73 embeddings it would have thrown away.
+	before := calls.Load()
+	err := run(t.Context(), []string{"index", "-out", filepath.Join(t.TempDir(), "missing", "index.snap")}, getenv, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-out ") || calls.Load() != before {
+		t.Errorf("index to a missing directory: %v after %d provider calls; want an error naming -out, before any call", err, calls.Load()-before)
+	}
 
 	env["TOOLSEARCH_SNAPSHOT"] = path
-	before := calls.Load()
+	before = calls.Load()
 	base, logs, stop := startServe(t, env)
 	if got := calls.Load() - before; got != 0 {
 		t.Errorf("serve -snapshot made %d provider calls at start-up, want 0", got)
@@ -790,7 +797,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	data[len(data)/2] ^= 1
 	os.WriteFile(path, data, 0o644)
-	err := run(t.Context(), []string{"serve", "-addr", "127.0.0.1:0", "-metrics-addr", "off"}, getenv, nil, io.Discard, io.Discard)
+	err = run(t.Context(), []string{"serve", "-addr", "127.0.0.1:0", "-metrics-addr", "off"}, getenv, nil, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "corrupt") {
 		t.Errorf("serve with a damaged snapshot = %v", err)
 	}
