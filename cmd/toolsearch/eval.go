@@ -110,6 +110,22 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 			return fail(2, err)
 		}
 	}
+	// The baseline and the report's file are checked before the eval
+	// runs, which against a server or a provider takes minutes: a wrong
+	// path fails at once (see createOut).
+	var base *eval.Report
+	if *baseline != "" {
+		if base, err = eval.LoadReport(*baseline); err != nil {
+			return fail(2, err)
+		}
+	}
+	var report *outFile
+	if *out != "" {
+		if report, err = createOut(*out); err != nil {
+			return fail(2, err)
+		}
+		defer report.discard()
+	}
 
 	var searcher eval.Searcher
 	var cat *catalog.Catalog
@@ -145,12 +161,6 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 		cases = eval.SelfCases(cat)
 		*casesPath = "self-retrieval"
 	}
-	var base *eval.Report
-	if *baseline != "" {
-		if base, err = eval.LoadReport(*baseline); err != nil {
-			return fail(2, err)
-		}
-	}
 	rep, err := eval.Run(ctx, cat, cases, searcher, eval.Options{K: *k, Mode: *mode, Progress: progress(stderr, time.Now)})
 	if err != nil {
 		if errors.Is(err, eval.ErrBadInput) || errors.Is(err, eval.ErrRefused) {
@@ -165,13 +175,8 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 		}
 	}
 	w := stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return fail(2, err)
-		}
-		defer f.Close()
-		w = f
+	if report != nil {
+		w = report
 	}
 	catName := "embedded default catalog"
 	if len(idx.catalogs.values) > 0 {
@@ -184,7 +189,10 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if err := eval.Write(w, rep, *format, title); err != nil {
 		return fail(1, err)
 	}
-	if *out != "" {
+	if report != nil {
+		if err := report.commit(); err != nil {
+			return fail(1, err)
+		}
 		fmt.Fprintf(stdout, "recall@%d %.3f (%d/%d), report written to %s\n", *k, rep.Summary.Recall, rep.Summary.Found, rep.Summary.Expected, *out)
 	}
 	failed := false

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
@@ -26,15 +25,13 @@ func runIndex(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintln(stderr, "toolsearch index: -out is required")
 		return exitCode(2)
 	}
-	// The file is made before the index, so that a directory that cannot
-	// take it fails at once, not after a provider embedded every tool.
-	// Written whole to it, then renamed, so a reader never sees half a file.
-	tmp, err := os.CreateTemp(filepath.Dir(*out), ".toolsearch-snapshot-*")
+	// Made before the index: a path that cannot take the file fails at
+	// once, not after a provider embedded every tool (see createOut).
+	tmp, err := createOut(*out)
 	if err != nil {
-		return fmt.Errorf("-out %s: %w", *out, err)
+		return err
 	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
+	defer tmp.discard()
 	svc, cat, err := buildService(ctx, idx, stderr)
 	if err != nil {
 		return err
@@ -50,17 +47,8 @@ func runIndex(ctx context.Context, args []string, getenv func(string) string, st
 	if err := snapshot.Write(tmp, h, vecs); err != nil {
 		return fmt.Errorf("write %s: %w", *out, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", *out, err)
-	}
-	// CreateTemp makes the file 0600. A snapshot holds vectors and the
-	// model's name, no secret, and is made to be copied into an image that
-	// runs as another user (distroless nonroot, 65532): readable by all.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", *out, err)
-	}
-	if err := os.Rename(tmp.Name(), *out); err != nil {
-		return fmt.Errorf("write %s: %w", *out, err)
+	if err := tmp.commit(); err != nil {
+		return err
 	}
 	st, _ := os.Stat(*out)
 	fmt.Fprintf(stdout, "wrote %s: %d tools × %d dimensions (%s/%s), catalog %.12s, %d bytes\n",

@@ -423,6 +423,10 @@ func TestEvalExitCodes(t *testing.T) {
 		{"missing cases", []string{}, nil, 2, "-cases is required"},
 		{"bad format", []string{"-cases", good, "-format", "pdf"}, nil, 2, "-format"},
 		{"junit", []string{"-cases", good, "-format", "junit", "-out", junit}, nil, 0, "report written"},
+		// A run that fails leaves the report written before it (checked
+		// below), and an -out that cannot be written fails before the run.
+		{"a failed run after it", []string{"-cases", unknown, "-format", "junit", "-out", junit}, nil, 2, "no_such_tool"},
+		{"-out in a missing directory", []string{"-cases", good, "-out", filepath.Join(dir, "missing", "r.xml")}, nil, 2, "-out " + filepath.Join(dir, "missing", "r.xml")},
 		{"markdown", []string{"-cases", good, "-format", "markdown"}, nil, 0, "| recall@10 | **1.000**"},
 		{"json", []string{"-cases", good, "-format", "json"}, nil, 0, `"recall": 1`},
 		{"a stray argument among flags", []string{"-cases", good, "stray", "-format", "json"}, nil, 2, `unexpected argument "stray"`},

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// outFile is what a command writes its -out to. Where path is a regular
+// file, or nothing yet, that is a file beside it, renamed over it once
+// whole: a reader never sees half a file, and a failed run leaves the
+// last one as it was. Where path is something else, a device, a FIFO or
+// a symbolic link, it is path itself, opened for writing: renamed over,
+// /dev/null was replaced by a regular file (the eval gates write their
+// reports there, and did so as root), and a link by a file of its own.
+type outFile struct {
+	io.Writer
+	f    *os.File
+	path string
+	temp bool // f is beside path, to be renamed over it
+	done bool // committed
+}
+
+// createOut makes the file -out path is written through, before the work
+// whose result it takes: a path that cannot be written fails at once.
+func createOut(path string) (*outFile, error) {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("-out %s: %w", path, err)
+		}
+		return &outFile{Writer: f, f: f, path: path}, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".toolsearch-out-*")
+	if err != nil {
+		return nil, fmt.Errorf("-out %s: %w", path, err)
+	}
+	return &outFile{Writer: f, f: f, path: path, temp: true}, nil
+}
+
+// commit puts what was written in place: readable by all (CreateTemp's
+// 0600 would keep a CI job's other steps, or an image's nonroot user,
+// from it), closed, renamed over path.
+func (o *outFile) commit() error {
+	var err error
+	if o.temp {
+		err = o.f.Chmod(0o644)
+	}
+	err = errors.Join(err, o.f.Close())
+	if err == nil && o.temp {
+		err = os.Rename(o.f.Name(), o.path)
+	}
+	if err != nil {
+		return fmt.Errorf("-out %s: %w", o.path, err)
+	}
+	o.done = true
+	return nil
+}
+
+// discard lets a file go that was not committed (and does nothing to one
+// that was).
+func (o *outFile) discard() {
+	if o.done {
+		return
+	}
+	_ = o.f.Close()
+	if o.temp {
+		_ = os.Remove(o.f.Name())
+	}
+}
