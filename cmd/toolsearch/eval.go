@@ -119,12 +119,10 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 			return fail(2, err)
 		}
 	}
-	var report *outFile
 	if *out != "" {
-		if report, err = createOut(*out); err != nil {
+		if err := checkOut(*out); err != nil {
 			return fail(2, err)
 		}
-		defer report.discard()
 	}
 
 	var searcher eval.Searcher
@@ -174,9 +172,16 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 			rep.Regressions = []eval.Regression{}
 		}
 	}
+	// The report is opened only now, so a run that failed has left the
+	// last one as it was.
 	w := stdout
-	if report != nil {
-		w = report
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return fail(2, fmt.Errorf("-out %s: %w", *out, err))
+		}
+		defer f.Close()
+		w = f
 	}
 	catName := "embedded default catalog"
 	if len(idx.catalogs.values) > 0 {
@@ -189,9 +194,9 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if err := eval.Write(w, rep, *format, title); err != nil {
 		return fail(1, err)
 	}
-	if report != nil {
-		if err := report.commit(); err != nil {
-			return fail(1, err)
+	if f, ok := w.(*os.File); ok && *out != "" {
+		if err := f.Close(); err != nil {
+			return fail(1, fmt.Errorf("-out %s: %w", *out, err))
 		}
 		fmt.Fprintf(stdout, "recall@%d %.3f (%d/%d), report written to %s\n", *k, rep.Summary.Recall, rep.Summary.Found, rep.Summary.Expected, *out)
 	}

@@ -8,13 +8,39 @@ import (
 	"path/filepath"
 )
 
-// outFile is what a command writes its -out to. Where path is a regular
+// checkOut fails when -out path could not be written, before the work
+// whose result goes there, and changes nothing: an existing file is
+// opened for writing and closed, a missing one made and removed (a device
+// or a FIFO is left to the end: opening a FIFO waits for its reader).
+func checkOut(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("-out %s: is a directory", path)
+	case err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0:
+		return nil
+	case err == nil:
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("-out %s: %w", path, err)
+		}
+		return f.Close()
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("-out %s: %w", path, err)
+	}
+	f.Close()
+	return os.Remove(path)
+}
+
+// outFile is what index writes its -out to. Where path is a regular
 // file, or nothing yet, that is a file beside it, renamed over it once
-// whole: a reader never sees half a file, and a failed run leaves the
-// last one as it was. Where path is something else, a device, a FIFO or
-// a symbolic link, it is path itself, opened for writing: renamed over,
-// /dev/null was replaced by a regular file (the eval gates write their
-// reports there, and did so as root), and a link by a file of its own.
+// whole: a server starting meanwhile never reads half a snapshot, and a
+// failed run leaves the last one as it was. Where path is something
+// else, a device, a FIFO or a symbolic link, it is path itself, opened
+// for writing: renamed over, /dev/null was replaced by a regular file
+// (index -out /dev/null, as root), and a link by a file of its own.
 type outFile struct {
 	io.Writer
 	f    *os.File

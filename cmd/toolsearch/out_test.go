@@ -92,3 +92,43 @@ func TestCreateOut(t *testing.T) {
 		t.Errorf("a missing directory: %v, want an error naming -out", err)
 	}
 }
+
+// TestCheckOut: -out is checked before the work without changing
+// anything: an existing file keeps its content, a missing one is not
+// left behind, a FIFO is not opened (that would wait for a reader), and
+// a missing directory or a directory itself is an error naming -out.
+func TestCheckOut(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(existing, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		err        string
+	}{
+		{"an existing file", existing, ""},
+		{"a new file", filepath.Join(dir, "new.json"), ""},
+		{"a FIFO", fifo, ""},
+		{"a missing directory", filepath.Join(dir, "missing", "r.json"), "-out "},
+		{"a directory", dir, "is a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkOut(tt.path)
+			if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("checkOut = %v, want %q", err, tt.err)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(existing); string(b) != "old" {
+		t.Errorf("the existing file holds %q after the check", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.json")); err == nil {
+		t.Error("the check left a new file behind")
+	}
+}
