@@ -112,7 +112,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	// The baseline and the report's file are checked before the eval
 	// runs, which against a server or a provider takes minutes: a wrong
-	// path fails at once (see createOut).
+	// path fails at once (see checkOut).
 	var base *eval.Report
 	if *baseline != "" {
 		if base, err = eval.LoadReport(*baseline); err != nil {
