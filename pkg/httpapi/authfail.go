@@ -55,6 +55,18 @@ func newAuthFailures(reg prometheus.Registerer) *authFailures {
 	}
 }
 
+// guard is where every credential is looked at first: the address of a
+// request that bears one (token, "" for none), and the refusal when that
+// address has no failure left to make. A request without a credential
+// has nothing to guard, and no address is worked out for it.
+func (a *authFailures) guard(r *http.Request, trusted proxies) (token, addr string, err *apiError) {
+	if token = bearer(r); token == "" {
+		return "", "", nil
+	}
+	addr = clientHost(r, trusted)
+	return token, addr, a.admit(addr)
+}
+
 // admit refuses a request from addr, before its credential is checked,
 // when addr has no failure left to make.
 func (a *authFailures) admit(addr string) *apiError {

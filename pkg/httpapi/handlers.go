@@ -27,13 +27,10 @@ import (
 func authenticate(logger *slog.Logger, svc *search.Service, trusted proxies, fails *authFailures) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			token, addr := bearer(r), ""
-			if token != "" {
-				addr = clientHost(r, trusted)
-				if err := fails.admit(addr); err != nil {
-					writeError(w, r, logger, err)
-					return
-				}
+			token, addr, refused := fails.guard(r, trusted)
+			if refused != nil {
+				writeError(w, r, logger, refused)
+				return
 			}
 			caller, err := svc.Authenticate(token)
 			if err != nil {
@@ -73,16 +70,13 @@ func requireToken(logger *slog.Logger, token string, trusted proxies, fails *aut
 	ok := tokenCheck(token)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			presented, addr := bearer(r) != "", ""
-			if presented {
-				addr = clientHost(r, trusted)
-				if err := fails.admit(addr); err != nil {
-					writeError(w, r, logger, err)
-					return
-				}
+			presented, addr, refused := fails.guard(r, trusted)
+			if refused != nil {
+				writeError(w, r, logger, refused)
+				return
 			}
-			if !ok(r) {
-				if presented {
+			if !ok(presented) {
+				if presented != "" {
 					fails.fail(addr)
 				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolsearch-admin"`)
@@ -94,12 +88,12 @@ func requireToken(logger *slog.Logger, token string, trusted proxies, fails *aut
 	}
 }
 
-// tokenCheck reports whether a request bears token, compared in constant
-// time. An empty token admits nobody.
-func tokenCheck(token string) func(*http.Request) bool {
+// tokenCheck reports whether a presented bearer token is token, compared
+// in constant time. An empty token admits nobody.
+func tokenCheck(token string) func(presented string) bool {
 	want := sha256.Sum256([]byte(token))
-	return func(r *http.Request) bool {
-		got := sha256.Sum256([]byte(bearer(r)))
+	return func(presented string) bool {
+		got := sha256.Sum256([]byte(presented))
 		return token != "" && subtle.ConstantTimeCompare(got[:], want[:]) == 1
 	}
 }
@@ -206,15 +200,14 @@ func handleStatus(svc *search.Service, ups upstreamStatuser, admin string, trust
 	// answer differs from anyone else's, which would otherwise tell a
 	// right guess.
 	isAdmin := func(r *http.Request) bool {
-		token := bearer(r)
-		if admin == "" || token == "" {
+		if admin == "" {
 			return false
 		}
-		addr := clientHost(r, trusted)
-		if fails.admit(addr) != nil {
+		token, addr, refused := fails.guard(r, trusted)
+		if token == "" || refused != nil {
 			return false
 		}
-		if tokenOK(r) {
+		if tokenOK(token) {
 			return true
 		}
 		// Without keys any token but the admin's is a wrong guess; with
