@@ -175,13 +175,13 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	// The report is opened only now, so a run that failed has left the
 	// last one as it was.
 	w := stdout
+	var report *os.File
 	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
+		if report, err = os.Create(*out); err != nil {
 			return fail(2, fmt.Errorf("-out %s: %w", *out, err))
 		}
-		defer f.Close()
-		w = f
+		defer report.Close()
+		w = report
 	}
 	catName := "embedded default catalog"
 	if len(idx.catalogs.values) > 0 {
@@ -194,8 +194,8 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if err := eval.Write(w, rep, *format, title); err != nil {
 		return fail(1, err)
 	}
-	if f, ok := w.(*os.File); ok && *out != "" {
-		if err := f.Close(); err != nil {
+	if report != nil {
+		if err := report.Close(); err != nil {
 			return fail(1, fmt.Errorf("-out %s: %w", *out, err))
 		}
 		fmt.Fprintf(stdout, "recall@%d %.3f (%d/%d), report written to %s\n", *k, rep.Summary.Recall, rep.Summary.Found, rep.Summary.Expected, *out)

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 )
@@ -42,11 +41,9 @@ func checkOut(path string) error {
 // for writing: renamed over, /dev/null was replaced by a regular file
 // (index -out /dev/null, as root), and a link by a file of its own.
 type outFile struct {
-	io.Writer
-	f    *os.File
+	*os.File
 	path string
-	temp bool // f is beside path, to be renamed over it
-	done bool // committed
+	temp bool // the file is beside path, to be renamed over it
 }
 
 // createOut makes the file -out path is written through, before the work
@@ -57,13 +54,13 @@ func createOut(path string) (*outFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-out %s: %w", path, err)
 		}
-		return &outFile{Writer: f, f: f, path: path}, nil
+		return &outFile{File: f, path: path}, nil
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".toolsearch-out-*")
 	if err != nil {
 		return nil, fmt.Errorf("-out %s: %w", path, err)
 	}
-	return &outFile{Writer: f, f: f, path: path, temp: true}, nil
+	return &outFile{File: f, path: path, temp: true}, nil
 }
 
 // commit puts what was written in place: readable by all (CreateTemp's
@@ -72,27 +69,23 @@ func createOut(path string) (*outFile, error) {
 func (o *outFile) commit() error {
 	var err error
 	if o.temp {
-		err = o.f.Chmod(0o644)
+		err = o.Chmod(0o644)
 	}
-	err = errors.Join(err, o.f.Close())
+	err = errors.Join(err, o.Close())
 	if err == nil && o.temp {
-		err = os.Rename(o.f.Name(), o.path)
+		err = os.Rename(o.Name(), o.path)
 	}
 	if err != nil {
 		return fmt.Errorf("-out %s: %w", o.path, err)
 	}
-	o.done = true
 	return nil
 }
 
-// discard lets a file go that was not committed (and does nothing to one
-// that was).
+// discard lets a file go that was not committed. After commit it finds
+// the file closed and the temporary name renamed away, and does nothing.
 func (o *outFile) discard() {
-	if o.done {
-		return
-	}
-	_ = o.f.Close()
+	_ = o.Close()
 	if o.temp {
-		_ = os.Remove(o.f.Name())
+		_ = os.Remove(o.Name())
 	}
 }
