@@ -371,6 +371,11 @@ func TestServeBadConfig(t *testing.T) {
 		{"a zero embedding timeout", map[string]string{"TOOLSEARCH_EMBEDDING_TIMEOUT": "0s"}, nil, "-embedding-timeout must be positive, got 0s"},
 		{"a negative drain delay", nil, []string{"-drain-delay", "-1s"}, "-drain-delay must not be negative, got -1s"},
 		{"NaN from the environment", map[string]string{"TOOLSEARCH_HYBRID_ALPHA": "NaN"}, nil, "-hybrid-alpha must be a finite number, got NaN"},
+		{"no connection string", nil, []string{"-config", "testdata/postgres.yaml"}, "learning.store is postgres but TOOLSEARCH_LEARNING_DSN is not set"},
+		// Learning off with a warning would serve on, each replica
+		// learning alone; and pgx's error would quote the password.
+		{"a connection string that does not parse", map[string]string{"TOOLSEARCH_LEARNING_DSN": "postgres://ts:pg-s3cret@[::1/db"}, []string{"-config", "testdata/postgres.yaml"},
+			"TOOLSEARCH_LEARNING_DSN: learning store: the PostgreSQL connection string cannot be used: it does not parse"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -389,6 +394,9 @@ func TestServeBadConfig(t *testing.T) {
 			err := run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0", "-metrics-addr", "off"}, tt.args...), getenv, nil, io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) {
 				t.Errorf("run(serve %v) = %v, stderr %q; want an error mentioning %q", tt.args, err, stderr.String(), tt.want)
+			}
+			if err != nil && (strings.Contains(err.Error()+stderr.String(), "secret") || strings.Contains(err.Error()+stderr.String(), "s3cret")) {
+				t.Errorf("run(serve %v) = %v: a secret shows", tt.args, err)
 			}
 			// A bad file or flag stops start-up before anything is created.
 			if _, err := os.Stat(learned); err == nil && tt.name != "bad listen address" {

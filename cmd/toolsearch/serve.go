@@ -280,6 +280,12 @@ func openLearning(ctx context.Context, c config.Learning, getenv func(string) st
 			return nil, fmt.Errorf("learning.store is postgres but %s is not set", env)
 		}
 		store, err = learn.OpenPostgres(ctx, dsn, cfg, nil)
+		if errors.Is(err, learn.ErrBadDSN) {
+			// A setting, not the store's state: serving on without
+			// learning would leave replicas meant to share one store each
+			// learning nothing, behind a warning nobody reads.
+			return nil, fmt.Errorf("%s: %w", env, err)
+		}
 	default:
 		// The environment's path wins, so that processes sharing one
 		// config (tests, two local servers) need not share one file.

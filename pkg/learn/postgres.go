@@ -53,16 +53,18 @@ CREATE TABLE IF NOT EXISTS toolsearch_learned_pairs (
 // that cannot be reached is no reason to fail: the store is returned with
 // that error (errors.Is ErrUnreachable), and its calls fail until the
 // server answers, the first of them then creating the tables. Only a
-// connection string that does not parse returns no store.
+// connection string that cannot be used returns no store, with an error
+// that is an ErrBadDSN.
 func OpenPostgres(ctx context.Context, dsn string, cfg Config, now func() time.Time) (*PostgresStore, error) {
 	pcfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("learning store: the PostgreSQL connection string does not parse")
+		// pgx's own error may quote the string, password and all.
+		return nil, fmt.Errorf("%w: it does not parse", ErrBadDSN)
 	}
 	pcfg.MaxConns = 4
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
-		return nil, fmt.Errorf("learning store: %w", scrub(err, pcfg.ConnConfig.Password))
+		return nil, fmt.Errorf("%w: %w", ErrBadDSN, scrub(err, pcfg.ConnConfig.Password))
 	}
 	if now == nil {
 		now = time.Now
@@ -81,6 +83,10 @@ func OpenPostgres(ctx context.Context, dsn string, cfg Config, now func() time.T
 // ErrUnreachable is OpenPostgres's error for a store it returned all the
 // same, whose server did not answer yet. It is an ErrWaiting.
 var ErrUnreachable error = waiting("learning store: PostgreSQL is not reachable yet; learning resumes when it is")
+
+// ErrBadDSN is OpenPostgres's error for a connection string it cannot
+// use: a setting to fix, unlike a server that is down.
+var ErrBadDSN = errors.New("learning store: the PostgreSQL connection string cannot be used")
 
 // scrub is err with password cut out of its text, whatever pgx put there.
 func scrub(err error, password string) error {
