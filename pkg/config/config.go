@@ -5,6 +5,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -349,7 +350,14 @@ func (f *File) check() error {
 		return fmt.Errorf("embedding.provider must be local or openai, got %q", p)
 	}
 	// Upstreams are checked by upstream.New, the one place that knows
-	// what an upstream needs; serve names this file in its errors.
+	// what an upstream needs; serve names this file in its errors. Their
+	// paces are the file's: a test of the package may list every 20ms.
+	for i, u := range f.Upstreams {
+		if err := cmp.Or(pace(fmt.Sprintf("upstreams[%d].refresh", i), u.Refresh),
+			pace(fmt.Sprintf("upstreams[%d].health_interval", i), u.HealthInterval)); err != nil {
+			return err
+		}
+	}
 	if f.Embedding.Dimensions < 0 {
 		return fmt.Errorf("embedding.dimensions must not be negative")
 	}
@@ -414,6 +422,21 @@ func (l Learning) check() error {
 		return errors.New("learning.min_callers, min_sessions and caller_cap must not be negative")
 	case l.Refresh < 0 || l.HalfLife < 0 || l.Retention < 0:
 		return errors.New("learning.refresh, half_life and retention must not be negative")
+	}
+	return pace("learning.refresh", l.Refresh)
+}
+
+// MinInterval is the shortest pace the file may set for work repeated for
+// as long as the process runs: an upstream's listing and its pings, and
+// reading learning's store. "5ms" written for "5m" listed an upstream
+// back to back at a core's worth of CPU, and would have every replica
+// query a shared database as fast as it answers.
+const MinInterval = time.Second
+
+// pace refuses a pace under MinInterval; 0 takes the default.
+func pace(key string, d Duration) error {
+	if d > 0 && time.Duration(d) < MinInterval {
+		return fmt.Errorf("%s must be at least %s (0 takes the default), got %s", key, MinInterval, time.Duration(d))
 	}
 	return nil
 }

@@ -57,6 +57,11 @@ search: {query_timeout: 750ms}
 		{"unknown mcp key", "mcp: {expose_core: true}", `key "expose_core" in .mcp is unknown`},
 		{"bad trusted proxy", "auth: {trusted_proxies: [10.0.0.0/8, 10.0.0.0/33]}", "auth.trusted_proxies[1]: want an address or CIDR prefix such as 10.0.0.0/8, got \"10.0.0.0/33\""},
 		{"unknown forwarding header", "auth: {forwarded_header: x-real-ip}", "auth.forwarded_header: want x-forwarded-for or forwarded, got \"x-real-ip\""},
+		// A pace of milliseconds lists, pings or reads the store back to
+		// back: "5ms" written for "5m".
+		{"an upstream listed every 5ms", "upstreams: [{name: a, url: 'http://a/mcp'}, {name: b, url: 'http://b/mcp', refresh: 5ms}]", "upstreams[1].refresh must be at least 1s (0 takes the default), got 5ms"},
+		{"an upstream pinged every 1ns", "upstreams: [{name: a, url: 'http://a/mcp', health_interval: 1ns}]", "upstreams[0].health_interval must be at least 1s (0 takes the default), got 1ns"},
+		{"learning's store read every 999ms", "learning: {refresh: 999ms}", "learning.refresh must be at least 1s (0 takes the default), got 999ms"},
 		{"negative sessions", "limits: {mcp_max_sessions: -5}", "limits.mcp_max_sessions must not be negative (0 takes the default), got -5"},
 		{"negative sessions per key", "limits: {mcp_max_sessions_per_key: -1}", "limits.mcp_max_sessions_per_key must not be negative"},
 		{"negative idle", "limits: {mcp_session_idle: -1m}", `key "limits.mcp_session_idle": want a duration such as "2s", got "-1m"`},
