@@ -11,11 +11,14 @@ import (
 // environ is the process's environment; a test's stand-in.
 var environ = os.Environ
 
-// warnEnv writes envTypos' warnings for a command that prints to w (serve
-// logs them instead).
-func warnEnv(w io.Writer) {
+// warnEnv writes envTypos' warnings, and the settings idx ignores, for a
+// command that prints to w (serve logs them instead).
+func warnEnv(w io.Writer, idx *indexFlags) {
 	for _, t := range envTypos(environ()) {
 		fmt.Fprintf(w, "toolsearch: warning: %s is set but no command reads it; did you mean %s?\n", t.name, t.known)
+	}
+	for _, s := range idx.ignored {
+		fmt.Fprintf(w, "toolsearch: warning: %s\n", s)
 	}
 }
 

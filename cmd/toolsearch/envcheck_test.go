@@ -74,7 +74,7 @@ func TestEnvTypos(t *testing.T) {
 	environ = func() []string { return []string{"TOOLSEARCH_EMBEDER=openai"} }
 	defer func() { environ = os.Environ }()
 	var out bytes.Buffer
-	warnEnv(&out)
+	warnEnv(&out, &indexFlags{})
 	if want := "toolsearch: warning: TOOLSEARCH_EMBEDER is set but no command reads it; did you mean TOOLSEARCH_EMBEDDER?\n"; out.String() != want {
 		t.Errorf("warnEnv wrote %q, want %q", out.String(), want)
 	}

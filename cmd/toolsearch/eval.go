@@ -79,7 +79,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if err := parseIndex(fs, e, idx, args, false); err != nil {
 		return err
 	}
-	warnEnv(stderr)
+	warnEnv(stderr, idx)
 	var err error
 	fail := func(code int, err error) error {
 		fmt.Fprintln(stderr, "toolsearch eval:", err)

@@ -142,6 +142,9 @@ type indexFlags struct {
 	upstreamParts func() []catalog.Part
 	// file is the config file as parsed at start-up; nil when none.
 	file *config.File
+	// ignored says which settings from the environment or the config
+	// file nothing reads with the choices made (unread), to be warned of.
+	ignored []string
 }
 
 // addIndexFlags adds the flags that load a catalog and embed it, and, for
@@ -401,14 +404,66 @@ func parseIndex(fs *flag.FlagSet, e *env, idx *indexFlags, args []string, takesA
 		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q: this command takes flags only (a catalog file is -catalog FILE)\n", fs.Name(), fs.Arg(0))
 		return exitCode(2)
 	}
+	typed := map[string]bool{} // before the config file, whose values set flags too
+	fs.Visit(func(f *flag.Flag) { typed[f.Name] = true })
 	if err := idx.applyConfig(); err != nil {
 		fmt.Fprintln(fs.Output(), "toolsearch:", err)
 		return exitCode(2)
 	}
-	// After the config file, whose values set flags too.
 	if err := checkValues(fs); err != nil {
 		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
 		return exitCode(2)
 	}
+	var err error
+	if idx.ignored, err = idx.unread(typed); err != nil {
+		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+		return exitCode(2)
+	}
 	return nil
+}
+
+// modal are the flags that one choice alone reads: -embedding-model is
+// the provider's, so with the local embedder it does nothing.
+var modal = []struct {
+	name, env string
+	on, is    string // read only when flag on is set to is
+}{
+	{"embedding-base-url", "TOOLSEARCH_EMBEDDING_BASE_URL", "embedder", "openai"},
+	{"embedding-model", "TOOLSEARCH_EMBEDDING_MODEL", "embedder", "openai"},
+	{"embedding-api-type", "TOOLSEARCH_EMBEDDING_API_TYPE", "embedder", "openai"},
+	{"embedding-api-version", "TOOLSEARCH_EMBEDDING_API_VERSION", "embedding-api-type", "azure"},
+	{"embedding-batch-size", "TOOLSEARCH_EMBEDDING_BATCH_SIZE", "embedder", "openai"},
+	{"embedding-timeout", "TOOLSEARCH_EMBEDDING_TIMEOUT", "embedder", "openai"},
+	{"query-cache-size", "TOOLSEARCH_QUERY_CACHE_SIZE", "embedder", "openai"},
+	{"query-cache-ttl", "TOOLSEARCH_QUERY_CACHE_TTL", "embedder", "openai"},
+	{"rescore", "TOOLSEARCH_RESCORE", "index-quantization", "binary"},
+	{"hybrid-alpha", "TOOLSEARCH_HYBRID_ALPHA", "fusion", "convex"},
+}
+
+// unread refuses a flag typed on the command line (typed) that nothing
+// reads with the choices made: -embedding-base-url without -embedder
+// openai served the local embedder, saying nothing. Set by the
+// environment or the config file, such a setting is returned to be warned
+// of instead: one environment or config serves several commands, and
+// `eval -embedder local -config prod.yaml` compares embedders on purpose.
+func (f *indexFlags) unread(typed map[string]bool) ([]string, error) {
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	var ignored []string
+	for _, m := range modal {
+		fl, on := f.fs.Lookup(m.name), f.fs.Lookup(m.on)
+		if fl == nil || on == nil || on.Value.String() == m.is {
+			continue // a command without the flag, or one that reads it
+		}
+		why := fmt.Sprintf("only -%s %s reads it, and -%s is %s", m.on, m.is, m.on, on.Value.String())
+		switch {
+		case typed[m.name]:
+			return nil, fmt.Errorf("-%s does nothing here: %s", m.name, why)
+		case f.getenv(m.env) != "":
+			ignored = append(ignored, fmt.Sprintf("%s is set, but %s", m.env, why))
+		case set[m.name]:
+			ignored = append(ignored, fmt.Sprintf("config %s sets -%s, but %s", f.config, m.name, why))
+		}
+	}
+	return ignored, nil
 }

@@ -20,7 +20,7 @@ func runIndex(ctx context.Context, args []string, getenv func(string) string, st
 	if err := parseIndex(fs, e, idx, args, false); err != nil {
 		return err
 	}
-	warnEnv(stderr)
+	warnEnv(stderr, idx)
 	if *out == "" {
 		fmt.Fprintln(stderr, "toolsearch index: -out is required")
 		return exitCode(2)

@@ -23,7 +23,7 @@ func runLint(ctx context.Context, args []string, getenv func(string) string, std
 	if err := parseIndex(fs, e, idx, args, false); err != nil {
 		return err
 	}
-	warnEnv(stderr)
+	warnEnv(stderr, idx)
 	fail := func(code int, err error) error {
 		fmt.Fprintln(stderr, "toolsearch lint:", err)
 		return exitCode(code)

@@ -367,7 +367,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"connection bound below -1", nil, []string{"-config", "testdata/max-connections.yaml"}, "limits.max_connections must be -1 (no bound) or more, got -2"},
 		{"batch size too large", map[string]string{"TOOLSEARCH_EMBEDDING_BATCH_SIZE": "5000"}, []string{"-embedder", "openai"}, "-embedding-batch-size must be 1-2048, got 5000"},
 		{"a zero query timeout", nil, []string{"-query-timeout", "0s"}, "-query-timeout must be positive, got 0s"},
-		{"a cache size under -1", nil, []string{"-query-cache-size", "-5"}, "-query-cache-size must be -1 (off) or more, got -5"},
+		{"a cache size under -1", nil, []string{"-embedder", "openai", "-query-cache-size", "-5"}, "-query-cache-size must be -1 (off) or more, got -5"},
 		{"a zero embedding timeout", map[string]string{"TOOLSEARCH_EMBEDDING_TIMEOUT": "0s"}, nil, "-embedding-timeout must be positive, got 0s"},
 		{"a negative drain delay", nil, []string{"-drain-delay", "-1s"}, "-drain-delay must not be negative, got -1s"},
 		{"NaN from the environment", map[string]string{"TOOLSEARCH_HYBRID_ALPHA": "NaN"}, nil, "-hybrid-alpha must be a finite number, got NaN"},
@@ -512,6 +512,55 @@ func TestQueryAndVersion(t *testing.T) {
 	}
 	if err := run(t.Context(), []string{"bogus"}, func(string) string { return "" }, nil, io.Discard, io.Discard); fmt.Sprint(err) != "exit status 2" {
 		t.Errorf("unknown command: %v", err)
+	}
+}
+
+// TestUnreadSettings: a flag typed for a choice not made (a provider's
+// model with the local embedder) is refused; the same from the
+// environment or a config file is warned of, since one environment or
+// config serves several commands and embedders are compared on purpose.
+func TestUnreadSettings(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "provider.yaml")
+	if err := os.WriteFile(cfg, []byte("embedding: {provider: openai, model: big-model}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		fails  bool
+		stderr string // what stderr must hold; "" for nothing
+	}{
+		{"a provider's model with the local embedder", nil, []string{"-embedding-model", "big-model"}, true,
+			"-embedding-model does nothing here: only -embedder openai reads it, and -embedder is local"},
+		{"a provider's address without -embedder", nil, []string{"-embedding-base-url", "http://ollama:11434/v1"}, true,
+			"-embedding-base-url does nothing here: only -embedder openai reads it"},
+		{"an Azure version for OpenAI's API", nil, []string{"-embedder", "openai", "-embedding-api-version", "2024-10-21"}, true,
+			"-embedding-api-version does nothing here: only -embedding-api-type azure reads it, and -embedding-api-type is openai"},
+		{"rescoring without binary codes", nil, []string{"-rescore", "50"}, true,
+			"-rescore does nothing here: only -index-quantization binary reads it, and -index-quantization is none"},
+		{"a convex weight for rrf", nil, []string{"-fusion", "rrf", "-hybrid-alpha", "0.5"}, true,
+			"-hybrid-alpha does nothing here: only -fusion convex reads it, and -fusion is rrf"},
+		{"a query cache with the local embedder", nil, []string{"-query-cache-size", "10"}, true, "-query-cache-size does nothing here"},
+		{"the environment warns", map[string]string{"TOOLSEARCH_EMBEDDING_MODEL": "big-model"}, nil, false,
+			"toolsearch: warning: TOOLSEARCH_EMBEDDING_MODEL is set, but only -embedder openai reads it, and -embedder is local"},
+		{"a config overridden by a flag warns", nil, []string{"-config", cfg, "-embedder", "local"}, false,
+			"toolsearch: warning: config " + cfg + " sets -embedding-model, but only -embedder openai reads it, and -embedder is local"},
+		{"rescoring with binary codes", nil, []string{"-index-quantization", "binary", "-rescore", "50"}, false, ""},
+		{"a convex weight", nil, []string{"-fusion", "convex", "-hybrid-alpha", "0.5"}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			args := append(append([]string{"query", "-k", "1"}, tt.args...), "merge", "a", "pull", "request")
+			err := run(t.Context(), args, func(k string) string { return tt.env[k] }, nil, io.Discard, &stderr)
+			if (err != nil) != tt.fails {
+				t.Errorf("query %v = %v, want failure %v (stderr %q)", tt.args, err, tt.fails, stderr.String())
+			}
+			if tt.stderr == "" && stderr.Len() > 0 || !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("query %v wrote %q to stderr, want %q", tt.args, stderr.String(), tt.stderr)
+			}
+		})
 	}
 }
 

@@ -29,7 +29,7 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 	if err := parseIndex(fs, e, idx, args, true); err != nil {
 		return err
 	}
-	warnEnv(stderr)
+	warnEnv(stderr, idx)
 	query := strings.TrimSpace(strings.Join(fs.Args(), " "))
 	if query == "" {
 		fs.Usage()

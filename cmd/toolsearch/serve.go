@@ -57,6 +57,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	for _, t := range envTypos(environ()) {
 		logger.Warn("an environment variable no command reads is set", "name", t.name, "did_you_mean", t.known)
 	}
+	for _, s := range idx.ignored {
+		logger.Warn("a setting does nothing here", "setting", s)
+	}
 	// The Go heap's limit follows the container's: near 90 % of its
 	// cgroup's memory limit the GC works harder instead of letting the
 	// pod be OOM-killed mid-build. GOMEMLIMIT, when set, wins.
