@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/pause"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -28,9 +30,26 @@ type HTTPSearcher struct {
 	BaseURL string       // for example http://127.0.0.1:8080
 	Token   string       // bearer token; empty for none
 	Client  *http.Client // http.DefaultClient when nil
+	// Timeout bounds one search, answer and all (DefaultSearchTimeout when
+	// 0). A server that takes longer answers no search: the run stops.
+	Timeout time.Duration
 
 	wait func(context.Context, time.Duration) error // sleep when nil
 }
+
+// DefaultSearchTimeout is HTTPSearcher's when none is set: a search is
+// milliseconds, and a provider that does not answer costs the server its
+// query timeout (2s), not this. Without one, a server that accepted the
+// connection and never answered held eval, and the CI job running it,
+// for good.
+const DefaultSearchTimeout = 30 * time.Second
+
+// maxAnswer bounds an answer read; maxQuoted, how much of an error's body
+// its message quotes.
+const (
+	maxAnswer = 16 << 20
+	maxQuoted = 512
+)
 
 // Search posts the request to /mcp/tool-search. A 429 (the server's rate
 // limit) is waited out, as its Retry-After says (a minute at most each
@@ -69,6 +88,12 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 	if err != nil {
 		return Answer{}, 0, err
 	}
+	timeout := cmp.Or(h.Timeout, DefaultSearchTimeout)
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// Out of time here, and not because the caller stopped the eval.
+	late := func() bool { return ctx.Err() != nil && parent.Err() == nil }
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(h.BaseURL, "/")+"/mcp/tool-search", bytes.NewReader(body))
 	if err != nil {
 		return Answer{}, 0, err
@@ -83,6 +108,9 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		if late() {
+			return Answer{}, 0, h.silent(timeout)
+		}
 		var op *net.OpError
 		if errors.As(err, &op) && op.Op == "dial" {
 			return Answer{}, 0, fmt.Errorf("%w: nothing answers at %s (is toolsearch serve running there?): %w", ErrRefused, strings.TrimRight(h.BaseURL, "/"), op.Err)
@@ -90,9 +118,14 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 		return Answer{}, 0, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	switch {
+	case err != nil && late():
+		return Answer{}, 0, h.silent(timeout)
+	case err != nil:
 		return Answer{}, 0, err
+	case len(data) > maxAnswer:
+		return Answer{}, 0, fmt.Errorf("POST /mcp/tool-search: %s: the answer is over %d bytes", resp.Status, maxAnswer)
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		return Answer{}, retryAfter(resp.Header.Get("Retry-After")), fmt.Errorf("POST /mcp/tool-search: %s", resp.Status)
@@ -105,7 +138,7 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 		return Answer{}, 0, fmt.Errorf("%w: the server refuses the key: POST %s/mcp/tool-search: %s (%s)", ErrRefused, strings.TrimRight(h.BaseURL, "/"), resp.Status, hint)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Answer{}, 0, fmt.Errorf("POST /mcp/tool-search: %s: %s", resp.Status, bytes.TrimSpace(data))
+		return Answer{}, 0, fmt.Errorf("POST /mcp/tool-search: %s: %s", resp.Status, quote(data))
 	}
 	var out struct {
 		Tools []struct {
@@ -122,4 +155,25 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 		ans.Tools[i] = ToolKey{t.Server, t.Name}
 	}
 	return ans, 0, nil
+}
+
+// silent is the error for a search that got no whole answer within
+// timeout: an ErrRefused, since a server that slow will answer no other.
+func (h *HTTPSearcher) silent(timeout time.Duration) error {
+	return fmt.Errorf("%w: POST %s/mcp/tool-search: no answer within %s", ErrRefused, strings.TrimRight(h.BaseURL, "/"), timeout)
+}
+
+// quote is an error body for a message: trimmed, and cut at maxQuoted
+// bytes (on a rune boundary) so that a server's page of HTML or worse does
+// not become the eval's whole output.
+func quote(body []byte) string {
+	body = bytes.TrimSpace(body)
+	if len(body) <= maxQuoted {
+		return string(body)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(body[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", body[:cut], len(body)-cut)
 }

@@ -1,9 +1,13 @@
 package eval
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,5 +77,70 @@ func TestSearchWaitsOutRateLimit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSearchBounds: a server that never answers, or never finishes its
+// answer, stops the eval instead of holding it (and a CI job) for good;
+// an error's body is quoted in part, and an answer past the bound is an
+// error, not a truncated decode.
+func TestSearchBounds(t *testing.T) {
+	// Each reads the request first: net/http notices a client gone only
+	// once the body is read.
+	silent := func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}
+	stalled := func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"tools":[`))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+	page := func(code, size int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(code)
+			w.Write(bytes.Repeat([]byte("é"), size/2))
+		}
+	}
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		timeout time.Duration // short only where no answer comes: no case races it
+		refused bool          // ErrRefused: the run stops
+		want    string        // in the error
+		maxLen  int           // of the error's text; 0: any
+	}{
+		{"no answer", silent, 50 * time.Millisecond, true, "no answer within 50ms", 0},
+		{"an answer that stops half way", stalled, 50 * time.Millisecond, true, "no answer within 50ms", 0},
+		{"an error page of a megabyte", page(http.StatusBadGateway, 1<<20), 0, false, "bytes more)", 700},
+		{"an answer over the bound", page(http.StatusOK, maxAnswer+2), 0, false, "the answer is over 16777216 bytes", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			h := &HTTPSearcher{BaseURL: srv.URL, Timeout: tt.timeout}
+			_, err := h.Search(t.Context(), search.Request{Query: "q"})
+			switch {
+			case err == nil:
+				t.Fatal("no error")
+			case errors.Is(err, ErrRefused) != tt.refused:
+				t.Errorf("err = %v; ErrRefused %v, want %v", err, errors.Is(err, ErrRefused), tt.refused)
+			case !strings.Contains(err.Error(), tt.want):
+				t.Errorf("err = %.200s, want it to say %q", err, tt.want)
+			case tt.maxLen > 0 && len(err.Error()) > tt.maxLen:
+				t.Errorf("err is %d bytes, want at most %d", len(err.Error()), tt.maxLen)
+			}
+		})
+	}
+	// Stopped by its caller, the eval is not told the server is silent.
+	srv := httptest.NewServer(http.HandlerFunc(silent))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if _, err := (&HTTPSearcher{BaseURL: srv.URL, Timeout: time.Hour}).Search(ctx, search.Request{Query: "q"}); err == nil || errors.Is(err, ErrRefused) {
+		t.Errorf("cancelled search: err = %v, want the cancellation", err)
 	}
 }
