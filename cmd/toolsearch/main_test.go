@@ -323,8 +323,20 @@ func TestConnectionBound(t *testing.T) {
 		resp.Body.Close()
 		t.Fatalf("a third connection was served (%s) with the bound of 2 held", resp.Status)
 	}
-	slow[0].Close()
+	// The probes answer on the metrics listener all the same: a kubelet
+	// probing there does not restart a pod for its callers' connections.
 	client.Timeout = 10 * time.Second
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := client.Get(metrics + path)
+		if err != nil {
+			t.Fatalf("%s on the metrics listener with the API's bound held: %v", path, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s on the metrics listener = %s, want 200", path, resp.Status)
+		}
+	}
+	slow[0].Close()
 	resp, err := client.Get(base + "/healthz")
 	if err != nil {
 		t.Fatalf("with a connection freed: %v", err)

@@ -199,7 +199,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	srv.RegisterOnShutdown(mcpSrv.EndStreams)
 	logger.Info("listening", "addr", ln.Addr().String(), "console", consoleURL(ln.Addr()), "version", versionString(),
 		"embedder", emb.Info().Provider, "catalog", strings.Join(idx.catalogs.values, ","))
-	metricsSrv, metricsErr, err := serveMetrics(*metricsAddr, reg, logger)
+	metricsSrv, metricsErr, err := serveMetrics(*metricsAddr, httpapi.NewMetricsServer(reg, logger, svc, &draining), logger)
 	if err != nil {
 		ln.Close()
 		return err
@@ -324,9 +324,10 @@ func consoleURL(addr net.Addr) string {
 // maxMetricsConnections bounds the metrics listener's connections.
 const maxMetricsConnections = 64
 
-// serveMetrics serves /metrics on addr, a listener apart from the API's
-// (nil, with a nil channel, when addr is "off"). A taken port fails here.
-func serveMetrics(addr string, g prometheus.Gatherer, logger *slog.Logger) (*http.Server, <-chan error, error) {
+// serveMetrics serves h, /metrics and the probes, on addr, a listener
+// apart from the API's (nil, with a nil channel, when addr is "off"). A
+// taken port fails here.
+func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (*http.Server, <-chan error, error) {
 	if addr == "off" {
 		return nil, nil, nil
 	}
@@ -337,7 +338,7 @@ func serveMetrics(addr string, g prometheus.Gatherer, logger *slog.Logger) (*htt
 	// Scrapers and probes hold a connection or two: the bound keeps slow
 	// clients from holding memory here as on the API's listener.
 	ln = netutil.LimitListener(ln, maxMetricsConnections)
-	srv := &http.Server{Handler: httpapi.NewMetricsServer(g, logger), ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10,
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10,
 		ReadTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	logger.Info("metrics listening", "addr", ln.Addr().String())
 	errc := make(chan error, 1)

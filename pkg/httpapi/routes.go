@@ -2,9 +2,13 @@ package httpapi
 
 import (
 	"cmp"
+	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolsearch/toolsearch/pkg/console"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -54,4 +58,15 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 		r.With(requireToken(logger, opts.AdminToken, trusted, fails), query(logger, "tool")).
 			Method(http.MethodDelete, "/mcp/tool-search/learned", handleResetLearned(logger, svc)) // forget what was learned
 	}
+}
+
+// addMetricsRoutes is the metrics listener's surface. The probes are here
+// as well as on the API's listener: callers holding every API connection
+// (limits.max_connections) made /healthz wait to be accepted, and a
+// kubelet probing there would restart a pod whose only fault was its load.
+func addMetricsRoutes(r chi.Router, logger *slog.Logger, g prometheus.Gatherer, svc *search.Service, draining *atomic.Bool) {
+	none := query(logger)
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())
+	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, draining))
 }

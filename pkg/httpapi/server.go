@@ -16,7 +16,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -150,8 +149,11 @@ func loopback(hostport string) bool {
 // NewMetricsServer serves g at /metrics (GET and HEAD), for a listener of
 // its own: index size and upstream health are operators' figures, so they
 // stay off the port callers reach (the manifests expose it to the
-// cluster's scraper only). Other paths are JSON 404s.
-func NewMetricsServer(g prometheus.Gatherer, logger *slog.Logger) http.Handler {
+// cluster's scraper only). It answers /healthz and /readyz too, as the
+// API's listener does (draining says when /readyz fails for a shutdown),
+// so that the kubelet's probes do not queue behind the API's connection
+// bound. Other paths are JSON 404s.
+func NewMetricsServer(g prometheus.Gatherer, logger *slog.Logger, svc *search.Service, draining *atomic.Bool) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -159,7 +161,7 @@ func NewMetricsServer(g prometheus.Gatherer, logger *slog.Logger) http.Handler {
 	r.Use(requestID, middleware.GetHead)
 	r.NotFound(notFound(logger))
 	r.MethodNotAllowed(methodNotAllowed(logger, r))
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	addMetricsRoutes(r, logger, g, svc, draining)
 	return r
 }
 

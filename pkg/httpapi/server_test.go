@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,33 +76,58 @@ func newTestServerWith(tb testing.TB, o serverOpts) (http.Handler, *search.Servi
 // test reads both through one handler.
 func withMetrics(api http.Handler, g prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", NewMetricsServer(g, nil))
+	mux.Handle("/metrics", NewMetricsServer(g, nil, nil, nil))
 	mux.Handle("/", api)
 	return mux
 }
 
 // TestMetricsApart: the API's listener does not serve /metrics; the
-// metrics listener serves it (GET and HEAD) and nothing else.
+// metrics listener serves it (GET and HEAD) and the probes, which answer
+// there as on the API's listener, and nothing else.
 func TestMetricsApart(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg})
-	api, metrics := NewServer(svc, Options{Registerer: reg}), NewMetricsServer(reg, nil)
-	for _, tt := range []struct {
+	var draining atomic.Bool
+	api, metrics := NewServer(svc, Options{Registerer: reg, Draining: &draining}), NewMetricsServer(reg, nil, svc, &draining)
+	tests := []struct {
 		h            http.Handler
 		method, path string
 		want         int
+		code         string // the error's, where one is wanted
 	}{
-		{api, "GET", "/metrics", 404},
-		{metrics, "GET", "/metrics", 200},
-		{metrics, "HEAD", "/metrics", 200},
-		{metrics, "GET", "/mcp/tool-search/status", 404},
-		{metrics, "POST", "/metrics", 405},
-	} {
-		rec := do(tt.h, tt.method, tt.path, "", "")
-		if rec.Code != tt.want || (rec.Code >= 400 && !strings.Contains(rec.Body.String(), `{"error":{"code":"`)) {
-			t.Errorf("%s %s = %d %s, want %d", tt.method, tt.path, rec.Code, rec.Body.String(), tt.want)
+		{api, "GET", "/metrics", 404, "not_found"},
+		{metrics, "GET", "/metrics", 200, ""},
+		{metrics, "HEAD", "/metrics", 200, ""},
+		{metrics, "GET", "/healthz", 200, ""},
+		{metrics, "GET", "/readyz", 503, "not_ready"},
+		{metrics, "GET", "/healthz?verbose=1", 400, "unknown_parameter"},
+		{metrics, "GET", "/mcp/tool-search/status", 404, "not_found"},
+		{metrics, "POST", "/metrics", 405, "method_not_allowed"},
+	}
+	check := func() {
+		t.Helper()
+		for _, tt := range tests {
+			rec := do(tt.h, tt.method, tt.path, "", "")
+			if rec.Code != tt.want || (tt.code != "" && !strings.Contains(rec.Body.String(), `{"error":{"code":"`+tt.code+`"`)) {
+				t.Errorf("%s %s = %d %s, want %d %s", tt.method, tt.path, rec.Code, rec.Body.String(), tt.want, tt.code)
+			}
 		}
 	}
+	check()
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	tests[4].want, tests[4].code = 200, ""
+	check()
+	draining.Store(true) // both listeners' readiness fails for the drain
+	tests[4].want, tests[4].code = 503, "draining"
+	tests = append(tests, struct {
+		h            http.Handler
+		method, path string
+		want         int
+		code         string
+	}{api, "GET", "/readyz", 503, "draining"})
+	check()
 }
 
 // TestContentEncoding: a body in a coding the service does not decode is
