@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -340,6 +341,26 @@ func TestConnectionBound(t *testing.T) {
 	resp, err := client.Get(base + "/healthz")
 	if err != nil {
 		t.Fatalf("with a connection freed: %v", err)
+	}
+	resp.Body.Close()
+	// Connections that sit idle after a request do not hold the bound:
+	// reaching it closes them, and a new client is served at once, not
+	// after the two minutes of the server's IdleTimeout.
+	slow[1].Close()
+	waitUntil(t, "the slow connections to close", func() bool { return open() == "0" })
+	for range 2 {
+		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+		if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if resp, err = client.Get(base + "/healthz"); err != nil {
+		t.Fatalf("with the bound held by idle connections: %v", err)
 	}
 	resp.Body.Close()
 }

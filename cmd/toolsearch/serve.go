@@ -181,8 +181,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// Connections are bounded before anything is read from them: 8,000
 	// slow bodies from one client held 223 MiB of a 256 MiB pod. Past
 	// the bound, new connections wait in the kernel's queue.
-	if n := cmp.Or(file.Limits.MaxConnections, config.DefaultMaxConnections); n > 0 {
-		ln = netutil.LimitListener(ln, n)
+	bound := cmp.Or(file.Limits.MaxConnections, config.DefaultMaxConnections)
+	if bound > 0 {
+		ln = netutil.LimitListener(ln, bound)
 	}
 	var draining atomic.Bool
 	srv := &http.Server{
@@ -195,6 +196,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		IdleTimeout:    2 * time.Minute,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		ConnState:      httpapi.CountConnections(reg),
+	}
+	if bound > 0 {
+		srv.ConnState = httpapi.ReclaimIdle(srv, bound, srv.ConnState)
 	}
 	srv.RegisterOnShutdown(mcpSrv.EndStreams)
 	logger.Info("listening", "addr", ln.Addr().String(), "console", consoleURL(ln.Addr()), "version", versionString(),
@@ -340,6 +344,7 @@ func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (*http.Serve
 	ln = netutil.LimitListener(ln, maxMetricsConnections)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10,
 		ReadTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv.ConnState = httpapi.ReclaimIdle(srv, maxMetricsConnections, nil)
 	logger.Info("metrics listening", "addr", ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() {

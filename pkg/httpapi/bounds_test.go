@@ -1,14 +1,19 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"golang.org/x/net/netutil"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -114,4 +119,57 @@ func decodeError(tb testing.TB, rec *httptest.ResponseRecorder) errorResponse {
 		tb.Fatalf("error body %q: %v", rec.Body.String(), err)
 	}
 	return e
+}
+
+// TestReclaimIdle: keep-alive connections that hold the connection bound
+// while idle are closed, so that a new client is served instead of
+// queued for the idle timeout; below three quarters of the bound,
+// keep-alives are back.
+func TestReclaimIdle(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	srv.Listener = netutil.LimitListener(srv.Listener, 2)
+	srv.Config.IdleTimeout = time.Hour
+	srv.Config.ConnState = ReclaimIdle(srv.Config, 2, nil)
+	srv.Start()
+	defer srv.Close()
+	// Deadlines guard against a hang, they measure nothing: without
+	// reclaiming, the idle connections would stay for the hour.
+	var held []*bufio.Reader
+	for range 2 { // two clients that made one request each and keep their connections
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		held = append(held, br)
+	}
+	// The first sat idle when the second reached the bound. The second's
+	// fate depends on when the first's close let keep-alives back on.
+	if _, err := held[0].ReadByte(); err != io.EOF {
+		t.Fatalf("the connection idle when the bound was reached: read %v, want it closed (EOF)", err)
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		resp, err := client.Get(srv.URL)
+		if err != nil {
+			t.Fatalf("a new client after the idle connections: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if !resp.Close {
+			break // keep-alives are back
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("keep-alives stayed off under the bound")
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -120,6 +122,46 @@ func CountConnections(reg prometheus.Registerer) func(net.Conn, http.ConnState) 
 			open.Inc()
 		case http.StateClosed, http.StateHijacked:
 			open.Dec()
+		}
+	}
+}
+
+// ReclaimIdle wraps next, srv's ConnState hook, for a listener that holds
+// at most bound connections: reaching the bound turns srv's keep-alives
+// off, which closes its idle connections at once (and any other after its
+// response), and they come back on once the open connections fall to
+// three quarters of it. Otherwise bound keep-alive connections, each the
+// cost of one request, kept every new client waiting in the kernel's queue
+// for srv's IdleTimeout. nginx reclaims idle connections the same way.
+func ReclaimIdle(srv *http.Server, bound int, next func(net.Conn, http.ConnState)) func(net.Conn, http.ConnState) {
+	var (
+		open atomic.Int64
+		mu   sync.Mutex // orders the switches
+		off  bool
+	)
+	flip := func(to bool, when func(int64) bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if off != to && when(open.Load()) {
+			off = to
+			srv.SetKeepAlivesEnabled(!to)
+		}
+	}
+	full := func(n int64) bool { return n >= int64(bound) }
+	eased := func(n int64) bool { return n <= int64(bound)*3/4 }
+	return func(c net.Conn, state http.ConnState) {
+		switch state {
+		case http.StateNew:
+			if full(open.Add(1)) {
+				flip(true, full)
+			}
+		case http.StateClosed, http.StateHijacked:
+			if eased(open.Add(-1)) {
+				flip(false, eased)
+			}
+		}
+		if next != nil {
+			next(c, state)
 		}
 	}
 }
