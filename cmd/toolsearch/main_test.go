@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -285,6 +286,32 @@ func TestServeLocalCatalogFile(t *testing.T) {
 	_, res := postSearch(t, base, `{"query":"sum of two numbers","top_k":1,"include_core":false}`)
 	if tools, _ := res["tools"].([]any); len(tools) != 1 || tools[0].(map[string]any)["name"] != "add" {
 		t.Errorf("search = %v", res)
+	}
+}
+
+// TestSIGHUPRereads: SIGHUP reads the catalog again, as a change does;
+// it ended the process, undrained, before.
+func TestSIGHUPRereads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "demo.json")
+	write := func(tools string) {
+		if err := os.WriteFile(path, []byte(`{"tools":[`+tools+`]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"name":"echo","description":"Echo the input back"},{"name":"add","description":"Add two numbers"}`)
+	base, logs, stop := startServe(t, map[string]string{"TOOLSEARCH_CATALOG": path})
+	defer stop()
+	write(`{"name":"echo","description":"Echo the input back"},{"name":"add","description":"Add two numbers"},{"name":"mul","description":"Multiply two numbers"}`)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the catalog read again", func() bool {
+		var st struct{ Size int }
+		getJSON(t, base+"/mcp/tool-search/status", &st)
+		return st.Size == 3
+	})
+	if !strings.Contains(logs.String(), "SIGHUP: reading catalog and config again") {
+		t.Errorf("no log line for the SIGHUP:\n%s", logs)
 	}
 }
 

@@ -73,6 +73,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// SIGHUP re-reads catalog and config, as a change does (paced, and
+	// retried while it fails). Unhandled, it ended the process at once,
+	// undrained, losing the searches learning held unreported: a terminal
+	// closing, or an operator used to SIGHUP reloading a server.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 
 	var file config.File // the config file's, or zero values: defaults
 	if idx.file != nil {
@@ -157,6 +164,20 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	} else {
 		upDone <- nil
 	}
+	go func() { // SIGHUP: a change
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				logger.Info("SIGHUP: reading catalog and config again")
+				select {
+				case changed <- struct{}{}:
+				default: // a rebuild is due already; it reads them too
+				}
+			}
+		}
+	}()
 	rebuildsDone := make(chan struct{})
 	go func() {
 		defer close(rebuildsDone)
