@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -88,6 +89,16 @@ func parseEnv[T any](e *env, key string, def T, parse func(string) (T, error), w
 	return x
 }
 
+// list is key's comma-separated entries (config.List): an empty one is
+// noted, and none used meanwhile.
+func (e *env) list(key, what string) []string {
+	l, err := config.List(e.getenv, key, what)
+	if err != nil {
+		e.errs = append(e.errs, err.Error())
+	}
+	return l
+}
+
 func (e *env) err() error {
 	if len(e.errs) == 0 {
 		return nil
@@ -104,6 +115,9 @@ type listFlag struct {
 
 func (l *listFlag) String() string { return strings.Join(l.values, ",") }
 func (l *listFlag) Set(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return errors.New("an empty file name")
+	}
 	if !l.set {
 		l.values, l.set = nil, true
 	}
@@ -158,7 +172,7 @@ func addIndexFlags(fs *flag.FlagSet, e *env, ranking bool) *indexFlags {
 		rfs = flag.NewFlagSet("unlisted", flag.ContinueOnError)
 	}
 	fs.StringVar(&f.config, "config", e.str("TOOLSEARCH_CONFIG", ""), "YAML config `file`: core, templates, auth, embedding, search [TOOLSEARCH_CONFIG]")
-	f.catalogs.values = config.SplitList(e.getenv("TOOLSEARCH_CATALOG"))
+	f.catalogs.values = e.list("TOOLSEARCH_CATALOG", "files")
 	fs.Var(&f.catalogs, "catalog", "catalog `file` (JSON or YAML), repeatable; the embedded default when none [TOOLSEARCH_CATALOG, comma-separated]")
 	fs.StringVar(&f.server, "server", e.str("TOOLSEARCH_SERVER", ""), "server `name` for catalog files that are a bare tools/list result; default: the file's name [TOOLSEARCH_SERVER]")
 	fs.StringVar(&f.embedder, "embedder", e.str("TOOLSEARCH_EMBEDDER", "local"), "embedder: local (offline) or openai (any OpenAI-compatible API) [TOOLSEARCH_EMBEDDER]")

@@ -136,7 +136,7 @@ func TestSecrets(t *testing.T) {
 		secret      string
 		list        []string
 		err         string // of Secret
-		listErr     string // of SecretList
+		listErr     string // of List
 	}{
 		{"unset", "", "", nil, "", ""},
 		{"plain", "k1", "k1", []string{"k1"}, "", ""},
@@ -154,9 +154,9 @@ func TestSecrets(t *testing.T) {
 			if secret != tt.secret || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("Secret = %q, %v; want %q, error %q", secret, err, tt.secret, tt.err)
 			}
-			list, err := SecretList(getenv, "V")
+			list, err := List(getenv, "V", "keys")
 			if !slices.Equal(list, tt.list) || (err == nil) != (tt.listErr == "") || err != nil && !strings.Contains(err.Error(), tt.listErr) {
-				t.Errorf("SecretList = %q, %v; want %q, error %q", list, err, tt.list, tt.listErr)
+				t.Errorf("List = %q, %v; want %q, error %q", list, err, tt.list, tt.listErr)
 			}
 			if err != nil && strings.Contains(err.Error(), "k1") {
 				t.Errorf("the error quotes the secret: %v", err)

@@ -89,7 +89,7 @@ func (s *Source) Load() (*Policy, error) {
 		return nil, fmt.Errorf("config %s: %w", s.Where(), err)
 	}
 	// Keys from the environment see every tool.
-	secrets, err := SecretList(s.Getenv, "TOOLSEARCH_API_KEYS")
+	secrets, err := List(s.Getenv, "TOOLSEARCH_API_KEYS", "keys")
 	if err != nil {
 		return nil, err
 	}
@@ -156,11 +156,13 @@ func Secret(getenv func(string) string, name string) (string, error) {
 	return secret, nil
 }
 
-// SecretList is the comma-separated secrets in environment variable name,
-// each trimmed. An empty entry is an error: "${A},${B}" with B unset read
-// as one key, and "," as none at all, which served without
-// authentication.
-func SecretList(getenv func(string) string, name string) ([]string, error) {
+// List is the comma-separated entries (what: "keys", "files") of
+// environment variable name, each trimmed. An empty entry is an error:
+// "${A},${B}" with B unset read as one entry, and "," as none at all,
+// which served without authentication (TOOLSEARCH_API_KEYS) or served
+// the embedded demo catalog in place of the operator's
+// (TOOLSEARCH_CATALOG).
+func List(getenv func(string) string, name, what string) ([]string, error) {
 	raw := getenv(name)
 	if raw == "" {
 		return nil, nil
@@ -169,21 +171,9 @@ func SecretList(getenv func(string) string, name string) ([]string, error) {
 	out := make([]string, 0, len(entries))
 	for i, e := range entries {
 		if e = strings.TrimSpace(e); e == "" {
-			return nil, fmt.Errorf("environment variable %s: entry %d of %d is empty; it takes comma-separated keys (was a variable in its template unset?)", name, i+1, len(entries))
+			return nil, fmt.Errorf("environment variable %s: entry %d of %d is empty; it takes comma-separated %s (was a variable in its template unset?)", name, i+1, len(entries), what)
 		}
 		out = append(out, e)
 	}
 	return out, nil
-}
-
-// SplitList splits a comma-separated value (an environment variable's
-// list), dropping blanks.
-func SplitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
