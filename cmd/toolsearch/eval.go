@@ -97,6 +97,10 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if *mode != "" && *mode != "hybrid" && *mode != "semantic" && *mode != "keyword" {
 		return fail(2, fmt.Errorf("-mode must be hybrid, semantic or keyword, got %q", *mode))
 	}
+	if *failOnRegression && *baseline == "" {
+		// Read as a gate, it would pass every run having compared nothing.
+		return fail(2, errors.New("-fail-on-regression needs -baseline FILE"))
+	}
 	if !validFormat(*format) {
 		return fail(2, fmt.Errorf("-format must be one of %s, got %q", strings.Join(eval.Formats, ", "), *format))
 	}
@@ -158,6 +162,11 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if *self {
 		cases = eval.SelfCases(cat)
 		*casesPath = "self-retrieval"
+	}
+	if base != nil {
+		if err := eval.CheckBaseline(base, cases, *k); err != nil {
+			return fail(2, fmt.Errorf("-baseline %s: %w", *baseline, err))
+		}
 	}
 	rep, err := eval.Run(ctx, cat, cases, searcher, eval.Options{K: *k, Mode: *mode, Progress: progress(stderr, time.Now)})
 	if err != nil {

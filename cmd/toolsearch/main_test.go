@@ -499,6 +499,9 @@ func TestEvalExitCodes(t *testing.T) {
 		{"a failed run after it", []string{"-cases", unknown, "-format", "junit", "-out", junit}, nil, 2, "no_such_tool"},
 		{"-out in a missing directory", []string{"-cases", good, "-out", filepath.Join(dir, "missing", "r.xml")}, nil, 2, "-out " + filepath.Join(dir, "missing", "r.xml")},
 		{"markdown", []string{"-cases", good, "-format", "markdown"}, nil, 0, "| recall@10 | **1.000**"},
+		// A gate that compared nothing would pass every run.
+		{"-fail-on-regression without a baseline", []string{"-cases", good, "-fail-on-regression"}, nil, 2, "-fail-on-regression needs -baseline FILE"},
+		{"a baseline for other cases", []string{"-cases", good, "-baseline", "../../evals/baseline.json"}, nil, 2, "the baseline shares no case id with these 1 cases"},
 		{"json", []string{"-cases", good, "-format", "json"}, nil, 0, `"recall": 1`},
 		{"a stray argument among flags", []string{"-cases", good, "stray", "-format", "json"}, nil, 2, `unexpected argument "stray"`},
 		{"NaN from the environment", []string{"-cases", good}, map[string]string{"TOOLSEARCH_HYBRID_ALPHA": "NaN"}, 2, "-hybrid-alpha must be a finite number, got NaN"},

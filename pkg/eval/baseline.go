@@ -39,6 +39,27 @@ func LoadReport(path string) (*Report, error) {
 	return &rep, nil
 }
 
+// CheckBaseline refuses a baseline that Compare could not hold a run of
+// cases at k to: one written at another k (ranks past the shorter k
+// would read as dropped, or go unseen), or one sharing no case with
+// cases, against which every run would pass "no regressions" having
+// compared nothing.
+func CheckBaseline(base *Report, cases []Case, k int) error {
+	if base.K != k {
+		return fmt.Errorf("%w: the baseline was written with -k %d, this run has -k %d: its ranks do not compare", ErrBadInput, base.K, k)
+	}
+	ids := make(map[string]bool, len(base.Cases))
+	for _, c := range base.Cases {
+		ids[c.ID] = true
+	}
+	for _, c := range cases {
+		if ids[c.ID] {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: the baseline shares no case id with these %d cases: nothing would be compared (was it written for other cases?)", ErrBadInput, len(cases))
+}
+
 // Compare lists every expected tool of a case in both reports that ranks
 // worse now than in base, most fallen first. Cases only in one report are
 // ignored: they were added or removed, not regressed.

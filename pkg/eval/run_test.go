@@ -2,7 +2,9 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -96,6 +98,23 @@ func TestRunMetrics(t *testing.T) {
 	}
 	if regs := Compare(rep, rep); len(regs) != 0 {
 		t.Errorf("Compare(same) = %+v, want none", regs)
+	}
+	// A baseline Compare could not hold the run to is refused.
+	for _, tt := range []struct {
+		name  string
+		cases []Case
+		k     int
+		want  string // in the error; "" for none
+	}{
+		{"the same cases and k", cases, 3, ""},
+		{"one case in common", append([]Case{{ID: "new"}}, cases[0]), 3, ""},
+		{"another k", cases, 5, "written with -k 3, this run has -k 5"},
+		{"no case in common", []Case{{ID: "other"}}, 3, "shares no case id with these 1 cases"},
+	} {
+		err := CheckBaseline(rep, tt.cases, tt.k)
+		if (tt.want == "") != (err == nil) || err != nil && (!strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrBadInput)) {
+			t.Errorf("%s: CheckBaseline = %v, want %q", tt.name, err, tt.want)
+		}
 	}
 }
 
