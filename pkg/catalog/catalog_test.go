@@ -99,6 +99,11 @@ func TestParseErrors(t *testing.T) {
 		{"schema string", `{"servers":[{"name":"gh","tools":[{"name":"a","inputSchema":"x"}]}]}`, []string{"inputSchema"}},
 		{"empty server name", `{"servers":[{"name":"","tools":[{"name":"a"}]}]}`, []string{"server name is empty"}},
 		{"yaml bad", "servers:\n  - name: a\n   tools: [", []string{"bad.json"}},
+		// A YAML file's errors name its own lines, not the converted
+		// JSON's (one line, keys sorted): "line 1, column 101" before.
+		{"yaml wrong type placed", "servers:\n  - name: s1\n    tools:\n      - name: ok_tool\n        description: Fine.\n      - name: bad\n        description: 5\n",
+			[]string{`server "s1": tool #2 "bad"`, "line 7, column 9: description: want a string, got a number"}},
+		{"yaml unknown key placed", "tools:\n  - name: a\n    descripton: x\n", []string{`tool #1 "a"`, `line 3, column 5: key "descripton" is unknown`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

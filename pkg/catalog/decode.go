@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
+	"github.com/toolsearch/toolsearch/pkg/yamljson"
 )
 
 // decoder reads a catalog document in one pass over its bytes. jsontext
@@ -25,6 +26,7 @@ import (
 type decoder struct {
 	source string
 	data   []byte
+	yaml   []byte // the YAML data was converted from, if it was
 	dec    *jsontext.Decoder
 	block  []byte // schemas are compacted into it, a fresh one when full
 	chunk  int
@@ -39,11 +41,13 @@ type decoder struct {
 	bare         bool // in a tools/list's "tools", not a server's
 }
 
-// decodeFile reads data, a JSON object, as a catalog file.
-func decodeFile(source string, data []byte) (file, error) {
+// decodeFile reads data, a JSON object, as a catalog file; yamlDoc, when
+// not nil, is the YAML it was converted from, whose lines errors name.
+func decodeFile(source string, data, yamlDoc []byte) (file, error) {
 	d := &decoder{
 		source: source,
 		data:   data,
+		yaml:   yamlDoc,
 		dec:    jsontext.NewDecoder(bytes.NewBuffer(data)),
 		chunk:  min(max(len(data)/8, 4<<10), 256<<10),
 		server: -1,
@@ -283,8 +287,14 @@ func (d *decoder) syntax(err error) error {
 // fail is a problem at byte offset off, with its line and column and the
 // server and tool it is in.
 func (d *decoder) fail(off int64, format string, args ...any) error {
-	line, col := lineCol(d.data, off)
-	problem := fmt.Sprintf("line %d, column %d: ", line, col) + fmt.Sprintf(format, args...)
+	problem := fmt.Sprintf(format, args...)
+	if d.yaml == nil {
+		line, col := lineCol(d.data, off)
+		problem = fmt.Sprintf("line %d, column %d: ", line, col) + problem
+	} else if line, col, ok := yamljson.Locate(d.yaml, string(d.dec.StackPointer())); ok {
+		// The converted JSON's offsets say nothing of the file's lines.
+		problem = fmt.Sprintf("line %d, column %d: ", line, col) + problem
+	}
 	if d.server < 0 && !d.bare {
 		return fmt.Errorf("catalog %s: %s", d.source, problem)
 	}

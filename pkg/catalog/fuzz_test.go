@@ -14,6 +14,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"servers":[{"name":"gh","tools":[{"name":"create_issue","description":"Open an issue","inputSchema":{"type":"object","properties":{"title":{"type":"string","enum":["a"]}}}}]}]}`))
 	f.Add([]byte(`{"tools":[{"name":"echo"},{"name":"/v1/x"}],"nextCursor":"abc"}`))
 	f.Add([]byte("servers:\n  - name: a\n    tools:\n      - name: b\n        description: c\n"))
+	f.Add([]byte("tools:\n  - name: b\n    description: 5\n    a~/b: &x {k: *x}\n")) // a YAML error, placed by yamljson.Locate
 	f.Add([]byte(`{"servers":[{"name":"a","tools":[{"name":"x","inputSchema":[1]}]}]}`))
 	f.Add([]byte(`{"servers":null,"tools":[{"name":"a\u00e9\"b","description":null,"inputSchema":null,"annotations":{ "readOnlyHint" : true }}],"_meta":null}`))
 	f.Add([]byte("{\"tools\":[{\"name\":\"x\",\"title\":\"\xff\"}]} x"))

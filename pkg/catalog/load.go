@@ -97,14 +97,15 @@ func Parse(source string, data []byte, defaultServer string) (Part, error) {
 	if len(trimmed) == 0 {
 		return Part{}, fmt.Errorf("catalog %s: empty file", source)
 	}
+	var yamlDoc []byte // the YAML, where errors find their lines
 	if trimmed[0] != '{' {
 		j, err := yamljson.ToJSON(trimmed)
 		if err != nil {
 			return Part{}, fmt.Errorf("catalog %s: %w", source, err)
 		}
-		trimmed = j
+		yamlDoc, trimmed = trimmed, j
 	}
-	f, err := decodeFile(source, trimmed)
+	f, err := decodeFile(source, trimmed, yamlDoc)
 	if err != nil {
 		return Part{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -103,4 +104,67 @@ func keyString(k any) (string, error) {
 		return strconv.FormatBool(k), nil
 	}
 	return "", fmt.Errorf("map key %v (%T) cannot be a JSON object key", k, k)
+}
+
+// Locate is the line and column in data, a YAML document, of the value
+// that ptr (a JSON Pointer into ToJSON's output) names; of its key, for an
+// object member, since that is where the member starts. ToJSON sorts
+// keys, so its JSON's own positions say nothing of the YAML's. ok is
+// false when ptr names nothing there: a key that came from a merge
+// (<<), or data that does not parse.
+func Locate(data []byte, ptr string) (line, col int, ok bool) {
+	var n yaml.Node
+	if err := yaml.Unmarshal(data, &n); err != nil {
+		return 0, 0, false
+	}
+	keepTimestamps(&n) // keys decode as ToJSON decoded them
+	at := &n
+	if at.Kind == yaml.DocumentNode {
+		if len(at.Content) == 0 {
+			return 0, 0, false
+		}
+		at = at.Content[0]
+	}
+	line, col = at.Line, at.Column
+	if ptr == "" {
+		return line, col, true
+	}
+	if ptr[0] != '/' {
+		return 0, 0, false
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		for at.Kind == yaml.AliasNode {
+			at = at.Alias
+		}
+		switch at.Kind {
+		case yaml.MappingNode:
+			var found *yaml.Node
+			for i := 0; i+1 < len(at.Content); i += 2 {
+				var k any
+				if at.Content[i].Decode(&k) != nil {
+					continue
+				}
+				if s, err := keyString(k); err == nil && s == tok {
+					found = at.Content[i+1]
+					line, col = at.Content[i].Line, at.Content[i].Column
+					break
+				}
+			}
+			if found == nil {
+				return 0, 0, false
+			}
+			at = found
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(at.Content) {
+				return 0, 0, false
+			}
+			at = at.Content[i]
+			line, col = at.Line, at.Column
+		default:
+			return 0, 0, false
+		}
+	}
+	return line, col, true
 }

@@ -59,3 +59,36 @@ var billionLaughs = func() string {
 	}
 	return b.String()
 }()
+
+func TestLocate(t *testing.T) {
+	doc := "servers:\n  - name: s1\n    tools:\n      - {name: a, description: x}\n      - name: b\n        a/b: 1\n        ~x: 2\n        3: three\nbase: &b {k: v}\nref: *b\n"
+	tests := []struct {
+		ptr       string
+		line, col int
+		ok        bool
+	}{
+		{"", 1, 1, true},
+		{"/servers", 1, 1, true},
+		{"/servers/0", 2, 5, true},
+		{"/servers/0/tools/0/description", 4, 19, true}, // a flow mapping: its key's column
+		{"/servers/0/tools/1/name", 5, 9, true},
+		{"/servers/0/tools/1/a~1b", 6, 9, true}, // ~1 is "/"
+		{"/servers/0/tools/1/~0x", 7, 9, true},  // ~0 is "~"
+		{"/servers/0/tools/1/3", 8, 9, true},    // a key YAML reads as a number
+		{"/ref/k", 9, 11, true},                 // through an alias, where it is written
+		{"/servers/1", 0, 0, false},
+		{"/servers/x", 0, 0, false},
+		{"/nope", 0, 0, false},
+		{"/servers/0/name/deeper", 0, 0, false},
+		{"servers", 0, 0, false},
+	}
+	for _, tt := range tests {
+		line, col, ok := Locate([]byte(doc), tt.ptr)
+		if line != tt.line || col != tt.col || ok != tt.ok {
+			t.Errorf("Locate(%q) = %d, %d, %v; want %d, %d, %v", tt.ptr, line, col, ok, tt.line, tt.col, tt.ok)
+		}
+	}
+	if _, _, ok := Locate([]byte("a: [1, 2"), "/a"); ok {
+		t.Error("Locate in YAML that does not parse: ok")
+	}
+}
