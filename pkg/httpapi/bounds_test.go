@@ -8,9 +8,11 @@ import (
 	"golang.org/x/net/netutil"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +172,63 @@ func TestReclaimIdle(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("keep-alives stayed off under the bound")
+		}
+	}
+}
+
+// TestRefusedRequestLinesAreBudgeted: a flood of refused requests logs a
+// burst of lines, then a count of those it left out, while answers and
+// the service's own failures are each logged.
+func TestRefusedRequestLinesAreBudgeted(t *testing.T) {
+	var logs bytes.Buffer
+	m := newMetrics(prometheus.NewRegistry(), slog.New(slog.NewJSONHandler(&logs, nil)))
+	clock := time.Unix(1e9, 0)
+	m.now = func() time.Time { return clock }
+	h := m.instrument(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+		w.WriteHeader(code)
+	}))
+	send := func(code, n int) {
+		for range n {
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/"+strconv.Itoa(code), nil))
+		}
+	}
+	count := func() (lines map[string]int, summarised string) {
+		lines = map[string]int{}
+		for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(l), &rec); err != nil {
+				t.Fatalf("a log line that is not JSON: %q", l)
+			}
+			switch rec["msg"] {
+			case "request":
+				lines[fmt.Sprint(rec["status"])]++
+			case "request lines not logged":
+				summarised += fmt.Sprint(rec["count"]) + " "
+			}
+		}
+		return lines, summarised
+	}
+	tests := []struct {
+		name      string
+		advance   time.Duration
+		code, n   int
+		lines     map[string]int // by status, since the start
+		summaries string         // every summary's count, since the start
+	}{
+		{"a flood of refusals: the burst is logged", 0, 401, 250, map[string]int{"401": 100}, ""},
+		{"the next line logged is preceded by the count", 0, 200, 30, map[string]int{"401": 100, "200": 30}, "150 "},
+		{"failures are all logged", 0, 500, 5, map[string]int{"401": 100, "200": 30, "500": 5}, "150 "},
+		{"more refusals, none left to log", 0, 401, 50, map[string]int{"401": 100, "200": 30, "500": 5}, "150 "},
+		{"a second on, a line; no count within ten seconds of the last", time.Second, 429, 1, map[string]int{"401": 100, "200": 30, "500": 5, "429": 1}, "150 "},
+		{"ten seconds on, the count again", 10 * time.Second, 200, 1, map[string]int{"401": 100, "200": 31, "500": 5, "429": 1}, "150 50 "},
+	}
+	for _, tt := range tests {
+		clock = clock.Add(tt.advance)
+		send(tt.code, tt.n)
+		lines, summaries := count()
+		if !maps.Equal(lines, tt.lines) || summaries != tt.summaries {
+			t.Errorf("%s: lines %v, summaries %q; want %v, %q", tt.name, lines, summaries, tt.lines, tt.summaries)
 		}
 	}
 }

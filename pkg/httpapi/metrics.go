@@ -25,6 +25,8 @@ type metrics struct {
 	// beyond it: every label made once, none looked up by a request.
 	spent, refused map[access.Work]prometheus.Counter
 	logger         *slog.Logger
+	refusals       *refusalLines    // the access log's budget for 4xx lines
+	now            func() time.Time // time.Now; a test's clock
 }
 
 // logBox carries what a handler learns (the ranking mode) out to the
@@ -46,7 +48,7 @@ var quiet = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 func newMetrics(reg prometheus.Registerer, logger *slog.Logger) *metrics {
 	f := promauto.With(reg)
 	m := &metrics{
-		logger: logger,
+		logger: logger, refusals: newRefusalLines(), now: time.Now,
 		requests: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_http_requests_total", Help: "HTTP requests by route pattern, method and status code.",
 		}, []string{"route", "method", "code"}),
@@ -99,6 +101,11 @@ func (m *metrics) instrument(next http.Handler) http.Handler {
 		if quiet[route] && status < 400 {
 			level = slog.LevelDebug
 		}
+		now := m.now()
+		if status >= 400 && status < 500 && !m.refusals.admit(now) {
+			return
+		}
+		m.refusals.summarise(m.logger, now)
 		// Room for the mode, so that a search's line is one allocation too.
 		attrs := append(make([]slog.Attr, 0, 6), slog.String("method", method), slog.String("route", route), slog.Int("status", status),
 			slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.String("request_id", middleware.GetReqID(r.Context())))
