@@ -10,14 +10,15 @@ import (
 )
 
 // Refused requests' access lines are budgeted: a caller can send requests
-// that are refused (a wrong key, a spent budget, a malformed body) as fast
-// as the network carries them, about 40,000 a second here, and each made an
-// INFO line, so a flood pushed every other line out of a pod's rotated log
+// that are refused (a wrong key, a spent budget, a malformed body; 503
+// while the first index builds or the process drains) as fast as the
+// network carries them, about 40,000 a second here, and each made an INFO
+// line, so a flood pushed every other line out of a pod's rotated log
 // within seconds. Past refusalLinesRate a second, after a burst of
 // refusalLinesBurst, they are counted instead, and the count is logged at
 // most every refusalSummaryEvery. toolsearch_http_requests_total still
-// counts every request, and answers the service failed (5xx) are always
-// logged.
+// counts every request, and internal errors (500, a fault of the
+// service's, with its own error line) are always logged.
 const (
 	refusalLinesRate    = 10
 	refusalLinesBurst   = 100
@@ -62,6 +63,6 @@ func (l *refusalLines) summarise(logger *slog.Logger, now time.Time) {
 	if n := l.suppressed.Swap(0); n > 0 {
 		l.summarised = now
 		logger.Warn("request lines not logged", "count", n,
-			"why", "refused requests (4xx) past 10 lines a second; toolsearch_http_requests_total counts every request")
+			"why", "refused requests (4xx, 503) past 10 lines a second; toolsearch_http_requests_total counts every request")
 	}
 }

@@ -178,7 +178,7 @@ func TestReclaimIdle(t *testing.T) {
 
 // TestRefusedRequestLinesAreBudgeted: a flood of refused requests logs a
 // burst of lines, then a count of those it left out, while answers and
-// the service's own failures are each logged.
+// internal errors are each logged.
 func TestRefusedRequestLinesAreBudgeted(t *testing.T) {
 	var logs bytes.Buffer
 	m := newMetrics(prometheus.NewRegistry(), slog.New(slog.NewJSONHandler(&logs, nil)))
@@ -219,7 +219,8 @@ func TestRefusedRequestLinesAreBudgeted(t *testing.T) {
 		{"a flood of refusals: the burst is logged", 0, 401, 250, map[string]int{"401": 100}, ""},
 		{"the next line logged is preceded by the count", 0, 200, 30, map[string]int{"401": 100, "200": 30}, "150 "},
 		{"failures are all logged", 0, 500, 5, map[string]int{"401": 100, "200": 30, "500": 5}, "150 "},
-		{"more refusals, none left to log", 0, 401, 50, map[string]int{"401": 100, "200": 30, "500": 5}, "150 "},
+		{"more refusals, none left to log", 0, 401, 40, map[string]int{"401": 100, "200": 30, "500": 5}, "150 "},
+		{"503s are refusals too (not ready, draining)", 0, 503, 10, map[string]int{"401": 100, "200": 30, "500": 5}, "150 "},
 		{"a second on, a line; no count within ten seconds of the last", time.Second, 429, 1, map[string]int{"401": 100, "200": 30, "500": 5, "429": 1}, "150 "},
 		{"ten seconds on, the count again", 10 * time.Second, 200, 1, map[string]int{"401": 100, "200": 31, "500": 5, "429": 1}, "150 50 "},
 	}

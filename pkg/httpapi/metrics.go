@@ -25,7 +25,7 @@ type metrics struct {
 	// beyond it: every label made once, none looked up by a request.
 	spent, refused map[access.Work]prometheus.Counter
 	logger         *slog.Logger
-	refusals       *refusalLines    // the access log's budget for 4xx lines
+	refusals       *refusalLines    // the access log's budget for refusals' lines
 	now            func() time.Time // time.Now; a test's clock
 }
 
@@ -102,7 +102,7 @@ func (m *metrics) instrument(next http.Handler) http.Handler {
 			level = slog.LevelDebug
 		}
 		now := m.now()
-		if status >= 400 && status < 500 && !m.refusals.admit(now) {
+		if status >= 400 && status != http.StatusInternalServerError && !m.refusals.admit(now) {
 			return
 		}
 		m.refusals.summarise(m.logger, now)
