@@ -326,6 +326,8 @@ func TestRecursiveSchemaIsFlaggedAtLoad(t *testing.T) {
 		{"through a definition", `{"type":"object","properties":{"n":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"object","properties":{"c":{"type":"array","items":{"$ref":"#/$defs/n"}}}}}}`, "recursive"},
 		{"a diamond", diamond(8, 5), "over 2000"},
 		{"shared, small", `{"type":"object","properties":{"a":{"$ref":"#/$defs/x"},"b":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string"}}}`, ""},
+		{"leading nowhere", `{"type":"object","properties":{"a":{"$ref":"#/$defs/nope"}},"$defs":{"x":{"type":"string"}}}`, `$ref "#/$defs/nope" leads nowhere`},
+		{"remote, not ours to resolve", `{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json"}}}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

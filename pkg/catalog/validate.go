@@ -111,6 +111,8 @@ func refWarning(raw json.RawMessage) string {
 		return "inputSchema's $refs are recursive: formats that inline them (gemini) get it in part"
 	case n > MaxInlinedNodes:
 		return fmt.Sprintf("inputSchema's $refs inline to over %d nodes: formats that inline them (gemini) get it in part", MaxInlinedNodes)
+	case c.dangling != "":
+		return fmt.Sprintf("inputSchema's $ref %s leads nowhere in it: clients that resolve it fail, and formats that inline it get nothing there", redact.Echo(c.dangling))
 	}
 	return ""
 }
@@ -120,6 +122,7 @@ type refCounter struct {
 	memo      map[string]float64 // nodes a $ref inlines to
 	open      map[string]bool    // $refs being counted: meeting one again is a cycle
 	recursive bool
+	dangling  string // the first local $ref that leads nowhere
 }
 
 // count is the number of schema objects v inlines to, in float64 so that
@@ -146,6 +149,9 @@ func (c *refCounter) count(v any, depth int) float64 {
 			}
 			target := ResolvePointer(c.root, ref)
 			if target == nil {
+				if c.dangling == "" && strings.HasPrefix(ref, "#") {
+					c.dangling = ref // a remote one ("https://...") is not this schema's to resolve
+				}
 				return 1
 			}
 			c.open[ref] = true
