@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/pause"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -138,7 +139,8 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 		return Answer{}, 0, fmt.Errorf("%w: the server refuses the key: POST %s/mcp/tool-search: %s (%s)", ErrRefused, strings.TrimRight(h.BaseURL, "/"), resp.Status, hint)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Answer{}, 0, fmt.Errorf("POST /mcp/tool-search: %s: %s", resp.Status, quote(data))
+		// A proxy's error page may echo the request's headers, the key too.
+		return Answer{}, 0, fmt.Errorf("POST /mcp/tool-search: %s: %s", resp.Status, redact.Text(quote(data), h.Token))
 	}
 	var out struct {
 		Tools []struct {

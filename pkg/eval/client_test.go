@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -116,12 +117,16 @@ func TestSearchBounds(t *testing.T) {
 		{"an answer that stops half way", stalled, 50 * time.Millisecond, true, "no answer within 50ms", 0},
 		{"an error page of a megabyte", page(http.StatusBadGateway, 1<<20), 0, false, "bytes more)", 700},
 		{"an answer over the bound", page(http.StatusOK, maxAnswer+2), 0, false, "the answer is over 16777216 bytes", 0},
+		{"an error page echoing the key", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprintf(w, "bad gateway; you sent %s", r.Header.Get("Authorization"))
+		}, 0, false, "you sent Bearer [redacted]", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			h := &HTTPSearcher{BaseURL: srv.URL, Timeout: tt.timeout}
+			h := &HTTPSearcher{BaseURL: srv.URL, Token: "ts-key-s3cret", Timeout: tt.timeout}
 			_, err := h.Search(t.Context(), search.Request{Query: "q"})
 			switch {
 			case err == nil:
@@ -130,6 +135,8 @@ func TestSearchBounds(t *testing.T) {
 				t.Errorf("err = %v; ErrRefused %v, want %v", err, errors.Is(err, ErrRefused), tt.refused)
 			case !strings.Contains(err.Error(), tt.want):
 				t.Errorf("err = %.200s, want it to say %q", err, tt.want)
+			case strings.Contains(err.Error(), "s3cret"):
+				t.Errorf("err = %v: the key shows", err)
 			case tt.maxLen > 0 && len(err.Error()) > tt.maxLen:
 				t.Errorf("err is %d bytes, want at most %d", len(err.Error()), tt.maxLen)
 			}
