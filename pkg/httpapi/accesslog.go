@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,8 @@ const (
 	refusalLinesBurst   = 100
 	refusalSummaryEvery = 10 * time.Second
 )
+
+var refusalWhy = fmt.Sprintf("refused requests (4xx, 503) past %d lines a second; toolsearch_http_requests_total counts every request", refusalLinesRate)
 
 // refusalLines is that budget.
 type refusalLines struct {
@@ -62,7 +65,6 @@ func (l *refusalLines) summarise(logger *slog.Logger, now time.Time) {
 	}
 	if n := l.suppressed.Swap(0); n > 0 {
 		l.summarised = now
-		logger.Warn("request lines not logged", "count", n,
-			"why", "refused requests (4xx, 503) past 10 lines a second; toolsearch_http_requests_total counts every request")
+		logger.Warn("request lines not logged", "count", n, "why", refusalWhy)
 	}
 }
