@@ -200,6 +200,14 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 	if len(c.Ports) != 2 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 || c.Ports[1].Name != "metrics" || c.Ports[1].ContainerPort != 9090 {
 		t.Errorf("container ports %+v, want http 8080 (the service's -addr) and metrics 9090 (-metrics-addr)", c.Ports)
 	}
+	// The ports are only names for what the process listens on: the
+	// probes reach the metrics listener, so -metrics-addr off (or another
+	// port) would leave every pod unready.
+	for name, want := range map[string]string{"TOOLSEARCH_ADDR": ":8080", "TOOLSEARCH_METRICS_ADDR": ":9090"} {
+		if got := envValue(c, name); got != want {
+			t.Errorf("%s=%q, want %q: the port the container declares, which the probes and the Service use", name, got, want)
+		}
+	}
 	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
 		if p == nil || p.HTTPGet == nil {
 			t.Errorf("%s probe missing", name)
@@ -247,6 +255,17 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 			t.Errorf("env %s is not read by toolsearch serve", e.Name)
 		}
 	}
+}
+
+// envValue is the container's value of the variable name, "" when unset
+// (or set from a secret or config map).
+func envValue(c corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
 }
 
 func envDuration(t *testing.T, c corev1.Container, name string) int {
