@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/http/httpguts"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
@@ -207,6 +210,9 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		case c.Health < 0:
 			return nil, fmt.Errorf("upstream %q: health_interval must not be negative", c.Name)
 		}
+		if err := checkHeaders(c.Headers); err != nil {
+			return nil, fmt.Errorf("upstream %q: %w", c.Name, err)
+		}
 		if c.Health == 0 {
 			c.Health = DefaultHealth
 		}
@@ -241,6 +247,31 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		m.byName[c.Name] = u
 	}
 	return m, nil
+}
+
+// transportHeaders are the headers the MCP transport sets itself: set from
+// the config, on every request, they would undo it (Accept without
+// text/event-stream, another session's id).
+var transportHeaders = []string{"Accept", "Connection", "Content-Encoding", "Content-Length", "Content-Type", "Host",
+	"Last-Event-Id", "Mcp-Protocol-Version", "Mcp-Session-Id", "Te", "Transfer-Encoding", "Upgrade"}
+
+// checkHeaders refuses a configured header that every request to the
+// upstream would fail on (a name that is no token, a value with a newline:
+// a secret file's, say) or that the transport sets itself. It was found at
+// each connection instead, the upstream failing for good, "invalid header
+// field name". A value is never quoted: it is usually a token.
+func checkHeaders(h map[string]string) error {
+	for k, v := range h {
+		switch {
+		case !httpguts.ValidHeaderFieldName(k):
+			return fmt.Errorf("headers: %s is not a valid header name", redact.Echo(k))
+		case slices.Contains(transportHeaders, textproto.CanonicalMIMEHeaderKey(k)):
+			return fmt.Errorf("headers: %s is the MCP transport's own, not the config's to set", textproto.CanonicalMIMEHeaderKey(k))
+		case !httpguts.ValidHeaderFieldValue(v):
+			return fmt.Errorf("headers: %s's value is not a valid header value (a newline or a control character)", k)
+		}
+	}
+	return nil
 }
 
 // poke asks the refresh loop for a listing now: the tools changed, or a

@@ -407,6 +407,11 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{[]Config{{Name: "u", URL: "http://h.example/mcp#x"}}, "must not have a #fragment"},
 		{[]Config{{Name: "u", URL: ok.URL, BreakerFailures: -1}}, "breaker_failures must not be negative"},
 		{[]Config{{Name: "u", URL: ok.URL, Health: -time.Second}}, "health_interval must not be negative"},
+		// Each failed at every connection, the upstream failing for good.
+		{[]Config{{Name: "u", URL: ok.URL, Headers: map[string]string{"Bad Name": "x"}}}, `upstream "u": headers: "Bad Name" is not a valid header name`},
+		{[]Config{{Name: "u", URL: ok.URL, Headers: map[string]string{"Authorization": "Bearer secret_9\n"}}}, `upstream "u": headers: Authorization's value is not a valid header value`},
+		{[]Config{{Name: "u", URL: ok.URL, Headers: map[string]string{"accept": "application/json"}}}, `upstream "u": headers: Accept is the MCP transport's own`},
+		{[]Config{{Name: "u", URL: ok.URL, Headers: map[string]string{"MCP-Session-ID": "x"}}}, `headers: Mcp-Session-Id is the MCP transport's own`},
 	} {
 		_, err := New(tt.cfgs, Options{})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "secret_9") {
