@@ -12,12 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolsearch/toolsearch/pkg/rank"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/rank"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
 )
@@ -256,6 +257,11 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 		}
 		if err := embedding.CheckBaseURL(f.baseURL); err != nil {
 			return nil, fmt.Errorf("-embedding-base-url: %w", err)
+		}
+		// A key file of two lines: every request would fail on its header,
+		// the service serving by keyword for good. The key is never quoted.
+		if !httpguts.ValidHeaderFieldValue(f.apiKey) {
+			return nil, errors.New("the embedding API key (TOOLSEARCH_EMBEDDING_API_KEY or OPENAI_API_KEY) holds a newline or a control character: no request could carry it")
 		}
 		return embedding.NewOpenAI(embedding.OpenAIConfig{
 			APIType:    f.apiType,

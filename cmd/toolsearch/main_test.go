@@ -432,6 +432,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"a negative drain delay", nil, []string{"-drain-delay", "-1s"}, "-drain-delay must not be negative, got -1s"},
 		{"NaN from the environment", map[string]string{"TOOLSEARCH_HYBRID_ALPHA": "NaN"}, nil, "-hybrid-alpha must be a finite number, got NaN"},
 		// "${A},${B}" with both unset served the embedded demo catalog.
+		{"an API key of two lines", map[string]string{"OPENAI_API_KEY": "sk-s3cret-one\nsk-two"}, []string{"-embedder", "openai"}, "holds a newline or a control character: no request could carry it"},
 		{"an empty catalog entry", map[string]string{"TOOLSEARCH_CATALOG": ","}, nil, "environment variable TOOLSEARCH_CATALOG: entry 1 of 2 is empty"},
 		{"an empty -catalog", nil, []string{"-catalog", ""}, `invalid value "" for flag -catalog: an empty file name`},
 		{"no connection string", nil, []string{"-config", "testdata/postgres.yaml"}, "learning.store is postgres but TOOLSEARCH_LEARNING_DSN is not set"},
@@ -458,7 +459,7 @@ func TestServeBadConfig(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) {
 				t.Errorf("run(serve %v) = %v, stderr %q; want an error mentioning %q", tt.args, err, stderr.String(), tt.want)
 			}
-			if err != nil && (strings.Contains(err.Error()+stderr.String(), "q_secret") || strings.Contains(err.Error()+stderr.String(), "pg-s3cret")) {
+			if err != nil && (strings.Contains(err.Error()+stderr.String(), "q_secret") || strings.Contains(err.Error()+stderr.String(), "s3cret")) {
 				t.Errorf("run(serve %v) = %v: a secret shows", tt.args, err)
 			}
 			// A bad file or flag stops start-up before anything is created.
