@@ -432,6 +432,9 @@ func TestServeBadConfig(t *testing.T) {
 		{"a negative drain delay", nil, []string{"-drain-delay", "-1s"}, "-drain-delay must not be negative, got -1s"},
 		{"NaN from the environment", map[string]string{"TOOLSEARCH_HYBRID_ALPHA": "NaN"}, nil, "-hybrid-alpha must be a finite number, got NaN"},
 		// "${A},${B}" with both unset served the embedded demo catalog.
+		{"a DSN of two lines", map[string]string{"TOOLSEARCH_LEARNING_DSN": "postgres://ts:pg-s3cret@db/x\nmore"}, []string{"-config", "testdata/postgres.yaml"}, "environment variable TOOLSEARCH_LEARNING_DSN holds a newline"},
+		{"an admin token of two lines", map[string]string{"TOOLSEARCH_ADMIN_TOKEN": "adm-s3cret\nx"}, nil, "environment variable TOOLSEARCH_ADMIN_TOKEN holds a newline"},
+		{"an API key list entry of two lines", map[string]string{"TOOLSEARCH_API_KEYS": "k-s3cret\nx"}, nil, "environment variable TOOLSEARCH_API_KEYS: entry 1 of 1 holds a newline"},
 		{"an API key of two lines", map[string]string{"OPENAI_API_KEY": "sk-s3cret-one\nsk-two"}, []string{"-embedder", "openai"}, "holds a newline or a control character: no request could carry it"},
 		{"an empty catalog entry", map[string]string{"TOOLSEARCH_CATALOG": ","}, nil, "environment variable TOOLSEARCH_CATALOG: entry 1 of 2 is empty"},
 		{"an empty -catalog", nil, []string{"-catalog", ""}, `invalid value "" for flag -catalog: an empty file name`},
@@ -1038,8 +1041,9 @@ func TestUpstreamHeaderSecrets(t *testing.T) {
 	}{
 		{"plain", "tok", "Bearer tok", ""},
 		{"a file's newline", "tok\n", "Bearer tok", ""},
-		{"blank", " \n", "", "environment variable T is empty"},
+		{"blank", " \n", "", "environment variable T is set but blank"},
 		{"unset", "", "", "environment variable T is empty"},
+		{"a file of two lines", "tok\nother\n", "", "header Authorization: environment variable T holds a newline or a control character"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

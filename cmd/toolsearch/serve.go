@@ -303,7 +303,10 @@ func openLearning(ctx context.Context, c config.Learning, getenv func(string) st
 	switch c.Store {
 	case "postgres":
 		env := cmp.Or(c.DSNEnv, config.DefaultLearningDSNEnv)
-		dsn, _ := config.Secret(getenv, env)
+		dsn, serr := config.Secret(getenv, env)
+		if serr != nil {
+			return nil, serr
+		}
 		if dsn == "" {
 			return nil, fmt.Errorf("learning.store is postgres but %s is not set", env)
 		}
@@ -430,13 +433,20 @@ func upstreamConfigs(path string, f config.File, getenv func(string) string) ([]
 		headers := map[string]string{}
 		for k, v := range u.Headers {
 			var missing []string
+			var bad error
 			headers[k] = os.Expand(v, func(name string) string {
-				val, _ := config.Secret(getenv, name) // a header value ends at a newline
-				if val == "" {
+				val, err := config.Secret(getenv, name) // a header value ends at a newline
+				switch {
+				case err != nil:
+					bad = cmp.Or(bad, err)
+				case val == "":
 					missing = append(missing, name)
 				}
 				return val
 			})
+			if bad != nil {
+				return nil, fmt.Errorf("config %s: upstream %q: header %s: %w", path, u.Name, k, bad)
+			}
 			if len(missing) > 0 {
 				return nil, fmt.Errorf("config %s: upstream %q: header %s: environment variable %s is empty", path, u.Name, k, strings.Join(missing, ", "))
 			}

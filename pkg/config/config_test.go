@@ -146,6 +146,9 @@ func TestSecrets(t *testing.T) {
 		{"a comma alone", ",", ",", nil, "", "entry 1 of 2 is empty"},
 		{"an empty entry", "k1,,k2", "k1,,k2", nil, "", "entry 2 of 3 is empty"},
 		{"a trailing comma", "k1,", "k1,", nil, "", "entry 2 of 2 is empty"},
+		// No client could present it, and no header carry it.
+		{"a file of two lines", "k1\nk2\n", "", nil, "holds a newline or a control character", "entry 1 of 1 holds a newline"},
+		{"a tab inside", "k1\tk2", "k1\tk2", []string{"k1\tk2"}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -147,14 +147,24 @@ func DefaultPolicy() (*Policy, error) {
 // trimmed, so a secret file's trailing newline (kubectl create secret
 // --from-file) made a key no client could ever present. Set but blank is
 // an error: a secret was meant, and there is none.
+// A newline or control character inside it is an error too: no header
+// can carry it (a key file of two lines was a key nobody could present,
+// and an upstream's header failed every request).
 func Secret(getenv func(string) string, name string) (string, error) {
 	raw := getenv(name)
 	secret := strings.TrimSpace(raw)
-	if raw != "" && secret == "" {
+	switch {
+	case raw != "" && secret == "":
 		return "", fmt.Errorf("environment variable %s is set but blank", name)
+	case strings.ContainsFunc(secret, control):
+		return "", fmt.Errorf("environment variable %s holds a newline or a control character (a file of more than one line?)", name)
 	}
 	return secret, nil
 }
+
+// control reports a control character other than a tab, which no header
+// value, and no sensible file name, holds.
+func control(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }
 
 // List is the comma-separated entries (what: "keys", "files") of
 // environment variable name, each trimmed. An empty entry is an error:
@@ -170,8 +180,11 @@ func List(getenv func(string) string, name, what string) ([]string, error) {
 	entries := strings.Split(raw, ",")
 	out := make([]string, 0, len(entries))
 	for i, e := range entries {
-		if e = strings.TrimSpace(e); e == "" {
+		switch e = strings.TrimSpace(e); {
+		case e == "":
 			return nil, fmt.Errorf("environment variable %s: entry %d of %d is empty; it takes comma-separated %s (was a variable in its template unset?)", name, i+1, len(entries), what)
+		case strings.ContainsFunc(e, control):
+			return nil, fmt.Errorf("environment variable %s: entry %d of %d holds a newline or a control character (a file of more than one line?)", name, i+1, len(entries))
 		}
 		out = append(out, e)
 	}
