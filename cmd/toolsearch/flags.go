@@ -258,6 +258,10 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 		if err := embedding.CheckBaseURL(f.baseURL); err != nil {
 			return nil, fmt.Errorf("-embedding-base-url: %w", err)
 		}
+		if strings.TrimSpace(f.model) == "" {
+			// Every request would be refused; the index would stay keyword-only.
+			return nil, errors.New("-embedding-model must name a model (with -embedding-api-type azure, the deployment)")
+		}
 		// A key file of two lines: every request would fail on its header,
 		// the service serving by keyword for good. The key is never quoted.
 		if !httpguts.ValidHeaderFieldValue(f.apiKey) {

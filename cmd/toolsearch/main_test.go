@@ -435,6 +435,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"a DSN of two lines", map[string]string{"TOOLSEARCH_LEARNING_DSN": "postgres://ts:pg-s3cret@db/x\nmore"}, []string{"-config", "testdata/postgres.yaml"}, "environment variable TOOLSEARCH_LEARNING_DSN holds a newline"},
 		{"an admin token of two lines", map[string]string{"TOOLSEARCH_ADMIN_TOKEN": "adm-s3cret\nx"}, nil, "environment variable TOOLSEARCH_ADMIN_TOKEN holds a newline"},
 		{"an API key list entry of two lines", map[string]string{"TOOLSEARCH_API_KEYS": "k-s3cret\nx"}, nil, "environment variable TOOLSEARCH_API_KEYS: entry 1 of 1 holds a newline"},
+		{"no model", map[string]string{"TOOLSEARCH_EMBEDDING_MODEL": " "}, []string{"-embedder", "openai"}, "-embedding-model must name a model"},
 		{"an API key of two lines", map[string]string{"OPENAI_API_KEY": "sk-s3cret-one\nsk-two"}, []string{"-embedder", "openai"}, "holds a newline or a control character: no request could carry it"},
 		{"an empty catalog entry", map[string]string{"TOOLSEARCH_CATALOG": ","}, nil, "environment variable TOOLSEARCH_CATALOG: entry 1 of 2 is empty"},
 		{"an empty -catalog", nil, []string{"-catalog", ""}, `invalid value "" for flag -catalog: an empty file name`},
