@@ -343,6 +343,13 @@ func (f *File) check() error {
 			return fmt.Errorf("%s: key_sha256 must be 64 lower-case hex digits", where)
 		case k.ConfirmDestructive != "" && !slices.Contains(access.ConfirmPolicies, k.ConfirmDestructive):
 			return fmt.Errorf("%s: confirm_destructive must be one of %s, got %q", where, strings.Join(access.ConfirmPolicies, ", "), k.ConfirmDestructive)
+		// An empty list reads as no list, a key that sees every tool:
+		// "visible_servers: []" (a template's list that came out empty)
+		// granted all where none was meant.
+		case k.VisibleServers != nil && len(k.VisibleServers) == 0:
+			return fmt.Errorf("%s: visible_servers is empty, which would let the key see every tool: name servers, or leave it out", where)
+		case k.VisibleTools != nil && len(k.VisibleTools) == 0:
+			return fmt.Errorf("%s: visible_tools is empty, which would let the key see every tool: name tools, or leave it out", where)
 		}
 		seen[k.Name] = true
 	}
