@@ -329,6 +329,11 @@ func (f *File) check() error {
 			return fmt.Errorf("templates.%s: no tools", name)
 		}
 	}
+	if f.Auth.Keys != nil && len(f.Auth.Keys) == 0 {
+		// As for a key's visibility lists: an empty list reads as none, and
+		// without TOOLSEARCH_API_KEYS the service then serves anyone.
+		return errors.New("auth.keys is empty, which would read as no keys (anyone served, unless TOOLSEARCH_API_KEYS has some): name keys, or leave it out")
+	}
 	seen := map[string]bool{}
 	for i, k := range f.Auth.Keys {
 		where := fmt.Sprintf("auth.keys[%d] (%q)", i, k.Name)

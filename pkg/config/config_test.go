@@ -47,6 +47,7 @@ search: {query_timeout: 750ms}
 		{"bad hash", "auth: {keys: [{name: a, key_sha256: xyz}]}", "64 lower-case hex"},
 		{"duplicate key name", "auth: {keys: [{name: a, key_env: KA}, {name: a, key_env: KB}]}", "repeated"},
 		// Read as no list, they let the key see every tool.
+		{"an empty key list", "auth: {keys: []}", "auth.keys is empty, which would read as no keys"},
 		{"an empty server list", "auth: {keys: [{name: a, key_env: KA, visible_servers: []}]}", `auth.keys[0] ("a"): visible_servers is empty, which would let the key see every tool`},
 		{"an empty tool list", "auth: {keys: [{name: a, key_env: KA, visible_servers: [s], visible_tools: []}]}", "visible_tools is empty"},
 		{"bad provider", "embedding: {provider: magic}", "local or openai"},
