@@ -377,8 +377,14 @@ func (f *File) check() error {
 		return fmt.Errorf("embedding.batch_size must be 1-2048, got %d", b)
 	}
 	for i, s := range f.Auth.TrustedProxies {
-		if _, err := parsePrefix(s); err != nil {
+		p, err := parsePrefix(s)
+		switch {
+		case err != nil:
 			return fmt.Errorf("auth.trusted_proxies[%d]: want an address or CIDR prefix such as 10.0.0.0/8, got %s", i, redact.Echo(s))
+		case p.Bits() == 0:
+			// Every address a proxy: any caller names its own address in
+			// X-Forwarded-For, and each per-address limit is its to reset.
+			return fmt.Errorf("auth.trusted_proxies[%d]: %s trusts every address, so any caller could choose the address it is limited by; name the proxies' own addresses", i, redact.Echo(s))
 		}
 	}
 	switch h := f.Auth.ForwardedHeader; h {

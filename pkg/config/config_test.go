@@ -60,6 +60,8 @@ search: {query_timeout: 750ms}
 		{"confirm outlives the default session", "mcp: {confirm_timeout: 11m}", "must be shorter than limits.mcp_session_idle (10m0s)"},
 		{"unknown mcp key", "mcp: {expose_core: true}", `key "expose_core" in .mcp is unknown`},
 		{"bad trusted proxy", "auth: {trusted_proxies: [10.0.0.0/8, 10.0.0.0/33]}", "auth.trusted_proxies[1]: want an address or CIDR prefix such as 10.0.0.0/8, got \"10.0.0.0/33\""},
+		{"every address a proxy", "auth: {trusted_proxies: [10.0.0.0/8, 0.0.0.0/0]}", `auth.trusted_proxies[1]: "0.0.0.0/0" trusts every address`},
+		{"every IPv6 address a proxy", "auth: {trusted_proxies: ['::/0']}", "trusts every address"},
 		{"unknown forwarding header", "auth: {forwarded_header: x-real-ip}", "auth.forwarded_header: want x-forwarded-for or forwarded, got \"x-real-ip\""},
 		// A pace of milliseconds lists, pings or reads the store back to
 		// back: "5ms" written for "5m".
