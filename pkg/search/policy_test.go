@@ -310,6 +310,9 @@ func TestRequestValidate(t *testing.T) {
 		{Request{Query: "x", Cursor: "abc"}, "conflicting_fields"},
 		{Request{Template: "t", Operation: "list", Servers: []string{"a"}}, "conflicting_fields"},
 		{Request{Query: "x", Servers: []string{" "}}, "invalid_servers"},
+		// A router's empty list would read as none, narrowing nothing.
+		{Request{Query: "x", Visibility: access.Visibility{Servers: []string{}}}, "empty_visibility"},
+		{Request{Query: "x", Visibility: access.Visibility{Tools: []string{}}}, "empty_visibility"},
 		{Request{Query: strings.Repeat("x", MaxInputBytes+1)}, CodeInputTooLarge},
 		{Request{Messages: []Message{{Role: "user", Content: strings.Repeat("x", MaxInputBytes/2+1)}, {Role: "user", Content: strings.Repeat("x", MaxInputBytes/2)}}}, CodeInputTooLarge},
 		{Request{Messages: make([]Message, MaxMessages+1)}, CodeInputTooLarge},

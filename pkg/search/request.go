@@ -193,6 +193,16 @@ func (r *Request) Validate() error {
 	if r.ServerMatch != "" && strings.TrimSpace(r.ServerMatch) == "" {
 		return badRequest("invalid_server_match", `"server_match" must not be blank`)
 	}
+	// A router narrows its users' view with these: a list it computed
+	// empty ("this user may see none") read as no list, and answered with
+	// every tool the key sees. "servers", a filter models fill in, keeps
+	// reading [] as none given.
+	switch {
+	case r.Visibility.Servers != nil && len(r.Visibility.Servers) == 0:
+		return badRequest("empty_visibility", `"visible_servers" is empty, which would narrow nothing: name servers, or leave it out`)
+	case r.Visibility.Tools != nil && len(r.Visibility.Tools) == 0:
+		return badRequest("empty_visibility", `"visible_tools" is empty, which would narrow nothing: name tools, or leave it out`)
+	}
 	return nil
 }
 
