@@ -287,13 +287,16 @@ func (d *decoder) syntax(err error) error {
 // fail is a problem at byte offset off, with its line and column and the
 // server and tool it is in.
 func (d *decoder) fail(off int64, format string, args ...any) error {
-	problem := fmt.Sprintf(format, args...)
+	line, col, ok := 0, 0, true
 	if d.yaml == nil {
-		line, col := lineCol(d.data, off)
-		problem = fmt.Sprintf("line %d, column %d: ", line, col) + problem
-	} else if line, col, ok := yamljson.Locate(d.yaml, string(d.dec.StackPointer())); ok {
+		line, col = lineCol(d.data, off)
+	} else {
 		// The converted JSON's offsets say nothing of the file's lines.
-		problem = fmt.Sprintf("line %d, column %d: ", line, col) + problem
+		line, col, ok = yamljson.Locate(d.yaml, d.dec.StackPointer())
+	}
+	problem := fmt.Sprintf(format, args...)
+	if ok {
+		problem = fmt.Sprintf("line %d, column %d: %s", line, col, problem)
 	}
 	if d.server < 0 && !d.bare {
 		return fmt.Errorf("catalog %s: %s", d.source, problem)

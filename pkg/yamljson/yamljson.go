@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -112,9 +112,9 @@ func keyString(k any) (string, error) {
 // keys, so its JSON's own positions say nothing of the YAML's. ok is
 // false when ptr names nothing there: a key that came from a merge
 // (<<), or data that does not parse.
-func Locate(data []byte, ptr string) (line, col int, ok bool) {
+func Locate(data []byte, ptr jsontext.Pointer) (line, col int, ok bool) {
 	var n yaml.Node
-	if err := yaml.Unmarshal(data, &n); err != nil {
+	if !ptr.IsValid() || yaml.Unmarshal(data, &n) != nil {
 		return 0, 0, false
 	}
 	keepTimestamps(&n) // keys decode as ToJSON decoded them
@@ -126,45 +126,32 @@ func Locate(data []byte, ptr string) (line, col int, ok bool) {
 		at = at.Content[0]
 	}
 	line, col = at.Line, at.Column
-	if ptr == "" {
-		return line, col, true
-	}
-	if ptr[0] != '/' {
-		return 0, 0, false
-	}
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+	for tok := range ptr.Tokens() {
 		for at.Kind == yaml.AliasNode {
 			at = at.Alias
 		}
+		var found *yaml.Node
 		switch at.Kind {
 		case yaml.MappingNode:
-			var found *yaml.Node
-			for i := 0; i+1 < len(at.Content); i += 2 {
+			for i := 0; i+1 < len(at.Content) && found == nil; i += 2 {
 				var k any
 				if at.Content[i].Decode(&k) != nil {
 					continue
 				}
 				if s, err := keyString(k); err == nil && s == tok {
-					found = at.Content[i+1]
-					line, col = at.Content[i].Line, at.Content[i].Column
-					break
+					found, line, col = at.Content[i+1], at.Content[i].Line, at.Content[i].Column
 				}
 			}
-			if found == nil {
-				return 0, 0, false
-			}
-			at = found
 		case yaml.SequenceNode:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(at.Content) {
-				return 0, 0, false
+			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(at.Content) {
+				found = at.Content[i]
+				line, col = found.Line, found.Column
 			}
-			at = at.Content[i]
-			line, col = at.Line, at.Column
-		default:
+		}
+		if found == nil {
 			return 0, 0, false
 		}
+		at = found
 	}
 	return line, col, true
 }

@@ -1,6 +1,7 @@
 package yamljson
 
 import (
+	"github.com/go-json-experiment/json/jsontext"
 	"strings"
 	"testing"
 )
@@ -83,7 +84,7 @@ func TestLocate(t *testing.T) {
 		{"servers", 0, 0, false},
 	}
 	for _, tt := range tests {
-		line, col, ok := Locate([]byte(doc), tt.ptr)
+		line, col, ok := Locate([]byte(doc), jsontext.Pointer(tt.ptr))
 		if line != tt.line || col != tt.col || ok != tt.ok {
 			t.Errorf("Locate(%q) = %d, %d, %v; want %d, %d, %v", tt.ptr, line, col, ok, tt.line, tt.col, tt.ok)
 		}
