@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/pause"
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -166,16 +165,13 @@ func (h *HTTPSearcher) silent(timeout time.Duration) error {
 }
 
 // quote is an error body for a message: trimmed, and cut at maxQuoted
-// bytes (on a rune boundary) so that a server's page of HTML or worse does
-// not become the eval's whole output.
+// bytes (redact.Clip's rune boundary) so that a server's page of HTML or
+// worse does not become the eval's whole output.
 func quote(body []byte) string {
-	body = bytes.TrimSpace(body)
-	if len(body) <= maxQuoted {
-		return string(body)
+	s := strings.TrimSpace(string(body))
+	kept := redact.Clip(s, maxQuoted, "")
+	if len(kept) == len(s) {
+		return s
 	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(body[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes more)", body[:cut], len(body)-cut)
+	return fmt.Sprintf("%s… (%d bytes more)", kept, len(s)-len(kept))
 }
