@@ -282,7 +282,8 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 	return nil, fmt.Errorf("-embedder must be local or openai, got %q", f.embedder)
 }
 
-// envOf maps each flag that a config file may set to its variable.
+// envOf maps each flag that a config file may set, or that one choice
+// alone reads (modal), to its variable.
 var envOf = map[string]string{
 	"embedder":              "TOOLSEARCH_EMBEDDER",
 	"embedding-base-url":    "TOOLSEARCH_EMBEDDING_BASE_URL",
@@ -293,6 +294,10 @@ var envOf = map[string]string{
 	"embedding-api-version": "TOOLSEARCH_EMBEDDING_API_VERSION",
 	"embedding-timeout":     "TOOLSEARCH_EMBEDDING_TIMEOUT",
 	"query-timeout":         "TOOLSEARCH_QUERY_TIMEOUT",
+	"query-cache-size":      "TOOLSEARCH_QUERY_CACHE_SIZE",
+	"query-cache-ttl":       "TOOLSEARCH_QUERY_CACHE_TTL",
+	"rescore":               "TOOLSEARCH_RESCORE",
+	"hybrid-alpha":          "TOOLSEARCH_HYBRID_ALPHA",
 }
 
 // applyConfig reads the config file, if any, once: its settings fill the
@@ -449,19 +454,19 @@ func parseIndex(fs *flag.FlagSet, e *env, idx *indexFlags, args []string, takesA
 // modal are the flags that one choice alone reads: -embedding-model is
 // the provider's, so with the local embedder it does nothing.
 var modal = []struct {
-	name, env string
-	on, is    string // read only when flag on is set to is
+	name   string
+	on, is string // read only when flag on is set to is
 }{
-	{"embedding-base-url", "TOOLSEARCH_EMBEDDING_BASE_URL", "embedder", "openai"},
-	{"embedding-model", "TOOLSEARCH_EMBEDDING_MODEL", "embedder", "openai"},
-	{"embedding-api-type", "TOOLSEARCH_EMBEDDING_API_TYPE", "embedder", "openai"},
-	{"embedding-api-version", "TOOLSEARCH_EMBEDDING_API_VERSION", "embedding-api-type", "azure"},
-	{"embedding-batch-size", "TOOLSEARCH_EMBEDDING_BATCH_SIZE", "embedder", "openai"},
-	{"embedding-timeout", "TOOLSEARCH_EMBEDDING_TIMEOUT", "embedder", "openai"},
-	{"query-cache-size", "TOOLSEARCH_QUERY_CACHE_SIZE", "embedder", "openai"},
-	{"query-cache-ttl", "TOOLSEARCH_QUERY_CACHE_TTL", "embedder", "openai"},
-	{"rescore", "TOOLSEARCH_RESCORE", "index-quantization", "binary"},
-	{"hybrid-alpha", "TOOLSEARCH_HYBRID_ALPHA", "fusion", "convex"},
+	{"embedding-base-url", "embedder", "openai"},
+	{"embedding-model", "embedder", "openai"},
+	{"embedding-api-type", "embedder", "openai"},
+	{"embedding-api-version", "embedding-api-type", "azure"},
+	{"embedding-batch-size", "embedder", "openai"},
+	{"embedding-timeout", "embedder", "openai"},
+	{"query-cache-size", "embedder", "openai"},
+	{"query-cache-ttl", "embedder", "openai"},
+	{"rescore", "index-quantization", "binary"},
+	{"hybrid-alpha", "fusion", "convex"},
 }
 
 // unread refuses a flag typed on the command line (typed) that nothing
@@ -483,8 +488,8 @@ func (f *indexFlags) unread(typed map[string]bool) ([]string, error) {
 		switch {
 		case typed[m.name]:
 			return nil, fmt.Errorf("-%s does nothing here: %s", m.name, why)
-		case f.getenv(m.env) != "":
-			ignored = append(ignored, fmt.Sprintf("%s is set, but %s", m.env, why))
+		case f.getenv(envOf[m.name]) != "":
+			ignored = append(ignored, fmt.Sprintf("%s is set, but %s", envOf[m.name], why))
 		case set[m.name]:
 			ignored = append(ignored, fmt.Sprintf("config %s sets -%s, but %s", f.config, m.name, why))
 		}

@@ -591,6 +591,11 @@ func TestQueryAndVersion(t *testing.T) {
 // environment or a config file is warned of, since one environment or
 // config serves several commands and embedders are compared on purpose.
 func TestUnreadSettings(t *testing.T) {
+	for _, m := range modal {
+		if envOf[m.name] == "" {
+			t.Errorf("-%s is modal but envOf names no variable for it: its warning would never come", m.name)
+		}
+	}
 	cfg := filepath.Join(t.TempDir(), "provider.yaml")
 	if err := os.WriteFile(cfg, []byte("embedding: {provider: openai, model: big-model}\n"), 0o600); err != nil {
 		t.Fatal(err)
