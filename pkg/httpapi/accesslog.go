@@ -53,11 +53,13 @@ func (l *refusalLines) admit(now time.Time) bool {
 // summarise logs how many lines went unlogged, when any did and the last
 // summary is refusalSummaryEvery old; it is called before a line is logged,
 // so the count comes out once refusals slow down, or every
-// refusalSummaryEvery while some are let through.
-func (l *refusalLines) summarise(logger *slog.Logger, now time.Time) {
+// refusalSummaryEvery while some are let through. The clock is read only
+// then: every answer's line passes here.
+func (l *refusalLines) summarise(logger *slog.Logger, clock func() time.Time) {
 	if l.suppressed.Load() == 0 {
 		return
 	}
+	now := clock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.summarised) < refusalSummaryEvery {

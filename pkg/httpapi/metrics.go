@@ -101,11 +101,10 @@ func (m *metrics) instrument(next http.Handler) http.Handler {
 		if quiet[route] && status < 400 {
 			level = slog.LevelDebug
 		}
-		now := m.now()
-		if status >= 400 && status != http.StatusInternalServerError && !m.refusals.admit(now) {
+		if status >= 400 && status != http.StatusInternalServerError && !m.refusals.admit(m.now()) {
 			return
 		}
-		m.refusals.summarise(m.logger, now)
+		m.refusals.summarise(m.logger, m.now)
 		// Room for the mode, so that a search's line is one allocation too.
 		attrs := append(make([]slog.Attr, 0, 6), slog.String("method", method), slog.String("route", route), slog.Int("status", status),
 			slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.String("request_id", middleware.GetReqID(r.Context())))
