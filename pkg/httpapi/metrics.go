@@ -142,28 +142,32 @@ func CountConnections(reg prometheus.Registerer) func(net.Conn, http.ConnState) 
 func ReclaimIdle(srv *http.Server, bound int, next func(net.Conn, http.ConnState)) func(net.Conn, http.ConnState) {
 	var (
 		open atomic.Int64
-		mu   sync.Mutex // orders the switches
-		off  bool
+		off  atomic.Bool // read without mu, so a close under the bound takes no lock
+		mu   sync.Mutex  // one switch at a time, each decided again under it
 	)
-	flip := func(to bool, when func(int64) bool) {
+	full, eased := int64(bound), int64(bound)*3/4
+	flip := func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if off != to && when(open.Load()) {
-			off = to
-			srv.SetKeepAlivesEnabled(!to)
+		switch n := open.Load(); {
+		case !off.Load() && n >= full:
+			off.Store(true)
+		case off.Load() && n <= eased:
+			off.Store(false)
+		default:
+			return
 		}
+		srv.SetKeepAlivesEnabled(!off.Load())
 	}
-	full := func(n int64) bool { return n >= int64(bound) }
-	eased := func(n int64) bool { return n <= int64(bound)*3/4 }
 	return func(c net.Conn, state http.ConnState) {
 		switch state {
 		case http.StateNew:
-			if full(open.Add(1)) {
-				flip(true, full)
+			if open.Add(1) >= full && !off.Load() {
+				flip()
 			}
 		case http.StateClosed, http.StateHijacked:
-			if eased(open.Add(-1)) {
-				flip(false, eased)
+			if open.Add(-1) <= eased && off.Load() {
+				flip()
 			}
 		}
 		if next != nil {
