@@ -40,3 +40,32 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMend mends arbitrary schemas: never a panic, always JSON, and once
+// mended nothing is left to mend (seeds in testdata/fuzz/FuzzMend).
+func FuzzMend(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"object","properties":{"a":{"type":"array"},"b":{"type":"str"},"c":"int"},"required":[1,"b"]}`,
+		`{"properties":{"x":{"anyOf":["string",{"type":["list","null"]}]}},"$defs":{"d":{"items":[{"type":"dict"}]}}}`,
+		`{"type":"array"}`, `{}`, `[]`, `"x"`, `{"properties":[],"allOf":{},"required":"a"}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, schema string) {
+		if !json.Valid([]byte(schema)) || len(schema) > 64<<10 {
+			return
+		}
+		got, warning := Mend(json.RawMessage(schema))
+		if !json.Valid(got) {
+			t.Fatalf("invalid JSON %s from %s", got, schema)
+		}
+		if warning == "" && string(got) != schema {
+			t.Fatalf("changed %s to %s without a warning", schema, got)
+		}
+		for _, f := range faults(got) {
+			if f.kind != rootNotObj {
+				t.Fatalf("mended %s to %s, which still has %s: %s", schema, got, f.at, f.note)
+			}
+		}
+	})
+}

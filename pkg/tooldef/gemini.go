@@ -62,10 +62,11 @@ func GeminiSchema(raw json.RawMessage) (map[string]any, string, error) {
 // converter is one schema's conversion, with its remaining node budget,
 // the $refs being expanded (to cut cycles) and what was cut.
 type converter struct {
-	root   map[string]any
-	budget int
-	refs   map[string]bool
-	cut    map[string]bool
+	root    map[string]any
+	budget  int
+	refs    map[string]bool
+	cut     map[string]bool
+	untyped int // schemas given "string" for want of a type
 }
 
 func (c *converter) stub(note string) map[string]any {
@@ -81,7 +82,15 @@ func (c *converter) warning() string {
 	for n := range c.cut {
 		notes = append(notes, n)
 	}
-	return cutWarning(notes...)
+	w := cutWarning(notes...)
+	if c.untyped > 0 {
+		noun := "schemas"
+		if c.untyped == 1 {
+			noun = "schema"
+		}
+		w = joinWarnings(w, fmt.Sprintf(`%d %s without a type given "string": Gemini needs one`, c.untyped, noun))
+	}
+	return w
 }
 
 // cutWarning says which parts of a schema were left out, and why.
@@ -217,6 +226,18 @@ func (c *converter) convert(node map[string]any, depth int) map[string]any {
 		sort.Strings(notes)
 		desc, _ := out["description"].(string)
 		out["description"] = strings.TrimSpace(desc + " (" + strings.Join(notes, "; ") + ")")
+	}
+	// Gemini needs a type on every schema but a union's.
+	if out["type"] == nil && out["anyOf"] == nil {
+		switch {
+		case out["properties"] != nil:
+			out["type"] = "object"
+		case out["items"] != nil:
+			out["type"] = "array"
+		default:
+			out["type"] = "string"
+			c.untyped++
+		}
 	}
 	// Gemini rejects a required name with no matching property.
 	if req, ok := out["required"].([]any); ok {

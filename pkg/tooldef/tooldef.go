@@ -119,11 +119,13 @@ func inputSchema(t catalog.Tool) json.RawMessage {
 //   - gemini: a functionDeclarations entry {name, description, parameters}
 //     with the schema reduced to the OpenAPI 3.0 subset Gemini accepts.
 //
-// The warning, when not empty, says what of the schema was left out to
-// keep the definition within bounds (see GeminiSchema).
+// In every format the input schema is first mended where providers would
+// refuse it (see Mend). The warning, when not empty, says what was mended,
+// and what of the schema was left out to keep the definition within bounds
+// (see GeminiSchema).
 func Render(format string, t catalog.Tool, name string) (json.RawMessage, string, error) {
 	var v any
-	var warning string
+	schema, warning := Mend(inputSchema(t))
 	switch format {
 	case "mcp":
 		v = struct {
@@ -133,7 +135,7 @@ func Render(format string, t catalog.Tool, name string) (json.RawMessage, string
 			InputSchema  json.RawMessage `json:"inputSchema"`
 			OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 			Annotations  json.RawMessage `json:"annotations,omitempty"`
-		}{t.Name, t.Title, t.Description, inputSchema(t), t.OutputSchema, t.Annotations}
+		}{t.Name, t.Title, t.Description, schema, t.OutputSchema, t.Annotations}
 	case "openai":
 		type function struct {
 			Name        string          `json:"name"`
@@ -143,19 +145,22 @@ func Render(format string, t catalog.Tool, name string) (json.RawMessage, string
 		v = struct {
 			Type     string   `json:"type"`
 			Function function `json:"function"`
-		}{"function", function{name, t.Description, inputSchema(t)}}
+		}{"function", function{name, t.Description, schema}}
 	case "anthropic":
 		v = struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description,omitempty"`
 			InputSchema json.RawMessage `json:"input_schema"`
-		}{name, t.Description, inputSchema(t)}
+		}{name, t.Description, schema}
 	case "gemini":
-		params, warn, err := geminiParameters(t.InputSchema)
+		if len(t.InputSchema) == 0 {
+			schema = nil // Gemini wants no parameters rather than an empty object
+		}
+		params, warn, err := geminiParameters(schema)
 		if err != nil {
 			return nil, "", fmt.Errorf("tool %s: %w", t.ID(), err)
 		}
-		warning = warn
+		warning = joinWarnings(warning, warn)
 		v = struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description,omitempty"`
@@ -166,4 +171,11 @@ func Render(format string, t catalog.Tool, name string) (json.RawMessage, string
 	}
 	b, err := json.Marshal(v)
 	return b, warning, err
+}
+
+func joinWarnings(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
