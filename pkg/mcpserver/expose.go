@@ -94,11 +94,14 @@ func (s *Server) add(t *mcp.Tool, h mcp.ToolHandler) (err error) {
 
 // direct is t as a tools/list entry under its qualified name. Its schema
 // comes from an upstream: one the SDK would refuse (it panics on a schema
-// that is not an object) is refused here instead.
+// that is not an object) is refused here instead, and what model
+// providers would refuse is mended (tooldef.Mend), since clients hand
+// tools/list to theirs whole, and one tool they refuse fails every turn.
 func direct(t search.Found) (*mcp.Tool, error) {
 	schema := map[string]any{}
 	if len(t.InputSchema) > 0 {
-		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+		mended, _ := tooldef.Mend(t.InputSchema)
+		if err := json.Unmarshal(mended, &schema); err != nil {
 			return nil, fmt.Errorf("input schema: %w", err)
 		}
 	}

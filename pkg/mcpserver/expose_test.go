@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
@@ -126,5 +130,31 @@ func TestExposeMetaByDefault(t *testing.T) {
 	slices.Sort(names)
 	if !slices.Equal(names, []string{"call_tool", "get_tool_schema", "list_servers", "search_tools", "search_tools_regex"}) {
 		t.Errorf("tools/list = %v", names)
+	}
+}
+
+// TestDirectMendsSchemas: a tool listed as itself carries its schema
+// mended where model providers would refuse it, since clients forward
+// tools/list to theirs whole; one whose type is not an object is refused.
+func TestDirectMendsSchemas(t *testing.T) {
+	tests := []struct {
+		schema string
+		want   map[string]any // nil: refused
+	}{
+		{`{"properties":{"ids":{"type":"array"},"n":{"type":"int"}}}`, map[string]any{"type": "object", "properties": map[string]any{
+			"ids": map[string]any{"type": "array", "items": map[string]any{}}, "n": map[string]any{"type": "integer"}}}},
+		{`{"type":"object","properties":{"q":{"type":"string"}}}`, map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}},
+		{`{"type":"array","items":{"type":"string"}}`, nil},
+	}
+	for _, tt := range tests {
+		def, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", InputSchema: json.RawMessage(tt.schema)}})
+		switch {
+		case tt.want == nil && err == nil:
+			t.Errorf("%s: listed, want refused", tt.schema)
+		case tt.want != nil && err != nil:
+			t.Errorf("%s: %v", tt.schema, err)
+		case tt.want != nil && !reflect.DeepEqual(def.InputSchema, tt.want):
+			t.Errorf("%s: listed with %v, want %v", tt.schema, def.InputSchema, tt.want)
+		}
 	}
 }
