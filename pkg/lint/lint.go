@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/redact"
+	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
 // Severity of a finding. An error fails the lint run.
@@ -192,6 +193,9 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 		}
 		if len(missing) > 0 {
 			add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
+		}
+		if w := tooldef.Refused(t.InputSchema, false); w != "" {
+			add(Warning, "provider-schema", "%s; definitions toolsearch renders for providers carry it mended, other readers of the catalog may not", w)
 		}
 		switch notNames, undefined := badRequired(top); {
 		case len(notNames) > 0:

@@ -24,7 +24,9 @@ func TestCheck(t *testing.T) {
 		{"name":"undefined_required","description":"Plot the points of a data set as a chart.","inputSchema":{"type":"object","properties":{"x":{"type":"number","description":"X."}},"required":["x","y"]}},
 		{"name":"array_input","description":"Sum a list of numbers given as the whole input.","inputSchema":{"type":"array","items":{"type":"number"}}},
 		{"name":"nullable_input","description":"Look up a user account by its login name.","inputSchema":{"type":["object","null"],"properties":{}}},
-		{"name":"untyped_input","description":"Archive a project and all of its boards.","inputSchema":{"properties":{}}}
+		{"name":"untyped_input","description":"Archive a project and all of its boards.","inputSchema":{"properties":{}}},
+		{"name":"python_types","description":"Resize every image in an album to one width.","inputSchema":{"type":"object","properties":{"width":{"type":"int","description":"Pixels."}}}},
+		{"name":"bare_array","description":"Delete the messages with these ids at once.","inputSchema":{"type":"object","properties":{"ids":{"type":"array","description":"Ids."}}}}
 	]}]}`
 	p, err := catalog.Parse("t.json", []byte(doc), "")
 	if err != nil {
@@ -49,22 +51,29 @@ func TestCheck(t *testing.T) {
 		got[f.Rule+" "+f.Tool] = f.Severity
 	}
 	want := map[string]Severity{
-		"empty-description s/empty":     Error,
-		"short-description s/short":     Warning,
-		"name s/Has Spaces":             Warning,
-		"param-description s/params":    Warning,
-		"long-description s/long":       Warning,
-		"duplicate s/copy_a":            Error,
-		"param-description s/good_tool": "",
-		"near-duplicate s/good_tool":    "",
-		"required s/bad_required":       Error,
-		"required s/undefined_required": Warning,
-		"required s/good_tool":          "",
-		"input-schema s/array_input":    Error,
-		"input-schema s/nullable_input": Error,
-		"input-schema s/untyped_input":  Warning,
-		"input-schema s/good_tool":      "",
-		"input-schema s/empty":          "", // no inputSchema: no parameters
+		"empty-description s/empty":      Error,
+		"short-description s/short":      Warning,
+		"name s/Has Spaces":              Warning,
+		"param-description s/params":     Warning,
+		"long-description s/long":        Warning,
+		"duplicate s/copy_a":             Error,
+		"param-description s/good_tool":  "",
+		"near-duplicate s/good_tool":     "",
+		"required s/bad_required":        Error,
+		"required s/undefined_required":  Warning,
+		"required s/good_tool":           "",
+		"input-schema s/array_input":     Error,
+		"input-schema s/nullable_input":  Error,
+		"input-schema s/untyped_input":   Warning,
+		"input-schema s/good_tool":       "",
+		"input-schema s/empty":           "", // no inputSchema: no parameters
+		"provider-schema s/python_types": Warning,
+		"provider-schema s/bare_array":   Warning,
+		"provider-schema s/good_tool":    "",
+		// Named by their own rules, not again.
+		"provider-schema s/untyped_input": "",
+		"provider-schema s/array_input":   "",
+		"provider-schema s/bad_required":  "",
 	}
 	for k, sev := range want {
 		if got[k] != sev {
