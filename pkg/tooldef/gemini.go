@@ -3,6 +3,7 @@ package tooldef
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,6 +18,11 @@ var geminiKeys = map[string]bool{
 	"minLength": true, "maxLength": true, "pattern": true, "minimum": true, "maximum": true,
 	"minProperties": true, "maxProperties": true, "anyOf": true, "default": true, "example": true,
 	"propertyOrdering": true,
+}
+
+// geminiFormats are the formats Gemini's Schema accepts, by type.
+var geminiFormats = map[string][]string{
+	"string": {"enum", "date-time"}, "number": {"float", "double"}, "integer": {"int32", "int64"},
 }
 
 // Rendering bounds. Inlining $refs can multiply a schema: a 1.5 KB
@@ -234,9 +240,21 @@ func (c *converter) convert(node map[string]any, depth int) map[string]any {
 			out["type"] = "object"
 		case out["items"] != nil:
 			out["type"] = "array"
+		case out["enum"] != nil: // kept only when its values are strings
+			out["type"] = "string"
 		default:
 			out["type"] = "string"
 			c.untyped++
+		}
+	}
+	// Gemini refuses the request for a format it has not for the type
+	// ("only 'enum' and 'date-time' are supported for STRING type"): the
+	// rest (uri, email, uuid) is told in the description.
+	if f, ok := out["format"]; ok {
+		if s, _ := f.(string); !slices.Contains(geminiFormats[fmt.Sprint(out["type"])], s) {
+			delete(out, "format")
+			desc, _ := out["description"].(string)
+			out["description"] = strings.TrimSpace(desc + " (format: " + clipJSON([]byte(fmt.Sprint(f))) + ")")
 		}
 	}
 	// Gemini rejects a required name with no matching property.

@@ -175,3 +175,36 @@ func TestQualified(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiTypesAndFormats: Gemini refuses a schema without a type and a
+// format it has not for the type; each is mended, and said.
+func TestGeminiTypesAndFormats(t *testing.T) {
+	tests := []struct {
+		prop    string
+		want    map[string]any
+		warning string
+	}{
+		{`{"type":"string","format":"date-time"}`, map[string]any{"type": "string", "format": "date-time"}, ""},
+		{`{"type":"integer","format":"int64"}`, map[string]any{"type": "integer", "format": "int64"}, ""},
+		{`{"type":"string","format":"uri","description":"Page."}`, map[string]any{"type": "string", "description": "Page. (format: uri)"}, ""},
+		{`{"type":"number","format":"int32"}`, map[string]any{"type": "number", "description": "(format: int32)"}, ""},
+		{`{"enum":["a","b"]}`, map[string]any{"type": "string", "enum": []any{"a", "b"}, "format": "enum"}, ""},
+		{`{"const":"x"}`, map[string]any{"type": "string", "enum": []any{"x"}}, ""},
+		{`{"properties":{"a":{"type":"string"}}}`, map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}, ""},
+		{`{"items":{"type":"string"}}`, map[string]any{"type": "array", "items": map[string]any{"type": "string"}}, ""},
+		{`{"description":"Anything."}`, map[string]any{"type": "string", "description": "Anything."}, `1 schema without a type given "string"`},
+		{`{"anyOf":[{"type":"string"},{"description":"x"}]}`, map[string]any{"anyOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "string", "description": "x"}}}, `1 schema without a type`},
+	}
+	for _, tt := range tests {
+		got, warning, err := GeminiSchema(json.RawMessage(`{"type":"object","properties":{"p":` + tt.prop + `}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got["properties"].(map[string]any)["p"]); diff != "" {
+			t.Errorf("%s: mismatch (-want +got):\n%s", tt.prop, diff)
+		}
+		if !strings.Contains(warning, tt.warning) || tt.warning == "" && warning != "" {
+			t.Errorf("%s: warning %q, want %q", tt.prop, warning, tt.warning)
+		}
+	}
+}
