@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
@@ -98,6 +100,49 @@ func sanitize(name string) string {
 	return s
 }
 
+// maxOpenAIDescription is the longest function description OpenAI takes,
+// in its characters (UTF-16 code units): a longer one fails the whole
+// request ("string_above_max_length"), as MCP servers' long descriptions
+// routinely did.
+const maxOpenAIDescription = 1024
+
+// clipUTF16 cuts s to at most n UTF-16 code units, ending in "…", at a
+// space when one is near the end; clipped reports whether it had to.
+func clipUTF16(s string, n int) (string, bool) {
+	if len(s) <= n || utf16Len(s) <= n { // a byte is at most a unit
+		return s, false
+	}
+	units, end := 0, 0
+	for i, r := range s {
+		w := utf16.RuneLen(r)
+		if w < 0 {
+			w = 1 // invalid UTF-8 is written as U+FFFD, one unit
+		}
+		if units+w > n-1 { // room for the "…"
+			break
+		}
+		units += w
+		end = i + utf8.RuneLen(r)
+	}
+	cut := s[:end]
+	if sp := strings.LastIndexAny(cut, " \n\t"); sp > len(cut)-80 && sp > 0 {
+		cut = cut[:sp]
+	}
+	return strings.TrimRight(cut, " \n\t") + "…", true
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if w := utf16.RuneLen(r); w > 0 {
+			n += w
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
 // emptyObject is the schema of a tool that declares no parameters. OpenAI
 // and Anthropic require an object schema even then.
 var emptyObject = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -142,10 +187,14 @@ func Render(format string, t catalog.Tool, name string) (json.RawMessage, string
 			Description string          `json:"description,omitempty"`
 			Parameters  json.RawMessage `json:"parameters"`
 		}
+		desc, clipped := clipUTF16(t.Description, maxOpenAIDescription)
+		if clipped {
+			warning = joinWarnings(warning, fmt.Sprintf("description is %d characters, over the %d OpenAI takes: clipped", utf16Len(t.Description), maxOpenAIDescription))
+		}
 		v = struct {
 			Type     string   `json:"type"`
 			Function function `json:"function"`
-		}{"function", function{name, t.Description, schema}}
+		}{"function", function{name, desc, schema}}
 	case "anthropic":
 		v = struct {
 			Name        string          `json:"name"`

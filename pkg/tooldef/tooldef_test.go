@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -206,5 +207,49 @@ func TestGeminiTypesAndFormats(t *testing.T) {
 		if !strings.Contains(warning, tt.warning) || tt.warning == "" && warning != "" {
 			t.Errorf("%s: warning %q, want %q", tt.prop, warning, tt.warning)
 		}
+	}
+}
+
+// TestOpenAIDescriptionLimit: OpenAI refuses a request with a function
+// description over 1,024 characters (UTF-16 units), so a longer one is
+// clipped there, and said; other formats keep it whole.
+func TestOpenAIDescriptionLimit(t *testing.T) {
+	tests := []struct {
+		name, desc string
+		clipped    bool
+	}{
+		{"at the limit", strings.Repeat("a", 1024), false},
+		{"words over it", strings.Repeat("word ", 300), true},
+		{"one long word", strings.Repeat("x", 3000), true},
+		{"astral characters count two", strings.Repeat("😀", 513), true},
+		{"astral characters at the limit", strings.Repeat("😀", 512), false},
+		{"accents count one", strings.Repeat("é", 1024), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tl := catalog.Tool{Server: "s", Name: "t", Description: tt.desc}
+			raw, warning, err := Render("openai", tl, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var def struct{ Function struct{ Description string } }
+			if err := json.Unmarshal(raw, &def); err != nil {
+				t.Fatal(err)
+			}
+			got := def.Function.Description
+			if n := utf16Len(got); n > 1024 || !utf8.ValidString(got) {
+				t.Errorf("description of %d units (valid UTF-8: %v)", n, utf8.ValidString(got))
+			}
+			if clipped := got != tt.desc; clipped != tt.clipped || clipped != strings.Contains(warning, "over the 1024 OpenAI takes") {
+				t.Errorf("clipped %v, warning %q; want clipped %v", clipped, warning, tt.clipped)
+			}
+			if tt.clipped && (!strings.HasSuffix(got, "…") || !strings.HasPrefix(tt.desc, strings.TrimSuffix(got, "…"))) {
+				t.Errorf("clipped to %.40q…, not a prefix and a mark", got)
+			}
+			raw, _, _ = Render("anthropic", tl, "t")
+			if !strings.Contains(string(raw), tt.desc) {
+				t.Error("anthropic's description was clipped")
+			}
+		})
 	}
 }
