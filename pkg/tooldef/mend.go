@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -40,6 +42,7 @@ const (
 	badRequired                   // "required" holds more than names
 	notSchema                     // a value where a schema goes
 	notContainer                  // "properties" (or its kind) that is not an object, "anyOf" not an array
+	rootCombined                  // "anyOf", "oneOf", "allOf", "enum" or "not" at the top
 )
 
 // schemaKeys are the keywords whose values are schemas (one, a map of
@@ -52,6 +55,11 @@ var schemaKeys = map[string]byte{
 	"properties": '{', "patternProperties": '{', "$defs": '{', "definitions": '{', "dependentSchemas": '{',
 	"anyOf": '[', "oneOf": '[', "allOf": '[', "prefixItems": '[',
 }
+
+// topRefused are the keywords OpenAI refuses at the top of parameters
+// ("schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/
+// 'enum'/'not' at the top level"); Anthropic refuses the first three there.
+var topRefused = map[string]bool{"anyOf": true, "oneOf": true, "allOf": true, "enum": true, "not": true}
 
 // typeNames are JSON Schema's seven types, and names that schemas written
 // from Python, Java or Go code use for them, read as they mean.
@@ -133,6 +141,7 @@ func (c *checker) schema(depth int) error {
 		return err
 	}
 	var typed, isArray, onlyObject, hasItems bool
+	var combined []string // at the top: the keywords OpenAI and Anthropic refuse there
 	for c.dec.PeekKind() != '}' {
 		k, err := c.dec.ReadValue()
 		if err != nil {
@@ -145,6 +154,10 @@ func (c *checker) schema(depth int) error {
 				return err
 			}
 			key = []byte(s)
+		}
+		// key is the decoder's buffer, good only until the value is read.
+		if depth == 0 && topRefused[string(key)] {
+			combined = append(combined, string(key))
 		}
 		switch string(key) {
 		case "type":
@@ -176,6 +189,9 @@ func (c *checker) schema(depth int) error {
 	}
 	if _, err := c.dec.ReadToken(); err != nil {
 		return err
+	}
+	if len(combined) > 0 {
+		c.add(c.dec.StackPointer(), rootCombined, nil, `top-level %s read as the properties of its schemas, required where all of them require it`, strings.Join(combined, ", "))
 	}
 	if isArray && !hasItems {
 		c.add(c.dec.StackPointer(), noItems, nil, `an array without "items", given "items": {}`)
@@ -465,8 +481,79 @@ func apply(root any, f fault) bool {
 		m["type"] = "object"
 	case badRequired:
 		set(m, "required", f.fix)
+	case rootCombined:
+		flatten(m)
 	}
 	return true
+}
+
+// flatten reads a top-level anyOf, oneOf or allOf as the properties of
+// its schemas (local $refs followed), the first schema's where two name
+// one property; a name is required where every schema of an anyOf or
+// oneOf requires it, or any of an allOf does. A top-level enum or not is
+// dropped. Callers' arguments are still checked against the upstream's
+// own schema when toolsearch forwards a call.
+func flatten(root map[string]any) {
+	props, _ := root["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	var required []any
+	if r, ok := root["required"].([]any); ok {
+		required = r
+	}
+	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
+		list, _ := root[key].([]any)
+		delete(root, key)
+		counts := map[string]int{}
+		var order []string
+		for _, e := range list {
+			em, _ := e.(map[string]any)
+			if ref, ok := em["$ref"].(string); ok {
+				em, _ = catalog.ResolvePointer(root, ref).(map[string]any)
+			}
+			if em == nil {
+				counts = nil // a schema of no properties: no name is required by all
+				continue
+			}
+			if ep, ok := em["properties"].(map[string]any); ok {
+				names := make([]string, 0, len(ep))
+				for name := range ep {
+					names = append(names, name)
+				}
+				sort.Strings(names)
+				for _, name := range names {
+					if _, taken := props[name]; !taken {
+						props[name] = ep[name]
+					}
+				}
+			}
+			er, _ := em["required"].([]any)
+			for _, r := range er {
+				if name, ok := r.(string); ok && counts != nil {
+					if counts[name] == 0 {
+						order = append(order, name)
+					}
+					counts[name]++
+				}
+			}
+		}
+		for _, name := range order {
+			if key == "allOf" || counts[name] == len(list) {
+				if !slices.Contains(required, any(name)) {
+					required = append(required, name)
+				}
+			}
+		}
+	}
+	delete(root, "enum")
+	delete(root, "not")
+	if len(props) > 0 {
+		root["properties"] = props
+	}
+	if len(required) > 0 {
+		root["required"] = required
+	}
 }
 
 // set writes v at key, or drops key when v is nil.
