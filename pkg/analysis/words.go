@@ -11,7 +11,11 @@ import (
 // case changes, so "createPullRequest", "create_pull_request",
 // "create-pull-request" and "create.pull.request" all give
 // [create pull request]. A run of capitals stays one token ("HTTPServer"
-// gives [http server]).
+// gives [http server]). Chinese and Japanese are written without spaces,
+// and Korean words carry their particles, so a run of those scripts gives
+// its overlapping pairs of characters ("发送消息" gives [发送 送消 消息]), or
+// the one character of a run of one, as Lucene's CJK analyzer does: a
+// query's words then match inside a description's.
 func Words(s string) []string {
 	var out []string
 	AppendWords(s, func(w string) { out = append(out, w) })
@@ -44,7 +48,25 @@ func appendRuneWords(s string, emit func(string)) {
 		emit(b.String())
 		start = -1
 	}
+	pairStart, run := -1, 0 // the CJK run's last character, and its length so far
+	endRun := func() {
+		if run == 1 {
+			emit(s[pairStart:pairEnd(s, pairStart)])
+		}
+		pairStart, run = -1, 0
+	}
 	for i, r := range s {
+		if isCJK(r) {
+			flush(i)
+			if run > 0 {
+				emit(s[pairStart : i+utf8.RuneLen(r)])
+			}
+			pairStart = i
+			run++
+			prev = r
+			continue
+		}
+		endRun()
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			flush(i)
 			prev = r
@@ -58,7 +80,24 @@ func appendRuneWords(s string, emit func(string)) {
 		}
 		prev = r
 	}
+	endRun()
 	flush(len(s))
+}
+
+// pairEnd is where the character at i in s ends.
+func pairEnd(s string, i int) int {
+	_, n := utf8.DecodeRuneInString(s[i:])
+	return i + n
+}
+
+// isCJK reports whether r is of a script written as characters without
+// spaces between words (Han, Hiragana, Katakana, with the prolonged sound
+// mark and the iteration mark) or Hangul.
+func isCJK(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 'ー' || r == '々'
 }
 
 func isASCII(s string) bool {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"slices"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -23,6 +24,14 @@ func TestWords(t *testing.T) {
 		{"Ünïcödé Wörds", []string{"ünïcödé", "wörds"}},
 		{"", nil},
 		{"  --  ", nil},
+		// Chinese and Japanese have no spaces between words, and Korean
+		// words carry particles: runs give overlapping pairs.
+		{"发送消息到频道", []string{"发送", "送消", "消息", "息到", "到频", "频道"}},
+		{"图", []string{"图"}},
+		{"API文档 和 getS3Object", []string{"api", "文档", "和", "get", "s3", "object"}},
+		{"ファイルをアップロード", []string{"ファ", "ァイ", "イル", "ルを", "をア", "アッ", "ップ", "プロ", "ロー", "ード"}},
+		{"파일 공유 링크를", []string{"파일", "공유", "링크", "크를"}},
+		{"東京々の Wörds，天気", []string{"東京", "京々", "々の", "wörds", "天気"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Words(tt.in)); diff != "" {
@@ -103,6 +112,31 @@ func FuzzASCIIWords(f *testing.F) {
 		appendRuneWords(s, func(w string) { slow = append(slow, w) })
 		if !slices.Equal(fast, slow) {
 			t.Fatalf("%q: ASCII path %q, general path %q", s, fast, slow)
+		}
+	})
+}
+
+// FuzzWords: every token is non-empty UTF-8, and a token with a Chinese,
+// Japanese or Korean character is one or two of them and nothing else.
+func FuzzWords(f *testing.F) {
+	for _, s := range []string{"发送消息到频道", "API文档 和 getS3Object", "ファイルをアップロード", "파일 공유 링크를", "x图y", "ー々", "\xff发"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, w := range Words(s) {
+			rs := []rune(w)
+			if w == "" || !utf8.ValidString(w) {
+				t.Fatalf("%q: token %q", s, w)
+			}
+			cjk := 0
+			for _, r := range rs {
+				if isCJK(r) {
+					cjk++
+				}
+			}
+			if cjk > 0 && (cjk != len(rs) || len(rs) > 2) {
+				t.Fatalf("%q: token %q mixes scripts or is longer than a pair", s, w)
+			}
 		}
 	})
 }

@@ -1,0 +1,60 @@
+package search
+
+import (
+	"testing"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
+)
+
+// TestCJKQueries: descriptions in Chinese, Japanese and Korean are found by
+// words inside them, as English ones are. Chinese and Japanese have no
+// spaces between words, so each run of their characters read as one token
+// matched nothing but itself: before, every query here but the Korean
+// one found nothing by keyword, and hybrid put the right tool first for
+// three of the eight.
+func TestCJKQueries(t *testing.T) {
+	doc := `{"servers":[{"name":"im","tools":[
+		{"name":"send_message","description":"向指定频道发送一条消息，可附带文件"},
+		{"name":"list_channels","description":"列出当前工作区中的所有频道"},
+		{"name":"search_history","description":"按关键词搜索历史聊天记录"}]},
+	{"name":"map","tools":[
+		{"name":"geocode","description":"将结构化地址转换为经纬度坐标"},
+		{"name":"route","description":"规划驾车或步行的出行路线，返回距离和时间"},
+		{"name":"weather","description":"查询指定城市的实时天气和未来预报"}]},
+	{"name":"files","tools":[
+		{"name":"upload","description":"ファイルをクラウドストレージにアップロードする"},
+		{"name":"remove","description":"指定したファイルを完全に削除する"},
+		{"name":"share","description":"파일 공유 링크를 만들어 다른 사용자에게 보냅니다"}]}]}`
+	p, err := catalog.Parse("cjk.json", []byte(doc), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test", QueryTimeout: time.Second})
+	if _, err := svc.Build(t.Context(), &Setup{Catalog: cat}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ query, want string }{
+		{"发送消息", "im/send_message"},
+		{"天气预报", "map/weather"},
+		{"地址转坐标", "map/geocode"},
+		{"规划路线", "map/route"},
+		{"搜索聊天记录", "im/search_history"},
+		{"ファイルを削除", "files/remove"},
+		{"アップロード", "files/upload"},
+		{"공유 링크", "files/share"},
+	}
+	for _, mode := range []Mode{ModeKeyword, ModeHybrid} {
+		for _, tt := range tests {
+			res := mustSearch(t, svc, Request{Query: tt.query, Mode: mode, TopK: ptr(3)})
+			if got := ids(res.Tools); len(got) == 0 || got[0] != tt.want {
+				t.Errorf("%s %q: %v, want %s first", mode, tt.query, got, tt.want)
+			}
+		}
+	}
+}
