@@ -15,7 +15,8 @@ import (
 // and Korean words carry their particles, so a run of those scripts gives
 // its overlapping pairs of characters ("发送消息" gives [发送 送消 消息]), or
 // the one character of a run of one, as Lucene's CJK analyzer does: a
-// query's words then match inside a description's.
+// query's words then match inside a description's. Fullwidth letters and
+// digits ("ＧｉｔＨｕｂ") read as the ASCII ones.
 func Words(s string) []string {
 	var out []string
 	AppendWords(s, func(w string) { out = append(out, w) })
@@ -43,7 +44,7 @@ func appendRuneWords(s string, emit func(string)) {
 		b.Reset()
 		b.Grow(end - start)
 		for _, r := range s[start:end] {
-			b.WriteRune(unicode.ToLower(r))
+			b.WriteRune(unicode.ToLower(narrow(r)))
 		}
 		emit(b.String())
 		start = -1
@@ -55,7 +56,8 @@ func appendRuneWords(s string, emit func(string)) {
 		}
 		pairStart, run = -1, 0
 	}
-	for i, r := range s {
+	for i, orig := range s {
+		r := narrow(orig)
 		if isCJK(r) {
 			flush(i)
 			if run > 0 {
@@ -72,7 +74,7 @@ func appendRuneWords(s string, emit func(string)) {
 			prev = r
 			continue
 		}
-		if start >= 0 && isBoundary(prev, r, s[i+utf8.RuneLen(r):]) {
+		if start >= 0 && isBoundary(prev, r, s[i+utf8.RuneLen(orig):]) {
 			flush(i)
 		}
 		if start < 0 {
@@ -82,6 +84,15 @@ func appendRuneWords(s string, emit func(string)) {
 	}
 	endRun()
 	flush(len(s))
+}
+
+// narrow folds the fullwidth form of an ASCII character, as East Asian
+// input methods type them ("ＧｉｔＨｕｂ"), to that character.
+func narrow(r rune) rune {
+	if 0xFF01 <= r && r <= 0xFF5E {
+		return r - 0xFEE0
+	}
+	return r
 }
 
 // pairEnd is where the character at i in s ends.
@@ -170,7 +181,7 @@ func isBoundary(prev, cur rune, rest string) bool {
 	case unicode.IsUpper(prev) && unicode.IsUpper(cur):
 		// "HTTPServer": the S starts a word when a lower-case letter follows.
 		next, _ := utf8.DecodeRuneInString(rest)
-		return unicode.IsLower(next)
+		return unicode.IsLower(narrow(next))
 	case unicode.IsLetter(prev) && unicode.IsDigit(cur), unicode.IsDigit(prev) && unicode.IsLetter(cur):
 		return false // keep "v2", "s3", "base64" whole: they are names
 	}

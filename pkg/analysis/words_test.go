@@ -32,6 +32,8 @@ func TestWords(t *testing.T) {
 		{"ファイルをアップロード", []string{"ファ", "ァイ", "イル", "ルを", "をア", "アッ", "ップ", "プロ", "ロー", "ード"}},
 		{"파일 공유 링크를", []string{"파일", "공유", "링크", "크를"}},
 		{"東京々の Wörds，天気", []string{"東京", "京々", "々の", "wörds", "天気"}},
+		{"在ＧｉｔＨｕｂ上创建ｉｓｓｕｅ２", []string{"在", "git", "hub", "上创", "创建", "issue2"}},
+		{"ＨＴＴＰＳｅｒｖｅｒ", []string{"http", "server"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Words(tt.in)); diff != "" {
@@ -98,7 +100,8 @@ func TestTerms(t *testing.T) {
 }
 
 // FuzzASCIIWords checks the ASCII fast path against the general one, which
-// must give the same tokens for any ASCII text.
+// must give the same tokens for any ASCII text, typed in fullwidth forms
+// too.
 func FuzzASCIIWords(f *testing.F) {
 	for _, s := range []string{"createPullRequest", "HTTPServer v2 getS3Object", "list_pull-requests.now", "ABC", "aB1cD", "x", "", "  --  ", "Re-run the FAILED jobs; e.g. CI"} {
 		f.Add(s)
@@ -112,6 +115,16 @@ func FuzzASCIIWords(f *testing.F) {
 		appendRuneWords(s, func(w string) { slow = append(slow, w) })
 		if !slices.Equal(fast, slow) {
 			t.Fatalf("%q: ASCII path %q, general path %q", s, fast, slow)
+		}
+		// Typed in fullwidth forms, the same text gives the same words.
+		wide := []rune(s)
+		for i, r := range wide {
+			if 0x21 <= r && r <= 0x7E {
+				wide[i] = r + 0xFEE0
+			}
+		}
+		if got := Words(string(wide)); !slices.Equal(got, fast) {
+			t.Fatalf("%q in fullwidth forms: %q, want %q", s, got, fast)
 		}
 	})
 }
