@@ -58,6 +58,10 @@ type Warning struct {
 	Server  string `json:"server"`
 	Tool    string `json:"tool"`
 	Message string `json:"message"`
+	// Rule is the lint rule that reports the warning, where lint's own
+	// checks cannot read it from the tool served (the text it removed, the
+	// schema's $refs); "" where they can.
+	Rule string `json:"-"`
 }
 
 func (w Warning) String() string {
@@ -163,7 +167,9 @@ func New(parts []Part) (*Catalog, error) {
 			}
 			for i, t := range s.Tools {
 				t.Server = s.Name
+				t, hws := revealHidden(t)
 				ws, err := t.check()
+				ws = append(hws, ws...)
 				if r, dup := c.Lookup(t.Server, t.Name); err == nil && dup {
 					err = errors.New("name repeated within its server")
 					if first := definedBy(parts, ends, r, p); first != p.Source {
@@ -182,7 +188,7 @@ func New(parts []Part) (*Catalog, error) {
 					continue
 				}
 				for _, w := range ws {
-					c.warnings = append(c.warnings, Warning{Source: p.Source, Server: clipName(s.Name), Tool: clipName(t.Name), Message: w})
+					c.warnings = append(c.warnings, Warning{Source: p.Source, Server: clipName(s.Name), Tool: clipName(t.Name), Message: w.msg, Rule: w.rule})
 				}
 				c.add(t)
 			}

@@ -16,7 +16,7 @@ import (
 // indexed at all. Real catalogs break the naming advice routinely (spaces,
 // slashes), so only what would corrupt identification or the index is an
 // error.
-func (t Tool) check() (warnings []string, err error) {
+func (t Tool) check() (warnings []note, err error) {
 	if err := checkName(t.Name); err != nil {
 		return nil, fmt.Errorf("name %w", err)
 	}
@@ -30,22 +30,26 @@ func (t Tool) check() (warnings []string, err error) {
 		return nil, errors.New("title or description is not valid UTF-8")
 	}
 	if !AdvisedName(t.Name) {
-		warnings = append(warnings, fmt.Sprintf("name is outside the MCP naming advice (1-%d characters of A-Z a-z 0-9 _ - .)", MaxAdvisedNameLen))
+		warnings = append(warnings, note{"", fmt.Sprintf("name is outside the MCP naming advice (1-%d characters of A-Z a-z 0-9 _ - .)", MaxAdvisedNameLen)})
 	}
 	if w := refWarning(t.InputSchema); w != "" {
-		warnings = append(warnings, w)
+		warnings = append(warnings, note{"schema-ref", w})
 	}
 	if Clipped(t) {
-		warnings = append(warnings, fmt.Sprintf("clipped: a live upstream's description may be %d bytes and each schema %d; answers carry the clipped text, marked", MaxUntrustedDescBytes, MaxUntrustedSchemaBytes))
+		warnings = append(warnings, note{"clipped", fmt.Sprintf("clipped: a live upstream's description may be %d bytes and each schema %d; answers carry the clipped text, marked", MaxUntrustedDescBytes, MaxUntrustedSchemaBytes)})
 	}
 	switch {
 	case len(bytes.TrimSpace([]byte(t.Description))) == 0:
-		warnings = append(warnings, "empty description")
+		warnings = append(warnings, note{"", "empty description"})
 	case len(t.Description) > MaxDescEmbedBytes:
-		warnings = append(warnings, fmt.Sprintf("description is %d bytes; only the first %d are embedded", len(t.Description), MaxDescEmbedBytes))
+		warnings = append(warnings, note{"", fmt.Sprintf("description is %d bytes; only the first %d are embedded", len(t.Description), MaxDescEmbedBytes)})
 	}
 	return warnings, nil
 }
+
+// note is a warning of a tool's, with the lint rule that reports it
+// where lint's own checks do not read it from the tool ("": they do).
+type note struct{ rule, msg string }
 
 // checkName rejects names that cannot identify a tool safely. The returned
 // error reads after the word "name".

@@ -106,6 +106,13 @@ func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 		}
 	}
 	out = append(out, ambiguousIDs(cat, in)...)
+	// What the catalog found loading a tool and lint cannot read from the
+	// tool served: the hidden text it removed, a schema's $refs.
+	for _, w := range cat.Warnings() {
+		if id := w.Server + "/" + w.Tool; w.Rule != "" && (in == nil || in[id]) {
+			out = append(out, Finding{Severity: Warning, Rule: w.Rule, Tool: id, Message: w.Message})
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Severity != out[j].Severity {
 			return out[i].Severity == Error

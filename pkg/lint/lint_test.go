@@ -26,7 +26,9 @@ func TestCheck(t *testing.T) {
 		{"name":"nullable_input","description":"Look up a user account by its login name.","inputSchema":{"type":["object","null"],"properties":{}}},
 		{"name":"untyped_input","description":"Archive a project and all of its boards.","inputSchema":{"properties":{}}},
 		{"name":"python_types","description":"Resize every image in an album to one width.","inputSchema":{"type":"object","properties":{"width":{"type":"int","description":"Pixels."}}}},
-		{"name":"bare_array","description":"Delete the messages with these ids at once.","inputSchema":{"type":"object","properties":{"ids":{"type":"array","description":"Ids."}}}}
+		{"name":"bare_array","description":"Delete the messages with these ids at once.","inputSchema":{"type":"object","properties":{"ids":{"type":"array","description":"Ids."}}}},
+		{"name":"smuggled","description":"Add a note to the shared notebook.\udb40\udc41\udb40\udc42"},
+		{"name":"dangling","description":"Resize every image in a folder at once.","inputSchema":{"type":"object","properties":{"w":{"$ref":"#/$defs/none"}}}}
 	]}]}`
 	p, err := catalog.Parse("t.json", []byte(doc), "")
 	if err != nil {
@@ -74,6 +76,10 @@ func TestCheck(t *testing.T) {
 		"provider-schema s/untyped_input": "",
 		"provider-schema s/array_input":   "",
 		"provider-schema s/bad_required":  "",
+		// What loading found and the tool served no longer shows.
+		"hidden-text s/smuggled":  Warning,
+		"schema-ref s/dangling":   Warning,
+		"hidden-text s/good_tool": "",
 	}
 	for k, sev := range want {
 		if got[k] != sev {
