@@ -18,6 +18,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"servers":[{"name":"a","tools":[{"name":"x","inputSchema":[1]}]}]}`))
 	f.Add([]byte(`{"servers":null,"tools":[{"name":"a\u00e9\"b","description":null,"inputSchema":null,"annotations":{ "readOnlyHint" : true }}],"_meta":null}`))
 	f.Add([]byte("{\"tools\":[{\"name\":\"x\",\"title\":\"\xff\"}]} x"))
+	f.Add([]byte(`{"tools":[{"name":"h\u202e","title":"a\u2066b","description":"c\udb40\udc41","inputSchema":{"type":"object","description":"\udb40\udc42","properties":{"k\u202a":{"enum":["\u2069"]}}}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("fuzz.json", data, "")
 		if err != nil {
@@ -35,6 +36,9 @@ func FuzzParse(f *testing.F) {
 		}
 		for i, tool := range c.Tools() {
 			_ = tool.Text()
+			if firstHidden(tool.Title) >= 0 || firstHidden(tool.Description) >= 0 {
+				t.Fatalf("hidden characters served: %q, %q", tool.Title, tool.Description)
+			}
 			j, err := c.Resolve(tool.ID())
 			if err != nil {
 				// Only a shared ID string ("a"+"b/c", "a/b"+"c") may fail, as ambiguous.
