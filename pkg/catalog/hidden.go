@@ -76,8 +76,8 @@ func unhide(s string) (string, int, string) {
 // maxSpelled bounds the hidden text a warning quotes.
 const maxSpelled = 120
 
-// revealHidden removes hidden characters from t's title, description and
-// schemas' strings, and says what it removed; its name is the tool's
+// revealHidden removes hidden characters from t's title, description,
+// and the strings of its schemas and annotations, and says what it removed; its name is the tool's
 // identity, so a name holding them is only warned of.
 func revealHidden(t Tool) (Tool, []note) {
 	var warnings []note
@@ -102,14 +102,18 @@ func revealHidden(t Tool) (Tool, []note) {
 	if t.OutputSchema, n, spelled = unhideSchema(t.OutputSchema); n > 0 {
 		removed("outputSchema", n, spelled)
 	}
+	if t.Annotations, n, spelled = unhideSchema(t.Annotations); n > 0 {
+		removed("annotations", n, spelled) // their title is shown as the tool's
+	}
 	if _, n, _ := unhide(t.Name); n > 0 {
 		warnings = append(warnings, note{"hidden-text", fmt.Sprintf("name holds %d hidden characters (Unicode tags or bidirectional controls): it is shown as it is, since calls name the tool by it", n)})
 	}
 	return t, warnings
 }
 
-// unhideSchema is unhide for the string values of a JSON schema (keys are
-// parameter names, which calls must spell as the upstream does). The
+// unhideSchema is unhide for the string values of a JSON schema or
+// annotations (keys are parameter names, which calls must spell as the
+// upstream does). The
 // characters may be written as they are or as \u escapes (a tag is a
 // surrogate pair, \udb40\udcXX).
 func unhideSchema(raw json.RawMessage) (json.RawMessage, int, string) {
