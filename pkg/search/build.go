@@ -162,6 +162,7 @@ func (s *Service) finish(ctx context.Context, snap *Snapshot, corpus *analysis.C
 	seq := s.seq.Add(1)
 	snap.Version = s.version(seq, snap.Catalog, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
+	snap.PolicyWarnings = append(snap.PolicyWarnings, overRequestLimit(snap.policy)...)
 	if err := s.buildViews(ctx, snap, corpus, prevViews); err != nil {
 		return nil, err
 	}
@@ -299,6 +300,30 @@ func (s *Service) buildViews(ctx context.Context, snap *Snapshot, corpus *analys
 		snap.PolicyWarnings = append(snap.PolicyWarnings, partlyVisible(pol, k.Name, views[j].view.policy)...)
 	}
 	return nil
+}
+
+// maxRequestTools is the most tools OpenAI takes in one request; a
+// request with more is refused whole ("array_above_max_length").
+const maxRequestTools = 128
+
+// overRequestLimit warns of the answers the core and templates can make
+// longer than one request to OpenAI may be: a router that forwards the
+// definitions of such an answer gets a 400 for its turn. Core tools come
+// with every answer, a template's included.
+func overRequestLimit(pol *policy) []string {
+	if pol == nil {
+		return nil
+	}
+	var out []string
+	if n := len(pol.core); n+MaxTopK > maxRequestTools {
+		out = append(out, fmt.Sprintf("the core lists %d tools: with top_k up to %d an answer holds up to %d, over the %d tools OpenAI takes in one request", n, MaxTopK, n+MaxTopK, maxRequestTools))
+	}
+	for _, name := range pol.templateNames {
+		if n := len(pol.templates[name].rows) + len(pol.core); n > maxRequestTools {
+			out = append(out, fmt.Sprintf("template %q answers with %d tools, core included, over the %d tools OpenAI takes in one request", name, n, maxRequestTools))
+		}
+	}
+	return out
 }
 
 // partlyVisible warns of the templates a key sees only some tools of: the
