@@ -55,6 +55,15 @@ func TestCJKQueries(t *testing.T) {
 			if got := ids(res.Tools); len(got) == 0 || got[0] != tt.want {
 				t.Errorf("%s %q: %v, want %s first", mode, tt.query, got, tt.want)
 			}
+			if mode == ModeHybrid && (res.Confident == nil || !*res.Confident || res.NoMatch) {
+				t.Errorf("%s %q: confident %v, no_match %v", mode, tt.query, res.Confident, res.NoMatch)
+			}
+		}
+	}
+	// What the catalog has nothing for reads as absent, as in English.
+	for _, q := range []string{"订一张去北京的机票", "股票价格查询"} {
+		if res := mustSearch(t, svc, Request{Query: q, TopK: ptr(3)}); !res.NoMatch || res.Confident == nil || *res.Confident {
+			t.Errorf("%q: confident %v, no_match %v; want no match", q, res.Confident, res.NoMatch)
 		}
 	}
 }
