@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Words splits s into lower-case tokens. Runs of letters and digits are
@@ -11,12 +13,14 @@ import (
 // case changes, so "createPullRequest", "create_pull_request",
 // "create-pull-request" and "create.pull.request" all give
 // [create pull request]. A run of capitals stays one token ("HTTPServer"
-// gives [http server]). Chinese and Japanese are written without spaces,
-// and Korean words carry their particles, so a run of those scripts gives
-// its overlapping pairs of characters ("发送消息" gives [发送 送消 消息]), or
-// the one character of a run of one, as Lucene's CJK analyzer does: a
-// query's words then match inside a description's. Fullwidth letters and
-// digits ("ＧｉｔＨｕｂ") read as the ASCII ones.
+// gives [http server]). Chinese, Japanese, Thai, Lao, Khmer and Burmese
+// are written without spaces, and Korean words carry their particles, so
+// a run of those scripts gives its overlapping pairs of characters
+// ("发送消息" gives [发送 送消 消息]), or the one character of a run of one,
+// as Lucene's CJK analyzer does: a query's words then match inside a
+// description's. Combining marks stay with their letter (the vowel signs
+// of Devanagari, Tamil or Thai; an accent written apart, read as NFC),
+// and fullwidth letters and digits ("ＧｉｔＨｕｂ") read as the ASCII ones.
 func Words(s string) []string {
 	var out []string
 	AppendWords(s, func(w string) { out = append(out, w) })
@@ -34,6 +38,7 @@ func AppendWords(s string, emit func(string)) {
 }
 
 func appendRuneWords(s string, emit func(string)) {
+	s = norm.NFC.String(s) // "cafe\u0301" is "café"
 	start := -1
 	var prev rune
 	var b strings.Builder
@@ -49,26 +54,39 @@ func appendRuneWords(s string, emit func(string)) {
 		emit(b.String())
 		start = -1
 	}
-	pairStart, run := -1, 0 // the CJK run's last character, and its length so far
-	endRun := func() {
-		if run == 1 {
-			emit(s[pairStart:pairEnd(s, pairStart)])
+	// A run of a script written without spaces gives its overlapping
+	// pairs of characters, a character being a base and the marks that
+	// follow it (Thai's vowels and tones): prior and last are where the
+	// run's last two characters start, n how many it has had.
+	prior, last, n := 0, 0, 0
+	endRun := func(end int) {
+		switch {
+		case n == 1:
+			emit(s[last:end])
+		case n > 1:
+			emit(s[prior:end])
 		}
-		pairStart, run = -1, 0
+		n = 0
 	}
 	for i, orig := range s {
 		r := narrow(orig)
-		if isCJK(r) {
+		mark := unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me)
+		switch {
+		case mark && n > 0:
+			continue // the character goes on
+		case unspaced(r):
 			flush(i)
-			if run > 0 {
-				emit(s[pairStart : i+utf8.RuneLen(r)])
+			if n > 1 {
+				emit(s[prior:i])
 			}
-			pairStart = i
-			run++
-			prev = r
+			prior, last = last, i
+			n++
 			continue
 		}
-		endRun()
+		endRun(i)
+		if mark && start >= 0 {
+			continue // a word's accent, a vowel sign of Devanagari or Tamil
+		}
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			flush(i)
 			prev = r
@@ -82,7 +100,7 @@ func appendRuneWords(s string, emit func(string)) {
 		}
 		prev = r
 	}
-	endRun()
+	endRun(len(s))
 	flush(len(s))
 }
 
@@ -95,20 +113,16 @@ func narrow(r rune) rune {
 	return r
 }
 
-// pairEnd is where the character at i in s ends.
-func pairEnd(s string, i int) int {
-	_, n := utf8.DecodeRuneInString(s[i:])
-	return i + n
-}
-
-// isCJK reports whether r is of a script written as characters without
-// spaces between words (Han, Hiragana, Katakana, with the prolonged sound
-// mark and the iteration mark) or Hangul.
-func isCJK(r rune) bool {
-	if r < 0x1100 {
+// unspaced reports whether r is of a script written without spaces
+// between words: Han, Hiragana and Katakana (with the prolonged sound mark
+// and the iteration mark), Thai, Lao, Khmer and Myanmar; or Hangul, whose
+// words carry their particles.
+func unspaced(r rune) bool {
+	if r < 0x0E00 {
 		return false
 	}
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 'ー' || r == '々'
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
+		unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) || r == 'ー' || r == '々'
 }
 
 func isASCII(s string) bool {

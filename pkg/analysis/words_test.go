@@ -3,6 +3,7 @@ package analysis
 import (
 	"slices"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,6 +35,14 @@ func TestWords(t *testing.T) {
 		{"東京々の Wörds，天気", []string{"東京", "京々", "々の", "wörds", "天気"}},
 		{"在ＧｉｔＨｕｂ上创建ｉｓｓｕｅ２", []string{"在", "git", "hub", "上创", "创建", "issue2"}},
 		{"ＨＴＴＰＳｅｒｖｅｒ", []string{"http", "server"}},
+		// Combining marks belong to their letters: Devanagari's and Tamil's
+		// vowel signs, an accent written apart; Thai has no spaces, so its
+		// pairs are of letters with their marks.
+		{"संदेश भेजें", []string{"संदेश", "भेजें"}},
+		{"பதிவேற்று", []string{"பதிவேற்று"}},
+		{"cafe\u0301 Bar", []string{"café", "bar"}},
+		{"ส่งข้อความ", []string{"ส่ง", "งข้", "ข้อ", "อค", "คว", "วา", "าม"}},
+		{"\u0301x", []string{"x"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Words(tt.in)); diff != "" {
@@ -129,25 +138,29 @@ func FuzzASCIIWords(f *testing.F) {
 	})
 }
 
-// FuzzWords: every token is non-empty UTF-8, and a token with a Chinese,
-// Japanese or Korean character is one or two of them and nothing else.
+// FuzzWords: every token is non-empty UTF-8, and a token with a character
+// of a script written without spaces is one or two of them (each with its
+// marks) and nothing else.
 func FuzzWords(f *testing.F) {
-	for _, s := range []string{"发送消息到频道", "API文档 和 getS3Object", "ファイルをアップロード", "파일 공유 링크를", "x图y", "ー々", "\xff发"} {
+	for _, s := range []string{"发送消息到频道", "API文档 和 getS3Object", "ファイルをアップロード", "파일 공유 링크를", "x图y", "ー々", "\xff发", "ส่งข้อความ", "संदेश भेजें", "cafe\u0301"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, w := range Words(s) {
-			rs := []rune(w)
 			if w == "" || !utf8.ValidString(w) {
 				t.Fatalf("%q: token %q", s, w)
 			}
-			cjk := 0
-			for _, r := range rs {
-				if isCJK(r) {
+			cjk, bases := 0, 0
+			for _, r := range w {
+				if unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me) {
+					continue
+				}
+				bases++
+				if unspaced(r) {
 					cjk++
 				}
 			}
-			if cjk > 0 && (cjk != len(rs) || len(rs) > 2) {
+			if cjk > 0 && (cjk != bases || bases > 2) {
 				t.Fatalf("%q: token %q mixes scripts or is longer than a pair", s, w)
 			}
 		}
