@@ -38,7 +38,9 @@ func AppendWords(s string, emit func(string)) {
 }
 
 func appendRuneWords(s string, emit func(string)) {
-	s = norm.NFC.String(s) // "cafe\u0301" is "café"
+	if composable(s) {
+		s = norm.NFC.String(s) // "cafe\u0301" is "café"
+	}
 	start := -1
 	var prev rune
 	var b strings.Builder
@@ -70,7 +72,7 @@ func appendRuneWords(s string, emit func(string)) {
 	}
 	for i, orig := range s {
 		r := narrow(orig)
-		mark := unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me)
+		mark := isMark(r)
 		switch {
 		case mark && n > 0:
 			continue // the character goes on
@@ -102,6 +104,26 @@ func appendRuneWords(s string, emit func(string)) {
 	}
 	endRun(len(s))
 	flush(len(s))
+}
+
+// isMark reports whether r is a combining mark; none is under U+0300.
+func isMark(r rune) bool {
+	return r >= 0x300 && unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me)
+}
+
+// composable reports whether NFC could change how s splits: it holds a
+// combining mark or a conjoining Hangul jamo. Most text holds neither, and
+// the check reads only the characters from U+0300 up, whose UTF-8 begins
+// with a byte from 0xCC.
+func composable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0xCC {
+			if r, _ := utf8.DecodeRuneInString(s[i:]); isMark(r) || 0x1100 <= r && r <= 0x11FF {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // narrow folds the fullwidth form of an ASCII character, as East Asian
