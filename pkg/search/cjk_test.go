@@ -8,8 +8,8 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
-// TestCJKQueries: descriptions in Chinese, Japanese and Korean are found by
-// words inside them, as English ones are. Chinese and Japanese have no
+// TestCJKQueries: descriptions in Chinese, Japanese, Korean, Hindi and
+// Thai are found by words inside them, as English ones are. Chinese and Japanese have no
 // spaces between words, so each run of their characters read as one token
 // matched nothing but itself: before, every query here but the Korean
 // one found nothing by keyword, and hybrid put the right tool first for
@@ -26,7 +26,12 @@ func TestCJKQueries(t *testing.T) {
 	{"name":"files","tools":[
 		{"name":"upload","description":"ファイルをクラウドストレージにアップロードする"},
 		{"name":"remove","description":"指定したファイルを完全に削除する"},
-		{"name":"share","description":"파일 공유 링크를 만들어 다른 사용자에게 보냅니다"}]}]}`
+		{"name":"share","description":"파일 공유 링크를 만들어 다른 사용자에게 보냅니다"}]},
+	{"name":"chat","tools":[
+		{"name":"send","description":"किसी चैनल में संदेश भेजें"},
+		{"name":"channels","description":"कार्यक्षेत्र के सभी चैनलों की सूची दिखाएँ"},
+		{"name":"thai_send","description":"ส่งข้อความไปยังช่องที่ระบุ"},
+		{"name":"thai_weather","description":"ดูพยากรณ์อากาศของเมือง"}]}]}`
 	p, err := catalog.Parse("cjk.json", []byte(doc), "")
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +53,12 @@ func TestCJKQueries(t *testing.T) {
 		{"ファイルを削除", "files/remove"},
 		{"アップロード", "files/upload"},
 		{"공유 링크", "files/share"},
+		// Devanagari's vowel signs split every word before; Thai, like
+		// Chinese, has no spaces.
+		{"चैनलों की सूची", "chat/channels"},
+		{"संदेश भेजें", "chat/send"},
+		{"ข้อความ", "chat/thai_send"},
+		{"พยากรณ์อากาศ", "chat/thai_weather"},
 	}
 	for _, mode := range []Mode{ModeKeyword, ModeHybrid} {
 		for _, tt := range tests {
