@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -23,7 +24,8 @@ const metaInferred = "io.github.toolsearch/annotations_inferred"
 // exposed is a core tool listed as itself (expose: core_and_meta).
 type exposed struct {
 	server, name string
-	def          string // the listed definition, to tell a change from none
+	def          string            // the listed definition, to tell a change from none
+	args         map[string]string // parameters listed under new names: new -> own (tooldef.SafeKeys)
 }
 
 // exposeCore lists the core whitelist's callable tools as themselves,
@@ -41,13 +43,13 @@ func (s *Server) exposeCore(snap *search.Snapshot) {
 		if s.opts.Upstreams == nil || !s.opts.Upstreams.Has(t.Server) {
 			continue // listed is callable: a catalog file's tool is found by search instead
 		}
-		def, err := direct(t)
+		def, args, err := direct(t)
 		if err != nil {
 			s.opts.Logger.Warn("core tool not listed directly", "server", t.Server, "tool", t.Name, "err", err)
 			continue
 		}
 		b, _ := json.Marshal(def)
-		next[def.Name] = exposed{server: t.Server, name: t.Name, def: string(b)}
+		next[def.Name] = exposed{server: t.Server, name: t.Name, def: string(b), args: args}
 		tools[def.Name] = def
 	}
 	// The SDK is called outside s.mu: it notifies sessions, whose
@@ -92,26 +94,30 @@ func (s *Server) add(t *mcp.Tool, h mcp.ToolHandler) (err error) {
 	return nil
 }
 
-// direct is t as a tools/list entry under its qualified name. Its schema
-// comes from an upstream: one the SDK would refuse (it panics on a schema
-// that is not an object) is refused here instead, and what model
-// providers would refuse is mended (tooldef.Mend), since clients hand
-// tools/list to theirs whole, and one tool they refuse fails every turn.
-func direct(t search.Found) (*mcp.Tool, error) {
+// direct is t as a tools/list entry under its qualified name, and the
+// parameters it lists under new names (new -> own). Its schema comes from
+// an upstream: one the SDK would refuse (it panics on a schema that is
+// not an object) is refused here instead, and what model providers would
+// refuse is mended (tooldef.Mend) and renamed (tooldef.SafeKeys), since
+// clients hand tools/list to theirs whole, and one tool they refuse fails
+// every turn. callDirect gives a call's arguments back their own names.
+func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 	schema := map[string]any{}
+	var args map[string]string
 	if len(t.InputSchema) > 0 {
 		mended, _ := tooldef.Mend(t.InputSchema)
+		mended, args = tooldef.SafeKeys(mended)
 		if err := json.Unmarshal(mended, &schema); err != nil {
-			return nil, fmt.Errorf("input schema: %w", err)
+			return nil, nil, fmt.Errorf("input schema: %w", err)
 		}
 	}
 	if typ, ok := schema["type"]; !ok {
 		schema["type"] = "object"
 	} else if typ != "object" {
-		return nil, fmt.Errorf("input schema has type %v, not object", typ)
+		return nil, nil, fmt.Errorf("input schema has type %v, not object", typ)
 	}
 	if _, ok := schema["x-mcp-header"]; ok {
-		return nil, fmt.Errorf("input schema carries parameter header annotations")
+		return nil, nil, fmt.Errorf("input schema carries parameter header annotations")
 	}
 	h := t.Hints
 	var ann mcp.ToolAnnotations
@@ -125,7 +131,7 @@ func direct(t search.Found) (*mcp.Tool, error) {
 	if len(h.Inferred) > 0 {
 		def.Meta = mcp.Meta{metaInferred: h.Inferred}
 	}
-	return def, nil
+	return def, args, nil
 }
 
 // callDirect runs a directly listed core tool as call_tool would: for the
@@ -140,7 +146,33 @@ func (s *Server) callDirect(ctx context.Context, req *mcp.CallToolRequest, e exp
 		// The SDK's own answer for a tool that is not there, word for word.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + redact.Echo(req.Params.Name)}
 	}
-	return s.forward(ctx, req, caller, t, req.Params.Arguments, false)
+	args := req.Params.Arguments
+	if len(e.args) > 0 {
+		if args, err = ownNames(args, e.args); err != nil {
+			return errorResult(fmt.Sprintf("arguments for %s/%s: %v", t.Server, t.Name, err)), nil
+		}
+	}
+	return s.forward(ctx, req, caller, t, args, false)
+}
+
+// ownNames gives a call's arguments, listed under new names, the names
+// the tool has (names: new -> own); any other argument passes as it is.
+func ownNames(args json.RawMessage, names map[string]string) (json.RawMessage, error) {
+	if len(args) == 0 || string(args) == "null" {
+		return args, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil {
+		return nil, errors.New("arguments must be a JSON object")
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		if own, ok := names[k]; ok {
+			k = own
+		}
+		out[k] = v
+	}
+	return json.Marshal(out)
 }
 
 // filterList takes out of a tools/list answer the directly listed tools

@@ -147,7 +147,7 @@ func TestDirectMendsSchemas(t *testing.T) {
 		{`{"type":"array","items":{"type":"string"}}`, nil},
 	}
 	for _, tt := range tests {
-		def, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", InputSchema: json.RawMessage(tt.schema)}})
+		def, _, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", InputSchema: json.RawMessage(tt.schema)}})
 		switch {
 		case tt.want == nil && err == nil:
 			t.Errorf("%s: listed, want refused", tt.schema)
@@ -156,5 +156,44 @@ func TestDirectMendsSchemas(t *testing.T) {
 		case tt.want != nil && !reflect.DeepEqual(def.InputSchema, tt.want):
 			t.Errorf("%s: listed with %v, want %v", tt.schema, def.InputSchema, tt.want)
 		}
+	}
+}
+
+// TestDirectRenamesParameters: a core tool whose parameter names Anthropic
+// refuses ("filter[id]") is listed under names it takes, and a call under
+// those names reaches the upstream under the tool's own.
+func TestDirectRenamesParameters(t *testing.T) {
+	got := make(chan map[string]any, 1)
+	r := newRigWith(t, nil, Options{Expose: config.ExposeCoreAndMeta}, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "list_stations", Description: "List the weather stations of a region.", InputSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"filter[region]": map[string]any{"type": "string"}, "año": map[string]any{"type": "integer"}},
+			"required": []any{"filter[region]"}}},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var a map[string]any
+				json.Unmarshal(req.Params.Arguments, &a)
+				got <- a
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+			})
+	}, "weather/list_stations")
+	cs := connectWith(t, r.url, "", &mcp.ClientOptions{})
+	list, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	for _, tl := range list.Tools {
+		if tl.Name == "weather__list_stations" {
+			schema, _ = tl.InputSchema.(map[string]any)
+		}
+	}
+	props, _ := schema["properties"].(map[string]any)
+	if props["filter_region_"] == nil || props["a_o"] == nil || props["filter[region]"] != nil || !reflect.DeepEqual(schema["required"], []any{"filter_region_"}) {
+		t.Fatalf("listed schema %v, want filter_region_ (required) and a_o", schema)
+	}
+	if res := call(t, cs, "weather__list_stations", map[string]any{"filter_region_": "north", "a_o": 2026}); res.IsError {
+		t.Fatalf("direct call: %s", text(res))
+	}
+	if a := <-got; a["filter[region]"] != "north" || a["año"] != float64(2026) || len(a) != 2 {
+		t.Errorf("the upstream got %v, want its own names", a)
 	}
 }

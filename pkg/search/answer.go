@@ -326,14 +326,15 @@ func (a *answer) render() error {
 			name = namer.Name(t)
 			h.DefinitionName = name
 		}
-		def, warning, err := tooldef.Render(a.req.Format, t, name)
+		def, err := tooldef.Render(a.req.Format, t, name)
 		if err != nil {
 			return err
 		}
-		if warning != "" {
-			a.resp.Warnings = append(a.resp.Warnings, t.ID()+": "+warning)
+		if def.Warning != "" {
+			a.resp.Warnings = append(a.resp.Warnings, t.ID()+": "+def.Warning)
 		}
-		a.resp.Definitions = append(a.resp.Definitions, def)
+		h.ArgumentNames = def.ArgumentNames
+		a.resp.Definitions = append(a.resp.Definitions, def.JSON)
 	}
 	return nil
 }

@@ -253,9 +253,13 @@ type Hit struct {
 	// DefinitionName is the function name used in Response.Definitions,
 	// which differs from Name when Name is not a valid or unique provider
 	// function name.
-	DefinitionName string       `json:"definition_name,omitempty"`
-	Explain        *Explanation `json:"explain,omitempty"`
-	Row            int          `json:"-"`
+	DefinitionName string `json:"definition_name,omitempty"`
+	// ArgumentNames, with format anthropic, maps the parameter names its
+	// definition uses anew (Anthropic refuses some names) to the tool's
+	// own, under which a call's arguments must be given.
+	ArgumentNames map[string]string `json:"argument_names,omitempty"`
+	Explain       *Explanation      `json:"explain,omitempty"`
+	Row           int               `json:"-"`
 }
 
 // Explanation says why a retrieved tool ranked where it did.

@@ -21,7 +21,7 @@ func BenchmarkRender(b *testing.B) {
 			b.Run(tt.name+"/"+format, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, _, err := Render(format, tt.tool, "create_issue"); err != nil {
+					if _, _, err := render(format, tt.tool, "create_issue"); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -43,7 +43,7 @@ func TestRenderingIsBounded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tool := catalog.Tool{Server: "s", Name: "t", InputSchema: json.RawMessage(tt.schema)}
 			for _, format := range Formats {
-				raw, warning, err := Render(format, tool, "t")
+				raw, warning, err := render(format, tool, "t")
 				if err != nil {
 					t.Fatalf("%s: %v", format, err)
 				}

@@ -27,7 +27,7 @@ func FuzzRender(f *testing.F) {
 		}
 		tool := catalog.Tool{Server: "s", Name: "t", Description: "d", InputSchema: json.RawMessage(schema)}
 		for _, format := range Formats {
-			raw, _, err := Render(format, tool, "t")
+			raw, _, err := render(format, tool, "t")
 			if err != nil {
 				continue // a schema that is not an object: an error, not a panic
 			}

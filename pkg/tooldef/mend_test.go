@@ -165,7 +165,7 @@ func TestRenderMends(t *testing.T) {
 		{"gemini", "parameters", gemini, []string{`2 schemas without a type given "string"`}},
 	}
 	for _, tt := range tests {
-		raw, warning, err := Render(tt.format, faulty, "tag")
+		raw, warning, err := render(tt.format, faulty, "tag")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -165,11 +165,11 @@ func inputSchema(t catalog.Tool) json.RawMessage {
 //     with the schema reduced to the OpenAPI 3.0 subset Gemini accepts.
 //
 // In every format the input schema is first mended where providers would
-// refuse it (see Mend). The warning, when not empty, says what was mended,
-// and what of the schema was left out to keep the definition within bounds
-// (see GeminiSchema).
-func Render(format string, t catalog.Tool, name string) (json.RawMessage, string, error) {
+// refuse it (see Mend); for anthropic, parameters whose names Anthropic
+// refuses are named anew (see SafeKeys).
+func Render(format string, t catalog.Tool, name string) (Definition, error) {
 	var v any
+	var names map[string]string
 	schema, warning := Mend(inputSchema(t))
 	switch format {
 	case "mcp":
@@ -196,6 +196,9 @@ func Render(format string, t catalog.Tool, name string) (json.RawMessage, string
 			Function function `json:"function"`
 		}{"function", function{name, desc, schema}}
 	case "anthropic":
+		if schema, names = SafeKeys(schema); names != nil {
+			warning = joinWarnings(warning, renameWarning(names))
+		}
 		v = struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description,omitempty"`
@@ -207,7 +210,7 @@ func Render(format string, t catalog.Tool, name string) (json.RawMessage, string
 		}
 		params, warn, err := geminiParameters(schema)
 		if err != nil {
-			return nil, "", fmt.Errorf("tool %s: %w", t.ID(), err)
+			return Definition{}, fmt.Errorf("tool %s: %w", t.ID(), err)
 		}
 		warning = joinWarnings(warning, warn)
 		v = struct {
@@ -216,10 +219,22 @@ func Render(format string, t catalog.Tool, name string) (json.RawMessage, string
 			Parameters  json.RawMessage `json:"parameters,omitempty"`
 		}{name, t.Description, params}
 	default:
-		return nil, "", fmt.Errorf("unknown format %q", format)
+		return Definition{}, fmt.Errorf("unknown format %q", format)
 	}
 	b, err := json.Marshal(v)
-	return b, warning, err
+	return Definition{JSON: b, Warning: warning, ArgumentNames: names}, err
+}
+
+// Definition is a tool rendered for a provider.
+type Definition struct {
+	JSON json.RawMessage
+	// Warning, when not empty, says what of the schema was mended, named
+	// anew, or left out to keep the definition within bounds (see
+	// GeminiSchema).
+	Warning string
+	// ArgumentNames maps each parameter name the definition uses anew to
+	// the tool's own, under which a call's arguments must be given.
+	ArgumentNames map[string]string
 }
 
 func joinWarnings(a, b string) string {

@@ -22,6 +22,12 @@ var tool = catalog.Tool{
 	Annotations:  json.RawMessage(`{"readOnlyHint":false}`),
 }
 
+// render is Render's definition as JSON and its warning.
+func render(format string, t catalog.Tool, name string) (json.RawMessage, string, error) {
+	d, err := Render(format, t, name)
+	return d.JSON, d.Warning, err
+}
+
 func decode(t *testing.T, raw json.RawMessage) map[string]any {
 	t.Helper()
 	var m map[string]any
@@ -48,7 +54,7 @@ func TestRenderShapes(t *testing.T) {
 			"outputSchema": map[string]any{"type": "object"}, "annotations": map[string]any{"readOnlyHint": false}}},
 	}
 	for _, tt := range tests {
-		raw, _, err := Render(tt.format, tool, "create_issue")
+		raw, _, err := render(tt.format, tool, "create_issue")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,12 +65,12 @@ func TestRenderShapes(t *testing.T) {
 	// No schema: OpenAI and Anthropic still get an object schema; Gemini none.
 	bare := catalog.Tool{Server: "s", Name: "ping"}
 	for format, key := range map[string]string{"openai": "function", "anthropic": "input_schema"} {
-		raw, _, _ := Render(format, bare, "ping")
+		raw, _, _ := render(format, bare, "ping")
 		if !strings.Contains(string(raw), `{"type":"object","properties":{}}`) {
 			t.Errorf("Render(%s, no schema) = %s, want an empty object schema under %s", format, raw, key)
 		}
 	}
-	if raw, _, _ := Render("gemini", bare, "ping"); strings.Contains(string(raw), "parameters") {
+	if raw, _, _ := render("gemini", bare, "ping"); strings.Contains(string(raw), "parameters") {
 		t.Errorf("Render(gemini, no schema) = %s, want parameters unset", raw)
 	}
 }
@@ -228,7 +234,7 @@ func TestOpenAIDescriptionLimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tl := catalog.Tool{Server: "s", Name: "t", Description: tt.desc}
-			raw, warning, err := Render("openai", tl, "t")
+			raw, warning, err := render("openai", tl, "t")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +252,7 @@ func TestOpenAIDescriptionLimit(t *testing.T) {
 			if tt.clipped && (!strings.HasSuffix(got, "…") || !strings.HasPrefix(tt.desc, strings.TrimSuffix(got, "…"))) {
 				t.Errorf("clipped to %.40q…, not a prefix and a mark", got)
 			}
-			raw, _, _ = Render("anthropic", tl, "t")
+			raw, _, _ = render("anthropic", tl, "t")
 			if !strings.Contains(string(raw), tt.desc) {
 				t.Error("anthropic's description was clipped")
 			}

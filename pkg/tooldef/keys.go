@@ -1,0 +1,127 @@
+package tooldef
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/redact"
+)
+
+// maxKeyLen and validKey are Anthropic's rule for the names of a tool's
+// parameters (Bedrock's too): a request with one outside it is refused
+// whole ("Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'"),
+// and APIs described in OpenAPI name theirs "filter[id]" or "año". Only
+// the top level is checked.
+const maxKeyLen = 64
+
+func validKey(k string) bool {
+	if k == "" || len(k) > maxKeyLen {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// SafeKeys renames the top-level parameters of schema whose names
+// Anthropic refuses: each other character becomes "_", the name is cut to
+// 64 and, where that meets a name taken, numbered; "required" follows.
+// names maps each new name to the parameter's own, which a call's
+// arguments must be given back under; nil when nothing was renamed.
+func SafeKeys(schema json.RawMessage) (json.RawMessage, map[string]string) {
+	if !bytes.Contains(schema, []byte(`"properties"`)) {
+		return schema, nil
+	}
+	var top struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &top) != nil || !slices.ContainsFunc(slices.Collect(maps.Keys(top.Properties)), func(k string) bool { return !validKey(k) }) {
+		return schema, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(schema))
+	dec.UseNumber()
+	var root map[string]any
+	if dec.Decode(&root) != nil {
+		return schema, nil
+	}
+	props, _ := root["properties"].(map[string]any)
+	keys := slices.Sorted(maps.Keys(props)) // renames in one order, whatever the map's
+	taken := map[string]bool{}
+	for _, k := range keys {
+		if validKey(k) {
+			taken[k] = true
+		}
+	}
+	names := map[string]string{}
+	renamed := map[string]string{} // own name -> new
+	for _, k := range keys {
+		if validKey(k) {
+			continue
+		}
+		safe := safeKey(k, taken)
+		taken[safe] = true
+		names[safe], renamed[k] = k, safe
+		props[safe] = props[k]
+		delete(props, k)
+	}
+	if req, ok := root["required"].([]any); ok {
+		for i, r := range req {
+			if s, ok := r.(string); ok && renamed[s] != "" {
+				req[i] = renamed[s]
+			}
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(root) != nil {
+		return schema, nil
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), names
+}
+
+// safeKey is k with each character outside [A-Za-z0-9_.-] as "_", cut to
+// 64 bytes, numbered past the names taken.
+func safeKey(k string, taken map[string]bool) string {
+	var b strings.Builder
+	for _, r := range k {
+		if r < 0x80 && validKey(string(r)) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	base := b.String()
+	if base == "" {
+		base = "_"
+	}
+	base = base[:min(len(base), maxKeyLen)]
+	safe := base
+	for n := 2; taken[safe]; n++ {
+		suffix := "_" + strconv.Itoa(n)
+		safe = base[:min(len(base), maxKeyLen-len(suffix))] + suffix
+	}
+	return safe
+}
+
+// renameWarning says which parameters a definition names anew.
+func renameWarning(names map[string]string) string {
+	safe := slices.Sorted(maps.Keys(names))
+	parts := make([]string, 0, min(len(safe), maxNotes)+1)
+	for _, s := range safe[:min(len(safe), maxNotes)] {
+		parts = append(parts, fmt.Sprintf("%s as %q", redact.Echo(redact.Clip(names[s], maxNoteAt, "…")), s))
+	}
+	if n := len(safe) - maxNotes; n > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", n))
+	}
+	return "parameters Anthropic refuses the names of are named anew (argument_names maps them back; a call must use the tool's own): " + strings.Join(parts, ", ")
+}
