@@ -157,6 +157,7 @@ func (s *Server) callDirect(ctx context.Context, req *mcp.CallToolRequest, e exp
 
 // ownNames gives a call's arguments, listed under new names, the names
 // the tool has (names: new -> own); any other argument passes as it is.
+// One given under both names is refused: neither can be chosen.
 func ownNames(args json.RawMessage, names map[string]string) (json.RawMessage, error) {
 	if len(args) == 0 || string(args) == "null" {
 		return args, nil
@@ -167,10 +168,19 @@ func ownNames(args json.RawMessage, names map[string]string) (json.RawMessage, e
 	}
 	out := make(map[string]json.RawMessage, len(m))
 	for k, v := range m {
-		if own, ok := names[k]; ok {
-			k = own
+		if _, renamed := names[k]; !renamed {
+			out[k] = v
 		}
-		out[k] = v
+	}
+	for k, v := range m {
+		own, ok := names[k]
+		if !ok {
+			continue
+		}
+		if _, twice := out[own]; twice {
+			return nil, fmt.Errorf("%s is given twice, also as %s", redact.Echo(own), redact.Echo(k))
+		}
+		out[own] = v
 	}
 	return json.Marshal(out)
 }

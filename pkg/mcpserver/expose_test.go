@@ -197,3 +197,23 @@ func TestDirectRenamesParameters(t *testing.T) {
 		t.Errorf("the upstream got %v, want its own names", a)
 	}
 }
+
+func TestOwnNames(t *testing.T) {
+	names := map[string]string{"filter_id_": "filter[id]"}
+	tests := []struct{ args, want, err string }{
+		{`{"filter_id_":"x","limit":2}`, `{"filter[id]":"x","limit":2}`, ""},
+		{`{"filter[id]":"x"}`, `{"filter[id]":"x"}`, ""},
+		{`{"filter_id_":"x","filter[id]":"y"}`, "", `"filter[id]" is given twice, also as "filter_id_"`},
+		{`[1]`, "", "must be a JSON object"},
+		{`null`, `null`, ""},
+	}
+	for _, tt := range tests {
+		got, err := ownNames(json.RawMessage(tt.args), names)
+		switch {
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%s: error %v, want %q", tt.args, err, tt.err)
+		case tt.err == "" && (err != nil || string(got) != tt.want):
+			t.Errorf("%s: %s, %v; want %s", tt.args, got, err, tt.want)
+		}
+	}
+}
