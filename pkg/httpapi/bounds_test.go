@@ -131,13 +131,26 @@ func TestReclaimIdle(t *testing.T) {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	srv.Listener = netutil.LimitListener(srv.Listener, 2)
 	srv.Config.IdleTimeout = time.Hour
-	srv.Config.ConnState = ReclaimIdle(srv.Config, 2, nil)
+	idle := make(chan struct{}, 8)
+	srv.Config.ConnState = ReclaimIdle(srv.Config, 2, func(_ net.Conn, state http.ConnState) {
+		if state == http.StateIdle {
+			idle <- struct{}{}
+		}
+	})
 	srv.Start()
 	defer srv.Close()
 	// Deadlines guard against a hang, they measure nothing: without
 	// reclaiming, the idle connections would stay for the hour.
 	var held []*bufio.Reader
-	for range 2 { // two clients that made one request each and keep their connections
+	for i := range 2 { // two clients that made one request each and keep their connections
+		if i == 1 {
+			// The server marks the first idle after the client has read
+			// its answer; only a connection marked idle is closed when the
+			// bound is reached (one that is not yet closes after its
+			// answer, unless the second has already left and keep-alives
+			// are back on), so the second waits for the mark.
+			<-idle
+		}
 		c, err := net.Dial("tcp", srv.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)
