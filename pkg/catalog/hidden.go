@@ -21,9 +21,9 @@ import (
 //     Source").
 //
 // A tool's text has no use for either (a flag emoji of a region is the
-// one use of tags, and loses only its region), so titles and descriptions
-// are served without them, parameter texts in schemas too, and a catalog
-// warning says what was removed, spelling out what tags spelled.
+// one use of tags, and loses only its region), so every text of a tool
+// but its name is served without them, and a catalog warning says what
+// was removed, spelling out what tags spelled.
 func hidden(r rune) bool {
 	return 0xE0000 <= r && r <= 0xE007F || 0x202A <= r && r <= 0x202E || 0x2066 <= r && r <= 0x2069
 }
@@ -77,8 +77,9 @@ func unhide(s string) (string, int, string) {
 const maxSpelled = 120
 
 // revealHidden removes hidden characters from t's title, description,
-// and the strings of its schemas and annotations, and says what it removed; its name is the tool's
-// identity, so a name holding them is only warned of.
+// and the strings of its schemas and annotations, and says what it
+// removed; its name is the tool's identity, so a name holding them is only
+// warned of.
 func revealHidden(t Tool) (Tool, []note) {
 	var warnings []note
 	removed := func(where string, n int, spelled string) {
@@ -113,11 +114,11 @@ func revealHidden(t Tool) (Tool, []note) {
 
 // unhideSchema is unhide for the string values of a JSON schema or
 // annotations (keys are parameter names, which calls must spell as the
-// upstream does). The
-// characters may be written as they are or as \u escapes (a tag is a
-// surrogate pair, \udb40\udcXX).
+// upstream does). The characters may be written as they are or as \u
+// escapes (a tag is a surrogate pair, \udb40\udcXX).
 func unhideSchema(raw json.RawMessage) (json.RawMessage, int, string) {
-	if len(raw) == 0 || firstHidden(string(raw)) < 0 && !escapesHidden(raw) {
+	literal := bytes.IndexByte(raw, 0xE2) >= 0 || bytes.IndexByte(raw, 0xF3) >= 0 // without a copy of raw, as firstHidden would need
+	if len(raw) == 0 || !literal && !escapesHidden(raw) {
 		return raw, 0, ""
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
