@@ -113,16 +113,14 @@ func clipUTF16(s string, n int) (string, bool) {
 		return s, false
 	}
 	units, end := 0, 0
-	for i, r := range s {
-		w := utf16.RuneLen(r)
-		if w < 0 {
-			w = 1 // invalid UTF-8 is written as U+FFFD, one unit
-		}
+	for end < len(s) {
+		r, size := utf8.DecodeRuneInString(s[end:]) // an invalid byte is U+FFFD, one unit
+		w := max(utf16.RuneLen(r), 1)
 		if units+w > n-1 { // room for the "…"
 			break
 		}
 		units += w
-		end = i + utf8.RuneLen(r)
+		end += size
 	}
 	cut := s[:end]
 	if sp := strings.LastIndexAny(cut, " \n\t"); sp > len(cut)-80 && sp > 0 {
