@@ -69,3 +69,39 @@ func FuzzMend(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSafeKeys: once renamed, every top-level parameter has a name
+// Anthropic takes, none is lost, and each new name maps to one of the
+// schema's own.
+func FuzzSafeKeys(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"object","properties":{"filter[id]":{},"filter_id_":{},"año":{},"":{}},"required":["filter[id]"]}`,
+		`{"properties":{"a\u0020b":1,"propertie\u0073":{}}}`, `{"properties":[]}`, `{}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, schema string) {
+		var before struct{ Properties map[string]json.RawMessage }
+		if json.Unmarshal([]byte(schema), &before) != nil || len(schema) > 64<<10 {
+			return
+		}
+		got, names := SafeKeys(json.RawMessage(schema))
+		var after struct{ Properties map[string]json.RawMessage }
+		if err := json.Unmarshal(got, &after); err != nil {
+			t.Fatalf("%s: %v", got, err)
+		}
+		if len(after.Properties) != len(before.Properties) {
+			t.Fatalf("%s gave %s: %d properties, want %d", schema, got, len(after.Properties), len(before.Properties))
+		}
+		for k := range after.Properties {
+			if !validKey(k) {
+				t.Fatalf("%s gave %s: %q is not a name Anthropic takes", schema, got, k)
+			}
+			if own, ok := names[k]; ok {
+				if _, was := before.Properties[own]; !was {
+					t.Fatalf("%q maps to %q, not a name of %s", k, own, schema)
+				}
+			}
+		}
+	})
+}
