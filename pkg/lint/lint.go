@@ -175,6 +175,9 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 	case words < cfg.MinDescription:
 		add(Warning, "short-description", "description has %d words (%q); say what the tool does, to what, and when to use it", words, t.Description)
 	}
+	if n := tooldef.OpenAIDescriptionLen(t.Description); n > tooldef.MaxOpenAIDescription {
+		add(Warning, "openai-description", "description is %d characters, over the %d OpenAI takes in a request: openai definitions carry it cut there", n, tooldef.MaxOpenAIDescription)
+	}
 	if len(t.Description) > cfg.MaxDescription {
 		add(Warning, "long-description", "description is %d bytes, over the budget of %d: every byte is sent to the model on every turn", len(t.Description), cfg.MaxDescription)
 	}
@@ -203,6 +206,16 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 		}
 		if w := tooldef.Refused(t.InputSchema, false); w != "" {
 			add(Warning, "provider-schema", "%s; definitions toolsearch renders for providers carry it mended, other readers of the catalog may not", w)
+		}
+		if names := tooldef.RefusedNames(t.InputSchema); len(names) > 0 {
+			quoted := make([]string, 0, min(len(names), 3)+1)
+			for _, n := range names[:min(len(names), 3)] {
+				quoted = append(quoted, redact.Echo(redact.Clip(n, 80, "…")))
+			}
+			if len(names) > 3 {
+				quoted = append(quoted, fmt.Sprintf("and %d more", len(names)-3))
+			}
+			add(Warning, "provider-names", "parameters whose names Anthropic refuses (outside A-Z a-z 0-9 _ . -, or over 64 bytes): %s; anthropic definitions and tools/list name them anew, and argument_names maps them back", strings.Join(quoted, ", "))
 		}
 		switch notNames, undefined := badRequired(top); {
 		case len(notNames) > 0:

@@ -28,7 +28,8 @@ func TestCheck(t *testing.T) {
 		{"name":"python_types","description":"Resize every image in an album to one width.","inputSchema":{"type":"object","properties":{"width":{"type":"int","description":"Pixels."}}}},
 		{"name":"bare_array","description":"Delete the messages with these ids at once.","inputSchema":{"type":"object","properties":{"ids":{"type":"array","description":"Ids."}}}},
 		{"name":"smuggled","description":"Add a note to the shared notebook.\udb40\udc41\udb40\udc42"},
-		{"name":"dangling","description":"Resize every image in a folder at once.","inputSchema":{"type":"object","properties":{"w":{"$ref":"#/$defs/none"}}}}
+		{"name":"dangling","description":"Resize every image in a folder at once.","inputSchema":{"type":"object","properties":{"w":{"$ref":"#/$defs/none"}}}},
+		{"name":"brackets","description":"List the builds of an app in the store.","inputSchema":{"type":"object","properties":{"filter[app]":{"type":"string","description":"App."}}}}
 	]}]}`
 	p, err := catalog.Parse("t.json", []byte(doc), "")
 	if err != nil {
@@ -77,9 +78,13 @@ func TestCheck(t *testing.T) {
 		"provider-schema s/array_input":   "",
 		"provider-schema s/bad_required":  "",
 		// What loading found and the tool served no longer shows.
-		"hidden-text s/smuggled":  Warning,
-		"schema-ref s/dangling":   Warning,
-		"hidden-text s/good_tool": "",
+		"hidden-text s/smuggled":         Warning,
+		"schema-ref s/dangling":          Warning,
+		"hidden-text s/good_tool":        "",
+		"provider-names s/brackets":      Warning,
+		"provider-names s/good_tool":     "",
+		"openai-description s/long":      Warning, // 3,000 characters
+		"openai-description s/good_tool": "",
 	}
 	for k, sev := range want {
 		if got[k] != sev {

@@ -85,6 +85,27 @@ func SafeKeys(schema json.RawMessage) (json.RawMessage, map[string]string) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), names
 }
 
+// RefusedNames are schema's top-level parameter names that Anthropic
+// refuses, sorted: those SafeKeys names anew.
+func RefusedNames(schema json.RawMessage) []string {
+	if !hasBadKey(schema) {
+		return nil
+	}
+	var top struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &top) != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(top.Properties)) {
+		if !validKey(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // hasBadKey reports whether schema's top-level properties name one that
 // Anthropic refuses, reading names only (every definition rendered for
 // Anthropic asks, and decoding the properties took 2 us and 13

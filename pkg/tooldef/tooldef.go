@@ -100,11 +100,14 @@ func sanitize(name string) string {
 	return s
 }
 
-// maxOpenAIDescription is the longest function description OpenAI takes,
-// in its characters (UTF-16 code units): a longer one fails the whole
-// request ("string_above_max_length"), as MCP servers' long descriptions
-// routinely did.
-const maxOpenAIDescription = 1024
+// MaxOpenAIDescription is the longest function description OpenAI takes,
+// in its characters (UTF-16 code units, OpenAIDescriptionLen): a longer
+// one fails the whole request ("string_above_max_length"), as MCP
+// servers' long descriptions routinely did.
+const MaxOpenAIDescription = 1024
+
+// OpenAIDescriptionLen is s's length as OpenAI counts a description.
+func OpenAIDescriptionLen(s string) int { return utf16Len(s) }
 
 // clipUTF16 cuts s to at most n UTF-16 code units, ending in "…", at a
 // space when one is near the end; clipped reports whether it had to.
@@ -185,9 +188,9 @@ func Render(format string, t catalog.Tool, name string) (Definition, error) {
 			Description string          `json:"description,omitempty"`
 			Parameters  json.RawMessage `json:"parameters"`
 		}
-		desc, clipped := clipUTF16(t.Description, maxOpenAIDescription)
+		desc, clipped := clipUTF16(t.Description, MaxOpenAIDescription)
 		if clipped {
-			warning = joinWarnings(warning, fmt.Sprintf("description is %d characters, over the %d OpenAI takes: clipped", utf16Len(t.Description), maxOpenAIDescription))
+			warning = joinWarnings(warning, fmt.Sprintf("description is %d characters, over the %d OpenAI takes: clipped", utf16Len(t.Description), MaxOpenAIDescription))
 		}
 		v = struct {
 			Type     string   `json:"type"`
