@@ -20,7 +20,9 @@ import (
 // as Lucene's CJK analyzer does: a query's words then match inside a
 // description's. Combining marks stay with their letter (the vowel signs
 // of Devanagari, Tamil or Thai; an accent written apart, read as NFC),
-// and fullwidth letters and digits ("ＧｉｔＨｕｂ") read as the ASCII ones.
+// but for those a writer may leave out (Arabic's and Hebrew's vowel
+// points), and fullwidth letters and digits ("ＧｉｔＨｕｂ") read as the
+// ASCII ones.
 func Words(s string) []string {
 	var out []string
 	AppendWords(s, func(w string) { out = append(out, w) })
@@ -51,9 +53,13 @@ func appendRuneWords(s string, emit func(string)) {
 		b.Reset()
 		b.Grow(end - start)
 		for _, r := range s[start:end] {
-			b.WriteRune(unicode.ToLower(narrow(r)))
+			if !optional(r) {
+				b.WriteRune(unicode.ToLower(narrow(r)))
+			}
 		}
-		emit(b.String())
+		if b.Len() > 0 { // a stretch of tatweel alone is no word
+			emit(b.String())
+		}
 		start = -1
 	}
 	// A run of a script written without spaces gives its overlapping
@@ -104,6 +110,16 @@ func appendRuneWords(s string, emit func(string)) {
 	}
 	endRun(len(s))
 	flush(len(s))
+}
+
+// optional reports whether r is written or left out at the writer's
+// choice, as accents are not: Arabic's short vowels and other harakat,
+// its tatweel (a stretch of the line) and Hebrew's points. Words are read
+// without them, as Lucene's Arabic and Hebrew normalisers read them, so
+// that a query typed without them matches a description written with
+// them.
+func optional(r rune) bool {
+	return 0x064B <= r && r <= 0x065F || r == 0x0670 || r == 0x0640 || 0x0591 <= r && r <= 0x05C7 && r != 0x05BE && r != 0x05C0 && r != 0x05C3 && r != 0x05C6
 }
 
 // isMark reports whether r is a combining mark; none is under U+0300.

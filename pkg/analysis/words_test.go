@@ -43,6 +43,11 @@ func TestWords(t *testing.T) {
 		{"cafe\u0301 Bar", []string{"café", "bar"}},
 		{"ส่งข้อความ", []string{"ส่ง", "งข้", "ข้อ", "อค", "คว", "วา", "าม"}},
 		{"\u0301x", []string{"x"}},
+		// Arabic's and Hebrew's vowel points, and tatweel, are optional.
+		{"أرسِلْ رسالةً", []string{"أرسل", "رسالة"}},
+		{"رســالة", []string{"رسالة"}},
+		{"a ـــ b", []string{"a", "b"}},
+		{"שָׁלוֹם עולם", []string{"שלום", "עולם"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Words(tt.in)); diff != "" {
@@ -142,7 +147,7 @@ func FuzzASCIIWords(f *testing.F) {
 // of a script written without spaces is one or two of them (each with its
 // marks) and nothing else.
 func FuzzWords(f *testing.F) {
-	for _, s := range []string{"发送消息到频道", "API文档 和 getS3Object", "ファイルをアップロード", "파일 공유 링크를", "x图y", "ー々", "\xff发", "ส่งข้อความ", "संदेश भेजें", "cafe\u0301"} {
+	for _, s := range []string{"发送消息到频道", "API文档 和 getS3Object", "ファイルをアップロード", "파일 공유 링크를", "x图y", "ー々", "\xff发", "ส่งข้อความ", "संदेश भेजें", "cafe\u0301", "ــ", "شَ"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
