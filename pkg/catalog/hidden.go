@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/jsontree"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -121,10 +122,8 @@ func unhideSchema(raw json.RawMessage) (json.RawMessage, int, string) {
 	if len(raw) == 0 || !literal && !escapesHidden(raw) {
 		return raw, 0, ""
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
+	v, err := jsontree.Decode(raw)
+	if err != nil {
 		return raw, 0, ""
 	}
 	var n int
@@ -138,13 +137,11 @@ func unhideSchema(raw json.RawMessage) (json.RawMessage, int, string) {
 	if n == 0 {
 		return raw, 0, ""
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
+	out, err := jsontree.Encode(v)
+	if err != nil {
 		return raw, 0, ""
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), n, spelled.String()
+	return out, n, spelled.String()
 }
 
 // escapesHidden reports whether raw may write a hidden character as a \u

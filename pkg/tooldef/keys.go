@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/jsontree"
+
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -43,10 +45,9 @@ func SafeKeys(schema json.RawMessage) (json.RawMessage, map[string]string) {
 	if !hasBadKey(schema) {
 		return schema, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(schema))
-	dec.UseNumber()
-	var root map[string]any
-	if dec.Decode(&root) != nil {
+	tree, err := jsontree.Decode(schema)
+	root, ok := tree.(map[string]any)
+	if err != nil || !ok {
 		return schema, nil
 	}
 	props, _ := root["properties"].(map[string]any)
@@ -76,13 +77,11 @@ func SafeKeys(schema json.RawMessage) (json.RawMessage, map[string]string) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(root) != nil {
+	out, err := jsontree.Encode(root)
+	if err != nil {
 		return schema, nil
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), names
+	return out, names
 }
 
 // RefusedNames are schema's top-level parameter names that Anthropic

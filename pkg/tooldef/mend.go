@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/internal/jsontree"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -374,10 +375,8 @@ func Mend(raw json.RawMessage) (json.RawMessage, string) {
 		return raw, ""
 	}
 	warning := describe(fs)
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber() // numbers stay as written
-	var root any
-	if dec.Decode(&root) != nil {
+	root, err := jsontree.Decode(raw)
+	if err != nil {
 		return raw, warning
 	}
 	mended := false
@@ -387,13 +386,11 @@ func Mend(raw json.RawMessage) (json.RawMessage, string) {
 	if !mended {
 		return raw, warning
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(root) != nil {
+	out, err := jsontree.Encode(root)
+	if err != nil {
 		return raw, warning
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), warning
+	return out, warning
 }
 
 // Refused is the warning Mend would give raw, without mending it: what

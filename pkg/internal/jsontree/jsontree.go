@@ -1,0 +1,33 @@
+// Package jsontree decodes a JSON document to a tree of maps, slices and
+// values, and writes one back, for code that mends an untrusted schema:
+// numbers keep their text (json.Number), so 12345678901234567890 stays
+// itself, and strings are written as they are, without encoding/json's
+// HTML escapes, so what was not mended reads as it did.
+package jsontree
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Decode reads raw, one JSON value, to a tree.
+func Decode(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Encode writes v compact, object keys sorted.
+func Encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

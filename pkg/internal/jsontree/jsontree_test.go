@@ -1,0 +1,24 @@
+package jsontree
+
+import "testing"
+
+func TestRoundTrip(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"b":12345678901234567890,"a":1.50}`, `{"a":1.50,"b":12345678901234567890}`},
+		{`{"x":"<b>&</b>","y":[true,null]}`, `{"x":"<b>&</b>","y":[true,null]}`},
+		{` "s" `, `"s"`},
+	}
+	for _, tt := range tests {
+		v, err := Decode([]byte(tt.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Encode(v)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%s: %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+	if _, err := Decode([]byte(`{"a":`)); err == nil {
+		t.Error("Decode of a cut document: no error")
+	}
+}
