@@ -207,15 +207,8 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 		if w := tooldef.Refused(t.InputSchema, false); w != "" {
 			add(Warning, "provider-schema", "%s; definitions toolsearch renders for providers carry it mended, other readers of the catalog may not", w)
 		}
-		if names := tooldef.RefusedNames(t.InputSchema); len(names) > 0 {
-			quoted := make([]string, 0, min(len(names), 3)+1)
-			for _, n := range names[:min(len(names), 3)] {
-				quoted = append(quoted, redact.Echo(redact.Clip(n, 80, "…")))
-			}
-			if len(names) > 3 {
-				quoted = append(quoted, fmt.Sprintf("and %d more", len(names)-3))
-			}
-			add(Warning, "provider-names", "parameters whose names Anthropic refuses (outside A-Z a-z 0-9 _ . -, or over 64 bytes): %s; anthropic definitions and tools/list name them anew, and argument_names maps them back", strings.Join(quoted, ", "))
+		if w := tooldef.Renamed(t.InputSchema); w != "" {
+			add(Warning, "provider-names", "%s; tools listed as themselves over MCP carry the new names too", w)
 		}
 		switch notNames, undefined := badRequired(top); {
 		case len(notNames) > 0:

@@ -84,27 +84,6 @@ func SafeKeys(schema json.RawMessage) (json.RawMessage, map[string]string) {
 	return out, names
 }
 
-// RefusedNames are schema's top-level parameter names that Anthropic
-// refuses, sorted: those SafeKeys names anew.
-func RefusedNames(schema json.RawMessage) []string {
-	if !hasBadKey(schema) {
-		return nil
-	}
-	var top struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(schema, &top) != nil {
-		return nil
-	}
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(top.Properties)) {
-		if !validKey(k) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // hasBadKey reports whether schema's top-level properties name one that
 // Anthropic refuses, reading names only (every definition rendered for
 // Anthropic asks, and decoding the properties took 2 us and 13
@@ -176,15 +155,21 @@ func safeKey(k string, taken map[string]bool) string {
 	return safe
 }
 
+// Renamed is the warning of the parameters of schema that SafeKeys would
+// name anew, or "".
+func Renamed(schema json.RawMessage) string {
+	if _, names := SafeKeys(schema); names != nil {
+		return renameWarning(names)
+	}
+	return ""
+}
+
 // renameWarning says which parameters a definition names anew.
 func renameWarning(names map[string]string) string {
 	safe := slices.Sorted(maps.Keys(names))
-	parts := make([]string, 0, min(len(safe), maxNotes)+1)
-	for _, s := range safe[:min(len(safe), maxNotes)] {
-		parts = append(parts, fmt.Sprintf("%s as %q", redact.Echo(redact.Clip(names[s], maxNoteAt, "…")), s))
+	parts := make([]string, len(safe))
+	for i, s := range safe {
+		parts[i] = fmt.Sprintf("%s as %q", redact.Echo(redact.Clip(names[s], maxNoteAt, "…")), s)
 	}
-	if n := len(safe) - maxNotes; n > 0 {
-		parts = append(parts, fmt.Sprintf("and %d more", n))
-	}
-	return "parameters Anthropic refuses the names of are named anew (argument_names maps them back; a call must use the tool's own): " + strings.Join(parts, ", ")
+	return "parameters Anthropic refuses the names of are named anew (argument_names maps them back; a call must use the tool's own): " + firstOf(parts, ", ")
 }

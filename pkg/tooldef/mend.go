@@ -411,18 +411,25 @@ func describe(fs []fault) string {
 	if len(fs) == 0 {
 		return ""
 	}
-	notes := make([]string, 0, min(len(fs), maxNotes)+1)
-	for _, f := range fs[:min(len(fs), maxNotes)] {
+	notes := make([]string, len(fs))
+	for i, f := range fs {
 		at := redact.Clip(string(f.at), maxNoteAt, "…") // upstreams' property names
 		if at == "" {
 			at = "/"
 		}
-		notes = append(notes, at+": "+f.note)
+		notes[i] = at + ": " + f.note
 	}
-	if n := len(fs) - maxNotes; n > 0 {
-		notes = append(notes, fmt.Sprintf("and %d more", n))
+	return "inputSchema has what providers refuse: " + firstOf(notes, "; ")
+}
+
+// firstOf joins the first maxNotes of items with sep, and says how many
+// more there are: a warning of an upstream's schema stays short however
+// much is wrong with it.
+func firstOf(items []string, sep string) string {
+	if n := len(items) - maxNotes; n > 0 {
+		items = append(items[:maxNotes:maxNotes], fmt.Sprintf("and %d more", n))
 	}
-	return "inputSchema has what providers refuse: " + strings.Join(notes, "; ")
+	return strings.Join(items, sep)
 }
 
 // apply mends f in root, the decoded schema, and reports whether it found
