@@ -15,31 +15,21 @@ import (
 // one found nothing by keyword, and hybrid put the right tool first for
 // three of the eight.
 func TestCJKQueries(t *testing.T) {
-	doc := `{"servers":[{"name":"im","tools":[
-		{"name":"send_message","description":"向指定频道发送一条消息，可附带文件"},
-		{"name":"list_channels","description":"列出当前工作区中的所有频道"},
-		{"name":"search_history","description":"按关键词搜索历史聊天记录"}]},
-	{"name":"map","tools":[
-		{"name":"geocode","description":"将结构化地址转换为经纬度坐标"},
-		{"name":"route","description":"规划驾车或步行的出行路线，返回距离和时间"},
-		{"name":"weather","description":"查询指定城市的实时天气和未来预报"}]},
-	{"name":"files","tools":[
-		{"name":"upload","description":"ファイルをクラウドストレージにアップロードする"},
-		{"name":"remove","description":"指定したファイルを完全に削除する"},
-		{"name":"share","description":"파일 공유 링크를 만들어 다른 사용자에게 보냅니다"}]},
-	{"name":"chat","tools":[
-		{"name":"send","description":"किसी चैनल में संदेश भेजें"},
-		{"name":"channels","description":"कार्यक्षेत्र के सभी चैनलों की सूची दिखाएँ"},
-		{"name":"thai_send","description":"ส่งข้อความไปยังช่องที่ระบุ"},
-		{"name":"thai_weather","description":"ดูพยากรณ์อากาศของเมือง"}]}]}`
-	p, err := catalog.Parse("cjk.json", []byte(doc), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.New([]catalog.Part{p})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := catalogOf(t, []catalog.Tool{
+		{Server: "im", Name: "send_message", Description: "向指定频道发送一条消息，可附带文件"},
+		{Server: "im", Name: "list_channels", Description: "列出当前工作区中的所有频道"},
+		{Server: "im", Name: "search_history", Description: "按关键词搜索历史聊天记录"},
+		{Server: "map", Name: "geocode", Description: "将结构化地址转换为经纬度坐标"},
+		{Server: "map", Name: "route", Description: "规划驾车或步行的出行路线，返回距离和时间"},
+		{Server: "map", Name: "weather", Description: "查询指定城市的实时天气和未来预报"},
+		{Server: "files", Name: "upload", Description: "ファイルをクラウドストレージにアップロードする"},
+		{Server: "files", Name: "remove", Description: "指定したファイルを完全に削除する"},
+		{Server: "files", Name: "share", Description: "파일 공유 링크를 만들어 다른 사용자에게 보냅니다"},
+		{Server: "chat", Name: "send", Description: "किसी चैनल में संदेश भेजें"},
+		{Server: "chat", Name: "channels", Description: "कार्यक्षेत्र के सभी चैनलों की सूची दिखाएँ"},
+		{Server: "chat", Name: "thai_send", Description: "ส่งข้อความไปยังช่องที่ระบุ"},
+		{Server: "chat", Name: "thai_weather", Description: "ดูพยากรณ์อากาศของเมือง"},
+	})
 	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test", QueryTimeout: time.Second})
 	if _, err := svc.Build(t.Context(), &Setup{Catalog: cat}); err != nil {
 		t.Fatal(err)
