@@ -207,21 +207,22 @@ $(KUBE_ASSETS)/crds: $(CONTROLLER_GEN)
 		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 output:crd:dir=$(KUBE_ASSETS)/tmp-crds
 	mv $(KUBE_ASSETS)/tmp-crds $@
 
-# WordNet's derivationally related forms and hypernyms
-# (pkg/analysis/derived.tsv, hypernyms.tsv) come from Debian's wordnet-base
-# package: `make derived` regenerates both tables and the packed form the
-# service embeds (lexicon.bin; TestLexiconFile fails when it is stale), and
+# WordNet's derivationally related forms, hypernyms and words
+# (pkg/analysis/derived.tsv, hypernyms.tsv, words.tsv) come from Debian's
+# wordnet-base package: `make derived` regenerates the three tables and
+# the packed form the service embeds (lexicon.bin; TestLexiconFile fails
+# when it is stale), and
 # derived-check proves that the committed tables are what the generator
 # writes, installing the package when it is missing.
 WORDNET ?= /usr/share/wordnet
 derived: wordnet
-	$(GO) run ./pkg/analysis/internal/relgen -wordnet $(WORDNET) -out pkg/analysis/derived.tsv -hypernyms pkg/analysis/hypernyms.tsv
+	$(GO) run ./pkg/analysis/internal/relgen -wordnet $(WORDNET) -out pkg/analysis/derived.tsv -hypernyms pkg/analysis/hypernyms.tsv -words pkg/analysis/words.tsv
 	$(GO) test ./pkg/analysis -run TestLexiconFile -update
 
 derived-check: wordnet
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	$(GO) run ./pkg/analysis/internal/relgen -wordnet $(WORDNET) -out $$tmp/derived.tsv -hypernyms $$tmp/hypernyms.tsv && \
-	for f in derived.tsv hypernyms.tsv; do \
+	$(GO) run ./pkg/analysis/internal/relgen -wordnet $(WORDNET) -out $$tmp/derived.tsv -hypernyms $$tmp/hypernyms.tsv -words $$tmp/words.tsv && \
+	for f in derived.tsv hypernyms.tsv words.tsv; do \
 		if cmp -s $$tmp/$$f pkg/analysis/$$f; then echo "derived-check: pkg/analysis/$$f is what relgen writes from $(WORDNET)"; \
 		else echo "derived-check: pkg/analysis/$$f differs from relgen's output; run make derived"; exit 1; fi; \
 	done

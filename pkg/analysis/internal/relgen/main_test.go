@@ -23,7 +23,8 @@ func rows(text string) []string {
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
 	hyper := filepath.Join(t.TempDir(), "hypernyms.tsv")
-	if err := run([]string{"-wordnet", "testdata/wordnet", "-hypernyms", hyper}, &out); err != nil {
+	words := filepath.Join(t.TempDir(), "words.tsv")
+	if err := run([]string{"-wordnet", "testdata/wordnet", "-hypernyms", hyper, "-words", words}, &out); err != nil {
 		t.Fatal(err)
 	}
 	// delete/deletion both ways (only the pointer's own words: not erase),
@@ -47,6 +48,18 @@ func TestRun(t *testing.T) {
 	}
 	if got := rows(string(b)); !slices.Equal(got, want) {
 		t.Errorf("hypernyms:\n%q\nwant:\n%q", got, want)
+	}
+	// Every synset's words, and the exception lists' forms and bases
+	// (took, children, better), once each.
+	b, err = os.ReadFile(words)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"ache", "aching", "best", "better", "build", "built", "child", "children", "delete", "deletion", "erase",
+		"evidence", "geese", "good", "goose", "headache", "historical", "history", "hurting", "information", "pain", "remove",
+		"symptom", "take", "took", "well", "worry"}
+	if got := rows(string(b)); !slices.Equal(got, want) {
+		t.Errorf("words:\n%q\nwant:\n%q", got, want)
 	}
 	if err := run([]string{"-wordnet", "testdata/none"}, &out); err == nil || !strings.Contains(err.Error(), "wordnet-base") {
 		t.Errorf("a missing database: err = %v, want one naming the Debian package", err)
