@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/memo"
+	"github.com/toolsearch/toolsearch/pkg/internal/strtab"
 )
 
 // Analyzer is one configuration of the chain. It is immutable and safe
@@ -20,14 +21,16 @@ type Analyzer struct {
 	derived func() *relations // stem -> stems of derivationally related words
 	// hypernyms is WordNet's hierarchy above each word (hypernyms.go).
 	hypernyms func() hierarchy
-	words     *memo.Memo[word] // query words' terms
+	// known is the terms of the dictionary's other words (Known).
+	known func() *strtab.Table
+	words *memo.Memo[word] // query words' terms
 }
 
 // English is the chain every ranker uses: the light English stemmer
 // (Stem), the stop words below, the concept groups of related.go and
-// WordNet's derivationally related forms (derived.go) and hypernyms
-// (hypernyms.go).
-var English = &Analyzer{stop: stop, stem: Stem, related: concepts, derived: englishDerived, hypernyms: englishHypernyms, words: memo.New[word]()}
+// WordNet's derivationally related forms (derived.go), hypernyms
+// (hypernyms.go) and words.
+var English = &Analyzer{stop: stop, stem: Stem, related: concepts, derived: englishDerived, hypernyms: englishHypernyms, known: englishWords, words: memo.New[word]()}
 
 // Terms returns text's stemmed, stop-word-free tokens, in order: the unit
 // every ranker matches on. A word's term comes from the analyzer's memo

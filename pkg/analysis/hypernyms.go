@@ -94,6 +94,9 @@ func englishHypernyms() hierarchy { return englishTables().hypernyms }
 func (a *Analyzer) Warm() {
 	a.derived()
 	a.hypernyms()
+	if a.known != nil {
+		a.known()
+	}
 }
 
 // InLexicon reports whether term (analysed) is a word of the dictionary
@@ -107,6 +110,19 @@ func (a *Analyzer) InLexicon(term string) bool {
 	_, ok := h.senses(term)
 	return ok
 }
+
+// Known reports whether term (analysed) is an English word: one of the
+// dictionary's (InLexicon), in any part of speech or inflection it lists,
+// or a function word. A query term no tool has that is not known may be
+// a misspelling of one some tool has.
+func (a *Analyzer) Known(term string) bool {
+	if a.InLexicon(term) {
+		return true
+	}
+	return a.known != nil && a.known().Number(term) >= 0
+}
+
+func englishWords() *strtab.Table { return englishTables().words }
 
 // Lexicon names the WordNet tables that expand queries and their version:
 // the WordNet release and a hash of the tables as generated, so two

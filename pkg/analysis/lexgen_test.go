@@ -118,12 +118,55 @@ func hypernymMaps(tsv string, stem func(string) string, stop map[string]bool) un
 	return h
 }
 
-// lexiconName is Lexicon for the tables generated from the two files.
-func lexiconName(derivedTSV, hypernymsTSV string) string {
+// lexiconName is Lexicon for the tables generated from the three files
+// (and functionWords).
+func lexiconName(derivedTSV, hypernymsTSV, wordsTSV string) string {
 	h := sha256.New()
 	io.WriteString(h, derivedTSV)
 	io.WriteString(h, hypernymsTSV)
-	return fmt.Sprintf("wordnet-3.0 derived+hypernyms sha256:%x", h.Sum(nil)[:6])
+	io.WriteString(h, wordsTSV)
+	io.WriteString(h, strings.Join(functionWords, " "))
+	return fmt.Sprintf("wordnet-3.0 derived+hypernyms+words sha256:%x", h.Sum(nil)[:6])
+}
+
+// functionWords are English words of the closed classes WordNet leaves
+// out (pronouns, determiners, prepositions, conjunctions, modal verbs)
+// that are not stop words: with words.tsv's, the words a query may use
+// that are not misspellings.
+var functionWords = strings.Fields(`
+	what whatever which whichever whom whose whoever whomever
+	this that these those there here where wherever when whenever however whether
+	among amongst since until till unless although though while whilst
+	upon onto into unto toward towards within without throughout via per versus amid amidst
+	beside besides beneath underneath despite except plus minus
+	shall should would could might must ought cannot
+	myself yourself yourselves himself herself itself ourselves themselves
+	anyone anybody anything someone somebody something everyone everybody everything nobody nothing none
+	hers ours yours theirs mine their else also yet
+`)
+
+// packWords numbers the terms of words.tsv's words and functionWords,
+// sorted, but for stop words and the terms the other tables have (known).
+func packWords(tsv string, stem func(string) string, stop map[string]bool, known func(string) bool) *strtab.Table {
+	set := map[string]bool{}
+	add := func(w string) {
+		if stop[w] {
+			return
+		}
+		if t := stem(w); !known(t) {
+			set[t] = true
+		}
+	}
+	for line := range strings.Lines(tsv) {
+		if w := strings.TrimSpace(line); w != "" && !strings.HasPrefix(w, "#") {
+			add(w)
+		}
+	}
+	for _, w := range functionWords {
+		add(w)
+	}
+	words := strtab.New(slices.Sorted(maps.Keys(set)))
+	return &words
 }
 
 // unpacked is the hypernym table as parsed, before packHierarchy.
@@ -203,7 +246,8 @@ func (t tables) encode() []byte {
 	b = h.words.appendTo(b)
 	b = appendTable(b, &h.stems)
 	b = binary.LittleEndian.AppendUint32(b, uint32(h.keyed))
-	return h.of.appendTo(b)
+	b = h.of.appendTo(b)
+	return appendTable(b, t.words)
 }
 
 func appendString(b []byte, s string) []byte {

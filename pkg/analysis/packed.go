@@ -60,7 +60,7 @@ func (r *relations) get(word string) []string {
 }
 
 // lexiconBin is the WordNet tables packed (tables.encode), generated from
-// derived.tsv and hypernyms.tsv by `go test ./pkg/analysis -run
+// derived.tsv, hypernyms.tsv and words.tsv by `go test ./pkg/analysis -run
 // TestLexiconFile -update`; that test fails when it is not what they and
 // this package's stemmer give. Loading it copies the numbers out (pointer
 // free) and keeps the words' text where the binary has it, so a process
@@ -74,6 +74,7 @@ type tables struct {
 	lexicon   string
 	derived   *relations
 	hypernyms hierarchy
+	words     *strtab.Table // the other words' terms (see Known)
 }
 
 var englishTables = sync.OnceValue(func() tables {
@@ -84,7 +85,7 @@ var englishTables = sync.OnceValue(func() tables {
 	return t
 })
 
-const lexiconMagic = "toolsearch lexicon 1\n"
+const lexiconMagic = "toolsearch lexicon 2\n"
 
 func decodeTables(data string) (tables, error) {
 	r := &lexReader{data: data}
@@ -95,6 +96,8 @@ func decodeTables(data string) (tables, error) {
 	t.lexicon = r.str()
 	t.derived = &relations{words: r.stems(), keys: int32(r.u32()), lists: r.runs()}
 	t.hypernyms = hierarchy{up: r.runs(), words: r.runs(), stems: r.stems(), keyed: int32(r.u32()), of: r.runs()}
+	words := r.stems()
+	t.words = &words
 	if r.err == nil && r.data != "" {
 		r.err = errors.New("data after the tables")
 	}

@@ -16,17 +16,24 @@ var (
 	derivedTSV string
 	//go:embed hypernyms.tsv
 	hypernymsTSV string
+	//go:embed words.tsv
+	wordsTSV string
 )
 
 var update = flag.Bool("update", false, "write lexicon.bin from the TSV files")
 
 // generateTables is what lexicon.bin must hold.
 func generateTables() tables {
-	return tables{
-		lexicon:   lexiconName(derivedTSV, hypernymsTSV),
+	t := tables{
+		lexicon:   lexiconName(derivedTSV, hypernymsTSV, wordsTSV),
 		derived:   packRelations(derivedMap(derivedTSV, Stem, stop)),
 		hypernyms: parseHypernyms(hypernymsTSV, Stem, stop),
 	}
+	t.words = packWords(wordsTSV, Stem, stop, func(term string) bool {
+		_, ok := t.hypernyms.senses(term)
+		return ok || t.derived.has(term)
+	})
+	return t
 }
 
 // lexicon.bin is what the TSV files and this package's stemmer and stop
@@ -41,7 +48,7 @@ func TestLexiconFile(t *testing.T) {
 		return
 	}
 	if !bytes.Equal([]byte(lexiconBin), want) {
-		t.Fatalf("lexicon.bin (%d bytes) is not what derived.tsv and hypernyms.tsv give (%d bytes): go test ./pkg/analysis -run TestLexiconFile -update", len(lexiconBin), len(want))
+		t.Fatalf("lexicon.bin (%d bytes) is not what derived.tsv, hypernyms.tsv and words.tsv give (%d bytes): go test ./pkg/analysis -run TestLexiconFile -update", len(lexiconBin), len(want))
 	}
 	got, err := decodeTables(lexiconBin)
 	if err != nil {
@@ -103,5 +110,25 @@ func TestPackedTables(t *testing.T) {
 	}
 	if empty := packRelations(nil); empty.has("a") || empty.get("a") != nil {
 		t.Error("an empty table has a word")
+	}
+}
+
+// Known is true for the dictionary's words in any part of speech and
+// the inflections its exception lists give, and for function words; not
+// for misspellings or stop words.
+func TestKnown(t *testing.T) {
+	for _, tt := range []struct {
+		word string
+		want bool
+	}{
+		{"message", true}, {"shown", true}, {"always", true}, {"very", true}, {"took", true}, {"children", true},
+		{"among", true}, {"whatever", true}, {"flight", true}, {"calender", true}, // a machine that presses cloth
+		{"mesage", false}, {"slakc", false}, {"calandar", false}, {"xqzv", false}, {"", false},
+	} {
+		terms := English.Terms(tt.word)
+		got := len(terms) == 1 && English.Known(terms[0])
+		if got != tt.want {
+			t.Errorf("Known(%q, term %q) = %v, want %v", tt.word, terms, got, tt.want)
+		}
 	}
 }
