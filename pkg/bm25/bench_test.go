@@ -77,3 +77,24 @@ func BenchmarkNew(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(ix.post)), "postings")
 }
+
+// BenchmarkCorrect is what reading a query's misspelling costs the first
+// time the index sees it (nearest's lookups; Correct then keeps the
+// answer), for terms of 5, 12 and 24 letters (maxTypoLen): one that is
+// one edit from a word of the default catalog and two that are one edit
+// from none. A query pays this for at most MaxCorrections terms.
+func BenchmarkCorrect(b *testing.B) {
+	cat, err := catalog.Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := catalogIndex(b, cat)
+	for _, term := range []string{"mesag", "qzxvplmkqzxv", strings.Repeat("qzxvplmk", 3)} {
+		b.Run(fmt.Sprintf("len=%d", len(term)), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ix.nearest(term)
+			}
+		})
+	}
+}

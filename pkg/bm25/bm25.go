@@ -165,6 +165,7 @@ type Index struct {
 
 	scratch sync.Pool
 	cache   *memo.Memo[expansion] // by term
+	typos   *memo.Memo[string]    // misspelt term -> its correction, "" for none (Correct)
 }
 
 // Layout says which segment of a corpus holds each text field of a tool
@@ -202,6 +203,7 @@ func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 	b := newBuilder(c, layout)
 	ix := &Index{p: p, n: c.Len()}
 	ix.cache = memo.New[expansion]()
+	ix.typos = memo.New[string]()
 	norm := b.norms(p)
 	ix.start, ix.pairs = b.count()
 	ix.firstPair = uint32(b.singles)

@@ -160,3 +160,92 @@ func (ix *Index) PrepareTermsInto(dst Query, terms []string) Query {
 	}
 	return q
 }
+
+// MaxCorrections is how many of a query's terms Correct reads as
+// misspellings at most: a query has few, and each costs some hundreds of
+// lookups the first time it is seen.
+const MaxCorrections = 8
+
+// minTypoLen is the shortest term read as a misspelling: a shorter one
+// is one edit from too many words to say which was meant (measured on
+// the shared sets with typing errors added: evals/README.md).
+const minTypoLen = 4
+
+// maxTypoLen bounds the lookups one term costs.
+const maxTypoLen = 24
+
+// Correct replaces, in place, the terms that no tool has, that have no
+// derived form some tool has and that are not English words
+// (analysis.Analyzer.Known), by the index's term one edit away, if it has
+// one (see nearest): the first MaxCorrections such terms. Since a
+// dictionary word is never replaced, a query about what the catalog
+// lacks stays a query about it.
+func (ix *Index) Correct(terms []string) {
+	tried := 0
+	for i, t := range terms {
+		if tried == MaxCorrections {
+			return
+		}
+		if e := ix.expand(t); e.list >= 0 || len(e.derived) > 0 || !misspellable(t) || analysis.English.Known(t) {
+			continue
+		}
+		tried++
+		if typo := ix.typos.Get(t); typo != nil {
+			if *typo != "" {
+				terms[i] = *typo
+			}
+			continue
+		}
+		if typo := *ix.typos.Put(t, ix.nearest(t)); typo != "" {
+			terms[i] = typo
+		}
+	}
+}
+
+// misspellable reports whether term may be read as a misspelling: lower-
+// case ASCII letters, minTypoLen to maxTypoLen of them.
+func misspellable(term string) bool {
+	if len(term) < minTypoLen || len(term) > maxTypoLen {
+		return false
+	}
+	for i := 0; i < len(term); i++ {
+		if term[i] < 'a' || term[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// nearest is the term of the index one edit from term (a letter
+// dropped, added or changed, or two neighbours swapped), the one most
+// tools have, the first found of equals; "" for none.
+func (ix *Index) nearest(term string) string {
+	best, bestDF := "", 0
+	try := func(b []byte) {
+		if k, ok := ix.termID(string(b)); ok {
+			if df := ix.df(k); df > bestDF {
+				best, bestDF = string(b), df
+			}
+		}
+	}
+	buf := make([]byte, 0, len(term)+1)
+	for i := range len(term) {
+		try(append(append(buf[:0], term[:i]...), term[i+1:]...))
+		if i+1 < len(term) && term[i] != term[i+1] {
+			b := append(buf[:0], term...)
+			b[i], b[i+1] = b[i+1], b[i]
+			try(b)
+		}
+	}
+	for i := range len(term) + 1 {
+		for c := byte('a'); c <= 'z'; c++ {
+			try(append(append(append(buf[:0], term[:i]...), c), term[i:]...))
+			if i < len(term) && c != term[i] {
+				b := append(buf[:0], term...)
+				b[i] = c
+				try(b)
+			}
+		}
+	}
+	return best
+}

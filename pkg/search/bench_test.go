@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -272,4 +273,34 @@ func sharedSetup(tb testing.TB, name string) *Setup {
 func sharedQueries(tb testing.TB, name string) []string {
 	tb.Helper()
 	return queriesIn(tb, filepath.Join(evalData(), name, "cases.jsonl"))
+}
+
+// BenchmarkUnknownWords is a whole search of a query of MaxQueryBytes of
+// words no tool has and no dictionary knows, new words each time, over
+// the default catalog: what a caller who sends nonsense makes a search
+// cost, misspellings looked up (bm25.MaxCorrections of them) included.
+func BenchmarkUnknownWords(b *testing.B) {
+	svc := newService(b, nil)
+	if _, err := svc.Rebuild(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{8, 24} {
+		b.Run(fmt.Sprintf("letters=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			q := make([]byte, 0, MaxQueryBytes)
+			for b.Loop() {
+				q = q[:0]
+				for len(q)+n < MaxQueryBytes {
+					for range n {
+						q = append(q, byte('a'+r.IntN(26)))
+					}
+					q = append(q, ' ')
+				}
+				if _, err := svc.Search(b.Context(), Request{Query: string(q)}, access.Caller{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

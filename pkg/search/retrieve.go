@@ -52,10 +52,12 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	}
 	w := works.Get().(*work)
 	defer w.release(a)
-	// The query is analysed once; every ranker, the rating and explain
-	// read this one form of it.
+	// The query is analysed once, its misspellings of the catalog's words
+	// corrected; every ranker, the rating and explain read this one form
+	// of it.
 	terms := analysis.English.AppendTerms(w.terms[:0], pq.text)
 	w.terms = terms
+	a.snap.Keywords.Correct(terms)
 	q := rank.Query{Text: pq.text, Ranks: a.req.Explain}
 	if mode != ModeKeyword {
 		var err error

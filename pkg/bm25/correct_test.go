@@ -1,0 +1,75 @@
+package bm25
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/analysis"
+)
+
+// A query's misspellings of the index's words read as those words; its
+// English words, its words of other scripts, short words and what no
+// tool is one edit from stay as written.
+func TestCorrect(t *testing.T) {
+	ix := fromDocs([]Doc{
+		{Name: "post_message", Description: "Send a message to a Slack channel."},
+		{Name: "send_email", Description: "Send an email message to a recipient."},
+		{Name: "create_event", Description: "Schedule a calendar event with attendees."},
+		{Name: "list_channels", Description: "List the channels of a Slack workspace."},
+	}, DefaultConfig)
+	tests := []struct {
+		name, query, want string
+	}{
+		{"dropped, swapped and doubled letters", "sedn a mesage to slakc chaannel", "send message slack channel"},
+		{"a word of the dictionary", "sned", "sned"}, // a scythe's handle
+		{"a letter changed", "list chanmels", "list channel"},
+		{"an English word the catalog lacks", "book a flight", "book flight"},
+		{"an inflected form the dictionary lists", "took", "took"},
+		{"a function word", "whatever", "whatever"},
+		{"shorter than four letters", "sen", "sen"},
+		{"two edits away", "mssge", "mssge"},
+		{"three edits away", "slkcaa", "slkcaa"},
+		{"not ASCII letters", "mesagé chann3l", "mesagé chann3l"},
+		{"a word the index has", "message", "messag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			terms := analysis.English.Terms(tt.query)
+			ix.Correct(terms)
+			want := analysis.English.Terms(tt.want)
+			if !slices.Equal(terms, want) {
+				t.Errorf("Correct(%q) = %q, want %q", tt.query, terms, want)
+			}
+		})
+	}
+}
+
+// Of two words one edit away, the one more tools have is read.
+func TestCorrectMostCommon(t *testing.T) {
+	ix := fromDocs([]Doc{{Name: "add_to_cart"}, {Name: "empty_cart"}, {Name: "cast_video"}}, DefaultConfig)
+	for _, q := range []string{"casrt", "carst"} { // cart or cast, either way round
+		terms := analysis.English.Terms(q)
+		ix.Correct(terms)
+		if !slices.Equal(terms, []string{"cart"}) {
+			t.Errorf("Correct(%q) = %q, want [cart]", q, terms)
+		}
+	}
+}
+
+// Only the first MaxCorrections terms that may be misspellings are
+// looked up: a query cannot make the index try every word it sends.
+func TestCorrectBounded(t *testing.T) {
+	ix := fromDocs([]Doc{{Name: "send_message", Description: "Send a message."}}, DefaultConfig)
+	words := make([]string, MaxCorrections+2)
+	for i := range words {
+		words[i] = "qzxv" + strings.Repeat("q", i%3) + string(rune('a'+i))
+	}
+	words[MaxCorrections-1] = "mesage" // the last one tried
+	words[MaxCorrections] = "sedn"     // past the bound
+	terms := analysis.English.Terms(strings.Join(words, " "))
+	ix.Correct(terms)
+	if terms[MaxCorrections-1] != "messag" || terms[MaxCorrections] != "sedn" {
+		t.Errorf("terms %d and %d: %q and %q, want messag and sedn", MaxCorrections-1, MaxCorrections, terms[MaxCorrections-1], terms[MaxCorrections])
+	}
+}
