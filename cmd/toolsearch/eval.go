@@ -71,6 +71,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	wait := fs.Duration("wait", e.duration("TOOLSEARCH_EVAL_WAIT", 0), "with -url, wait up to this long for the server's /readyz before evaluating (a Job started beside a rollout) [TOOLSEARCH_EVAL_WAIT]")
 	format := fs.String("format", "text", "report format: "+strings.Join(eval.Formats, ", "))
 	split := fs.String("split", "all", "run only the dev or test half of the cases (by case id hash), or all")
+	misspell := fs.Float64("misspell", 0, "make typing errors in this `share` (0 to 1) of each query's words of five letters or more, the same in every run: how recall holds up when callers misspell")
 	mode := fs.String("mode", "", "ranking mode for cases that do not set one: hybrid, semantic or keyword; default: the service's")
 	out := fs.String("out", "", "write the report to this `file` instead of standard output")
 	baseline := fs.String("baseline", "", "compare with a report written earlier with -format json, and list every case that got worse")
@@ -97,6 +98,9 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if *mode != "" && *mode != "hybrid" && *mode != "semantic" && *mode != "keyword" {
 		return fail(2, fmt.Errorf("-mode must be hybrid, semantic or keyword, got %q", *mode))
 	}
+	if *self && *misspell != 0 {
+		return fail(2, errors.New("-misspell misspells the queries of -cases; -self has none"))
+	}
 	if *failOnRegression && *baseline == "" {
 		// Read as a gate, it would pass every run having compared nothing.
 		return fail(2, errors.New("-fail-on-regression needs -baseline FILE"))
@@ -109,6 +113,9 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 		cases, err = eval.LoadCases(*casesPath)
 		if err == nil {
 			cases, err = eval.Split(cases, *split)
+		}
+		if err == nil && *misspell != 0 {
+			cases, err = eval.Misspell(cases, *misspell)
 		}
 		if err != nil {
 			return fail(2, err)
@@ -199,6 +206,9 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	title := fmt.Sprintf("%s on %s (%s)", *casesPath, catName, where)
 	if *split != "all" {
 		title = fmt.Sprintf("%s [%s half]", title, *split)
+	}
+	if *misspell > 0 {
+		title = fmt.Sprintf("%s [%g of long words misspelt]", title, *misspell)
 	}
 	if err := eval.Write(w, rep, *format, title); err != nil {
 		return fail(1, err)

@@ -508,6 +508,12 @@ func TestEvalExitCodes(t *testing.T) {
 		{"-fail-on-regression without a baseline", []string{"-cases", good, "-fail-on-regression"}, nil, 2, "-fail-on-regression needs -baseline FILE"},
 		{"a baseline for other cases", []string{"-cases", good, "-baseline", "../../evals/baseline.json"}, nil, 2, "the baseline shares no case id with these 1 cases"},
 		{"json", []string{"-cases", good, "-format", "json"}, nil, 0, `"recall": 1`},
+		// Misspelt queries: the report says so; a share outside 0 to 1, or
+		// -self, whose queries are not the cases', is refused.
+		{"misspelt", []string{"-cases", good, "-misspell", "1"}, nil, 0, "[1 of long words misspelt]"},
+		{"misspelt, below zero", []string{"-cases", good, "-misspell", "-0.5"}, nil, 2, "the share of words misspelt must be from 0 to 1, got -0.5"},
+		{"misspelt, over one", []string{"-cases", good, "-misspell", "2"}, nil, 2, "the share of words misspelt must be from 0 to 1, got 2"},
+		{"misspelt -self", []string{"-self", "-misspell", "0.2"}, nil, 2, "-misspell misspells the queries of -cases; -self has none"},
 		{"a stray argument among flags", []string{"-cases", good, "stray", "-format", "json"}, nil, 2, `unexpected argument "stray"`},
 		{"NaN from the environment", []string{"-cases", good}, map[string]string{"TOOLSEARCH_HYBRID_ALPHA": "NaN"}, 2, "-hybrid-alpha must be a finite number, got NaN"},
 		{"a server that wants a key, none sent", []string{"-cases", good, "-url", keyed}, nil, 2, "401 Unauthorized (set TOOLSEARCH_API_KEY to a key the server accepts)"},
