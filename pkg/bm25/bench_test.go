@@ -40,7 +40,7 @@ func BenchmarkScores(b *testing.B) {
 	ix := fromDocs(docs, DefaultConfig)
 	queries := make([]Query, 64)
 	for i := range queries {
-		queries[i] = ix.Prepare(text(6))
+		queries[i] = ix.Prepare(text(6), nil)
 	}
 	dst := make([]float32, ix.Len())
 	b.ReportAllocs()

@@ -699,9 +699,22 @@ const (
 // sourcePrefix is each termSource's prefix in an explanation's label.
 var sourcePrefix = [...]string{fromQuery: "", fromConcept: "concept:", fromBroader: "broader:", fromDerived: "derived:"}
 
-// Prepare looks up the query's terms, each once, then its synonym concepts.
-func (ix *Index) Prepare(query string) Query {
-	return ix.PrepareTerms(analysis.English.Terms(query))
+// Prepare looks up the query's terms, each once, then its synonym
+// concepts, reading misspellings as fixes says (Correct's, for the whole
+// query that query is a part of, such as a sentence ranked apart) and
+// looking none up: a query pays for MaxCorrections lookups, however many
+// parts it has, and each part reads as the whole did.
+func (ix *Index) Prepare(query string, fixes []Fix) Query {
+	terms := analysis.English.Terms(query)
+	for i, t := range terms {
+		for _, f := range fixes {
+			if t == f.From {
+				terms[i] = f.To
+				break
+			}
+		}
+	}
+	return ix.PrepareTerms(terms)
 }
 
 // span is where list k's postings are: none for k < 0.

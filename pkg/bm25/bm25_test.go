@@ -33,7 +33,7 @@ func TestSearch(t *testing.T) {
 		{"direct message", "slack/send_direct_message"},
 	}
 	for _, tt := range tests {
-		got, err := ix.Prepare(tt.query).Search(t.Context(), 3, nil)
+		got, err := ix.Prepare(tt.query, nil).Search(t.Context(), 3, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,10 +41,10 @@ func TestSearch(t *testing.T) {
 			t.Errorf("Search(%q) first = %v, want %s", tt.query, got, tt.want)
 		}
 	}
-	if got, _ := ix.Prepare("the of and").Search(t.Context(), 5, nil); len(got) != 0 {
+	if got, _ := ix.Prepare("the of and", nil).Search(t.Context(), 5, nil); len(got) != 0 {
 		t.Errorf("stop words matched %d tools", len(got))
 	}
-	if got, _ := ix.Prepare("zzzqqq").Search(t.Context(), 5, nil); len(got) != 0 {
+	if got, _ := ix.Prepare("zzzqqq", nil).Search(t.Context(), 5, nil); len(got) != 0 {
 		t.Errorf("an unknown word matched %d tools", len(got))
 	}
 }
@@ -56,11 +56,11 @@ func TestNameOutweighsParams(t *testing.T) {
 		{Name: "add_label", Description: "Attach a tag to an entry."},
 	}
 	ix := fromDocs(docs, DefaultConfig)
-	got, _ := ix.Prepare("label").Search(t.Context(), 2, nil)
+	got, _ := ix.Prepare("label", nil).Search(t.Context(), 2, nil)
 	if len(got) != 2 || got[0].Row != 1 {
 		t.Errorf("Search(label) = %v, want row 1 (name hit) first", got)
 	}
-	if m := ix.Prepare("label").Matched(1); len(m["label"]) != 1 || m["label"][0] != "name" {
+	if m := ix.Prepare("label", nil).Matched(1); len(m["label"]) != 1 || m["label"][0] != "name" {
 		t.Errorf("Matched = %v", m)
 	}
 }
@@ -68,7 +68,7 @@ func TestNameOutweighsParams(t *testing.T) {
 func TestKeep(t *testing.T) {
 	ix, cat := testIndex(t)
 	keep := func(row int) bool { return cat.Tool(row).Server == "jira" }
-	got, _ := ix.Prepare("comment on an issue").Search(t.Context(), 10, keep)
+	got, _ := ix.Prepare("comment on an issue", nil).Search(t.Context(), 10, keep)
 	for _, m := range got {
 		if cat.Tool(m.Row).Server != "jira" {
 			t.Errorf("keep ignored: %s", cat.Tool(m.Row).ID())
@@ -97,7 +97,7 @@ func TestPairs(t *testing.T) {
 		{"weather current", 0, ""}, // no tool has this pair: a tie
 	}
 	for _, tt := range tests {
-		q := ix.Prepare(tt.query)
+		q := ix.Prepare(tt.query, nil)
 		got, _ := q.Search(t.Context(), 2, nil)
 		if len(got) != 2 || got[0].Row != tt.want {
 			t.Errorf("Search(%q) = %v, want row %d first", tt.query, got, tt.want)
@@ -117,7 +117,7 @@ func TestDerivedOfKnownWord(t *testing.T) {
 		{Name: "add", Description: "Adds two integers."},
 	}
 	ix := fromDocs(docs, DefaultConfig)
-	q := ix.Prepare("multiplication of integers")
+	q := ix.Prepare("multiplication of integers", nil)
 	got, _ := q.Search(t.Context(), 3, nil)
 	if len(got) != 3 || got[0].Row != 0 || got[1].Row != 1 {
 		t.Fatalf("Search = %v, want rows 0, 1, 2", got)
@@ -138,7 +138,7 @@ func TestNumberIsWeakEvidence(t *testing.T) {
 		{Name: "count_things", Description: "Counts the bedrooms of a flat."},
 	}
 	ix := fromDocs(docs, DefaultConfig)
-	got, _ := ix.Prepare("bedrooms in flat 2").Search(t.Context(), 2, nil)
+	got, _ := ix.Prepare("bedrooms in flat 2", nil).Search(t.Context(), 2, nil)
 	if len(got) != 2 || got[0].Row != 1 {
 		t.Errorf("Search = %v, want row 1 (the words) before row 0 (the number)", got)
 	}

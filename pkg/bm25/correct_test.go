@@ -36,7 +36,7 @@ func TestCorrect(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			terms := analysis.English.Terms(tt.query)
-			ix.Correct(terms)
+			ix.Correct(terms, nil)
 			want := analysis.English.Terms(tt.want)
 			if !slices.Equal(terms, want) {
 				t.Errorf("Correct(%q) = %q, want %q", tt.query, terms, want)
@@ -50,7 +50,7 @@ func TestCorrectMostCommon(t *testing.T) {
 	ix := fromDocs([]Doc{{Name: "add_to_cart"}, {Name: "empty_cart"}, {Name: "cast_video"}}, DefaultConfig)
 	for _, q := range []string{"casrt", "carst"} { // cart or cast, either way round
 		terms := analysis.English.Terms(q)
-		ix.Correct(terms)
+		ix.Correct(terms, nil)
 		if !slices.Equal(terms, []string{"cart"}) {
 			t.Errorf("Correct(%q) = %q, want [cart]", q, terms)
 		}
@@ -68,8 +68,17 @@ func TestCorrectBounded(t *testing.T) {
 	words[MaxCorrections-1] = "mesage" // the last one tried
 	words[MaxCorrections] = "sedn"     // past the bound
 	terms := analysis.English.Terms(strings.Join(words, " "))
-	ix.Correct(terms)
+	fixes := ix.Correct(terms, nil)
 	if terms[MaxCorrections-1] != "messag" || terms[MaxCorrections] != "sedn" {
 		t.Errorf("terms %d and %d: %q and %q, want messag and sedn", MaxCorrections-1, MaxCorrections, terms[MaxCorrections-1], terms[MaxCorrections])
+	}
+	// A sentence of the query reads the same misspelling the same way,
+	// and a word past the bound as written, with no lookup of its own.
+	if want := []Fix{{From: "mesag", To: "messag"}}; !slices.Equal(fixes, want) {
+		t.Fatalf("fixes %v, want %v", fixes, want)
+	}
+	part := ix.Prepare("mesage sedn", fixes)
+	if m := part.Matched(0); len(m["messag"]) == 0 || len(m["send"]) != 0 {
+		t.Errorf("the sentence matched %v, want messag and not send", m)
 	}
 }

@@ -174,32 +174,37 @@ const minTypoLen = 4
 // maxTypoLen bounds the lookups one term costs.
 const maxTypoLen = 24
 
+// Fix is a query term read as a misspelling (From) and the index's term
+// read for it (To).
+type Fix struct{ From, To string }
+
 // Correct replaces, in place, the terms that no tool has, that have no
 // derived form some tool has and that are not English words
 // (analysis.Analyzer.Known), by the index's term one edit away, if it has
 // one (see nearest): the first MaxCorrections such terms. Since a
 // dictionary word is never replaced, a query about what the catalog
-// lacks stays a query about it.
-func (ix *Index) Correct(terms []string) {
+// lacks stays a query about it. It appends each replacement to fixes,
+// for the query's parts to read the same way (Prepare).
+func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
 	tried := 0
 	for i, t := range terms {
 		if tried == MaxCorrections {
-			return
+			break
 		}
 		if e := ix.expand(t); e.list >= 0 || len(e.derived) > 0 || !misspellable(t) || analysis.English.Known(t) {
 			continue
 		}
 		tried++
-		if typo := ix.typos.Get(t); typo != nil {
-			if *typo != "" {
-				terms[i] = *typo
-			}
-			continue
+		typo := ix.typos.Get(t)
+		if typo == nil {
+			typo = ix.typos.Put(t, ix.nearest(t))
 		}
-		if typo := *ix.typos.Put(t, ix.nearest(t)); typo != "" {
-			terms[i] = typo
+		if *typo != "" {
+			fixes = append(fixes, Fix{From: t, To: *typo})
+			terms[i] = *typo
 		}
 	}
+	return fixes
 }
 
 // misspellable reports whether term may be read as a misspelling: lower-

@@ -174,7 +174,10 @@ func (rk *Ranker) Config() Config { return rk.cfg }
 type Query struct {
 	Text    string
 	Lexical bm25.Query
-	Dense   *index.Query
+	// Fixes are how Lexical's terms read the text's misspellings
+	// (bm25.Index.Correct); each sentence ranked apart reads them so too.
+	Fixes []bm25.Fix
+	Dense *index.Query
 	// Ranks asks for each ranker's rank of every result (explain).
 	Ranks bool
 }
@@ -661,7 +664,7 @@ func (rk *Ranker) lexicalScores(q Query, sc *scratch, keep func(int) bool) []flo
 	best, part := sc.best, sc.part
 	clear(best)
 	for _, st := range sents {
-		rk.lexical.Prepare(st).ScoresInto(part)
+		rk.lexical.Prepare(st, q.Fixes).ScoresInto(part)
 		// One pass finds the intent's top score (to normalise by) and its
 		// best row the caller keeps; the earlier row wins a tie, as in TopK.
 		var m float32

@@ -121,7 +121,7 @@ func TestSiblingsJoin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		rk := New(Config{SiblingBoost: tt.boost}, nil, lexical, serverOf, 3, nil)
-		q := Query{Text: "deploy", Lexical: lexical.Prepare("deploy")}
+		q := Query{Text: "deploy", Lexical: lexical.Prepare("deploy", nil)}
 		res, err := rk.Hybrid(t.Context(), q, 10, tt.keep)
 		if err != nil {
 			t.Fatal(err)
@@ -148,7 +148,7 @@ func TestAppendReusesMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	rk := New(Config{}, dense, lexical, []int32{0, 1, 0, 2, 0}, 3, nil)
-	q := Query{Text: "deploy a release", Lexical: lexical.Prepare("deploy a release"), Dense: &index.Query{Dense: []float32{1, 0.5, 0}}}
+	q := Query{Text: "deploy a release", Lexical: lexical.Prepare("deploy a release", nil), Dense: &index.Query{Dense: []float32{1, 0.5, 0}}}
 	type ranker func(context.Context, []Result, Query, int, func(int) bool) ([]Result, error)
 	for _, tt := range []struct {
 		name          string
@@ -236,7 +236,7 @@ func TestIntentBound(t *testing.T) {
 		{"many: the last ones", strings.Repeat("roll back a release. ", 3*MaxIntents) + "send an email message.", MaxIntents},
 	} {
 		sc := newScratch(len(texts), 3)
-		rk.lexicalScores(Query{Text: tt.text, Lexical: lexical.Prepare(tt.text)}, sc, nil)
+		rk.lexicalScores(Query{Text: tt.text, Lexical: lexical.Prepare(tt.text, nil)}, sc, nil)
 		if len(sc.intentBest) != tt.intents {
 			t.Errorf("%s: %d intents ranked, want %d", tt.name, len(sc.intentBest), tt.intents)
 		}
@@ -291,7 +291,7 @@ func TestBinaryHybrid(t *testing.T) {
 		{"group7", false}, // 10 tools
 		{"common", true},  // every tool
 	} {
-		q := Query{Text: tt.text, Lexical: lexical.Prepare(tt.text), Dense: dense}
+		q := Query{Text: tt.text, Lexical: lexical.Prepare(tt.text, nil), Dense: dense}
 		sc := binaryRk.scratch.Get().(*scratch)
 		sc.reset()
 		if got := binaryRk.scanJoins(*dense, binaryRk.lexicalScores(q, sc, nil), nil); got != tt.scan {

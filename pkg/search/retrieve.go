@@ -57,8 +57,8 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	// of it.
 	terms := analysis.English.AppendTerms(w.terms[:0], pq.text)
 	w.terms = terms
-	a.snap.Keywords.Correct(terms)
-	q := rank.Query{Text: pq.text, Ranks: a.req.Explain}
+	w.fixes = a.snap.Keywords.Correct(terms, w.fixes[:0])
+	q := rank.Query{Text: pq.text, Fixes: w.fixes, Ranks: a.req.Explain}
 	if mode != ModeKeyword {
 		var err error
 		q.Dense, err = a.embedQuery(ctx, pq.text, terms, w)
@@ -148,6 +148,7 @@ type work struct {
 	idx     []int32
 	val     []float32
 	lexical bm25.Query
+	fixes   []bm25.Fix // the query's misspellings, as Correct read them
 	results []rank.Result
 	kept    []string // learning's: the terms a search may teach
 	record  []byte   // and what it remembers of the answer

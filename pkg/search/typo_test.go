@@ -20,6 +20,8 @@ func TestMisspelledQueries(t *testing.T) {
 		{"serch githb issues", "search github issues"},
 		{"craete a calendar evnet", "create a calendar event"},
 		{"qeury the postgers databse", "query the postgres database"},
+		// Each sentence is ranked apart as well, from the same reading.
+		{"Sedn a mesage to slakc. Then craete a calendar evnet.", "Send a message to slack. Then create a calendar event."},
 	}
 	for _, mode := range []Mode{ModeKeyword, ModeSemantic, ModeHybrid} {
 		for _, tt := range tests {
