@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/strtab"
 )
@@ -113,13 +114,49 @@ func (a *Analyzer) InLexicon(term string) bool {
 
 // Known reports whether term (analysed) is an English word: one of the
 // dictionary's (InLexicon), in any part of speech or inflection it lists,
-// or a function word. A query term no tool has that is not known may be
-// a misspelling of one some tool has.
+// its regular inflections that the stemmer leaves apart from their base
+// (queued, wider, highest, women), or a function word. A query term no
+// tool has that is not known may be a misspelling of one some tool has.
 func (a *Analyzer) Known(term string) bool {
-	if a.InLexicon(term) {
+	if a.listed(term) {
 		return true
 	}
-	return a.known != nil && a.known().Number(term) >= 0
+	for _, b := range bases(term) {
+		if a.listed(a.stem(b)) {
+			return true
+		}
+	}
+	return false
+}
+
+// listed reports whether term is the term of a word the tables list.
+func (a *Analyzer) listed(term string) bool {
+	return a.InLexicon(term) || a.known != nil && a.known().Number(term) >= 0
+}
+
+// bases are the words term may be a regular inflection of, as WordNet's
+// morphology reads them (the stemmer has taken -s, -ed and -ing off
+// already): wider, highest, happier, bigger; queu (queued) as queue; women
+// as woman. Some are not words; Known looks each up.
+func bases(term string) []string {
+	var out []string
+	for _, suf := range [...]string{"est", "er"} {
+		w, ok := strings.CutSuffix(term, suf)
+		if !ok || len(w) < 2 {
+			continue
+		}
+		out = append(out, w, w+"e")
+		if n := len(w); w[n-1] == w[n-2] {
+			out = append(out, w[:n-1]) // bigger, big
+		}
+		if w, ok := strings.CutSuffix(w, "i"); ok {
+			out = append(out, w+"y") // happier, happy
+		}
+	}
+	if w, ok := strings.CutSuffix(term, "men"); ok {
+		out = append(out, w+"man")
+	}
+	return append(out, term+"e")
 }
 
 func englishWords() *strtab.Table { return englishTables().words }

@@ -136,7 +136,7 @@ func lexiconName(derivedTSV, hypernymsTSV, wordsTSV string) string {
 var functionWords = strings.Fields(`
 	what whatever which whichever whom whose whoever whomever
 	this that these those there here where wherever when whenever however whether
-	among amongst since until till unless although though while whilst
+	among amongst since until till unless although though while whilst during
 	upon onto into unto toward towards within without throughout via per versus amid amidst
 	beside besides beneath underneath despite except plus minus
 	shall should would could might must ought cannot
@@ -145,14 +145,13 @@ var functionWords = strings.Fields(`
 	hers ours yours theirs mine their else also yet
 `)
 
-// packWords numbers the terms of words.tsv's words and functionWords,
-// sorted, but for stop words and the terms the other tables have (known).
-func packWords(tsv string, stem func(string) string, stop map[string]bool, known func(string) bool) *strtab.Table {
+// packWords numbers the terms of words.tsv's words and of functionWords,
+// sorted, but for the terms the other tables have (known). Stop words
+// count too: a word that is not one may have a stop word's term (having,
+// have). Regular inflections are not listed: Known reads them back.
+func packWords(tsv string, stem func(string) string, known func(string) bool) *strtab.Table {
 	set := map[string]bool{}
 	add := func(w string) {
-		if stop[w] {
-			return
-		}
 		if t := stem(w); !known(t) {
 			set[t] = true
 		}

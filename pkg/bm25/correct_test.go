@@ -81,4 +81,16 @@ func TestCorrectBounded(t *testing.T) {
 	if m := part.Matched(0); len(m["messag"]) == 0 || len(m["send"]) != 0 {
 		t.Errorf("the sentence matched %v, want messag and not send", m)
 	}
+	// English words the index lacks are asked about too, a bounded few.
+	english := strings.Repeat("flight ", maxRead-1)
+	for _, q := range []struct {
+		text string
+		want bool
+	}{{english + "mesage", true}, {english + "flight mesage", false}} {
+		terms := analysis.English.Terms(q.text)
+		ix.Correct(terms, nil)
+		if got := terms[len(terms)-1] == "messag"; got != q.want {
+			t.Errorf("after %d words the index lacks: mesage read as %q", len(terms)-1, terms[len(terms)-1])
+		}
+	}
 }

@@ -166,6 +166,11 @@ func (ix *Index) PrepareTermsInto(dst Query, terms []string) Query {
 // lookups the first time it is seen.
 const MaxCorrections = 8
 
+// maxRead is how many of a query's terms no tool has Correct asks the
+// dictionary about (analysis.Analyzer.Known, a few lookups each): a query
+// of English the catalog lacks looks up no more than one of nonsense.
+const maxRead = 4 * MaxCorrections
+
 // minTypoLen is the shortest term read as a misspelling: a shorter one
 // is one edit from too many words to say which was meant (measured on
 // the shared sets with typing errors added: evals/README.md).
@@ -181,17 +186,21 @@ type Fix struct{ From, To string }
 // Correct replaces, in place, the terms that no tool has, that have no
 // derived form some tool has and that are not English words
 // (analysis.Analyzer.Known), by the index's term one edit away, if it has
-// one (see nearest): the first MaxCorrections such terms. Since a
-// dictionary word is never replaced, a query about what the catalog
-// lacks stays a query about it. It appends each replacement to fixes,
-// for the query's parts to read the same way (Prepare).
+// one (see nearest): the first MaxCorrections such terms, among the first
+// maxRead that no tool has. Since a dictionary word is never replaced, a
+// query about what the catalog lacks stays a query about it. It appends
+// each replacement to fixes, for the query's parts to read the same way
+// (Prepare).
 func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
-	tried := 0
+	tried, read := 0, 0
 	for i, t := range terms {
-		if tried == MaxCorrections {
+		if tried == MaxCorrections || read == maxRead {
 			break
 		}
-		if e := ix.expand(t); e.list >= 0 || len(e.derived) > 0 || !misspellable(t) || analysis.English.Known(t) {
+		if e := ix.expand(t); e.list >= 0 || len(e.derived) > 0 || !misspellable(t) {
+			continue
+		}
+		if read++; analysis.English.Known(t) {
 			continue
 		}
 		tried++
