@@ -165,7 +165,7 @@ type Index struct {
 
 	scratch sync.Pool
 	cache   *memo.Memo[expansion] // by term
-	typos   *memo.Memo[string]    // misspelt term -> its correction, "" for none (Correct)
+	typos   *memo.Memo[reading]   // a term no tool has, as Correct reads it
 }
 
 // Layout says which segment of a corpus holds each text field of a tool
@@ -203,7 +203,7 @@ func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 	b := newBuilder(c, layout)
 	ix := &Index{p: p, n: c.Len()}
 	ix.cache = memo.New[expansion]()
-	ix.typos = memo.New[string]()
+	ix.typos = memo.New[reading]()
 	norm := b.norms(p)
 	ix.start, ix.pairs = b.count()
 	ix.firstPair = uint32(b.singles)

@@ -200,20 +200,33 @@ func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
 		if e := ix.expand(t); e.list >= 0 || len(e.derived) > 0 || !misspellable(t) {
 			continue
 		}
-		if read++; analysis.English.Known(t) {
+		read++
+		r := ix.typos.Get(t)
+		if r == nil {
+			if analysis.English.Known(t) {
+				r = ix.typos.Put(t, reading{english: true})
+			} else {
+				r = ix.typos.Put(t, reading{as: ix.nearest(t)})
+			}
+		}
+		if r.english {
 			continue
 		}
 		tried++
-		typo := ix.typos.Get(t)
-		if typo == nil {
-			typo = ix.typos.Put(t, ix.nearest(t))
-		}
-		if *typo != "" {
-			fixes = append(fixes, Fix{From: t, To: *typo})
-			terms[i] = *typo
+		if r.as != "" {
+			fixes = append(fixes, Fix{From: t, To: r.as})
+			terms[i] = r.as
 		}
 	}
 	return fixes
+}
+
+// reading is how Correct reads a term no tool has, kept for the next
+// query that has it: an English word, or a misspelling of as ("": of
+// nothing the index has).
+type reading struct {
+	as      string
+	english bool
 }
 
 // misspellable reports whether term may be read as a misspelling: lower-
