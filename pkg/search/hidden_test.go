@@ -217,7 +217,18 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 	}
 	words := strings.Fields(pick().Description + " " + pick().Description)
 	r.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
-	query := strings.Join(words[:min(len(words), 2+r.IntN(6))], " ")
+	words = words[:min(len(words), 2+r.IntN(6))]
+	if r.IntN(3) == 0 {
+		// Misspelt: read as a tool's words only if the key sees one
+		// that has them.
+		for i, w := range words {
+			if len(w) >= 5 && r.IntN(2) == 0 {
+				k := 1 + r.IntN(len(w)-3)
+				words[i] = w[:k] + w[k+1:k+2] + w[k:k+1] + w[k+2:]
+			}
+		}
+	}
+	query := strings.Join(words, " ")
 	if query == "" {
 		query = "list"
 	}
