@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
 // A query's misspellings of the index's words read as those words; its
@@ -93,4 +94,59 @@ func TestCorrectBounded(t *testing.T) {
 			t.Errorf("after %d words the index lacks: mesage read as %q", len(terms)-1, terms[len(terms)-1])
 		}
 	}
+}
+
+// FuzzCorrect: whatever a query says, Correct replaces only terms no tool
+// has, each by a term some tool has, one edit away, reports each
+// replacement, and replaces at most MaxCorrections.
+func FuzzCorrect(f *testing.F) {
+	cat, err := catalog.Default()
+	if err != nil {
+		f.Fatal(err)
+	}
+	ix := catalogIndex(f, cat)
+	for _, s := range []string{"sedn a mesage to slakc", "serch githb isseus", "qeury the postgers databse", "book a flight", "", "ææ mesagé", strings.Repeat("qzxv ", 40) + "mesage"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		terms := analysis.English.Terms(q)
+		was := slices.Clone(terms)
+		fixes := ix.Correct(terms, nil)
+		if len(fixes) > MaxCorrections {
+			t.Fatalf("%q: %d fixes", q, len(fixes))
+		}
+		for i := range terms {
+			if terms[i] == was[i] {
+				continue
+			}
+			if ix.Has(was[i]) || !ix.Has(terms[i]) || !oneEdit(was[i], terms[i]) || !slices.Contains(fixes, Fix{From: was[i], To: terms[i]}) {
+				t.Fatalf("%q: %q read as %q (fixes %v)", q, was[i], terms[i], fixes)
+			}
+		}
+	})
+}
+
+// oneEdit reports whether a and b are one letter dropped, added or
+// changed, or two neighbours swapped, apart.
+func oneEdit(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	switch len(b) - len(a) {
+	case 1:
+		for i := range b {
+			if b[:i]+b[i+1:] == a {
+				return true
+			}
+		}
+	case 0:
+		var diff []int
+		for i := range a {
+			if a[i] != b[i] {
+				diff = append(diff, i)
+			}
+		}
+		return len(diff) == 1 || len(diff) == 2 && diff[1] == diff[0]+1 && a[diff[0]] == b[diff[1]] && a[diff[1]] == b[diff[0]]
+	}
+	return false
 }
