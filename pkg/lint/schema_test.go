@@ -21,7 +21,9 @@ func jsonFindings(raw []byte) (typ []byte, missing, notNames, undefined []string
 		Properties json.RawMessage `json:"properties"`
 		Required   json.RawMessage `json:"required"`
 	}
-	if len(raw) == 0 || json.Unmarshal(raw, &top) != nil {
+	// encoding/json reads null into a struct as nothing at all, without
+	// error; a schema of null is no object, as the catalog refuses it.
+	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &top) != nil {
 		return nil, nil, nil, nil, false
 	}
 	var props map[string]json.RawMessage
