@@ -204,7 +204,7 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 		if len(missing) > 0 {
 			add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
 		}
-		if w := tooldef.Refused(t.InputSchema, false); w != "" {
+		if w := tooldef.Refused(t.InputSchema); w != "" {
 			add(Warning, "provider-schema", "%s; definitions toolsearch renders for providers carry it mended, other readers of the catalog may not", w)
 		}
 		if w := tooldef.Renamed(t.InputSchema); w != "" {

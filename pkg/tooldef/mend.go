@@ -394,15 +394,12 @@ func Mend(raw json.RawMessage) (json.RawMessage, string) {
 }
 
 // Refused is the warning Mend would give raw, without mending it: what
-// providers would refuse of it, or "". Without top it leaves out the top
-// level's type and required list, for a linter whose rules name those.
-func Refused(raw json.RawMessage, top bool) string {
-	fs := faults(raw)
-	if !top {
-		fs = slices.DeleteFunc(fs, func(f fault) bool {
-			return f.at == "" && (f.kind == noRootType || f.kind == rootNotObj || f.kind == badRequired)
-		})
-	}
+// providers would refuse of it, or "", but for the top level's type and
+// required list, which a linter's own rules name.
+func Refused(raw json.RawMessage) string {
+	fs := slices.DeleteFunc(faults(raw), func(f fault) bool {
+		return f.at == "" && (f.kind == noRootType || f.kind == rootNotObj || f.kind == badRequired)
+	})
 	return describe(fs)
 }
 
