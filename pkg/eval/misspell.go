@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"regexp"
 )
 
 // keyboard is the QWERTY layout's letter rows: a slip of the finger
@@ -58,29 +59,16 @@ func misspell(id, s string, rate float64) string {
 	h.Write([]byte{0})
 	h.Write([]byte(s))
 	r := rand.New(rand.NewPCG(h.Sum64(), 0))
-	b := []byte(s)
-	out := make([]byte, 0, len(b)+8)
-	for i := 0; i < len(b); {
-		j := i
-		for j < len(b) && letter(b[j]) {
-			j++
+	return longWord.ReplaceAllStringFunc(s, func(w string) string {
+		if r.Float64() < rate {
+			return string(slip([]byte(w), r))
 		}
-		if j == i {
-			out = append(out, b[i])
-			i++
-			continue
-		}
-		w := b[i:j]
-		if len(w) >= 5 && r.Float64() < rate {
-			w = slip(w, r)
-		}
-		out = append(out, w...)
-		i = j
-	}
-	return string(out)
+		return w
+	})
 }
 
-func letter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+// longWord is an ASCII word of five letters or more.
+var longWord = regexp.MustCompile(`[A-Za-z]{5,}`)
 
 // slip makes one typing error in w, away from its first and last
 // letters.
