@@ -130,9 +130,10 @@ func lexiconName(derivedTSV, hypernymsTSV, wordsTSV string) string {
 }
 
 // functionWords are English words of the closed classes WordNet leaves
-// out (pronouns, determiners, prepositions, conjunctions, modal verbs)
-// that are not stop words: with words.tsv's, the words a query may use
-// that are not misspellings.
+// out (pronouns, determiners, prepositions, conjunctions, modal verbs):
+// with words.tsv's, the words a query may use that are not misspellings.
+// Some are stop words, whose terms a word that is not one can still give
+// ("whats" is what).
 var functionWords = strings.Fields(`
 	what whatever which whichever whom whose whoever whomever
 	this that these those there here where wherever when whenever however whether
