@@ -64,13 +64,19 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 	a.req, a.resp = &a.request, &a.response
 	a.seen = newRowSet(snap.Catalog.Len(), a.seenRows[:])
 	a.narrow()
-	switch {
-	case len(a.req.Messages) > 0:
-		a.req.Query = digest(a.req.Messages, snap.Keywords.IDF)
-	case len(a.req.Query) > MaxQueryBytes:
-		a.req.Query = digest([]Message{{Role: "user", Content: a.req.Query}}, snap.Keywords.IDF)
+	var q parsedQuery
+	if len(a.req.Messages) > 0 {
+		q = parseQuery(digest(a.req.Messages, snap.Keywords.IDF))
+	} else {
+		// Operators are read from the whole query before a long one is
+		// digested: the digest keeps words, not "select:" lists or "+"
+		// marks, so a 5 KB select: list was ranked as prose.
+		q = parseQuery(a.req.Query)
+		if !q.isSelect && len(q.text) > MaxQueryBytes {
+			q.text = digest([]Message{{Role: "user", Content: q.text}}, snap.Keywords.IDF)
+		}
 	}
-	switch q := parseQuery(a.req.Query); {
+	switch {
 	case len(q.required) > MaxRequiredTerms:
 		err = badRequest("too_many_required_terms", `"query" requires more than %d terms with "+term"; require fewer`, MaxRequiredTerms)
 	case a.req.Template != "":

@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,5 +145,63 @@ func TestRequiredTermsBound(t *testing.T) {
 		case tt.code != "" && (!errors.As(err, &re) || re.Code != tt.code):
 			t.Errorf("%s: %v, want %s", tt.name, err, tt.code)
 		}
+	}
+}
+
+// TestOperatorsInLongQueries: a query over MaxQueryBytes is ranked on a
+// digest of its words, but its operators are read from all of it first.
+func TestOperatorsInLongQueries(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	var names []string
+	for i := 0; len(strings.Join(names, ",")) <= MaxQueryBytes; i++ {
+		names = append(names, fmt.Sprintf("github/nope_%03d", i))
+	}
+	prose := strings.Repeat("the weekly report mentions many things in passing ", MaxQueryBytes/50+1)
+	tests := []struct {
+		name     string
+		req      Request
+		mode     Mode
+		tools    []string // the answer's retrieved or selected tools; nil: not checked
+		required []string
+		unknown  int
+	}{
+		{"select list", Request{Query: "select:slack/post_message," + strings.Join(names, ",")}, ModeSelect, []string{"slack/post_message"}, nil, len(names)},
+		{"required term before the digest's tail", Request{Query: "+jira " + prose + " add a comment", IncludeCore: ptr(false)}, ModeHybrid, nil, []string{"jira"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.req.Query) <= MaxQueryBytes {
+				t.Fatalf("query of %d bytes is not long", len(tt.req.Query))
+			}
+			res := mustSearch(t, svc, tt.req)
+			if res.Mode != tt.mode {
+				t.Fatalf("mode %s, want %s", res.Mode, tt.mode)
+			}
+			var got []string
+			for _, h := range res.Tools {
+				got = append(got, h.Server+"/"+h.Name)
+				if len(tt.required) > 0 && !strings.Contains(strings.ToLower(h.Server+"/"+h.Name+" "+h.Description), tt.required[0]) {
+					t.Errorf("%s/%s lacks the required %q", h.Server, h.Name, tt.required[0])
+				}
+			}
+			if tt.tools != nil && !slices.Equal(got, tt.tools) {
+				t.Errorf("tools %v, want %v", got, tt.tools)
+			}
+			if len(tt.required) > 0 && len(got) == 0 {
+				t.Error("no tool returned")
+			}
+			if !slices.Equal(res.Required, tt.required) {
+				t.Errorf("required %v, want %v", res.Required, tt.required)
+			}
+			if n := 0; res.Diagnostic != nil {
+				n = len(res.Diagnostic.Unknown)
+				if n != tt.unknown {
+					t.Errorf("%d unknown names, want %d", n, tt.unknown)
+				}
+			} else if tt.unknown != 0 {
+				t.Errorf("no diagnostic, want %d unknown names", tt.unknown)
+			}
+		})
 	}
 }
