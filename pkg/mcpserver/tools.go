@@ -47,7 +47,7 @@ type searchIn struct {
 	Messages    []search.Message `json:"messages,omitempty" jsonschema:"instead of query: the recent turns of the conversation, newest last ({role: user|assistant|system, content}); tools are found for the newest user turn, with the earlier turns as context"`
 	Limit       int              `json:"limit,omitempty" jsonschema:"how many tools to return, 1 to 50; default 10"`
 	ServerMatch string           `json:"server_match,omitempty" jsonschema:"only tools of servers whose name contains this text, any case"`
-	Operation   string           `json:"operation,omitempty" jsonschema:"search (default) ranks by relevance; list pages through servers' tools in name order"`
+	Operation   string           `json:"operation,omitempty" jsonschema:"search (default) ranks by relevance; list pages through the tools of servers or server_match in name order, and takes no query"`
 	Cursor      string           `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list page"`
 	scopeIn
 }

@@ -328,6 +328,13 @@ func TestRequestValidate(t *testing.T) {
 		{Request{Regex: "a", Query: "x"}, "conflicting_fields"},
 		{Request{Regex: "a", Operation: "list", Servers: []string{"s"}}, "conflicting_fields"},
 		{Request{Query: "x", RegexDescription: true}, "conflicting_fields"},
+		// Fields an answer would drop without a word.
+		{Request{Query: "x", Template: "t"}, "conflicting_fields"},
+		{Request{Query: "select:a", Template: "t"}, "conflicting_fields"},
+		{Request{Query: "x", Operation: "list", Servers: []string{"s"}}, "conflicting_fields"},
+		{Request{Messages: []Message{{Role: "user", Content: "x"}}, Operation: "list", ServerMatch: "s"}, "conflicting_fields"},
+		{Request{Query: "select:"}, "empty_query"},
+		{Request{Query: " SELECT: , ,\t,"}, "empty_query"},
 	}
 	for _, tt := range tests {
 		var re *RequestError

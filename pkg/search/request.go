@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -171,6 +172,12 @@ func (r *Request) Validate() error {
 		return badRequest("conflicting_fields", `"template" and "operation":"list" cannot be combined`)
 	case r.Regex != "" && (r.Template != "" || r.Operation == OperationList || asks):
 		return badRequest("conflicting_fields", `"regex" cannot be combined with "query", "template" or "operation":"list"`)
+	case asks && r.Template != "":
+		// A template answers its manifest whatever the query says: the
+		// query would be dropped without a word.
+		return badRequest("conflicting_fields", `"query" cannot be combined with "template": a template returns its manifest, unranked`)
+	case asks && r.Operation == OperationList:
+		return badRequest("conflicting_fields", `"query" cannot be combined with "operation":"list", which lists every tool of its servers in name order; to rank them, leave out "operation"`)
 	case r.RegexDescription && r.Regex == "":
 		return badRequest("conflicting_fields", `"regex_description" needs "regex"`)
 	case r.Cursor != "" && r.Operation != OperationList && r.Regex == "":
@@ -179,6 +186,9 @@ func (r *Request) Validate() error {
 		return badRequest("missing_scope", `"operation":"list" needs "servers" or "server_match"`)
 	case !asks && r.Template == "" && r.Operation != OperationList && r.Regex == "":
 		return badRequest("empty_query", `"query" is required and must not be blank (unless "template", "regex" or "operation":"list" is given)`)
+	}
+	if rest, ok := cutPrefixFold(strings.TrimSpace(r.Query), "select:"); ok && strings.TrimFunc(rest, func(c rune) bool { return c == ',' || unicode.IsSpace(c) }) == "" {
+		return badRequest("empty_query", `"select:" names no tools; name them, separated by commas (select:server/tool,tool)`)
 	}
 	if r.Regex != "" {
 		if err := checkRegex(r.Regex); err != nil {
