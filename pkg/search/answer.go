@@ -127,12 +127,19 @@ func (a *answer) narrow() {
 	match := strings.ToLower(a.req.ServerMatch)
 	servers := a.snap.Catalog.Servers()
 	a.inServers = make([]bool, len(servers))
+	matched := match == ""
 	for i, name := range servers {
 		_, named := asked[name]
 		if named {
 			asked[name] = true
 		}
-		a.inServers[i] = (len(asked) == 0 || named) && (match == "" || strings.Contains(strings.ToLower(name), match))
+		matches := match == "" || strings.Contains(strings.ToLower(name), match)
+		matched = matched || matches
+		a.inServers[i] = (len(asked) == 0 || named) && matches
+	}
+	if !matched {
+		// As for a name in servers: an empty answer says why.
+		a.unknown("server_match " + a.req.ServerMatch)
 	}
 	for _, name := range a.req.Servers {
 		if found := asked[name]; !found {

@@ -240,7 +240,10 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 		names := slices.Sorted(maps.Keys(templates))
 		req = Request{Template: append(names, "nosuch")[r.IntN(len(names)+1)]}
 	case 2:
-		req = Request{Operation: "list", ServerMatch: pick().Server[:1], TopK: ptr(5)}
+		// All of a server's name at times: one the key cannot see must
+		// match as nothing does.
+		server := pick().Server
+		req = Request{Operation: "list", ServerMatch: server[:1+r.IntN(len(server))], TopK: ptr(5)}
 	case 3:
 		req.Visibility = access.Visibility{Tools: []string{pick().ID(), pick().Name}}
 	case 4:

@@ -129,6 +129,11 @@ func TestOperators(t *testing.T) {
 				}
 			}
 		}},
+		{"server_match matching no server", Request{Query: "comment", ServerMatch: "gitlab", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			if len(res.Tools) != 0 || res.Diagnostic == nil || !slices.Equal(res.Diagnostic.Unknown, []string{"server_match gitlab"}) {
+				t.Errorf("tools %v diagnostic %+v", ids(res.Tools), res.Diagnostic)
+			}
+		}},
 		{"server_match", Request{Query: "list", ServerMatch: "SQL", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
 			for _, h := range res.Tools {
 				if h.Server != "postgres" {
