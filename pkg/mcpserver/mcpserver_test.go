@@ -219,6 +219,22 @@ func TestMetaTools(t *testing.T) {
 	if out := structured[searchOut](t, weak); !out.NoMatch || !strings.HasPrefix(text(weak), "No tool clearly fits") || !strings.Contains(text(weak), "list_servers") {
 		t.Errorf("a weak answer: no_match %v, text %q", out.NoMatch, text(weak))
 	}
+	// Names that match nothing are said first in the text, and at most
+	// maxNamesWritten of them.
+	for _, tt := range []struct {
+		args      map[string]any
+		text      string
+		structure []string
+	}{
+		{map[string]any{"query": "rain", "servers": []string{"wether"}}, `Not found (nothing you can see has these names; list_servers gives the servers): "server wether".` + "\n", []string{"server wether"}},
+		{map[string]any{"query": "rain", "server_match": "wet"}, `Not found (nothing you can see has these names; list_servers gives the servers): "server_match wet".` + "\n", []string{"server_match wet"}},
+		{map[string]any{"query": "select:get_forecast,a,b,c,d,e,f,g,h,i,j,k"}, `"i", "j" and 1 more.` + "\n1. weather/get_forecast", []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}},
+	} {
+		res := call(t, cs, "search_tools", tt.args)
+		if out := structured[searchOut](t, res); !strings.HasPrefix(text(res), "Not found") || !strings.Contains(text(res), tt.text) || !slices.Equal(out.Unknown, tt.structure) {
+			t.Errorf("search_tools(%v): unknown %v, text %q", tt.args, out.Unknown, text(res))
+		}
+	}
 	if res := call(t, cs, "search_tools", map[string]any{"query": "x", "bogus": 1}); !res.IsError {
 		t.Error("search_tools accepted an unknown argument")
 	}

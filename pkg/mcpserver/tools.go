@@ -70,6 +70,7 @@ type searchOut struct {
 	Total      *int      `json:"total,omitempty"`
 	NextCursor string    `json:"next_cursor,omitempty"`
 	Unknown    []string  `json:"unknown,omitempty"`
+	Ambiguous  []string  `json:"ambiguous,omitempty"`
 	// searchID is the answer's search id while learning is on: the
 	// session's next uses of its tools teach (never sent to the model).
 	searchID string
@@ -103,6 +104,27 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in search
 	return res, out, err
 }
 
+// maxNamesWritten bounds the names a diagnostic line repeats: a select:
+// list may name thousands, all of them in the structured answer.
+const maxNamesWritten = 10
+
+func writeNames(b *strings.Builder, what string, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s:", what)
+	for i, n := range names[:min(len(names), maxNamesWritten)] {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(b, " %q", n)
+	}
+	if len(names) > maxNamesWritten {
+		fmt.Fprintf(b, " and %d more", len(names)-maxNamesWritten)
+	}
+	b.WriteString(".\n")
+}
+
 // used records that the session used tool (its schema asked for, or a call
 // that succeeded) after its last search: learning from use.
 func (s *Server) used(ctx context.Context, ss *mcp.ServerSession, caller access.Caller, t search.Found) {
@@ -123,10 +145,14 @@ func (s *Server) answer(ctx context.Context, sr search.Request, limit int, calle
 	}
 	out := searchOut{Tools: make([]toolOut, len(res.Tools)), Mode: string(res.Mode), Degraded: res.Degraded, Confident: res.Confident, NoMatch: res.NoMatch,
 		Withheld: res.Withheld, Total: res.Total, NextCursor: res.NextCursor, searchID: res.SearchID}
-	if res.Diagnostic != nil {
-		out.Unknown = res.Diagnostic.Unknown
-	}
 	var b strings.Builder
+	if res.Diagnostic != nil {
+		out.Unknown, out.Ambiguous = res.Diagnostic.Unknown, res.Diagnostic.Ambiguous
+		// Said first, in the text a model reads: an empty or weak answer
+		// is often a misnamed server, not a missing tool.
+		writeNames(&b, "Not found (nothing you can see has these names; list_servers gives the servers)", out.Unknown)
+		writeNames(&b, "Ambiguous (several tools have these names; name them as server/tool)", out.Ambiguous)
+	}
 	if res.NoMatch {
 		b.WriteString("No tool clearly fits this request. The closest candidates are below, but none matches well: " +
 			"do not call one unless its description says it does the job. Next: rephrase with the action and the thing it acts on, " +
