@@ -179,7 +179,7 @@ func addIndexFlags(fs *flag.FlagSet, e *env, ranking bool) *indexFlags {
 	fs.StringVar(&f.embedder, "embedder", e.str("TOOLSEARCH_EMBEDDER", "local"), "embedder: local (offline) or openai (any OpenAI-compatible API) [TOOLSEARCH_EMBEDDER]")
 	fs.StringVar(&f.baseURL, "embedding-base-url", e.str("TOOLSEARCH_EMBEDDING_BASE_URL", embedding.DefaultOpenAIBaseURL), "OpenAI-compatible API base `url` [TOOLSEARCH_EMBEDDING_BASE_URL]")
 	fs.StringVar(&f.model, "embedding-model", e.str("TOOLSEARCH_EMBEDDING_MODEL", embedding.DefaultOpenAIModel), "embedding `model` for openai [TOOLSEARCH_EMBEDDING_MODEL]")
-	fs.IntVar(&f.dimensions, "embedding-dimensions", e.int("TOOLSEARCH_EMBEDDING_DIMENSIONS", 0), "vector width; 0: the model's own (openai) or 1024 (local) [TOOLSEARCH_EMBEDDING_DIMENSIONS]")
+	fs.IntVar(&f.dimensions, "embedding-dimensions", e.int("TOOLSEARCH_EMBEDDING_DIMENSIONS", 0), "vector width, at most 8192; 0: the model's own (openai) or 1024 (local) [TOOLSEARCH_EMBEDDING_DIMENSIONS]")
 	fs.IntVar(&f.batchSize, "embedding-batch-size", e.int("TOOLSEARCH_EMBEDDING_BATCH_SIZE", embedding.DefaultBatchSize), "inputs per embeddings request, at most 2048 (Hugging Face TEI: its --max-client-batch-size, 32 by default) [TOOLSEARCH_EMBEDDING_BATCH_SIZE]")
 	fs.DurationVar(&f.timeout, "embedding-timeout", e.duration("TOOLSEARCH_EMBEDDING_TIMEOUT", embedding.DefaultTimeout), "timeout of one embeddings request at build time [TOOLSEARCH_EMBEDDING_TIMEOUT]")
 	rfs.DurationVar(&f.queryTimeout, "query-timeout", e.duration("TOOLSEARCH_QUERY_TIMEOUT", search.DefaultQueryTimeout), "timeout for embedding one query [TOOLSEARCH_QUERY_TIMEOUT]")
@@ -239,8 +239,10 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 
 // newEmbedder builds the configured embedder.
 func (f *indexFlags) newEmbedder() (search.Embedder, error) {
-	if f.dimensions < 0 {
-		return nil, fmt.Errorf("-embedding-dimensions must not be negative, got %d", f.dimensions)
+	if f.dimensions < 0 || f.dimensions > embedding.MaxDimensions {
+		// 2,000,000,000 made the local embedder's first vector a fatal
+		// out of memory; no provider answer may be wider anyway.
+		return nil, fmt.Errorf("-embedding-dimensions must be 0-%d, got %d", embedding.MaxDimensions, f.dimensions)
 	}
 	if f.timeout <= 0 {
 		return nil, fmt.Errorf("-embedding-timeout must be positive, got %v", f.timeout)

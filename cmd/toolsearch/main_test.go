@@ -426,6 +426,8 @@ func TestServeBadConfig(t *testing.T) {
 		{"base URL with a query", map[string]string{"TOOLSEARCH_EMBEDDING_BASE_URL": "http://h.example/v1?key=q_secret"}, []string{"-embedder", "openai"}, `"http://h.example/v1" must not have a ?query`},
 		{"connection bound below -1", nil, []string{"-config", "testdata/max-connections.yaml"}, "limits.max_connections must be -1 (no bound) or more, got -2"},
 		{"batch size too large", map[string]string{"TOOLSEARCH_EMBEDDING_BATCH_SIZE": "5000"}, []string{"-embedder", "openai"}, "-embedding-batch-size must be 1-2048, got 5000"},
+		{"dimensions too wide", nil, []string{"-embedding-dimensions", "2000000000"}, "-embedding-dimensions must be 0-8192, got 2000000000"},
+		{"negative dimensions", map[string]string{"TOOLSEARCH_EMBEDDING_DIMENSIONS": "-1"}, nil, "-embedding-dimensions must be 0-8192, got -1"},
 		{"a zero query timeout", nil, []string{"-query-timeout", "0s"}, "-query-timeout must be positive, got 0s"},
 		{"a cache size under -1", nil, []string{"-embedder", "openai", "-query-cache-size", "-5"}, "-query-cache-size must be -1 (off) or more, got -5"},
 		{"a zero embedding timeout", map[string]string{"TOOLSEARCH_EMBEDDING_TIMEOUT": "0s"}, nil, "-embedding-timeout must be positive, got 0s"},

@@ -370,8 +370,8 @@ func (f *File) check() error {
 			return err
 		}
 	}
-	if f.Embedding.Dimensions < 0 {
-		return fmt.Errorf("embedding.dimensions must not be negative")
+	if d := f.Embedding.Dimensions; d < 0 || d > 8192 { // embedding.MaxDimensions
+		return fmt.Errorf("embedding.dimensions must be 0-8192, got %d", d)
 	}
 	if b := f.Embedding.BatchSize; b < 0 || b > 2048 {
 		return fmt.Errorf("embedding.batch_size must be 1-2048, got %d", b)

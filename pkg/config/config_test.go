@@ -52,6 +52,7 @@ search: {query_timeout: 750ms}
 		{"an empty tool list", "auth: {keys: [{name: a, key_env: KA, visible_servers: [s], visible_tools: []}]}", "visible_tools is empty"},
 		{"bad provider", "embedding: {provider: magic}", "local or openai"},
 		{"batch too large", "embedding: {batch_size: 4096}", "embedding.batch_size must be 1-2048"},
+		{"dimensions too wide", "embedding: {dimensions: 10000}", "embedding.dimensions must be 0-8192, got 10000"},
 		{"bad yaml", "core: [", "c.yaml"},
 		{"bad expose", "mcp: {expose: everything}", `mcp.expose must be meta or core_and_meta, got "everything"`},
 		{"bad confirm policy", "mcp: {confirm_destructive: ask}", `mcp.confirm_destructive must be one of elicit, require_confirm_argument, off, got "ask"`},
