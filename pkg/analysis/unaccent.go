@@ -1,0 +1,58 @@
+package analysis
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// spelledOut are letters that carry no combining mark to drop but are
+// written without accents in other letters.
+var spelledOut = map[rune]string{'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "o", 'ł': "l", 'đ': "d", 'ð': "d", 'þ': "th", 'ı': "i"}
+
+// Unaccented returns the term that term, a term of a text, would have
+// been had its word been typed without accents, as people often type
+// words of French, Spanish or German ("impayées" is impaye, "straße"
+// strass, as the query words "impayees" and "strasse" analyse); false when
+// term is ASCII already, or has a letter with no unaccented ASCII form, or
+// would be a stop word or a single letter unaccented. It reads Terms' stem
+// and stop words but not its memo, which is the queries'.
+//
+// Queries are not unaccented, only matched to the catalog's accented
+// terms (bm25.Index.Correct): in Vietnamese a word's marks are its
+// meaning, and its queries unaccented met unrelated English words.
+func (a *Analyzer) Unaccented(term string) (string, bool) {
+	ascii := true
+	for i := 0; i < len(term) && ascii; i++ {
+		ascii = term[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return "", false
+	}
+	var b strings.Builder
+	b.Grow(len(term))
+	for _, r := range norm.NFD.String(term) {
+		switch s, ok := spelledOut[r]; {
+		case unicode.Is(unicode.Mn, r):
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case ok:
+			b.WriteString(s)
+		default:
+			return "", false
+		}
+	}
+	var out string
+	n := 0
+	AppendWords(b.String(), func(w string) {
+		if n++; n == 1 && !a.stop[w] {
+			out = a.stem(w)
+		}
+	})
+	if n != 1 || len(out) < 2 {
+		return "", false
+	}
+	return out, true
+}
