@@ -166,6 +166,10 @@ type Index struct {
 	scratch sync.Pool
 	cache   *memo.Memo[expansion] // by term
 	typos   *memo.Memo[reading]   // a term no tool has, as Correct reads it
+	// unaccented maps the term of an accented word some tool has, typed
+	// without its accents, to the term ("impaye" to "impayées"), for
+	// Correct. Only catalogs with accented words have any.
+	unaccented map[string]string
 }
 
 // Layout says which segment of a corpus holds each text field of a tool
@@ -226,11 +230,36 @@ func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 		}
 	}
 	ix.terms = strtab.New(strs)
+	ix.unaccented = unaccented(b.vocab, ix)
 	ix.scratch.New = func() any {
 		s := make([]float32, ix.n)
 		return &s
 	}
 	return ix
+}
+
+// unaccented is Index.unaccented for vocab: of two accented terms that
+// read the same unaccented, the one more tools have, then the first; none
+// for a spelling the index has as it is.
+func unaccented(vocab []string, ix *Index) map[string]string {
+	var m map[string]string
+	for id, t := range vocab {
+		if ix.start[id+1] == ix.start[id] {
+			continue
+		}
+		u, ok := analysis.English.Unaccented(t)
+		if !ok || ix.Has(u) {
+			continue
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		prev, seen := m[u]
+		if k, _ := ix.termID(prev); !seen || ix.df(uint32(id)) > ix.df(k) {
+			m[u] = t
+		}
+	}
+	return m
 }
 
 // builder holds what New works out before the lists: each vocabulary

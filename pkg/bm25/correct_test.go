@@ -46,6 +46,46 @@ func TestCorrect(t *testing.T) {
 	}
 }
 
+// A query word typed without the accents of a catalog's word reads as that
+// word, English or not; the catalog's unaccented spelling, where it has
+// one, is the query's as it is; and a query's own accents are kept.
+func TestCorrectUnaccented(t *testing.T) {
+	ix := fromDocs([]Doc{
+		{Name: "lister_factures", Description: "Lister les factures impayées d'un client, avec leur échéance."},
+		{Name: "leave_request", Description: "Déposer une demande de congés payés."},
+		{Name: "city_roads", Description: "Straßen und Brücken der Stadt."},
+		{Name: "order_coffee", Description: "Order a coffee from the café downstairs."},
+		{Name: "resume_review", Description: "Review a resume for a job."},
+	}, DefaultConfig)
+	tests := []struct {
+		name, query, want string
+	}{
+		{"French, no accents", "factures impayees echeance", "factures impayées échéance"},
+		{"a stemmed form", "deposer des conges", "déposer des congés"},
+		{"German sharp s and umlaut", "strassen brucken", "straßen brücken"},
+		{"an English word", "cafe", "café"},
+		{"a word the index has unaccented", "resume", "resume"},
+		{"the query's own accents", "résumé", "résumé"},
+		{"an accented word the index lacks", "naïve", "naïve"},
+		{"an unaccented word no accented one reads as", "invoice", "invoice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			terms := analysis.English.Terms(tt.query)
+			was := slices.Clone(terms)
+			fixes := ix.Correct(terms, nil)
+			if want := analysis.English.Terms(tt.want); !slices.Equal(terms, want) {
+				t.Errorf("Correct(%q) = %q, want %q", tt.query, terms, want)
+			}
+			for i := range terms {
+				if terms[i] != was[i] && !slices.Contains(fixes, Fix{From: was[i], To: terms[i]}) {
+					t.Errorf("%q read as %q unreported: fixes %v", was[i], terms[i], fixes)
+				}
+			}
+		})
+	}
+}
+
 // Of two words one edit away, the one more tools have is read.
 func TestCorrectMostCommon(t *testing.T) {
 	ix := fromDocs([]Doc{{Name: "add_to_cart"}, {Name: "empty_cart"}, {Name: "cast_video"}}, DefaultConfig)
@@ -97,15 +137,22 @@ func TestCorrectBounded(t *testing.T) {
 }
 
 // FuzzCorrect: whatever a query says, Correct replaces only terms no tool
-// has, each by a term some tool has, one edit away, reports each
-// replacement, and replaces at most MaxCorrections.
+// has, each by a term some tool has, one edit away or spelt with accents
+// the query's term lacks, reports each replacement, and replaces at most
+// MaxCorrections.
 func FuzzCorrect(f *testing.F) {
 	cat, err := catalog.Default()
 	if err != nil {
 		f.Fatal(err)
 	}
-	ix := catalogIndex(f, cat)
-	for _, s := range []string{"sedn a mesage to slakc", "serch githb isseus", "qeury the postgers databse", "book a flight", "", "ææ mesagé", strings.Repeat("qzxv ", 40) + "mesage"} {
+	// The default catalog's tools, and one whose words have accents.
+	var docs []Doc
+	for _, t := range cat.Tools() {
+		docs = append(docs, Doc{Name: t.Name, Server: t.Server, Description: t.Description})
+	}
+	docs = append(docs, Doc{Name: "lister_factures", Description: "Lister les factures impayées, leur échéance, les congés; Straßen, Brücken, café, naïve, œuvre, Łódź."})
+	ix := fromDocs(docs, DefaultConfig)
+	for _, s := range []string{"sedn a mesage to slakc", "serch githb isseus", "qeury the postgers databse", "book a flight", "", "ææ mesagé", strings.Repeat("qzxv ", 40) + "mesage", "factures impayees echeance conges", "strassen brucken cafe naive oeuvre lodz"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
@@ -119,7 +166,8 @@ func FuzzCorrect(f *testing.F) {
 			if terms[i] == was[i] {
 				continue
 			}
-			if ix.Has(was[i]) || !ix.Has(terms[i]) || !oneEdit(was[i], terms[i]) || !slices.Contains(fixes, Fix{From: was[i], To: terms[i]}) {
+			u, _ := analysis.English.Unaccented(terms[i])
+			if ix.Has(was[i]) || !ix.Has(terms[i]) || !oneEdit(was[i], terms[i]) && u != was[i] || !slices.Contains(fixes, Fix{From: was[i], To: terms[i]}) {
 				t.Fatalf("%q: %q read as %q (fixes %v)", q, was[i], terms[i], fixes)
 			}
 		}

@@ -179,25 +179,37 @@ const minTypoLen = 4
 // maxTypoLen bounds the lookups one term costs.
 const maxTypoLen = 24
 
-// Fix is a query term read as a misspelling (From) and the index's term
-// read for it (To).
+// Fix is a query term read as a misspelling or as a word typed without
+// its accents (From) and the index's term read for it (To).
 type Fix struct{ From, To string }
 
-// Correct replaces, in place, the terms that no tool has, that have no
-// derived form some tool has and that are not English words
-// (analysis.Analyzer.Known), by the index's term one edit away, if it has
-// one (see nearest): the first MaxCorrections such terms, among the first
-// maxRead that no tool has. Since a dictionary word is never replaced, a
-// query about what the catalog lacks stays a query about it. It appends
-// each replacement to fixes, for the query's parts to read the same way
-// (Prepare).
+// Correct replaces, in place, a term that no tool has by the accented
+// term some tool has that it spells without accents ("impaye" by
+// "impayées", English or not: "cafe" by "café"); and a term that no tool
+// has, that has no derived form some tool has and that is not an English
+// word (analysis.Analyzer.Known), by the index's term one edit away, if it
+// has one (see nearest). It replaces the first MaxCorrections such terms,
+// among the first maxRead that no tool has. Since a dictionary word is
+// never read as a misspelling, a query about what the catalog lacks stays
+// a query about it. It appends each replacement to fixes, for the query's
+// parts to read the same way (Prepare).
 func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
 	tried, read := 0, 0
 	for i, t := range terms {
 		if tried == MaxCorrections || read == maxRead {
 			break
 		}
-		if e := ix.expand(t); e.list >= 0 || len(e.derived) > 0 || !misspellable(t) {
+		e := ix.expand(t)
+		if e.list >= 0 {
+			continue
+		}
+		if to, ok := ix.unaccented[t]; ok {
+			tried++
+			fixes = append(fixes, Fix{From: t, To: to})
+			terms[i] = to
+			continue
+		}
+		if len(e.derived) > 0 || !misspellable(t) {
 			continue
 		}
 		read++

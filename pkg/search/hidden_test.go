@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/config"
@@ -32,7 +35,15 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := full.Tools()
+	// And a server of accented words, which queries type without their
+	// accents at times: they read as a tool's words only if the key sees
+	// one that has them.
+	tools := append(full.Tools(),
+		catalog.Tool{Server: "compta", Name: "lister", Description: "Lister les factures impayées d'un client, avec leur échéance."},
+		catalog.Tool{Server: "compta", Name: "relancer", Description: "Envoyer une relance de paiement à l'échéance, par courriel."},
+		catalog.Tool{Server: "stadt", Name: "melden", Description: "Schäden an Straßen und Brücken der Stadt melden."})
+	full = catalogOf(t, tools)
+	tools = full.Tools()
 	r := rand.New(rand.NewPCG(12, 34))
 	for trial := range 12 {
 		// The key's policy: some servers and some single tools.
@@ -208,6 +219,21 @@ func catalogOf(tb testing.TB, tools []catalog.Tool) *catalog.Catalog {
 	return cat
 }
 
+// withoutAccents is w as typed on a keyboard without accents.
+func withoutAccents(w string) string {
+	var b strings.Builder
+	for _, c := range norm.NFD.String(w) {
+		switch {
+		case unicode.Is(unicode.Mn, c):
+		case c == 'ß':
+			b.WriteString("ss")
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
 func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[string]config.Template) Request {
 	pick := func() catalog.Tool {
 		if r.IntN(2) == 0 {
@@ -215,14 +241,28 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 		}
 		return tools[r.IntN(len(tools))]
 	}
-	words := strings.Fields(pick().Description + " " + pick().Description)
+	first := pick()
+	if r.IntN(4) == 0 {
+		// Often enough, words of an accented tool, seen or not.
+		var accented []catalog.Tool
+		for _, tl := range tools {
+			if withoutAccents(tl.Description) != tl.Description {
+				accented = append(accented, tl)
+			}
+		}
+		first = accented[r.IntN(len(accented))]
+	}
+	words := strings.Fields(first.Description + " " + pick().Description)
 	r.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
 	words = words[:min(len(words), 2+r.IntN(6))]
 	if r.IntN(3) == 0 {
 		// Misspelt: read as a tool's words only if the key sees one
 		// that has them.
 		for i, w := range words {
-			if len(w) >= 5 && r.IntN(2) == 0 {
+			switch u := withoutAccents(w); {
+			case u != w && r.IntN(2) == 0:
+				words[i] = u
+			case len(w) >= 5 && r.IntN(2) == 0:
 				k := 1 + r.IntN(len(w)-3)
 				words[i] = w[:k] + w[k+1:k+2] + w[k:k+1] + w[k+2:]
 			}

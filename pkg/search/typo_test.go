@@ -1,8 +1,12 @@
 package search
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
 // TestMisspelledQueries: a query that misspells the catalog's words ranks
@@ -40,4 +44,46 @@ func TestMisspelledQueries(t *testing.T) {
 			t.Errorf("%q: no_match %v, want a query about what the catalog lacks to stay one", q, res.NoMatch)
 		}
 	}
+}
+
+// TestUnaccentedQueries: a query typed without the accents of a French or
+// German catalog ranks as the query typed with them, in every mode: a
+// word's accents had made it a different word, which nothing matched.
+func TestUnaccentedQueries(t *testing.T) {
+	tools := []catalog.Tool{
+		{Server: "compta", Name: "lister", Description: "Lister les factures impayées d'un client, avec leur échéance."},
+		{Server: "compta", Name: "supprimer", Description: "Supprimer une facture brouillon qui n'a pas été émise."},
+		{Server: "compta", Name: "relancer", Description: "Envoyer une relance de paiement par courriel au client."},
+		{Server: "rh", Name: "absence", Description: "Déposer une demande de congés payés pour un employé."},
+		{Server: "rh", Name: "equipe", Description: "Consulter le planning de l'équipe pour la semaine à venir."},
+		{Server: "stadt", Name: "melden", Description: "Schäden an Straßen und Brücken der Stadt melden."},
+		{Server: "stadt", Name: "muell", Description: "Abholtermine für Müll und Altpapier anzeigen."},
+	}
+	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test"})
+	if _, err := svc.Build(t.Context(), &Setup{Catalog: catalogOf(t, tools)}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ plain, accented string }{
+		{"factures impayees et leur echeance", "factures impayées et leur échéance"},
+		{"deposer une demande de conges pour un employe", "déposer une demande de congés pour un employé"},
+		{"schaden an strassen melden", "schäden an straßen melden"},
+		{"abholtermine fur mull", "abholtermine für müll"},
+	}
+	for _, mode := range []Mode{ModeKeyword, ModeSemantic, ModeHybrid} {
+		for _, tt := range tests {
+			want := mustSearch(t, svc, Request{Query: tt.accented, Mode: mode, TopK: ptr(3)})
+			got := mustSearch(t, svc, Request{Query: tt.plain, Mode: mode, TopK: ptr(3)})
+			if !slices.Equal(ids(got.Tools), ids(want.Tools)) || !slices.EqualFunc(got.Tools, want.Tools, func(a, b Hit) bool { return *a.Score == *b.Score }) {
+				t.Errorf("%s %q: %v; %q: %v", mode, tt.plain, hits(got.Tools), tt.accented, hits(want.Tools))
+			}
+		}
+	}
+}
+
+func hits(hs []Hit) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, fmt.Sprintf("%s/%s %.4f", h.Server, h.Name, *h.Score))
+	}
+	return out
 }
