@@ -20,9 +20,10 @@ var spelledOut = map[rune]string{'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "o", 
 // would be a stop word or a single letter unaccented. It reads Terms' stem
 // and stop words but not its memo, which is the queries'.
 //
-// Queries are not unaccented, only matched to the catalog's accented
-// terms (bm25.Index.Correct): in Vietnamese a word's marks are its
-// meaning, and its queries unaccented met unrelated English words.
+// A query's word is unaccented only when the catalog lacks it as it is
+// and the query is not Vietnamese (bm25.Index.Correct): there a word's
+// marks are its meaning, and Vietnamese queries unaccented met unrelated
+// English words ("sân bay", an airport, as San and bay).
 func (a *Analyzer) Unaccented(term string) (string, bool) {
 	ascii := true
 	for i := 0; i < len(term) && ascii; i++ {
@@ -55,4 +56,17 @@ func (a *Analyzer) Unaccented(term string) (string, bool) {
 		return "", false
 	}
 	return out, true
+}
+
+// Vietnamese reports whether term has a letter only Vietnamese writes:
+// ă, đ, ơ, ư, or a vowel with a tone mark over another mark (U+1EA0 to
+// U+1EF9).
+func Vietnamese(term string) bool {
+	for _, r := range term {
+		switch {
+		case r == 'ă', r == 'đ', r == 'ơ', r == 'ư', r >= 0x1EA0 && r <= 0x1EF9:
+			return true
+		}
+	}
+	return false
 }

@@ -23,6 +23,9 @@ func TestUnaccented(t *testing.T) {
 		{"thé", "", false},     // a stop word unaccented
 	}
 	for _, tt := range tests {
+		if Vietnamese(tt.term) != (tt.term == "đặt") {
+			t.Errorf("Vietnamese(%q) = %v", tt.term, !(tt.term == "đặt"))
+		}
 		got, ok := English.Unaccented(tt.term)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("Unaccented(%q) = %q, %v; want %q, %v", tt.term, got, ok, tt.want, tt.ok)

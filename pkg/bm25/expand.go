@@ -195,6 +195,7 @@ type Fix struct{ From, To string }
 // parts to read the same way (Prepare).
 func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
 	tried, read := 0, 0
+	vietnamese := -1 // whether a term is Vietnamese, asked once (-1: not yet)
 	for i, t := range terms {
 		if tried == MaxCorrections || read == maxRead {
 			break
@@ -203,7 +204,18 @@ func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
 		if e.list >= 0 {
 			continue
 		}
-		if to, ok := ix.unaccented[t]; ok {
+		// The catalog's word typed without its accents, or the query's
+		// accented word that the catalog spells without them.
+		to, ok := ix.unaccented[t]
+		if !ok && !ascii(t) {
+			read++
+			if vietnamese < 0 {
+				vietnamese = b2i(slices.ContainsFunc(terms, analysis.Vietnamese))
+			}
+			u, found := analysis.English.Unaccented(t)
+			to, ok = u, found && vietnamese == 0 && ix.Has(u)
+		}
+		if ok {
 			tried++
 			fixes = append(fixes, Fix{From: t, To: to})
 			terms[i] = to
@@ -239,6 +251,22 @@ func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
 type reading struct {
 	as      string
 	english bool
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // misspellable reports whether term may be read as a misspelling: lower-

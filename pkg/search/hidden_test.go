@@ -242,14 +242,15 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 		return tools[r.IntN(len(tools))]
 	}
 	first := pick()
-	if r.IntN(4) == 0 {
-		// Often enough, words of an accented tool, seen or not.
-		var accented []catalog.Tool
-		for _, tl := range tools {
-			if withoutAccents(tl.Description) != tl.Description {
-				accented = append(accented, tl)
-			}
+	// Often enough, words of an accented tool (seen or not), where the
+	// catalog has one.
+	var accented []catalog.Tool
+	for _, tl := range tools {
+		if withoutAccents(tl.Description) != tl.Description {
+			accented = append(accented, tl)
 		}
+	}
+	if len(accented) > 0 && r.IntN(4) == 0 {
 		first = accented[r.IntN(len(accented))]
 	}
 	words := strings.Fields(first.Description + " " + pick().Description)

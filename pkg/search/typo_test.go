@@ -48,7 +48,8 @@ func TestMisspelledQueries(t *testing.T) {
 
 // TestUnaccentedQueries: a query typed without the accents of a French or
 // German catalog ranks as the query typed with them, in every mode: a
-// word's accents had made it a different word, which nothing matched.
+// word's accents had made it a different word, which nothing matched. So
+// does a query with accents a catalog's words lack.
 func TestUnaccentedQueries(t *testing.T) {
 	tools := []catalog.Tool{
 		{Server: "compta", Name: "lister", Description: "Lister les factures impayées d'un client, avec leur échéance."},
@@ -58,6 +59,8 @@ func TestUnaccentedQueries(t *testing.T) {
 		{Server: "rh", Name: "equipe", Description: "Consulter le planning de l'équipe pour la semaine à venir."},
 		{Server: "stadt", Name: "melden", Description: "Schäden an Straßen und Brücken der Stadt melden."},
 		{Server: "stadt", Name: "muell", Description: "Abholtermine für Müll und Altpapier anzeigen."},
+		{Server: "hiring", Name: "screen", Description: "Screen a candidate's resume against the job's requirements."},
+		{Server: "hiring", Name: "schedule", Description: "Schedule an interview with a candidate at a cafe nearby."},
 	}
 	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test"})
 	if _, err := svc.Build(t.Context(), &Setup{Catalog: catalogOf(t, tools)}); err != nil {
@@ -68,6 +71,8 @@ func TestUnaccentedQueries(t *testing.T) {
 		{"deposer une demande de conges pour un employe", "déposer une demande de congés pour un employé"},
 		{"schaden an strassen melden", "schäden an straßen melden"},
 		{"abholtermine fur mull", "abholtermine für müll"},
+		{"screen the resume of a candidate", "screen the résumé of a candidate"},
+		{"interview at a cafe", "interview at a café"},
 	}
 	for _, mode := range []Mode{ModeKeyword, ModeSemantic, ModeHybrid} {
 		for _, tt := range tests {
