@@ -108,8 +108,14 @@ func New(svc *search.Service, opts Options) *Server {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[getSchemaIn]()}, s.getSchema)
 	s.addListServers()
 	if opts.Upstreams != nil {
+		in := strict[callToolIn]()
+		// Inferred from json.RawMessage, arguments read as an array of
+		// bytes or null: a client that checks a call against the schema
+		// refused every object, as toolsearch itself did as an upstream.
+		args := in.Properties["arguments"]
+		args.Type, args.Types, args.Items = "object", nil, nil
 		s.srv.AddTool(&mcp.Tool{Name: "call_tool", Title: "Call a catalog tool on its upstream server", Description: callToolDescription,
-			Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true)}, InputSchema: strict[callToolIn]()}, s.callTool)
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true)}, InputSchema: in}, s.callTool)
 	}
 	return s
 }

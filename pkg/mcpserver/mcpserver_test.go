@@ -201,8 +201,19 @@ func TestMetaTools(t *testing.T) {
 	var got []string
 	for _, tl := range list.Tools {
 		got = append(got, tl.Name)
-		if s, _ := json.Marshal(tl.InputSchema); !strings.Contains(string(s), `"additionalProperties":false`) {
+		s, _ := json.Marshal(tl.InputSchema)
+		if !strings.Contains(string(s), `"additionalProperties":false`) {
 			t.Errorf("%s input schema is not strict: %s", tl.Name, s)
+		}
+		// A json.RawMessage field, inferred, is an array of bytes.
+		if strings.Contains(string(s), `"maximum":255`) {
+			t.Errorf("%s input schema has a byte array: %s", tl.Name, s)
+		}
+		var in struct {
+			Properties map[string]struct{ Type any }
+		}
+		if err := json.Unmarshal(s, &in); err != nil || tl.Name == "call_tool" && in.Properties["arguments"].Type != "object" {
+			t.Errorf("call_tool's arguments are not an object: %s", s)
 		}
 	}
 	slices.Sort(got)
