@@ -52,10 +52,18 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 
 func post(t *testing.T, url, key, session, body string) (*http.Response, string) {
 	t.Helper()
+	return postWith(t, url, session, body, http.Header{"Authorization": {"Bearer " + key}})
+}
+
+// postWith posts body in session ("": none) with header's fields too.
+func postWith(t *testing.T, url, session, body string, header http.Header) (*http.Response, string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+key)
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 	}

@@ -441,3 +441,37 @@ func TestListChangedOnlyForWhatAKeySees(t *testing.T) {
 		t.Errorf("a key that cannot see the upstream heard %d list_changed", n)
 	}
 }
+
+// TestCallToolCountsHops: call_tool forwards one more than the hops its
+// request came with, and refuses a call that has come through
+// upstream.MaxHops toolsearch services.
+func TestCallToolCountsHops(t *testing.T) {
+	r := newRigWith(t, nil, Options{}, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "echo_hops", Description: "Say the hops header.", InputSchema: map[string]any{"type": "object"}},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hops=" + req.Extra.Header.Get(upstream.HopsHeader)}}}, nil
+			})
+	})
+	send := func(session, hops, body string) (*http.Response, string) {
+		h := http.Header{}
+		if hops != "" {
+			h.Set(upstream.HopsHeader, hops)
+		}
+		return postWith(t, r.url, session, body, h)
+	}
+	resp, _ := send("", "", initBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	send(id, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, tt := range []struct{ hops, want string }{
+		{"", "hops=1"},
+		{"junk", "hops=1"},
+		{"3", "hops=4"},
+		{fmt.Sprint(upstream.MaxHops - 1), fmt.Sprintf("hops=%d", upstream.MaxHops)},
+		{fmt.Sprint(upstream.MaxHops), "too many times"},
+	} {
+		_, body := send(id, tt.hops, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"echo_hops"}}}`)
+		if !strings.Contains(body, tt.want) {
+			t.Errorf("hops %q: %s, want %q", tt.hops, body, tt.want)
+		}
+	}
+}

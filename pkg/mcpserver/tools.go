@@ -385,7 +385,11 @@ func (s *Server) forward(ctx context.Context, req *mcp.CallToolRequest, caller a
 	if res := s.confirm.gate(ctx, req, caller, t, args, confirmed); res != nil {
 		return res, nil
 	}
-	res, err := s.opts.Upstreams.Call(ctx, t.Server, t.Name, args, upstream.CallOptions{Progress: relayProgress(ctx, req)})
+	var hops int
+	if req.Extra != nil {
+		hops = upstream.Hops(req.Extra.Header.Get(upstream.HopsHeader))
+	}
+	res, err := s.opts.Upstreams.Call(ctx, t.Server, t.Name, args, upstream.CallOptions{Progress: relayProgress(ctx, req), Hops: hops})
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}

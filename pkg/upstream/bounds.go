@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"golang.org/x/sync/semaphore"
@@ -57,6 +58,13 @@ type readLimitKey struct{}
 
 func withReadLimit(ctx context.Context, l *readLimit) context.Context {
 	return context.WithValue(ctx, readLimitKey{}, l)
+}
+
+type hopsKey struct{}
+
+// withHops makes the requests made under ctx carry HopsHeader: n.
+func withHops(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, hopsKey{}, n)
 }
 
 // charge counts n more bytes read and reports the bound they cross, if any.
@@ -146,10 +154,14 @@ type transport struct {
 }
 
 func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	hops, _ := r.Context().Value(hopsKey{}).(int)
+	if len(t.headers) > 0 || hops > 0 {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header.Set(k, v)
+		}
+		if hops > 0 {
+			r.Header.Set(HopsHeader, strconv.Itoa(hops))
 		}
 	}
 	resp, err := t.base.RoundTrip(r)

@@ -663,12 +663,47 @@ type CallOptions struct {
 	// Progress, when set, receives the upstream's progress notifications
 	// for this call (the call is sent with a progress token of its own).
 	Progress func(context.Context, *mcp.ProgressNotificationParams)
+	// Hops is how many toolsearch services the call has come through
+	// already (HopsHeader on the request that asked for it).
+	Hops int
+}
+
+// HopsHeader carries, on each call toolsearch forwards, how many
+// toolsearch services it has come through, itself included; MaxHops is
+// the most a call may have come through and still be forwarded. An
+// upstream that is this service, or another that leads back to it, made
+// each call_tool nested in a call's arguments one more request held open,
+// a hundred deep before the throttle stopped it; past MaxHops the call is
+// refused, saying why.
+const (
+	HopsHeader = "Toolsearch-Hops"
+	MaxHops    = 8
+)
+
+// ErrLoop is returned by Call for a call that has come through MaxHops
+// toolsearch services.
+var ErrLoop = errors.New("the call has come through toolsearch too many times: an upstream is this service, or leads back to it")
+
+// Hops reads HopsHeader's value: 0 when absent or not a count, at most
+// MaxHops (a count too large to read too).
+func Hops(v string) int {
+	n, err := strconv.ParseUint(v, 10, 16)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return MaxHops
+	case err != nil:
+		return 0
+	}
+	return int(min(n, MaxHops))
 }
 
 // Call forwards tools/call to the upstream named server and returns its
 // result unchanged (an isError result is a result, not an error). The
 // call is cancelled upstream when ctx is.
 func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMessage, opts CallOptions) (*mcp.CallToolResult, error) {
+	if opts.Hops >= MaxHops {
+		return nil, fmt.Errorf("%w (%d)", ErrLoop, opts.Hops)
+	}
 	u := m.byName[server]
 	if u == nil {
 		return nil, fmt.Errorf("no upstream %q", server)
@@ -749,7 +784,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 			u.breaks(cs, fmt.Errorf("%w: the session this call shared was closed by another answer over the %d-byte limit (limits.upstream_max_result_bytes); it may have run upstream", ErrResultTooLarge, m.maxRead))
 		}
 		stop := u.onBreak(cs, abort)
-		res, err = cs.CallTool(withReadLimit(cctx, lim), params)
+		res, err = cs.CallTool(withHops(withReadLimit(cctx, lim), opts.Hops+1), params)
 		stop()
 		if err == nil || lim.exceeded() != nil || !sessionGone(err) || u.brokenBy(cs) != nil {
 			break

@@ -419,3 +419,44 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestCallHops: a forwarded call says how many toolsearch services it
+// has come through, one more than the request that asked for it; one that
+// has come through MaxHops is refused without reaching the upstream.
+func TestCallHops(t *testing.T) {
+	f := newFake(t, 0, 0)
+	var calls atomic.Int32
+	f.srv.AddTool(&mcp.Tool{Name: "hops", InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls.Add(1)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Extra.Header.Get(HopsHeader)}}}, nil
+		})
+	m := start(t, []Config{{Name: "fake", URL: f.http.URL}}, nil)
+	tests := []struct {
+		hops int
+		want string // the header the upstream saw; "" when refused
+	}{
+		{0, "1"},
+		{3, "4"},
+		{MaxHops - 1, fmt.Sprint(MaxHops)},
+		{MaxHops, ""},
+	}
+	for _, tt := range tests {
+		before := calls.Load()
+		res, err := m.Call(t.Context(), "fake", "hops", nil, CallOptions{Hops: tt.hops})
+		switch {
+		case tt.want == "" && (!errors.Is(err, ErrLoop) || calls.Load() != before):
+			t.Errorf("hops %d: %v, %d calls made; want ErrLoop and none", tt.hops, err, calls.Load()-before)
+		case tt.want != "" && (err != nil || res.Content[0].(*mcp.TextContent).Text != tt.want):
+			t.Errorf("hops %d: %+v, %v; want the upstream to see %s", tt.hops, res, err, tt.want)
+		}
+	}
+}
+
+func TestHops(t *testing.T) {
+	for v, want := range map[string]int{"": 0, "x": 0, "-1": 0, "3": 3, "8": MaxHops, "9": MaxHops, "99999999999999999999": MaxHops, " 2": 0} {
+		if got := Hops(v); got != want {
+			t.Errorf("Hops(%q) = %d, want %d", v, got, want)
+		}
+	}
+}
