@@ -25,11 +25,7 @@ var spelledOut = map[rune]string{'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "o", 
 // marks are its meaning, and Vietnamese queries unaccented met unrelated
 // English words ("sân bay", an airport, as San and bay).
 func (a *Analyzer) Unaccented(term string) (string, bool) {
-	ascii := true
-	for i := 0; i < len(term) && ascii; i++ {
-		ascii = term[i] < utf8.RuneSelf
-	}
-	if ascii {
+	if isASCII(term) {
 		return "", false
 	}
 	var b strings.Builder

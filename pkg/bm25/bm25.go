@@ -254,10 +254,12 @@ func unaccented(vocab []string, ix *Index) map[string]string {
 		if m == nil {
 			m = map[string]string{}
 		}
-		prev, seen := m[u]
-		if k, _ := ix.termID(prev); !seen || ix.df(uint32(id)) > ix.df(k) {
-			m[u] = t
+		if prev, seen := m[u]; seen {
+			if k, _ := ix.termID(prev); ix.df(uint32(id)) <= ix.df(k) {
+				continue
+			}
 		}
+		m[u] = t
 	}
 	return m
 }

@@ -89,6 +89,17 @@ func TestCorrectUnaccented(t *testing.T) {
 	}
 }
 
+// Of two accented words that read the same unaccented, the one more tools
+// have is read.
+func TestCorrectUnaccentedMostCommon(t *testing.T) {
+	ix := fromDocs([]Doc{{Description: "un pâté"}, {Description: "le paté"}, {Description: "du pâté"}}, DefaultConfig)
+	terms := analysis.English.Terms("pate")
+	ix.Correct(terms, nil)
+	if !slices.Equal(terms, []string{"pâté"}) {
+		t.Errorf("Correct(pate) = %q, want [pâté]", terms)
+	}
+}
+
 // Of two words one edit away, the one more tools have is read.
 func TestCorrectMostCommon(t *testing.T) {
 	ix := fromDocs([]Doc{{Name: "add_to_cart"}, {Name: "empty_cart"}, {Name: "cast_video"}}, DefaultConfig)

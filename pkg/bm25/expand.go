@@ -2,6 +2,8 @@ package bm25
 
 import (
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 )
@@ -195,7 +197,7 @@ type Fix struct{ From, To string }
 // parts to read the same way (Prepare).
 func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
 	tried, read := 0, 0
-	vietnamese := -1 // whether a term is Vietnamese, asked once (-1: not yet)
+	var vietnamese, asked bool // whether a term is Vietnamese, once asked
 	for i, t := range terms {
 		if tried == MaxCorrections || read == maxRead {
 			break
@@ -207,13 +209,13 @@ func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
 		// The catalog's word typed without its accents, or the query's
 		// accented word that the catalog spells without them.
 		to, ok := ix.unaccented[t]
-		if !ok && !ascii(t) {
+		if !ok && strings.IndexFunc(t, func(r rune) bool { return r >= utf8.RuneSelf }) >= 0 {
 			read++
-			if vietnamese < 0 {
-				vietnamese = b2i(slices.ContainsFunc(terms, analysis.Vietnamese))
+			if !asked {
+				vietnamese, asked = slices.ContainsFunc(terms, analysis.Vietnamese), true
 			}
 			u, found := analysis.English.Unaccented(t)
-			to, ok = u, found && vietnamese == 0 && ix.Has(u)
+			to, ok = u, found && !vietnamese && ix.Has(u)
 		}
 		if ok {
 			tried++
@@ -251,22 +253,6 @@ func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
 type reading struct {
 	as      string
 	english bool
-}
-
-func ascii(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // misspellable reports whether term may be read as a misspelling: lower-
