@@ -684,8 +684,8 @@ const (
 // toolsearch services.
 var ErrLoop = errors.New("the call has come through toolsearch too many times: an upstream is this service, or leads back to it")
 
-// Hops reads HopsHeader's value: 0 when absent or not a count, at most
-// MaxHops (a count too large to read too).
+// Hops reads HopsHeader's value: 0 when absent or not a count, and at
+// most MaxHops, as is a count too large to parse.
 func Hops(v string) int {
 	n, err := strconv.ParseUint(v, 10, 16)
 	switch {
@@ -702,7 +702,7 @@ func Hops(v string) int {
 // call is cancelled upstream when ctx is.
 func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMessage, opts CallOptions) (*mcp.CallToolResult, error) {
 	if opts.Hops >= MaxHops {
-		return nil, fmt.Errorf("%w (%d)", ErrLoop, opts.Hops)
+		return nil, fmt.Errorf("%w (%d hops)", ErrLoop, opts.Hops)
 	}
 	u := m.byName[server]
 	if u == nil {
