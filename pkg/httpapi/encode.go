@@ -197,8 +197,13 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 		}
 		return v, errorf(http.StatusBadRequest, "unreadable_body", "cannot read request body")
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	switch string(bytes.TrimSpace(body)) {
+	case "":
 		return v, errorf(http.StatusBadRequest, "empty_body", "request body is empty; want a JSON object")
+	case "null":
+		// encoding/json reads null into a struct as nothing, without error:
+		// the request then failed as if its fields were missing.
+		return v, errorf(http.StatusBadRequest, "wrong_type", "request body must be a JSON object, got JSON null")
 	}
 	if !utf8.Valid(body) {
 		return v, errorf(http.StatusBadRequest, "invalid_utf8", "request body is not valid UTF-8")
@@ -269,10 +274,13 @@ func jsonError(err error) *apiError {
 		return errorf(http.StatusBadRequest, "malformed_json", "truncated JSON")
 	case errors.As(err, &te):
 		field := jsonPath(te.Field)
+		// te.Value is "number " and the number itself, whole: 5,000 digits
+		// were echoed back.
+		value := redact.Clip(te.Value, redact.MaxEcho, "…")
 		if field == "" {
-			return errorf(http.StatusBadRequest, "wrong_type", "request body must be a JSON object, got JSON %s", te.Value)
+			return errorf(http.StatusBadRequest, "wrong_type", "request body must be a JSON object, got JSON %s", value)
 		}
-		return errorf(http.StatusBadRequest, "wrong_type", "field %s must be %s, got JSON %s", redact.Echo(field), jsonType(te.Type.Kind().String()), te.Value)
+		return errorf(http.StatusBadRequest, "wrong_type", "field %s must be %s, got JSON %s", redact.Echo(field), jsonType(te.Type.Kind().String()), value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no typed error for this; the message format is stable since Go 1.10.
 		return errorf(http.StatusBadRequest, "unknown_field", "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))

@@ -219,6 +219,8 @@ func TestSearchBadRequests(t *testing.T) {
 		{"top_k negative", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":-1}`, 400, "top_k_out_of_range", ""},
 		{"top_k huge", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":1000000000}`, 400, "top_k_out_of_range", ""},
 		{"top_k overflow", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":1e30}`, 400, "wrong_type", ""},
+		{"top_k of 5,000 digits", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":1` + strings.Repeat("0", 5000) + `}`, 400, "wrong_type", "0000…"},
+		{"null body", "POST", "/mcp/tool-search", js, `null`, 400, "wrong_type", "got JSON null"},
 		{"bad mode", "POST", "/mcp/tool-search", js, `{"query":"x","mode":"magic"}`, 400, "invalid_mode", ""},
 		{"bad format", "POST", "/mcp/tool-search", js, `{"query":"x","format":"cohere"}`, 400, "invalid_format", "openai"},
 		{"list without scope", "POST", "/mcp/tool-search", js, `{"operation":"list"}`, 400, "missing_scope", ""},
