@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -391,7 +392,8 @@ func newUpstreams(idx *indexFlags, file config.File, getenv func(string) string,
 		case changed <- struct{}{}:
 		default: // a rebuild is already due; it will read this change too
 		}
-	}, Logger: logger, MaxResultBytes: file.Limits.UpstreamMaxResultBytes, ResultBudgetBytes: file.Limits.UpstreamResultBudgetBytes})
+	}, Logger: logger, MaxResultBytes: file.Limits.UpstreamMaxResultBytes, ResultBudgetBytes: file.Limits.UpstreamResultBudgetBytes,
+		Instance: rand.Text()}) // per process: the API refuses requests that carry it (httpOptions)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", idx.config, err)
 	}
@@ -420,6 +422,7 @@ func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mc
 		o.SearchBurst = max(defaultSearchBurst, int(o.SearchRate))
 	}
 	if ups != nil { // a nil *Manager in the interface would not be nil
+		o.Instance = ups.Instance()
 		o.Upstreams = ups
 	}
 	return o

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
 // MaxBodyBytes caps a request body. A search request is a few hundred bytes;
@@ -34,6 +35,11 @@ type Options struct {
 	AdminToken string
 	// MCP, when set, is served at /mcp behind the same API keys.
 	MCP http.Handler
+	// Instance, when set, is the name this process gives itself on its
+	// requests to upstreams (upstream.Options.Instance): a request that
+	// carries it came from this process, through an upstream that points
+	// back here, and is refused as a loop.
+	Instance string
 	// Upstreams, when set, adds live upstream health to the status page.
 	Upstreams upstreamStatuser
 	// Noop, when set, adds the baselines of load tests: POST /noop takes
@@ -79,6 +85,9 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 		r.Use(localHost(opts.Logger))
 	}
 	r.Use(middleware.GetHead)
+	if opts.Instance != "" {
+		r.Use(refuseSelf(opts.Logger, opts.Instance))
+	}
 	r.NotFound(notFound(opts.Logger))
 	r.MethodNotAllowed(methodNotAllowed(opts.Logger, r))
 	addRoutes(r, opts, svc, m)
@@ -99,6 +108,24 @@ func writeWithin(d time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// refuseSelf answers a request from this very process 508 Loop Detected:
+// an upstream configured at the service's own /mcp listed the meta-tools
+// as catalog tools once the service was ready, and kept a service with
+// no other tools from ever being ready, its upstream failing with a bare
+// "Service Unavailable".
+func refuseSelf(logger *slog.Logger, instance string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get(upstream.InstanceHeader) == instance {
+				writeError(w, r, logger, errorf(http.StatusLoopDetected, "loop_detected",
+					"this request comes from this toolsearch service itself: an upstream in its config points back at it"))
+				return
+			}
 			next.ServeHTTP(w, r)
 		})
 	}

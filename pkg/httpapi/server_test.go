@@ -24,6 +24,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
 // testSetup is the default catalog with a core tool, a template and,
@@ -802,5 +803,37 @@ func TestLargeReportGivesMemoryBack(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if after.NumForcedGC == before.NumForcedGC {
 		t.Error("no collection was forced after a large report")
+	}
+}
+
+// TestRefuseSelf: a request naming this process (an upstream that points
+// back at the service) is a 508 on every route; another process's name,
+// or none, passes.
+func TestRefuseSelf(t *testing.T) {
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Version: "test"})
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	h := NewServer(svc, Options{Instance: "me"})
+	for _, tt := range []struct {
+		instance, path string
+		want           int
+	}{
+		{"me", "/mcp/tool-search", http.StatusLoopDetected},
+		{"me", "/mcp", http.StatusLoopDetected},
+		{"me", "/nope", http.StatusLoopDetected},
+		{"another", "/mcp/tool-search", http.StatusOK},
+		{"", "/mcp/tool-search", http.StatusOK},
+	} {
+		req := httptest.NewRequest(http.MethodPost, tt.path, strings.NewReader(`{"query":"list issues"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if tt.instance != "" {
+			req.Header.Set(upstream.InstanceHeader, tt.instance)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tt.want || tt.want == http.StatusLoopDetected && !strings.Contains(rec.Body.String(), `"loop_detected"`) {
+			t.Errorf("%s from %q: %d %.200s, want %d", tt.path, tt.instance, rec.Code, rec.Body, tt.want)
+		}
 	}
 }

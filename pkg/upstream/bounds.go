@@ -148,20 +148,24 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 // initialize with an endless body had it read into memory until the
 // process was killed.
 type transport struct {
-	headers map[string]string
-	base    http.RoundTripper
-	max     int64 // limits.upstream_max_result_bytes
+	headers  map[string]string
+	base     http.RoundTripper
+	max      int64  // limits.upstream_max_result_bytes
+	instance string // Options.Instance
 }
 
 func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	hops, _ := r.Context().Value(hopsKey{}).(int)
-	if len(t.headers) > 0 || hops > 0 {
+	if len(t.headers) > 0 || hops > 0 || t.instance != "" {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header.Set(k, v)
 		}
 		if hops > 0 {
 			r.Header.Set(HopsHeader, strconv.Itoa(hops))
+		}
+		if t.instance != "" {
+			r.Header.Set(InstanceHeader, t.instance)
 		}
 	}
 	resp, err := t.base.RoundTrip(r)

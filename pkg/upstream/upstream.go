@@ -123,7 +123,17 @@ type Options struct {
 	// 0).
 	MaxResultBytes    int64
 	ResultBudgetBytes int64
+	// Instance, when set, names this process on every request to an
+	// upstream (InstanceHeader), for an upstream that is this process to
+	// refuse.
+	Instance string
 }
+
+// InstanceHeader carries Options.Instance.
+const InstanceHeader = "Toolsearch-Instance"
+
+// Instance is Options.Instance.
+func (m *Manager) Instance() string { return m.instance }
 
 // Manager runs every upstream. It is safe for concurrent use.
 type Manager struct {
@@ -134,6 +144,7 @@ type Manager struct {
 	now      func() time.Time
 	maxRead  int64
 	budget   *semaphore.Weighted
+	instance string
 }
 
 type upstream struct {
@@ -194,7 +205,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 	if opts.ResultBudgetBytes <= 0 {
 		opts.ResultBudgetBytes = DefaultResultBudgetBytes
 	}
-	m := &Manager{byName: map[string]*upstream{}, onChange: opts.OnChange, logger: opts.Logger.With("component", "upstream"), now: time.Now,
+	m := &Manager{byName: map[string]*upstream{}, onChange: opts.OnChange, logger: opts.Logger.With("component", "upstream"), now: time.Now, instance: opts.Instance,
 		maxRead: opts.MaxResultBytes, budget: semaphore.NewWeighted(max(opts.ResultBudgetBytes, opts.MaxResultBytes))}
 	for _, c := range cfgs {
 		urlErr := endpoint.Check(c.URL, false)
@@ -235,7 +246,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: newBreaker(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
-			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport, max: m.maxRead}, CheckRedirect: endpoint.SameOrigin}}
+			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport, max: m.maxRead, instance: opts.Instance}, CheckRedirect: endpoint.SameOrigin}}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
 			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {

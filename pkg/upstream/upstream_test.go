@@ -421,24 +421,25 @@ func TestNewRefusesBadConfig(t *testing.T) {
 }
 
 // TestCallHops: a forwarded call says how many toolsearch services it
-// has come through, one more than the request that asked for it; one that
-// has come through MaxHops is refused without reaching the upstream.
+// has come through, one more than the request that asked for it, and
+// which process sent it; one that has come through MaxHops is refused
+// without reaching the upstream.
 func TestCallHops(t *testing.T) {
 	f := newFake(t, 0, 0)
 	var calls atomic.Int32
 	f.srv.AddTool(&mcp.Tool{Name: "hops", InputSchema: map[string]any{"type": "object"}},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			calls.Add(1)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Extra.Header.Get(HopsHeader)}}}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Extra.Header.Get(HopsHeader) + " " + req.Extra.Header.Get(InstanceHeader)}}}, nil
 		})
-	m := start(t, []Config{{Name: "fake", URL: f.http.URL}}, nil)
+	m := startWith(t, []Config{{Name: "fake", URL: f.http.URL}}, Options{Instance: "me"})
 	tests := []struct {
 		hops int
 		want string // the header the upstream saw; "" when refused
 	}{
-		{0, "1"},
-		{3, "4"},
-		{MaxHops - 1, fmt.Sprint(MaxHops)},
+		{0, "1 me"},
+		{3, "4 me"},
+		{MaxHops - 1, fmt.Sprint(MaxHops, " me")},
 		{MaxHops, ""},
 	}
 	for _, tt := range tests {
