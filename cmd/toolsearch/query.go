@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 
@@ -69,8 +70,16 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 	return tw.Flush()
 }
 
-// clip shortens s to n runes for a one-line listing.
+// clip shortens s to n runes for a one-line listing, its control
+// characters (an upstream's description may carry terminal escapes) and
+// bidirectional overrides shown as U+FFFD.
 func clip(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, s)
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) <= n {
