@@ -70,20 +70,24 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 	return tw.Flush()
 }
 
-// clip shortens s to n runes for a one-line listing, its control
-// characters (an upstream's description may carry terminal escapes) and
-// bidirectional overrides shown as U+FFFD.
+// clip shortens s to n runes for a one-line listing, printable.
 func clip(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) && !unicode.IsSpace(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return unicode.ReplacementChar
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(printable(s)), " ")
 	r := []rune(s)
 	if len(r) <= n {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// printable is s for a terminal: its control characters but spaces (an
+// upstream's description or parameter names may carry terminal escapes)
+// and its bidirectional controls shown as U+FFFD.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, s)
 }
