@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"maps"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -28,22 +30,13 @@ func (a *Analyzer) Unaccented(term string) (string, bool) {
 	if isASCII(term) {
 		return "", false
 	}
-	var b strings.Builder
-	b.Grow(len(term))
-	for _, r := range norm.NFD.String(term) {
-		switch s, ok := spelledOut[r]; {
-		case unicode.Is(unicode.Mn, r):
-		case r < utf8.RuneSelf:
-			b.WriteRune(r)
-		case ok:
-			b.WriteString(s)
-		default:
-			return "", false
-		}
+	plain := string(AppendUnaccented(make([]byte, 0, len(term)), term))
+	if !isASCII(plain) {
+		return "", false
 	}
 	var out string
 	n := 0
-	AppendWords(b.String(), func(w string) {
+	AppendWords(plain, func(w string) {
 		if n++; n == 1 && !a.stop[w] {
 			out = a.stem(w)
 		}
@@ -53,6 +46,45 @@ func (a *Analyzer) Unaccented(term string) (string, bool) {
 	}
 	return out, true
 }
+
+// AppendUnaccented appends s to dst with each Latin letter that has
+// accents written without them ("é" as e, "ß" as ss, "ł" as l, "ệ" as e)
+// and combining marks dropped; every other character as it is.
+func AppendUnaccented(dst []byte, s string) []byte {
+	letters := unaccentedLetters()
+	for _, r := range s {
+		switch a, ok := letters[r]; {
+		case r < utf8.RuneSelf:
+			dst = append(dst, byte(r))
+		case ok:
+			dst = append(dst, a...)
+		case unicode.Is(unicode.Mn, r):
+		default:
+			dst = utf8.AppendRune(dst, r)
+		}
+	}
+	return dst
+}
+
+// unaccentedLetters maps the letters of Latin-1, Latin Extended-A and B
+// and Latin Extended Additional that are an ASCII letter with marks (by
+// their canonical decomposition), and spelledOut's, to ASCII.
+var unaccentedLetters = sync.OnceValue(func() map[rune]string {
+	m := maps.Clone(spelledOut)
+	for _, block := range [...][2]rune{{0xC0, 0x24F}, {0x1E00, 0x1EFF}} {
+		for r := block[0]; r <= block[1]; r++ {
+			d := norm.NFD.String(string(r))
+			base, n := utf8.DecodeRuneInString(d)
+			if base >= utf8.RuneSelf || n == len(d) || !unicode.IsLetter(base) {
+				continue
+			}
+			if !strings.ContainsFunc(d[n:], func(c rune) bool { return !unicode.Is(unicode.Mn, c) }) {
+				m[r] = string(base)
+			}
+		}
+	}
+	return m
+})
 
 // Vietnamese reports whether term has a letter only Vietnamese writes:
 // ă, đ, ơ, ư, or a vowel with a tone mark over another mark (U+1EA0 to
