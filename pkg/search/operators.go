@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
@@ -84,29 +85,52 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 // lower-cased (11 MB at 100,000 tools): the matcher lower-cases one tool's
 // at a time into a buffer it reuses, once for all of a query's terms.
 type termMatcher struct {
-	of  *catalog.Tool // whose text buf holds
-	buf []byte
+	of    *catalog.Tool // whose text buf holds
+	buf   []byte
+	plain []byte // buf without accents (analysis.AppendUnaccented), once asked
+	ascii bool   // buf is ASCII, so plain would be buf
 }
 
 // holds reports whether t's "server/name description", lower-cased,
-// contains term (lower-case), as "+term" asks.
+// contains term (lower-case), as "+term" asks; an ASCII term also matches
+// the text without its accents, as a query's words do (+echeance holds
+// for "échéance").
 func (m *termMatcher) holds(t *catalog.Tool, term string) bool {
 	if m.of != t {
-		m.of, m.buf = t, appendLower(m.buf[:0], t)
+		m.of, m.plain = t, m.plain[:0]
+		m.buf, m.ascii = appendLower(m.buf[:0], t)
 	}
-	return bytes.Contains(m.buf, []byte(term))
+	if bytes.Contains(m.buf, []byte(term)) {
+		return true
+	}
+	if m.ascii || !isASCII([]byte(term)) {
+		return false
+	}
+	if len(m.plain) == 0 {
+		m.plain = analysis.AppendUnaccented(m.plain, string(m.buf))
+	}
+	return bytes.Contains(m.plain, []byte(term))
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // appendLower appends t's "server/name description" as strings.ToLower
 // writes it: byte by byte while it is ASCII, by strings.ToLower once it
-// is not.
-func appendLower(dst []byte, t *catalog.Tool) []byte {
+// is not; and reports whether it was ASCII.
+func appendLower(dst []byte, t *catalog.Tool) ([]byte, bool) {
 	start := len(dst)
 	for _, part := range [...]string{t.Server, "/", t.Name, " ", t.Description} {
 		for i := 0; i < len(part); i++ {
 			c := part[i]
 			if c >= utf8.RuneSelf {
-				return append(dst[:start], strings.ToLower(t.ID()+" "+t.Description)...)
+				return append(dst[:start], strings.ToLower(t.ID()+" "+t.Description)...), false
 			}
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
@@ -114,5 +138,5 @@ func appendLower(dst []byte, t *catalog.Tool) []byte {
 			dst = append(dst, c)
 		}
 	}
-	return dst
+	return dst, true
 }

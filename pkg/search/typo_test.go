@@ -73,6 +73,7 @@ func TestUnaccentedQueries(t *testing.T) {
 		{"abholtermine fur mull", "abholtermine für müll"},
 		{"screen the resume of a candidate", "screen the résumé of a candidate"},
 		{"interview at a cafe", "interview at a café"},
+		{"+echeance des factures", "+échéance des factures"},
 	}
 	for _, mode := range []Mode{ModeKeyword, ModeSemantic, ModeHybrid} {
 		for _, tt := range tests {
