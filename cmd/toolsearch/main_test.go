@@ -1044,6 +1044,28 @@ func TestServeLearningStoreDown(t *testing.T) {
 	}
 }
 
+// TestServeLearningFileUnusable: a learning file that cannot be opened (a
+// read-only or missing directory) turns learning off for the process, and
+// status says so and why, where a warning at start-up had been all.
+func TestServeLearningFileUnusable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no-such-dir", "learned.db")
+	base, _, stop := startServe(t, map[string]string{"TOOLSEARCH_LEARNING_PATH": path})
+	defer stop()
+	if code, res := postSearch(t, base, `{"query":"merge pull request","top_k":3}`); code != 200 {
+		t.Errorf("search with learning off = %d %v", code, res)
+	}
+	var st struct {
+		Learning struct {
+			Enabled   bool   `json:"enabled"`
+			LastError string `json:"last_error"`
+		} `json:"learning"`
+	}
+	getJSON(t, base+"/mcp/tool-search/status", &st)
+	if st.Learning.Enabled || !strings.Contains(st.Learning.LastError, "learning is off: its store cannot be opened") || !strings.Contains(st.Learning.LastError, "no-such-dir") {
+		t.Errorf("status learning = %+v, want off, saying why", st.Learning)
+	}
+}
+
 // TestUpstreamHeaderSecrets: an upstream's header takes its ${VAR} from
 // the environment trimmed (a secret file's newline would make the header
 // invalid, and every request to the upstream fail), and a variable unset

@@ -121,7 +121,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil && !(ups != nil && errors.Is(err, catalog.ErrNoTools)) {
 		return err
 	}
-	if cfg.Learning, err = openLearning(ctx, file.Learning, getenv, logger); err != nil {
+	if cfg.Learning, cfg.LearningOff, err = openLearning(ctx, file.Learning, getenv, logger); err != nil {
 		return err
 	}
 	if cfg.Learning != nil {
@@ -289,13 +289,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 // openLearning opens the learning store the config names (nil, with no
 // error, when learning is off). A file that cannot be opened (a read-only
-// filesystem) turns learning off for this process, with a warning; a file
+// filesystem) turns learning off for this process, with a warning and the
+// reason returned for status; a file
 // another process holds (the previous one, draining) and a database that is
 // down are waited for, learning resuming when they can be used. Searches
 // never depend on either. A bad setting is an error.
-func openLearning(ctx context.Context, c config.Learning, getenv func(string) string, logger *slog.Logger) (*search.Learning, error) {
+func openLearning(ctx context.Context, c config.Learning, getenv func(string) string, logger *slog.Logger) (*search.Learning, string, error) {
 	if !c.On() {
-		return nil, nil
+		return nil, "", nil
 	}
 	cfg := learn.Config{MinCallers: c.MinCallers, MinSessions: c.MinSessions, CallerCap: c.CallerCap,
 		HalfLife: time.Duration(c.HalfLife), Retention: time.Duration(c.Retention)}
@@ -306,17 +307,17 @@ func openLearning(ctx context.Context, c config.Learning, getenv func(string) st
 		env := cmp.Or(c.DSNEnv, config.DefaultLearningDSNEnv)
 		dsn, serr := config.Secret(getenv, env)
 		if serr != nil {
-			return nil, serr
+			return nil, "", serr
 		}
 		if dsn == "" {
-			return nil, fmt.Errorf("learning.store is postgres but %s is not set", env)
+			return nil, "", fmt.Errorf("learning.store is postgres but %s is not set", env)
 		}
 		store, err = learn.OpenPostgres(ctx, dsn, cfg, nil)
 		if errors.Is(err, learn.ErrBadDSN) {
 			// A setting, not the store's state: serving on without
 			// learning would leave replicas meant to share one store each
 			// learning nothing, behind a warning nobody reads.
-			return nil, fmt.Errorf("%s: %w", env, err)
+			return nil, "", fmt.Errorf("%s: %w", env, err)
 		}
 	default:
 		// The environment's path wins, so that processes sharing one
@@ -331,10 +332,10 @@ func openLearning(ctx context.Context, c config.Learning, getenv func(string) st
 		logger.Warn("learning store not usable yet", "err", err)
 	case err != nil:
 		logger.Warn("learning is off: its store cannot be opened", "err", err)
-		return nil, nil
+		return nil, "learning is off: its store cannot be opened: " + err.Error(), nil
 	}
 	logger.Info("learning from use", "store", store.Kind())
-	return &search.Learning{Store: store, Refresh: time.Duration(c.Refresh)}, nil
+	return &search.Learning{Store: store, Refresh: time.Duration(c.Refresh)}, "", nil
 }
 
 // consoleURL is where a browser finds the operator console on the API

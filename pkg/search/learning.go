@@ -416,7 +416,7 @@ type LearningStatus struct {
 func (s *Service) learningStatus(snap *Snapshot) *LearningStatus {
 	l := s.learner
 	if l == nil {
-		return &LearningStatus{}
+		return &LearningStatus{LastError: s.cfg.LearningOff}
 	}
 	st := &LearningStatus{Enabled: true, Store: l.cfg.Store.Kind()}
 	if snap != nil && snap.learned != nil {

@@ -143,6 +143,10 @@ type Config struct {
 	QueryCacheTTL  time.Duration
 	// Learning, when set, turns on learning from use (see Learning).
 	Learning *Learning
+	// LearningOff says why learning, configured on, is off (its store
+	// could not be opened), for status: a warning at start-up was all an
+	// operator had.
+	LearningOff string
 	// Preload, when set, holds the index of a snapshot file's vectors,
 	// used instead of calling the embedder when they were built from the
 	// same catalog and model (see package snapshot). The service takes
