@@ -237,7 +237,7 @@ func TestMetaTools(t *testing.T) {
 		text      string
 		structure []string
 	}{
-		{map[string]any{"query": "rain", "servers": []string{"wether"}}, `Not found (nothing you can see has these names; list_servers gives the servers): "server wether".` + "\n", []string{"server wether"}},
+		{map[string]any{"query": "rain", "servers": []string{"wether"}}, `Not found (nothing you can see has these names; list_servers gives the servers): "server wether" (did you mean "weather"?).` + "\n", []string{"server wether"}},
 		{map[string]any{"query": "rain", "server_match": "wet"}, `Not found (nothing you can see has these names; list_servers gives the servers): "server_match wet".` + "\n", []string{"server_match wet"}},
 		{map[string]any{"query": "select:get_forecast,a,b,c,d,e,f,g,h,i,j,k"}, `"i", "j" and 1 more.` + "\n1. weather/get_forecast", []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}},
 	} {

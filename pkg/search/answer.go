@@ -141,12 +141,75 @@ func (a *answer) narrow() {
 		// As for a name in servers: an empty answer says why.
 		a.unknown("server_match " + a.req.ServerMatch)
 	}
+	suggested := 0
 	for _, name := range a.req.Servers {
 		if found := asked[name]; !found {
 			a.unknown("server " + name)
 			asked[name] = true // once, however often it was asked
+			if suggested < maxSuggested {
+				suggested++
+				if s := nearName(name, servers); s != "" {
+					if a.resp.Diagnostic.DidYouMean == nil {
+						a.resp.Diagnostic.DidYouMean = map[string]string{}
+					}
+					a.resp.Diagnostic.DidYouMean["server "+name] = s
+				}
+			}
 		}
 	}
+}
+
+// maxSuggested bounds the unknown servers a request gets a suggestion
+// for: each reads every server name the caller sees.
+const maxSuggested = 4
+
+// nearName is the first of names that name nearly is: equal but for case,
+// else one edit away (a letter dropped, added or changed, or two
+// neighbours swapped), case aside; "" for none.
+func nearName(name string, names []string) string {
+	if len(name) > 64 {
+		return ""
+	}
+	low := strings.ToLower(name)
+	best := ""
+	for _, n := range names {
+		switch ln := strings.ToLower(n); {
+		case ln == low:
+			return n
+		case best == "" && oneEdit(low, ln):
+			best = n
+		}
+	}
+	return best
+}
+
+// oneEdit reports whether a and b are one letter dropped, added or
+// changed, or two neighbours swapped, apart.
+func oneEdit(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	switch len(b) - len(a) {
+	case 0:
+		i := 0
+		for i < len(a) && a[i] == b[i] {
+			i++
+		}
+		if i == len(a) {
+			return false // equal
+		}
+		if a[i+1:] == b[i+1:] {
+			return true // one changed
+		}
+		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
+	case 1:
+		i := 0
+		for i < len(a) && a[i] == b[i] {
+			i++
+		}
+		return a[i:] == b[i+1:]
+	}
+	return false
 }
 
 func (a *answer) unknown(names ...string) {

@@ -288,7 +288,15 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 	case 3:
 		req.Visibility = access.Visibility{Tools: []string{pick().ID(), pick().Name}}
 	case 4:
-		req.Servers = []string{pick().Server, pick().Server}
+		// The second nearly named (its case changed, or a letter
+		// dropped): a server the key cannot see is never suggested.
+		near := pick().Server
+		if k := r.IntN(len(near)); r.IntN(2) == 0 {
+			near = near[:k] + near[k+1:]
+		} else {
+			near = strings.ToUpper(near)
+		}
+		req.Servers = []string{pick().Server, near}
 	case 5:
 		req.Format = []string{"mcp", "openai", "anthropic", "gemini"}[r.IntN(4)]
 		req.IncludeSchema = true

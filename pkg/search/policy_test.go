@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -127,6 +128,12 @@ func TestOperators(t *testing.T) {
 				if h.Server != "github" {
 					t.Errorf("servers and server_match let %s through", h.Server)
 				}
+			}
+		}},
+		{"a server named in another case, one a letter off, one far off", Request{Query: "comment", Servers: []string{"GitHub", "gihub", "gitlab"}, IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			want := map[string]string{"server GitHub": "github", "server gihub": "github"}
+			if len(res.Tools) != 0 || res.Diagnostic == nil || !maps.Equal(res.Diagnostic.DidYouMean, want) || len(res.Diagnostic.Unknown) != 3 {
+				t.Errorf("tools %v diagnostic %+v, want did_you_mean %v", ids(res.Tools), res.Diagnostic, want)
 			}
 		}},
 		{"server_match matching no server", Request{Query: "comment", ServerMatch: "gitlab", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {

@@ -350,4 +350,8 @@ type Diagnostic struct {
 	// can see ("a/b/c" when server a has tool b/c and server a/b has tool
 	// c); name them by server and tool apart to pick one.
 	Ambiguous []string `json:"ambiguous,omitempty"`
+	// DidYouMean maps an unknown server ("server GitHub", as Unknown has
+	// it) to the server the caller can see whose name it nearly is: the
+	// same but for case, or one edit away.
+	DidYouMean map[string]string `json:"did_you_mean,omitempty"`
 }
