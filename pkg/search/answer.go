@@ -127,18 +127,20 @@ func (a *answer) narrow() {
 	match := strings.ToLower(a.req.ServerMatch)
 	servers := a.snap.Catalog.Servers()
 	a.inServers = make([]bool, len(servers))
-	matched := match == ""
+	matched, found := match == "", false
 	for i, name := range servers {
 		_, named := asked[name]
 		if named {
-			asked[name] = true
+			asked[name], found = true, true
 		}
 		matches := match == "" || strings.Contains(strings.ToLower(name), match)
-		matched = matched || matches
 		a.inServers[i] = (len(asked) == 0 || named) && matches
+		matched = matched || a.inServers[i]
 	}
-	if !matched {
-		// As for a name in servers: an empty answer says why.
+	if !matched && (len(asked) == 0 || found) {
+		// As for a name in servers: an empty answer says why. With
+		// servers given, it is the servers it names that must match
+		// (and when none of them exists, they are what is unknown).
 		a.unknown("server_match " + a.req.ServerMatch)
 	}
 	suggested := 0

@@ -141,6 +141,16 @@ func TestOperators(t *testing.T) {
 				t.Errorf("tools %v diagnostic %+v", ids(res.Tools), res.Diagnostic)
 			}
 		}},
+		{"server_match matching none of servers", Request{Query: "comment", Servers: []string{"github"}, ServerMatch: "slack", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			if len(res.Tools) != 0 || res.Diagnostic == nil || !slices.Equal(res.Diagnostic.Unknown, []string{"server_match slack"}) {
+				t.Errorf("tools %v diagnostic %+v", ids(res.Tools), res.Diagnostic)
+			}
+		}},
+		{"server_match with servers none of which exists", Request{Query: "comment", Servers: []string{"gitlab"}, ServerMatch: "git", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			if res.Diagnostic == nil || !slices.Equal(res.Diagnostic.Unknown, []string{"server gitlab"}) {
+				t.Errorf("diagnostic %+v, want the server alone unknown", res.Diagnostic)
+			}
+		}},
 		{"server_match", Request{Query: "list", ServerMatch: "SQL", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
 			for _, h := range res.Tools {
 				if h.Server != "postgres" {
