@@ -66,7 +66,10 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 	a.narrow()
 	var q parsedQuery
 	if len(a.req.Messages) > 0 {
-		q = parseQuery(digest(a.req.Messages, snap.Keywords.IDF))
+		// A conversation is text, not operators: a user turn "Select: the
+		// tool that ..." was a select: of one unknown name, answering
+		// nothing.
+		q.text = digest(a.req.Messages, snap.Keywords.IDF)
 	} else {
 		// Operators are read from the whole query before a long one is
 		// digested: the digest keeps words, not "select:" lists or "+"

@@ -136,6 +136,11 @@ func TestOperators(t *testing.T) {
 				t.Errorf("tools %v diagnostic %+v, want did_you_mean %v", ids(res.Tools), res.Diagnostic, want)
 			}
 		}},
+		{"a conversation's operators are words", Request{Messages: []Message{{Role: "user", Content: "Select: the tool that creates a +jira ticket"}}, IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
+			if res.Mode == ModeSelect || len(res.Tools) == 0 || res.Tools[0].Server+"/"+res.Tools[0].Name != "jira/create_ticket" || len(res.Required) != 0 {
+				t.Errorf("mode %s tools %v required %v, want a ranking led by jira/create_ticket", res.Mode, ids(res.Tools), res.Required)
+			}
+		}},
 		{"server_match matching no server", Request{Query: "comment", ServerMatch: "gitlab", IncludeCore: ptr(false)}, func(t *testing.T, res *Response) {
 			if len(res.Tools) != 0 || res.Diagnostic == nil || !slices.Equal(res.Diagnostic.Unknown, []string{"server_match gitlab"}) {
 				t.Errorf("tools %v diagnostic %+v", ids(res.Tools), res.Diagnostic)
