@@ -27,11 +27,11 @@ var spelledOut = map[rune]string{'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "o", 
 // marks are its meaning, and Vietnamese queries unaccented met unrelated
 // English words ("sân bay", an airport, as San and bay).
 func (a *Analyzer) Unaccented(term string) (string, bool) {
-	if isASCII(term) {
+	if IsASCII(term) {
 		return "", false
 	}
 	plain := string(AppendUnaccented(make([]byte, 0, len(term)), term))
-	if !isASCII(plain) {
+	if !IsASCII(plain) {
 		return "", false
 	}
 	var out string

@@ -32,7 +32,7 @@ func Words(s string) []string {
 // AppendWords calls emit for each token of s, in order, without building a
 // slice. It is the allocation-light form of Words for hot paths.
 func AppendWords(s string, emit func(string)) {
-	if isASCII(s) {
+	if IsASCII(s) {
 		appendASCIIWords(s, emit)
 		return
 	}
@@ -163,7 +163,9 @@ func unspaced(r rune) bool {
 		unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) || r == 'ー' || r == '々'
 }
 
-func isASCII(s string) bool {
+// IsASCII reports whether s is all ASCII: its words need no Unicode
+// case mapping, and it has nothing to unaccent.
+func IsASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false

@@ -121,7 +121,7 @@ func FuzzASCIIWords(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if !isASCII(s) {
+		if !IsASCII(s) {
 			return
 		}
 		var fast, slow []string

@@ -2,8 +2,6 @@ package bm25
 
 import (
 	"slices"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 )
@@ -209,7 +207,7 @@ func (ix *Index) Correct(terms []string, fixes []Fix) []Fix {
 		// The catalog's word typed without its accents, or the query's
 		// accented word that the catalog spells without them.
 		to, ok := ix.unaccented[t]
-		if !ok && strings.IndexFunc(t, func(r rune) bool { return r >= utf8.RuneSelf }) >= 0 {
+		if !ok && !analysis.IsASCII(t) {
 			read++
 			if !asked {
 				vietnamese, asked = slices.ContainsFunc(terms, analysis.Vietnamese), true

@@ -103,7 +103,7 @@ func (m *termMatcher) holds(t *catalog.Tool, term string) bool {
 	if bytes.Contains(m.buf, []byte(term)) {
 		return true
 	}
-	if m.ascii || !isASCII([]byte(term)) {
+	if m.ascii || !analysis.IsASCII(term) {
 		return false
 	}
 	if len(m.plain) == 0 {
@@ -112,14 +112,6 @@ func (m *termMatcher) holds(t *catalog.Tool, term string) bool {
 	return bytes.Contains(m.plain, []byte(term))
 }
 
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
 
 // appendLower appends t's "server/name description" as strings.ToLower
 // writes it: byte by byte while it is ASCII, by strings.ToLower once it

@@ -123,7 +123,7 @@ func FuzzHoldsTerm(f *testing.F) {
 		tool := &catalog.Tool{Server: server, Name: name, Description: desc}
 		var m termMatcher
 		want := holdsTermByLowering(tool, term)
-		if !want && isASCII([]byte(term)) {
+		if !want && analysis.IsASCII(term) {
 			lower := strings.ToLower(tool.ID() + " " + tool.Description)
 			want = strings.Contains(string(analysis.AppendUnaccented(nil, lower)), term)
 		}
