@@ -182,34 +182,9 @@ func FuzzCorrect(f *testing.F) {
 			}
 			u, _ := analysis.English.Unaccented(terms[i])
 			v, _ := analysis.English.Unaccented(was[i])
-			if ix.Has(was[i]) || !ix.Has(terms[i]) || !oneEdit(was[i], terms[i]) && u != was[i] && v != terms[i] || !slices.Contains(fixes, Fix{From: was[i], To: terms[i]}) {
+			if ix.Has(was[i]) || !ix.Has(terms[i]) || !analysis.OneEdit(was[i], terms[i]) && u != was[i] && v != terms[i] || !slices.Contains(fixes, Fix{From: was[i], To: terms[i]}) {
 				t.Fatalf("%q: %q read as %q (fixes %v)", q, was[i], terms[i], fixes)
 			}
 		}
 	})
-}
-
-// oneEdit reports whether a and b are one letter dropped, added or
-// changed, or two neighbours swapped, apart.
-func oneEdit(a, b string) bool {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	switch len(b) - len(a) {
-	case 1:
-		for i := range b {
-			if b[:i]+b[i+1:] == a {
-				return true
-			}
-		}
-	case 0:
-		var diff []int
-		for i := range a {
-			if a[i] != b[i] {
-				diff = append(diff, i)
-			}
-		}
-		return len(diff) == 1 || len(diff) == 2 && diff[1] == diff[0]+1 && a[diff[0]] == b[diff[1]] && a[diff[1]] == b[diff[0]]
-	}
-	return false
 }

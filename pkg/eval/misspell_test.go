@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -78,34 +79,5 @@ func TestMisspell(t *testing.T) {
 // first or last) dropped, doubled, swapped with the next inside one, or
 // changed.
 func oneSlip(w, n string) bool {
-	if w[0] != n[0] || w[len(w)-1] != n[len(n)-1] {
-		return false
-	}
-	switch len(n) - len(w) {
-	case -1, 1:
-		short, long := w, n
-		if len(n) < len(w) {
-			short, long = n, w
-		}
-		for i := range long {
-			if long[:i]+long[i+1:] == short {
-				return true
-			}
-		}
-	case 0:
-		var diff []int
-		for i := range w {
-			if w[i] != n[i] {
-				diff = append(diff, i)
-			}
-		}
-		switch len(diff) {
-		case 1:
-			return true
-		case 2:
-			a, b := diff[0], diff[1]
-			return b == a+1 && w[a] == n[b] && w[b] == n[a]
-		}
-	}
-	return false
+	return w[0] == n[0] && w[len(w)-1] == n[len(n)-1] && analysis.OneEdit(w, n)
 }

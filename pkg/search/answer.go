@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
@@ -181,40 +182,11 @@ func nearName(name string, names []string) string {
 		switch ln := strings.ToLower(n); {
 		case ln == low:
 			return n
-		case best == "" && oneEdit(low, ln):
+		case best == "" && analysis.OneEdit(low, ln):
 			best = n
 		}
 	}
 	return best
-}
-
-// oneEdit reports whether a and b are one letter dropped, added or
-// changed, or two neighbours swapped, apart.
-func oneEdit(a, b string) bool {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	switch len(b) - len(a) {
-	case 0:
-		i := 0
-		for i < len(a) && a[i] == b[i] {
-			i++
-		}
-		if i == len(a) {
-			return false // equal
-		}
-		if a[i+1:] == b[i+1:] {
-			return true // one changed
-		}
-		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
-	case 1:
-		i := 0
-		for i < len(a) && a[i] == b[i] {
-			i++
-		}
-		return a[i:] == b[i+1:]
-	}
-	return false
 }
 
 func (a *answer) unknown(names ...string) {

@@ -112,7 +112,6 @@ func (m *termMatcher) holds(t *catalog.Tool, term string) bool {
 	return bytes.Contains(m.plain, []byte(term))
 }
 
-
 // appendLower appends t's "server/name description" as strings.ToLower
 // writes it: byte by byte while it is ASCII, by strings.ToLower once it
 // is not; and reports whether it was ASCII.

@@ -223,25 +223,3 @@ func TestOperatorsInLongQueries(t *testing.T) {
 		})
 	}
 }
-
-func TestOneEdit(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		want bool
-	}{
-		{"github", "github", false},
-		{"github", "gihub", true},
-		{"github", "githubs", true},
-		{"github", "gitbub", true},
-		{"github", "igthub", true},
-		{"github", "gitlab", false},
-		{"ab", "ba", true},
-		{"a", "", true},
-		{"", "", false},
-		{"abc", "cba", false},
-	} {
-		if got := oneEdit(tt.a, tt.b); got != tt.want || oneEdit(tt.b, tt.a) != tt.want {
-			t.Errorf("oneEdit(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
-	}
-}

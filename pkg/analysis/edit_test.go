@@ -1,0 +1,25 @@
+package analysis
+
+import "testing"
+
+func TestOneEdit(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"github", "github", false},
+		{"github", "gihub", true},
+		{"github", "githubs", true},
+		{"github", "gitbub", true},
+		{"github", "igthub", true},
+		{"github", "gitlab", false},
+		{"ab", "ba", true},
+		{"a", "", true},
+		{"", "", false},
+		{"abc", "cba", false},
+	} {
+		if got := OneEdit(tt.a, tt.b); got != tt.want || OneEdit(tt.b, tt.a) != tt.want {
+			t.Errorf("OneEdit(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
