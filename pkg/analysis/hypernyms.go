@@ -88,9 +88,9 @@ const hypernymDepth = 4
 
 func englishHypernyms() hierarchy { return englishTables().hypernyms }
 
-// Warm loads the WordNet tables now, once per process (a few
-// milliseconds: they are packed when generated), so that no query pays
-// for it; package search starts it in the background when it builds an
+// Warm loads the WordNet tables and builds the unaccented letters' table
+// now, once per process (a few milliseconds: the tables are packed when
+// generated), so that no query pays for it; package search starts it in the background when it builds an
 // index, and a query that arrives before it is done waits for it.
 func (a *Analyzer) Warm() {
 	a.derived()
@@ -98,6 +98,7 @@ func (a *Analyzer) Warm() {
 	if a.known != nil {
 		a.known()
 	}
+	unaccentedLetters() // 0.4 ms
 }
 
 // InLexicon reports whether term (analysed) is a word of the dictionary
