@@ -12,9 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"unicode"
-
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/config"
@@ -220,19 +217,7 @@ func catalogOf(tb testing.TB, tools []catalog.Tool) *catalog.Catalog {
 }
 
 // withoutAccents is w as typed on a keyboard without accents.
-func withoutAccents(w string) string {
-	var b strings.Builder
-	for _, c := range norm.NFD.String(w) {
-		switch {
-		case unicode.Is(unicode.Mn, c):
-		case c == 'ß':
-			b.WriteString("ss")
-		default:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
-}
+func withoutAccents(w string) string { return string(analysis.AppendUnaccented(nil, w)) }
 
 func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[string]config.Template) Request {
 	pick := func() catalog.Tool {

@@ -29,11 +29,7 @@ func TestMisspelledQueries(t *testing.T) {
 	}
 	for _, mode := range []Mode{ModeKeyword, ModeSemantic, ModeHybrid} {
 		for _, tt := range tests {
-			want := mustSearch(t, svc, Request{Query: tt.right, Mode: mode, TopK: ptr(3)})
-			got := mustSearch(t, svc, Request{Query: tt.misspelt, Mode: mode, TopK: ptr(3)})
-			if !slices.Equal(ids(got.Tools), ids(want.Tools)) {
-				t.Errorf("%s %q: %v; %q: %v", mode, tt.misspelt, ids(got.Tools), tt.right, ids(want.Tools))
-			}
+			got := readsAs(t, svc, mode, tt.misspelt, tt.right, false)
 			if mode == ModeHybrid && (got.Confident == nil || !*got.Confident || got.NoMatch) {
 				t.Errorf("%s %q: confident %v, no_match %v", mode, tt.misspelt, got.Confident, got.NoMatch)
 			}
@@ -77,13 +73,26 @@ func TestUnaccentedQueries(t *testing.T) {
 	}
 	for _, mode := range []Mode{ModeKeyword, ModeSemantic, ModeHybrid} {
 		for _, tt := range tests {
-			want := mustSearch(t, svc, Request{Query: tt.accented, Mode: mode, TopK: ptr(3)})
-			got := mustSearch(t, svc, Request{Query: tt.plain, Mode: mode, TopK: ptr(3)})
-			if !slices.Equal(ids(got.Tools), ids(want.Tools)) || !slices.EqualFunc(got.Tools, want.Tools, func(a, b Hit) bool { return *a.Score == *b.Score }) {
-				t.Errorf("%s %q: %v; %q: %v", mode, tt.plain, hits(got.Tools), tt.accented, hits(want.Tools))
-			}
+			readsAs(t, svc, mode, tt.plain, tt.accented, true)
 		}
 	}
+}
+
+// readsAs searches q and as in mode, top 3, and reports an error unless
+// q's tools are as's (and, with scores, their scores too); it returns
+// q's answer.
+func readsAs(t *testing.T, svc *Service, mode Mode, q, as string, scores bool) *Response {
+	t.Helper()
+	want := mustSearch(t, svc, Request{Query: as, Mode: mode, TopK: ptr(3)})
+	got := mustSearch(t, svc, Request{Query: q, Mode: mode, TopK: ptr(3)})
+	same := slices.Equal(ids(got.Tools), ids(want.Tools))
+	if scores {
+		same = same && slices.EqualFunc(got.Tools, want.Tools, func(a, b Hit) bool { return *a.Score == *b.Score })
+	}
+	if !same {
+		t.Errorf("%s %q: %v; %q: %v", mode, q, hits(got.Tools), as, hits(want.Tools))
+	}
+	return got
 }
 
 func hits(hs []Hit) []string {
