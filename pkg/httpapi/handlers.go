@@ -153,11 +153,14 @@ func handleRebuild(logger *slog.Logger, svc *search.Service, ups upstreamStatuse
 			// (a catalog problem, a provider error with keys scrubbed) is
 			// what they need, and status shows it too. The service has
 			// logged it, where it was handled.
-			status := http.StatusUnprocessableEntity
+			status, serving := http.StatusUnprocessableEntity, "the previous index keeps serving"
 			if errors.Is(err, search.ErrEmbedFailed) {
 				status = http.StatusServiceUnavailable
 			}
-			writeError(w, r, logger, errorf(status, "rebuild_failed", "rebuild failed, the previous index keeps serving: %v", err))
+			if errors.Is(err, search.ErrDropped) {
+				serving = "keywords rank the new catalog"
+			}
+			writeError(w, r, logger, errorf(status, "rebuild_failed", "rebuild failed, %s: %v", serving, err))
 			return
 		}
 		st := statusOf(svc, ups)

@@ -449,7 +449,8 @@ func toolTexts(cat *catalog.Catalog) []string {
 // rest once, with the index serving. It returns the texts' cache keys,
 // and clears texts.
 func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []string) ([][32]byte, error) {
-	keys := cacheKeys(snap.query.Info(), texts...)
+	info := snap.query.Info()
+	keys := cacheKeys(info, texts...)
 	last := s.last
 	if s.distrust.Load() {
 		last = nil
@@ -461,6 +462,26 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 		if r < 0 {
 			missing = append(missing, texts[i])
 			missingAt = append(missingAt, i)
+		}
+	}
+	if len(missing) > 0 {
+		width := info.Dimensions
+		switch {
+		case last != nil:
+			width = last.mx.Dim()
+		case width <= 0 && s.cur.Load() != nil && s.cur.Load().Semantic():
+			width = s.cur.Load().Matrix.Dim()
+		}
+		// The heap is live only: build collected before this.
+		live, fresh := liveHeap(), uint64(len(missing))*uint64(max(width, 0))*4
+		if !s.roomFor(live, fresh) && s.dropDense(s.dropMessage(live, fresh)) {
+			// The rows the last index held went with it: embed every text.
+			s.dropped, last = true, nil
+			src = last.sources(keys)
+			missing, missingAt = slices.Clone(texts), make([]int, len(texts))
+			for i := range missingAt {
+				missingAt[i] = i
+			}
 		}
 	}
 	// The texts are this function's to let go: from here each is held by

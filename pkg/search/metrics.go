@@ -154,9 +154,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	// Every fallback reason exists from the start at 0, so an alert on its
 	// rate sees the first fallback as an increase, not a new series.
-	// (no_index: the snapshot has no semantic index; the others are
-	// embedding.Reason's classes for a failed query embedding.)
-	for _, r := range append([]string{"no_index"}, embedding.Reasons...) {
+	// (no_index: the snapshot has no semantic index; memory_limit: it was
+	// let go for a rebuild; the others are embedding.Reason's classes for
+	// a failed query embedding.)
+	for _, r := range append([]string{"no_index", dropReason}, embedding.Reasons...) {
 		m.fallbacks.WithLabelValues(r)
 	}
 	for _, r := range []string{"recorded", "error", "dropped"} {

@@ -47,7 +47,11 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		mode = ModeHybrid
 	}
 	if mode != ModeKeyword && !a.snap.Semantic() {
-		a.degrade("no_index")
+		reason := "no_index"
+		if a.snap.dropped {
+			reason = dropReason
+		}
+		a.degrade(reason)
 		mode = ModeKeyword
 	}
 	w := works.Get().(*work)
@@ -189,9 +193,10 @@ func (a *answer) confidence(results []rank.Result, q rank.Query, mode Mode) {
 }
 
 // reasonText is what a caller is told of each embedding failure reason
-// (embedding.Reason, and no_index).
+// (embedding.Reason, no_index and dropReason).
 var reasonText = map[string]string{
 	"no_index":     "the semantic index is not built (the embedding provider failed at build); ranked by keywords",
+	dropReason:     "the semantic index is being rebuilt, and the memory limit cannot hold it beside the new one; ranked by keywords until the rebuild ends",
 	"timeout":      "the embedding provider did not answer in time; ranked by keywords",
 	"rate_limited": "the embedding provider is rate-limiting; ranked by keywords",
 	"server_error": "the embedding provider failed (a server error); ranked by keywords",

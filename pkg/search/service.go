@@ -104,6 +104,12 @@ var ErrNotReady = errors.New("index not ready")
 // catalog and the current semantic snapshot was kept.
 var ErrEmbedFailed = errors.New("embedding the catalog failed")
 
+// ErrDropped is returned by Build, beside ErrEmbedFailed, when the build
+// had let the semantic index serving go for the memory limit (a rebuild
+// the limit could not hold beside it) and then made none: nothing
+// semantic serves until a build does.
+var ErrDropped = errors.New("the semantic index serving was let go for the memory limit")
+
 // Config holds the service's dependencies. Zero values are documented
 // defaults.
 type Config struct {
@@ -216,6 +222,9 @@ type Snapshot struct {
 	// companions by row, for the ranker.
 	learned    *learn.Learned
 	companions [][]rank.Companion
+	// dropped says that the dense index was let go for a rebuild the
+	// memory limit could not hold beside it (dropDense).
+	dropped bool
 }
 
 // Semantic reports whether the snapshot has a dense index.
@@ -244,6 +253,11 @@ type Service struct {
 	// preload is the snapshot file's vectors (Config.Preload) until the
 	// first build is published. Guarded by buildMu.
 	preload *Preload
+	// dropped is set when the build under way let the serving index go
+	// (dropDense), and retry is signalled when such a build ended without
+	// an index of its own: Follow builds again. Guarded by buildMu.
+	dropped bool
+	retry   chan struct{}
 	// distrust is set when a query's vector disagrees with the index's
 	// width: the provider changed (or was wrong when the cache was filled),
 	// so the next build embeds everything afresh.
@@ -293,6 +307,7 @@ func New(cfg Config) *Service {
 		logger:  cfg.Logger.With("component", "search"),
 		metrics: newMetrics(cfg.Registerer),
 		preload: cfg.Preload,
+		retry:   make(chan struct{}, 1),
 	}
 	s.metrics.limit.Set(float64(max(cfg.MemoryLimit, 0)))
 	if _, fitted := cfg.Embedder.(fitter); !fitted && cfg.QueryCacheSize >= 0 {
@@ -434,6 +449,17 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	start := s.cfg.Now()
 	snap, err := s.build(ctx, setup)
 	took := s.cfg.Now().Sub(start)
+	if s.dropped && (err != nil || !snap.Semantic()) {
+		// The index serving was let go for this build, which made none:
+		// keyword ranking stays until a build does, and this build's
+		// caller (an operator, learning) may retry nothing.
+		select {
+		case s.retry <- struct{}{}:
+		default:
+		}
+	}
+	dropped := s.dropped
+	s.dropped = false
 	s.metrics.buildSeconds.Observe(took.Seconds())
 	if err != nil {
 		if ctx.Err() != nil {
@@ -454,7 +480,7 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		case cur != nil && cur.Semantic():
 			s.metrics.builds.WithLabelValues("error").Inc()
 			return nil, fmt.Errorf("%w; the current semantic index keeps serving: %s", ErrEmbedFailed, snap.EmbedError)
-		case cur != nil && cur.setup == setup:
+		case cur != nil && cur.setup == setup && !dropped:
 			// A failed retry of the same setup: the keyword snapshot serving
 			// is identical, so keep it (and its version).
 			s.metrics.builds.WithLabelValues("degraded").Inc()
@@ -480,6 +506,11 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		"skipped", len(snap.Catalog.Skipped()), "embedded", snap.Embedded, "from_snapshot_file", snap.Preloaded)
 	if f := s.onPublish.Load(); f != nil {
 		(*f)(snap)
+	}
+	if dropped && !snap.Semantic() {
+		// Published, the new catalog ranked by keywords, but a failure:
+		// Follow retries one with backoff.
+		return snap, fmt.Errorf("%w, and %w: the new catalog is ranked by keywords until a rebuild makes one: %s", ErrEmbedFailed, ErrDropped, snap.EmbedError)
 	}
 	return snap, nil
 }
@@ -565,7 +596,8 @@ func (s *Service) setNextRetry(t time.Time) {
 // catalog is briefly invalid, leaves the change pending: it is retried
 // with capped exponential backoff until one succeeds, and status says
 // pending_changes meanwhile. A new change retries as soon as the pace
-// allows.
+// allows. So does a build of anyone's that let the serving index go for
+// the memory limit and made none (Build), when no retry is due.
 func (s *Service) Follow(ctx context.Context, changed <-chan struct{}) {
 	var retry <-chan time.Time
 	delay := s.cfg.RetryDelay
@@ -576,14 +608,20 @@ func (s *Service) Follow(ctx context.Context, changed <-chan struct{}) {
 			return
 		case <-changed:
 		case <-retry:
+		case <-s.retryIf(retry == nil):
 		}
 		s.setPending(true)
 		if pause.For(ctx, time.Until(next)) != nil {
 			return
 		}
-		// The rebuild reads every change signalled so far.
+		// The rebuild reads every change signalled so far, and retries
+		// whatever asked for one.
 		select {
 		case <-changed:
+		default:
+		}
+		select {
+		case <-s.retry:
 		default:
 		}
 		start := time.Now()
@@ -605,6 +643,16 @@ func (s *Service) Follow(ctx context.Context, changed <-chan struct{}) {
 		retry = time.After(delay)
 		delay = min(delay*2, maxRetryDelay)
 	}
+}
+
+// retryIf is the signal of a build that let the serving index go and
+// made none (Build), when Follow has no retry of its own due; nil, which
+// never signals, when it has, so that its backoff holds.
+func (s *Service) retryIf(none bool) <-chan struct{} {
+	if none {
+		return s.retry
+	}
+	return nil
 }
 
 func (s *Service) setPending(p bool) {

@@ -1,0 +1,188 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
+)
+
+// gatedEmbedder is a provider (the cache applies) whose Embed of a build's
+// texts (more than one), once shut, says it was entered and waits for the
+// test to open it, or to fail it. A query's text passes.
+type gatedEmbedder struct {
+	local   *embedding.Local
+	shut    bool
+	entered chan struct{}
+	open    chan error
+}
+
+func (g *gatedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if g.shut && len(texts) > 1 {
+		g.entered <- struct{}{}
+		if err := <-g.open; err != nil {
+			return nil, err
+		}
+	}
+	return g.local.Embed(ctx, texts)
+}
+
+func (g *gatedEmbedder) Info() embedding.Info {
+	return embedding.Info{Provider: "gated", Model: "m", Dimensions: g.local.Info().Dimensions}
+}
+
+// TestRebuildOverMemoryLimit: a rebuild whose new vectors the memory limit
+// cannot hold beside the live heap lets the index serving go before it
+// embeds, and every key is answered by keywords, saying why, until the new
+// index is published. Under a limit that holds both, or none known, the
+// index serves on. A build that then fails publishes its catalog ranked by
+// keywords, fails, and asks Follow to retry.
+func TestRebuildOverMemoryLimit(t *testing.T) {
+	base := defaultSetup(t)
+	tools := slices.Clone(base.Catalog.Tools())
+	changed := len(tools) / 2
+	for i := range changed {
+		tools[i].Description += " Revised upstream."
+	}
+	servers := base.Catalog.Servers()
+	keys := []access.Key{{Name: "all", Hash: sha256.Sum256([]byte("secret-all"))},
+		{Name: "some", Hash: sha256.Sum256([]byte("secret-some")), Visibility: access.Visibility{Servers: servers[1:]}}}
+	for _, tc := range []struct {
+		name  string
+		limit int64
+		fail  error
+		drop  bool
+	}{
+		{"no limit known", 0, nil, false},
+		{"a limit that holds both", 1 << 50, nil, false},
+		{"a limit under both", 1, nil, true},
+		{"a limit under both, the provider failing", 1, errors.New("provider down"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			emb := &gatedEmbedder{local: embedding.NewLocal(64), entered: make(chan struct{}), open: make(chan error)}
+			svc := New(Config{Embedder: emb, Version: "test", MemoryLimit: tc.limit, QueryCacheSize: -1})
+			setup := *base
+			setup.Keys = keys
+			first, err := svc.Build(t.Context(), &setup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := withTools(t, &setup, tools)
+			emb.shut = true
+			type built struct {
+				snap *Snapshot
+				err  error
+			}
+			done := make(chan built, 1)
+			go func() {
+				snap, err := svc.Build(context.Background(), edited)
+				done <- built{snap, err}
+			}()
+			<-emb.entered
+			for _, key := range keys {
+				res, err := svc.Search(t.Context(), Request{Query: "list open issues"}, access.Caller{Key: key.Name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				reason := ""
+				if res.Diagnostic != nil {
+					reason = res.Diagnostic.EmbeddingReason
+				}
+				if res.Degraded != tc.drop || tc.drop && (reason != dropReason || res.Mode != ModeKeyword) {
+					t.Errorf("key %s during the rebuild: degraded %v (%q), mode %s; want degraded %v", key.Name, res.Degraded, reason, res.Mode, tc.drop)
+				}
+				if res.IndexVersion == first.Version && tc.drop {
+					t.Errorf("key %s: the index let go answers under the version it had", key.Name)
+				}
+			}
+			st := svc.Status()
+			if st.Degraded != tc.drop || tc.drop != strings.Contains(st.LastError, "memory limit") {
+				t.Errorf("status during the rebuild: degraded %v, last error %q", st.Degraded, st.LastError)
+			}
+			if tc.drop && (svc.last != nil || svc.Current().Catalog != first.Catalog) {
+				t.Error("the index let go is still held for the next build, or another catalog serves")
+			}
+			emb.open <- tc.fail
+			b := <-done
+			switch {
+			case tc.fail != nil:
+				if !errors.Is(b.err, ErrEmbedFailed) || !errors.Is(b.err, ErrDropped) || svc.Current().Semantic() || svc.Current().Catalog.Hash() != edited.Catalog.Hash() {
+					t.Fatalf("a failed build: %v; want ErrEmbedFailed and the new catalog ranked by keywords", b.err)
+				}
+				select {
+				case <-svc.retry:
+				default:
+					t.Error("a failed build after letting the index go asks for no retry")
+				}
+			case b.err != nil:
+				t.Fatal(b.err)
+			default:
+				want := changed
+				if tc.drop {
+					want = len(tools) // the rows held for reuse went with the index
+				}
+				if b.snap.Embedded != want {
+					t.Errorf("embedded %d texts, want %d", b.snap.Embedded, want)
+				}
+				for _, key := range keys {
+					res, err := svc.Search(t.Context(), Request{Query: "list open issues"}, access.Caller{Key: key.Name})
+					if err != nil || res.Degraded {
+						t.Errorf("key %s after the rebuild: %v, degraded %v", key.Name, err, res != nil && res.Degraded)
+					}
+					if key.Name == "some" && slices.ContainsFunc(res.Tools, func(h Hit) bool { return h.Server == servers[0] }) {
+						t.Errorf("key some sees server %s", servers[0])
+					}
+				}
+			}
+			select {
+			case <-svc.retry:
+				if tc.fail == nil {
+					t.Error("a build that made its index asks for a retry")
+				}
+			default:
+			}
+		})
+	}
+}
+
+// TestFollowRetriesADroppedIndex: an operator's rebuild that let the index
+// go and then failed leaves keyword ranking; Follow, which did not start
+// it, builds again without a change to follow, and semantic ranking is
+// back once the provider answers.
+func TestFollowRetriesADroppedIndex(t *testing.T) {
+	emb := &gatedEmbedder{local: embedding.NewLocal(64), entered: make(chan struct{}, 8), open: make(chan error, 8)}
+	setup := defaultSetup(t)
+	tools := slices.Clone(setup.Catalog.Tools())
+	tools[0].Description += " Revised upstream."
+	edited := withTools(t, setup, tools)
+	svc := New(Config{Embedder: emb, Version: "test", MemoryLimit: 1, QueryCacheSize: -1, RetryDelay: time.Millisecond, FollowGap: time.Millisecond,
+		Load: func(context.Context) (*Setup, error) { return edited, nil }})
+	if _, err := svc.Build(t.Context(), setup); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		svc.Follow(ctx, make(chan struct{}))
+	}()
+	emb.shut = true
+	emb.open <- errors.New("provider down")
+	if _, err := svc.Rebuild(t.Context()); !errors.Is(err, ErrDropped) {
+		t.Fatalf("the operator's rebuild: %v, want ErrDropped", err)
+	}
+	emb.open <- nil // Follow's rebuild
+	waitFor(t, func() bool { return svc.Current().Semantic() })
+	if res := mustSearch(t, svc, Request{Query: "list open issues"}); res.Degraded {
+		t.Errorf("after Follow's rebuild: degraded, %+v", res.Diagnostic)
+	}
+	cancel()
+	<-followed
+}
