@@ -837,3 +837,67 @@ func TestRefuseSelf(t *testing.T) {
 		}
 	}
 }
+
+// failingProvider is a provider (the service caches its vectors) that
+// fails once told to: a rebuild's embedding fails, as through a provider
+// that went down.
+type failingProvider struct {
+	local *embedding.Local
+	fail  atomic.Bool
+}
+
+func (f *failingProvider) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if f.fail.Load() {
+		return nil, errors.New("provider down")
+	}
+	return f.local.Embed(ctx, texts)
+}
+
+func (f *failingProvider) Info() embedding.Info {
+	return embedding.Info{Provider: "failing", Model: "m", Dimensions: f.local.Info().Dimensions}
+}
+
+// A rebuild whose embedding fails answers 503 and says what serves: the
+// previous index, or, when the rebuild had let it go for a memory limit
+// that could not hold two, the new catalog ranked by keywords.
+func TestFailedRebuildSaysWhatServes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit int64
+		want  string
+	}{
+		{"no limit", 0, "the previous index keeps serving"},
+		{"a limit under two indexes", 1, "keywords rank the new catalog"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setup := testSetup(t, false)
+			revised := *setup
+			def, err := catalog.DefaultPart()
+			if err != nil {
+				t.Fatal(err)
+			}
+			added, err := catalog.Parse("added.json", []byte(`{"tools":[{"name":"post_note","description":"Post a note to a board."}]}`), "notes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if revised.Catalog, err = catalog.New([]catalog.Part{def, added}); err != nil {
+				t.Fatal(err)
+			}
+			emb := &failingProvider{local: embedding.NewLocal(64)}
+			svc := search.New(search.Config{Embedder: emb, MemoryLimit: tc.limit, QueryCacheSize: -1,
+				Load: func(context.Context) (*search.Setup, error) { return &revised, nil }})
+			if _, err := svc.Build(t.Context(), setup); err != nil {
+				t.Fatal(err)
+			}
+			emb.fail.Store(true)
+			h := NewServer(svc, Options{AdminToken: "adm"})
+			r := httptest.NewRequest("POST", "/mcp/tool-search/rebuild", nil)
+			r.Header.Set("Authorization", "Bearer adm")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), tc.want) {
+				t.Errorf("a failed rebuild = %d %s; want 503 saying %q", rec.Code, rec.Body, tc.want)
+			}
+		})
+	}
+}
