@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,4 +187,67 @@ func TestFollowRetriesADroppedIndex(t *testing.T) {
 	}
 	cancel()
 	<-followed
+}
+
+// TestSearchWhileTheIndexIsLetGo: searches by every key, in every mode,
+// while rebuilds let the index go and make another, never fail or come
+// back empty, and are degraded only for that reason (run with -race: the
+// copy without the index is published while searches read the old one).
+func TestSearchWhileTheIndexIsLetGo(t *testing.T) {
+	base := defaultSetup(t)
+	servers := base.Catalog.Servers()
+	setup := *base
+	setup.Keys = []access.Key{{Name: "all", Hash: sha256.Sum256([]byte("secret-all"))},
+		{Name: "some", Hash: sha256.Sum256([]byte("secret-some")), Visibility: access.Visibility{Servers: servers[1:]}}}
+	editions := []*Setup{&setup}
+	for i := range 3 {
+		tools := slices.Clone(base.Catalog.Tools())
+		for j := range tools {
+			tools[j].Description += strings.Repeat(" Revised.", i+1)
+		}
+		editions = append(editions, withTools(t, &setup, tools))
+	}
+	svc := New(Config{Embedder: &countingEmbedder{local: embedding.NewLocal(64)}, Version: "test", MemoryLimit: 1, QueryCacheSize: -1})
+	if _, err := svc.Build(t.Context(), editions[0]); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; ctx.Err() == nil; i++ {
+				req := Request{Query: "list open issues", Mode: []Mode{ModeHybrid, ModeSemantic, ModeKeyword}[i%3]}
+				res, err := svc.Search(ctx, req, access.Caller{Key: []string{"all", "some"}[i%2]})
+				switch {
+				case err != nil && ctx.Err() == nil:
+					errs <- err
+				case err != nil:
+				case len(res.Tools) == 0:
+					errs <- fmt.Errorf("%s: an empty answer", req.Mode)
+				case res.Degraded && (res.Diagnostic == nil || res.Diagnostic.EmbeddingReason != dropReason):
+					errs <- fmt.Errorf("%s: degraded for another reason: %+v", req.Mode, res.Diagnostic)
+				default:
+					continue
+				}
+				return
+			}
+		}()
+	}
+	for _, e := range editions[1:] {
+		if _, err := svc.Build(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if !svc.Current().Semantic() {
+		t.Error("the last rebuild left no index")
+	}
 }
