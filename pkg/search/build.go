@@ -115,7 +115,17 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	case fitted:
 		// The weights are fitted to the corpus, so every vector changes
 		// with the catalog: embed all (the local embedder is cheap), into
-		// the block that becomes the index.
+		// the block that becomes the index, about as large as the one
+		// serving for as many tools, and made beside as much again (its
+		// columns grow, the fit's features). The heap is live only:
+		// collected above.
+		if prev != nil && prev.Matrix != nil {
+			live := liveHeap()
+			fresh := 2 * uint64(prev.Matrix.Bytes()) * uint64(cat.Len()) / uint64(max(prev.Catalog.Len(), 1))
+			if !s.roomFor(live, fresh) {
+				s.dropped = s.dropDense(s.dropMessage(live, fresh))
+			}
+		}
 		err = s.embedIndex(ctx, snap, corpus)
 		snap.Embedded = corpus.Len()
 	default:

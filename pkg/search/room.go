@@ -5,8 +5,8 @@ import (
 	"runtime/debug"
 )
 
-// A rebuild through a provider builds its index beside the one serving,
-// so for its length the process holds two (BENCHMARKS.md, "What a rebuild
+// A rebuild builds its index beside the one serving, so for its length
+// the process holds two (BENCHMARKS.md, "What a rebuild
 // holds twice"). Where the container's memory limit cannot hold the new
 // vectors beside the live heap, the rebuild would be OOM-killed; the pod
 // restarts, and its start-up build has no index beside it, so it
@@ -19,8 +19,8 @@ import (
 // is let go for a rebuild says (diagnostic.embedding_reason).
 const dropReason = "memory_limit"
 
-// roomFor reports whether a rebuild can add vectors of fresh bytes to the
-// live heap (measured after a collection) within the container's memory
+// roomFor reports whether a rebuild can add an index of fresh bytes to
+// the live heap (measured after a collection) within the container's memory
 // limit, keeping the rebuild's garbage allowance (rebuildSlack) free. No
 // limit known is room for anything.
 func (s *Service) roomFor(live, fresh uint64) bool {
@@ -83,6 +83,6 @@ func (s *Service) withoutDense(snap *Snapshot) *Snapshot {
 
 // dropMessage says why a rebuild let the index serving go.
 func (s *Service) dropMessage(live, fresh uint64) string {
-	return fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold %d MiB of new vectors beside the %d MiB live; the semantic index was let go and searches are ranked by keywords until the rebuild publishes its own",
+	return fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index was let go and searches are ranked by keywords until the rebuild publishes its own",
 		s.cfg.MemoryLimit>>20, fresh>>20, live>>20)
 }

@@ -251,3 +251,44 @@ func TestSearchWhileTheIndexIsLetGo(t *testing.T) {
 		t.Error("the last rebuild left no index")
 	}
 }
+
+// TestLocalRebuildOverMemoryLimit: the local embedder's rebuild makes
+// every vector again, into an index about as large as the one serving; a
+// limit that cannot hold it beside the live heap has that index let go
+// first (a version published between the two builds, and status saying
+// why), and one that can, or none known, does not.
+func TestLocalRebuildOverMemoryLimit(t *testing.T) {
+	setup := defaultSetup(t)
+	for _, tc := range []struct {
+		name  string
+		limit int64
+		drop  bool
+	}{
+		{"no limit known", 0, false},
+		{"a limit that holds both", 1 << 50, false},
+		{"a limit under both", 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := New(Config{Embedder: embedding.NewLocal(64), Version: "test", MemoryLimit: tc.limit})
+			first, err := svc.Build(t.Context(), setup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second, err := svc.Build(t.Context(), editedSetup(t, setup))
+			if err != nil {
+				t.Fatal(err)
+			}
+			published := 1 // the rebuild's own
+			if tc.drop {
+				published = 2 // and the snapshot without its index before it
+			}
+			var a, b int
+			fmt.Sscanf(first.Version, "%d-", &a)
+			fmt.Sscanf(second.Version, "%d-", &b)
+			st := svc.Status()
+			if b-a != published || tc.drop != strings.Contains(st.LastError, "memory limit") || !second.Semantic() {
+				t.Errorf("versions %s then %s, last error %q, semantic %v; want %d published, the limit named %v", first.Version, second.Version, st.LastError, second.Semantic(), published, tc.drop)
+			}
+		})
+	}
+}
