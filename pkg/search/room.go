@@ -6,14 +6,14 @@ import (
 )
 
 // A rebuild builds its index beside the one serving, so for its length
-// the process holds two (BENCHMARKS.md, "What a rebuild
-// holds twice"). Where the container's memory limit cannot hold the new
-// vectors beside the live heap, the rebuild would be OOM-killed; the pod
-// restarts, and its start-up build has no index beside it, so it
-// serves again, until the change that started the rebuild comes round
-// and kills it once more. Keyword ranking for the rebuild's length is the
-// better of the two: the serving index is let go first (roomFor), and its
-// snapshot serves on by keywords, each answer degraded and saying why.
+// the process holds two (BENCHMARKS.md, "What a rebuild holds twice").
+// Where the container's memory limit cannot hold the new index beside
+// the live heap, the rebuild would be OOM-killed; the pod restarts, and
+// its start-up build has no index beside it, so it serves again, until
+// the change that started the rebuild comes round and kills it once
+// more. Keyword ranking for the rebuild's length is the better of the
+// two: the serving index is let go first (roomFor), and its snapshot
+// serves on by keywords, each answer degraded and saying why.
 
 // dropReason is what a search answered by keywords while the dense index
 // is let go for a rebuild says (diagnostic.embedding_reason).
@@ -29,9 +29,9 @@ func (s *Service) roomFor(live, fresh uint64) bool {
 }
 
 // dropDense publishes the snapshot serving, and its views, without their
-// dense index, and forgets the provider's vectors held for the next build
-// (the serving index's rows), so that the index can be collected once the
-// searches reading it end. why is the operator's, in status and the log.
+// dense index, and forgets what referred to that index for the next
+// build (a provider's cached rows, a snapshot file's), so that it can be
+// collected once the searches reading it end. why is the operator's, in status and the log.
 // It reports whether there was a dense index to let go.
 func (s *Service) dropDense(why string) bool {
 	cur := s.cur.Load()
