@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/internal/edit"
 )
 
 // A query's misspellings of the index's words read as those words; its
@@ -182,7 +183,7 @@ func FuzzCorrect(f *testing.F) {
 			}
 			u, _ := analysis.English.Unaccented(terms[i])
 			v, _ := analysis.English.Unaccented(was[i])
-			if ix.Has(was[i]) || !ix.Has(terms[i]) || !analysis.OneEdit(was[i], terms[i]) && u != was[i] && v != terms[i] || !slices.Contains(fixes, Fix{From: was[i], To: terms[i]}) {
+			if ix.Has(was[i]) || !ix.Has(terms[i]) || !edit.One(was[i], terms[i]) && u != was[i] && v != terms[i] || !slices.Contains(fixes, Fix{From: was[i], To: terms[i]}) {
 				t.Fatalf("%q: %q read as %q (fixes %v)", q, was[i], terms[i], fixes)
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/internal/edit"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -79,5 +79,5 @@ func TestMisspell(t *testing.T) {
 // first or last) dropped, doubled, swapped with the next inside one, or
 // changed.
 func oneSlip(w, n string) bool {
-	return w[0] == n[0] && w[len(w)-1] == n[len(n)-1] && analysis.OneEdit(w, n)
+	return w[0] == n[0] && w[len(w)-1] == n[len(n)-1] && edit.One(w, n)
 }

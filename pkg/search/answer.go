@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
-	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/internal/edit"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
@@ -182,7 +182,7 @@ func nearName(name string, names []string) string {
 		switch ln := strings.ToLower(n); {
 		case ln == low:
 			return n
-		case best == "" && analysis.OneEdit(low, ln):
+		case best == "" && edit.One(low, ln):
 			best = n
 		}
 	}

@@ -1,8 +1,8 @@
-package analysis
+package edit
 
 import "testing"
 
-func TestOneEdit(t *testing.T) {
+func TestOne(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string
 		want bool
@@ -18,8 +18,8 @@ func TestOneEdit(t *testing.T) {
 		{"", "", false},
 		{"abc", "cba", false},
 	} {
-		if got := OneEdit(tt.a, tt.b); got != tt.want || OneEdit(tt.b, tt.a) != tt.want {
-			t.Errorf("OneEdit(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		if got := One(tt.a, tt.b); got != tt.want || One(tt.b, tt.a) != tt.want {
+			t.Errorf("One(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

@@ -1,9 +1,12 @@
-package analysis
+// Package edit tells what reads as one typing error: search's server
+// suggestions, the keyword index's tests and the hints for unknown JSON
+// keys share it.
+package edit
 
-// OneEdit reports whether a and b are one letter dropped, added or
-// changed, or two neighbours swapped, apart (byte by byte): what reads as
-// one typing error.
-func OneEdit(a, b string) bool {
+// One reports whether a and b are one letter dropped, added or changed,
+// or two neighbours swapped, apart (byte by byte): what reads as one
+// typing error.
+func One(a, b string) bool {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
