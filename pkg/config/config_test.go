@@ -37,7 +37,7 @@ search: {query_timeout: 750ms}
 	}{
 		{"unknown top key", "cores: [a]", `key "cores" is unknown (did you mean "core"?)`},
 		{"unknown nested key", "templates: {a: {tools: [x], descripton: y}}", `key "descripton" in .templates.a is unknown`},
-		{"unknown upstream key", "upstreams: [{name: a, url: 'http://a/mcp'}, {name: b, url: 'http://b/mcp', health_intervl: 1s}]", `key "health_intervl" in .upstreams[1] is unknown`},
+		{"unknown upstream key", "upstreams: [{name: a, url: 'http://a/mcp'}, {name: b, url: 'http://b/mcp', health_intervl: 1s}]", `key "health_intervl" in .upstreams[1] is unknown (did you mean "health_interval"?)`},
 		{"key in another case", "learning: {Enabled: false}", `key "Enabled" in .learning is unknown (did you mean "enabled"?)`},
 		{"wrong type", "core: 5", "core"},
 		{"bad duration", "search: {query_timeout: soon}", `key "search.query_timeout": want a duration such as "2s"`},

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/edit"
 )
 
 // Error is a key problem, with the path of the object that holds it
@@ -151,16 +153,45 @@ func Object(data []byte, allowed []string) error {
 	})
 }
 
-// nearest is the allowed key that key matches ignoring case, "_" and "-",
-// so input_schema suggests inputSchema and QUERY suggests query.
+// nearest is the allowed key that key most likely meant, or "" when none
+// stands out: first one it matches ignoring case, "_" and "-"
+// (input_schema suggests inputSchema, QUERY query), then also a plural
+// "s"; then the
+// one key one typing error from it (qeury, top_kk), for keys of four
+// letters or more, where one error leaves a word recognisable; then the
+// one key it ends or starts with as a word of its own (search_id
+// suggests id, query_text query). Two candidates in a step are a guess,
+// and the step suggests nothing.
 func nearest(key string, allowed []string) string {
 	norm := func(s string) string {
 		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
 	}
-	for _, a := range allowed {
-		if norm(a) == norm(key) || norm(a) == norm(key)+"s" || norm(a)+"s" == norm(key) {
+	nk := norm(key)
+	steps := []func(a string) bool{
+		func(a string) bool { return norm(a) == nk },
+		func(a string) bool { na := norm(a); return na == nk+"s" || na+"s" == nk },
+		func(a string) bool { return len(nk) >= 4 && edit.One(nk, norm(a)) },
+		func(a string) bool {
+			low := strings.ToLower(key)
+			na := strings.ToLower(a)
+			return strings.HasSuffix(low, "_"+na) || strings.HasPrefix(low, na+"_")
+		},
+	}
+	for _, matches := range steps {
+		if a, n := only(allowed, matches); n == 1 {
 			return a
 		}
 	}
 	return ""
+}
+
+// only is the allowed key that matches, and how many do.
+func only(allowed []string, matches func(string) bool) (string, int) {
+	found, n := "", 0
+	for _, a := range allowed {
+		if matches(a) {
+			found, n = a, n+1
+		}
+	}
+	return found, n
 }

@@ -88,3 +88,36 @@ func TestTyped(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	search := []string{"query", "messages", "top_k", "mode", "servers", "server_match", "include_schema", "format"}
+	feedback := []string{"id", "used"}
+	for _, tt := range []struct {
+		key     string
+		allowed []string
+		want    string
+	}{
+		{"QUERY", search, "query"},
+		{"topK", search, "top_k"},
+		{"server", search, "servers"},
+		{"qeury", search, "query"},  // two letters swapped
+		{"top_kk", search, "top_k"}, // one added
+		{"formt", search, "format"}, // one dropped
+		{"include_schemas", search, "include_schema"},
+		{"serverMatch", search, "server_match"},
+		{"search_id", feedback, "id"},    // a word of its own, at the end
+		{"used_tools", feedback, "used"}, // at the start
+		{"mod", search, ""},              // three letters: one error is too loose
+		{"moda", search, "mode"},
+		{"k", search, ""},
+		{"user", feedback, "used"},
+		{"usd", feedback, ""},                   // three letters
+		{"tool_id", []string{"id", "tool"}, ""}, // ends with one and starts with another
+		{"nothing_like", search, ""},
+		{"", search, ""},
+	} {
+		if got := nearest(tt.key, tt.allowed); got != tt.want {
+			t.Errorf("nearest(%q) = %q, want %q", tt.key, got, tt.want)
+		}
+	}
+}
