@@ -16,6 +16,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/eval"
+	"github.com/toolsearch/toolsearch/pkg/internal/edit"
 	"github.com/toolsearch/toolsearch/pkg/lint"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -90,10 +91,17 @@ type AuditRun struct {
 }
 
 // UnknownServerError names a server the caller cannot see, which to the
-// caller is the same as one that does not exist.
-type UnknownServerError struct{ Name string }
+// caller is the same as one that does not exist, and the server the
+// caller can see it nearly names (edit.Nearest), if any.
+type UnknownServerError struct{ Name, Hint string }
 
-func (e *UnknownServerError) Error() string { return "unknown server " + redact.Echo(e.Name) }
+func (e *UnknownServerError) Error() string {
+	msg := "unknown server " + redact.Echo(e.Name)
+	if e.Hint != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", e.Hint)
+	}
+	return msg
+}
 
 // Catalog reports on the caller's tools, those of servers when given.
 func Catalog(ctx context.Context, svc *search.Service, caller access.Caller, servers []string) (*Report, error) {
@@ -166,7 +174,11 @@ func scope(cat *catalog.Catalog, visible []search.ServerCount, servers []string)
 	want := map[string]bool{}
 	for _, s := range servers {
 		if !slices.ContainsFunc(visible, func(c search.ServerCount) bool { return c.Name == s }) {
-			return nil, &UnknownServerError{Name: s}
+			names := make([]string, len(visible))
+			for i, c := range visible {
+				names[i] = c.Name
+			}
+			return nil, &UnknownServerError{Name: s, Hint: edit.Nearest(s, names)}
 		}
 		want[s] = true
 	}

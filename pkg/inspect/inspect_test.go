@@ -136,9 +136,15 @@ func TestCatalog(t *testing.T) {
 		t.Errorf("servers %+v", mine.Servers)
 	}
 
-	var unknown *UnknownServerError
-	if _, err := Catalog(ctx, svc, access.Caller{Key: "mail"}, []string{"outbox"}); !errors.As(err, &unknown) {
-		t.Errorf("a hidden server: %v, want UnknownServerError", err)
+	// A server's name nearly typed is suggested from the servers the key
+	// sees, never from those it does not.
+	for _, tc := range []struct{ asked, hint string }{
+		{"outbox", ""}, {"outbx", ""}, {"Mail", "mail"}, {"mial", "mail"},
+	} {
+		var unknown *UnknownServerError
+		if _, err := Catalog(ctx, svc, access.Caller{Key: "mail"}, []string{tc.asked}); !errors.As(err, &unknown) || unknown.Hint != tc.hint {
+			t.Errorf("the mail-only key asking for server %s: %v, want UnknownServerError suggesting %q", tc.asked, err, tc.hint)
+		}
 	}
 	if _, err := Catalog(ctx, svc, access.Caller{}, nil); !errors.Is(err, access.ErrUnauthorized) {
 		t.Errorf("no key: %v", err)

@@ -154,7 +154,7 @@ func (a *answer) narrow() {
 			asked[name] = true // once, however often it was asked
 			if suggested < maxSuggested {
 				suggested++
-				if s := nearName(name, servers); s != "" {
+				if s := edit.Nearest(name, servers); s != "" {
 					if a.resp.Diagnostic.DidYouMean == nil {
 						a.resp.Diagnostic.DidYouMean = map[string]string{}
 					}
@@ -168,26 +168,6 @@ func (a *answer) narrow() {
 // maxSuggested bounds the unknown servers a request gets a suggestion
 // for: each reads every server name the caller sees.
 const maxSuggested = 4
-
-// nearName is the first of names that name nearly is: equal but for case,
-// else one edit away (a letter dropped, added or changed, or two
-// neighbours swapped), case aside; "" for none.
-func nearName(name string, names []string) string {
-	if len(name) > 64 {
-		return ""
-	}
-	low := strings.ToLower(name)
-	best := ""
-	for _, n := range names {
-		switch ln := strings.ToLower(n); {
-		case ln == low:
-			return n
-		case best == "" && edit.One(low, ln):
-			best = n
-		}
-	}
-	return best
-}
 
 func (a *answer) unknown(names ...string) {
 	if len(names) == 0 {

@@ -1,6 +1,9 @@
 package edit
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestOne(t *testing.T) {
 	for _, tt := range []struct {
@@ -20,6 +23,24 @@ func TestOne(t *testing.T) {
 	} {
 		if got := One(tt.a, tt.b); got != tt.want || One(tt.b, tt.a) != tt.want {
 			t.Errorf("One(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestNearest(t *testing.T) {
+	names := []string{"github", "gitlab", "slack", "Jira"}
+	for _, tt := range []struct{ name, want string }{
+		{"GitHub", "github"},
+		{"githb", "github"},
+		{"gitlb", "gitlab"},
+		{"jira", "Jira"},
+		{"slak", "slack"},
+		{"gitbucket", ""},
+		{"", ""},
+		{strings.Repeat("a", 65), ""},
+	} {
+		if got := Nearest(tt.name, names); got != tt.want {
+			t.Errorf("Nearest(%q) = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }
