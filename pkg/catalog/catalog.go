@@ -91,6 +91,10 @@ type Catalog struct {
 	// sorted is the rows in name order (Sorted), made on first use.
 	sorted     []int32
 	sortedOnce sync.Once
+	// near is the rows in the order of their names read without case,
+	// forwards and backwards (NearName), made on first use.
+	near     [2][]int32
+	nearOnce sync.Once
 }
 
 func newCatalog(sources []string, tools int) *Catalog {

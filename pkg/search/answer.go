@@ -155,19 +155,26 @@ func (a *answer) narrow() {
 			if suggested < maxSuggested {
 				suggested++
 				if s := edit.Nearest(name, servers); s != "" {
-					if a.resp.Diagnostic.DidYouMean == nil {
-						a.resp.Diagnostic.DidYouMean = map[string]string{}
-					}
-					a.resp.Diagnostic.DidYouMean["server "+name] = s
+					a.suggest("server "+name, s)
 				}
 			}
 		}
 	}
 }
 
-// maxSuggested bounds the unknown servers a request gets a suggestion
-// for: each reads every server name the caller sees.
+// maxSuggested bounds the unknown servers, and select: names, a request
+// gets a suggestion for: each reads every server name the caller sees,
+// or up to Catalog.NearName's share of its tools' names.
 const maxSuggested = 4
+
+// suggest records, for the unknown name (as Diagnostic.Unknown has it),
+// what the caller likely meant.
+func (a *answer) suggest(unknown, meant string) {
+	if a.resp.Diagnostic.DidYouMean == nil {
+		a.resp.Diagnostic.DidYouMean = map[string]string{}
+	}
+	a.resp.Diagnostic.DidYouMean[unknown] = meant
+}
 
 func (a *answer) unknown(names ...string) {
 	if len(names) == 0 {
@@ -256,6 +263,7 @@ func (a *answer) template() error {
 // selectTools returns exactly the named tools, in the order named.
 func (a *answer) selectTools(names []string) {
 	a.resp.Mode = ModeSelect
+	suggested := 0
 	for _, n := range names {
 		i, err := a.snap.Catalog.Resolve(n)
 		switch {
@@ -264,6 +272,12 @@ func (a *answer) selectTools(names []string) {
 			continue
 		case err != nil:
 			a.unknown(n)
+			if suggested < maxSuggested {
+				suggested++
+				if near := a.snap.nearTool(n); near != "" {
+					a.suggest(n, near)
+				}
+			}
 			continue
 		}
 		a.addRows([]int{i}, SourceSelect)

@@ -117,6 +117,14 @@ func TestHiddenToolsChangeNothing(t *testing.T) {
 			if fmt.Sprint(errA) != fmt.Sprint(errB) || fmt.Sprint(errA2) != fmt.Sprint(errB2) {
 				t.Errorf("Lookup of hidden %s: %v / %v with it missing, %v / %v with it present", tl.ID(), errA, errA2, errB, errB2)
 			}
+			// Its name misspelt: what the error suggests is a tool the
+			// key sees, whether the hidden one is there or not.
+			near := tl.Name[:len(tl.Name)-1]
+			_, errA3 := svcA.Lookup(access.Caller{Key: "k"}, "", near)
+			_, errB3 := svcB.Lookup(access.Caller{Key: "k"}, "", near)
+			if fmt.Sprint(errA3) != fmt.Sprint(errB3) {
+				t.Errorf("Lookup of %s: %v with %s missing, %v with it present", near, errA3, tl.ID(), errB3)
+			}
 		}
 		if store != nil {
 			la, errA := svcA.Learned(access.Caller{Key: "k"}, "", 1000)
@@ -261,7 +269,13 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 	req := Request{Query: query, Mode: []Mode{"", ModeHybrid, ModeSemantic, ModeKeyword}[r.IntN(4)], Explain: r.IntN(2) == 0}
 	switch r.IntN(10) {
 	case 0:
-		req.Query = "select:" + pick().Name + "," + pick().ID() + ",no_such_tool"
+		// And one nearly named, a letter dropped: a tool the key cannot
+		// see is never suggested.
+		near := pick().Name
+		if k := r.IntN(len(near)); len(near) >= 5 {
+			near = near[:k] + near[k+1:]
+		}
+		req.Query = "select:" + pick().Name + "," + pick().ID() + "," + near + ",no_such_tool"
 	case 1:
 		names := slices.Sorted(maps.Keys(templates))
 		req = Request{Template: append(names, "nosuch")[r.IntN(len(names)+1)]}

@@ -38,11 +38,35 @@ func (s *Service) Lookup(caller access.Caller, server, name string) (Found, erro
 	return snap.Found(row), nil
 }
 
+// nearTool is how the caller would name the tool of snap that ref nearly
+// names (Catalog.NearName: its case or one typing error apart), or "":
+// the bare name where it names that tool alone, else server/name. In a
+// ref with a "/", the part after the last one is read as the name.
+func (snap *Snapshot) nearTool(ref string) string {
+	row, ok := snap.Catalog.NearName(ref)
+	if !ok {
+		if at := strings.LastIndexByte(ref, '/'); at >= 0 {
+			row, ok = snap.Catalog.NearName(ref[at+1:])
+		}
+	}
+	if !ok {
+		return ""
+	}
+	t := snap.Catalog.Tool(row)
+	if r, err := snap.Catalog.Resolve(t.Name); err == nil && r == row {
+		return t.Name
+	}
+	return t.ID()
+}
+
 // row is the row of the tool Lookup finds in snap.
 func (snap *Snapshot) row(server, name string) (int, error) {
 	if server != "" {
 		row, ok := snap.Catalog.Lookup(server, name)
 		if !ok {
+			if near, ok := snap.Catalog.NearName(name); ok && snap.Catalog.Tool(near).Server == server {
+				return -1, fmt.Errorf("%w %s in server %s (did you mean %q?)", ErrUnknownTool, redact.Echo(name), redact.Echo(server), snap.Catalog.Tool(near).Name)
+			}
 			return -1, fmt.Errorf("%w %s in server %s", ErrUnknownTool, redact.Echo(name), redact.Echo(server))
 		}
 		return row, nil
@@ -51,6 +75,9 @@ func (snap *Snapshot) row(server, name string) (int, error) {
 	if err != nil {
 		if errors.Is(err, catalog.ErrAmbiguousTool) {
 			return -1, err // ambiguous within the caller's view
+		}
+		if near := snap.nearTool(name); near != "" {
+			return -1, fmt.Errorf("%w %s (did you mean %q?)", ErrUnknownTool, redact.Echo(name), near)
 		}
 		return -1, fmt.Errorf("%w %s", ErrUnknownTool, redact.Echo(name))
 	}

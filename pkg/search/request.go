@@ -352,6 +352,8 @@ type Diagnostic struct {
 	Ambiguous []string `json:"ambiguous,omitempty"`
 	// DidYouMean maps an unknown server ("server GitHub", as Unknown has
 	// it) to the server the caller can see whose name it nearly is: the
-	// same but for case, or one edit away.
+	// same but for case, or one edit away; and an unknown select: name
+	// to the tool it nearly names (its bare name where that is the
+	// tool's alone, else server/tool).
 	DidYouMean map[string]string `json:"did_you_mean,omitempty"`
 }
