@@ -14,6 +14,7 @@ import (
 type metrics struct {
 	builds       *prometheus.CounterVec
 	buildSeconds prometheus.Histogram
+	letGo        prometheus.Counter
 	size         prometheus.Gauge
 	bytes        prometheus.Gauge
 	degraded     prometheus.Gauge
@@ -114,6 +115,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		builds: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_index_builds_total", Help: "Index builds and rebuilds by result: ok, degraded (keyword only), error (nothing published).",
 		}, []string{"result"}),
+		letGo: f.NewCounter(prometheus.CounterOpts{
+			Name: "toolsearch_index_let_go_total", Help: "Rebuilds that let the serving index go first, the memory limit unable to hold the new one beside it; searches were ranked by keywords until it was published.",
+		}),
 		buildSeconds: f.NewHistogram(prometheus.HistogramOpts{
 			Name: "toolsearch_index_build_duration_seconds", Help: "Time to index and embed the catalog.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 3, 10),

@@ -56,6 +56,7 @@ func (s *Service) dropDense(why string) bool {
 	}
 	s.cur.Store(kw)
 	s.metrics.published(kw)
+	s.metrics.letGo.Inc()
 	s.mu.Lock()
 	s.lastErr, s.lastErrAt = why, s.cfg.Now().UTC()
 	s.mu.Unlock()

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
@@ -68,7 +70,8 @@ func TestRebuildOverMemoryLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			emb := &gatedEmbedder{local: embedding.NewLocal(64), entered: make(chan struct{}), open: make(chan error)}
-			svc := New(Config{Embedder: emb, Version: "test", MemoryLimit: tc.limit, QueryCacheSize: -1})
+			reg := prometheus.NewRegistry()
+			svc := New(Config{Embedder: emb, Version: "test", MemoryLimit: tc.limit, QueryCacheSize: -1, Registerer: reg})
 			setup := *base
 			setup.Keys = keys
 			first, err := svc.Build(t.Context(), &setup)
@@ -106,6 +109,9 @@ func TestRebuildOverMemoryLimit(t *testing.T) {
 			st := svc.Status()
 			if st.Degraded != tc.drop || tc.drop != strings.Contains(st.LastError, "memory limit") {
 				t.Errorf("status during the rebuild: degraded %v, last error %q", st.Degraded, st.LastError)
+			}
+			if n := counterValue(t, reg, "toolsearch_index_let_go_total"); n != map[bool]float64{true: 1}[tc.drop] {
+				t.Errorf("toolsearch_index_let_go_total = %v during the rebuild", n)
 			}
 			if tc.drop && (svc.last != nil || svc.Current().Catalog != first.Catalog) {
 				t.Error("the index let go is still held for the next build, or another catalog serves")
@@ -291,4 +297,20 @@ func TestLocalRebuildOverMemoryLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// counterValue is the value of reg's counter name (without labels).
+func counterValue(tb testing.TB, reg prometheus.Gatherer, name string) float64 {
+	tb.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	tb.Fatalf("no counter %s", name)
+	return 0
 }
