@@ -120,11 +120,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// columns grow, the fit's features). The heap is live only:
 		// collected above.
 		if prev != nil && prev.Matrix != nil {
-			live := liveHeap()
-			fresh := 2 * uint64(prev.Matrix.Bytes()) * uint64(cat.Len()) / uint64(max(prev.Catalog.Len(), 1))
-			if !s.roomFor(live, fresh) {
-				s.dropped = s.dropDense(s.dropMessage(live, fresh))
-			}
+			s.makeRoom(2 * uint64(prev.Matrix.Bytes()) * uint64(cat.Len()) / uint64(max(prev.Catalog.Len(), 1)))
 		}
 		err = s.embedIndex(ctx, snap, corpus)
 		snap.Embedded = corpus.Len()
@@ -474,24 +470,22 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 			missingAt = append(missingAt, i)
 		}
 	}
-	if len(missing) > 0 {
-		width := info.Dimensions
-		switch {
-		case last != nil:
-			width = last.mx.Dim()
-		case width <= 0 && s.cur.Load() != nil && s.cur.Load().Semantic():
-			width = s.cur.Load().Matrix.Dim()
-		}
-		// The heap is live only: build collected before this.
-		live, fresh := liveHeap(), uint64(len(missing))*uint64(max(width, 0))*4
-		if !s.roomFor(live, fresh) && s.dropDense(s.dropMessage(live, fresh)) {
-			// The rows the last index held went with it: embed every text.
-			s.dropped, last = true, nil
-			src = last.sources(keys)
-			missing, missingAt = slices.Clone(texts), make([]int, len(texts))
-			for i := range missingAt {
-				missingAt[i] = i
-			}
+	// The vectors' width is the last index's, or the one asked for, or
+	// the serving index's (after a width change, as good a guess as any).
+	width := info.Dimensions
+	if cur := s.cur.Load(); last != nil {
+		width = last.mx.Dim()
+	} else if width <= 0 && cur != nil && cur.Semantic() {
+		width = cur.Matrix.Dim()
+	}
+	// The heap is live only: build collected before this.
+	if len(missing) > 0 && s.makeRoom(uint64(len(missing))*uint64(max(width, 0))*4) {
+		// The rows the last index held went with it: embed every text.
+		last = nil
+		src = last.sources(keys)
+		missing, missingAt = slices.Clone(texts), make([]int, len(texts))
+		for i := range missingAt {
+			missingAt[i] = i
 		}
 	}
 	// The texts are this function's to let go: from here each is held by

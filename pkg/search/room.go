@@ -19,20 +19,36 @@ import (
 // is let go for a rebuild says (diagnostic.embedding_reason).
 const dropReason = "memory_limit"
 
-// roomFor reports whether a rebuild can add an index of fresh bytes to
-// the live heap (measured after a collection) within the container's memory
-// limit, keeping the rebuild's garbage allowance (rebuildSlack) free. No
-// limit known is room for anything.
-func (s *Service) roomFor(live, fresh uint64) bool {
+// makeRoom lets the serving index go (dropDense) when the container's
+// memory limit cannot hold a new index of fresh bytes beside the live
+// heap, which the caller has just collected, and the rebuild's garbage
+// allowance (rebuildSlack). It reports whether it did, and marks the
+// build under way as having done so (Build). No limit known is room for
+// anything.
+func (s *Service) makeRoom(fresh uint64) bool {
 	limit := s.cfg.MemoryLimit
-	return limit <= 0 || live+fresh+rebuildSlack <= uint64(limit)
+	if limit <= 0 {
+		return false
+	}
+	live := liveHeap()
+	if live+fresh+rebuildSlack <= uint64(limit) {
+		return false
+	}
+	why := fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index was let go and searches are ranked by keywords until the rebuild publishes its own",
+		limit>>20, fresh>>20, live>>20)
+	if !s.dropDense(why) {
+		return false
+	}
+	s.dropped = true
+	return true
 }
 
 // dropDense publishes the snapshot serving, and its views, without their
 // dense index, and forgets what referred to that index for the next
 // build (a provider's cached rows, a snapshot file's), so that it can be
-// collected once the searches reading it end. why is the operator's, in status and the log.
-// It reports whether there was a dense index to let go.
+// collected once the searches reading it end. why is the operator's, in
+// status and the log. It reports whether there was a dense index to let
+// go.
 func (s *Service) dropDense(why string) bool {
 	cur := s.cur.Load()
 	if cur == nil || !cur.Semantic() {
@@ -80,10 +96,4 @@ func (s *Service) withoutDense(snap *Snapshot) *Snapshot {
 	}
 	s.rankable(&kw)
 	return &kw
-}
-
-// dropMessage says why a rebuild let the index serving go.
-func (s *Service) dropMessage(live, fresh uint64) string {
-	return fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index was let go and searches are ranked by keywords until the rebuild publishes its own",
-		s.cfg.MemoryLimit>>20, fresh>>20, live>>20)
 }

@@ -449,7 +449,9 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	start := s.cfg.Now()
 	snap, err := s.build(ctx, setup)
 	took := s.cfg.Now().Sub(start)
-	if s.dropped && (err != nil || !snap.Semantic()) {
+	dropped := s.dropped
+	s.dropped = false
+	if dropped && (err != nil || !snap.Semantic()) {
 		// The index serving was let go for this build, which made none:
 		// keyword ranking stays until a build does, and this build's
 		// caller (an operator, learning) may retry nothing.
@@ -458,8 +460,6 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		default:
 		}
 	}
-	dropped := s.dropped
-	s.dropped = false
 	s.metrics.buildSeconds.Observe(took.Seconds())
 	if err != nil {
 		if ctx.Err() != nil {
