@@ -37,18 +37,16 @@ func (c *Catalog) NearName(name string) (int, bool) {
 	half := (len(low) - 2) / 2
 	best := -1
 	for dir, rows := range c.near {
-		end := low[:half]
-		if dir == 1 {
-			end = low[len(low)-half:]
-		}
-		// The first name at or after end, read in this direction: end is
-		// where the run of names sharing it starts.
-		i, _ := slices.BinarySearchFunc(rows, end, func(r int32, e string) int {
-			return compareFolded(foldedEnd(c.tools[r].Name, len(e), dir == 1), e, dir == 1)
+		back := dir == 1
+		e := ending(low, half, back)
+		// The names sharing e, read in this direction, are a run from the
+		// first at or after it.
+		i, _ := slices.BinarySearchFunc(rows, e, func(r int32, e string) int {
+			return compareFolded(ending(c.tools[r].Name, len(e), back), e, back)
 		})
 		for n := 0; i < len(rows) && n < nearScan; i, n = i+1, n+1 {
 			t := c.tools[rows[i]].Name
-			if foldedEnd(t, len(end), dir == 1) != end {
+			if compareFolded(ending(t, len(e), back), e, back) != 0 {
 				break
 			}
 			lt := foldASCII(t)
@@ -63,14 +61,14 @@ func (c *Catalog) NearName(name string) (int, bool) {
 	return best, best >= 0
 }
 
-// foldedEnd is the first n bytes of s, lower-cased (ASCII), or its last
-// n when back.
-func foldedEnd(s string, n int, back bool) string {
+// ending is the first n bytes of s, or its last n when back (all of s
+// when shorter).
+func ending(s string, n int, back bool) string {
 	n = min(n, len(s))
 	if back {
-		return foldASCII(s[len(s)-n:])
+		return s[len(s)-n:]
 	}
-	return foldASCII(s[:n])
+	return s[:n]
 }
 
 // foldASCII is s with ASCII capitals lower-cased and every other byte as
