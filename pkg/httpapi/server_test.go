@@ -234,6 +234,7 @@ func TestSearchBadRequests(t *testing.T) {
 		{"trailing data", "POST", "/mcp/tool-search", js, `{"query":"x"} {}`, 400, "malformed_json", "after"},
 		{"empty body", "POST", "/mcp/tool-search", js, ``, 400, "empty_body", ""},
 		{"invalid utf8", "POST", "/mcp/tool-search", js, "{\"query\":\"\xff\xfe\"}", 400, "invalid_utf8", ""},
+		{"latin-1 body, labelled", "POST", "/mcp/tool-search", "application/json; charset=ISO-8859-1", "{\"query\":\"caf\xe9\"}", 400, "invalid_utf8", `charset "ISO-8859-1"`},
 		{"nul in query", "POST", "/mcp/tool-search", js, `{"query":"a\u0000b"}`, 400, "invalid_query", "NUL"},
 		{"long query", "POST", "/mcp/tool-search", js, `{"query":"` + strings.Repeat("a ", 17000) + `"}`, 413, "input_too_large", ""},
 		{"body too large", "POST", "/mcp/tool-search", js, `{"query":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, 413, "body_too_large", ""},
