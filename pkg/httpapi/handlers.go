@@ -438,17 +438,14 @@ func handleLearned(logger *slog.Logger, svc *search.Service) http.Handler {
 // everything without it, and rebuilds (admin token).
 func handleResetLearned(logger *slog.Logger, svc *search.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tool := r.URL.Query().Get("tool")
-		if err := svc.ResetLearned(r.Context(), tool); err != nil {
+		tool, err := svc.ResetLearned(r.Context(), r.URL.Query().Get("tool"))
+		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		if tool == "" {
-			tool = "*"
-		}
 		encode(w, http.StatusOK, struct {
 			Reset string `json:"reset"`
-		}{tool})
+		}{cmp.Or(tool, "*")})
 	})
 }
 

@@ -87,6 +87,8 @@ func TestLearningHTTP(t *testing.T) {
 		{"learned, two tools", h, "key-gh", "GET", "/mcp/tool-search/learned?tool=" + tool + "&tool=x", ``, 400, "repeated_parameter", "given 2 times"},
 		{"reset, empty tool", h, "adm1n", "DELETE", "/mcp/tool-search/learned?tool=", ``, 400, "empty_parameter", ""},
 		{"reset, two tools", h, "adm1n", "DELETE", "/mcp/tool-search/learned?tool=" + tool + "&tool=" + tool, ``, 400, "repeated_parameter", ""},
+		{"reset, a bare name", h, "adm1n", "DELETE", "/mcp/tool-search/learned?tool=" + tool[strings.IndexByte(tool, '/')+1:], ``, 200, "", `"reset":"` + tool + `"`},
+		{"reset, a typo", h, "adm1n", "DELETE", "/mcp/tool-search/learned?tool=" + tool + "x", ``, 404, "unknown_tool", "did you mean"},
 		{"reset all", h, "adm1n", "DELETE", "/mcp/tool-search/learned", ``, 200, "", `"reset":"*"`},
 		{"off: feedback", off, "", "POST", "/mcp/tool-search/feedback", `{"id":"` + id + `","used":["x"]}`, 404, "learning_off", ""},
 		{"off: learned", off, "", "GET", "/mcp/tool-search/learned", ``, 404, "learning_off", ""},

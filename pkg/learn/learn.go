@@ -193,6 +193,23 @@ type Weighted struct {
 // Empty reports whether nothing was learned.
 func (l *Learned) Empty() bool { return l == nil || len(l.Terms) == 0 && len(l.Companions) == 0 }
 
+// Mentions reports whether l learned anything about tool: terms, or
+// companions on either side.
+func (l *Learned) Mentions(tool string) bool {
+	if l == nil {
+		return false
+	}
+	if len(l.Terms[tool]) > 0 || len(l.Companions[tool]) > 0 {
+		return true
+	}
+	for _, ws := range l.Companions {
+		if slices.ContainsFunc(ws, func(w Weighted) bool { return w.Name == tool }) {
+			return true
+		}
+	}
+	return false
+}
+
 // Tally gathers evidence per caller into Learned: for each key (tool and
 // term, or two tools), the callers' decayed weights.
 type Tally struct {

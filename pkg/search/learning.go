@@ -367,18 +367,47 @@ func (s *Service) Learned(caller access.Caller, tool string, max int) ([]Learned
 	return out, nil
 }
 
-// ResetLearned forgets what was learned about tool (server/name; every
-// tool when ""), then rebuilds the index without it.
-func (s *Service) ResetLearned(ctx context.Context, tool string) error {
+// ResetLearned forgets what was learned about tool (server/name, or a
+// name the catalog holds once; every tool when ""), rebuilds the index
+// without it, and returns the id it forgot ("" for every tool).
+func (s *Service) ResetLearned(ctx context.Context, tool string) (string, error) {
 	if s.learner == nil {
-		return ErrLearningOff
+		return "", ErrLearningOff
+	}
+	if tool != "" {
+		id, err := s.learnedID(tool)
+		if err != nil {
+			return "", err
+		}
+		tool = id
 	}
 	if err := s.learner.cfg.Store.Reset(ctx, tool); err != nil {
 		s.learner.fail("reset", err)
-		return err
+		return "", err
 	}
 	_, err := s.Relearn(ctx)
-	return err
+	return tool, err
+}
+
+// learnedID is the id the store keeps tool's evidence under: that of the
+// catalog's tool it names, or tool itself when the store has learned
+// about it though the catalog no longer holds it (a removed tool can
+// still be forgotten). Anything else is ErrUnknownTool, with a hint: the
+// store keys full ids, so a bare name or a typo would otherwise be
+// answered as if something had been forgotten.
+func (s *Service) learnedID(tool string) (string, error) {
+	snap := s.cur.Load()
+	if snap == nil {
+		return "", ErrNotReady
+	}
+	if l := s.learner.learned.Load(); l != nil && l.Mentions(tool) {
+		return tool, nil
+	}
+	row, err := snap.row("", tool)
+	if err != nil {
+		return "", err
+	}
+	return snap.Catalog.Tool(row).ID(), nil
 }
 
 // Relearn rebuilds the index with what the store holds now: by Rebuild,

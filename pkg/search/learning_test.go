@@ -175,7 +175,7 @@ func TestLearningTeaches(t *testing.T) {
 		t.Errorf("status learning %+v", st)
 	}
 	// Reset forgets it, and the ranking is today's again.
-	if err := svc.ResetLearned(ctx, target); err != nil {
+	if _, err := svc.ResetLearned(ctx, target); err != nil {
 		t.Fatal(err)
 	}
 	if got := rankOf(mustSearch(t, svc, req).Tools, target); got != before {
@@ -240,7 +240,7 @@ func TestStoreDownSearchesOn(t *testing.T) {
 	if st := svc.Status().Learning; !strings.Contains(st.LastError, "connection refused") {
 		t.Errorf("status learning %+v, want the store's error", st)
 	}
-	if err := svc.ResetLearned(ctx, ""); !errors.Is(err, errDown) {
+	if _, err := svc.ResetLearned(ctx, ""); !errors.Is(err, errDown) {
 		t.Errorf("reset with the store down: %v", err)
 	}
 }
@@ -396,6 +396,39 @@ func TestDecayAloneRebuildsNothing(t *testing.T) {
 	} {
 		if got := learnedHash(tally(c.term, c.companion)) == base; got != c.same {
 			t.Errorf("term %v, companion %v: same hash %v, want %v", c.term, c.companion, got, c.same)
+		}
+	}
+}
+
+// TestResetLearnedNamesWhatItForgets: a reset is of the id the store keys,
+// found as Lookup finds a tool, or of a tool the store learned about that
+// the catalog dropped; a bare name resolves, and a typo is an unknown tool
+// with a hint rather than a reset of nothing that answers 200.
+func TestResetLearnedNamesWhatItForgets(t *testing.T) {
+	svc := learningRig(t, fileStore(t))
+	for _, tt := range []struct {
+		tool, want, wantErr string
+	}{
+		{"github/merge_pull_request", "github/merge_pull_request", ""},
+		{"merge_pull_request", "github/merge_pull_request", ""},
+		{"gone/old_tool", "gone/old_tool", ""},
+		{"gone/paired", "gone/paired", ""},
+		{"", "", ""},
+		{"github/merge_pull_requst", "", `did you mean "merge_pull_request"?`},
+		{"gone/never_learned", "", "unknown tool"},
+	} {
+		// As loaded from a store that kept what two tools since removed
+		// taught (each reset reloads the store, empty here).
+		svc.learner.learned.Store(&learn.Learned{
+			Terms:      map[string][]learn.Weighted{"gone/old_tool": {{Name: "ticket", Weight: 1}}},
+			Companions: map[string][]learn.Weighted{"github/merge_pull_request": {{Name: "gone/paired", Weight: 1}}},
+		})
+		got, err := svc.ResetLearned(t.Context(), tt.tool)
+		switch {
+		case tt.wantErr == "" && (err != nil || got != tt.want):
+			t.Errorf("ResetLearned(%q) = %q, %v; want %q", tt.tool, got, err, tt.want)
+		case tt.wantErr != "" && (!errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ResetLearned(%q) = %q, %v; want ErrUnknownTool with %q", tt.tool, got, err, tt.wantErr)
 		}
 	}
 }
