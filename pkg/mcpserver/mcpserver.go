@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -298,11 +299,41 @@ func tameToolError(req mcp.Request, res mcp.Result) {
 	if !ok || !r.IsError || !pok || !metaTools[p.Name] {
 		return
 	}
+	if err := unknownArg(p.Name, p.Arguments); err != nil {
+		// The SDK's text names the key but neither the one meant nor
+		// those the tool takes, which a model needs to call again.
+		r.Content = []mcp.Content{&mcp.TextContent{Text: tame(err.Error())}}
+		return
+	}
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
 			t.Text = tame(t.Text)
 		}
 	}
+}
+
+// argKeys are the argument names each meta-tool takes.
+var argKeys = map[string][]string{
+	"search_tools":       jsonkeys.Fields[searchIn](),
+	"search_tools_regex": jsonkeys.Fields[regexIn](),
+	"get_tool_schema":    jsonkeys.Fields[getSchemaIn](),
+	"list_servers":       jsonkeys.Fields[listServersIn](),
+	"call_tool":          jsonkeys.Fields[callToolIn](),
+}
+
+// unknownArg is the error for a call of the meta-tool named whose
+// arguments hold a key it does not take (the nearest one it does, as the
+// HTTP API's unknown fields get, and every one), or nil.
+func unknownArg(name string, args json.RawMessage) error {
+	keys, ok := argKeys[name]
+	if !ok {
+		return nil
+	}
+	var ke *jsonkeys.Error
+	if err := jsonkeys.Object(args, keys); !errors.As(err, &ke) || ke.Problem != "unknown" {
+		return nil
+	}
+	return fmt.Errorf("%s: argument %w; it takes %s", name, ke, strings.Join(keys, ", "))
 }
 
 // rpcCodes gives every error the SDK would answer without a code (its

@@ -246,8 +246,29 @@ func TestMetaTools(t *testing.T) {
 			t.Errorf("search_tools(%v): unknown %v, text %q", tt.args, out.Unknown, text(res))
 		}
 	}
-	if res := call(t, cs, "search_tools", map[string]any{"query": "x", "bogus": 1}); !res.IsError {
-		t.Error("search_tools accepted an unknown argument")
+	// An argument a meta-tool does not take is an error that names the
+	// one meant, where one is near, and every one it takes.
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"search_tools", map[string]any{"query": "x", "bogus": 1}, `search_tools: argument key "bogus" is unknown; it takes query, messages, limit,`},
+		{"search_tools", map[string]any{"qeury": "x"}, `key "qeury" is unknown (did you mean "query"?)`},
+		{"search_tools_regex", map[string]any{"patern": "^get"}, `(did you mean "pattern"?); it takes pattern,`},
+		{"get_tool_schema", map[string]any{"tool": "get_forecast"}, `get_tool_schema: argument key "tool" is unknown; it takes name, server`},
+		{"list_servers", map[string]any{"limt": 2}, `(did you mean "limit"?)`},
+	} {
+		res := call(t, cs, tt.tool, tt.args)
+		if !res.IsError || !strings.Contains(text(res), tt.want) {
+			t.Errorf("%s(%v) = %q, want an isError with %q", tt.tool, tt.args, text(res), tt.want)
+		}
+	}
+	if res := call(t, cs, "search_tools", map[string]any{"query": 5}); !res.IsError || !strings.Contains(text(res), `want "string"`) {
+		t.Errorf("search_tools with a number for query = %q, want the schema's own error", text(res))
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"nam": "get_forecast"}}); err == nil || !strings.Contains(err.Error(), `call_tool: argument key "nam" is unknown; it takes name, server, arguments, confirm`) {
+		t.Errorf("call_tool with an unknown argument: %v", err)
 	}
 
 	sch := structured[schemaOut](t, call(t, cs, "get_tool_schema", map[string]any{"name": "get_forecast"}))

@@ -359,6 +359,9 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	dec := json.NewDecoder(strings.NewReader(string(req.Params.Arguments)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil || in.Name == "" {
+		if err := unknownArg("call_tool", req.Params.Arguments); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: tame(err.Error())}
+		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `call_tool needs {"name": ..., "server"?: ..., "arguments"?: {...}}`}
 	}
 	t, err := s.svc.Lookup(caller, in.Server, in.Name)
