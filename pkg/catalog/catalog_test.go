@@ -96,6 +96,11 @@ func TestParseErrors(t *testing.T) {
 		{"control character", `{"servers":[{"name":"gh","tools":[{"name":"a\u0007b"}]}]}`, []string{`server "gh"`, "control character U+0007"}},
 		{"name too long", `{"servers":[{"name":"gh","tools":[{"name":"` + long + `"}]}]}`, []string{"over the limit of 256"}},
 		{"schema not object", `{"servers":[{"name":"gh","tools":[{"name":"a","inputSchema":[1]}]}]}`, []string{`tool #1 "a"`, "inputSchema is present but not a JSON object"}},
+		{"annotations not an object", `{"servers":[{"name":"gh","tools":[{"name":"a","annotations":[true]}]}]}`, []string{`tool #1 "a"`, "annotations must be an object"}},
+		{"hint a string", `{"servers":[{"name":"gh","tools":[{"name":"a","annotations":{"destructiveHint":"true"}}]}]}`, []string{`tool #1 "a"`, `annotations.destructiveHint must be true or false, not "true"`}},
+		{"hint a number", `{"servers":[{"name":"gh","tools":[{"name":"a","annotations":{"title":"A","readOnlyHint":1}}]}]}`, []string{"annotations.readOnlyHint must be true or false, not 1"}},
+		{"title not a string", `{"servers":[{"name":"gh","tools":[{"name":"a","annotations":{"title":false}}]}]}`, []string{"annotations.title must be a string"}},
+		{"yaml hint placed", "tools:\n  - name: a\n    annotations: {readOnlyHint: \"yes\"}\n", []string{`tool #1 "a"`, `line 3, column 5: annotations.readOnlyHint must be true or false, not "yes"`}},
 		{"schema string", `{"servers":[{"name":"gh","tools":[{"name":"a","inputSchema":"x"}]}]}`, []string{"inputSchema"}},
 		{"empty server name", `{"servers":[{"name":"","tools":[{"name":"a"}]}]}`, []string{"server name is empty"}},
 		{"yaml bad", "servers:\n  - name: a\n   tools: [", []string{"bad.json"}},
@@ -127,7 +132,8 @@ func TestWarnings(t *testing.T) {
 	doc := `{"servers":[{"name":"rapid api","tools":[
 		{"name":"/v1/nutrition","description":"Nutrition facts."},
 		{"name":"Get Channel Clips"},
-		{"name":"ok_name","description":"` + strings.Repeat("d", MaxDescEmbedBytes+1) + `"}]}]}`
+		{"name":"ok_name","description":"` + strings.Repeat("d", MaxDescEmbedBytes+1) + `"},
+		{"name":"hinted","description":"Hinted.","annotations":{"readonlyHint":true,"x-cost":3,"readOnlyHint":null,"title":"T"}}]}]}`
 	p, err := Parse("real.json", []byte(doc), "")
 	if err != nil {
 		t.Fatal(err)
@@ -136,15 +142,16 @@ func TestWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	if c.Len() != 3 {
-		t.Fatalf("Len() = %d, want 3: warnings must not drop tools", c.Len())
+	if c.Len() != 4 {
+		t.Fatalf("Len() = %d, want 4: warnings must not drop tools", c.Len())
 	}
 	var got []string
 	for _, w := range c.Warnings() {
 		got = append(got, w.Tool+": "+w.Message)
 	}
 	joined := strings.Join(got, "\n")
-	for _, want := range []string{"/v1/nutrition: name is outside", "Get Channel Clips: name is outside", "Get Channel Clips: empty description", "ok_name: description is 8193 bytes"} {
+	for _, want := range []string{"/v1/nutrition: name is outside", "Get Channel Clips: name is outside", "Get Channel Clips: empty description", "ok_name: description is 8193 bytes",
+		`hinted: annotation "readonlyHint" is not one MCP defines, and no client reads it (did you mean "readOnlyHint"?)`, `hinted: annotation "x-cost" is not one MCP defines`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings %q lack %q", joined, want)
 		}

@@ -124,7 +124,13 @@ func (d *decoder) toolObject(t *Tool) error {
 		case "outputSchema":
 			return d.raw(&t.OutputSchema)
 		case "annotations":
-			return d.raw(&t.Annotations)
+			if err := d.raw(&t.Annotations); err != nil {
+				return err
+			}
+			if err := checkAnnotations(t.Annotations); err != nil {
+				return d.fail(d.keyAt, "%v", err)
+			}
+			return nil
 		case "_meta", "icons", "execution":
 			return d.skip()
 		}

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -38,6 +40,13 @@ func (t Tool) check() (warnings []note, err error) {
 	if Clipped(t) {
 		warnings = append(warnings, note{"clipped", fmt.Sprintf("clipped: a live upstream's description may be %d bytes and each schema %d; answers carry the clipped text, marked", MaxUntrustedDescBytes, MaxUntrustedSchemaBytes)})
 	}
+	for _, k := range unknownAnnotations(t.Annotations) {
+		msg := fmt.Sprintf("annotation %q is not one MCP defines, and no client reads it", k)
+		if hint := jsonkeys.Unknown(k, annotationKeys).Hint; hint != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", hint)
+		}
+		warnings = append(warnings, note{"annotations", msg})
+	}
 	switch {
 	case len(bytes.TrimSpace([]byte(t.Description))) == 0:
 		warnings = append(warnings, note{"", "empty description"})
@@ -45,6 +54,60 @@ func (t Tool) check() (warnings []note, err error) {
 		warnings = append(warnings, note{"", fmt.Sprintf("description is %d bytes; only the first %d are embedded", len(t.Description), MaxDescEmbedBytes)})
 	}
 	return warnings, nil
+}
+
+// annotationKeys are MCP's ToolAnnotations; all but the title are hints.
+var annotationKeys = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+
+// checkAnnotations refuses a catalog's annotations that MCP clients could
+// not read: an object whose hints are booleans and whose title is a
+// string (null: not given). A hint written as "true" would not count as
+// declared true, and a declared hint is never replaced by an inferred one
+// (package hints): `destructiveHint: "true"` on a delete tool would have
+// its calls go through unconfirmed.
+func checkAnnotations(raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return errors.New("annotations must be an object of MCP's tool annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title)")
+	}
+	for _, k := range annotationKeys {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		switch {
+		case string(v) == "null":
+		case k == "title" && v[0] != '"':
+			return fmt.Errorf("annotations.title must be a string, not %s", redact.Clip(string(v), 40, "…"))
+		case k != "title" && string(v) != "true" && string(v) != "false":
+			return fmt.Errorf("annotations.%s must be true or false, not %s", k, redact.Clip(string(v), 40, "…"))
+		}
+	}
+	return nil
+}
+
+// unknownAnnotations are the keys of raw that MCP does not define, sorted
+// (nothing when raw is not an object). They are kept: a later revision of
+// MCP may define them.
+func unknownAnnotations(raw json.RawMessage) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	var out []string
+	for k := range m {
+		if !slices.Contains(annotationKeys, k) {
+			out = append(out, redact.Clip(k, redact.MaxEcho, "…"))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // note is a warning of a tool's, with the lint rule that reports it

@@ -75,7 +75,8 @@ func Of(name, description string, params []string, annotations json.RawMessage) 
 	h := Hints{Annotations: annotations}
 	var declared map[string]any
 	if len(annotations) > 0 {
-		// Unreadable annotations declare nothing; the catalog warns of them.
+		// Unreadable annotations declare nothing; a catalog file's are
+		// refused at load, and an upstream's come typed from the SDK.
 		_ = json.Unmarshal(annotations, &declared)
 	}
 	guess := infer(name, description, params)
