@@ -206,7 +206,8 @@ func TestNotReadyMatchesTheSpec(t *testing.T) {
 // Valid requests must be valid by the spec too.
 func TestRequestsMatchTheSpec(t *testing.T) {
 	v := newValidator(t)
-	for _, body := range []string{`{"query":"x"}`, `{"template":"release","include_core":false}`, `{"operation":"list","servers":["github"],"cursor":"abc"}`} {
+	for _, body := range []string{`{"query":"x"}`, `{"template":"release","include_core":false}`, `{"operation":"list","servers":["github"],"cursor":"abc"}`,
+		`{"messages":[{"role":"developer","content":"be brief"},{"role":"assistant","content":null,"tool_calls":[]},{"role":"user","content":[{"type":"text","text":"x"}]},{"role":"model","parts":[{"text":"y"}]}]}`} {
 		req := httptest.NewRequest("POST", "http://localhost:8080/mcp/tool-search", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		if ok, errs := v.ValidateHttpRequest(req); !ok {

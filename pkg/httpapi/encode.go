@@ -175,7 +175,8 @@ func drain(body io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(body, dra
 
 // decode reads one JSON object into a T, strictly: JSON content type (or
 // none), at most MaxBodyBytes, valid UTF-8, no unknown fields, no trailing
-// data. Every failure is an *apiError.
+// data. Every failure is an *apiError, or a *search.RequestError from a
+// value that decodes itself.
 func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 	var v T
 	var charset string
@@ -234,6 +235,10 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
+		var re *search.RequestError
+		if errors.As(err, &re) {
+			return v, err // a value that decodes itself (search.Message) said what is wrong
+		}
 		return v, jsonError(err)
 	}
 	if dec.More() {

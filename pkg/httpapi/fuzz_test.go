@@ -17,6 +17,7 @@ func FuzzSearchBody(f *testing.F) {
 	for _, seed := range []string{
 		`{"query":"list files","top_k":3}`, `{"query":""}`, `{"query":"x","top_k":1e9}`, `{"query":"a\u0000"}`,
 		`[`, `{"query":"x","extra":1}`, "{\"query\":\"\xff\"}", `{"query":"x"} trailing`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"list files"},{"type":"tool_result","content":"x"}]}]}`,
 	} {
 		f.Add(seed)
 	}

@@ -17,9 +17,10 @@ const (
 	MaxMessages   = 64
 )
 
-// Message is one turn of a conversation.
+// Message is one turn of a conversation, as the service reads it; JSON
+// in the shapes chat APIs write turns in decodes to it (message.go).
 type Message struct {
-	Role    string `json:"role"` // user, assistant or system
+	Role    string `json:"role"` // user, assistant, system or tool
 	Content string `json:"content"`
 }
 

@@ -224,9 +224,9 @@ func (r *Request) checkMessages() error {
 	for i, m := range r.Messages {
 		total += len(m.Content)
 		switch m.Role {
-		case "user", "assistant", "system":
+		case "user", "assistant", "system", RoleTool:
 		default:
-			return badRequest("invalid_messages", `"messages[%d].role" must be "user", "assistant" or "system"`, i)
+			return badRequest("invalid_messages", `"messages[%d].role" must be "user", "assistant", "system" or "tool" (or another chat API's name for one: developer, model, function)`, i)
 		}
 		if strings.ContainsRune(m.Content, 0) {
 			return badRequest("invalid_messages", `"messages[%d].content" contains a NUL character`, i)

@@ -1,0 +1,194 @@
+package search
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
+)
+
+// A router keeps its conversation in its model API's own shape, and
+// should not have to flatten it for a search: a turn is read as OpenAI's
+// and Ollama's chat APIs write it (content a string, null, or an array of
+// parts; tool calls and their results beside), as Anthropic's Messages
+// API does (content blocks, tool results inside a user turn), and as
+// Gemini's does ("parts", role "model"). Only text is read; images,
+// audio, files, tool calls and reasoning are skipped. Keys none of these
+// APIs define are still errors.
+
+// RoleTool is the role of a turn that carries only tools' output: a
+// tool's (OpenAI, Ollama) or function's turn, or a user turn that holds
+// nothing but tool results (Anthropic). Like an assistant's, it is
+// context and never the request.
+const RoleTool = "tool"
+
+// roles maps each API's role names to the service's.
+var roles = map[string]string{
+	"user": "user", "assistant": "assistant", "system": "system",
+	"developer": "system",    // OpenAI's system turns since o1
+	"model":     "assistant", // Gemini
+	"tool":      RoleTool, "function": RoleTool, "ipython": RoleTool,
+}
+
+// messageKeys are the keys a turn may have: those read, then those the
+// chat APIs define that carry nothing a search reads.
+var messageKeys = []string{"role", "content", "parts",
+	"name", "tool_calls", "tool_call_id", "function_call", "refusal", "audio", "images", "thinking", "tool_name"}
+
+// UnmarshalJSON reads a turn in any of the shapes above into Role and
+// Content. A role it does not know is kept as written, for the request's
+// check to refuse by name.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	var w struct {
+		Role    *string         `json:"role"`
+		Content json.RawMessage `json:"content"`
+		Parts   json.RawMessage `json:"parts"`
+	}
+	if err := jsonkeys.Object(data, messageKeys); err != nil {
+		return badRequest("invalid_messages", `a turn of "messages": %v`, err)
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("null")) {
+		return badRequest("invalid_messages", `a turn of "messages" is null; want {"role", "content"}`)
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "role" {
+			return badRequest("invalid_messages", `a turn's "role" must be a string`)
+		}
+		return badRequest("invalid_messages", `a turn of "messages" must be an object {"role", "content"}, got %s`, jsonKind(bytes.TrimSpace(data)))
+	}
+	if w.Role == nil {
+		return badRequest("invalid_messages", `a turn of "messages" has no "role"`)
+	}
+	m.Role = *w.Role
+	if r, ok := roles[*w.Role]; ok {
+		m.Role = r
+	}
+	var t turnText
+	if err := t.read(w.Content, "content"); err != nil {
+		return err
+	}
+	if err := t.read(w.Parts, "parts"); err != nil {
+		return err
+	}
+	m.Content = t.b.String()
+	if m.Role == "user" && t.onlyResults() {
+		m.Role = RoleTool
+	}
+	return nil
+}
+
+// turnText gathers a turn's text, and whether it came from tool results
+// alone (Anthropic's tool_result blocks: the turn is a tool's, whatever
+// its role).
+type turnText struct {
+	b              strings.Builder
+	texts, results int
+}
+
+func (t *turnText) onlyResults() bool { return t.texts == 0 && t.results > 0 }
+
+func (t *turnText) add(s string, fromResult bool) {
+	if s == "" {
+		return
+	}
+	if t.b.Len() > 0 {
+		t.b.WriteByte('\n')
+	}
+	t.b.WriteString(s)
+	if fromResult {
+		t.results++
+	} else {
+		t.texts++
+	}
+}
+
+// read adds the text of a content value: a string, null, or an array of
+// parts.
+func (t *turnText) read(raw json.RawMessage, field string) error {
+	return t.value(raw, field, false, 0)
+}
+
+// maxNesting bounds tool results inside tool results.
+const maxNesting = 4
+
+func (t *turnText) value(raw json.RawMessage, field string, inResult bool, depth int) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return badRequest("invalid_messages", `a turn's %q is not a valid string`, field)
+		}
+		t.add(s, inResult)
+		return nil
+	case '[':
+	default:
+		return badRequest("invalid_messages", `a turn's %q must be a string or an array of parts, got %s`, field, jsonKind(raw))
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return badRequest("invalid_messages", `a turn's %q is not a valid array`, field)
+	}
+	for i, part := range parts {
+		var p map[string]json.RawMessage
+		if part = bytes.TrimSpace(part); part[0] != '{' || json.Unmarshal(part, &p) != nil {
+			return badRequest("invalid_messages", `part %d of a turn's %q must be an object, got %s`, i, field, jsonKind(part))
+		}
+		var typ string
+		if v, ok := p["type"]; ok && json.Unmarshal(v, &typ) != nil {
+			return badRequest("invalid_messages", `part %d of a turn's %q: "type" must be a string`, i, field)
+		}
+		switch typ {
+		case "", "text", "input_text", "output_text":
+			// Gemini's parts have no type; a text part is the one with text.
+			v, ok := p["text"]
+			if !ok {
+				if typ == "" {
+					continue // inlineData, functionCall, ...: not text
+				}
+				return badRequest("invalid_messages", `part %d of a turn's %q is of type %q but has no "text"`, i, field, typ)
+			}
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return badRequest("invalid_messages", `part %d of a turn's %q: "text" must be a string, got %s`, i, field, jsonKind(v))
+			}
+			t.add(s, inResult)
+		case "tool_result":
+			if depth >= maxNesting {
+				return badRequest("invalid_messages", `a turn's %q nests tool results over %d deep`, field, maxNesting)
+			}
+			if err := t.value(p["content"], field, true, depth+1); err != nil {
+				return err
+			}
+		}
+		// Any other type (image_url, image, input_audio, file, document,
+		// tool_use, thinking, ...) carries no text a search reads.
+	}
+	return nil
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

@@ -1,0 +1,136 @@
+package search
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/embedding"
+)
+
+// TestMessageShapes: a turn as each chat API writes it reads as the same
+// role and text; what carries no text is skipped, and a shape none of
+// them has is an error that says what is wrong.
+func TestMessageShapes(t *testing.T) {
+	for _, tt := range []struct {
+		name, turn        string
+		role, content     string
+		wantErr, wantCode string
+	}{
+		{"plain", `{"role":"user","content":"close it"}`, "user", "close it", "", ""},
+		{"openai parts", `{"role":"user","content":[{"type":"text","text":"close"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}},{"type":"text","text":"it"}]}`, "user", "close\nit", "", ""},
+		{"openai developer", `{"role":"developer","content":"be brief"}`, "system", "be brief", "", ""},
+		{"openai tool calls", `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}],"refusal":null}`, "assistant", "", "", ""},
+		{"openai tool result", `{"role":"tool","tool_call_id":"c1","content":"3 tickets"}`, RoleTool, "3 tickets", "", ""},
+		{"openai name", `{"role":"user","name":"ana","content":"hi"}`, "user", "hi", "", ""},
+		{"responses api parts", `{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_image","image_url":"x"}]}`, "user", "a", "", ""},
+		{"ollama", `{"role":"user","content":"see this","images":["AAAA"],"thinking":"hm"}`, "user", "see this", "", ""},
+		{"anthropic blocks", `{"role":"assistant","content":[{"type":"thinking","thinking":"x","signature":"s"},{"type":"text","text":"done"},{"type":"tool_use","id":"t","name":"f","input":{}}]}`, "assistant", "done", "", ""},
+		{"anthropic tool results only", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"42 rows"}]}]}`, RoleTool, "42 rows", "", ""},
+		{"anthropic results and words", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"42 rows"},{"type":"text","text":"now export them"}]}`, "user", "42 rows\nnow export them", "", ""},
+		{"gemini", `{"role":"model","parts":[{"text":"ok"},{"functionCall":{"name":"f","args":{}}}]}`, "assistant", "ok", "", ""},
+		{"unknown role kept", `{"role":"robot","content":"x"}`, "robot", "x", "", ""},
+		{"misspelt key", `{"role":"user","contnet":"x"}`, "", "", `key "contnet" is unknown (did you mean "content"?)`, "invalid_messages"},
+		{"no role", `{"content":"x"}`, "", "", `has no "role"`, "invalid_messages"},
+		{"role a number", `{"role":1,"content":"x"}`, "", "", `"role" must be a string`, "invalid_messages"},
+		{"content a number", `{"role":"user","content":1}`, "", "", `"content" must be a string or an array of parts, got a number`, "invalid_messages"},
+		{"content an object", `{"role":"user","content":{"text":"x"}}`, "", "", "got an object", "invalid_messages"},
+		{"part a string", `{"role":"user","content":["x"]}`, "", "", `part 0 of a turn's "content" must be an object, got a string`, "invalid_messages"},
+		{"text part without text", `{"role":"user","content":[{"type":"text"}]}`, "", "", `of type "text" but has no "text"`, "invalid_messages"},
+		{"text not a string", `{"role":"user","parts":[{"text":true}]}`, "", "", `"text" must be a string, got a boolean`, "invalid_messages"},
+		{"type not a string", `{"role":"user","content":[{"type":1}]}`, "", "", `"type" must be a string`, "invalid_messages"},
+		{"null turn", `null`, "", "", "is null", "invalid_messages"},
+		{"a string turn", `"hi"`, "", "", "must be an object", "invalid_messages"},
+		{"results nested too deep", `{"role":"user","content":[{"type":"tool_result","content":[{"type":"tool_result","content":[{"type":"tool_result","content":[{"type":"tool_result","content":[{"type":"tool_result","content":"x"}]}]}]}]}]}`, "", "", "nests tool results", "invalid_messages"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var m Message
+			err := json.Unmarshal([]byte(tt.turn), &m)
+			var re *RequestError
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case tt.wantErr == "" && (m.Role != tt.role || m.Content != tt.content):
+				t.Errorf("read %+v, want role %q content %q", m, tt.role, tt.content)
+			case tt.wantErr != "" && (!errors.As(err, &re) || re.Code != tt.wantCode || !strings.Contains(re.Message, tt.wantErr)):
+				t.Errorf("error %v, want %s with %q", err, tt.wantCode, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestNativeConversationsRankAsFlat: a conversation sent as an API writes
+// it is answered exactly as the same turns flattened to {role, content}.
+func TestNativeConversationsRankAsFlat(t *testing.T) {
+	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test"})
+	if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
+		t.Fatal(err)
+	}
+	flat := []Message{
+		{Role: "system", Content: "You route requests to tools."},
+		{Role: "user", Content: "Ticket WEB-412 is done, QA signed it off."},
+		{Role: "assistant", Content: "Noted."},
+		{Role: RoleTool, Content: "WEB-412: status In review"},
+		{Role: "user", Content: "close it out"},
+	}
+	for _, tt := range []struct{ name, messages string }{
+		{"openai", `[{"role":"developer","content":"You route requests to tools."},
+			{"role":"user","content":[{"type":"text","text":"Ticket WEB-412 is done, QA signed it off."}]},
+			{"role":"assistant","content":"Noted.","tool_calls":[{"id":"c","type":"function","function":{"name":"get_ticket","arguments":"{}"}}]},
+			{"role":"tool","tool_call_id":"c","content":"WEB-412: status In review"},
+			{"role":"user","content":[{"type":"text","text":"close it out"},{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}]`},
+		{"anthropic", `[{"role":"system","content":"You route requests to tools."},
+			{"role":"user","content":[{"type":"text","text":"Ticket WEB-412 is done, QA signed it off."}]},
+			{"role":"assistant","content":[{"type":"text","text":"Noted."},{"type":"tool_use","id":"t","name":"get_ticket","input":{}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"WEB-412: status In review"}]}]},
+			{"role":"user","content":"close it out"}]`},
+		{"gemini", `[{"role":"system","parts":[{"text":"You route requests to tools."}]},
+			{"role":"user","parts":[{"text":"Ticket WEB-412 is done, QA signed it off."}]},
+			{"role":"model","parts":[{"text":"Noted."},{"functionCall":{"name":"get_ticket","args":{}}}]},
+			{"role":"function","parts":[{"text":"WEB-412: status In review"}]},
+			{"role":"user","parts":[{"text":"close it out"}]}]`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var native []Message
+			if err := json.Unmarshal([]byte(tt.messages), &native); err != nil {
+				t.Fatal(err)
+			}
+			want, got := mustSearch(t, svc, Request{Messages: flat, TopK: ptr(5)}), mustSearch(t, svc, Request{Messages: native, TopK: ptr(5)})
+			want.TookMS, got.TookMS = 0, 0
+			w, _ := json.Marshal(want)
+			g, _ := json.Marshal(got)
+			if string(g) != string(w) || len(got.Tools) == 0 {
+				t.Errorf("native %s answered\n%s\nflat:\n%s", tt.name, g, w)
+			}
+		})
+	}
+}
+
+// FuzzMessage: no turn, however malformed, panics; one that reads has a
+// known role or the one it was given, and text that reads back the same
+// once written as {role, content}.
+func FuzzMessage(f *testing.F) {
+	for _, s := range []string{`{"role":"user","content":"x"}`, `{"role":"user","content":[{"type":"text","text":"a"},{"type":"tool_result","content":[{"type":"text","text":"b"}]}]}`,
+		`{"role":"model","parts":[{"text":"ok"},{"inlineData":{}}]}`, `{"role":"tool","content":null,"tool_call_id":"c"}`, `null`, `[]`, `{"role":"user","content":[1]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m Message
+		if err := m.UnmarshalJSON(data); err != nil {
+			var re *RequestError
+			if !errors.As(err, &re) {
+				t.Fatalf("%q: error %v is not a RequestError", data, err)
+			}
+			return
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again Message
+		if err := json.Unmarshal(b, &again); err != nil || again != m {
+			t.Fatalf("%q read as %+v, which reads back as %+v (%v)", data, m, again, err)
+		}
+	})
+}
