@@ -320,7 +320,7 @@ func (r *replay) teach(ctx context.Context, srv *server, noise float64) error {
 		if noise == 0 {
 			r.learnt(c.Query, used, i%r.keys)
 		}
-		body := map[string]any{"id": ans.SearchID, "used": used}
+		body := map[string]any{"search_id": ans.SearchID, "used": used}
 		var fb struct {
 			Learned int `json:"learned"`
 		}

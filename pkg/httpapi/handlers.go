@@ -373,17 +373,20 @@ func queryParams(r *http.Request, known ...string) (url.Values, error) {
 const maxCatalogServers = 64
 
 // feedbackRequest reports the tools a caller used after a search.
+// feedbackRequest names the search by search_id, as its answer does; id
+// is the name it had first, still taken.
 type feedbackRequest struct {
-	ID   string   `json:"id"`
-	Used []string `json:"used"`
+	SearchID string   `json:"search_id"`
+	ID       string   `json:"id"`
+	Used     []string `json:"used"`
 }
 
 // maxFeedbackTools bounds a feedback's list; more than a search returns
 // cannot count anyway.
 const maxFeedbackTools = 50
 
-// handleFeedback takes {"id","used"}: the tools the caller used of those
-// the search id returned. They teach the index (learning from use); a tool
+// handleFeedback takes {"search_id","used"}: the tools the caller used of
+// those the search returned. They teach the index (learning from use); a tool
 // the search did not return teaches nothing, and is counted as ignored.
 func handleFeedback(logger *slog.Logger, svc *search.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -392,9 +395,12 @@ func handleFeedback(logger *slog.Logger, svc *search.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
+		id := cmp.Or(req.SearchID, req.ID)
 		switch {
-		case req.ID == "" || len(req.ID) > 64:
-			err = errorf(http.StatusBadRequest, "invalid_request", "id must be a search_id from a search answer")
+		case req.SearchID != "" && req.ID != "":
+			err = errorf(http.StatusBadRequest, "conflicting_fields", "give search_id or id (its earlier name), not both")
+		case id == "" || len(id) > 64:
+			err = errorf(http.StatusBadRequest, "invalid_request", "search_id must be the search_id of a search answer")
 		case len(req.Used) == 0 || len(req.Used) > maxFeedbackTools:
 			err = errorf(http.StatusBadRequest, "invalid_request", "used must name 1 to %d tools", maxFeedbackTools)
 		case slices.ContainsFunc(req.Used, func(u string) bool { return u == "" || len(u) > 512 }):
@@ -402,7 +408,7 @@ func handleFeedback(logger *slog.Logger, svc *search.Service) http.Handler {
 		}
 		if err == nil {
 			var learned, ignored int
-			learned, ignored, err = svc.Feedback(r.Context(), access.CallerFrom(r.Context()), req.ID, req.Used)
+			learned, ignored, err = svc.Feedback(r.Context(), access.CallerFrom(r.Context()), id, req.Used)
 			if err == nil {
 				encode(w, http.StatusOK, struct {
 					Learned int `json:"learned"`

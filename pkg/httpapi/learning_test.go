@@ -50,6 +50,7 @@ func TestLearningHTTP(t *testing.T) {
 	off, _ := newTestServerWith(t, serverOpts{build: true})
 
 	id, tool := searchFor(t, h, "key-gh", "merge a pull request")
+	id2, _ := searchFor(t, h, "key-gh", "merge a pull request")
 	if id == "" {
 		t.Fatal("no search_id while learning is on")
 	}
@@ -72,6 +73,8 @@ func TestLearningHTTP(t *testing.T) {
 		{"another key's id", h, "key-all", "POST", "/mcp/tool-search/feedback", `{"id":"` + id + `","used":["` + tool + `"]}`, 404, "unknown_search", ""},
 		{"never issued", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"id":"feedfacefeedfacefeedfacefeedface","used":["x"]}`, 404, "unknown_search", ""},
 		{"used", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"id":"` + id + `","used":["` + tool + `","slack/post_message"]}`, 200, "", `"learned":1,"ignored":1`},
+		{"by search_id, as the answer names it", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"search_id":"` + id2 + `","used":["` + tool + `"]}`, 200, "", `"learned":1,"ignored":0`},
+		{"search_id and id", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"search_id":"` + id2 + `","id":"` + id2 + `","used":["` + tool + `"]}`, 400, "conflicting_fields", "not both"},
 		{"reported twice", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"id":"` + id + `","used":["` + tool + `"]}`, 404, "unknown_search", ""},
 		{"learned, all", h, "key-gh", "GET", "/mcp/tool-search/learned", ``, 200, "", `{"tools":[]}`},
 		{"learned, a tool", h, "key-gh", "GET", "/mcp/tool-search/learned?tool=" + tool, ``, 200, "", `"terms":[]`},
