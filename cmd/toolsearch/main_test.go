@@ -592,6 +592,13 @@ func TestQueryAndVersion(t *testing.T) {
 	if err := run(t.Context(), []string{"bogus"}, func(string) string { return "" }, nil, io.Discard, io.Discard); fmt.Sprint(err) != "exit status 2" {
 		t.Errorf("unknown command: %v", err)
 	}
+	for _, args := range [][]string{{"-k", "0", "x"}, {"-k", "51", "x"}, {"-mode", "magic", "x"}} {
+		var stderr bytes.Buffer
+		err := run(t.Context(), append([]string{"query"}, args...), func(string) string { return "" }, nil, io.Discard, &stderr)
+		if fmt.Sprint(err) != "exit status 2" || !strings.HasPrefix(stderr.String(), "toolsearch query: -"+strings.TrimPrefix(args[0], "-")+" must be") {
+			t.Errorf("query %q: %v, stderr %q; want exit status 2 naming the flag", args, err, stderr.String())
+		}
+	}
 }
 
 // TestUnreadSettings: a flag typed for a choice not made (a provider's

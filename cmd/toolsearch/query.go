@@ -40,6 +40,13 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, "toolsearch query: -k must be between 1 and %d, got %d\n", search.MaxTopK, *k)
 		return exitCode(2)
 	}
+	// Checked before the index is built, which takes seconds at scale.
+	switch search.Mode(*mode) {
+	case "", search.ModeHybrid, search.ModeSemantic, search.ModeKeyword:
+	default:
+		fmt.Fprintf(stderr, "toolsearch query: -mode must be hybrid, semantic or keyword, got %q\n", *mode)
+		return exitCode(2)
+	}
 	svc, _, err := buildService(ctx, idx, stderr)
 	if err != nil {
 		return err
