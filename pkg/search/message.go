@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // A router keeps its conversation in its model API's own shape, and
@@ -47,6 +48,10 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		Parts   json.RawMessage `json:"parts"`
 	}
 	if err := jsonkeys.Object(data, messageKeys); err != nil {
+		var ke *jsonkeys.Error
+		if errors.As(err, &ke) {
+			ke.Key = redact.Clip(ke.Key, redact.MaxEcho, "…") // a caller's key may be the whole body
+		}
 		return badRequest("invalid_messages", `a turn of "messages": %v`, err)
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("null")) {

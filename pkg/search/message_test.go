@@ -32,6 +32,7 @@ func TestMessageShapes(t *testing.T) {
 		{"gemini", `{"role":"model","parts":[{"text":"ok"},{"functionCall":{"name":"f","args":{}}}]}`, "assistant", "ok", "", ""},
 		{"unknown role kept", `{"role":"robot","content":"x"}`, "robot", "x", "", ""},
 		{"misspelt key", `{"role":"user","contnet":"x"}`, "", "", `key "contnet" is unknown (did you mean "content"?)`, "invalid_messages"},
+		{"a long key is clipped", `{"role":"user","` + strings.Repeat("k", 5000) + `":1}`, "", "", `key "kkkkkkkk`, "invalid_messages"},
 		{"no role", `{"content":"x"}`, "", "", `has no "role"`, "invalid_messages"},
 		{"role a number", `{"role":1,"content":"x"}`, "", "", `"role" must be a string`, "invalid_messages"},
 		{"content a number", `{"role":"user","content":1}`, "", "", `"content" must be a string or an array of parts, got a number`, "invalid_messages"},
@@ -55,6 +56,8 @@ func TestMessageShapes(t *testing.T) {
 				t.Errorf("read %+v, want role %q content %q", m, tt.role, tt.content)
 			case tt.wantErr != "" && (!errors.As(err, &re) || re.Code != tt.wantCode || !strings.Contains(re.Message, tt.wantErr)):
 				t.Errorf("error %v, want %s with %q", err, tt.wantCode, tt.wantErr)
+			case err != nil && len(err.Error()) > 300:
+				t.Errorf("error of %d bytes: a caller's input is echoed unbounded", len(err.Error()))
 			}
 		})
 	}
