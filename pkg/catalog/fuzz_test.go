@@ -123,3 +123,60 @@ func FuzzCompact(f *testing.F) {
 		}
 	})
 }
+
+// TestAnnotationsOK: MCP's annotations, as upstreams send them, take the
+// fast path; what the checks have a word for does not.
+func TestAnnotationsOK(t *testing.T) {
+	for _, tt := range []struct {
+		raw string
+		ok  bool
+	}{
+		{`{}`, true},
+		{` { "title" : "Create an issue", "readOnlyHint": false, "destructiveHint": false, "idempotentHint": null, "openWorldHint": true } `, true},
+		{`{"readOnlyHint":true}`, true},
+		{`{"readOnlyHint":"yes"}`, false},
+		{`{"title":1}`, false},
+		{`{"x-cost":1}`, false},
+		{`{"read\u004fnlyHint":true}`, false}, // escaped: the map reads it
+		{`{"readOnlyHint":true,"readOnlyHint":false}`, false},
+		{`[true]`, false},
+		{`{}x`, false},
+		{`{"readOnlyHint":true`, false},
+	} {
+		if got := annotationsOK([]byte(tt.raw)); got != tt.ok {
+			t.Errorf("annotationsOK(%q) = %v, want %v", tt.raw, got, tt.ok)
+		}
+	}
+}
+
+// FuzzAnnotations: annotationsOK, the fast path, says OK only of
+// annotations the map-reading checks find nothing wrong with.
+func FuzzAnnotations(f *testing.F) {
+	for _, s := range []string{`{}`, `{"title":"T","readOnlyHint":true,"destructiveHint":false,"idempotentHint":null,"openWorldHint":true}`,
+		`{"readOnlyHint":"yes"}`, `{"x-cost":1}`, `{"read\u004fnlyHint":true}`, `{"title":1}`, `[true]`, `{"readOnlyHint":true} x`, `{"a":1,"a":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if annotationsOK(raw) && (annotationsError(raw) != nil || len(annotationsUnknown(raw)) > 0 || !json.Valid(raw)) {
+			t.Fatalf("annotationsOK(%q), but the checks find fault", raw)
+		}
+	})
+}
+
+// BenchmarkAnnotations is what a tool's annotations cost at load: MCP's
+// own (annotationsOK, every upstream's), and the map the checks read when
+// a key is not MCP's.
+func BenchmarkAnnotations(b *testing.B) {
+	for _, tt := range []struct{ name, raw string }{
+		{"mcp", `{"title":"Create an issue","readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}`},
+		{"other-key", `{"title":"Create an issue","readOnlyHint":false,"x-cost":3}`},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			raw := json.RawMessage(tt.raw)
+			for b.Loop() {
+				_ = checkAnnotations(raw)
+				_ = unknownAnnotations(raw)
+			}
+		})
+	}
+}

