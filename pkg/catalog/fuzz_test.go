@@ -179,4 +179,11 @@ func BenchmarkAnnotations(b *testing.B) {
 			}
 		})
 	}
+	b.Run("mcp-by-map", func(b *testing.B) { // the checks without annotationsOK: the baseline
+		raw := json.RawMessage(`{"title":"Create an issue","readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}`)
+		for b.Loop() {
+			_ = annotationsError(raw)
+			_ = annotationsUnknown(raw)
+		}
+	})
 }
