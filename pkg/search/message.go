@@ -3,8 +3,11 @@ package search
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"slices"
 	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -39,56 +42,111 @@ var messageKeys = []string{"role", "content", "parts",
 	"name", "tool_calls", "tool_call_id", "function_call", "refusal", "audio", "images", "thinking", "tool_name"}
 
 // UnmarshalJSON reads a turn in any of the shapes above into Role and
-// Content. A role it does not know is kept as written, for the request's
-// check to refuse by name.
+// Content, in one pass over its bytes. A role it does not know is kept as
+// written, for the request's check to refuse by name.
 func (m *Message) UnmarshalJSON(data []byte) error {
-	var w struct {
-		Role    *string         `json:"role"`
-		Content json.RawMessage `json:"content"`
-		Parts   json.RawMessage `json:"parts"`
-	}
-	if err := jsonkeys.Object(data, messageKeys); err != nil {
-		var ke *jsonkeys.Error
-		if errors.As(err, &ke) {
-			ke.Key = redact.Clip(ke.Key, redact.MaxEcho, "…") // a caller's key may be the whole body
-		}
-		return badRequest("invalid_messages", `a turn of "messages": %v`, err)
-	}
-	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("null")) {
+	sc := turnScanners.Get().(*turnScanner)
+	defer turnScanners.Put(sc)
+	sc.r.Reset(data)
+	sc.d.Reset(&sc.r)
+	d := &sc.d
+	switch d.PeekKind() {
+	case '{':
+	case 'n':
 		return badRequest("invalid_messages", `a turn of "messages" is null; want {"role", "content"}`)
-	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field == "role" {
-			return badRequest("invalid_messages", `a turn's "role" must be a string`)
-		}
+	default:
 		return badRequest("invalid_messages", `a turn of "messages" must be an object {"role", "content"}, got %s`, jsonKind(bytes.TrimSpace(data)))
 	}
-	if w.Role == nil {
-		return badRequest("invalid_messages", `a turn of "messages" has no "role"`)
-	}
-	m.Role = *w.Role
-	if r, ok := roles[*w.Role]; ok {
-		m.Role = r
+	if _, err := d.ReadToken(); err != nil {
+		return malformedTurn
 	}
 	var t turnText
-	if err := t.read(w.Content, "content"); err != nil {
-		return err
+	hasRole := false
+	for d.PeekKind() != '}' {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return malformedTurn
+		}
+		// raw is the decoder's until its next read: judged now.
+		name := raw[1 : len(raw)-1]
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			if name, err = jsontext.AppendUnquote(nil, raw); err != nil {
+				return malformedTurn
+			}
+		}
+		switch string(name) {
+		case "role":
+			if d.PeekKind() != '"' {
+				return badRequest("invalid_messages", `a turn's "role" must be a string`)
+			}
+			tok, err := d.ReadToken()
+			if err != nil {
+				return malformedTurn
+			}
+			m.Role, hasRole = tok.String(), true
+		case "content", "parts":
+			field := "content"
+			if string(name) == "parts" {
+				field = "parts"
+			}
+			if d.PeekKind() == '"' {
+				tok, err := d.ReadToken()
+				if err != nil {
+					return malformedTurn
+				}
+				t.add(tok.String(), false)
+				continue
+			}
+			v, err := d.ReadValue()
+			if err != nil {
+				return malformedTurn
+			}
+			if err := t.read(json.RawMessage(v), field); err != nil {
+				return err
+			}
+		default:
+			if !slices.Contains(messageKeys, string(name)) {
+				key := redact.Clip(string(name), redact.MaxEcho, "…") // a caller's key may be the whole body
+				return badRequest("invalid_messages", `a turn of "messages": %v`, jsonkeys.Unknown(key, messageKeys))
+			}
+			if err := d.SkipValue(); err != nil {
+				return malformedTurn
+			}
+		}
 	}
-	if err := t.read(w.Parts, "parts"); err != nil {
-		return err
+	if _, err := d.ReadToken(); err != nil {
+		return malformedTurn
 	}
-	m.Content = t.b.String()
+	if !hasRole {
+		return badRequest("invalid_messages", `a turn of "messages" has no "role"`)
+	}
+	if r, ok := roles[m.Role]; ok {
+		m.Role = r
+	}
+	m.Content = t.text()
 	if m.Role == "user" && t.onlyResults() {
 		m.Role = RoleTool
 	}
 	return nil
 }
 
+// malformedTurn is a turn jsontext cannot read, which encoding/json, which
+// checks a request's syntax before it calls UnmarshalJSON, never passes.
+var malformedTurn = badRequest("invalid_messages", `a turn of "messages" is not valid JSON, or repeats a key`)
+
+// turnScanner is UnmarshalJSON's reader and decoder, kept in a pool.
+type turnScanner struct {
+	r bytes.Reader
+	d jsontext.Decoder
+}
+
+var turnScanners = sync.Pool{New: func() any { return new(turnScanner) }}
+
 // turnText gathers a turn's text, and whether it came from tool results
 // alone (Anthropic's tool_result blocks: the turn is a tool's, whatever
-// its role).
+// its role). One text, a plain turn's content, is kept as it came.
 type turnText struct {
+	first          string
 	b              strings.Builder
 	texts, results int
 }
@@ -99,15 +157,29 @@ func (t *turnText) add(s string, fromResult bool) {
 	if s == "" {
 		return
 	}
-	if t.b.Len() > 0 {
+	switch {
+	case t.texts+t.results == 0:
+		t.first = s
+	case t.b.Len() == 0:
+		t.b.WriteString(t.first)
+		fallthrough
+	default:
 		t.b.WriteByte('\n')
+		t.b.WriteString(s)
 	}
-	t.b.WriteString(s)
 	if fromResult {
 		t.results++
 	} else {
 		t.texts++
 	}
+}
+
+// text is what was gathered, one text per line.
+func (t *turnText) text() string {
+	if t.b.Len() > 0 {
+		return t.b.String()
+	}
+	return t.first
 }
 
 // read adds the text of a content value: a string, null, or an array of

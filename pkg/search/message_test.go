@@ -30,6 +30,7 @@ func TestMessageShapes(t *testing.T) {
 		{"anthropic tool results only", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"42 rows"}]}]}`, RoleTool, "42 rows", "", ""},
 		{"anthropic results and words", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"42 rows"},{"type":"text","text":"now export them"}]}`, "user", "42 rows\nnow export them", "", ""},
 		{"gemini", `{"role":"model","parts":[{"text":"ok"},{"functionCall":{"name":"f","args":{}}}]}`, "assistant", "ok", "", ""},
+		{"escaped names", `{"\u0072ole":"user","cont\u0065nt":"x"}`, "user", "x", "", ""},
 		{"unknown role kept", `{"role":"robot","content":"x"}`, "robot", "x", "", ""},
 		{"misspelt key", `{"role":"user","contnet":"x"}`, "", "", `key "contnet" is unknown (did you mean "content"?)`, "invalid_messages"},
 		{"a long key is clipped", `{"role":"user","` + strings.Repeat("k", 5000) + `":1}`, "", "", `key "kkkkkkkk`, "invalid_messages"},
@@ -134,6 +135,39 @@ func FuzzMessage(f *testing.F) {
 		var again Message
 		if err := json.Unmarshal(b, &again); err != nil || again != m {
 			t.Fatalf("%q read as %+v, which reads back as %+v (%v)", data, m, again, err)
+		}
+	})
+}
+
+// BenchmarkMessages is what reading a conversation costs: six flat turns
+// as the service's own type reads them, the same turns as a plain struct
+// (what Message was before it read other APIs' shapes), and an OpenAI
+// client's turns with parts and a tool call.
+func BenchmarkMessages(b *testing.B) {
+	flat := `[{"role":"system","content":"You route requests to tools."},{"role":"user","content":"Ticket WEB-412 is done, QA signed it off."},{"role":"assistant","content":"Noted."},{"role":"tool","content":"WEB-412: status In review"},{"role":"user","content":"then close it out"},{"role":"user","content":"close it out"}]`
+	native := `[{"role":"developer","content":"You route requests to tools."},{"role":"user","content":[{"type":"text","text":"Ticket WEB-412 is done, QA signed it off."}]},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"get_ticket","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"WEB-412: status In review"},{"role":"user","content":[{"type":"text","text":"then close it out"}]},{"role":"user","content":"close it out"}]`
+	b.Run("flat", func(b *testing.B) {
+		for b.Loop() {
+			var m []Message
+			if err := json.Unmarshal([]byte(flat), &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("flat-plain-struct", func(b *testing.B) {
+		for b.Loop() {
+			var m []struct{ Role, Content string }
+			if err := json.Unmarshal([]byte(flat), &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("openai", func(b *testing.B) {
+		for b.Loop() {
+			var m []Message
+			if err := json.Unmarshal([]byte(native), &m); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
