@@ -133,7 +133,10 @@ func annotationsUnknown(raw json.RawMessage) []string {
 // left to the map.
 func annotationsOK(raw []byte) bool {
 	sc := annotationScanners.Get().(*annotationScanner)
-	defer annotationScanners.Put(sc)
+	defer func() {
+		sc.r.Reset(nil) // the pool keeps no tool's bytes
+		annotationScanners.Put(sc)
+	}()
 	sc.r.Reset(raw)
 	sc.d.Reset(&sc.r)
 	if tok, err := sc.d.ReadToken(); err != nil || tok.Kind() != '{' {

@@ -46,7 +46,10 @@ var messageKeys = []string{"role", "content", "parts",
 // written, for the request's check to refuse by name.
 func (m *Message) UnmarshalJSON(data []byte) error {
 	sc := turnScanners.Get().(*turnScanner)
-	defer turnScanners.Put(sc)
+	defer func() {
+		sc.r.Reset(nil) // the pool keeps no caller's bytes
+		turnScanners.Put(sc)
+	}()
 	sc.r.Reset(data)
 	sc.d.Reset(&sc.r)
 	d := &sc.d
