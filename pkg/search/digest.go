@@ -69,13 +69,21 @@ func digest(msgs []Message, rarity func(term string) float64) string {
 		b.WriteString(ask[cut:])
 	}
 	budget := contextTerms
-	for i, read := newest-1, 0; i >= 0 && read < contextTurns && budget > 0; i, read = i-1, read+1 {
+	for i, read := newest-1, 0; i >= 0 && read < contextTurns && budget > 0; i-- {
+		if msgs[i].Role == "system" {
+			// Standing instructions, the same in every request a router
+			// sends, tell this request from no other; their rarest words
+			// in the catalog were noise (a generic prompt cost one of the
+			// 22 conversations its tool: evals/README.md).
+			continue
+		}
 		n := budget
 		if msgs[i].Role != "user" {
 			n /= assistantCut
 		}
 		writeTerms(&b, rarest(blob.ReplaceAllString(msgs[i].Content, " "), n, rarity))
 		budget /= 2
+		read++
 	}
 	return b.String()
 }

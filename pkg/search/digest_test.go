@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,6 +36,14 @@ func TestDigest(t *testing.T) {
 			{Role: "assistant", Content: "Sure, which invoice?"},
 			{Role: "user", Content: "the one from March"},
 		}, []string{"the one from March", "refund"}, nil, 200},
+		{"a system turn is no context", []Message{
+			{Role: "system", Content: "You help with calendar and weather questions; refunds go to billing."},
+			{Role: "user", Content: "the one from March"},
+		}, []string{"the one from March"}, []string{"calendar", "weather", "refund"}, 200},
+		{"nor does it count as one of the turns read", append(append([]Message{{Role: "user", Content: "refund the invoice"}},
+			slices.Repeat([]Message{{Role: "system", Content: "Be brief."}}, contextTurns)...), Message{Role: "user", Content: "the one from March"}),
+			[]string{"the one from March", "refund"}, nil, 200},
+		{"a system turn alone is the request", []Message{{Role: "system", Content: "calendar meeting"}}, []string{"calendar meeting"}, nil, 100},
 		{"no user turn: the last turn", []Message{{Role: "assistant", Content: "calendar meeting"}}, []string{"calendar meeting"}, nil, 100},
 	}
 	for _, tt := range tests {
