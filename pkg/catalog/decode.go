@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/jsonread"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
@@ -188,7 +189,7 @@ func (d *decoder) open(kind jsontext.Kind, what string) (bool, error) {
 	if err != nil {
 		return false, d.syntax(err)
 	}
-	return false, d.fail(d.dec.InputOffset()-int64(len(v)), "%s: want %s, got %s", what, kindOf(jsontext.Value{byte(kind)}), kindOf(v))
+	return false, d.fail(d.dec.InputOffset()-int64(len(v)), "%s: want %s, got %s", what, jsonread.KindName([]byte{byte(kind)}), jsonread.KindName(v))
 }
 
 // text reads a string (null leaves dst empty).
@@ -204,7 +205,7 @@ func (d *decoder) text(dst *string, field string) error {
 	case 'n':
 		return nil
 	}
-	return d.fail(d.dec.InputOffset()-int64(len(v)), "%s: want a string, got %s", field, kindOf(v))
+	return d.fail(d.dec.InputOffset()-int64(len(v)), "%s: want a string, got %s", field, jsonread.KindName(v))
 }
 
 // raw reads any value into dst, compact. Whether a schema is an object is
@@ -353,20 +354,4 @@ func lineCol(data []byte, off int64) (line, col int) {
 		}
 	}
 	return line, col
-}
-
-func kindOf(v jsontext.Value) string {
-	switch v.Kind() {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case '{':
-		return "an object"
-	}
-	return "an array"
 }

@@ -8,12 +8,10 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json/jsontext"
-
+	"github.com/toolsearch/toolsearch/pkg/internal/jsonread"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
@@ -128,26 +126,20 @@ func annotationsUnknown(raw json.RawMessage) []string {
 // alone, each of its type, as every upstream's and most files' are; the
 // checks above decode anything else into a map to say what is wrong. A
 // map for each of 100,000 annotated tools was 4 µs and 42 allocations a
-// tool; this is about a tenth, and allocates nothing past its pool. A
-// name written with escapes, repeated or not UTF-8 is not OK here and is
-// left to the map.
+// tool; this is about a fifth, and allocates nothing. A name written
+// with escapes, repeated or not UTF-8 is not OK here and is left to the
+// map.
 func annotationsOK(raw []byte) bool {
-	sc := annotationScanners.Get().(*annotationScanner)
-	defer func() {
-		sc.r.Reset(nil) // the pool keeps no tool's bytes
-		annotationScanners.Put(sc)
-	}()
-	sc.r.Reset(raw)
-	sc.d.Reset(&sc.r)
-	if tok, err := sc.d.ReadToken(); err != nil || tok.Kind() != '{' {
+	d := jsonread.Get(raw)
+	defer d.Put()
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false
 	}
-	for sc.d.PeekKind() != '}' {
-		name, err := sc.d.ReadValue()
+	for d.PeekKind() != '}' {
+		name, err := d.ReadValue()
 		if err != nil {
 			return false
 		}
-		// name is the decoder's until its next read: judged now.
 		var want string
 		switch string(name) {
 		case `"title"`:
@@ -157,31 +149,19 @@ func annotationsOK(raw []byte) bool {
 		default:
 			return false
 		}
-		if kind := sc.d.PeekKind(); !strings.ContainsRune(want, rune(kind)) {
+		if kind := d.PeekKind(); !strings.ContainsRune(want, rune(kind)) {
 			return false
 		}
-		if _, err := sc.d.ReadValue(); err != nil {
+		if _, err := d.ReadValue(); err != nil {
 			return false
 		}
 	}
-	if _, err := sc.d.ReadToken(); err != nil {
+	if _, err := d.ReadToken(); err != nil {
 		return false
 	}
-	_, err := sc.d.ReadToken() // nothing after the object
+	_, err := d.ReadToken() // nothing after the object
 	return errors.Is(err, io.EOF)
 }
-
-// annotationScanner is annotationsOK's reader and decoder, kept in a pool.
-type annotationScanner struct {
-	r bytes.Reader
-	d *jsontext.Decoder
-}
-
-var annotationScanners = sync.Pool{New: func() any {
-	sc := &annotationScanner{}
-	sc.d = jsontext.NewDecoder(&sc.r)
-	return sc
-}}
 
 // note is a warning of a tool's, with the lint rule that reports it
 // where lint's own checks do not read it from the tool ("": they do).

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/jsonread"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
@@ -45,20 +45,14 @@ var messageKeys = []string{"role", "content", "parts",
 // Content, in one pass over its bytes. A role it does not know is kept as
 // written, for the request's check to refuse by name.
 func (m *Message) UnmarshalJSON(data []byte) error {
-	sc := turnScanners.Get().(*turnScanner)
-	defer func() {
-		sc.r.Reset(nil) // the pool keeps no caller's bytes
-		turnScanners.Put(sc)
-	}()
-	sc.r.Reset(data)
-	sc.d.Reset(&sc.r)
-	d := &sc.d
+	d := jsonread.Get(data)
+	defer d.Put()
 	switch d.PeekKind() {
 	case '{':
 	case 'n':
 		return badRequest("invalid_messages", `a turn of "messages" is null; want {"role", "content"}`)
 	default:
-		return badRequest("invalid_messages", `a turn of "messages" must be an object {"role", "content"}, got %s`, jsonKind(bytes.TrimSpace(data)))
+		return badRequest("invalid_messages", `a turn of "messages" must be an object {"role", "content"}, got %s`, jsonread.KindName(data))
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return malformedTurn
@@ -70,7 +64,6 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		if err != nil {
 			return malformedTurn
 		}
-		// raw is the decoder's until its next read: judged now.
 		name := raw[1 : len(raw)-1]
 		if bytes.IndexByte(raw, '\\') >= 0 {
 			if name, err = jsontext.AppendUnquote(nil, raw); err != nil {
@@ -137,14 +130,6 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 // checks a request's syntax before it calls UnmarshalJSON, never passes.
 var malformedTurn = badRequest("invalid_messages", `a turn of "messages" is not valid JSON, or repeats a key`)
 
-// turnScanner is UnmarshalJSON's reader and decoder, kept in a pool.
-type turnScanner struct {
-	r bytes.Reader
-	d jsontext.Decoder
-}
-
-var turnScanners = sync.Pool{New: func() any { return new(turnScanner) }}
-
 // turnText gathers a turn's text, and whether it came from tool results
 // alone (Anthropic's tool_result blocks: the turn is a tool's, whatever
 // its role). One text, a plain turn's content, is kept as it came.
@@ -209,7 +194,7 @@ func (t *turnText) value(raw json.RawMessage, field string, inResult bool, depth
 		return nil
 	case '[':
 	default:
-		return badRequest("invalid_messages", `a turn's %q must be a string or an array of parts, got %s`, field, jsonKind(raw))
+		return badRequest("invalid_messages", `a turn's %q must be a string or an array of parts, got %s`, field, jsonread.KindName(raw))
 	}
 	var parts []json.RawMessage
 	if err := json.Unmarshal(raw, &parts); err != nil {
@@ -218,7 +203,7 @@ func (t *turnText) value(raw json.RawMessage, field string, inResult bool, depth
 	for i, part := range parts {
 		var p map[string]json.RawMessage
 		if part = bytes.TrimSpace(part); part[0] != '{' || json.Unmarshal(part, &p) != nil {
-			return badRequest("invalid_messages", `part %d of a turn's %q must be an object, got %s`, i, field, jsonKind(part))
+			return badRequest("invalid_messages", `part %d of a turn's %q must be an object, got %s`, i, field, jsonread.KindName(part))
 		}
 		var typ string
 		if v, ok := p["type"]; ok && json.Unmarshal(v, &typ) != nil {
@@ -236,7 +221,7 @@ func (t *turnText) value(raw json.RawMessage, field string, inResult bool, depth
 			}
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
-				return badRequest("invalid_messages", `part %d of a turn's %q: "text" must be a string, got %s`, i, field, jsonKind(v))
+				return badRequest("invalid_messages", `part %d of a turn's %q: "text" must be a string, got %s`, i, field, jsonread.KindName(v))
 			}
 			t.add(s, inResult)
 		case "tool_result":
@@ -251,24 +236,4 @@ func (t *turnText) value(raw json.RawMessage, field string, inResult bool, depth
 		// tool_use, thinking, ...) carries no text a search reads.
 	}
 	return nil
-}
-
-// jsonKind names the kind of a JSON value by its first byte.
-func jsonKind(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }
