@@ -12,7 +12,7 @@ import (
 // its start-up build has no index beside it, so it serves again, until
 // the change that started the rebuild comes round and kills it once
 // more. Keyword ranking for the rebuild's length is the better of the
-// two: the serving index is let go first (roomFor), and its snapshot
+// two: the serving index is let go first (makeRoom), and its snapshot
 // serves on by keywords, each answer degraded and saying why.
 
 // dropReason is what a search answered by keywords while the dense index
