@@ -78,7 +78,7 @@ func checkAnnotations(raw json.RawMessage) error {
 func annotationsError(raw json.RawMessage) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return errors.New("annotations must be an object of MCP's tool annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title)")
+		return fmt.Errorf("annotations must be an object of MCP's tool annotations (%s)", strings.Join(annotationKeys, ", "))
 	}
 	for _, k := range annotationKeys {
 		v, ok := m[k]
