@@ -95,7 +95,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if *minRecall < 0 || *minRecall > 1 {
 		return fail(2, fmt.Errorf("-min-recall must be between 0 and 1, got %v", *minRecall))
 	}
-	if *mode != "" && *mode != "hybrid" && *mode != "semantic" && *mode != "keyword" {
+	if !search.Mode(*mode).Requestable() {
 		return fail(2, fmt.Errorf("-mode must be hybrid, semantic or keyword, got %q", *mode))
 	}
 	if *self && *misspell != 0 {

@@ -41,9 +41,7 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 		return exitCode(2)
 	}
 	// Checked before the index is built, which takes seconds at scale.
-	switch search.Mode(*mode) {
-	case "", search.ModeHybrid, search.ModeSemantic, search.ModeKeyword:
-	default:
+	if !search.Mode(*mode).Requestable() {
 		fmt.Fprintf(stderr, "toolsearch query: -mode must be hybrid, semantic or keyword, got %q\n", *mode)
 		return exitCode(2)
 	}

@@ -52,6 +52,12 @@ const (
 	ModeRegex    Mode = "regex"
 )
 
+// Requestable reports whether a request may ask for m: one of the three
+// retrieval modes, or "" for the service's own.
+func (m Mode) Requestable() bool {
+	return m == "" || m == ModeHybrid || m == ModeSemantic || m == ModeKeyword
+}
+
 // Source says why a tool is in an answer: retrieved (its retrieval mode's
 // name), or named by the core whitelist, a template, a select: operator or
 // a listing.
@@ -160,7 +166,7 @@ func (r *Request) Validate() error {
 		return badRequest("invalid_query", `"query" contains a NUL character`)
 	case r.TopK != nil && (*r.TopK < 1 || *r.TopK > MaxTopK):
 		return badRequest("top_k_out_of_range", `"top_k" must be between 1 and %d, got %d`, MaxTopK, *r.TopK)
-	case r.Mode != "" && r.Mode != ModeHybrid && r.Mode != ModeSemantic && r.Mode != ModeKeyword:
+	case !r.Mode.Requestable():
 		return badRequest("invalid_mode", `"mode" must be "hybrid", "semantic" or "keyword", got %s`, redact.Echo(string(r.Mode)))
 	case r.Operation != "" && r.Operation != OperationSearch && r.Operation != OperationList:
 		return badRequest("invalid_operation", `"operation" must be "search" or "list", got %s`, redact.Echo(r.Operation))
