@@ -210,6 +210,8 @@ func TestSearchBadRequests(t *testing.T) {
 		{"byte order mark", "POST", "/mcp/tool-search", js, "\uFEFF" + `{"query":"x"}`, 400, "malformed_json", "byte order mark"},
 		{"unknown field", "POST", "/mcp/tool-search", js, `{"query":"x","topk":3}`, 400, "unknown_field", `"topk"`},
 		{"field in another case", "POST", "/mcp/tool-search", js, `{"QUERY":"x"}`, 400, "unknown_field", `did you mean "query"`},
+		{"another API's key", "POST", "/mcp/tool-search", js, `{"query":"x","limit":3}`, 400, "unknown_field", `"limit" is unknown; the keys are query, messages, top_k, mode`},
+		{"long unknown key", "POST", "/mcp/tool-search", js, `{"query":"x","` + strings.Repeat("k", 5000) + `":3}`, 400, "unknown_field", `"kkkk`},
 		{"field in mixed case", "POST", "/mcp/tool-search", js, `{"query":"x","Top_K":3}`, 400, "unknown_field", `"Top_K"`},
 		{"duplicate field", "POST", "/mcp/tool-search", js, `{"query":"a","query":"b"}`, 400, "duplicate_field", `"query"`},
 		{"duplicate across case", "POST", "/mcp/tool-search", js, `{"query":"a","Query":"b"}`, 400, "unknown_field", `"Query"`},
@@ -268,6 +270,9 @@ func TestSearchBadRequests(t *testing.T) {
 			}
 			if got.Error.RequestID == "" {
 				t.Error("error has no request_id")
+			}
+			if len(got.Error.Message) > 400 {
+				t.Errorf("message of %d bytes: input is echoed unbounded", len(got.Error.Message))
 			}
 			// Bad input loses nothing: the next good request is answered.
 			if ok := do(h, "POST", "/mcp/tool-search", "", `{"query":"list issues"}`); ok.Code != 200 {
