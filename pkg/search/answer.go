@@ -13,6 +13,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/internal/edit"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
@@ -173,7 +174,7 @@ func (a *answer) suggest(unknown, meant string) {
 	if a.resp.Diagnostic.DidYouMean == nil {
 		a.resp.Diagnostic.DidYouMean = map[string]string{}
 	}
-	a.resp.Diagnostic.DidYouMean[unknown] = meant
+	a.resp.Diagnostic.DidYouMean[echoed(unknown)] = meant
 }
 
 func (a *answer) unknown(names ...string) {
@@ -183,8 +184,19 @@ func (a *answer) unknown(names ...string) {
 	if a.resp.Diagnostic == nil {
 		a.resp.Diagnostic = &Diagnostic{}
 	}
-	a.resp.Diagnostic.Unknown = append(a.resp.Diagnostic.Unknown, names...)
+	for _, n := range names {
+		a.resp.Diagnostic.Unknown = append(a.resp.Diagnostic.Unknown, echoed(n))
+	}
 }
+
+// maxEchoed bounds a name the answer quotes back: room for a
+// "server_match " label and a server/tool pair of the longest names a
+// catalog allows, so every name that could be meant is quoted whole and
+// one of 30 KB is not.
+const maxEchoed = len("server_match ") + 2*catalog.MaxNameBytes + 1
+
+// echoed is name as Diagnostic quotes it.
+func echoed(name string) string { return redact.Clip(name, maxEchoed, "…") }
 
 func (a *answer) ambiguous(name string) {
 	if a.resp.Diagnostic == nil {

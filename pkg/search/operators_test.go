@@ -223,3 +223,47 @@ func TestOperatorsInLongQueries(t *testing.T) {
 		})
 	}
 }
+
+// TestEchoedNamesBounded: an answer quotes back the names it could not
+// find, and the terms it required, but never more of one than the
+// longest name a catalog allows could need; a shorter one whole.
+func TestEchoedNamesBounded(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	long := strings.Repeat("x", 10_000)
+	tests := []struct {
+		name  string
+		req   Request
+		whole string // a name that must be quoted whole
+	}{
+		{"server", Request{Query: "list issues", Servers: []string{long, "githb"}}, "server githb"},
+		{"server_match", Request{Query: "list issues", ServerMatch: long}, ""},
+		{"select", Request{Query: "select:" + long + ",github/nope"}, "github/nope"},
+		{"visible tools", Request{Query: "list issues", Visibility: access.Visibility{Tools: []string{long}}}, ""},
+		{"required term", Request{Query: "+" + long + " list issues"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustSearch(t, svc, tt.req)
+			var quoted []string
+			if res.Diagnostic != nil {
+				quoted = append(quoted, res.Diagnostic.Unknown...)
+				for k, v := range res.Diagnostic.DidYouMean {
+					quoted = append(quoted, k, v)
+				}
+			}
+			quoted = append(quoted, res.Required...)
+			if len(quoted) == 0 {
+				t.Fatal("nothing quoted back")
+			}
+			for _, q := range quoted {
+				if len(q) > maxEchoed+len("…") {
+					t.Errorf("quoted %d bytes: %.40q…", len(q), q)
+				}
+			}
+			if tt.whole != "" && !slices.Contains(quoted, tt.whole) {
+				t.Errorf("%q not quoted whole in %.200q", tt.whole, quoted)
+			}
+		})
+	}
+}

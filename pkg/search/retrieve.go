@@ -22,7 +22,12 @@ import (
 // cannot answer. It fails only when ctx is done: the caller left, which is
 // no reason to blame the provider.
 func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
-	a.resp.Required = pq.required
+	if len(pq.required) > 0 {
+		a.resp.Required = make([]string, len(pq.required))
+		for i, t := range pq.required {
+			a.resp.Required[i] = echoed(t)
+		}
+	}
 	tools := a.snap.Catalog.Tools()
 	// No keep function when every row is in scope: rankers then skip a
 	// call per row and candidate.
