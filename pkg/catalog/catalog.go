@@ -65,6 +65,9 @@ type Warning struct {
 }
 
 func (w Warning) String() string {
+	if w.Tool == "" { // the server's own
+		return fmt.Sprintf("%s: server %q: %s", w.Source, w.Server, w.Message)
+	}
 	return fmt.Sprintf("%s: server %q: tool %q: %s", w.Source, w.Server, w.Tool, w.Message)
 }
 
@@ -156,7 +159,17 @@ func New(parts []Part) (*Catalog, error) {
 			seenSource[p.Source] = true
 			c.sources = append(c.sources, p.Source)
 		}
-		for _, s := range p.Servers {
+		entry := make(map[string]int, len(p.Servers)) // a server's first entry in this part
+		for j, s := range p.Servers {
+			if first, again := entry[s.Name]; again {
+				// Across files, one server's tools in several is how a
+				// catalog is split; within one, a second entry is more
+				// likely a pasted copy or a misnamed server than a plan.
+				c.warnings = append(c.warnings, Warning{Source: p.Source, Server: clipName(s.Name), Rule: "servers",
+					Message: fmt.Sprintf("server listed again (entries %d and %d of this source); its tools are served as one server's", first+1, j+1)})
+			} else {
+				entry[s.Name] = j
+			}
 			if err := checkName(s.Name); err != nil {
 				if p.Lenient {
 					c.skipped = append(c.skipped, Warning{Source: p.Source, Server: clipName(s.Name), Message: "server name " + err.Error()})

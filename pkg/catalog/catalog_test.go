@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -627,5 +628,55 @@ func TestSame(t *testing.T) {
 		if got := base.Same(tt.o); got != tt.want {
 			t.Errorf("%s: Same = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestServerListedAgain: a server with two entries in one source is
+// warned of (and served as one); in two sources it is a split catalog.
+func TestServerListedAgain(t *testing.T) {
+	entry := func(server, tool string) string {
+		return `{"name":"` + server + `","tools":[{"name":"` + tool + `","description":"Does ` + tool + `."}]}`
+	}
+	file := func(entries ...string) string { return `{"servers":[` + strings.Join(entries, ",") + `]}` }
+	tests := []struct {
+		name  string
+		files []string
+		want  []string // the warnings' servers and messages
+	}{
+		{"once each", []string{file(entry("gh", "a"), entry("slack", "b"))}, nil},
+		{"twice in one file", []string{file(entry("gh", "a"), entry("slack", "b"), entry("gh", "c"))},
+			[]string{"gh: server listed again (entries 1 and 3 of this source); its tools are served as one server's"}},
+		{"three times in one file", []string{file(entry("gh", "a"), entry("gh", "b"), entry("gh", "c"))},
+			[]string{"gh: server listed again (entries 1 and 2 of this source); its tools are served as one server's",
+				"gh: server listed again (entries 1 and 3 of this source); its tools are served as one server's"}},
+		{"once in each of two files", []string{file(entry("gh", "a")), file(entry("gh", "b"))}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var parts []Part
+			for i, f := range tt.files {
+				p, err := Parse(fmt.Sprintf("f%d.json", i), []byte(f), "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				parts = append(parts, p)
+			}
+			c, err := New(parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range c.Warnings() {
+				if w.Rule == "servers" && w.Tool == "" {
+					got = append(got, w.Server+": "+w.Message)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("warnings %q, want %q", got, tt.want)
+			}
+			if want := strings.Count(strings.Join(tt.files, ""), `"tools"`); c.Len() != want {
+				t.Errorf("%d tools, want %d: every entry's tools are served", c.Len(), want)
+			}
+		})
 	}
 }

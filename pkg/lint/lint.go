@@ -85,7 +85,7 @@ var (
 func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 	cfg.defaults()
 	var out []Finding
-	var in map[string]bool // the ids of cfg.Rows; nil: every tool
+	var in, inServer map[string]bool // the ids and servers of cfg.Rows; nil: every tool
 	if cfg.Rows == nil {
 		for _, t := range cat.Tools() {
 			out = append(out, checkTool(t, cfg)...)
@@ -94,9 +94,10 @@ func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 		// A report on one server need not check every other tool: at
 		// 10,000 tools that was 39 MB allocated a request, for a few.
 		in = make(map[string]bool, len(cfg.Rows))
+		inServer = map[string]bool{}
 		for _, r := range cfg.Rows {
 			t := cat.Tool(r)
-			in[t.ID()] = true
+			in[t.ID()], inServer[t.Server] = true, true
 			out = append(out, checkTool(t, cfg)...)
 		}
 	}
@@ -109,7 +110,16 @@ func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 	// What the catalog found loading a tool and lint cannot read from the
 	// tool served: the hidden text it removed, a schema's $refs.
 	for _, w := range cat.Warnings() {
-		if id := w.Server + "/" + w.Tool; w.Rule != "" && (in == nil || in[id]) {
+		id := w.Server + "/" + w.Tool
+		if w.Tool == "" { // the server's own, reported with any of its tools
+			id = w.Server
+			if in != nil && !inServer[w.Server] {
+				continue
+			}
+		} else if in != nil && !in[id] {
+			continue
+		}
+		if w.Rule != "" {
 			out = append(out, Finding{Severity: Warning, Rule: w.Rule, Tool: id, Message: w.Message})
 		}
 	}

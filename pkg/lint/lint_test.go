@@ -138,6 +138,8 @@ func TestRows(t *testing.T) {
 			{Name: "short", Description: "Does stuff"},
 			{Name: "fine", Description: "Look up the weather forecast for a city by name."},
 		}},
+		// x again: the server's own warning, in any report on one of its tools.
+		{Name: "x", Tools: []catalog.Tool{{Name: "late", Description: "Send the whole team a reminder email before the meeting."}}},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -158,13 +160,14 @@ func TestRows(t *testing.T) {
 	}{
 		{"no rows", []int{}, 0},
 		{"server a: an ambiguous id (two findings), a name, a duplicate with x", []int{0, 1}, 4},
-		{"server x: the duplicate's other side, a short description", []int{3, 4, 5}, 2},
-		{"every row", []int{0, 1, 2, 3, 4, 5}, len(all)},
+		{"server x: the duplicate's other side, a short description, x listed again", []int{3, 4, 5}, 3},
+		{"x's tool of its second entry: x listed again", []int{6}, 1},
+		{"every row", []int{0, 1, 2, 3, 4, 5, 6}, len(all)},
 	}
 	for _, tt := range tests {
 		in := map[string]bool{}
 		for _, r := range tt.rows {
-			in[cat.Tool(r).ID()] = true
+			in[cat.Tool(r).ID()], in[cat.Tool(r).Server] = true, true
 		}
 		var want []Finding
 		for _, f := range all {
