@@ -12,6 +12,27 @@ import (
 // suggestion from the first of them, or none, at a bounded cost.
 const nearScan = 1024
 
+// NearRef is how a reference would name the tool that ref nearly names
+// (NearName: its case or one typing error apart), or "": the bare name
+// where it names that tool alone, else server/name. In a ref with a "/",
+// the part after the last one is read as the name.
+func (c *Catalog) NearRef(ref string) string {
+	row, ok := c.NearName(ref)
+	if !ok {
+		if at := strings.LastIndexByte(ref, '/'); at >= 0 {
+			row, ok = c.NearName(ref[at+1:])
+		}
+	}
+	if !ok {
+		return ""
+	}
+	t := c.Tool(row)
+	if r, err := c.Resolve(t.Name); err == nil && r == row {
+		return t.Name
+	}
+	return t.ID()
+}
+
 // NearName is a row whose tool's name is name nearly: the same but for
 // ASCII case, else one typing error away (edit.One), ASCII case aside; for a
 // name of at least four bytes, as the suggestions for JSON keys are. It

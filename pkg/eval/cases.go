@@ -191,6 +191,9 @@ func Resolve(cat *catalog.Catalog, cases []Case) ([][]ToolKey, error) {
 		for _, ref := range c.Expected {
 			j, err := cat.Resolve(ref)
 			if err != nil {
+				if near := cat.NearRef(ref); near != "" && errors.Is(err, catalog.ErrUnknownTool) {
+					err = fmt.Errorf("%w (did you mean %q?)", err, near)
+				}
 				errs = append(errs, fmt.Errorf("case %q: expected %w", c.ID, err))
 				continue
 			}

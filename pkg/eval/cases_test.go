@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
 // TestParseCasesKeys: a key the cases do not have, at any depth and in
@@ -32,6 +34,35 @@ func TestParseCasesKeys(t *testing.T) {
 			t.Errorf("%s %.60q: %v, want it read", tt.source, tt.data, err)
 		case tt.want != "" && (!errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%s %.60q: %v, want bad input naming %s", tt.source, tt.data, err, tt.want)
+		}
+	}
+}
+
+// TestResolveNames: an expected tool the catalog lacks fails the cases,
+// with the tool it nearly names where there is one.
+func TestResolveNames(t *testing.T) {
+	cat, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		expected string
+		want     string // in the error; "" for none
+	}{
+		{"github/create_issue", ""},
+		{"create_issue", ""},
+		{"github/create_isue", `expected unknown tool "github/create_isue" (did you mean "create_issue"?)`},
+		{"Create_Issue", `(did you mean "create_issue"?)`},
+		{"zzz_nothing", `expected unknown tool "zzz_nothing"`},
+	} {
+		_, err := Resolve(cat, []Case{{ID: "a", Query: "q", Expected: []string{tt.expected}}})
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v, want it resolved", tt.expected, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: %v, want an error with %s", tt.expected, err, tt.want)
+		case tt.want != "" && strings.HasPrefix(tt.expected, "zzz") && strings.Contains(err.Error(), "did you mean"):
+			t.Errorf("%s: %v suggests a tool that is not near", tt.expected, err)
 		}
 	}
 }

@@ -38,26 +38,9 @@ func (s *Service) Lookup(caller access.Caller, server, name string) (Found, erro
 	return snap.Found(row), nil
 }
 
-// nearTool is how the caller would name the tool of snap that ref nearly
-// names (Catalog.NearName: its case or one typing error apart), or "":
-// the bare name where it names that tool alone, else server/name. In a
-// ref with a "/", the part after the last one is read as the name.
-func (snap *Snapshot) nearTool(ref string) string {
-	row, ok := snap.Catalog.NearName(ref)
-	if !ok {
-		if at := strings.LastIndexByte(ref, '/'); at >= 0 {
-			row, ok = snap.Catalog.NearName(ref[at+1:])
-		}
-	}
-	if !ok {
-		return ""
-	}
-	t := snap.Catalog.Tool(row)
-	if r, err := snap.Catalog.Resolve(t.Name); err == nil && r == row {
-		return t.Name
-	}
-	return t.ID()
-}
+// nearTool is Catalog.NearRef in snap: how the caller would name the
+// tool that ref nearly names, or "".
+func (snap *Snapshot) nearTool(ref string) string { return snap.Catalog.NearRef(ref) }
 
 // row is the row of the tool Lookup finds in snap.
 func (snap *Snapshot) row(server, name string) (int, error) {
