@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/rank"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
@@ -284,6 +286,40 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 	return nil, fmt.Errorf("-embedder must be local or openai, got %q", f.embedder)
 }
 
+// flagNotKey says where a setting goes when a config file's unknown
+// top-level key is a flag's name ("addr", "hybrid_alpha"): a flag and its
+// variable, which the file cannot set, rather than the keys it takes.
+func flagNotKey(err error, path string, fs *flag.FlagSet) error {
+	var ke *jsonkeys.Error
+	if !errors.As(err, &ke) || ke.Problem != "unknown" || ke.Path != "" || ke.Hint != "" {
+		return err
+	}
+	fl := fs.Lookup(strings.ReplaceAll(strings.ToLower(ke.Key), "_", "-"))
+	if fl == nil || fl.Name == "config" {
+		return err
+	}
+	where := "-" + fl.Name
+	if m := usageEnv.FindStringSubmatch(fl.Usage); m != nil {
+		where += " or " + m[1]
+	}
+	if key, ok := fileKeyOf[fl.Name]; ok {
+		return fmt.Errorf("config %s: key %q is unknown: in the config file it is %s (else %s)", path, ke.Key, key, where)
+	}
+	return fmt.Errorf("config %s: key %q is not a config file key: it is set by %s", path, ke.Key, where)
+}
+
+// fileKeyOf is the config file's key for each flag a file may set, as
+// applyConfig reads them.
+var fileKeyOf = map[string]string{
+	"embedder": "embedding.provider", "embedding-base-url": "embedding.base_url", "embedding-model": "embedding.model",
+	"embedding-api-type": "embedding.api_type", "embedding-api-version": "embedding.api_version",
+	"embedding-dimensions": "embedding.dimensions", "embedding-batch-size": "embedding.batch_size",
+	"embedding-timeout": "embedding.timeout", "query-timeout": "search.query_timeout",
+}
+
+// usageEnv finds the variable a flag's usage names.
+var usageEnv = regexp.MustCompile(`\[(TOOLSEARCH_[A-Z0-9_]+)`)
+
 // envOf maps each flag that a config file may set, or that one choice
 // alone reads (modal), to its variable.
 var envOf = map[string]string{
@@ -313,7 +349,7 @@ func (f *indexFlags) applyConfig() error {
 	}
 	c, err := config.Load(f.config)
 	if err != nil {
-		return err
+		return flagNotKey(err, f.config, f.fs)
 	}
 	f.file = c
 	set := map[string]bool{}

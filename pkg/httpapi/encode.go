@@ -230,13 +230,7 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 		if errors.As(err, &ke) && ke.Problem == "repeated" {
 			return v, errorf(http.StatusBadRequest, "duplicate_field", "%s", clip(ke.Error(), 200))
 		}
-		if errors.As(err, &ke) && ke.Hint == "" {
-			// Nothing near it, as when a caller uses another API's name
-			// (MCP's search_tools says "limit"): the keys it could mean.
-			ke.Key = clip(ke.Key, redact.MaxEcho)
-			return v, errorf(http.StatusBadRequest, "unknown_field", "%v; the keys are %s", ke, strings.Join(knownFields[T](), ", "))
-		}
-		return v, errorf(http.StatusBadRequest, "unknown_field", "%s", clip(err.Error(), 200))
+		return v, errorf(http.StatusBadRequest, "unknown_field", "%s", clip(err.Error(), 1024))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -210,7 +210,7 @@ func TestSearchBadRequests(t *testing.T) {
 		{"byte order mark", "POST", "/mcp/tool-search", js, "\uFEFF" + `{"query":"x"}`, 400, "malformed_json", "byte order mark"},
 		{"unknown field", "POST", "/mcp/tool-search", js, `{"query":"x","topk":3}`, 400, "unknown_field", `"topk"`},
 		{"field in another case", "POST", "/mcp/tool-search", js, `{"QUERY":"x"}`, 400, "unknown_field", `did you mean "query"`},
-		{"another API's key", "POST", "/mcp/tool-search", js, `{"query":"x","limit":3}`, 400, "unknown_field", `"limit" is unknown; the keys are query, messages, top_k, mode`},
+		{"another API's key", "POST", "/mcp/tool-search", js, `{"query":"x","limit":3}`, 400, "unknown_field", `"limit" is unknown; it takes query, messages, top_k, mode`},
 		{"long unknown key", "POST", "/mcp/tool-search", js, `{"query":"x","` + strings.Repeat("k", 5000) + `":3}`, 400, "unknown_field", `"kkkk`},
 		{"field in mixed case", "POST", "/mcp/tool-search", js, `{"query":"x","Top_K":3}`, 400, "unknown_field", `"Top_K"`},
 		{"duplicate field", "POST", "/mcp/tool-search", js, `{"query":"a","query":"b"}`, 400, "duplicate_field", `"query"`},

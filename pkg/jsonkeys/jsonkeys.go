@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/edit"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // Error is a key problem, with the path of the object that holds it
@@ -21,16 +22,26 @@ type Error struct {
 	Key     string
 	Problem string // "repeated" or "unknown"
 	Hint    string // for an unknown key: the known key it differs from in case or spelling
+	// Allowed are the keys the object takes, for an unknown key: named
+	// when no Hint is, as when a key is another API's name for one of
+	// them ("limit" for "top_k").
+	Allowed []string
 }
+
+// maxListed bounds the keys an error lists: every object here has fewer.
+const maxListed = 32
 
 func (e *Error) Error() string {
 	where := ""
 	if e.Path != "" {
 		where = " in " + e.Path
 	}
-	msg := fmt.Sprintf("key %q%s is %s", e.Key, where, e.Problem)
-	if e.Hint != "" {
+	msg := fmt.Sprintf("key %s%s is %s", redact.Echo(e.Key), where, e.Problem)
+	switch {
+	case e.Hint != "":
 		msg += fmt.Sprintf(" (did you mean %q?)", e.Hint)
+	case len(e.Allowed) > 0 && len(e.Allowed) <= maxListed:
+		msg += "; it takes " + strings.Join(e.Allowed, ", ")
 	}
 	return msg
 }
@@ -46,7 +57,7 @@ func within(err error, segment string) error {
 
 // Unknown is the error for key, which is not one of allowed.
 func Unknown(key string, allowed []string) *Error {
-	return &Error{Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
+	return &Error{Key: key, Problem: "unknown", Hint: nearest(key, allowed), Allowed: allowed}
 }
 
 // Fields lists the JSON keys of struct type T's fields, embedded structs'

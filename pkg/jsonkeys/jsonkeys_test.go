@@ -29,7 +29,8 @@ func TestObject(t *testing.T) {
 		{`{"a":{"k":1,"k":2}}`, `key "k" in .a is repeated`},
 		{`{"a":[{"k":1},{"k":1,"k":2}]}`, `key "k" in .a[1] is repeated`},
 		{`{"A":"x"}`, `key "A" is unknown (did you mean "a"?)`},
-		{`{"c":1}`, `key "c" is unknown`},
+		{`{"c":1}`, `key "c" is unknown; it takes a, b`},
+		{`{"` + strings.Repeat("k", 5000) + `":1}`, `key "` + strings.Repeat("k", 64) + `…" is unknown; it takes a, b`},
 		{`not json`, ""},
 		{`[1,2]`, ""},
 	}

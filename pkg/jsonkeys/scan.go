@@ -168,7 +168,7 @@ func (s *scanner) object() error {
 			return &Error{Key: key, Problem: "repeated"}
 		}
 		if allowed != nil && !slices.Contains(allowed, key) {
-			return &Error{Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
+			return Unknown(key, allowed)
 		}
 		s.ws()
 		if s.i >= len(s.data) || s.data[s.i] != ':' {

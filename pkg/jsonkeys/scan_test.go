@@ -41,7 +41,7 @@ func oracleWalk(dec *json.Decoder, allowed []string) error {
 				return &Error{Key: key, Problem: "repeated"}
 			}
 			if allowed != nil && !slices.Contains(allowed, key) {
-				return &Error{Key: key, Problem: "unknown", Hint: nearest(key, allowed)}
+				return Unknown(key, allowed)
 			}
 			seen[key] = true
 			if err := oracleWalk(dec, nil); err != nil {

@@ -333,6 +333,9 @@ func unknownArg(name string, args json.RawMessage) error {
 	if err := jsonkeys.Object(args, keys); !errors.As(err, &ke) || ke.Problem != "unknown" {
 		return nil
 	}
+	if ke.Hint == "" {
+		return fmt.Errorf("%s: argument %w", name, ke) // which lists them
+	}
 	return fmt.Errorf("%s: argument %w; it takes %s", name, ke, strings.Join(keys, ", "))
 }
 
