@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=v1.2.3".
@@ -54,6 +55,9 @@ Run "toolsearch <command> -h" for the command's flags; every flag can also be
 set by the environment variable shown in its help.
 `
 
+// commands are run's, as usage lists them.
+var commands = []string{"serve", "eval", "query", "lint", "index", "version", "help"}
+
 // run is the whole program, with the operating system passed in so that
 // tests can drive it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -83,7 +87,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		fmt.Fprintf(stderr, "toolsearch: unknown command %q\n\n%s", cmd, usage)
+		hint := ""
+		best := 3 // within two edits, as envTypos reads a variable's name
+		for _, c := range commands {
+			if d := edits(strings.ToLower(cmd), c); d < best {
+				best, hint = d, fmt.Sprintf(" (did you mean %q?)", c)
+			}
+		}
+		fmt.Fprintf(stderr, "toolsearch: unknown command %q%s\n\n%s", cmd, hint, usage)
 		return exitCode(2)
 	}
 }

@@ -592,8 +592,17 @@ func TestQueryAndVersion(t *testing.T) {
 	if err := run(t.Context(), []string{"version"}, func(string) string { return "" }, nil, &stdout, io.Discard); err != nil || !strings.HasPrefix(stdout.String(), "toolsearch ") {
 		t.Errorf("version = %q, %v", stdout.String(), err)
 	}
-	if err := run(t.Context(), []string{"bogus"}, func(string) string { return "" }, nil, io.Discard, io.Discard); fmt.Sprint(err) != "exit status 2" {
-		t.Errorf("unknown command: %v", err)
+	for _, c := range []struct{ cmd, want string }{
+		{"bogus", `unknown command "bogus"` + "\n"},
+		{"serv", `unknown command "serv" (did you mean "serve"?)`},
+		{"lnit", `(did you mean "lint"?)`},
+		{"Eval", `(did you mean "eval"?)`},
+	} {
+		var stderr bytes.Buffer
+		err := run(t.Context(), []string{c.cmd}, func(string) string { return "" }, nil, io.Discard, &stderr)
+		if fmt.Sprint(err) != "exit status 2" || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("unknown command %q: %v, %q; want exit status 2 and %q", c.cmd, err, stderr.String(), c.want)
+		}
 	}
 	for _, args := range [][]string{{"-k", "0", "x"}, {"-k", "51", "x"}, {"-mode", "magic", "x"}} {
 		var stderr bytes.Buffer
