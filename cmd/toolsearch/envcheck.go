@@ -54,17 +54,24 @@ func envTypos(environ []string) []envTypo {
 		if !strings.HasPrefix(name, "TOOLSEARCH_") || slices.Contains(envNames, name) {
 			continue
 		}
-		best, closest := 3, ""
-		for _, known := range envNames {
-			if d := edits(name, known); d < best {
-				best, closest = d, known
-			}
-		}
-		if closest != "" {
-			out = append(out, envTypo{name, closest})
+		if known := closest(name, envNames); known != "" {
+			out = append(out, envTypo{name, known})
 		}
 	}
 	return out
+}
+
+// closest is the one of names within two edits of name, the nearest
+// (the first of equals), or "": a variable, command or flag typed with a
+// slip is that close, and one further off is something else.
+func closest(name string, names []string) string {
+	best, near := 3, ""
+	for _, n := range names {
+		if d := edits(name, n); d < best {
+			best, near = d, n
+		}
+	}
+	return near
 }
 
 // edits is the Levenshtein distance between a and b, bytes each.

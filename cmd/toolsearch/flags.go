@@ -399,6 +399,22 @@ func (f *indexFlags) loader() func(context.Context) (*search.Setup, error) {
 	}
 }
 
+// suggestFlag follows the flag package's "flag provided but not defined"
+// and the usage it prints with the flag within two edits of it, if any,
+// where the eye lands last.
+func suggestFlag(fs *flag.FlagSet, err error) {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return
+	}
+	name = strings.TrimPrefix(name, "-")
+	var names []string
+	fs.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
+	if near := closest(strings.ToLower(name), names); near != "" {
+		fmt.Fprintf(fs.Output(), "%s: -%s is not a flag; did you mean -%s?\n", fs.Name(), name, near)
+	}
+}
+
 // parse parses args, then reports any environment variable that did not
 // parse: a typo in a deployment's environment should stop it, not be ignored.
 // Flags may follow positional arguments (`query "text" -k 3`), which the
@@ -411,6 +427,7 @@ func parse(fs *flag.FlagSet, e *env, args []string) error {
 			if err == flag.ErrHelp {
 				return exitCode(0)
 			}
+			suggestFlag(fs, err)
 			return exitCode(2)
 		}
 		left := fs.Args()

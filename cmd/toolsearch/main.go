@@ -88,11 +88,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return nil
 	default:
 		hint := ""
-		best := 3 // within two edits, as envTypos reads a variable's name
-		for _, c := range commands {
-			if d := edits(strings.ToLower(cmd), c); d < best {
-				best, hint = d, fmt.Sprintf(" (did you mean %q?)", c)
-			}
+		if near := closest(strings.ToLower(cmd), commands); near != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", near)
 		}
 		fmt.Fprintf(stderr, "toolsearch: unknown command %q%s\n\n%s", cmd, hint, usage)
 		return exitCode(2)

@@ -413,6 +413,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"bad env number", map[string]string{"TOOLSEARCH_EMBEDDING_DIMENSIONS": "lots"}, nil, "TOOLSEARCH_EMBEDDING_DIMENSIONS"},
 		{"bad env boolean", map[string]string{"TOOLSEARCH_ALLOW_ANY_HOST": "maybe"}, nil, `TOOLSEARCH_ALLOW_ANY_HOST="maybe" is not true or false`},
 		{"bad log level", nil, []string{"-log-level", "loud"}, "log-level"},
+		{"a misspelt flag", nil, []string{"-metrics-adr", "off"}, "toolsearch serve: -metrics-adr is not a flag; did you mean -metrics-addr?"},
 		{"bad listen address", nil, []string{"-addr", "256.0.0.1:1"}, "listen"},
 		{"bad catalog", nil, []string{"-catalog", "testdata/bad-catalog.json"}, `server "github": tool #2 "create_issue": name repeated`},
 		{"missing catalog", nil, []string{"-catalog", "/nonexistent.json"}, "/nonexistent.json"},
