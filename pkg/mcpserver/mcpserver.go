@@ -76,8 +76,12 @@ type Server struct {
 	lastHash  string // the catalog last announced
 	sessions  *sessions
 	confirm   *confirmer
-	schemas   schemaCache        // upstream tools' input schemas, for call_tool
-	exposed   map[string]exposed // by listed name; guarded by mu
+	schemas   schemaCache // upstream tools' input schemas, for call_tool
+	// args are the meta-tools' input schemas, by name (addMeta): what a
+	// bad argument is told it must be. Guarded by mu: Announce
+	// registers search_tools again while calls are answered.
+	args    map[string]*jsonschema.Schema
+	exposed map[string]exposed // by listed name; guarded by mu
 	// streams is done once EndStreams is called; every GET stream ends then.
 	streams    context.Context
 	endStreams context.CancelFunc
@@ -88,7 +92,7 @@ func New(svc *search.Service, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, opts: opts, confirm: newConfirmer(opts), sdkLogger: slog.New(newDedup(opts.Logger.Handler(), time.Minute)).With("component", "mcp")}
+	s := &Server{svc: svc, opts: opts, confirm: newConfirmer(opts), args: map[string]*jsonschema.Schema{}, sdkLogger: slog.New(newDedup(opts.Logger.Handler(), time.Minute)).With("component", "mcp")}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch: search a large tool catalog", Version: opts.Version},
 		&mcp.ServerOptions{
@@ -105,7 +109,7 @@ func New(svc *search.Service, opts Options) *Server {
 	s.sessions.searchDone = svc.SearchDone
 	s.sessions.listing = s.listing
 	s.confirm.listening = s.sessions.listening
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
+	addMeta(s, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[getSchemaIn]()}, s.getSchema)
 	s.addListServers()
 	if opts.Upstreams != nil {
@@ -122,6 +126,15 @@ func New(svc *search.Service, opts Options) *Server {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// addMeta adds a meta-tool whose arguments the SDK checks against its
+// input schema, kept for badArg.
+func addMeta[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	s.mu.Lock()
+	s.args[t.Name] = t.InputSchema.(*jsonschema.Schema)
+	s.mu.Unlock()
+	mcp.AddTool(s.srv, t, h)
+}
 
 // strict infers T's input schema and forbids unknown properties, so a
 // model's typo is an error it sees instead of an ignored argument.
@@ -293,7 +306,7 @@ func tame(msg string) string {
 // tameToolError tames the text of an isError result of a meta-tool, which
 // the SDK writes when the arguments fail their schema, quoting them. An
 // upstream's result, forwarded by call_tool, passes through as it came.
-func tameToolError(req mcp.Request, res mcp.Result) {
+func (s *Server) tameToolError(req mcp.Request, res mcp.Result) {
 	r, ok := res.(*mcp.CallToolResult)
 	p, pok := req.GetParams().(*mcp.CallToolParamsRaw)
 	if !ok || !r.IsError || !pok || !metaTools[p.Name] {
@@ -305,11 +318,91 @@ func tameToolError(req mcp.Request, res mcp.Result) {
 		r.Content = []mcp.Content{&mcp.TextContent{Text: tame(err.Error())}}
 		return
 	}
+	if len(r.Content) == 1 {
+		if t, ok := r.Content[0].(*mcp.TextContent); ok {
+			if msg := s.badArg(p.Name, t.Text, p.Arguments); msg != "" {
+				t.Text = tame(msg)
+				return
+			}
+		}
+	}
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
 			t.Text = tame(t.Text)
 		}
 	}
+}
+
+// sdkArgError finds the argument the SDK's schema error is about, when it
+// is the argument's own value that failed (not something inside it):
+// "validating /properties/limit: minimum: 0/1 is less than 1.000000".
+var sdkArgError = regexp.MustCompile(`validating /properties/([A-Za-z_]+): `)
+
+// badArg rewrites the SDK's schema error text for the meta-tool named as
+// what the argument it is about must be, read from the tool's schema, and
+// what came; "" when the text is about something else.
+func (s *Server) badArg(name, text string, args json.RawMessage) string {
+	at := sdkArgError.FindStringSubmatchIndex(text)
+	if at == nil || strings.HasPrefix(text[at[1]:], "validating ") { // about a value inside the argument
+		return ""
+	}
+	arg := text[at[2]:at[3]]
+	s.mu.Lock()
+	sch := s.args[name]
+	s.mu.Unlock()
+	if sch == nil || sch.Properties[arg] == nil {
+		return ""
+	}
+	var values map[string]json.RawMessage
+	if json.Unmarshal(args, &values) != nil || values[arg] == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s: argument %q must be %s, got %s", name, arg, mustBe(sch.Properties[arg]), redact.Clip(string(values[arg]), redact.MaxEcho, "…"))
+}
+
+// mustBe says in words what a value of schema sch is: its type, its
+// allowed values or range, its bounds.
+func mustBe(sch *jsonschema.Schema) string {
+	if len(sch.Enum) > 0 {
+		vals := make([]string, len(sch.Enum))
+		for i, v := range sch.Enum {
+			b, _ := json.Marshal(v)
+			vals[i] = string(b)
+		}
+		return "one of " + strings.Join(vals, ", ")
+	}
+	typ := sch.Type
+	for _, t := range sch.Types {
+		if t != "null" {
+			typ = t
+		}
+	}
+	out := map[string]string{"integer": "an integer", "number": "a number", "string": "a string",
+		"boolean": "true or false", "array": "an array", "object": "an object"}[typ]
+	if out == "" {
+		out = "of its schema's form"
+	}
+	if typ == "array" && sch.Items != nil && sch.Items.Type != "" {
+		out += " of " + sch.Items.Type + "s"
+	}
+	switch {
+	case sch.Minimum != nil && sch.Maximum != nil:
+		out += fmt.Sprintf(" from %g to %g", *sch.Minimum, *sch.Maximum)
+	case sch.Minimum != nil:
+		out += fmt.Sprintf(" of at least %g", *sch.Minimum)
+	case sch.Maximum != nil:
+		out += fmt.Sprintf(" of at most %g", *sch.Maximum)
+	}
+	switch {
+	case sch.MinLength != nil && sch.MaxLength != nil:
+		out += fmt.Sprintf(" of %d to %d characters", *sch.MinLength, *sch.MaxLength)
+	case sch.MaxLength != nil:
+		out += fmt.Sprintf(" of at most %d characters", *sch.MaxLength)
+	}
+	if sch.MaxItems != nil {
+		out += fmt.Sprintf(" of at most %d items", *sch.MaxItems)
+	}
+	return out
 }
 
 // argKeys are the argument names each meta-tool takes.
@@ -348,7 +441,7 @@ func (s *Server) rpcCodes(next mcp.MethodHandler) mcp.MethodHandler {
 		var rpcErr *jsonrpc.Error
 		switch {
 		case err == nil && method == "tools/call":
-			tameToolError(req, res)
+			s.tameToolError(req, res)
 		case err == nil, ctx.Err() != nil:
 		case !errors.As(err, &rpcErr):
 			err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: tame(err.Error())}

@@ -264,8 +264,31 @@ func TestMetaTools(t *testing.T) {
 			t.Errorf("%s(%v) = %q, want an isError with %q", tt.tool, tt.args, text(res), tt.want)
 		}
 	}
-	if res := call(t, cs, "search_tools", map[string]any{"query": 5}); !res.IsError || !strings.Contains(text(res), `want "string"`) {
-		t.Errorf("search_tools with a number for query = %q, want the schema's own error", text(res))
+	// A value the schema refuses is told what it must be, and what came,
+	// not the SDK's validator's terms ("0/1 is less than 1.000000").
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"search_tools", map[string]any{"query": 5}, `search_tools: argument "query" must be a string, got 5`},
+		{"search_tools", map[string]any{"query": "x", "limit": "5"}, `search_tools: argument "limit" must be an integer from 1 to 50, got "5"`},
+		{"search_tools", map[string]any{"query": "x", "limit": 0}, `argument "limit" must be an integer from 1 to 50, got 0`},
+		{"search_tools", map[string]any{"query": "x", "limit": 2.5}, `argument "limit" must be an integer from 1 to 50, got 2.5`},
+		{"search_tools", map[string]any{"query": "x", "operation": "delete"}, `argument "operation" must be one of "search", "list", got "delete"`},
+		{"search_tools", map[string]any{"query": "x", "servers": "weather"}, `argument "servers" must be an array of strings, got "weather"`},
+		{"search_tools", map[string]any{"query": "x", "read_only": "yes"}, `argument "read_only" must be true or false, got "yes"`},
+		{"search_tools", map[string]any{"query": strings.Repeat("q", 100), "limit": strings.Repeat("9", 5000)}, `argument "limit" must be an integer from 1 to 50, got "9999`},
+		{"search_tools_regex", map[string]any{"pattern": ""}, `search_tools_regex: argument "pattern" must be a string of 1 to 256 characters, got ""`},
+		{"list_servers", map[string]any{"limit": 500}, `list_servers: argument "limit" must be an integer from 1 to 200, got 500`},
+		{"get_tool_schema", map[string]any{"name": []string{"a"}}, `get_tool_schema: argument "name" must be a string, got ["a"]`},
+		// Inside an argument: the SDK's own words, tamed.
+		{"search_tools", map[string]any{"messages": []map[string]any{{"role": "developer", "content": "x"}}}, `validating /properties/messages`},
+	} {
+		res := call(t, cs, tt.tool, tt.args)
+		if !res.IsError || !strings.Contains(text(res), tt.want) || len(text(res)) > 300 {
+			t.Errorf("%s(%.80v) = %q, want an isError with %q", tt.tool, tt.args, text(res), tt.want)
+		}
 	}
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"nam": "get_forecast"}}); err == nil || !strings.Contains(err.Error(), `call_tool: argument key "nam" is unknown; it takes name, server, arguments, confirm`) {
 		t.Errorf("call_tool with an unknown argument: %v", err)

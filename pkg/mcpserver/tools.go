@@ -86,7 +86,7 @@ func (s *Server) addSearch() {
 	msgs.Items.Required = []string{"role", "content"}
 	msgs.Items.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxTopK))
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "search_tools", Title: "Search the tool catalog", Description: searchPreamble,
+	addMeta(s, &mcp.Tool{Name: "search_tools", Title: "Search the tool catalog", Description: searchPreamble,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.search)
 }
 
@@ -201,7 +201,7 @@ func (s *Server) addRegex() {
 	in.Properties["pattern"].MinLength, in.Properties["pattern"].MaxLength = ptr(1), ptr(search.MaxRegexBytes)
 	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxTopK))
 	in.Properties["descriptions"].Description += fmt.Sprintf("; refused when the tools in scope offer more than %d MiB of text: narrow with servers", search.MaxRegexText>>20)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "search_tools_regex", Title: "Find tools by a name pattern", Description: regexDescription,
+	addMeta(s, &mcp.Tool{Name: "search_tools_regex", Title: "Find tools by a name pattern", Description: regexDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.searchRegex)
 }
 
@@ -306,7 +306,7 @@ func (s *Server) addListServers() {
 	in := strict[listServersIn]()
 	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxServerPage))
 	in.Properties["limit"].Description = fmt.Sprintf("how many servers per page, 1 to %d; default %d", search.MaxServerPage, defaultServerPage)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "list_servers", Title: "List the servers behind the catalog", Description: listServersDescription,
+	addMeta(s, &mcp.Tool{Name: "list_servers", Title: "List the servers behind the catalog", Description: listServersDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.listServers)
 }
 
