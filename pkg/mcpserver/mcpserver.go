@@ -380,7 +380,7 @@ func mustBe(sch *jsonschema.Schema) string {
 	out := map[string]string{"integer": "an integer", "number": "a number", "string": "a string",
 		"boolean": "true or false", "array": "an array", "object": "an object"}[typ]
 	if out == "" {
-		out = "of its schema's form"
+		out = "a value its schema allows"
 	}
 	if typ == "array" && sch.Items != nil && sch.Items.Type != "" {
 		out += " of " + sch.Items.Type + "s"
