@@ -91,9 +91,9 @@ func TestFitEmbedCorpus(t *testing.T) {
 	texts := []string{"read a file from disk", "send an email to a team", "list the open invoices", "rename a shared folder"}
 	c := corpusOf(texts)
 	l := NewLocal(0)
-	embed := func(set func(func(first int, rows []float32)) (Embedder, error)) ([]float32, []float32) {
+	embed := func(set func(Rows) (Embedder, error)) ([]float32, []float32) {
 		block := make([]float32, len(texts)*l.dim)
-		e, err := set(func(first int, rows []float32) { copy(block[first*l.dim:], rows) })
+		e, err := set(func(first int, rows []float32, _ []uint64) { copy(block[first*l.dim:], rows) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,11 +103,11 @@ func TestFitEmbedCorpus(t *testing.T) {
 		}
 		return block, q[0]
 	}
-	wantRows, wantQuery := embed(func(set func(int, []float32)) (Embedder, error) {
+	wantRows, wantQuery := embed(func(set Rows) (Embedder, error) {
 		f := l.FitCorpus(c).(*Local)
 		return f, f.EmbedCorpus(t.Context(), c, set)
 	})
-	gotRows, gotQuery := embed(func(set func(int, []float32)) (Embedder, error) { return l.FitEmbedCorpus(t.Context(), c, set) })
+	gotRows, gotQuery := embed(func(set Rows) (Embedder, error) { return l.FitEmbedCorpus(t.Context(), c, set) })
 	if !slices.Equal(gotRows, wantRows) || !slices.Equal(gotQuery, wantQuery) {
 		t.Error("FitEmbedCorpus differs from FitCorpus then EmbedCorpus")
 	}

@@ -330,7 +330,7 @@ func (l *Local) FitCorpus(c *analysis.Corpus) Embedder { return l.fit(c, newVoca
 
 // FitEmbedCorpus is FitCorpus, then the fitted embedder's EmbedCorpus,
 // working out the vocabulary's features once for both.
-func (l *Local) FitEmbedCorpus(ctx context.Context, c *analysis.Corpus, set func(first int, rows []float32)) (Embedder, error) {
+func (l *Local) FitEmbedCorpus(ctx context.Context, c *analysis.Corpus, set Rows) (Embedder, error) {
 	vf := newVocabFeatures(c.Vocab())
 	f := l.fit(c, vf)
 	return f, f.embedCorpus(ctx, c, vf, set)
@@ -389,7 +389,7 @@ func (l *Local) fit(c *analysis.Corpus, vf *vocabFeatures) *Local {
 // is done.
 func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	block := make([]float32, len(texts)*l.dim)
-	err := l.EmbedCorpus(ctx, corpusOf(texts), func(first int, rows []float32) { copy(block[first*l.dim:], rows) })
+	err := l.EmbedCorpus(ctx, corpusOf(texts), func(first int, rows []float32, _ []uint64) { copy(block[first*l.dim:], rows) })
 	if err != nil {
 		return nil, err
 	}
@@ -403,18 +403,28 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 // embedBatch is how many documents a core embeds before handing them on.
 const embedBatch = 256
 
+// Rows takes a block of embedded rows, first, first+1, …, row-major and
+// unnormalised, with the buckets each row's features touched: a bit each,
+// in RowWords(dim) words a row, a superset of its nonzeros (features that
+// share a bucket may cancel). A row's nonzeros are a few hundred of its
+// thousand buckets, so columns built from the bits read only those. It
+// may be called from several goroutines at once, for different rows; rows
+// and touched are reused once it returns.
+type Rows func(first int, rows []float32, touched []uint64)
+
+// RowWords is the words of a row's touched bits in Rows, at width dim.
+func RowWords(dim int) int { return (dim + 63) / 64 }
+
 // EmbedCorpus is Embed for texts analysed already (FitCorpus), on every
 // core: each core embeds its documents embedBatch at a time into a block
-// of its own, row-major and unnormalised, and hands each block to set with
-// the number of its first document. set writes the rows where the index
-// keeps them (a block it adopts, or columns), and may be called from
-// several goroutines at once, for different rows; rows is reused after
-// set returns.
-func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus, set func(first int, rows []float32)) error {
+// of its own and hands each block to set with the number of its first
+// document. set writes the rows where the index keeps them (a block it
+// adopts, or columns).
+func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus, set Rows) error {
 	return l.embedCorpus(ctx, c, newVocabFeatures(c.Vocab()), set)
 }
 
-func (l *Local) embedCorpus(ctx context.Context, c *analysis.Corpus, vf *vocabFeatures, set func(first int, rows []float32)) error {
+func (l *Local) embedCorpus(ctx context.Context, c *analysis.Corpus, vf *vocabFeatures, set Rows) error {
 	// The vocabulary's weights by id, so that only pairs are looked up by
 	// hash.
 	byID := make([]float32, len(vf.hashes))
@@ -424,18 +434,20 @@ func (l *Local) embedCorpus(ctx context.Context, c *analysis.Corpus, vf *vocabFe
 	chunk.Each(c.Len(), func(_, lo, hi int) {
 		sc := scratchPool.Get().(*scratch)
 		defer scratchPool.Put(sc)
-		rows := make([]float32, embedBatch*l.dim)
+		words := RowWords(l.dim)
+		rows, bits := make([]float32, embedBatch*l.dim), make([]uint64, embedBatch*words)
 		for first := lo; first < hi; first += embedBatch {
 			if ctx.Err() != nil {
 				return
 			}
 			n := min(embedBatch, hi-first)
-			block := rows[:n*l.dim]
+			block, touched := rows[:n*l.dim], bits[:n*words]
 			clear(block)
+			clear(touched)
 			for i := range n {
-				l.accumulate(vf.docFeatures(c.Doc(first+i), sc), block[i*l.dim:(i+1)*l.dim], nil, byID)
+				l.accumulate(vf.docFeatures(c.Doc(first+i), sc), block[i*l.dim:(i+1)*l.dim], touched[i*words:(i+1)*words], byID)
 			}
-			set(first, block)
+			set(first, block, touched)
 		}
 	})
 	return ctx.Err()

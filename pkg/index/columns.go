@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	mathbits "math/bits"
 	"slices"
 	"sync"
 
@@ -79,14 +80,20 @@ func NewColumns(rows, dim int) *Columns {
 
 // SetRows sets rows first, first+1, … from block, row-major (its length a
 // multiple of the width), normalising each to unit length as a Draft does.
-// block is not kept.
-func (c *Columns) SetRows(first int, block []float32) {
-	n := len(block) / c.dim
+// touched, when not nil, marks each row's columns that may be nonzero, a
+// bit each in (width+63)/64 words a row (embedding.Rows), so that only
+// those are read. Neither is kept.
+func (c *Columns) SetRows(first int, block []float32, touched []uint64) {
+	n, words := len(block)/c.dim, (c.dim+63)/64
 	for lo := 0; lo < n; {
 		// A piece holds at most pieceRows rows, all of one block.
 		row := first + lo
 		hi := min(lo+pieceRows, n, lo+blockRows-row%blockRows)
-		c.add(row/blockRows, c.piece(row, block[lo*c.dim:hi*c.dim]))
+		var bits []uint64
+		if touched != nil {
+			bits = touched[lo*words : hi*words]
+		}
+		c.add(row/blockRows, c.piece(row, block[lo*c.dim:hi*c.dim], bits))
 		lo = hi
 	}
 }
@@ -110,22 +117,38 @@ func (c *Columns) add(k int, p piece) {
 
 // piece normalises the rows of block, rows first…, and keeps their
 // nonzeros by column. Each row is read twice, for its length and for its
-// nonzeros, scaled as Normalize scales them; the rest of the work is on
-// the nonzeros alone.
-func (c *Columns) piece(first int, block []float32) piece {
-	n := len(block) / c.dim
+// nonzeros, scaled as Normalize scales them, over its touched columns
+// alone when touched marks them (SetRows); the rest of the work is on the
+// nonzeros alone.
+func (c *Columns) piece(first int, block []float32, touched []uint64) piece {
+	n, words := len(block)/c.dim, (c.dim+63)/64
 	p := piece{first: first, n: n, start: make([]int32, c.dim+1)}
 	sc := c.scratch.Get().(*pieceScratch)
 	defer c.scratch.Put(sc)
 	cols, vals, ends := sc.cols[:0], sc.vals[:0], sc.ends[:0]
 	for r := range n {
 		row := block[r*c.dim : (r+1)*c.dim]
-		if norm := Norm(row); norm != 0 {
-			inv := float32(1 / norm)
-			for j, x := range row {
-				if x != 0 {
-					cols, vals = append(cols, int32(j)), append(vals, x*inv)
-					p.start[j+1]++
+		if touched == nil {
+			if norm := Norm(row); norm != 0 {
+				inv := float32(1 / norm)
+				for j, x := range row {
+					if x != 0 {
+						cols, vals = append(cols, int32(j)), append(vals, x*inv)
+						p.start[j+1]++
+					}
+				}
+			}
+		} else if bits := touched[r*words : (r+1)*words]; len(bits) > 0 {
+			if norm := normTouched(row, bits); norm != 0 {
+				inv := float32(1 / norm)
+				for w, word := range bits {
+					for ; word != 0; word &= word - 1 {
+						j := w*64 + mathbits.TrailingZeros64(word)
+						if x := row[j]; x != 0 {
+							cols, vals = append(cols, int32(j)), append(vals, x*inv)
+							p.start[j+1]++
+						}
+					}
 				}
 			}
 		}

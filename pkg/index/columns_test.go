@@ -33,9 +33,15 @@ func TestColumnsMatchRows(t *testing.T) {
 		cols := NewColumns(rows, dim)
 		var wg sync.WaitGroup
 		batch := 5 + r.IntN(2)*300 // within a tile, or over one
-		for first := 0; first < rows; first += batch {
+		for b, first := 0, 0; first < rows; b, first = b+1, first+batch {
 			end := min(first+batch, rows)
-			wg.Go(func() { cols.SetRows(first, slices.Clone(block[first*dim:end*dim])) })
+			// Every other batch with its touched columns marked (and some
+			// zero columns too, as features that cancel leave them).
+			var touched []uint64
+			if b%2 == 1 {
+				touched = touchedOf(block[first*dim:end*dim], dim, r)
+			}
+			wg.Go(func() { cols.SetRows(first, slices.Clone(block[first*dim:end*dim]), touched) })
 		}
 		wg.Wait()
 		got, err := cols.Matrix()
@@ -88,5 +94,38 @@ func TestColumnsMatchRows(t *testing.T) {
 func TestByColumn(t *testing.T) {
 	if ByColumn(4076, 1024) || !ByColumn(10000, 1024) {
 		t.Error("ByColumn: a 16 MiB matrix is kept by row, a 40 MB one by column")
+	}
+}
+
+// touchedOf marks the nonzero columns of rows (row-major, width dim) and a
+// few zero ones besides, as embedding.Rows does.
+func touchedOf(rows []float32, dim int, r *rand.Rand) []uint64 {
+	words := (dim + 63) / 64
+	bits := make([]uint64, len(rows)/dim*words)
+	for i, x := range rows {
+		row, j := i/dim, i%dim
+		if x != 0 || r.IntN(8) == 0 {
+			bits[row*words+j/64] |= 1 << (j % 64)
+		}
+	}
+	return bits
+}
+
+// TestNormTouched: over a row's touched columns, the length is Norm's to
+// the last bit, whatever the width (Norm's four sums and its tail).
+func TestNormTouched(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, dim := range []int{1, 3, 5, 64, 65, 99, 1024} {
+		for range 50 {
+			v := make([]float32, dim)
+			for j := range v {
+				if r.IntN(3) == 0 {
+					v[j] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(9)-4)))
+				}
+			}
+			if got, want := normTouched(v, touchedOf(v, dim, r)), Norm(v); got != want {
+				t.Fatalf("dim %d: %v over the touched columns, %v by Norm", dim, got, want)
+			}
+		}
 	}
 }

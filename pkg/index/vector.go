@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"math"
+	mathbits "math/bits"
 )
 
 // Validate checks that vecs holds n finite vectors of dimension dim (any
@@ -71,6 +72,27 @@ func Norm(v []float32) float64 {
 		s0 += float64(v[i]) * float64(v[i])
 	}
 	return math.Sqrt((s0 + s1) + (s2 + s3))
+}
+
+// normTouched is Norm(v) where only the columns bits marks can be
+// nonzero, reading those alone: each is added to the partial sum Norm
+// adds it to, in the same order, and Norm's other terms are zeros, so the
+// result is Norm's to the last bit.
+func normTouched(v []float32, bits []uint64) float64 {
+	var s [4]float64
+	whole := len(v) &^ 3 // Norm's tail goes to its first sum
+	for w, word := range bits {
+		for ; word != 0; word &= word - 1 {
+			j := w*64 + mathbits.TrailingZeros64(word)
+			x := float64(v[j])
+			if j < whole {
+				s[j&3] += x * x
+			} else {
+				s[0] += x * x
+			}
+		}
+	}
+	return math.Sqrt((s[0] + s[1]) + (s[2] + s[3]))
 }
 
 // finite reports whether every element of v is a number: x-x is 0 for a

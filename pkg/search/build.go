@@ -241,7 +241,7 @@ func (s *Service) embedIndex(ctx context.Context, snap *Snapshot, corpus *analys
 		}
 	} else {
 		block := make([]float32, n*dim)
-		snap.query, err = emb.FitEmbedCorpus(ctx, corpus, func(first int, rows []float32) { copy(block[first*dim:], rows) })
+		snap.query, err = emb.FitEmbedCorpus(ctx, corpus, func(first int, rows []float32, _ []uint64) { copy(block[first*dim:], rows) })
 		if err == nil {
 			mx, err = index.Adopt(block, n, dim, nil)
 		}

@@ -53,7 +53,7 @@ type Embedder = embedding.Embedder
 // will; FitCorpus only fits, for an index whose vectors come from a file.
 type fitter interface {
 	FitCorpus(c *analysis.Corpus) embedding.Embedder
-	FitEmbedCorpus(ctx context.Context, c *analysis.Corpus, set func(first int, rows []float32)) (embedding.Embedder, error)
+	FitEmbedCorpus(ctx context.Context, c *analysis.Corpus, set embedding.Rows) (embedding.Embedder, error)
 }
 
 // sparseEmbedder embeds a query's analysed terms as the vector's nonzero
