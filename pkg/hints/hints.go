@@ -162,12 +162,11 @@ func val(b bool) int8 {
 // infer guesses the four hints from the tool's leading verb and parameters.
 func infer(name, description string, paramNames []string) [4]int8 {
 	var out [4]int8
-	c := classify(name, description)
-	params := make(map[string]bool, len(paramNames))
-	for _, p := range paramNames {
-		params[strings.ToLower(p)] = true
-	}
-	if c != read && c != none && (params["force"] || params["overwrite"]) {
+	var buf [8]string
+	stems := buf[:0] // of the name's words: a name has a few
+	analysis.AppendWords(name, func(w string) { stems = append(stems, analysis.Stem(w)) })
+	c := classify(stems, description)
+	if c != read && c != none && hasParam(paramNames, "force", "overwrite") {
 		c = remove // a force or overwrite switch is how a tool says it destroys
 	}
 	switch c {
@@ -180,19 +179,32 @@ func infer(name, description string, paramNames []string) [4]int8 {
 	case remove:
 		out[0], out[1], out[2] = -1, 1, 1
 	}
-	if c != none && (openWorldWords(name) || params["url"] || params["uri"] || params["webhook"] || params["endpoint"]) {
+	if c != none && (openWorldIn(stems) || hasParam(paramNames, "url", "uri", "webhook", "endpoint")) {
 		out[3] = 1
 	}
 	return out
 }
 
-// classify finds the tool's action: the first verb of its name; any
-// destructive verb anywhere in the name; or, for a name without a verb,
-// the first verb in the opening words of its description.
-func classify(name, description string) class {
+// hasParam reports whether a parameter is one of names, in any case.
+func hasParam(params []string, names ...string) bool {
+	for _, p := range params {
+		for _, n := range names {
+			if strings.EqualFold(p, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// classify finds the tool's action from its name's stemmed words and
+// its description: the first verb of its name; any destructive verb
+// anywhere in the name; or, for a name without a verb, the first verb in
+// the opening words of its description.
+func classify(nameStems []string, description string) class {
 	c := none
-	for _, w := range analysis.Words(name) {
-		v := verbs[analysis.Stem(w)]
+	for _, w := range nameStems {
+		v := verbs[w]
 		if v == remove {
 			return remove
 		}
@@ -200,11 +212,14 @@ func classify(name, description string) class {
 			c = v
 		}
 	}
-	first := firstSentence(description)
+	if c != none && c != read {
+		return c
+	}
+	var first []class // the verbs of the description's first sentence, by word
+	analysis.AppendWords(firstSentence(description), func(w string) { first = append(first, verbs[analysis.Stem(w)]) })
 	if c == none {
-		words := analysis.Words(first)
-		for _, w := range words[:min(len(words), leadWords)] {
-			if v := verbs[analysis.Stem(w)]; v != none {
+		for _, v := range first[:min(len(first), leadWords)] {
+			if v != none {
 				c = v
 				break
 			}
@@ -212,8 +227,8 @@ func classify(name, description string) class {
 	}
 	if c == read {
 		// "Get the message and delete it": the change decides.
-		for _, w := range analysis.Words(first) {
-			if v := verbs[analysis.Stem(w)]; v == remove || v == update {
+		for _, v := range first {
+			if v == remove || v == update {
 				return none
 			}
 		}
@@ -236,9 +251,9 @@ func firstSentence(s string) string {
 	return s
 }
 
-func openWorldWords(name string) bool {
-	for _, w := range analysis.Words(name) {
-		if openWorld[analysis.Stem(w)] {
+func openWorldIn(stems []string) bool {
+	for _, w := range stems {
+		if openWorld[w] {
 			return true
 		}
 	}

@@ -204,3 +204,27 @@ func FuzzOf(f *testing.F) {
 func paramsOf(schema string) []string {
 	return catalog.Tool{InputSchema: json.RawMessage(schema)}.Fields().ParamNames
 }
+
+// BenchmarkOf is the hints of every tool of the default catalog, as a
+// build works them out for each tool it indexes.
+func BenchmarkOf(b *testing.B) {
+	cat, err := catalog.Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	type tool struct {
+		name, description string
+		params            []string
+		annotations       json.RawMessage
+	}
+	var tools []tool
+	for _, t := range cat.Tools() {
+		tools = append(tools, tool{t.Name, t.Description, t.Fields().ParamNames, t.Annotations})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, t := range tools {
+			Of(t.name, t.description, t.params, t.annotations)
+		}
+	}
+}
