@@ -171,8 +171,9 @@ func Object(data []byte, allowed []string) error {
 // one key one typing error from it (qeury, top_kk), for keys of four
 // letters or more, where one error leaves a word recognisable; then the
 // one key it ends or starts with as a word of its own (search_id
-// suggests id, query_text query). Two candidates in a step are a guess,
-// and the step suggests nothing.
+// suggests id, query_text query); then the one key it abbreviates, in
+// four letters or more (desc suggests description). Two candidates in a
+// step are a guess, and the step suggests nothing.
 func nearest(key string, allowed []string) string {
 	norm := func(s string) string {
 		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
@@ -187,6 +188,8 @@ func nearest(key string, allowed []string) string {
 			na := strings.ToLower(a)
 			return strings.HasSuffix(low, "_"+na) || strings.HasPrefix(low, na+"_")
 		},
+		// An abbreviation of four letters or more (desc, anno).
+		func(a string) bool { return len(nk) >= 4 && strings.HasPrefix(norm(a), nk) },
 	}
 	for _, matches := range steps {
 		if a, n := only(allowed, matches); n == 1 {

@@ -115,6 +115,10 @@ func TestNearest(t *testing.T) {
 		{"usd", feedback, ""},                   // three letters
 		{"tool_id", []string{"id", "tool"}, ""}, // ends with one and starts with another
 		{"nothing_like", search, ""},
+		{"incl", search, "include_schema"}, // an abbreviation
+		{"desc", []string{"name", "description", "inputSchema"}, "description"}, // in any case
+		{"serv", search, ""}, // servers or server_match
+		{"for", search, ""},  // three letters
 		{"", search, ""},
 	} {
 		if got := nearest(tt.key, tt.allowed); got != tt.want {
