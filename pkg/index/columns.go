@@ -138,7 +138,8 @@ func (c *Columns) piece(first int, block []float32, touched []uint64) piece {
 					}
 				}
 			}
-		} else if bits := touched[r*words : (r+1)*words]; len(bits) > 0 {
+		} else {
+			bits := touched[r*words : (r+1)*words]
 			if norm := normTouched(row, bits); norm != 0 {
 				inv := float32(1 / norm)
 				for w, word := range bits {
