@@ -407,13 +407,15 @@ func handleFeedback(logger *slog.Logger, svc *search.Service) http.Handler {
 			err = errorf(http.StatusBadRequest, "invalid_request", "used holds an empty or over-long tool name")
 		}
 		if err == nil {
-			var learned, ignored int
+			var learned int
+			var ignored []string
 			learned, ignored, err = svc.Feedback(r.Context(), access.CallerFrom(r.Context()), id, req.Used)
 			if err == nil {
 				encode(w, http.StatusOK, struct {
-					Learned int `json:"learned"`
-					Ignored int `json:"ignored"`
-				}{learned, ignored})
+					Learned      int      `json:"learned"`
+					Ignored      int      `json:"ignored"`
+					IgnoredTools []string `json:"ignored_tools,omitempty"`
+				}{learned, len(ignored), ignored})
 				return
 			}
 		}

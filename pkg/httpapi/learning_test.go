@@ -72,7 +72,7 @@ func TestLearningHTTP(t *testing.T) {
 		{"too many tools", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"id":"` + id + `","used":[` + strings.Repeat(`"x",`, 60) + `"x"]}`, 400, "invalid_request", ""},
 		{"another key's id", h, "key-all", "POST", "/mcp/tool-search/feedback", `{"id":"` + id + `","used":["` + tool + `"]}`, 404, "unknown_search", ""},
 		{"never issued", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"id":"feedfacefeedfacefeedfacefeedface","used":["x"]}`, 404, "unknown_search", ""},
-		{"used", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"id":"` + id + `","used":["` + tool + `","slack/post_message"]}`, 200, "", `"learned":1,"ignored":1`},
+		{"used", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"id":"` + id + `","used":["` + tool + `","slack/post_message"]}`, 200, "", `"learned":1,"ignored":1,"ignored_tools":["slack/post_message"]}`},
 		{"by search_id, as the answer names it", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"search_id":"` + id2 + `","used":["` + tool + `"]}`, 200, "", `"learned":1,"ignored":0`},
 		{"search_id and id", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"search_id":"` + id2 + `","id":"` + id2 + `","used":["` + tool + `"]}`, 400, "conflicting_fields", "not both"},
 		{"reported twice", h, "key-gh", "POST", "/mcp/tool-search/feedback", `{"id":"` + id + `","used":["` + tool + `"]}`, 404, "unknown_search", ""},

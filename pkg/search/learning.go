@@ -111,17 +111,17 @@ func (l *learner) remember(caller access.Caller, snap *Snapshot, terms []string,
 
 // use records that the caller used tools after the search id (each
 // server/name, or a name one returned tool has); a tool the search did
-// not return teaches nothing, and is counted as ignored. A final use
-// finishes the search.
-func (l *learner) use(caller access.Caller, id string, tools []string, final bool) (used, ignored int, err error) {
+// not return teaches nothing, and is returned as ignored, as named. A
+// final use finishes the search.
+func (l *learner) use(caller access.Caller, id string, tools []string, final bool) (used int, ignored []string, err error) {
 	sid, ok := parseSearchID(id)
 	if !ok {
-		return 0, 0, ErrUnknownSearch
+		return 0, nil, ErrUnknownSearch
 	}
 	used, ignored, ok, taught := l.pending.use(sid, callerOf(caller), tools, final, l.s.cfg.Now(), nil)
 	l.teach(taught)
 	if !ok {
-		return 0, 0, ErrUnknownSearch
+		return 0, nil, ErrUnknownSearch
 	}
 	return used, ignored, nil
 }
@@ -274,11 +274,12 @@ func (s *Service) Learn(ctx context.Context, changed chan<- struct{}) {
 
 // Feedback reports the tools a caller used after the search id: those the
 // search returned teach (once: the search is then done), others are
-// ignored. A tool is named server/name, or by its name alone when one
-// tool of that name was returned.
-func (s *Service) Feedback(ctx context.Context, caller access.Caller, id string, used []string) (learned, ignored int, err error) {
+// ignored, and returned as the caller named them, so that a misspelt one
+// shows. A tool is named server/name, or by its name alone when one tool
+// of that name was returned.
+func (s *Service) Feedback(ctx context.Context, caller access.Caller, id string, used []string) (learned int, ignored []string, err error) {
 	if s.learner == nil {
-		return 0, 0, ErrLearningOff
+		return 0, nil, ErrLearningOff
 	}
 	return s.learner.use(caller, id, used, true)
 }

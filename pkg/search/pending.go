@@ -188,21 +188,21 @@ func (w *pendingWindow) add(id searchID, caller string, record []byte, terms int
 
 // use adds tools (each server/name, or a name one returned tool has) to
 // the uses of caller's search id, and finishes it when final. ok is
-// false for an id the window does not hold for caller; tools the search
-// did not return are counted as ignored.
-func (w *pendingWindow) use(id searchID, caller string, tools []string, final bool, now time.Time, taught []learn.Event) (used, ignored int, ok bool, _ []learn.Event) {
+// false for an id the window does not hold for caller; the tools the
+// search did not return are ignored, as named.
+func (w *pendingWindow) use(id searchID, caller string, tools []string, final bool, now time.Time, taught []learn.Event) (used int, ignored []string, ok bool, _ []learn.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	taught = w.expire(now, taught)
 	i, held := w.byID[id]
 	if !held || w.slots[i].caller != caller {
-		return 0, 0, false, taught
+		return 0, nil, false, taught
 	}
 	s := &w.slots[i]
 	for _, u := range tools {
 		switch t := s.resolve(u); {
 		case t == "":
-			ignored++
+			ignored = append(ignored, u)
 		case !slices.Contains(s.used, t) && len(s.used) < learn.MaxUsedPerEvent:
 			s.used = append(s.used, t)
 			used++

@@ -122,9 +122,10 @@ func TestPendingWindow(t *testing.T) {
 			for i, s := range c.steps {
 				now := t0.Add(s.at)
 				var (
-					ok            bool
-					used, ignored int
-					taught        []learn.Event
+					ok      bool
+					used    int
+					ignored []string
+					taught  []learn.Event
 				)
 				switch s.op {
 				case "add":
@@ -138,8 +139,8 @@ func TestPendingWindow(t *testing.T) {
 				case "purge":
 					taught = w.purge(nil)
 				}
-				if ok != s.ok || used != s.used || ignored != s.ignored {
-					t.Errorf("step %d (%s %d): ok %v, used %d, ignored %d; want %v, %d, %d", i, s.op, s.n, ok, used, ignored, s.ok, s.used, s.ignored)
+				if ok != s.ok || used != s.used || len(ignored) != s.ignored {
+					t.Errorf("step %d (%s %d): ok %v, used %d, ignored %q; want %v, %d, %d", i, s.op, s.n, ok, used, ignored, s.ok, s.used, s.ignored)
 				}
 				if fmt.Sprint(taught) != fmt.Sprint(s.taught) {
 					t.Errorf("step %d (%s %d): taught %v, want %v", i, s.op, s.n, taught, s.taught)
