@@ -333,35 +333,48 @@ func (s *Server) tameToolError(req mcp.Request, res mcp.Result) {
 	}
 }
 
-// sdkArgError finds the argument the SDK's schema error is about, when it
-// is the argument's own value that failed (not something inside it):
-// "validating /properties/limit: minimum: 0/1 is less than 1.000000".
+// sdkArgError finds the argument a schema error (jsonschema's, which the
+// SDK's is) is about, when it is the argument's own value that failed
+// (not something inside it): "validating /properties/limit: minimum: 0/1
+// is less than 1.000000".
 var sdkArgError = regexp.MustCompile(`validating /properties/([A-Za-z_]+): `)
 
-// badArg rewrites the SDK's schema error text for the meta-tool named as
-// what the argument it is about must be, read from the tool's schema, and
-// what came; "" when the text is about something else.
+// badArg rewrites the SDK's schema error text for the meta-tool named
+// (argProblem), or is "".
 func (s *Server) badArg(name, text string, args json.RawMessage) string {
-	at := sdkArgError.FindStringSubmatchIndex(text)
-	if at == nil || strings.HasPrefix(text[at[1]:], "validating ") { // about a value inside the argument
-		return ""
-	}
-	arg := text[at[2]:at[3]]
 	s.mu.Lock()
 	sch := s.args[name]
 	s.mu.Unlock()
-	if sch == nil || sch.Properties[arg] == nil {
+	if p := argProblem(sch, text, args); p != "" {
+		return name + ": " + p
+	}
+	return ""
+}
+
+// argProblem is a schema error's text rewritten as what the argument it
+// is about must be, read from the tool's schema sch, and what came; ""
+// when the text is about something else, or the schema does not say.
+func argProblem(sch *jsonschema.Schema, text string, args json.RawMessage) string {
+	at := sdkArgError.FindStringSubmatchIndex(text)
+	if at == nil || strings.HasPrefix(text[at[1]:], "validating ") || sch == nil { // about a value inside the argument
 		return ""
 	}
+	arg := text[at[2]:at[3]]
+	prop := sch.Properties[arg]
+	if prop == nil {
+		return ""
+	}
+	what := mustBe(prop)
 	var values map[string]json.RawMessage
-	if json.Unmarshal(args, &values) != nil || values[arg] == nil {
+	if what == "" || json.Unmarshal(args, &values) != nil || values[arg] == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s: argument %q must be %s, got %s", name, arg, mustBe(sch.Properties[arg]), redact.Clip(string(values[arg]), redact.MaxEcho, "…"))
+	return fmt.Sprintf("argument %q must be %s, got %s", arg, what, redact.Clip(string(values[arg]), redact.MaxEcho, "…"))
 }
 
 // mustBe says in words what a value of schema sch is: its type, its
-// allowed values or range, its bounds.
+// allowed values or range, its bounds; "" for a schema that names no one
+// type (a $ref, a union).
 func mustBe(sch *jsonschema.Schema) string {
 	if len(sch.Enum) > 0 {
 		vals := make([]string, len(sch.Enum))
@@ -373,14 +386,18 @@ func mustBe(sch *jsonschema.Schema) string {
 	}
 	typ := sch.Type
 	for _, t := range sch.Types {
-		if t != "null" {
+		switch {
+		case t == "null":
+		case typ != "":
+			return "" // a union: the validator's words say it better
+		default:
 			typ = t
 		}
 	}
 	out := map[string]string{"integer": "an integer", "number": "a number", "string": "a string",
 		"boolean": "true or false", "array": "an array", "object": "an object"}[typ]
 	if out == "" {
-		out = "a value its schema allows"
+		return ""
 	}
 	if typ == "array" && sch.Items != nil && sch.Items.Type != "" {
 		out += " of " + sch.Items.Type + "s"

@@ -66,7 +66,13 @@ func (c *schemaCache) validate(tenant string, schema, args json.RawMessage) erro
 		// the upstream's to enforce.
 		return nil
 	}
-	return s.resolved.Validate(instance)
+	if err := s.resolved.Validate(instance); err != nil {
+		if p := argProblem(s.resolved.Schema(), err.Error(), args); p != "" {
+			return errors.New(p) // in words a model can act on
+		}
+		return err
+	}
+	return nil
 }
 
 // get is schema compiled for tenant, from the cache or compiled now and

@@ -48,6 +48,30 @@ func TestValidateBounded(t *testing.T) {
 	}
 }
 
+// TestValidateInWords: an upstream tool's argument whose own value its
+// schema refuses is told what it must be, as a meta-tool's is; where the
+// schema names no one type, or the problem is inside the value, the
+// validator's own words stand.
+func TestValidateInWords(t *testing.T) {
+	for _, tt := range []struct {
+		name, schema, args, want string
+	}{
+		{"a type", `{"type":"object","properties":{"n":{"type":"number"}}}`, `{"n":"one"}`, `argument "n" must be a number, got "one"`},
+		{"a range", `{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":9}}}`, `{"n":12}`, `argument "n" must be an integer from 1 to 9, got 12`},
+		{"an enum", `{"type":"object","properties":{"state":{"type":"string","enum":["open","closed"]}}}`, `{"state":"done"}`, `argument "state" must be one of "open", "closed", got "done"`},
+		{"an array's items", `{"type":"object","properties":{"labels":{"type":"array","items":{"type":"string"}}}}`, `{"labels":"bug"}`, `argument "labels" must be an array of strings, got "bug"`},
+		{"a union", `{"type":"object","properties":{"n":{"type":["string","number"]}}}`, `{"n":true}`, `validating /properties/n`},
+		{"nullable anyOf", `{"type":"object","properties":{"n":{"anyOf":[{"type":"number"},{"type":"null"}]}}}`, `{"n":"one"}`, `validating /properties/n`},
+		{"a $ref", `{"type":"object","$defs":{"s":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/s"}}}`, `{"x":1}`, `validating /properties/x`},
+		{"inside the value", `{"type":"object","properties":{"o":{"type":"object","properties":{"k":{"type":"string"}}}}}`, `{"o":{"k":1}}`, `validating /properties/o/properties/k`},
+	} {
+		err := new(schemaCache).validate("", json.RawMessage(tt.schema), json.RawMessage(tt.args))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: validate = %v, want an error with %q", tt.name, err, tt.want)
+		}
+	}
+}
+
 // FuzzBoundedValidation: the walk ends, within its bound, on any schema
 // and arguments.
 func FuzzBoundedValidation(f *testing.F) {
