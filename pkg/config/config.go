@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/internal/jsonerr"
 	"github.com/toolsearch/toolsearch/pkg/internal/readfile"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -298,11 +299,11 @@ func Parse(source string, data []byte) (*File, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
 		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te) && te.Type == durationType:
-			return nil, fmt.Errorf("config %s: key %q: want a duration such as \"2s\", got %s", source, te.Field, te.Value)
-		case errors.As(err, &te):
-			return nil, fmt.Errorf("config %s: key %q: want %s, got %s", source, te.Field, te.Type, te.Value)
+		switch m, ok := jsonerr.Type(err); {
+		case ok && errors.As(err, &te) && te.Type == durationType:
+			return nil, fmt.Errorf("config %s: key %q: want a duration such as \"2s\", got %s", source, m.Field, m.Got)
+		case ok:
+			return nil, fmt.Errorf("config %s: key %q: want %s, got %s", source, m.Field, m.Want, m.Got)
 		}
 		return nil, fmt.Errorf("config %s: %w", source, err)
 	}

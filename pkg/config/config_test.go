@@ -41,6 +41,10 @@ search: {query_timeout: 750ms}
 		{"key in another case", "learning: {Enabled: false}", `key "Enabled" in .learning is unknown (did you mean "enabled"?)`},
 		{"wrong type", "core: 5", "core"},
 		{"bad duration", "search: {query_timeout: soon}", `key "search.query_timeout": want a duration such as "2s"`},
+		// In JSON's words, never Go's ("want []config.Key").
+		{"a word for a number", "limits: {max_connections: lots}", `key "limits.max_connections": want an integer, got string`},
+		{"a map for a list", "auth: {keys: {a: 1}}", `key "auth.keys": want an array, got object`},
+		{"a string for a list", "core: github/create_issue", `key "core": want an array, got string`},
 		{"empty template", "templates: {a: {tools: []}}", "templates.a: no tools"},
 		{"key without secret", "auth: {keys: [{name: a}]}", "exactly one of key_env and key_sha256"},
 		{"key with both", "auth: {keys: [{name: a, key_env: X, key_sha256: " + strings.Repeat("a", 64) + "}]}", "exactly one"},

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/jsonerr"
 	"github.com/toolsearch/toolsearch/pkg/internal/readfile"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -118,7 +119,7 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 			err = json.Unmarshal(j, &cases)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, inJSONTerms(err))
 		}
 	default: // JSONL
 		sc := bufio.NewScanner(bytes.NewReader(data))
@@ -135,7 +136,7 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 			dec := json.NewDecoder(bytes.NewReader(text))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&c); err != nil {
-				return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadInput, source, line, err)
+				return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadInput, source, line, inJSONTerms(err))
 			}
 			cases = append(cases, c)
 		}
@@ -165,6 +166,16 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 		}
 	}
 	return cases, nil
+}
+
+// inJSONTerms is a decoding error of a case as its writer would put it:
+// encoding/json's type errors name Go types ("Case.expected of type
+// []string").
+func inJSONTerms(err error) error {
+	if m, ok := jsonerr.Type(err); ok && m.Field != "" {
+		return fmt.Errorf("%q must be %s, got JSON %s", m.Field, m.Want, m.Got)
+	}
+	return err
 }
 
 // ToolKey identifies a tool by its parts, never by a joined string: names

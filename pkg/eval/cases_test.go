@@ -27,6 +27,9 @@ func TestParseCasesKeys(t *testing.T) {
 		{"c.yaml", "- id: a\n  query: q\n  expected: [x]\n  request: {top_k: 3, modee: keyword}\n", `key "modee" in [0].request is unknown`},
 		{"c.yaml", "cases:\n- id: a\n  query: q\n  expected: [x]\n  categroy: typo\n", `key "categroy" in .cases[0] is unknown`},
 		{"c.yaml", "casez: []\n", `key "casez" is unknown`},
+		// Types in JSON's words, not Go's ("Case.expected of type []string").
+		{"c.jsonl", `{"id":"a","query":"q","expected":"github/x"}`, `c.jsonl:1: "expected" must be an array, got JSON string`},
+		{"c.json", `[{"id":"a","query":5,"expected":["x"]}]`, `c.json: "query" must be a string, got JSON number`},
 	} {
 		_, err := ParseCases(tt.source, []byte(tt.data))
 		switch {

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
@@ -24,6 +23,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	gojson "github.com/goccy/go-json"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/jsonerr"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -287,47 +287,14 @@ func jsonError(err error) *apiError {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errorf(http.StatusBadRequest, "malformed_json", "truncated JSON")
 	case errors.As(err, &te):
-		field := jsonPath(te.Field)
-		// te.Value is "number " and the number itself, whole: 5,000 digits
-		// were echoed back.
-		value := redact.Clip(te.Value, redact.MaxEcho, "…")
-		if field == "" {
-			return errorf(http.StatusBadRequest, "wrong_type", "request body must be a JSON object, got JSON %s", value)
+		m, _ := jsonerr.Type(te)
+		if m.Field == "" {
+			return errorf(http.StatusBadRequest, "wrong_type", "request body must be a JSON object, got JSON %s", m.Got)
 		}
-		return errorf(http.StatusBadRequest, "wrong_type", "field %s must be %s, got JSON %s", redact.Echo(field), jsonType(te.Type.Kind().String()), value)
+		return errorf(http.StatusBadRequest, "wrong_type", "field %s must be %s, got JSON %s", redact.Echo(m.Field), m.Want, m.Got)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no typed error for this; the message format is stable since Go 1.10.
 		return errorf(http.StatusBadRequest, "unknown_field", "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
 	return errorf(http.StatusBadRequest, "malformed_json", "malformed JSON")
-}
-
-// jsonPath drops the Go names of embedded structs ("Request.query" is
-// "query" to the client, who never saw a Request); JSON names here are
-// lower case.
-func jsonPath(field string) string {
-	parts := strings.Split(field, ".")
-	kept := parts[:0]
-	for _, p := range parts {
-		if p != "" && !unicode.IsUpper(rune(p[0])) {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, ".")
-}
-
-func jsonType(kind string) string {
-	switch kind {
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "float32", "float64":
-		return "a number"
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "slice":
-		return "an array"
-	}
-	return "an object"
 }
