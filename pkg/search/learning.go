@@ -118,10 +118,13 @@ func (l *learner) use(caller access.Caller, id string, tools []string, final boo
 	if !ok {
 		return 0, nil, ErrUnknownSearch
 	}
-	used, ignored, ok, taught := l.pending.use(sid, callerOf(caller), tools, final, l.s.cfg.Now(), nil)
+	used, ignored, ok, taught := l.pending.use(sid, callerOf(caller), tools, final, l.s.cfg.Now(), nil, make([]string, 0, len(tools)))
 	l.teach(taught)
 	if !ok {
 		return 0, nil, ErrUnknownSearch
+	}
+	if len(ignored) == 0 {
+		ignored = nil
 	}
 	return used, ignored, nil
 }

@@ -189,14 +189,15 @@ func (w *pendingWindow) add(id searchID, caller string, record []byte, terms int
 // use adds tools (each server/name, or a name one returned tool has) to
 // the uses of caller's search id, and finishes it when final. ok is
 // false for an id the window does not hold for caller; the tools the
-// search did not return are ignored, as named.
-func (w *pendingWindow) use(id searchID, caller string, tools []string, final bool, now time.Time, taught []learn.Event) (used int, ignored []string, ok bool, _ []learn.Event) {
+// search did not return are ignored, and appended as named to ignored,
+// which the caller sizes so that nothing is allocated under the lock.
+func (w *pendingWindow) use(id searchID, caller string, tools []string, final bool, now time.Time, taught []learn.Event, ignored []string) (used int, _ []string, ok bool, _ []learn.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	taught = w.expire(now, taught)
 	i, held := w.byID[id]
 	if !held || w.slots[i].caller != caller {
-		return 0, nil, false, taught
+		return 0, ignored, false, taught
 	}
 	s := &w.slots[i]
 	for _, u := range tools {

@@ -131,7 +131,7 @@ func TestPendingWindow(t *testing.T) {
 				case "add":
 					ok, taught = w.add(idOf(s.n), s.caller, record(terms, tools...), len(terms), now, nil)
 				case "use", "final":
-					used, ignored, ok, taught = w.use(idOf(s.n), s.caller, s.tools, s.op == "final", now, nil)
+					used, ignored, ok, taught = w.use(idOf(s.n), s.caller, s.tools, s.op == "final", now, nil, nil)
 				case "remove":
 					taught = w.remove(idOf(s.n), nil)
 				case "sweep":
@@ -220,7 +220,7 @@ func TestRecordKeepsItsBytes(t *testing.T) {
 	now := time.Now()
 	w.add(idOf(1), "a", rec, 1, now, nil)
 	copy(rec, record([]string{"xxxx"}, "xxxx/xxxx"))
-	w.use(idOf(1), "a", []string{"mail/send"}, false, now, nil)
+	w.use(idOf(1), "a", []string{"mail/send"}, false, now, nil, nil)
 	taught := w.purge(nil)
 	if len(taught) != 1 || !slices.Equal(taught[0].Terms, []string{"send"}) || !slices.Equal(taught[0].Used, []string{"mail/send"}) {
 		t.Errorf("taught %v, want the record as added", taught)
@@ -247,7 +247,7 @@ func TestPendingWindowConcurrent(t *testing.T) {
 				now := t0.Add(time.Duration(i) * time.Second / 10)
 				ok, taught := w.add(id, caller, rec, 1, now, nil)
 				if ok {
-					_, _, ok, taught = w.use(id, caller, []string{"mail/send"}, i%3 == 0, now, taught)
+					_, _, ok, taught = w.use(id, caller, []string{"mail/send"}, i%3 == 0, now, taught, nil)
 				}
 				if i%5 == 0 {
 					taught = w.remove(idOf(g*1000+i-1), taught)
@@ -355,7 +355,8 @@ func TestReportAllocatesNothing(t *testing.T) {
 	now := time.Now()
 	w.add(idOf(1), "a", record([]string{"send"}, "mail/send", "chat/send", "mail/draft"), 1, now, nil)
 	id, names := idOf(1), []string{"other/tool", "nothing", "send", "mail/sen", "mail/send/x"}
-	if n := testing.AllocsPerRun(100, func() { w.use(id, "a", names, false, now, nil) }); n != 0 {
+	ignored := make([]string, 0, len(names)) // as the learner sizes it, before the lock
+	if n := testing.AllocsPerRun(100, func() { w.use(id, "a", names, false, now, nil, ignored[:0]) }); n != 0 {
 		t.Errorf("a report of names the search did not return (or named ambiguously) made %v allocations", n)
 	}
 }
