@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,6 +109,11 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if !validFormat(*format) {
 		return fail(2, fmt.Errorf("-format must be one of %s, got %q", strings.Join(eval.Formats, ", "), *format))
 	}
+	if *url != "" {
+		if err := eval.CheckBaseURL(*url); err != nil {
+			return fail(2, fmt.Errorf("-url: %w", err))
+		}
+	}
 	var cases []eval.Case
 	if !*self {
 		cases, err = eval.LoadCases(*casesPath)
@@ -181,6 +187,11 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 			return fail(2, err)
 		}
 		return fail(1, err)
+	}
+	// Searches that fail count as misses; when all of them did, the run
+	// measured the server's failure, not its recall, whatever the gate.
+	if failed := slices.IndexFunc(rep.Cases, func(c eval.CaseResult) bool { return c.Error == "" }); failed < 0 && len(rep.Cases) > 0 {
+		return fail(1, fmt.Errorf("every search failed, so nothing was measured; the first: %s", rep.Cases[0].Error))
 	}
 	if base != nil {
 		rep.Regressions = eval.Compare(base, rep)

@@ -492,6 +492,11 @@ func TestEvalExitCodes(t *testing.T) {
 	junit := filepath.Join(dir, "report.xml")
 	keyed, _, stop := startServe(t, map[string]string{"TOOLSEARCH_API_KEYS": "k1"})
 	defer stop()
+	// A server whose every search fails: the run measured nothing.
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"code":"internal","message":"broken"}}`, http.StatusInternalServerError)
+	}))
+	defer failing.Close()
 	tests := []struct {
 		name string
 		args []string
@@ -526,6 +531,9 @@ func TestEvalExitCodes(t *testing.T) {
 		{"a wrong key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "nope"}, 2, "the server does not accept TOOLSEARCH_API_KEY's key"},
 		{"the right key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
 		{"no server", []string{"-cases", good, "-url", "http://127.0.0.1:1"}, nil, 2, "nothing answers at http://127.0.0.1:1 (is toolsearch serve running there?): connect: connection refused"},
+		// Without a scheme every search failed, each a miss: recall 0.000, exit 0.
+		{"a URL without its scheme", []string{"-cases", good, "-url", "127.0.0.1:8080"}, nil, 2, `-url: "127.0.0.1:8080" must begin http:// or https://`},
+		{"every search failing", []string{"-cases", good, "-url", failing.URL}, nil, 1, "every search failed, so nothing was measured; the first: POST /mcp/tool-search: 500 Internal Server Error"},
 		{"-wait for a server that never comes", []string{"-cases", good, "-url", "http://127.0.0.1:1", "-wait", "1500ms"}, nil, 2, "http://127.0.0.1:1 not ready after 1.5s"},
 		{"-wait for a ready server", []string{"-cases", good, "-url", keyed, "-wait", "1m"}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/endpoint"
 	"github.com/toolsearch/toolsearch/pkg/internal/pause"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -82,6 +83,12 @@ func retryAfter(v string) time.Duration {
 	}
 	return time.Duration(min(secs, 60)) * time.Second
 }
+
+// CheckBaseURL reports what keeps raw from being a server's base URL to
+// evaluate: it must be an absolute http or https URL naming a host, with
+// no query or fragment (the API's paths are appended). "127.0.0.1:8080"
+// would otherwise fail every search, each one a miss.
+func CheckBaseURL(raw string) error { return endpoint.Check(raw, true) }
 
 func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, time.Duration, error) {
 	body, err := json.Marshal(sr)
