@@ -58,6 +58,11 @@ func createOut(path string) (*outFile, error) {
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".toolsearch-out-*")
 	if err != nil {
+		// The error names the temporary file, which the caller never chose.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("cannot write in %s: %w", filepath.Dir(path), pe.Err)
+		}
 		return nil, fmt.Errorf("-out %s: %w", path, err)
 	}
 	return &outFile{File: f, path: path, temp: true}, nil

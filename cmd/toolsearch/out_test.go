@@ -88,8 +88,9 @@ func TestCreateOut(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, ".toolsearch-out-*")); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
-	if _, err := createOut(filepath.Join(dir, "missing", "r.json")); err == nil || !strings.Contains(err.Error(), "-out ") {
-		t.Errorf("a missing directory: %v, want an error naming -out", err)
+	missing := filepath.Join(dir, "missing")
+	if _, err := createOut(filepath.Join(missing, "r.json")); err == nil || err.Error() != "-out "+filepath.Join(missing, "r.json")+": cannot write in "+missing+": no such file or directory" {
+		t.Errorf("a missing directory: %v, want an error naming -out and the directory, not a temporary file", err)
 	}
 }
 
