@@ -76,12 +76,8 @@ type Server struct {
 	lastHash  string // the catalog last announced
 	sessions  *sessions
 	confirm   *confirmer
-	schemas   schemaCache // upstream tools' input schemas, for call_tool
-	// args are the meta-tools' input schemas, by name (addMeta): what a
-	// bad argument is told it must be. Guarded by mu: Announce
-	// registers search_tools again while calls are answered.
-	args    map[string]*jsonschema.Schema
-	exposed map[string]exposed // by listed name; guarded by mu
+	schemas   schemaCache        // upstream tools' input schemas, for call_tool
+	exposed   map[string]exposed // by listed name; guarded by mu
 	// streams is done once EndStreams is called; every GET stream ends then.
 	streams    context.Context
 	endStreams context.CancelFunc
@@ -92,7 +88,7 @@ func New(svc *search.Service, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, opts: opts, confirm: newConfirmer(opts), args: map[string]*jsonschema.Schema{}, sdkLogger: slog.New(newDedup(opts.Logger.Handler(), time.Minute)).With("component", "mcp")}
+	s := &Server{svc: svc, opts: opts, confirm: newConfirmer(opts), sdkLogger: slog.New(newDedup(opts.Logger.Handler(), time.Minute)).With("component", "mcp")}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch: search a large tool catalog", Version: opts.Version},
 		&mcp.ServerOptions{
@@ -109,7 +105,7 @@ func New(svc *search.Service, opts Options) *Server {
 	s.sessions.searchDone = svc.SearchDone
 	s.sessions.listing = s.listing
 	s.confirm.listening = s.sessions.listening
-	addMeta(s, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "get_tool_schema", Title: "Get a tool's full definition", Description: getSchemaDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: strict[getSchemaIn]()}, s.getSchema)
 	s.addListServers()
 	if opts.Upstreams != nil {
@@ -126,15 +122,6 @@ func New(svc *search.Service, opts Options) *Server {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// addMeta adds a meta-tool whose arguments the SDK checks against its
-// input schema, kept for badArg.
-func addMeta[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
-	s.mu.Lock()
-	s.args[t.Name] = t.InputSchema.(*jsonschema.Schema)
-	s.mu.Unlock()
-	mcp.AddTool(s.srv, t, h)
-}
 
 // strict infers T's input schema and forbids unknown properties, so a
 // model's typo is an error it sees instead of an ignored argument.
@@ -306,7 +293,7 @@ func tame(msg string) string {
 // tameToolError tames the text of an isError result of a meta-tool, which
 // the SDK writes when the arguments fail their schema, quoting them. An
 // upstream's result, forwarded by call_tool, passes through as it came.
-func (s *Server) tameToolError(req mcp.Request, res mcp.Result) {
+func tameToolError(req mcp.Request, res mcp.Result) {
 	r, ok := res.(*mcp.CallToolResult)
 	p, pok := req.GetParams().(*mcp.CallToolParamsRaw)
 	if !ok || !r.IsError || !pok || !metaTools[p.Name] {
@@ -320,7 +307,7 @@ func (s *Server) tameToolError(req mcp.Request, res mcp.Result) {
 	}
 	if len(r.Content) == 1 {
 		if t, ok := r.Content[0].(*mcp.TextContent); ok {
-			if msg := s.badArg(p.Name, t.Text, p.Arguments); msg != "" {
+			if msg := badArg(p.Name, t.Text, p.Arguments); msg != "" {
 				t.Text = tame(msg)
 				return
 			}
@@ -339,13 +326,17 @@ func (s *Server) tameToolError(req mcp.Request, res mcp.Result) {
 // is less than 1.000000".
 var sdkArgError = regexp.MustCompile(`validating /properties/([A-Za-z_]+): `)
 
+// argSchemas are the meta-tools' input schemas, by name, as registered:
+// what a bad argument is told it must be. Built on first use, once.
+var argSchemas = sync.OnceValue(func() map[string]*jsonschema.Schema {
+	return map[string]*jsonschema.Schema{"search_tools": searchSchema(), "search_tools_regex": regexSchema(),
+		"get_tool_schema": strict[getSchemaIn](), "list_servers": listServersSchema()}
+})
+
 // badArg rewrites the SDK's schema error text for the meta-tool named
 // (argProblem), or is "".
-func (s *Server) badArg(name, text string, args json.RawMessage) string {
-	s.mu.Lock()
-	sch := s.args[name]
-	s.mu.Unlock()
-	if p := argProblem(sch, text, args); p != "" {
+func badArg(name, text string, args json.RawMessage) string {
+	if p := argProblem(argSchemas()[name], text, args); p != "" {
 		return name + ": " + p
 	}
 	return ""
@@ -458,7 +449,7 @@ func (s *Server) rpcCodes(next mcp.MethodHandler) mcp.MethodHandler {
 		var rpcErr *jsonrpc.Error
 		switch {
 		case err == nil && method == "tools/call":
-			s.tameToolError(req, res)
+			tameToolError(req, res)
 		case err == nil, ctx.Err() != nil:
 		case !errors.As(err, &rpcErr):
 			err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: tame(err.Error())}

@@ -78,6 +78,13 @@ type searchOut struct {
 }
 
 func (s *Server) addSearch() {
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "search_tools", Title: "Search the tool catalog", Description: searchPreamble,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: searchSchema()}, s.search)
+}
+
+// searchSchema is search_tools' input schema, made afresh for each
+// registration (Announce registers it again).
+func searchSchema() *jsonschema.Schema {
 	in := strict[searchIn]()
 	in.Properties["operation"].Enum = []any{"search", "list"}
 	msgs := in.Properties["messages"]
@@ -86,8 +93,7 @@ func (s *Server) addSearch() {
 	msgs.Items.Required = []string{"role", "content"}
 	msgs.Items.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxTopK))
-	addMeta(s, &mcp.Tool{Name: "search_tools", Title: "Search the tool catalog", Description: searchPreamble,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.search)
+	return in
 }
 
 func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchOut, error) {
@@ -197,12 +203,16 @@ type regexIn struct {
 }
 
 func (s *Server) addRegex() {
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "search_tools_regex", Title: "Find tools by a name pattern", Description: regexDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: regexSchema()}, s.searchRegex)
+}
+
+func regexSchema() *jsonschema.Schema {
 	in := strict[regexIn]()
 	in.Properties["pattern"].MinLength, in.Properties["pattern"].MaxLength = ptr(1), ptr(search.MaxRegexBytes)
 	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxTopK))
 	in.Properties["descriptions"].Description += fmt.Sprintf("; refused when the tools in scope offer more than %d MiB of text: narrow with servers", search.MaxRegexText>>20)
-	addMeta(s, &mcp.Tool{Name: "search_tools_regex", Title: "Find tools by a name pattern", Description: regexDescription,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.searchRegex)
+	return in
 }
 
 func (s *Server) searchRegex(ctx context.Context, req *mcp.CallToolRequest, in regexIn) (*mcp.CallToolResult, searchOut, error) {
@@ -303,11 +313,15 @@ type listServersOut struct {
 }
 
 func (s *Server) addListServers() {
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "list_servers", Title: "List the servers behind the catalog", Description: listServersDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: listServersSchema()}, s.listServers)
+}
+
+func listServersSchema() *jsonschema.Schema {
 	in := strict[listServersIn]()
 	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxServerPage))
 	in.Properties["limit"].Description = fmt.Sprintf("how many servers per page, 1 to %d; default %d", search.MaxServerPage, defaultServerPage)
-	addMeta(s, &mcp.Tool{Name: "list_servers", Title: "List the servers behind the catalog", Description: listServersDescription,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}, InputSchema: in}, s.listServers)
+	return in
 }
 
 func (s *Server) listServers(ctx context.Context, req *mcp.CallToolRequest, in listServersIn) (*mcp.CallToolResult, listServersOut, error) {
