@@ -286,7 +286,7 @@ func (a *answer) selectTools(names []string) {
 			a.unknown(n)
 			if suggested < maxSuggested {
 				suggested++
-				if near := a.snap.nearTool(n); near != "" {
+				if near := a.snap.Catalog.NearRef(n); near != "" {
 					a.suggest(n, near)
 				}
 			}

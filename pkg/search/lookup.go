@@ -38,10 +38,6 @@ func (s *Service) Lookup(caller access.Caller, server, name string) (Found, erro
 	return snap.Found(row), nil
 }
 
-// nearTool is Catalog.NearRef in snap: how the caller would name the
-// tool that ref nearly names, or "".
-func (snap *Snapshot) nearTool(ref string) string { return snap.Catalog.NearRef(ref) }
-
 // row is the row of the tool Lookup finds in snap.
 func (snap *Snapshot) row(server, name string) (int, error) {
 	if server != "" {
@@ -59,7 +55,7 @@ func (snap *Snapshot) row(server, name string) (int, error) {
 		if errors.Is(err, catalog.ErrAmbiguousTool) {
 			return -1, err // ambiguous within the caller's view
 		}
-		if near := snap.nearTool(name); near != "" {
+		if near := snap.Catalog.NearRef(name); near != "" {
 			return -1, fmt.Errorf("%w %s (did you mean %q?)", ErrUnknownTool, redact.Echo(name), near)
 		}
 		return -1, fmt.Errorf("%w %s", ErrUnknownTool, redact.Echo(name))
