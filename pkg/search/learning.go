@@ -123,9 +123,6 @@ func (l *learner) use(caller access.Caller, id string, tools []string, final boo
 	if !ok {
 		return 0, nil, ErrUnknownSearch
 	}
-	if len(ignored) == 0 {
-		ignored = nil
-	}
 	return used, ignored, nil
 }
 
