@@ -299,10 +299,11 @@ func Parse(source string, data []byte) (*File, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
 		var te *json.UnmarshalTypeError
-		switch m, ok := jsonerr.Type(err); {
-		case ok && errors.As(err, &te) && te.Type == durationType:
-			return nil, fmt.Errorf("config %s: key %q: want a duration such as \"2s\", got %s", source, m.Field, m.Got)
-		case ok:
+		if errors.As(err, &te) {
+			m, _ := jsonerr.Type(te)
+			if te.Type == durationType {
+				m.Want = `a duration such as "2s"`
+			}
 			return nil, fmt.Errorf("config %s: key %q: want %s, got %s", source, m.Field, m.Want, m.Got)
 		}
 		return nil, fmt.Errorf("config %s: %w", source, err)
