@@ -477,3 +477,37 @@ func TestMemoryLimitAgainstNeed(t *testing.T) {
 		})
 	}
 }
+
+// The last index finds each text's first row, keeps runs of rows in
+// order (a repeated text inside a run takes the run's row), and finds
+// nothing for a text it never held.
+func TestLastIndexSources(t *testing.T) {
+	key := func(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+	last := newLastIndex(nil, [][32]byte{key("c"), key("a"), key("b"), key("a"), key("d")})
+	for _, c := range []struct {
+		name string
+		keys []string
+		want []int
+	}{
+		{"the same texts", []string{"c", "a", "b", "a", "d"}, []int{0, 1, 2, 3, 4}},
+		{"a repeated text alone takes its first row", []string{"a", "x", "a"}, []int{1, -1, 1}},
+		{"a run continues past a repeat", []string{"b", "a", "d"}, []int{2, 3, 4}},
+		{"reordered", []string{"d", "b", "c"}, []int{4, 2, 0}},
+		{"none known", []string{"x", "y"}, []int{-1, -1}},
+		{"empty", nil, []int{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			keys := make([][32]byte, len(c.keys))
+			for i, s := range c.keys {
+				keys[i] = key(s)
+			}
+			if got := last.sources(keys); !slices.Equal(got, c.want) {
+				t.Errorf("sources = %v, want %v", got, c.want)
+			}
+		})
+	}
+	var none *lastIndex
+	if got := none.sources([][32]byte{key("a")}); !slices.Equal(got, []int{-1}) {
+		t.Errorf("no last index: sources = %v, want [-1]", got)
+	}
+}
