@@ -282,8 +282,13 @@ func TestMetaTools(t *testing.T) {
 		{"search_tools_regex", map[string]any{"pattern": ""}, `search_tools_regex: argument "pattern" must be a string of 1 to 256 characters, got ""`},
 		{"list_servers", map[string]any{"limit": 500}, `list_servers: argument "limit" must be an integer from 1 to 200, got 500`},
 		{"get_tool_schema", map[string]any{"name": []string{"a"}}, `get_tool_schema: argument "name" must be a string, got ["a"]`},
-		// Inside an argument: the SDK's own words, tamed.
-		{"search_tools", map[string]any{"messages": []map[string]any{{"role": "developer", "content": "x"}}}, `validating /properties/messages`},
+		// Inside an argument: the value's path.
+		{"search_tools", map[string]any{"messages": []map[string]any{{"role": "developer", "content": "x"}}}, `search_tools: argument "messages[0].role" must be one of "user", "assistant", "system", got "developer"`},
+		{"search_tools", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "a"}, map[string]any{"role": "user", "content": 5}}}, `argument "messages[1].content" must be a string`},
+		{"search_tools", map[string]any{"messages": []map[string]any{{"role": "user"}}}, `argument "messages[0].content" is required`},
+		{"search_tools", map[string]any{"messages": []map[string]any{{"role": "user", "content": "a", "nmae": "x"}}}, `argument key "nmae" in messages[0] is unknown; it takes role, content`},
+		{"search_tools", map[string]any{"messages": []any{5}}, `argument "messages[0]" must be an object, got 5`},
+		{"get_tool_schema", map[string]any{}, `get_tool_schema: argument "name" is required`},
 	} {
 		res := call(t, cs, tt.tool, tt.args)
 		if !res.IsError || !strings.Contains(text(res), tt.want) || len(text(res)) > 300 {

@@ -67,7 +67,7 @@ func (c *schemaCache) validate(tenant string, schema, args json.RawMessage) erro
 		return nil
 	}
 	if err := s.resolved.Validate(instance); err != nil {
-		if p := argProblem(s.resolved.Schema(), err.Error(), args); p != "" {
+		if p := argWords(s.resolved.Schema(), args); p != "" {
 			return errors.New(p) // in words a model can act on
 		}
 		return err

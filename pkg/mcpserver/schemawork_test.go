@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // bomb is a schema of n definitions, each two branches to the next: the
@@ -63,13 +65,59 @@ func TestValidateInWords(t *testing.T) {
 		{"a union", `{"type":"object","properties":{"n":{"type":["string","number"]}}}`, `{"n":true}`, `validating /properties/n`},
 		{"nullable anyOf", `{"type":"object","properties":{"n":{"anyOf":[{"type":"number"},{"type":"null"}]}}}`, `{"n":"one"}`, `validating /properties/n`},
 		{"a $ref", `{"type":"object","$defs":{"s":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/s"}}}`, `{"x":1}`, `validating /properties/x`},
-		{"inside the value", `{"type":"object","properties":{"o":{"type":"object","properties":{"k":{"type":"string"}}}}}`, `{"o":{"k":1}}`, `validating /properties/o/properties/k`},
+		{"inside the value", `{"type":"object","properties":{"o":{"type":"object","properties":{"k":{"type":"string"}}}}}`, `{"o":{"k":1}}`, `argument "o.k" must be a string, got 1`},
+		{"an array's item", githubIssue, `{"owner":"a","repo":"b","title":"c","labels":["x",5]}`, `argument "labels[1]" must be a string, got 5`},
+		{"an item", `{"type":"object","properties":{"ids":{"type":"array","items":{"type":"integer","minimum":1}}}}`, `{"ids":[3,1,0]}`, `argument "ids[2]" must be an integer of at least 1, got 0`},
+		{"an item's property", `{"type":"object","properties":{"rows":{"type":"array","items":{"type":"object","properties":{"state":{"enum":["open","closed"]}}}}}}`, `{"rows":[{"state":"open"},{"state":"done"}]}`, `argument "rows[1].state" must be one of "open", "closed", got "done"`},
+		{"required", `{"type":"object","properties":{"owner":{"type":"string"}},"required":["owner"]}`, `{}`, `argument "owner" is required`},
+		{"required inside", `{"type":"object","properties":{"o":{"type":"object","required":["k"]}}}`, `{"o":{}}`, `argument "o.k" is required`},
+		{"a closed object", `{"type":"object","properties":{"o":{"type":"object","properties":{"name":{},"size":{}},"additionalProperties":false}}}`, `{"o":{"nmae":"x"}}`, `argument key "nmae" in o is unknown (did you mean "name"?)`},
+		{"a closed object, no near key", `{"type":"object","properties":{"o":{"type":"object","properties":{"name":{},"size":{}},"additionalProperties":false}}}`, `{"o":{"colour":"x"}}`, `argument key "colour" in o is unknown; it takes name, size`},
+		{"a minimum length", `{"type":"object","properties":{"s":{"type":"string","minLength":1}}}`, `{"s":""}`, `argument "s" must be a string of at least 1 character, got ""`},
+		{"an item count", `{"type":"object","properties":{"a":{"type":"array","minItems":2,"maxItems":3}}}`, `{"a":[1]}`, `argument "a" must be an array of 2 to 3 items, got [1]`},
+		{"nullable", `{"type":"object","properties":{"n":{"type":["integer","null"]}}}`, `{"n":"x"}`, `argument "n" must be an integer, got "x"`},
+		{"a union inside", `{"type":"object","properties":{"o":{"type":"object","properties":{"k":{"type":["string","number"]}}}}}`, `{"o":{"k":true}}`, `validating /properties/o/properties/k`},
+		{"a pattern", `{"type":"object","properties":{"s":{"type":"string","pattern":"^[a-z]+$"}}}`, `{"s":"ABC"}`, `validating /properties/s`},
+		{"a tuple", `{"type":"object","properties":{"t":{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"number"}}}}`, `{"t":["a","b"]}`, `validating /properties/t`},
+		{"open to other keys", `{"type":"object","properties":{"o":{"type":"object","properties":{"a":{}},"patternProperties":{"^x":{}},"additionalProperties":false}}}`, `{"o":{"b":1}}`, `validating /properties/o`},
 	} {
 		err := new(schemaCache).validate("", json.RawMessage(tt.schema), json.RawMessage(tt.args))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: validate = %v, want an error with %q", tt.name, err, tt.want)
 		}
 	}
+}
+
+// FuzzArgWords: what argWords reports is a real fault (the validator
+// refuses the same arguments), it never panics, and its message is
+// bounded whatever the schema and arguments hold.
+func FuzzArgWords(f *testing.F) {
+	f.Add(`{"type":"object","properties":{"o":{"type":"object","properties":{"k":{"type":"string"}}}}}`, `{"o":{"k":1}}`)
+	f.Add(`{"type":"object","properties":{"rows":{"type":"array","items":{"type":"object","required":["id"],"properties":{"state":{"enum":["open",null,1]}},"additionalProperties":false}}}}`, `{"rows":[{"id":1,"state":null},{"state":"done","x":1}]}`)
+	f.Add(`{"type":"object","properties":{"n":{"type":["integer","null"],"minimum":1,"maximum":9}}}`, `{"n":1.0}`)
+	f.Add(`{"type":"object","properties":{"s":{"type":"string","minLength":2,"maxLength":3},"a":{"type":"array","maxItems":1,"items":{"$ref":"#"}}}}`, `{"s":"é","a":[{},{}]}`)
+	f.Add(`{"type":"object","properties":{"t":{"prefixItems":[{"type":"string"}],"items":{"type":"number"}}},"patternProperties":{"^x":{}},"additionalProperties":false}`, `{"t":["a",1],"xa":2,"b":3}`)
+	f.Fuzz(func(t *testing.T, schema, args string) {
+		var sch jsonschema.Schema
+		var instance any
+		if json.Unmarshal([]byte(schema), &sch) != nil || json.Unmarshal([]byte(args), &instance) != nil {
+			return
+		}
+		resolved, err := sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
+		if err != nil {
+			return
+		}
+		msg := argWords(resolved.Schema(), json.RawMessage(args))
+		if msg == "" {
+			return
+		}
+		if len(msg) > 4096 {
+			t.Errorf("a message of %d bytes", len(msg))
+		}
+		if resolved.Validate(instance) == nil {
+			t.Errorf("argWords reports %q of arguments the schema accepts", msg)
+		}
+	})
 }
 
 // FuzzBoundedValidation: the walk ends, within its bound, on any schema

@@ -1,0 +1,319 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
+	"github.com/toolsearch/toolsearch/pkg/redact"
+)
+
+// argSchemas are the meta-tools' input schemas, by name, as registered:
+// what a bad argument is told it must be. Built on first use, once.
+var argSchemas = sync.OnceValue(func() map[string]*jsonschema.Schema {
+	return map[string]*jsonschema.Schema{"search_tools": searchSchema(), "search_tools_regex": regexSchema(),
+		"get_tool_schema": strict[getSchemaIn](), "list_servers": listServersSchema()}
+})
+
+// badArg rewrites the SDK's schema error text for the meta-tool named
+// in words (argWords), or is "" for any other error, or one argWords
+// cannot say.
+func badArg(name, text string, args json.RawMessage) string {
+	if !strings.Contains(text, "validating ") { // the tool's own error, not the schema's
+		return ""
+	}
+	if p := argWords(argSchemas()[name], args); p != "" {
+		return name + ": " + p
+	}
+	return ""
+}
+
+// Bounds on argWords' walk: arguments are the caller's and schemas an
+// upstream's, so neither may make an error message costly to find.
+const (
+	maxWordsDepth = 16
+	maxWordsWork  = 4096 // values visited and enum members compared
+)
+
+// argWords finds in args, which failed schema sch, a value that breaks a
+// rule of sch that can be said in words, and says what that value must
+// be and what came, with its path: `argument "messages[0].role" must be
+// one of "user", "assistant", "system", got "developer"`. It reads only
+// type, enum, numeric and length bounds, required and closed objects, and
+// the properties and items beneath them, each of which holds whatever
+// else the schema says, so what it reports is always a real fault, if
+// not always the one the validator met first. "" when it finds none
+// (the fault is in a $ref, a union, a pattern, a format...): then the
+// validator's words stand.
+func argWords(sch *jsonschema.Schema, args json.RawMessage) string {
+	if sch == nil {
+		return ""
+	}
+	w := wordsWalk{left: maxWordsWork}
+	return w.value(sch, args, "", 0)
+}
+
+type wordsWalk struct{ left int }
+
+// value is the fault found in raw, at path, against sch, or "".
+func (w *wordsWalk) value(sch *jsonschema.Schema, raw json.RawMessage, path string, depth int) string {
+	w.left--
+	if sch == nil || w.left < 0 || depth > maxWordsDepth {
+		return ""
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	if path != "" {
+		if what := mustBe(sch); what != "" && !w.holds(sch, raw) {
+			return fmt.Sprintf("argument %q must be %s, got %s", path, what, redact.Clip(string(raw), redact.MaxEcho, "…"))
+		}
+	}
+	switch raw[0] {
+	case '{':
+		return w.object(sch, raw, path, depth)
+	case '[':
+		if sch.Items == nil || len(sch.PrefixItems) > 0 || len(sch.ItemsArray) > 0 {
+			return "" // a tuple: which schema an item meets is not items'
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return ""
+		}
+		for i, it := range items {
+			if p := w.value(sch.Items, it, fmt.Sprintf("%s[%d]", path, i), depth+1); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// object is the fault found in an object's keys and properties.
+func (w *wordsWalk) object(sch *jsonschema.Schema, raw json.RawMessage, path string, depth int) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return ""
+	}
+	for _, k := range sch.Required {
+		if _, ok := obj[k]; !ok {
+			return fmt.Sprintf("argument %q is required", member(path, k))
+		}
+	}
+	keys := slices.Sorted(maps.Keys(obj))
+	if closed(sch) {
+		for _, k := range keys {
+			if _, ok := sch.Properties[k]; !ok {
+				e := jsonkeys.Unknown(k, propertyNames(sch))
+				e.Path = path
+				return "argument " + e.Error()
+			}
+		}
+	}
+	for _, k := range keys {
+		if p := w.value(sch.Properties[k], obj[k], member(path, k), depth+1); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+// propertyNames are sch's properties in the order it declares them, where
+// it does (a schema inferred from a Go struct), else sorted.
+func propertyNames(sch *jsonschema.Schema) []string {
+	if len(sch.PropertyOrder) == len(sch.Properties) {
+		return sch.PropertyOrder
+	}
+	return slices.Sorted(maps.Keys(sch.Properties))
+}
+
+// closed reports whether sch takes no key but its properties: its
+// additionalProperties is false, and nothing else admits a key.
+func closed(sch *jsonschema.Schema) bool {
+	ap := sch.AdditionalProperties
+	return ap != nil && ap.Not != nil && isTrue(ap.Not) && len(sch.PatternProperties) == 0 && sch.UnevaluatedProperties == nil
+}
+
+// isTrue reports whether s is the schema {} (true), which admits anything.
+func isTrue(s *jsonschema.Schema) bool {
+	b, err := json.Marshal(s)
+	return err == nil && string(b) == "true"
+}
+
+// member is the path of key k of the object at path: a.b, or k at the top.
+func member(path, k string) string {
+	k = redact.Clip(k, redact.MaxEcho, "…")
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// holds reports whether raw keeps what mustBe(sch) says of it: its type,
+// its enum, its range and its lengths. An answer it cannot be sure of is
+// true: argWords only reports what is certainly a fault.
+func (w *wordsWalk) holds(sch *jsonschema.Schema, raw json.RawMessage) bool {
+	kind := jsonKind(raw)
+	if typ, null := soleType(sch); typ != "" && !(null && kind == "null") && !isType(raw, kind, typ) {
+		return false
+	}
+	if len(sch.Enum) > 0 && (kind == "string" || kind == "boolean" || kind == "null") {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return true
+		}
+		w.left -= len(sch.Enum)
+		if !slices.Contains(sch.Enum, v) {
+			return w.left < 0 // out of budget: not sure
+		}
+	}
+	switch kind {
+	case "number":
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return true
+		}
+		if (sch.Minimum != nil && f < *sch.Minimum) || (sch.Maximum != nil && f > *sch.Maximum) {
+			return false
+		}
+	case "string":
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return true
+		}
+		n := utf8.RuneCountInString(s)
+		if (sch.MinLength != nil && n < *sch.MinLength) || (sch.MaxLength != nil && n > *sch.MaxLength) {
+			return false
+		}
+	case "array":
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return true
+		}
+		if (sch.MinItems != nil && len(items) < *sch.MinItems) || (sch.MaxItems != nil && len(items) > *sch.MaxItems) {
+			return false
+		}
+	}
+	return true
+}
+
+// soleType is the one type sch names, and whether it also admits null;
+// "" for none or a union of two or more.
+func soleType(sch *jsonschema.Schema) (typ string, null bool) {
+	typ = sch.Type
+	for _, t := range sch.Types {
+		switch {
+		case t == "null":
+			null = true
+		case typ != "":
+			return "", false
+		default:
+			typ = t
+		}
+	}
+	return typ, null
+}
+
+// jsonKind is the JSON type of raw, valid JSON without leading space.
+func jsonKind(raw json.RawMessage) string {
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// isType reports whether raw, of JSON type kind, is of JSON Schema type
+// typ; an integer is any number without a fraction, as the validator has it.
+func isType(raw json.RawMessage, kind, typ string) bool {
+	switch typ {
+	case "integer":
+		if kind != "number" {
+			return false
+		}
+		f, err := strconv.ParseFloat(string(raw), 64)
+		return err != nil || f == math.Trunc(f) // not sure: holds
+	case "number":
+		return kind == "number"
+	}
+	return kind == typ
+}
+
+// mustBe says in words what a value of schema sch is: its type, its
+// allowed values or range, its bounds; "" for a schema that names no one
+// type (a $ref, a union).
+func mustBe(sch *jsonschema.Schema) string {
+	if len(sch.Enum) > 0 {
+		vals := make([]string, len(sch.Enum))
+		for i, v := range sch.Enum {
+			b, _ := json.Marshal(v)
+			vals[i] = string(b)
+		}
+		return "one of " + strings.Join(vals, ", ")
+	}
+	typ, _ := soleType(sch)
+	out := map[string]string{"integer": "an integer", "number": "a number", "string": "a string",
+		"boolean": "true or false", "array": "an array", "object": "an object"}[typ]
+	if out == "" {
+		return ""
+	}
+	if typ == "array" && sch.Items != nil && sch.Items.Type != "" {
+		out += " of " + sch.Items.Type + "s"
+	}
+	out += bounds(sch.Minimum, sch.Maximum, "")
+	out += bounds(intf(sch.MinLength), intf(sch.MaxLength), "character")
+	out += bounds(intf(sch.MinItems), intf(sch.MaxItems), "item")
+	return out
+}
+
+// bounds is the phrase for the bounds set of lo and hi, in unit (none
+// for a number's range), with a leading space; "" for none.
+func bounds(lo, hi *float64, unit string) string {
+	of := func(n float64) string {
+		if unit == "" {
+			return fmt.Sprintf("%g", n)
+		}
+		if n == 1 {
+			return "1 " + unit
+		}
+		return fmt.Sprintf("%g %ss", n, unit)
+	}
+	switch {
+	case lo != nil && hi != nil && unit == "":
+		return fmt.Sprintf(" from %g to %g", *lo, *hi)
+	case lo != nil && hi != nil:
+		return fmt.Sprintf(" of %g to %s", *lo, of(*hi))
+	case lo != nil:
+		return " of at least " + of(*lo)
+	case hi != nil:
+		return " of at most " + of(*hi)
+	}
+	return ""
+}
+
+func intf(n *int) *float64 {
+	if n == nil {
+		return nil
+	}
+	f := float64(*n)
+	return &f
+}
