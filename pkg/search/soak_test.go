@@ -26,7 +26,8 @@ func TestSoak(t *testing.T) {
 	}
 	var published sync.Map
 	published.Store(svc.Current().Version, true)
-	ctx, cancel := context.WithTimeout(t.Context(), *soakFor)
+	// The searchers run until the rebuilds end (below).
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 
 	var answered, failures atomic.Int64
@@ -74,30 +75,32 @@ func TestSoak(t *testing.T) {
 	rebuilds := 0
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-tick.C:
-			snap, err := svc.Rebuild(context.Background())
-			if err != nil {
-				t.Errorf("rebuild: %v", err)
-				continue
-			}
-			published.Store(snap.Version, true)
-			rebuilds++
-			if rebuilds == 1 {
-				first = heap()
-			}
+	// The soak lasts -soak and minRebuilds rebuilds, whichever is
+	// longer: under -race on two busy cores one rebuild beside 64
+	// searchers has taken 5 s, and a count of rebuilds within a fixed
+	// time would be a timed assertion.
+	const minRebuilds = 3
+	start := time.Now()
+	for time.Since(start) < *soakFor || rebuilds < minRebuilds {
+		<-tick.C
+		snap, err := svc.Rebuild(context.Background())
+		if err != nil {
+			t.Errorf("rebuild: %v", err)
+			break
+		}
+		published.Store(snap.Version, true)
+		rebuilds++
+		if rebuilds == 1 {
+			first = heap()
 		}
 	}
+	cancel()
 	wg.Wait()
 	last = heap()
 	t.Logf("soak %s: %d searches, %d rebuilds, %d failures; heap after the first rebuild %.1f MB, at the end %.1f MB",
 		*soakFor, answered.Load(), rebuilds, failures.Load(), float64(first)/1e6, float64(last)/1e6)
-	if answered.Load() == 0 || rebuilds < 2 {
-		t.Fatalf("too little happened: %d searches, %d rebuilds", answered.Load(), rebuilds)
+	if answered.Load() == 0 {
+		t.Fatalf("no search was answered in %d rebuilds", rebuilds)
 	}
 	// Old snapshots must be collectable: the heap may not grow with the
 	// number of rebuilds (a few MB of slack for garbage in flight).
