@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -41,18 +42,74 @@ var roles = map[string]string{
 var messageKeys = []string{"role", "content", "parts",
 	"name", "tool_calls", "tool_call_id", "function_call", "refusal", "audio", "images", "thinking", "tool_name"}
 
+// Conversation is a request's turns, newest last.
+type Conversation []Message
+
+// UnmarshalJSON reads each turn as Message does, and names the turn an
+// error is about: in a router's forty turns, "a turn's content" does not
+// say which.
+func (c *Conversation) UnmarshalJSON(data []byte) error {
+	d := jsonread.Get(data)
+	defer d.Put()
+	if d.PeekKind() != '[' {
+		return json.Unmarshal(data, (*[]Message)(c)) // null, or encoding/json's own type error
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return malformedTurn
+	}
+	*c = (*c)[:0]
+	for i := 0; d.PeekKind() != ']'; i++ {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return malformedTurn
+		}
+		*c = append(*c, Message{})
+		if err := (*c)[i].decode(raw, turnPath(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// turnPath is how errors name turn i of a request's messages; a turn
+// read alone (-1) is "a turn".
+type turnPath int
+
+func (p turnPath) String() string {
+	if p < 0 {
+		return `a turn of "messages"`
+	}
+	return fmt.Sprintf(`"messages[%d]"`, int(p))
+}
+
+// fieldPath names a field of a turn: "messages[1].content", or a turn's
+// "content". It is formatted only for an error.
+type fieldPath struct {
+	turn turnPath
+	name string
+}
+
+func (f fieldPath) String() string {
+	if f.turn < 0 {
+		return fmt.Sprintf(`a turn's %q`, f.name)
+	}
+	return fmt.Sprintf(`"messages[%d].%s"`, int(f.turn), f.name)
+}
+
 // UnmarshalJSON reads a turn in any of the shapes above into Role and
 // Content, in one pass over its bytes. A role it does not know is kept as
 // written, for the request's check to refuse by name.
-func (m *Message) UnmarshalJSON(data []byte) error {
+func (m *Message) UnmarshalJSON(data []byte) error { return m.decode(data, -1) }
+
+func (m *Message) decode(data []byte, at turnPath) error {
 	d := jsonread.Get(data)
 	defer d.Put()
 	switch d.PeekKind() {
 	case '{':
 	case 'n':
-		return badRequest("invalid_messages", `a turn of "messages" is null; want {"role", "content"}`)
+		return badRequest("invalid_messages", `%s is null; want {"role", "content"}`, at)
 	default:
-		return badRequest("invalid_messages", `a turn of "messages" must be an object {"role", "content"}, got %s`, jsonread.KindName(data))
+		return badRequest("invalid_messages", `%s must be an object {"role", "content"}, got %s`, at, jsonread.KindName(data))
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return malformedTurn
@@ -73,7 +130,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		switch string(name) {
 		case "role":
 			if d.PeekKind() != '"' {
-				return badRequest("invalid_messages", `a turn's "role" must be a string`)
+				return badRequest("invalid_messages", `%s must be a string`, fieldPath{at, "role"})
 			}
 			tok, err := d.ReadToken()
 			if err != nil {
@@ -97,13 +154,13 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 			if err != nil {
 				return malformedTurn
 			}
-			if err := t.read(json.RawMessage(v), field); err != nil {
+			if err := t.read(json.RawMessage(v), fieldPath{at, field}); err != nil {
 				return err
 			}
 		default:
 			if !slices.Contains(messageKeys, string(name)) {
 				key := redact.Clip(string(name), redact.MaxEcho, "…") // a caller's key may be the whole body
-				return badRequest("invalid_messages", `a turn of "messages": %v`, jsonkeys.Unknown(key, messageKeys))
+				return badRequest("invalid_messages", `%s: %v`, at, jsonkeys.Unknown(key, messageKeys))
 			}
 			if err := d.SkipValue(); err != nil {
 				return malformedTurn
@@ -114,7 +171,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		return malformedTurn
 	}
 	if !hasRole {
-		return badRequest("invalid_messages", `a turn of "messages" has no "role"`)
+		return badRequest("invalid_messages", `%s has no "role"`, at)
 	}
 	if r, ok := roles[m.Role]; ok {
 		m.Role = r
@@ -171,15 +228,15 @@ func (t *turnText) text() string {
 }
 
 // read adds the text of a content value: a string, null, or an array of
-// parts.
-func (t *turnText) read(raw json.RawMessage, field string) error {
+// parts; field is how errors name it.
+func (t *turnText) read(raw json.RawMessage, field fieldPath) error {
 	return t.value(raw, field, false, 0)
 }
 
 // maxNesting bounds tool results inside tool results.
 const maxNesting = 4
 
-func (t *turnText) value(raw json.RawMessage, field string, inResult bool, depth int) error {
+func (t *turnText) value(raw json.RawMessage, field fieldPath, inResult bool, depth int) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -188,26 +245,26 @@ func (t *turnText) value(raw json.RawMessage, field string, inResult bool, depth
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return badRequest("invalid_messages", `a turn's %q is not a valid string`, field)
+			return badRequest("invalid_messages", `%s is not a valid string`, field)
 		}
 		t.add(s, inResult)
 		return nil
 	case '[':
 	default:
-		return badRequest("invalid_messages", `a turn's %q must be a string or an array of parts, got %s`, field, jsonread.KindName(raw))
+		return badRequest("invalid_messages", `%s must be a string or an array of parts, got %s`, field, jsonread.KindName(raw))
 	}
 	var parts []json.RawMessage
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return badRequest("invalid_messages", `a turn's %q is not a valid array`, field)
+		return badRequest("invalid_messages", `%s is not a valid array`, field)
 	}
 	for i, part := range parts {
 		var p map[string]json.RawMessage
 		if part = bytes.TrimSpace(part); part[0] != '{' || json.Unmarshal(part, &p) != nil {
-			return badRequest("invalid_messages", `part %d of a turn's %q must be an object, got %s`, i, field, jsonread.KindName(part))
+			return badRequest("invalid_messages", `part %d of %s must be an object, got %s`, i, field, jsonread.KindName(part))
 		}
 		var typ string
 		if v, ok := p["type"]; ok && json.Unmarshal(v, &typ) != nil {
-			return badRequest("invalid_messages", `part %d of a turn's %q: "type" must be a string`, i, field)
+			return badRequest("invalid_messages", `part %d of %s: "type" must be a string`, i, field)
 		}
 		switch typ {
 		case "", "text", "input_text", "output_text":
@@ -217,16 +274,16 @@ func (t *turnText) value(raw json.RawMessage, field string, inResult bool, depth
 				if typ == "" {
 					continue // inlineData, functionCall, ...: not text
 				}
-				return badRequest("invalid_messages", `part %d of a turn's %q is of type %q but has no "text"`, i, field, typ)
+				return badRequest("invalid_messages", `part %d of %s is of type %q but has no "text"`, i, field, typ)
 			}
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
-				return badRequest("invalid_messages", `part %d of a turn's %q: "text" must be a string, got %s`, i, field, jsonread.KindName(v))
+				return badRequest("invalid_messages", `part %d of %s: "text" must be a string, got %s`, i, field, jsonread.KindName(v))
 			}
 			t.add(s, inResult)
 		case "tool_result":
 			if depth >= maxNesting {
-				return badRequest("invalid_messages", `a turn's %q nests tool results over %d deep`, field, maxNesting)
+				return badRequest("invalid_messages", `%s nests tool results over %d deep`, field, maxNesting)
 			}
 			if err := t.value(p["content"], field, true, depth+1); err != nil {
 				return err

@@ -171,3 +171,37 @@ func BenchmarkMessages(b *testing.B) {
 		}
 	})
 }
+
+// TestConversationNamesTheTurn: an error in a turn of a request's
+// messages says which turn, and a conversation that is not an array gets
+// encoding/json's own type error, as any other field.
+func TestConversationNamesTheTurn(t *testing.T) {
+	for _, tt := range []struct {
+		name, body, want string
+	}{
+		{"the second turn's content", `{"messages":[{"role":"user","content":"a"},{"role":"user","content":5}]}`, `"messages[1].content" must be a string or an array of parts, got a number`},
+		{"a part of the third", `{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":["x"]}]}`, `part 0 of "messages[2].content" must be an object`},
+		{"a misspelt key", `{"messages":[{"role":"user","contnet":"x"}]}`, `"messages[0]": key "contnet" is unknown (did you mean "content"?)`},
+		{"a null turn", `{"messages":[{"role":"user","content":"a"},null]}`, `"messages[1]" is null`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var r Request
+			err := json.Unmarshal([]byte(tt.body), &r)
+			var re *RequestError
+			if !errors.As(err, &re) || re.Code != "invalid_messages" || !strings.HasPrefix(re.Message, tt.want) {
+				t.Errorf("error %v, want invalid_messages starting %q", err, tt.want)
+			}
+		})
+	}
+	var r Request
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal([]byte(`{"messages":"hi"}`), &r); !errors.As(err, &te) || te.Field != "messages" {
+		t.Errorf("messages a string: %v, want a type error on field messages", err)
+	}
+	if err := json.Unmarshal([]byte(`{"messages":null}`), &r); err != nil || r.Messages != nil {
+		t.Errorf("messages null: %v, %v", err, r.Messages)
+	}
+	if err := json.Unmarshal([]byte(`{"messages":[{"role":"user","content":"a"},{"role":"tool","content":"b"}]}`), &r); err != nil || len(r.Messages) != 2 || r.Messages[1].Role != RoleTool {
+		t.Errorf("two turns: %v, %+v", err, r.Messages)
+	}
+}

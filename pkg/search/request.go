@@ -88,8 +88,8 @@ type Request struct {
 	// Messages is a conversation, newest last, instead of Query: ranked on
 	// the newest user turn, with the rarest words of up to six turns
 	// before it as context (user turns weigh more than assistant ones).
-	Messages []Message `json:"messages,omitempty"`
-	TopK     *int      `json:"top_k,omitempty"` // 1..MaxTopK; DefaultTopK when nil
+	Messages Conversation `json:"messages,omitempty"`
+	TopK     *int         `json:"top_k,omitempty"` // 1..MaxTopK; DefaultTopK when nil
 	// Mode picks the ranker: "hybrid" (dense and BM25 fused), "semantic"
 	// (dense only) or "keyword" (BM25 only). Empty: hybrid where a dense
 	// index exists, keyword otherwise.
