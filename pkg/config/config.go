@@ -300,7 +300,7 @@ func Parse(source string, data []byte) (*File, error) {
 	if err := dec.Decode(f); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			m, _ := jsonerr.Type(te)
+			m, _ := jsonerr.Type(te, j)
 			if te.Type == durationType {
 				m.Want = `a duration such as "2s"`
 			}

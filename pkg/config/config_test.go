@@ -44,6 +44,7 @@ search: {query_timeout: 750ms}
 		// In JSON's words, never Go's ("want []config.Key").
 		{"a word for a number", "limits: {max_connections: lots}", `key "limits.max_connections": want an integer, got string`},
 		{"a map for a list", "auth: {keys: {a: 1}}", `key "auth.keys": want an array, got object`},
+		{"an item's field", "auth:\n  keys:\n    - {name: a, key_env: A}\n    - {name: [b], key_env: B}\n", `key "auth.keys[1].name": want a string, got array`},
 		{"a string for a list", "core: github/create_issue", `key "core": want an array, got string`},
 		{"empty template", "templates: {a: {tools: []}}", "templates.a: no tools"},
 		{"key without secret", "auth: {keys: [{name: a}]}", "exactly one of key_env and key_sha256"},

@@ -119,7 +119,7 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 			err = json.Unmarshal(j, &cases)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, inJSONTerms(err))
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, source, inJSONTerms(err, j))
 		}
 	default: // JSONL
 		sc := bufio.NewScanner(bytes.NewReader(data))
@@ -136,7 +136,7 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 			dec := json.NewDecoder(bytes.NewReader(text))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&c); err != nil {
-				return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadInput, source, line, inJSONTerms(err))
+				return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadInput, source, line, inJSONTerms(err, text))
 			}
 			cases = append(cases, c)
 		}
@@ -171,8 +171,8 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 // inJSONTerms is a decoding error of a case as its writer would put it:
 // encoding/json's type errors name Go types ("Case.expected of type
 // []string").
-func inJSONTerms(err error) error {
-	if m, ok := jsonerr.Type(err); ok && m.Field != "" {
+func inJSONTerms(err error, doc []byte) error {
+	if m, ok := jsonerr.Type(err, doc); ok && m.Field != "" {
 		return fmt.Errorf("%q must be %s, got JSON %s", m.Field, m.Want, m.Got)
 	}
 	return err

@@ -29,7 +29,8 @@ func TestParseCasesKeys(t *testing.T) {
 		{"c.yaml", "casez: []\n", `key "casez" is unknown`},
 		// Types in JSON's words, not Go's ("Case.expected of type []string").
 		{"c.jsonl", `{"id":"a","query":"q","expected":"github/x"}`, `c.jsonl:1: "expected" must be an array, got JSON string`},
-		{"c.json", `[{"id":"a","query":5,"expected":["x"]}]`, `c.json: "query" must be a string, got JSON number`},
+		{"c.json", `[{"id":"a","query":5,"expected":["x"]}]`, `c.json: "[0].query" must be a string, got JSON number`},
+		{"c.yaml", "cases:\n- id: a\n  query: q\n  expected: [x]\n- id: b\n  query: q\n  expected: [x, [y]]\n", `c.yaml: "cases[1].expected[1]" must be a string, got JSON array`},
 	} {
 		_, err := ParseCases(tt.source, []byte(tt.data))
 		switch {

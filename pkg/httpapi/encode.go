@@ -239,7 +239,7 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 		if errors.As(err, &re) {
 			return v, err // a value that decodes itself (search.Message) said what is wrong
 		}
-		return v, jsonError(err)
+		return v, jsonError(err, body)
 	}
 	if dec.More() {
 		return v, errorf(http.StatusBadRequest, "malformed_json", "unexpected data after the JSON object")
@@ -276,9 +276,9 @@ func knownFields[T any]() []string {
 
 var fieldCache sync.Map // reflect.Type -> []string
 
-// jsonError turns a decoding error into a message that names the problem
-// (the field, the offset) without echoing the body back.
-func jsonError(err error) *apiError {
+// jsonError turns a decoding error of body into a message that names the
+// problem (the field, the offset) without echoing the body back.
+func jsonError(err error, body []byte) *apiError {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -287,7 +287,7 @@ func jsonError(err error) *apiError {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errorf(http.StatusBadRequest, "malformed_json", "truncated JSON")
 	case errors.As(err, &te):
-		m, _ := jsonerr.Type(te)
+		m, _ := jsonerr.Type(te, body)
 		if m.Field == "" {
 			return errorf(http.StatusBadRequest, "wrong_type", "request body must be a JSON object, got JSON %s", m.Got)
 		}

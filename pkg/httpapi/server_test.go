@@ -207,6 +207,7 @@ func TestSearchBadRequests(t *testing.T) {
 		{"query wrong type", "POST", "/mcp/tool-search", js, `{"query":5}`, 400, "wrong_type", `"query" must be a string`},
 		{"top_k wrong type", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":"3"}`, 400, "wrong_type", `"top_k" must be an integer`},
 		{"top_k fraction", "POST", "/mcp/tool-search", js, `{"query":"x","top_k":2.5}`, 400, "wrong_type", `"top_k" must be an integer, got JSON number 2.5`},
+		{"an item of the wrong type", "POST", "/mcp/tool-search", js, `{"query":"x","servers":["github",1]}`, 400, "wrong_type", `field "servers[1]" must be a string, got JSON number`},
 		{"byte order mark", "POST", "/mcp/tool-search", js, "\uFEFF" + `{"query":"x"}`, 400, "malformed_json", "byte order mark"},
 		{"unknown field", "POST", "/mcp/tool-search", js, `{"query":"x","topk":3}`, 400, "unknown_field", `"topk"`},
 		{"field in another case", "POST", "/mcp/tool-search", js, `{"QUERY":"x"}`, 400, "unknown_field", `did you mean "query"`},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/jsonread"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -21,15 +22,57 @@ type Mismatch struct {
 	Got   string // what came, as encoding/json names it ("string", "number 2.5"), clipped
 }
 
-// Type is err's type mismatch, if it is one.
-func Type(err error) (Mismatch, bool) {
+// Type is err's type mismatch, if it is one, in doc, the JSON whose
+// decoding failed (nil if not at hand). encoding/json names the field
+// without the item of an array it is in ("auth.keys.name" for the second
+// key's name, "servers" for a number among the strings), and doc says
+// which: "auth.keys[1].name", "servers[0]".
+func Type(err error, doc []byte) (Mismatch, bool) {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
 		return Mismatch{}, false
 	}
+	field := at(doc, te.Offset)
+	if field == "" {
+		field = path(te.Field)
+	}
 	// te.Value is "number " and the number itself, whole: 5,000 digits
 	// would be echoed back.
-	return Mismatch{Field: path(te.Field), Want: kind(te.Type), Got: redact.Clip(te.Value, redact.MaxEcho, "…")}, true
+	return Mismatch{Field: field, Want: kind(te.Type), Got: redact.Clip(te.Value, redact.MaxEcho, "…")}, true
+}
+
+// at is the path in doc of the value encoding/json refused, which ends
+// at offset (a literal) or opens just before it (an array or object):
+// the value of the first token read up to there. "" when doc does not
+// say (no doc, the whole document, a doc it cannot read).
+func at(doc []byte, offset int64) string {
+	if len(doc) == 0 || offset <= 0 || offset > int64(len(doc)) {
+		return ""
+	}
+	d := jsonread.Get(doc)
+	defer d.Put()
+	for {
+		if _, err := d.ReadToken(); err != nil {
+			return ""
+		}
+		if d.InputOffset() >= offset {
+			break
+		}
+	}
+	var b strings.Builder
+	level := 0
+	for tok := range d.StackPointer().Tokens() {
+		level++
+		if kind, _ := d.StackIndex(level); kind == '[' {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(redact.Clip(tok, redact.MaxEcho, "…"))
+	}
+	return b.String()
 }
 
 // path drops the Go names of embedded structs ("Request.query" is
