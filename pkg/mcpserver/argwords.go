@@ -43,41 +43,56 @@ func badArg(name, text string, args json.RawMessage) string {
 const (
 	maxWordsDepth = 16
 	maxWordsWork  = 4096 // values visited and enum members compared
+	maxFaults     = 3    // named in one message: a model mends them in one call, not three
 )
 
-// argWords finds in args, which failed schema sch, a value that breaks a
-// rule of sch that can be said in words, and says what that value must
-// be and what came, with its path: `argument "messages[0].role" must be
-// one of "user", "assistant", "system", got "developer"`. It reads only
-// type, enum, numeric and length bounds, required and closed objects, and
-// the properties and items beneath them, each of which holds whatever
-// else the schema says, so what it reports is always a real fault, if
-// not always the one the validator met first. "" when it finds none
-// (the fault is in a $ref, a union, a pattern, a format...): then the
-// validator's words stand.
+// argWords finds in args, which failed schema sch, the values that break
+// a rule of sch that can be said in words (up to maxFaults), and says
+// what each must be and what came, with its path: `argument
+// "messages[0].role" must be one of "user", "assistant", "system", got
+// "developer"; argument "messages[0].content" is required`. It reads
+// only type, enum, numeric and length bounds, required and closed
+// objects, and the properties and items beneath them, each of which
+// holds whatever else the schema says, so what it reports is always a
+// real fault, if not always the one the validator met first. "" when it
+// finds none (the fault is in a $ref, a union, a pattern, a format...):
+// then the validator's words stand.
 func argWords(sch *jsonschema.Schema, args json.RawMessage) string {
 	if sch == nil {
 		return ""
 	}
 	w := wordsWalk{left: maxWordsWork}
-	return w.value(sch, args, "", 0)
+	w.value(sch, args, "", 0)
+	return strings.Join(w.faults, "; ")
 }
 
-type wordsWalk struct{ left int }
+type wordsWalk struct {
+	left   int
+	faults []string
+}
 
-// value is the fault found in raw, at path, against sch, or "".
-func (w *wordsWalk) value(sch *jsonschema.Schema, raw json.RawMessage, path string, depth int) string {
+// fault records one; it reports whether the walk has found enough.
+func (w *wordsWalk) fault(format string, args ...any) bool {
+	w.faults = append(w.faults, fmt.Sprintf(format, args...))
+	return w.done()
+}
+
+func (w *wordsWalk) done() bool { return len(w.faults) >= maxFaults || w.left < 0 }
+
+// value records the faults found in raw, at path, against sch; it
+// reports whether the walk is done.
+func (w *wordsWalk) value(sch *jsonschema.Schema, raw json.RawMessage, path string, depth int) bool {
 	w.left--
-	if sch == nil || w.left < 0 || depth > maxWordsDepth {
-		return ""
+	if sch == nil || w.done() || depth > maxWordsDepth {
+		return w.done()
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
-		return ""
+		return false
 	}
 	if path != "" {
 		if what := mustBe(sch); what != "" && !w.holds(sch, raw) {
-			return fmt.Sprintf("argument %q must be %s, got %s", path, what, redact.Clip(string(raw), redact.MaxEcho, "…"))
+			return w.fault("argument %q must be %s, got %s", path, what, redact.Clip(string(raw), redact.MaxEcho, "…"))
 		}
 	}
 	switch raw[0] {
@@ -85,48 +100,49 @@ func (w *wordsWalk) value(sch *jsonschema.Schema, raw json.RawMessage, path stri
 		return w.object(sch, raw, path, depth)
 	case '[':
 		if sch.Items == nil || len(sch.PrefixItems) > 0 || len(sch.ItemsArray) > 0 {
-			return "" // a tuple: which schema an item meets is not items'
+			return false // a tuple: which schema an item meets is not items'
 		}
 		var items []json.RawMessage
 		if json.Unmarshal(raw, &items) != nil {
-			return ""
+			return false
 		}
 		for i, it := range items {
-			if p := w.value(sch.Items, it, fmt.Sprintf("%s[%d]", path, i), depth+1); p != "" {
-				return p
+			if w.value(sch.Items, it, fmt.Sprintf("%s[%d]", path, i), depth+1) {
+				return true
 			}
 		}
 	}
-	return ""
+	return false
 }
 
-// object is the fault found in an object's keys and properties.
-func (w *wordsWalk) object(sch *jsonschema.Schema, raw json.RawMessage, path string, depth int) string {
+// object records the faults found in an object's keys and properties.
+func (w *wordsWalk) object(sch *jsonschema.Schema, raw json.RawMessage, path string, depth int) bool {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil {
-		return ""
-	}
-	for _, k := range sch.Required {
-		if _, ok := obj[k]; !ok {
-			return fmt.Sprintf("argument %q is required", member(path, k))
-		}
+		return false
 	}
 	keys := slices.Sorted(maps.Keys(obj))
-	if closed(sch) {
-		for _, k := range keys {
-			if _, ok := sch.Properties[k]; !ok {
-				e := jsonkeys.Unknown(k, propertyNames(sch))
-				e.Path = path
-				return "argument " + e.Error()
+	shut := closed(sch)
+	for _, k := range keys {
+		if _, ok := sch.Properties[k]; !ok && shut {
+			e := jsonkeys.Unknown(k, propertyNames(sch))
+			e.Path = path
+			if w.fault("argument %s", e) {
+				return true
 			}
 		}
 	}
 	for _, k := range keys {
-		if p := w.value(sch.Properties[k], obj[k], member(path, k), depth+1); p != "" {
-			return p
+		if w.value(sch.Properties[k], obj[k], member(path, k), depth+1) {
+			return true
 		}
 	}
-	return ""
+	for _, k := range sch.Required {
+		if _, ok := obj[k]; !ok && w.fault("argument %q is required", member(path, k)) {
+			return true
+		}
+	}
+	return false
 }
 
 // propertyNames are sch's properties in the order it declares them, where

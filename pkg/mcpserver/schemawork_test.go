@@ -66,6 +66,8 @@ func TestValidateInWords(t *testing.T) {
 		{"nullable anyOf", `{"type":"object","properties":{"n":{"anyOf":[{"type":"number"},{"type":"null"}]}}}`, `{"n":"one"}`, `validating /properties/n`},
 		{"a $ref", `{"type":"object","$defs":{"s":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/s"}}}`, `{"x":1}`, `validating /properties/x`},
 		{"inside the value", `{"type":"object","properties":{"o":{"type":"object","properties":{"k":{"type":"string"}}}}}`, `{"o":{"k":1}}`, `argument "o.k" must be a string, got 1`},
+		{"two faults, one message", `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`, `{"a":"two"}`, `argument "a" must be a number, got "two"; argument "b" is required`},
+		{"at most three", `{"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}}}`, `{"a":[1,2,3,4]}`, `argument "a[0]" must be a string, got 1; argument "a[1]" must be a string, got 2; argument "a[2]" must be a string, got 3`},
 		{"an array's item", githubIssue, `{"owner":"a","repo":"b","title":"c","labels":["x",5]}`, `argument "labels[1]" must be a string, got 5`},
 		{"an item", `{"type":"object","properties":{"ids":{"type":"array","items":{"type":"integer","minimum":1}}}}`, `{"ids":[3,1,0]}`, `argument "ids[2]" must be an integer of at least 1, got 0`},
 		{"an item's property", `{"type":"object","properties":{"rows":{"type":"array","items":{"type":"object","properties":{"state":{"enum":["open","closed"]}}}}}}`, `{"rows":[{"state":"open"},{"state":"done"}]}`, `argument "rows[1].state" must be one of "open", "closed", got "done"`},
@@ -85,6 +87,10 @@ func TestValidateInWords(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: validate = %v, want an error with %q", tt.name, err, tt.want)
 		}
+	}
+	err := new(schemaCache).validate("", json.RawMessage(`{"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}}}`), json.RawMessage(`{"a":[1,2,3,4,5]}`))
+	if err == nil || strings.Count(err.Error(), "must be") != maxFaults {
+		t.Errorf("five faults: %v, want %d named", err, maxFaults)
 	}
 }
 
