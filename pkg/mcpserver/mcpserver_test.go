@@ -283,7 +283,7 @@ func TestMetaTools(t *testing.T) {
 		{"list_servers", map[string]any{"limit": 500}, `list_servers: argument "limit" must be an integer from 1 to 200, got 500`},
 		{"get_tool_schema", map[string]any{"name": []string{"a"}}, `get_tool_schema: argument "name" must be a string, got ["a"]`},
 		// Inside an argument: the value's path.
-		{"search_tools", map[string]any{"messages": []map[string]any{{"role": "developer", "content": "x"}}}, `search_tools: argument "messages[0].role" must be one of "user", "assistant", "system", got "developer"`},
+		{"search_tools", map[string]any{"messages": []map[string]any{{"role": "developer", "content": "x"}}}, `search_tools: argument "messages[0].role" must be one of "user", "assistant", "system", "tool", got "developer"`},
 		{"search_tools", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "a"}, map[string]any{"role": "user", "content": 5}}}, `argument "messages[1].content" must be a string`},
 		{"search_tools", map[string]any{"messages": []map[string]any{{"role": "user"}}}, `argument "messages[0].content" is required`},
 		{"search_tools", map[string]any{"messages": []map[string]any{{"role": "user", "content": "a", "nmae": "x"}}}, `argument key "nmae" in messages[0] is unknown; it takes role, content`},
@@ -456,6 +456,15 @@ func TestSearchConversation(t *testing.T) {
 	}, "limit": 3})
 	if out := structured[searchOut](t, res); len(out.Tools) == 0 || out.Tools[0].Name != "get_air_quality" {
 		t.Errorf("conversation search = %+v", out)
+	}
+	// A tool's output is context, as the HTTP API reads it.
+	res = call(t, cs, "search_tools", map[string]any{"messages": []map[string]any{
+		{"role": "user", "content": "Is the air in Delhi safe to breathe today?"},
+		{"role": "tool", "content": "AQI 182 (unhealthy)"},
+		{"role": "user", "content": "and in Oslo?"},
+	}, "limit": 3})
+	if out := structured[searchOut](t, res); res.IsError || len(out.Tools) == 0 || out.Tools[0].Name != "get_air_quality" {
+		t.Errorf("conversation with a tool turn: %q, %+v", text(res), out)
 	}
 	for _, bad := range []map[string]any{
 		{"messages": []map[string]any{{"role": "robot", "content": "x"}}},

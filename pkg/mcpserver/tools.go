@@ -44,7 +44,7 @@ func (in scopeIn) request() search.Request {
 type searchIn struct {
 	Query string `json:"query,omitempty" jsonschema:"what you want to do, in plain words; or select:name1,name2; +term requires a term"`
 	// The conversation form: the SDK infers the items' schema from search.Message.
-	Messages    []search.Message `json:"messages,omitempty" jsonschema:"instead of query: the recent turns of the conversation, newest last ({role: user|assistant|system, content}); tools are found for the newest user turn, with the earlier turns as context"`
+	Messages    []search.Message `json:"messages,omitempty" jsonschema:"instead of query: the recent turns of the conversation, newest last ({role: user|assistant|system|tool, content}; a tool turn is a tool's output); tools are found for the newest user turn, with the earlier turns as context"`
 	Limit       int              `json:"limit,omitempty" jsonschema:"how many tools to return, 1 to 50; default 10"`
 	ServerMatch string           `json:"server_match,omitempty" jsonschema:"only tools of servers whose name contains this text, any case"`
 	Operation   string           `json:"operation,omitempty" jsonschema:"search (default) ranks by relevance; list pages through the tools of servers or server_match in name order, and takes no query"`
@@ -89,7 +89,7 @@ func searchSchema() *jsonschema.Schema {
 	in.Properties["operation"].Enum = []any{"search", "list"}
 	msgs := in.Properties["messages"]
 	msgs.MaxItems = ptr(search.MaxMessages)
-	msgs.Items.Properties["role"].Enum = []any{"user", "assistant", "system"}
+	msgs.Items.Properties["role"].Enum = []any{"user", "assistant", "system", search.RoleTool} // as the HTTP API reads them
 	msgs.Items.Required = []string{"role", "content"}
 	msgs.Items.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	in.Properties["limit"].Minimum, in.Properties["limit"].Maximum = ptr(1.0), ptr(float64(search.MaxTopK))
