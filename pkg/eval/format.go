@@ -89,14 +89,14 @@ func rankText(r int) string {
 
 func writeMarkdown(w io.Writer, rep *Report, title string) error {
 	s := rep.Summary
-	fmt.Fprintf(w, "### Tool-search eval: %s\n\n", title)
+	fmt.Fprintf(w, "### Tool-search eval: %s\n\n", mdText(title))
 	fmt.Fprintf(w, "| metric | value |\n|---|---|\n")
 	fmt.Fprintf(w, "| cases | %d |\n| recall@%d | **%.3f** (%d of %d expected) |\n| recall@%d, mean per case | %.3f |\n", s.Cases, rep.K, s.Recall, s.Found, s.Expected, rep.K, s.RecallMean)
 	fmt.Fprintf(w, "| recall@1 / recall@5 | %.3f / %.3f |\n", s.RecallAt1, s.RecallAt5)
 	fmt.Fprintf(w, "| hit@1 | %.3f |\n| MRR@%d | %.3f |\n| nDCG@%d | %.3f |\n| latency p50 / p95 | %.2f / %.2f ms |\n\n", s.HitAt1, rep.K, s.MRR, rep.K, s.NDCG, rep.Latency.P50MS, rep.Latency.P95MS)
 	fmt.Fprintf(w, "| category | cases | recall@%d | hit@1 | MRR | nDCG |\n|---|---:|---:|---:|---:|---:|\n", rep.K)
 	for _, c := range rep.Categories {
-		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %.3f |\n", mdEscape(c.Category), c.Cases, c.Recall, c.HitAt1, c.MRR, c.NDCG)
+		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %.3f |\n", mdText(c.Category), c.Cases, c.Recall, c.HitAt1, c.MRR, c.NDCG)
 	}
 	if rep.Regressions != nil {
 		if len(rep.Regressions) == 0 {
@@ -104,22 +104,68 @@ func writeMarkdown(w io.Writer, rep *Report, title string) error {
 		} else {
 			fmt.Fprintf(w, "\n**%d regressions against the baseline**\n\n| case | tool | was | now |\n|---|---|---|---|\n", len(rep.Regressions))
 			for _, r := range rep.Regressions {
-				fmt.Fprintf(w, "| %s | `%s` | %s | %s |\n", mdEscape(r.Case), r.Tool, rankWord(r.Was), rankWord(r.Now))
+				fmt.Fprintf(w, "| %s | %s | %s | %s |\n", mdText(r.Case), mdCode(r.Tool), rankWord(r.Was), rankWord(r.Now))
 			}
 		}
 	}
 	if len(rep.Misses) > 0 {
 		fmt.Fprintf(w, "\n<details><summary>%d misses</summary>\n\n| case | query | expected | rank | top |\n|---|---|---|---|---|\n", len(rep.Misses))
 		for _, m := range rep.Misses {
-			fmt.Fprintf(w, "| %s | %s | `%s` | %s | %s |\n", mdEscape(m.Case), mdEscape(m.Query), m.Expected, rankText(m.Rank), mdEscape(strings.Join(m.Top, ", ")))
+			top := make([]string, len(m.Top))
+			for i, t := range m.Top {
+				top[i] = mdCode(t)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdText(m.Case), mdText(m.Query), mdCode(m.Expected), rankText(m.Rank), strings.Join(top, ", "))
 		}
 		fmt.Fprintln(w, "\n</details>")
 	}
 	return nil
 }
 
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;").Replace(s)
+// mdText is s as text in a Markdown table cell, shown as written: the
+// characters that can end a cell or start a link, an image, emphasis,
+// code, an entity or HTML are backslash-escaped (CommonMark allows it of
+// any punctuation), so a query, a case id or a title can do none of it;
+// line breaks become spaces. A URL may still show as one: its text is
+// what it links to.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r':
+			b.WriteByte(' ')
+		case strings.ContainsRune(mdActive, r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdActive are the characters mdText escapes.
+const mdActive = "\\`*_[]<>|&~!"
+
+// mdCode is s, a tool name (an upstream's, untrusted), as a code span in
+// a Markdown table cell: fenced by more backticks than it holds in a
+// row, its pipes escaped (a table splits cells before it reads spans).
+func mdCode(s string) string {
+	s = strings.NewReplacer("\n", " ", "\r", " ", "|", `\|`).Replace(s)
+	run, longest := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }
 
 type junitSuites struct {
