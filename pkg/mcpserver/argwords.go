@@ -49,7 +49,7 @@ const (
 // argWords finds in args, which failed schema sch, the values that break
 // a rule of sch that can be said in words (up to maxFaults), and says
 // what each must be and what came, with its path: `argument
-// "messages[0].role" must be one of "user", "assistant", "system", got
+// "messages[0].role" must be one of "user", "assistant", "system", "tool", got
 // "developer"; argument "messages[0].content" is required`. It reads
 // only type, enum, numeric and length bounds, required and closed
 // objects, and the properties and items beneath them, each of which
