@@ -42,7 +42,8 @@ var envNames = []string{
 
 // envTypos warns of each variable of environ ("NAME=value") that no
 // command reads but that is within two edits of one that is (the
-// closest): set with a
+// closest), or that is one with a part of its name left out (widened):
+// set with a
 // typo, a setting is read as unset, and TOOLSEARCH_EMBEDER=openai served
 // with the local embedder, saying nothing. Names further from every
 // known one are left alone: a deployment's environment holds other
@@ -54,11 +55,34 @@ func envTypos(environ []string) []envTypo {
 		if !strings.HasPrefix(name, "TOOLSEARCH_") || slices.Contains(envNames, name) {
 			continue
 		}
-		if known := closest(name, envNames); known != "" {
+		known := closest(name, envNames)
+		if known == "" {
+			known = widened(name)
+		}
+		if known != "" {
 			out = append(out, envTypo{name, known})
 		}
 	}
 	return out
+}
+
+// widened is the one known variable that name is with a part of its name
+// left out before the rest (TOOLSEARCH_BASE_URL for
+// TOOLSEARCH_EMBEDDING_BASE_URL, the flag's name without its section),
+// or "" when none or several are (TOOLSEARCH_TIMEOUT: the embedding's,
+// the query's or the shutdown's).
+func widened(name string) string {
+	rest := strings.TrimPrefix(name, "TOOLSEARCH_")
+	found := ""
+	for _, n := range envNames {
+		if strings.HasSuffix(n, "_"+rest) && n != "TOOLSEARCH_"+rest {
+			if found != "" {
+				return ""
+			}
+			found = n
+		}
+	}
+	return found
 }
 
 // closest is the one of names within two edits of name, the nearest

@@ -60,7 +60,11 @@ func TestEnvTypos(t *testing.T) {
 		{"TOOLSEARCH_EVALDATA=/data", ""}, // a test harness's
 		{"TOOLSEARCH_KEY_OPS=k", ""},      // a config's key_env
 		{"EMBEDDER=openai", ""},
-		{"TOOLSEARCH_EMBEDER", "TOOLSEARCH_EMBEDDER"}, // no "=" at all
+		{"TOOLSEARCH_EMBEDER", "TOOLSEARCH_EMBEDDER"},                               // no "=" at all
+		{"TOOLSEARCH_BASE_URL=http://llm:8000/v1", "TOOLSEARCH_EMBEDDING_BASE_URL"}, // the section left out
+		{"TOOLSEARCH_MODEL=bge-m3", "TOOLSEARCH_EMBEDDING_MODEL"},
+		{"TOOLSEARCH_TIMEOUT=5s", ""}, // the embedding's, the query's or the shutdown's
+		{"TOOLSEARCH_KEY=k", ""},      // the API's or the embedding's: and a config's key_env may be anything
 	}
 	for _, tt := range tests {
 		got := envTypos([]string{tt.env})
