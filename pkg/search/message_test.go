@@ -3,6 +3,7 @@ package search
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -203,5 +204,24 @@ func TestConversationNamesTheTurn(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"messages":[{"role":"user","content":"a"},{"role":"tool","content":"b"}]}`), &r); err != nil || len(r.Messages) != 2 || r.Messages[1].Role != RoleTool {
 		t.Errorf("two turns: %v, %+v", err, r.Messages)
+	}
+}
+
+// BenchmarkDecodeConversation decodes a request of 40 turns, half of them
+// an assistant's with a tool call beside its text: what reading a
+// router's conversation costs before any search.
+func BenchmarkDecodeConversation(b *testing.B) {
+	var turns []string
+	for i := range 20 {
+		turns = append(turns, fmt.Sprintf(`{"role":"user","content":"turn %d asks to open an issue about the login page"}`, i))
+		turns = append(turns, `{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"t","name":"f","input":{}}]}`)
+	}
+	body := []byte(`{"messages":[` + strings.Join(turns, ",") + `]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var r Request
+		if err := json.Unmarshal(body, &r); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
