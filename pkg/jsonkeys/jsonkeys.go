@@ -40,10 +40,19 @@ func (e *Error) Error() string {
 	switch {
 	case e.Hint != "":
 		msg += fmt.Sprintf(" (did you mean %q?)", e.Hint)
-	case len(e.Allowed) > 0 && len(e.Allowed) <= maxListed:
-		msg += "; it takes " + strings.Join(e.Allowed, ", ")
+	default:
+		msg += e.Takes()
 	}
 	return msg
+}
+
+// Takes is "; it takes" and the keys the object takes, or "" when there
+// are none or too many to list.
+func (e *Error) Takes() string {
+	if len(e.Allowed) == 0 || len(e.Allowed) > maxListed {
+		return ""
+	}
+	return "; it takes " + strings.Join(e.Allowed, ", ")
 }
 
 // within places a key problem found inside a value under that value's

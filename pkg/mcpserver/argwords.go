@@ -122,14 +122,15 @@ func (w *wordsWalk) object(sch *jsonschema.Schema, raw json.RawMessage, path str
 		return false
 	}
 	keys := slices.Sorted(maps.Keys(obj))
-	shut := closed(sch)
-	for _, k := range keys {
-		if _, ok := sch.Properties[k]; !ok && shut {
-			e := jsonkeys.Unknown(k, propertyNames(sch))
-			e.Path = path
-			if w.fault("argument %s", e) {
-				return true
+	if closed(sch) {
+		var unknown []string
+		for _, k := range keys {
+			if _, ok := sch.Properties[k]; !ok {
+				unknown = append(unknown, k)
 			}
+		}
+		if len(unknown) > 0 && w.unknownKeys(unknown, sch, path) {
+			return true
 		}
 	}
 	for _, k := range keys {
@@ -143,6 +144,33 @@ func (w *wordsWalk) object(sch *jsonschema.Schema, raw json.RawMessage, path str
 		}
 	}
 	return false
+}
+
+// maxKeysNamed bounds the unknown keys of one object a fault names.
+const maxKeysNamed = 3
+
+// unknownKeys records one fault for the keys of the object at path that
+// sch does not take: the one it nearly spells for a single key, else the
+// first few and how many more, then the keys it takes.
+func (w *wordsWalk) unknownKeys(unknown []string, sch *jsonschema.Schema, path string) bool {
+	e := jsonkeys.Unknown(unknown[0], propertyNames(sch))
+	e.Path = path
+	if len(unknown) == 1 {
+		return w.fault("argument %s", e)
+	}
+	named := make([]string, 0, maxKeysNamed)
+	for _, k := range unknown[:min(len(unknown), maxKeysNamed)] {
+		named = append(named, redact.Echo(k))
+	}
+	more := ""
+	if n := len(unknown) - len(named); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	where := ""
+	if path != "" {
+		where = " in " + path
+	}
+	return w.fault("argument keys %s%s%s are unknown%s", strings.Join(named, ", "), more, where, e.Takes())
 }
 
 // propertyNames are sch's properties in the order it declares them, where

@@ -75,6 +75,7 @@ func TestValidateInWords(t *testing.T) {
 		{"required inside", `{"type":"object","properties":{"o":{"type":"object","required":["k"]}}}`, `{"o":{}}`, `argument "o.k" is required`},
 		{"a closed object", `{"type":"object","properties":{"o":{"type":"object","properties":{"name":{},"size":{}},"additionalProperties":false}}}`, `{"o":{"nmae":"x"}}`, `argument key "nmae" in o is unknown (did you mean "name"?)`},
 		{"a closed object, no near key", `{"type":"object","properties":{"o":{"type":"object","properties":{"name":{},"size":{}},"additionalProperties":false}}}`, `{"o":{"colour":"x"}}`, `argument key "colour" in o is unknown; it takes name, size`},
+		{"several unknown keys, one fault", `{"type":"object","properties":{"o":{"type":"object","properties":{"a":{}},"additionalProperties":false}}}`, `{"o":{"a":1,"x":1,"y":2,"z":3,"w":4}}`, `argument keys "w", "x", "y" and 1 more in o are unknown; it takes a`},
 		{"a minimum length", `{"type":"object","properties":{"s":{"type":"string","minLength":1}}}`, `{"s":""}`, `argument "s" must be a string of at least 1 character, got ""`},
 		{"an item count", `{"type":"object","properties":{"a":{"type":"array","minItems":2,"maxItems":3}}}`, `{"a":[1]}`, `argument "a" must be an array of 2 to 3 items, got [1]`},
 		{"nullable", `{"type":"object","properties":{"n":{"type":["integer","null"]}}}`, `{"n":"x"}`, `argument "n" must be an integer, got "x"`},
