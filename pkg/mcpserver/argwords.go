@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,8 +91,12 @@ func (w *wordsWalk) value(sch *jsonschema.Schema, raw json.RawMessage, path stri
 	if len(raw) == 0 {
 		return false
 	}
+	var items []json.RawMessage // an array's, read once for its count and its walk
+	if raw[0] == '[' && json.Unmarshal(raw, &items) != nil {
+		return false
+	}
 	if path != "" {
-		if what := mustBe(sch); what != "" && !w.holds(sch, raw) {
+		if what := mustBe(sch); what != "" && !w.holds(sch, raw, len(items)) {
 			return w.fault("argument %q must be %s, got %s", path, what, redact.Clip(string(raw), redact.MaxEcho, "…"))
 		}
 	}
@@ -101,10 +106,6 @@ func (w *wordsWalk) value(sch *jsonschema.Schema, raw json.RawMessage, path stri
 	case '[':
 		if sch.Items == nil || len(sch.PrefixItems) > 0 || len(sch.ItemsArray) > 0 {
 			return false // a tuple: which schema an item meets is not items'
-		}
-		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) != nil {
-			return false
 		}
 		for i, it := range items {
 			if w.value(sch.Items, it, fmt.Sprintf("%s[%d]", path, i), depth+1) {
@@ -153,9 +154,9 @@ const maxKeysNamed = 3
 // sch does not take: the one it nearly spells for a single key, else the
 // first few and how many more, then the keys it takes.
 func (w *wordsWalk) unknownKeys(unknown []string, sch *jsonschema.Schema, path string) bool {
-	e := jsonkeys.Unknown(unknown[0], propertyNames(sch))
-	e.Path = path
 	if len(unknown) == 1 {
+		e := jsonkeys.Unknown(unknown[0], propertyNames(sch))
+		e.Path = path
 		return w.fault("argument %s", e)
 	}
 	named := make([]string, 0, maxKeysNamed)
@@ -170,7 +171,8 @@ func (w *wordsWalk) unknownKeys(unknown []string, sch *jsonschema.Schema, path s
 	if path != "" {
 		where = " in " + path
 	}
-	return w.fault("argument keys %s%s%s are unknown%s", strings.Join(named, ", "), more, where, e.Takes())
+	takes := (&jsonkeys.Error{Allowed: propertyNames(sch)}).Takes()
+	return w.fault("argument keys %s%s%s are unknown%s", strings.Join(named, ", "), more, where, takes)
 }
 
 // propertyNames are sch's properties in the order it declares them, where
@@ -183,16 +185,11 @@ func propertyNames(sch *jsonschema.Schema) []string {
 }
 
 // closed reports whether sch takes no key but its properties: its
-// additionalProperties is false, and nothing else admits a key.
+// additionalProperties is false ({"not": {}}, read as the validator reads
+// it), and nothing else admits a key.
 func closed(sch *jsonschema.Schema) bool {
 	ap := sch.AdditionalProperties
-	return ap != nil && ap.Not != nil && isTrue(ap.Not) && len(sch.PatternProperties) == 0 && sch.UnevaluatedProperties == nil
-}
-
-// isTrue reports whether s is the schema {} (true), which admits anything.
-func isTrue(s *jsonschema.Schema) bool {
-	b, err := json.Marshal(s)
-	return err == nil && string(b) == "true"
+	return ap != nil && ap.Not != nil && reflect.ValueOf(*ap.Not).IsZero() && len(sch.PatternProperties) == 0 && sch.UnevaluatedProperties == nil
 }
 
 // member is the path of key k of the object at path: a.b, or k at the top.
@@ -204,10 +201,11 @@ func member(path, k string) string {
 	return path + "." + k
 }
 
-// holds reports whether raw keeps what mustBe(sch) says of it: its type,
-// its enum, its range and its lengths. An answer it cannot be sure of is
-// true: argWords only reports what is certainly a fault.
-func (w *wordsWalk) holds(sch *jsonschema.Schema, raw json.RawMessage) bool {
+// holds reports whether raw (of n items, if an array) keeps what
+// mustBe(sch) says of it: its type, its enum, its range and its lengths.
+// An answer it cannot be sure of is true: argWords only reports what is
+// certainly a fault.
+func (w *wordsWalk) holds(sch *jsonschema.Schema, raw json.RawMessage, n int) bool {
 	kind := jsonKind(raw)
 	if typ, null := soleType(sch); typ != "" && !(null && kind == "null") && !isType(raw, kind, typ) {
 		return false
@@ -241,11 +239,7 @@ func (w *wordsWalk) holds(sch *jsonschema.Schema, raw json.RawMessage) bool {
 			return false
 		}
 	case "array":
-		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) != nil {
-			return true
-		}
-		if (sch.MinItems != nil && len(items) < *sch.MinItems) || (sch.MaxItems != nil && len(items) > *sch.MaxItems) {
+		if (sch.MinItems != nil && n < *sch.MinItems) || (sch.MaxItems != nil && n > *sch.MaxItems) {
 			return false
 		}
 	}
