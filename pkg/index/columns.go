@@ -63,6 +63,7 @@ type block struct {
 // goroutines for different rows.
 type Columns struct {
 	rows, dim int
+	words     int       // of a row's touched bits (SetRows)
 	scratch   sync.Pool // *pieceScratch
 	mu        sync.Mutex
 	pending   [][]piece // by block, until it is whole
@@ -73,27 +74,23 @@ type Columns struct {
 // NewColumns starts a matrix of rows×dim kept by column.
 func NewColumns(rows, dim int) *Columns {
 	n := (rows + blockRows - 1) / blockRows
-	c := &Columns{rows: rows, dim: dim, pending: make([][]piece, n), filled: make([]int, n), blocks: make([]block, n)}
+	c := &Columns{rows: rows, dim: dim, words: (dim + 63) / 64, pending: make([][]piece, n), filled: make([]int, n), blocks: make([]block, n)}
 	c.scratch.New = func() any { return new(pieceScratch) }
 	return c
 }
 
 // SetRows sets rows first, first+1, … from block, row-major (its length a
 // multiple of the width), normalising each to unit length as a Draft does.
-// touched, when not nil, marks each row's columns that may be nonzero, a
-// bit each in (width+63)/64 words a row (embedding.Rows), so that only
-// those are read. Neither is kept.
+// touched marks each row's columns that may be nonzero, a bit each in
+// (width+63)/64 words a row (embedding.Rows), and only those are read: a
+// column it leaves out must be zero. Neither is kept.
 func (c *Columns) SetRows(first int, block []float32, touched []uint64) {
-	n, words := len(block)/c.dim, (c.dim+63)/64
+	n := len(block) / c.dim
 	for lo := 0; lo < n; {
 		// A piece holds at most pieceRows rows, all of one block.
 		row := first + lo
 		hi := min(lo+pieceRows, n, lo+blockRows-row%blockRows)
-		var bits []uint64
-		if touched != nil {
-			bits = touched[lo*words : hi*words]
-		}
-		c.add(row/blockRows, c.piece(row, block[lo*c.dim:hi*c.dim], bits))
+		c.add(row/blockRows, c.piece(row, block[lo*c.dim:hi*c.dim], touched[lo*c.words:hi*c.words]))
 		lo = hi
 	}
 }
@@ -116,39 +113,25 @@ func (c *Columns) add(k int, p piece) {
 }
 
 // piece normalises the rows of block, rows first…, and keeps their
-// nonzeros by column. Each row is read twice, for its length and for its
-// nonzeros, scaled as Normalize scales them, over its touched columns
-// alone when touched marks them (SetRows); the rest of the work is on the
-// nonzeros alone.
+// nonzeros by column. Each row's touched columns (SetRows) are read
+// twice, for its length and for its nonzeros, scaled as Normalize scales
+// them; the rest of the work is on the nonzeros alone.
 func (c *Columns) piece(first int, block []float32, touched []uint64) piece {
-	n, words := len(block)/c.dim, (c.dim+63)/64
+	n := len(block) / c.dim
 	p := piece{first: first, n: n, start: make([]int32, c.dim+1)}
 	sc := c.scratch.Get().(*pieceScratch)
 	defer c.scratch.Put(sc)
 	cols, vals, ends := sc.cols[:0], sc.vals[:0], sc.ends[:0]
 	for r := range n {
-		row := block[r*c.dim : (r+1)*c.dim]
-		if touched == nil {
-			if norm := Norm(row); norm != 0 {
-				inv := float32(1 / norm)
-				for j, x := range row {
-					if x != 0 {
+		row, bits := block[r*c.dim:(r+1)*c.dim], touched[r*c.words:(r+1)*c.words]
+		if norm := normTouched(row, bits); norm != 0 {
+			inv := float32(1 / norm)
+			for w, word := range bits {
+				for ; word != 0; word &= word - 1 {
+					j := w*64 + mathbits.TrailingZeros64(word)
+					if x := row[j]; x != 0 {
 						cols, vals = append(cols, int32(j)), append(vals, x*inv)
 						p.start[j+1]++
-					}
-				}
-			}
-		} else {
-			bits := touched[r*words : (r+1)*words]
-			if norm := normTouched(row, bits); norm != 0 {
-				inv := float32(1 / norm)
-				for w, word := range bits {
-					for ; word != 0; word &= word - 1 {
-						j := w*64 + mathbits.TrailingZeros64(word)
-						if x := row[j]; x != 0 {
-							cols, vals = append(cols, int32(j)), append(vals, x*inv)
-							p.start[j+1]++
-						}
 					}
 				}
 			}

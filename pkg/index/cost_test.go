@@ -26,7 +26,7 @@ func layouts(tb testing.TB, rows, dim int, full int) []layout {
 			}
 		}
 		vecs[i][i%dim] += 1
-		cols.SetRows(i, append([]float32(nil), vecs[i]...), nil)
+		cols.SetRows(i, append([]float32(nil), vecs[i]...), touchedOf(vecs[i], dim, nil))
 	}
 	mx := draftOf(tb, vecs, 0)
 	byCol, err := cols.Matrix()
