@@ -144,6 +144,9 @@ func mdText(s string) string {
 	return b.String()
 }
 
+// codeEscapes are mdCode's: a report names thousands of tools.
+var codeEscapes = strings.NewReplacer("\n", " ", "\r", " ", "|", `\|`)
+
 // mdActive are the characters mdText escapes.
 const mdActive = "\\`*_[]<>|&~!"
 
@@ -151,7 +154,7 @@ const mdActive = "\\`*_[]<>|&~!"
 // a Markdown table cell: fenced by more backticks than it holds in a
 // row, its pipes escaped (a table splits cells before it reads spans).
 func mdCode(s string) string {
-	s = strings.NewReplacer("\n", " ", "\r", " ", "|", `\|`).Replace(s)
+	s = codeEscapes.Replace(s)
 	run, longest := 0, 0
 	for i := 0; i < len(s); i++ {
 		if s[i] == '`' {
