@@ -211,3 +211,32 @@ func BenchmarkSlabs(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSketch is what a rebuild spends making the serving index's
+// sketch (makeRoom), and a search of it against the exact index's, from
+// the same run.
+func BenchmarkSketch(b *testing.B) {
+	for _, s := range []struct{ n, d int }{{10000, 1536}, {100000, 1536}} {
+		b.Run(fmt.Sprintf("N=%d/D=%d", s.n, s.d), func(b *testing.B) {
+			mx, q := benchMatrix(b, s.n, s.d)
+			b.Run("make", func(b *testing.B) {
+				for b.Loop() {
+					mx.Sketch()
+				}
+			})
+			sk := mx.Sketch()
+			for _, m := range []struct {
+				name string
+				mx   *Matrix
+			}{{"exact", mx}, {"sketch", sk}} {
+				b.Run(m.name+"-top10", func(b *testing.B) {
+					for b.Loop() {
+						if _, err := m.mx.Candidates(Query{Dense: q}, 10, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		})
+	}
+}

@@ -48,7 +48,7 @@ type Query struct {
 // searches 4.3 times slower and its hybrid ones 3.6 (BENCHMARKS.md),
 // for more memory and approximate rankings.
 func (mx *Matrix) WithBinary(rescore int) *Matrix {
-	if mx.blocks != nil {
+	if mx.blocks != nil || mx.sketch != nil {
 		return mx
 	}
 	if rescore <= 0 {
@@ -83,15 +83,20 @@ func setPlanes(v []float32, nz, neg []uint64) {
 	}
 }
 
-// Quantization reports the matrix's first pass: QuantNone or QuantBinary.
+// Quantization reports the matrix's first pass: QuantNone, QuantBinary,
+// or QuantSketch for codes alone.
 func (mx *Matrix) Quantization() string {
+	if mx.sketch != nil {
+		return QuantSketch
+	}
 	if mx.codes != nil {
 		return QuantBinary
 	}
 	return QuantNone
 }
 
-// Scores writes q's exact cosine with every row into dst (Rows elements).
+// Scores writes q's exact cosine with every row into dst (Rows elements);
+// a sketch's are estimates.
 func (mx *Matrix) Scores(q Query, dst []float32) error {
 	if q.Dense != nil {
 		return mx.ScoresInto(q.Dense, dst)
@@ -99,8 +104,11 @@ func (mx *Matrix) Scores(q Query, dst []float32) error {
 	return mx.SparseScoresInto(q.Sparse, dst)
 }
 
-// Dot is q's exact cosine with one row.
+// Dot is q's exact cosine with one row (a sketch's estimate).
 func (mx *Matrix) Dot(q Query, row int) float32 {
+	if mx.sketch != nil {
+		return mx.sketchDot(q, row)
+	}
 	if mx.blocks != nil {
 		return mx.columnDot(q, row)
 	}
@@ -119,7 +127,8 @@ func (mx *Matrix) Dot(q Query, row int) float32 {
 // best first, ties in row order, with exact scores. An exact matrix scores
 // every row; a binary one scores every row's codes, and only the best
 // max(n, rescore) of those exactly, so it can miss a row whose codes
-// undersell it: that is its recall cost.
+// undersell it: that is its recall cost. A sketch ranks by its
+// estimates alone.
 func (mx *Matrix) Candidates(q Query, n int, keep func(row int) bool) ([]Match, error) {
 	if err := mx.checkQuery(q); err != nil {
 		return nil, err
@@ -127,7 +136,7 @@ func (mx *Matrix) Candidates(q Query, n int, keep func(row int) bool) ([]Match, 
 	sp := mx.scratch.Get().(*[]float32)
 	defer mx.scratch.Put(sp)
 	scores := *sp
-	if mx.codes == nil {
+	if mx.codes == nil || mx.sketch != nil {
 		if err := mx.Scores(q, scores); err != nil {
 			return nil, err
 		}
@@ -169,8 +178,32 @@ func (mx *Matrix) checkQuery(q Query) error {
 func (mx *Matrix) estimate(q Query, dst []float32) {
 	c := mx.codes
 	words := c.words
+	qnz, qneg, live := c.query(q)
+	for r := range mx.m.Rows {
+		p := c.bits[2*r*words : 2*(r+1)*words]
+		both, differ := agree(qnz, qneg, p[:words], p[words:], live)
+		dst[r] = float32(both - 2*differ)
+	}
+}
+
+// agree counts the columns among live's words nonzero in both a query's
+// planes and a row's, and how many of those differ in sign.
+func agree(qnz, qneg, rnz, rneg []uint64, live []int) (both, differ int) {
+	for _, w := range live {
+		z := qnz[w] & rnz[w]
+		both += bits.OnesCount64(z)
+		differ += bits.OnesCount64(z & (qneg[w] ^ rneg[w]))
+	}
+	return both, differ
+}
+
+// query is q's codes, and the words where it has a nonzero column: the
+// others add nothing to any row's agreement (none for a dense query, most
+// for a sparse one).
+func (c *binaryCodes) query(q Query) (qnz, qneg []uint64, live []int) {
+	words := c.words
 	qp := make([]uint64, 2*words)
-	qnz, qneg := qp[:words], qp[words:]
+	qnz, qneg = qp[:words], qp[words:]
 	if q.Dense != nil {
 		setPlanes(q.Dense, qnz, qneg)
 	} else {
@@ -183,23 +216,11 @@ func (mx *Matrix) estimate(q Query, dst []float32) {
 			}
 		}
 	}
-	// Words where the query has no nonzero column add nothing: skip them
-	// (none for a dense query, most for a sparse one).
-	live := make([]int, 0, words)
+	live = make([]int, 0, words)
 	for w, x := range qnz {
 		if x != 0 {
 			live = append(live, w)
 		}
 	}
-	for r := range mx.m.Rows {
-		p := c.bits[2*r*words : 2*(r+1)*words]
-		rnz, rneg := p[:words], p[words:]
-		var both, differ int
-		for _, w := range live {
-			z := qnz[w] & rnz[w]
-			both += bits.OnesCount64(z)
-			differ += bits.OnesCount64(z & (qneg[w] ^ rneg[w]))
-		}
-		dst[r] = float32(both - 2*differ)
-	}
+	return qnz, qneg, live
 }

@@ -31,15 +31,19 @@ const (
 // alone: a short local-embedder query reads a few of the columns of a
 // matrix kept by column, a long one nearly all of them.
 func (mx *Matrix) ScanCost(q Query) time.Duration {
-	rows := float64(mx.m.Rows)
 	if mx.codes != nil {
-		words := float64(mx.codes.words) // a dense query's codes fill every word
-		if q.Dense == nil {
-			words = float64(min(len(q.Sparse.Idx), mx.codes.words))
-		}
-		return ns(rows*(words*nsCodeWord+nsSelected) + float64(mx.codes.rescore)*float64(mx.dotCost(q)))
+		rows := float64(mx.m.Rows)
+		return ns(rows*(mx.codeWords(q)*nsCodeWord+nsSelected) + float64(mx.codes.rescore)*float64(mx.dotCost(q)))
 	}
 	return mx.ExactCost(q)
+}
+
+// codeWords is how many words of each row's codes q is compared with.
+func (mx *Matrix) codeWords(q Query) float64 {
+	if q.Dense == nil {
+		return float64(min(len(q.Sparse.Idx), mx.codes.words))
+	}
+	return float64(mx.codes.words) // a dense query's codes fill every word
 }
 
 // ExactCost is about the CPU time of Scores for q, and of selecting the
@@ -48,6 +52,8 @@ func (mx *Matrix) ExactCost(q Query) time.Duration {
 	rows := float64(mx.m.Rows)
 	var read float64
 	switch {
+	case mx.sketch != nil: // its scores are its codes' (Sketch)
+		read = rows * mx.codeWords(q) * nsCodeWord
 	case mx.blocks != nil && q.Dense != nil:
 		for j, v := range q.Dense {
 			if v != 0 {
@@ -73,6 +79,9 @@ func (mx *Matrix) DotCost(q Query) time.Duration { return ns(mx.dotCost(q)) }
 
 func (mx *Matrix) dotCost(q Query) float64 {
 	switch {
+	case mx.sketch != nil:
+		// The query's codes and its product with the mean, then a row's.
+		return float64(mx.m.Cols)*nsRowValue + mx.codeWords(q)*nsCodeWord
 	case mx.blocks != nil && q.Dense != nil:
 		// columnDot looks up the query's nonzeros alone.
 		var nnz float64

@@ -39,6 +39,7 @@ func layouts(tb testing.TB, rows, dim int, full int) []layout {
 		{"rows+columns", mx.WithColumns()},
 		{"by-column", byCol},
 		{"binary", mx.WithBinary(DefaultRescore)},
+		{"sketch", mx.Sketch()},
 	}
 }
 

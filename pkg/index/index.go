@@ -36,6 +36,9 @@ type Matrix struct {
 	cols    []float32
 	scratch sync.Pool    // *[]float32 of length Rows, so a search allocates only its result
 	codes   *binaryCodes // nil: exact only (see WithBinary)
+	// sketch, when not nil, says the matrix holds codes and no values
+	// (Sketch), and what they are centred on.
+	sketch *centre
 }
 
 // ErrDimension is returned when a query's width differs from the rows'.
@@ -80,7 +83,7 @@ func newMatrix(m blas32.General, slabs []slab, blocks []block) *Matrix {
 // derive is a copy of mx sharing its values and pool, for a With method to
 // add what it makes: whatever mx holds, the copy holds too.
 func (mx *Matrix) derive() *Matrix {
-	q := &Matrix{m: mx.m, slabs: mx.slabs, blocks: mx.blocks, colEntries: mx.colEntries, cols: mx.cols, codes: mx.codes}
+	q := &Matrix{m: mx.m, slabs: mx.slabs, blocks: mx.blocks, colEntries: mx.colEntries, cols: mx.cols, codes: mx.codes, sketch: mx.sketch}
 	q.scratch.New = mx.scratch.New
 	return q
 }
@@ -92,11 +95,14 @@ func (mx *Matrix) Rows() int { return mx.m.Rows }
 func (mx *Matrix) Dim() int { return mx.m.Cols }
 
 // Bytes is the memory held by the vectors themselves: 4 bytes a dimension,
-// twice with WithColumns, plus binary codes.
+// twice with WithColumns, plus binary codes; a sketch's codes and centre.
 func (mx *Matrix) Bytes() int64 {
 	b := mx.rowBytes() + int64(cap(mx.cols))*4 + mx.columnBytes() + int64(len(mx.colEntries))*8
 	if mx.codes != nil {
 		b += int64(len(mx.codes.bits)) * 8
+	}
+	if mx.sketch != nil {
+		b += int64(len(mx.sketch.mean)+len(mx.sketch.norms)+len(mx.sketch.lift)) * 4
 	}
 	return b
 }
@@ -104,6 +110,9 @@ func (mx *Matrix) Bytes() int64 {
 // Row returns row i. The slice aliases the matrix and must not be
 // modified; a matrix kept by column returns a copy.
 func (mx *Matrix) Row(i int) []float32 {
+	if mx.sketch != nil {
+		return nil
+	}
 	if mx.blocks != nil {
 		return mx.columnRow(i)
 	}
@@ -114,6 +123,9 @@ func (mx *Matrix) Row(i int) []float32 {
 // copied, like Row, from a matrix kept by column): what the linter and
 // snapshot files take.
 func (mx *Matrix) Vectors() [][]float32 {
+	if mx.sketch != nil {
+		return nil
+	}
 	out := make([][]float32, mx.m.Rows)
 	if mx.blocks != nil {
 		dim := mx.m.Cols
@@ -252,6 +264,10 @@ func down(h []Match, i int) {
 func (mx *Matrix) ScoresInto(q, dst []float32) error {
 	if len(q) != mx.m.Cols {
 		return fmt.Errorf("%w: %d, want %d", ErrDimension, len(q), mx.m.Cols)
+	}
+	if mx.sketch != nil {
+		mx.sketchScores(Query{Dense: q}, dst)
+		return nil
 	}
 	if mx.blocks != nil {
 		mx.columnScores(q, dst)

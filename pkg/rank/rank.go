@@ -277,14 +277,16 @@ func (rk *Ranker) AppendHybrid(ctx context.Context, dst []Result, query Query, k
 		clear(dense) // no dense evidence: every candidate's cosine is 0
 	}
 	mx := rk.dense
-	// A quantised index scores only its dense candidates; every other
+	// A binary index scores only its dense candidates; every other
 	// candidate gets its exact cosine as it joins. But when the codes'
 	// pass and so many joining cosines one by one cost more than every
 	// row's at once (most tools join a broad query of a large catalog;
 	// a small catalog's rows cost less than rescoring), every row is
 	// scored exactly instead, and the dense candidates are the exact ones.
+	// A sketch's estimates are all it has: every row's at once is cheaper
+	// than one by one, each of which reads the whole query again.
 	lex := rk.lexicalScores(query, sc, keep)
-	lazy := q != nil && mx.Quantization() != index.QuantNone && !rk.scanJoins(*q, lex, keep)
+	lazy := q != nil && mx.Quantization() == index.QuantBinary && !rk.scanJoins(*q, lex, keep)
 	join := func(row int) {
 		if !member[row] && lazy {
 			dense[row] = mx.Dot(*q, row)
@@ -461,7 +463,7 @@ func (rk *Ranker) Cost(q Query, hybrid bool) time.Duration {
 	}
 	cands := min(posts, rk.lexical.Len())
 	if q.Dense != nil {
-		if d := *q.Dense; hybrid && mx.Quantization() != index.QuantNone {
+		if d := *q.Dense; hybrid && mx.Quantization() == index.QuantBinary {
 			// The codes' pass and the lexical candidates' cosines one by
 			// one, or every row's instead when that is cheaper (scanJoins).
 			c += min(mx.ScanCost(d)+time.Duration(cands)*mx.DotCost(d), mx.ExactCost(d))

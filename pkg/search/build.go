@@ -186,10 +186,11 @@ func (s *Service) finish(ctx context.Context, snap *Snapshot, corpus *analysis.C
 // changed no tool. The matrix is immutable, so both snapshots read one
 // copy, and the rebuild neither holds the vectors twice nor spends the
 // local embedder's fit (BENCHMARKS.md, "A rebuild of the same tools"). A
-// prev whose embedding failed, or a provider whose width a query found
-// changed, is embedded afresh.
+// prev whose embedding failed, whose index is its sign codes alone
+// (makeRoom), or a provider whose width a query found changed, is
+// embedded afresh.
 func (s *Service) sameDense(prev *Snapshot, cat *catalog.Catalog) bool {
-	return prev != nil && prev.Matrix != nil && !s.distrust.Load() && prev.Catalog.Hash() == cat.Hash()
+	return prev != nil && prev.Matrix != nil && !prev.Matrix.Sketched() && !s.distrust.Load() && prev.Catalog.Hash() == cat.Hash()
 }
 
 // shareDense gives snap from's dense index and the embedder fitted to it.

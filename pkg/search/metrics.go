@@ -129,7 +129,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "toolsearch_index_bytes", Help: "Bytes held by the published snapshot's vectors.",
 		}),
 		degraded: f.NewGauge(prometheus.GaugeOpts{
-			Name: "toolsearch_degraded", Help: "1 while the published snapshot has no semantic index (keyword ranking only).",
+			Name: "toolsearch_degraded", Help: "1 while the published snapshot has no semantic index (keyword ranking only), or only its sign codes (semantic scores estimated, for a rebuild the memory limit cannot hold beside the index).",
 		}),
 		needed: f.NewGauge(prometheus.GaugeOpts{
 			Name: "toolsearch_memory_needed_bytes", Help: "The memory limit the published catalog needs at its peak by the sizing rule (docs/operations.md, Memory): a rebuild with every text changed, a catalog report and the connections held (0 before the first build).",
@@ -144,7 +144,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "toolsearch_search_results_total", Help: "Tools returned, by source (hybrid, semantic, keyword, core, template, select, list).",
 		}, []string{"source"}),
 		fallbacks: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolsearch_fallbacks_total", Help: "Searches answered by keyword ranking because semantic ranking failed, by reason.",
+			Name: "toolsearch_fallbacks_total", Help: "Searches answered by keyword ranking because semantic ranking failed, or (approximate) with the semantic index's sign codes alone, by reason.",
 		}, []string{"reason"}),
 		queryCache: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_query_cache_requests_total", Help: "Query embedding cache lookups by result (hit, miss); the hit ratio is hit / (hit + miss).",
@@ -159,9 +159,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	// Every fallback reason exists from the start at 0, so an alert on its
 	// rate sees the first fallback as an increase, not a new series.
 	// (no_index: the snapshot has no semantic index; memory_limit: it was
-	// let go for a rebuild; the others are embedding.Reason's classes for
-	// a failed query embedding.)
-	for _, r := range append([]string{"no_index", dropReason}, embedding.Reasons...) {
+	// let go for a rebuild; approximate: it was kept as its sign codes,
+	// and the search ranked semantically with estimates; the others are
+	// embedding.Reason's classes for a failed query embedding.)
+	for _, r := range append([]string{"no_index", dropReason, sketchReason}, embedding.Reasons...) {
 		m.fallbacks.WithLabelValues(r)
 	}
 	for _, r := range []string{"recorded", "error", "dropped"} {
@@ -174,7 +175,7 @@ func (m *metrics) published(snap *Snapshot) {
 	m.size.Set(float64(snap.Catalog.Len()))
 	if snap.Semantic() {
 		m.bytes.Set(float64(snap.Matrix.Bytes()))
-		m.degraded.Set(0)
+		m.degraded.Set(float64(btoi(snap.dropped)))
 	} else {
 		m.bytes.Set(0)
 		m.degraded.Set(1)

@@ -58,6 +58,8 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		}
 		a.degrade(reason)
 		mode = ModeKeyword
+	} else if mode != ModeKeyword && a.snap.dropped {
+		a.degrade(sketchReason) // its cosines are estimates (makeRoom)
 	}
 	w := works.Get().(*work)
 	defer w.release(a)
@@ -198,10 +200,11 @@ func (a *answer) confidence(results []rank.Result, q rank.Query, mode Mode) {
 }
 
 // reasonText is what a caller is told of each embedding failure reason
-// (embedding.Reason, no_index and dropReason).
+// (embedding.Reason, no_index, dropReason and sketchReason).
 var reasonText = map[string]string{
 	"no_index":     "the semantic index is not built (the embedding provider failed at build); ranked by keywords",
 	dropReason:     "the semantic index is being rebuilt, and the memory limit cannot hold it beside the new one; ranked by keywords until the rebuild ends",
+	sketchReason:   "the semantic index is being rebuilt, and the memory limit cannot hold it beside the new one; its semantic scores are estimated from sign codes until the rebuild ends",
 	"timeout":      "the embedding provider did not answer in time; ranked by keywords",
 	"rate_limited": "the embedding provider is rate-limiting; ranked by keywords",
 	"server_error": "the embedding provider failed (a server error); ranked by keywords",

@@ -11,18 +11,26 @@ import (
 // the live heap, the rebuild would be OOM-killed; the pod restarts, and
 // its start-up build has no index beside it, so it serves again, until
 // the change that started the rebuild comes round and kills it once
-// more. Keyword ranking for the rebuild's length is the better of the
-// two: the serving index is let go first (makeRoom), and its snapshot
-// serves on by keywords, each answer degraded and saying why.
+// more. Serving worse for the rebuild's length is the better of the two:
+// the serving index is let go first (makeRoom), down to its sign codes
+// (index.Matrix.Sketch, a sixteenth of its rows) where the limit holds
+// those, so that searches still rank by meaning, with estimated
+// cosines; else wholly, and its snapshot serves on by keywords. Each
+// answer is degraded and says why.
 
 // dropReason is what a search answered by keywords while the dense index
-// is let go for a rebuild says (diagnostic.embedding_reason).
-const dropReason = "memory_limit"
+// is let go for a rebuild says (diagnostic.embedding_reason);
+// sketchReason what one ranked with the index's sign codes says.
+const (
+	dropReason   = "memory_limit"
+	sketchReason = "approximate"
+)
 
 // makeRoom lets the serving index go (dropDense) when the container's
 // memory limit cannot hold a new index of fresh bytes beside the live
 // heap, which the caller has just collected, and the rebuild's garbage
-// allowance (rebuildSlack). It reports whether it did, and marks the
+// allowance (rebuildSlack): to its sign codes when the limit holds those
+// in its place, else wholly. It reports whether it did, and marks the
 // build under way as having done so (Build). No limit known is room for
 // anything.
 func (s *Service) makeRoom(fresh uint64) bool {
@@ -34,33 +42,44 @@ func (s *Service) makeRoom(fresh uint64) bool {
 	if live+fresh+rebuildSlack <= uint64(limit) {
 		return false
 	}
-	why := fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index was let go and searches are ranked by keywords until the rebuild publishes its own",
-		limit>>20, fresh>>20, live>>20)
-	if !s.dropDense(why) {
-		return false
-	}
-	s.dropped = true
-	return true
-}
-
-// dropDense publishes the snapshot serving, and its views, without their
-// dense index, and forgets what referred to that index for the next
-// build (a provider's cached rows, a snapshot file's), so that it can be
-// collected once the searches reading it end. why is the operator's, in
-// status and the log. It reports whether there was a dense index to let
-// go.
-func (s *Service) dropDense(why string) bool {
 	cur := s.cur.Load()
 	if cur == nil || !cur.Semantic() {
 		return false
 	}
-	kw := s.withoutDense(cur)
+	// The rows go and their codes stay: views' own rows (those not in the
+	// serving index's slabs) go too, uncounted, which leaves room. Only a
+	// provider's dense vectors are sketched: the share of opposite signs
+	// estimates the angle between dense vectors, while the local
+	// embedder's sparse ones share a few columns, whose signs say little.
+	_, local := s.cfg.Embedder.(fitter)
+	sketch := !local && !cur.Matrix.Sketched() && cur.Matrix.SketchBytes() > 0 &&
+		live+uint64(cur.Matrix.SketchBytes())+fresh+rebuildSlack <= uint64(limit)+uint64(cur.Matrix.Bytes())
+	var why string
+	if sketch {
+		why = fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index is held as its sign codes (%d MiB), and semantic scores are estimates until the rebuild publishes its own",
+			limit>>20, fresh>>20, live>>20, cur.Matrix.SketchBytes()>>20)
+	} else {
+		why = fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index was let go and searches are ranked by keywords until the rebuild publishes its own",
+			limit>>20, fresh>>20, live>>20)
+	}
+	s.dropDense(cur, why, sketch)
+	s.dropped = true
+	return true
+}
+
+// dropDense publishes cur, the snapshot serving, and its views, without
+// their dense index, or with only its sign codes (sketch), and forgets
+// what referred to that index for the next build (a provider's cached
+// rows, a snapshot file's), so that it can be collected once the
+// searches reading it end. why is the operator's, in status and the log.
+func (s *Service) dropDense(cur *Snapshot, why string, sketch bool) {
+	kw := s.withoutDense(cur, sketch)
 	kw.Version = s.version(s.seq.Add(1), kw.Catalog, kw)
 	copies := map[*Snapshot]*Snapshot{} // keys with the same visibility share a view
 	for name, v := range cur.views {
 		c, ok := copies[v]
 		if !ok {
-			c = s.withoutDense(v)
+			c = s.withoutDense(v, sketch)
 			c.Version = "view-" + fingerprint(c.Catalog, c)
 			copies[v] = c
 		}
@@ -76,21 +95,30 @@ func (s *Service) dropDense(why string) bool {
 	s.mu.Lock()
 	s.lastErr, s.lastErrAt = why, s.cfg.Now().UTC()
 	s.mu.Unlock()
-	s.logger.Warn("the semantic index is let go for this rebuild, which the memory limit cannot hold beside it; searches are ranked by keywords until it is published",
-		"reason", why, "version", kw.Version, "limit_bytes", s.cfg.MemoryLimit)
+	msg := "the semantic index is let go for this rebuild, which the memory limit cannot hold beside it; searches are ranked by keywords until it is published"
+	if sketch {
+		msg = "the semantic index is held as its sign codes for this rebuild, which the memory limit cannot hold beside it; semantic scores are estimates until it is published"
+	}
+	s.logger.Warn(msg, "reason", why, "version", kw.Version, "limit_bytes", s.cfg.MemoryLimit)
 	// The index serving is garbage now, less any search still reading it;
 	// its pages go back before the new vectors are made.
 	debug.FreeOSMemory()
-	return true
 }
 
 // withoutDense is a copy of snap that ranks by keywords alone, for
-// dropDense: the same catalog, keyword index and policy, no dense index.
-// Views are the caller's to copy.
-func (s *Service) withoutDense(snap *Snapshot) *Snapshot {
+// dropDense, or with its dense index's sign codes (sketch): the same
+// catalog, keyword index and policy. Views are the caller's to copy.
+func (s *Service) withoutDense(snap *Snapshot, sketch bool) *Snapshot {
 	kw := *snap
-	kw.Matrix, kw.Preloaded, kw.dropped = nil, false, true
-	kw.EmbedError = "the semantic index was let go for a rebuild the memory limit cannot hold beside it"
+	kw.Preloaded, kw.dropped = false, true
+	if sketch && kw.Matrix != nil {
+		kw.Matrix = kw.Matrix.Sketch()
+	} else {
+		kw.Matrix = nil
+	}
+	if kw.Matrix == nil {
+		kw.EmbedError = "the semantic index was let go for a rebuild the memory limit cannot hold beside it"
+	}
 	if snap.views != nil {
 		kw.views = make(map[string]*Snapshot, len(snap.views))
 	}

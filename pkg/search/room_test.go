@@ -43,11 +43,18 @@ func (g *gatedEmbedder) Info() embedding.Info {
 
 // TestRebuildOverMemoryLimit: a rebuild whose new vectors the memory limit
 // cannot hold beside the live heap lets the index serving go before it
-// embeds, and every key is answered by keywords, saying why, until the new
-// index is published. Under a limit that holds both, or none known, the
-// index serves on. A build that then fails publishes its catalog ranked by
-// keywords, fails, and asks Follow to retry.
+// embeds, down to its sign codes where the limit holds those, and every
+// key is answered by keywords, or semantically with estimates, saying
+// why, until the new index is published. Under a limit that holds both,
+// or none known, the index serves on. A build that then fails publishes
+// its catalog ranked by keywords, fails, and asks Follow to retry.
 func TestRebuildOverMemoryLimit(t *testing.T) {
+	// The heap makeRoom sees is fixed, so that a limit can fall between
+	// what the new vectors need beside the index and beside its codes.
+	const heap = 1 << 30
+	defer func(was func() uint64) { liveHeap = was }(liveHeap)
+	liveHeap = func() uint64 { return heap }
+	codesOnly := int64(heap + rebuildSlack) // under heap + the new vectors + slack, over it less the index plus its codes
 	base := defaultSetup(t)
 	tools := slices.Clone(base.Catalog.Tools())
 	changed := len(tools) / 2
@@ -58,15 +65,18 @@ func TestRebuildOverMemoryLimit(t *testing.T) {
 	keys := []access.Key{{Name: "all", Hash: sha256.Sum256([]byte("secret-all"))},
 		{Name: "some", Hash: sha256.Sum256([]byte("secret-some")), Visibility: access.Visibility{Servers: servers[1:]}}}
 	for _, tc := range []struct {
-		name  string
-		limit int64
-		fail  error
-		drop  bool
+		name   string
+		limit  int64
+		fail   error
+		drop   bool
+		sketch bool // the index's codes serve
 	}{
-		{"no limit known", 0, nil, false},
-		{"a limit that holds both", 1 << 50, nil, false},
-		{"a limit under both", 1, nil, true},
-		{"a limit under both, the provider failing", 1, errors.New("provider down"), true},
+		{"no limit known", 0, nil, false, false},
+		{"a limit that holds both", 1 << 50, nil, false, false},
+		{"a limit under both", 1, nil, true, false},
+		{"a limit under both, the provider failing", 1, errors.New("provider down"), true, false},
+		{"a limit that holds the new index beside the codes", codesOnly, nil, true, true},
+		{"a limit that holds the codes, the provider failing", codesOnly, errors.New("provider down"), true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			emb := &gatedEmbedder{local: embedding.NewLocal(64), entered: make(chan struct{}), open: make(chan error)}
@@ -99,8 +109,12 @@ func TestRebuildOverMemoryLimit(t *testing.T) {
 				if res.Diagnostic != nil {
 					reason = res.Diagnostic.EmbeddingReason
 				}
-				if res.Degraded != tc.drop || tc.drop && (reason != dropReason || res.Mode != ModeKeyword) {
-					t.Errorf("key %s during the rebuild: degraded %v (%q), mode %s; want degraded %v", key.Name, res.Degraded, reason, res.Mode, tc.drop)
+				wantReason, wantMode := dropReason, ModeKeyword
+				if tc.sketch {
+					wantReason, wantMode = sketchReason, ModeHybrid
+				}
+				if res.Degraded != tc.drop || tc.drop && (reason != wantReason || res.Mode != wantMode) {
+					t.Errorf("key %s during the rebuild: degraded %v (%q), mode %s; want degraded %v (%q, %s)", key.Name, res.Degraded, reason, res.Mode, tc.drop, wantReason, wantMode)
 				}
 				if res.IndexVersion == first.Version && tc.drop {
 					t.Errorf("key %s: the index let go answers under the version it had", key.Name)
@@ -116,11 +130,21 @@ func TestRebuildOverMemoryLimit(t *testing.T) {
 			if tc.drop && (svc.last != nil || svc.Current().Catalog != first.Catalog) {
 				t.Error("the index let go is still held for the next build, or another catalog serves")
 			}
+			if cur := svc.Current(); tc.drop && (cur.Semantic() != tc.sketch || tc.sketch && (!cur.Matrix.Sketched() || !strings.Contains(st.LastError, "sign codes"))) {
+				t.Errorf("during the rebuild: semantic %v, last error %q; want the sign codes serving %v", cur.Semantic(), st.LastError, tc.sketch)
+			}
 			emb.open <- tc.fail
 			b := <-done
 			switch {
 			case tc.fail != nil:
-				if !errors.Is(b.err, ErrEmbedFailed) || !errors.Is(b.err, ErrDropped) || svc.Current().Semantic() || svc.Current().Catalog.Hash() != edited.Catalog.Hash() {
+				switch cur := svc.Current(); {
+				case tc.sketch:
+					// The new catalog has no index; the old one's codes,
+					// and its catalog, serve on until a build makes one.
+					if !errors.Is(b.err, ErrEmbedFailed) || !cur.Matrix.Sketched() || cur.Catalog.Hash() != first.Catalog.Hash() {
+						t.Fatalf("a failed build: %v; want ErrEmbedFailed and the sign codes serving", b.err)
+					}
+				case !errors.Is(b.err, ErrEmbedFailed) || !errors.Is(b.err, ErrDropped) || cur.Semantic() || cur.Catalog.Hash() != edited.Catalog.Hash():
 					t.Fatalf("a failed build: %v; want ErrEmbedFailed and the new catalog ranked by keywords", b.err)
 				}
 				select {
@@ -196,10 +220,30 @@ func TestFollowRetriesADroppedIndex(t *testing.T) {
 }
 
 // TestSearchWhileTheIndexIsLetGo: searches by every key, in every mode,
-// while rebuilds let the index go and make another, never fail or come
-// back empty, and are degraded only for that reason (run with -race: the
-// copy without the index is published while searches read the old one).
+// while rebuilds let the index go (wholly, or to its sign codes) and make
+// another, never fail or come back empty, and are degraded only for that
+// reason (run with -race: the copy without the index is published while
+// searches read the old one).
 func TestSearchWhileTheIndexIsLetGo(t *testing.T) {
+	const heap = 1 << 30
+	defer func(was func() uint64) { liveHeap = was }(liveHeap)
+	liveHeap = func() uint64 { return heap }
+	// Every text changes: the new vectors are as large as the index.
+	vectors := int64(defaultSetup(t).Catalog.Len()) * 64 * 4
+	for _, tc := range []struct {
+		name   string
+		limit  int64
+		reason string
+		says   string // the status's last error
+	}{
+		{"wholly", 1, dropReason, "ranked by keywords"},
+		{"to its codes", heap + int64(rebuildSlack) + vectors - 1, sketchReason, "sign codes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { searchWhileLetGo(t, tc.limit, tc.reason, tc.says) })
+	}
+}
+
+func searchWhileLetGo(t *testing.T, limit int64, reason, says string) {
 	base := defaultSetup(t)
 	servers := base.Catalog.Servers()
 	setup := *base
@@ -213,7 +257,7 @@ func TestSearchWhileTheIndexIsLetGo(t *testing.T) {
 		}
 		editions = append(editions, withTools(t, &setup, tools))
 	}
-	svc := New(Config{Embedder: &countingEmbedder{local: embedding.NewLocal(64)}, Version: "test", MemoryLimit: 1, QueryCacheSize: -1})
+	svc := New(Config{Embedder: &countingEmbedder{local: embedding.NewLocal(64)}, Version: "test", MemoryLimit: limit, QueryCacheSize: -1})
 	if _, err := svc.Build(t.Context(), editions[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +277,7 @@ func TestSearchWhileTheIndexIsLetGo(t *testing.T) {
 				case err != nil:
 				case len(res.Tools) == 0:
 					errs <- fmt.Errorf("%s: an empty answer", req.Mode)
-				case res.Degraded && (res.Diagnostic == nil || res.Diagnostic.EmbeddingReason != dropReason):
+				case res.Degraded && (res.Diagnostic == nil || res.Diagnostic.EmbeddingReason != reason):
 					errs <- fmt.Errorf("%s: degraded for another reason: %+v", req.Mode, res.Diagnostic)
 				default:
 					continue
@@ -255,6 +299,9 @@ func TestSearchWhileTheIndexIsLetGo(t *testing.T) {
 	}
 	if !svc.Current().Semantic() {
 		t.Error("the last rebuild left no index")
+	}
+	if st := svc.Status(); !strings.Contains(st.LastError, says) {
+		t.Errorf("status's last error %q does not say %q", st.LastError, says)
 	}
 }
 

@@ -362,8 +362,9 @@ func lowerGCPercent(pct int) int {
 // that a test can have it lower the percentage on a small heap.
 var rebuildSlack uint64 = 32 << 20
 
-// liveHeap is the heap the last collection found live.
-func liveHeap() uint64 {
+// liveHeap is the heap the last collection found live; a variable, so
+// that a test can have makeRoom see a heap of its choosing.
+var liveHeap = func() uint64 {
 	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	rtmetrics.Read(s)
 	if s[0].Value.Kind() != rtmetrics.KindUint64 {

@@ -200,7 +200,7 @@ func (snap *Snapshot) fillStatus(st *Status) {
 	built := snap.BuiltAt
 	st.Ready = true
 	st.Mode = snap.mode()
-	st.Degraded = !snap.Semantic()
+	st.Degraded = !snap.Semantic() || snap.dropped
 	st.Size = snap.Catalog.Len()
 	st.IndexVersion = snap.Version
 	if snap.PolicyWarnings != nil {
@@ -212,7 +212,11 @@ func (snap *Snapshot) fillStatus(st *Status) {
 	if snap.Semantic() {
 		st.Embedder.Dimensions = snap.Matrix.Dim() // the width actually served, even when the model chose it
 		st.MemoryBytes = snap.Matrix.Bytes()
-		if q := snap.Matrix.Quantization(); q != st.Quantization {
+		switch q := snap.Matrix.Quantization(); {
+		case q == index.QuantSketch:
+			st.Quantization = q
+			st.QuantizationNote = "the index is held as its sign codes alone while a rebuild the memory limit cannot hold beside it runs: semantic scores are estimates"
+		case q != st.Quantization:
 			st.Quantization = q
 			st.QuantizationNote = "binary codes not built: an index of the local embedder's vectors this large is kept by column, where exact scores read less than codes would"
 		}
