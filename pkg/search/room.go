@@ -47,17 +47,20 @@ func (s *Service) makeRoom(fresh uint64) bool {
 		return false
 	}
 	// The rows go and their codes stay: views' own rows (those not in the
-	// serving index's slabs) go too, uncounted, which leaves room. Only a
-	// provider's dense vectors are sketched: the share of opposite signs
-	// estimates the angle between dense vectors, while the local
-	// embedder's sparse ones share a few columns, whose signs say little.
+	// serving index's slabs) go too, uncounted, which leaves room. The
+	// codes are made beside the rows, so they must fit beside the live
+	// heap too. Only a provider's dense vectors are sketched: the share
+	// of opposite signs estimates the angle between dense vectors, while
+	// the local embedder's sparse ones share a few columns, whose signs
+	// say little.
 	_, local := s.cfg.Embedder.(fitter)
-	sketch := !local && !cur.Matrix.Sketched() && cur.Matrix.SketchBytes() > 0 &&
-		live+uint64(cur.Matrix.SketchBytes())+fresh+rebuildSlack <= uint64(limit)+uint64(cur.Matrix.Bytes())
+	codes := uint64(cur.Matrix.SketchBytes())
+	sketch := !local && !cur.Matrix.Sketched() && codes > 0 && live+codes <= uint64(limit) &&
+		live+codes+fresh+rebuildSlack <= uint64(limit)+uint64(cur.Matrix.Bytes())
 	var why string
 	if sketch {
 		why = fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index is held as its sign codes (%d MiB), and semantic scores are estimates until the rebuild publishes its own",
-			limit>>20, fresh>>20, live>>20, cur.Matrix.SketchBytes()>>20)
+			limit>>20, fresh>>20, live>>20, codes>>20)
 	} else {
 		why = fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index was let go and searches are ranked by keywords until the rebuild publishes its own",
 			limit>>20, fresh>>20, live>>20)

@@ -77,6 +77,10 @@ func TestRebuildOverMemoryLimit(t *testing.T) {
 		{"a limit under both, the provider failing", 1, errors.New("provider down"), true, false},
 		{"a limit that holds the new index beside the codes", codesOnly, nil, true, true},
 		{"a limit that holds the codes, the provider failing", codesOnly, errors.New("provider down"), true, true},
+		// With no garbage allowed for, the new vectors would fit beside
+		// the codes, but the codes are made beside the live heap, and the
+		// limit is a byte short of that (set once the index is built).
+		{"a limit just short of the live heap and the codes", -1, nil, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			emb := &gatedEmbedder{local: embedding.NewLocal(64), entered: make(chan struct{}), open: make(chan error)}
@@ -87,6 +91,11 @@ func TestRebuildOverMemoryLimit(t *testing.T) {
 			first, err := svc.Build(t.Context(), &setup)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.limit < 0 {
+				defer func(was uint64) { rebuildSlack = was }(rebuildSlack)
+				rebuildSlack = 0
+				svc.cfg.MemoryLimit = heap + first.Matrix.SketchBytes() - 1
 			}
 			edited := withTools(t, &setup, tools)
 			emb.shut = true
