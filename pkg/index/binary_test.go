@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -120,4 +121,31 @@ func abs32(x float32) float32 {
 		return -x
 	}
 	return x
+}
+
+// setPlanes reads a value's bits: its planes are what comparing each
+// value with 0 gives, for every kind of float32, at every position of a
+// row that does not fill its last word.
+func TestSetPlanes(t *testing.T) {
+	kinds := []float32{0, float32(math.Copysign(0, -1)), 1, -1, math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
+		math.MaxFloat32, -math.MaxFloat32, float32(math.Inf(1)), float32(math.Inf(-1))}
+	const n = 130
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := range 50 {
+		v := make([]float32, n)
+		for j := range v {
+			v[j] = kinds[r.IntN(len(kinds))]
+		}
+		nz, neg := make([]uint64, 3), make([]uint64, 3)
+		setPlanes(v, nz, neg)
+		for j, x := range v {
+			gotNZ, gotNeg := nz[j/64]>>(j%64)&1 == 1, neg[j/64]>>(j%64)&1 == 1
+			if gotNZ != (x != 0) || gotNeg != (x < 0) {
+				t.Fatalf("trial %d, value %d (%v): nonzero %v, negative %v", trial, j, x, gotNZ, gotNeg)
+			}
+		}
+		if nz[2]>>(n%64) != 0 || neg[2]>>(n%64) != 0 {
+			t.Fatalf("trial %d: bits set past the row's end", trial)
+		}
+	}
 }
