@@ -12,6 +12,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +26,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -212,6 +215,36 @@ func TestRequestsMatchTheSpec(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		if ok, errs := v.ValidateHttpRequest(req); !ok {
 			t.Errorf("request %s does not match the spec: %v", body, errs)
+		}
+	}
+}
+
+// The spec's closed lists are the code's: a value the service can send
+// that the spec does not list fails a client that validates answers, and
+// it would be sent only in a state the tests above do not reach (a
+// provider failing, a rebuild short of memory).
+func TestEnumsMatchTheCode(t *testing.T) {
+	spec, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		field string
+		code  []string
+	}{
+		{"embedding_reason", search.DegradedReasons()},
+		{"quantization", []string{index.QuantNone, index.QuantBinary, index.QuantSketch}},
+	} {
+		m := regexp.MustCompile(`\n\s*` + tc.field + `: \{type: string, enum: \[([^\]]*)\]`).FindSubmatch(spec)
+		if m == nil {
+			t.Errorf("openapi.yaml: no enum for %s", tc.field)
+			continue
+		}
+		listed := strings.Split(string(m[1]), ", ")
+		slices.Sort(listed)
+		code := slices.Sorted(slices.Values(tc.code))
+		if !slices.Equal(listed, code) {
+			t.Errorf("openapi.yaml lists %s %v; the code sends %v", tc.field, listed, code)
 		}
 	}
 }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
-
-	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
 type metrics struct {
@@ -162,7 +160,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	// let go for a rebuild; approximate: it was kept as its sign codes,
 	// and the search ranked semantically with estimates; the others are
 	// embedding.Reason's classes for a failed query embedding.)
-	for _, r := range append([]string{"no_index", dropReason, sketchReason}, embedding.Reasons...) {
+	for _, r := range DegradedReasons() {
 		m.fallbacks.WithLabelValues(r)
 	}
 	for _, r := range []string{"recorded", "error", "dropped"} {

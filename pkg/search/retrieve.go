@@ -199,8 +199,14 @@ func (a *answer) confidence(results []rank.Result, q rank.Query, mode Mode) {
 	a.resp.Confidence, a.resp.Confident, a.resp.NoMatch = &a.conf, &a.confident, noMatch
 }
 
+// DegradedReasons are every diagnostic.embedding_reason a degraded answer
+// may give: no_index, dropReason, sketchReason and embedding.Reason's.
+func DegradedReasons() []string {
+	return append([]string{"no_index", dropReason, sketchReason}, embedding.Reasons...)
+}
+
 // reasonText is what a caller is told of each embedding failure reason
-// (embedding.Reason, no_index, dropReason and sketchReason).
+// (DegradedReasons).
 var reasonText = map[string]string{
 	"no_index":     "the semantic index is not built (the embedding provider failed at build); ranked by keywords",
 	dropReason:     "the semantic index is being rebuilt, and the memory limit cannot hold it beside the new one; ranked by keywords until the rebuild ends",
