@@ -47,14 +47,15 @@ func (s *Service) makeRoom(fresh uint64) bool {
 		return false
 	}
 	// The rows go and their codes stay: views' own rows (those not in the
-	// serving index's slabs) go too, uncounted, which leaves room. The
-	// codes are made beside the rows, so they must fit beside the live
-	// heap too. Only a provider's dense vectors are sketched: the share
-	// of opposite signs estimates the angle between dense vectors, while
-	// the local embedder's sparse ones share a few columns, whose signs
-	// say little.
+	// serving index's slabs) go too, uncounted, which leaves room; each
+	// view has codes of its own, counted (keys that see half the tools
+	// each would otherwise make codes past the rows let go). The codes are
+	// made beside the rows, so they must fit beside the live heap too.
+	// Only a provider's dense vectors are sketched: the share of opposite
+	// signs estimates the angle between dense vectors, while the local
+	// embedder's sparse ones share a few columns, whose signs say little.
 	_, local := s.cfg.Embedder.(fitter)
-	codes := uint64(cur.Matrix.SketchBytes())
+	codes := sketchBytes(cur)
 	sketch := !local && !cur.Matrix.Sketched() && codes > 0 && live+codes <= uint64(limit) &&
 		live+codes+fresh+rebuildSlack <= uint64(limit)+uint64(cur.Matrix.Bytes())
 	var why string
@@ -68,6 +69,19 @@ func (s *Service) makeRoom(fresh uint64) bool {
 	s.dropDense(cur, why, sketch)
 	s.dropped = true
 	return true
+}
+
+// sketchBytes is what the codes of snap's index and of its views' hold.
+func sketchBytes(snap *Snapshot) uint64 {
+	n := uint64(snap.Matrix.SketchBytes())
+	seen := map[*Snapshot]bool{}
+	for _, v := range snap.views {
+		if !seen[v] && v.Matrix != nil {
+			seen[v] = true
+			n += uint64(v.Matrix.SketchBytes())
+		}
+	}
+	return n
 }
 
 // dropDense publishes cur, the snapshot serving, and its views, without

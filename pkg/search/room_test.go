@@ -370,3 +370,28 @@ func counterValue(tb testing.TB, reg prometheus.Gatherer, name string) float64 {
 	tb.Fatalf("no counter %s", name)
 	return 0
 }
+
+// The codes a rebuild short of memory would keep are counted for the
+// index and for each view once, however many keys share it.
+func TestSketchBytesCountsViews(t *testing.T) {
+	setup := *defaultSetup(t)
+	servers := setup.Catalog.Servers()
+	some := access.Visibility{Servers: servers[1:]}
+	setup.Keys = []access.Key{{Name: "all", Hash: sha256.Sum256([]byte("a"))},
+		{Name: "some", Hash: sha256.Sum256([]byte("b")), Visibility: some},
+		{Name: "same", Hash: sha256.Sum256([]byte("c")), Visibility: some},
+		{Name: "fewer", Hash: sha256.Sum256([]byte("d")), Visibility: access.Visibility{Servers: servers[2:]}}}
+	svc := New(Config{Embedder: &countingEmbedder{local: embedding.NewLocal(64)}, Version: "test", QueryCacheSize: -1})
+	snap, err := svc.Build(t.Context(), &setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	some1, fewer := snap.views["some"], snap.views["fewer"]
+	if some1 == nil || snap.views["same"] != some1 || fewer == nil || fewer == some1 {
+		t.Fatalf("views: %v", snap.views)
+	}
+	want := uint64(snap.Matrix.SketchBytes() + some1.Matrix.SketchBytes() + fewer.Matrix.SketchBytes())
+	if got := sketchBytes(snap); got != want {
+		t.Errorf("sketchBytes = %d, want %d (the index and two views)", got, want)
+	}
+}
