@@ -20,6 +20,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/lint"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -235,5 +236,29 @@ func TestAuditPaysItsSearches(t *testing.T) {
 	// Two descriptions, each 16 intents of 50,000 tools: a unit each.
 	if want := map[access.Work]int{access.WorkScan: 2}; !maps.Equal(b.charged, want) {
 		t.Errorf("the audit's searches were charged %v, want %v", b.charged, want)
+	}
+}
+
+// While a rebuild short of memory serves the index's sign codes, there
+// are no vectors to compare: the near-duplicate check says so instead of
+// running on none.
+func TestFindingsWithoutVectors(t *testing.T) {
+	svc := local(t, docCatalog(t))
+	cur := svc.Current()
+	sketched := *cur
+	sketched.Matrix = cur.Matrix.Sketch()
+	for _, tc := range []struct {
+		name string
+		view *search.Snapshot
+		ran  bool
+	}{
+		{"the index", cur, true},
+		{"its sign codes", &sketched, false},
+	} {
+		checks := findings(tc.view, nil, nil, map[string]int{})
+		ran := slices.Contains(checks.Ran, lint.NearDuplicates)
+		if ran != tc.ran || !ran && !strings.Contains(checks.Skipped[lint.NearDuplicates], "sign codes") {
+			t.Errorf("%s: near duplicates ran %v (skipped: %q), want %v", tc.name, ran, checks.Skipped[lint.NearDuplicates], tc.ran)
+		}
 	}
 }
