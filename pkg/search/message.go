@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -36,6 +37,21 @@ var roles = map[string]string{
 	"model":     "assistant", // Gemini
 	"tool":      RoleTool, "function": RoleTool, "ipython": RoleTool,
 }
+
+// RoleNames are the role names a turn may have: the service's four and
+// the other chat APIs' names for them, sorted.
+func RoleNames() []string { return slices.Sorted(maps.Keys(roles)) }
+
+// roleAliases are the other APIs' names, for an error.
+var roleAliases = func() string {
+	var out []string
+	for _, name := range RoleNames() {
+		if roles[name] != name {
+			out = append(out, name)
+		}
+	}
+	return strings.Join(out, ", ")
+}()
 
 // messageKeys are the keys a turn may have: those read, then those the
 // chat APIs define that carry nothing a search reads.

@@ -225,3 +225,22 @@ func BenchmarkDecodeConversation(b *testing.B) {
 		}
 	}
 }
+
+// A role no API names is refused with every name that is taken, from the
+// one table the decoder reads (RoleNames).
+func TestUnknownRoleNamesTheOthers(t *testing.T) {
+	var c Conversation
+	if err := json.Unmarshal([]byte(`[{"role":"robot","content":"x"}]`), &c); err != nil {
+		t.Fatal(err)
+	}
+	err := (&Request{Messages: c}).Validate()
+	var re *RequestError
+	if !errors.As(err, &re) || re.Code != "invalid_messages" {
+		t.Fatalf("Validate = %v, want invalid_messages", err)
+	}
+	for _, name := range RoleNames() {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("%q does not name the role %s", err, name)
+		}
+	}
+}

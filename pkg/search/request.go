@@ -232,7 +232,7 @@ func (r *Request) checkMessages() error {
 		switch m.Role {
 		case "user", "assistant", "system", RoleTool:
 		default:
-			return badRequest("invalid_messages", `"messages[%d].role" must be "user", "assistant", "system" or "tool" (or another chat API's name for one: developer, model, function)`, i)
+			return badRequest("invalid_messages", `"messages[%d].role" must be "user", "assistant", "system" or "tool" (or another chat API's name for one: %s)`, i, roleAliases)
 		}
 		if strings.ContainsRune(m.Content, 0) {
 			return badRequest("invalid_messages", `"messages[%d].content" contains a NUL character`, i)
