@@ -81,8 +81,8 @@ func (mx *Matrix) SketchBytes() int64 {
 }
 
 // Sketched reports whether mx holds codes alone (Sketch): its scores are
-// estimates, and it has no rows.
-func (mx *Matrix) Sketched() bool { return mx.sketch != nil }
+// estimates, and it has no rows. No matrix is not a sketch.
+func (mx *Matrix) Sketched() bool { return mx != nil && mx.sketch != nil }
 
 // sketchScores writes q's estimated cosine with every row into dst.
 func (mx *Matrix) sketchScores(q Query, dst []float32) {

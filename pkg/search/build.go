@@ -121,7 +121,8 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		// columns grow, the fit's features). The heap is live only:
 		// collected above.
 		if prev != nil && prev.Matrix != nil {
-			s.makeRoom(2 * uint64(prev.Matrix.Bytes()) * uint64(cat.Len()) / uint64(max(prev.Catalog.Len(), 1)))
+			// The views are fitted and embedded again too.
+			s.makeRoom(2 * (uint64(prev.Matrix.Bytes()) + viewBytes(prev)) * uint64(cat.Len()) / uint64(max(prev.Catalog.Len(), 1)))
 		}
 		err = s.embedIndex(ctx, snap, corpus)
 		snap.Embedded = corpus.Len()
@@ -491,8 +492,13 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	} else if width <= 0 && cur != nil && cur.Semantic() {
 		width = cur.Matrix.Dim()
 	}
-	// The heap is live only: build collected before this.
-	if len(missing) > 0 && s.makeRoom(uint64(len(missing))*uint64(max(width, 0))*4) {
+	// The heap is live only: build collected before this. The views' rows
+	// are copied from the new index (at most as many as they hold now).
+	var views uint64
+	if cur := s.cur.Load(); cur != nil {
+		views = viewBytes(cur)
+	}
+	if len(missing) > 0 && s.makeRoom(uint64(len(missing))*uint64(max(width, 0))*4+views) {
 		// The rows the last index held went with it: embed every text.
 		last = nil
 		src = last.sources(keys)

@@ -511,3 +511,26 @@ func TestLastIndexSources(t *testing.T) {
 		t.Errorf("no last index: sources = %v, want [-1]", got)
 	}
 }
+
+// What the rule reads of a snapshot counts each distinct view of keys
+// that see only some tools, as a catalog of its own.
+func TestNeedCountsViews(t *testing.T) {
+	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test", QueryCacheSize: -1})
+	snap, err := svc.Build(t.Context(), viewsSetup(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := svc.need(snap)
+	var tools []int
+	for _, v := range got.Views {
+		tools = append(tools, v.Tools)
+	}
+	slices.Sort(tools)
+	want := []int{snap.views["fewer"].Catalog.Len(), snap.views["some"].Catalog.Len()}
+	if got.Tools != snap.Catalog.Len() || !slices.Equal(tools, want) {
+		t.Errorf("need: %d tools, views of %v; want %d, views of %v", got.Tools, tools, snap.Catalog.Len(), want)
+	}
+	if svc.Status().MemoryNeededBytes <= (sizing.Catalog{Tools: got.Tools, TextBytes: got.TextBytes, Dim: got.Dim, Local: got.Local}).Limit(0) {
+		t.Error("the views add nothing to the figure status shows")
+	}
+}

@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"runtime/debug"
+	"slices"
 )
 
 // A rebuild builds its index beside the one serving, so for its length
@@ -46,18 +47,18 @@ func (s *Service) makeRoom(fresh uint64) bool {
 	if cur == nil || !cur.Semantic() {
 		return false
 	}
-	// The rows go and their codes stay: views' own rows (those not in the
-	// serving index's slabs) go too, uncounted, which leaves room; each
-	// view has codes of its own, counted (keys that see half the tools
-	// each would otherwise make codes past the rows let go). The codes are
-	// made beside the rows, so they must fit beside the live heap too.
+	// The rows go and their codes stay, the views' own rows (those not in
+	// the serving index's slabs) with them; each view has codes of its
+	// own (keys that see half the tools each would otherwise make codes
+	// past the rows let go). The codes are made beside the rows, so they
+	// must fit beside the live heap too.
 	// Only a provider's dense vectors are sketched: the share of opposite
 	// signs estimates the angle between dense vectors, while the local
 	// embedder's sparse ones share a few columns, whose signs say little.
 	_, local := s.cfg.Embedder.(fitter)
 	codes := sketchBytes(cur)
 	sketch := !local && !cur.Matrix.Sketched() && codes > 0 && live+codes <= uint64(limit) &&
-		live+codes+fresh+rebuildSlack <= uint64(limit)+uint64(cur.Matrix.Bytes())
+		live+codes+fresh+rebuildSlack <= uint64(limit)+uint64(cur.Matrix.Bytes())+viewBytes(cur)
 	var why string
 	if sketch {
 		why = fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index is held as its sign codes (%d MiB), and semantic scores are estimates until the rebuild publishes its own",
@@ -74,14 +75,38 @@ func (s *Service) makeRoom(fresh uint64) bool {
 // sketchBytes is what the codes of snap's index and of its views' hold.
 func sketchBytes(snap *Snapshot) uint64 {
 	n := uint64(snap.Matrix.SketchBytes())
-	seen := map[*Snapshot]bool{}
-	for _, v := range snap.views {
-		if !seen[v] && v.Matrix != nil {
-			seen[v] = true
+	for _, v := range snap.distinctViews() {
+		if v.Matrix != nil {
 			n += uint64(v.Matrix.SketchBytes())
 		}
 	}
 	return n
+}
+
+// viewBytes is what the dense indexes of snap's views hold beside its
+// own: what a rebuild makes again beside the new index (a provider's
+// views copy the rows of slabs they see only some of; the local
+// embedder's are fitted and embedded afresh), and what letting the
+// index go frees with it.
+func viewBytes(snap *Snapshot) uint64 {
+	var n uint64
+	for _, v := range snap.distinctViews() {
+		if v.Matrix != nil {
+			n += uint64(v.Matrix.BytesBeside(snap.Matrix))
+		}
+	}
+	return n
+}
+
+// distinctViews are snap's views, each once however many keys share it.
+func (snap *Snapshot) distinctViews() []*Snapshot {
+	var out []*Snapshot
+	for _, v := range snap.views {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // dropDense publishes cur, the snapshot serving, and its views, without

@@ -371,18 +371,25 @@ func counterValue(tb testing.TB, reg prometheus.Gatherer, name string) float64 {
 	return 0
 }
 
-// The codes a rebuild short of memory would keep are counted for the
-// index and for each view once, however many keys share it.
-func TestSketchBytesCountsViews(t *testing.T) {
-	setup := *defaultSetup(t)
+// viewsSetup is the default catalog with four keys: one that sees every
+// tool, "some" and "same" that see the same ones (one view), and "fewer"
+// (another).
+func viewsSetup(tb testing.TB) *Setup {
+	setup := *defaultSetup(tb)
 	servers := setup.Catalog.Servers()
 	some := access.Visibility{Servers: servers[1:]}
 	setup.Keys = []access.Key{{Name: "all", Hash: sha256.Sum256([]byte("a"))},
 		{Name: "some", Hash: sha256.Sum256([]byte("b")), Visibility: some},
 		{Name: "same", Hash: sha256.Sum256([]byte("c")), Visibility: some},
 		{Name: "fewer", Hash: sha256.Sum256([]byte("d")), Visibility: access.Visibility{Servers: servers[2:]}}}
+	return &setup
+}
+
+// The codes a rebuild short of memory would keep are counted for the
+// index and for each view once, however many keys share it.
+func TestSketchBytesCountsViews(t *testing.T) {
 	svc := New(Config{Embedder: &countingEmbedder{local: embedding.NewLocal(64)}, Version: "test", QueryCacheSize: -1})
-	snap, err := svc.Build(t.Context(), &setup)
+	snap, err := svc.Build(t.Context(), viewsSetup(t))
 	if err != nil {
 		t.Fatal(err)
 	}

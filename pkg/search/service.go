@@ -376,14 +376,19 @@ var liveHeap = func() uint64 {
 // Current returns the published snapshot, or nil before the first build.
 func (s *Service) Current() *Snapshot { return s.cur.Load() }
 
-// need is what the memory rule (package sizing) reads of snap.
+// need is what the memory rule (package sizing) reads of snap: its
+// catalog, and each distinct view's.
 func (s *Service) need(snap *Snapshot) sizing.Catalog {
 	dim := snap.query.Info().Dimensions
 	if snap.Semantic() {
 		dim = snap.Matrix.Dim()
 	}
 	_, local := s.cfg.Embedder.(fitter)
-	return sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: dim, Local: local}
+	c := sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: dim, Local: local}
+	for _, v := range snap.distinctViews() {
+		c.Views = append(c.Views, sizing.Catalog{Tools: v.Catalog.Len(), TextBytes: v.Catalog.Bytes(), Dim: dim, Local: local})
+	}
+	return c
 }
 
 // checkMemory sets the gauge of what snap's catalog needs at its peak,

@@ -23,7 +23,16 @@ type Catalog struct {
 	// them (its small indexes keep their vectors twice).
 	Dim   int
 	Local bool
+	// Views are the catalogs of API keys that see only some tools, one
+	// for each distinct visibility: each is indexed as a catalog of its
+	// own (its keyword index, and its vectors, refitted for the local
+	// embedder, copied where a provider's are not shared), beside the
+	// whole one. Their own Views are not read.
+	Views []Catalog
 }
+
+// processBytes is the process's own memory, whatever the catalog.
+const processBytes = 40 << 20
 
 // Per-connection cost while a slow client's body is read
 // (limits.max_connections).
@@ -31,14 +40,23 @@ const connectionBytes = 28 << 10
 
 // Built is what the process holds once the catalog is built: the vectors;
 // per tool, the fixed part of its catalog entry, postings and hints; per
-// byte of text, the catalog's copy and the keyword index made of it; and
-// the process's own 40 MiB. The local embedder's index keeps its vectors
-// a second time, by column, while the index is kept by row and small
-// enough for that (index.ByColumn, index.Matrix.WithColumns: at most
-// 16 MiB).
+// byte of text, the catalog's copy and the keyword index made of it; the
+// same of each view; and the process's own 40 MiB. The local embedder's
+// index keeps its vectors a second time, by column, while the index is
+// kept by row and small enough for that (index.ByColumn,
+// index.Matrix.WithColumns: at most 16 MiB).
 func (c Catalog) Built() int64 {
+	b := c.indexed() + processBytes
+	for _, v := range c.Views {
+		b += v.indexed()
+	}
+	return b
+}
+
+// indexed is what c's catalog and index hold, without views.
+func (c Catalog) indexed() int64 {
 	vectors := int64(c.Tools) * int64(c.Dim) * 4
-	b := vectors + int64(c.Tools)<<9 + 3*c.TextBytes + 40<<20
+	b := vectors + int64(c.Tools)<<9 + 3*c.TextBytes
 	if c.Local && !index.ByColumn(c.Tools, c.Dim) {
 		b += vectors
 	}
@@ -46,11 +64,18 @@ func (c Catalog) Built() int64 {
 }
 
 // Rebuild is the most a rebuild holds: two snapshots (the one serving
-// until the new one is published) and the new one's analysis, which grows
-// with the text.
+// until the new one is published), views included, and the new one's
+// analysis and its views', which grow with the text.
 func (c Catalog) Rebuild() int64 {
-	return 2*c.Built() + int64(c.Tools)<<10 + 2*c.TextBytes
+	b := 2*c.Built() + c.analysis()
+	for _, v := range c.Views {
+		b += v.analysis()
+	}
+	return b
 }
+
+// analysis is what a build of c's catalog analyses it into.
+func (c Catalog) analysis() int64 { return int64(c.Tools)<<10 + 2*c.TextBytes }
 
 // Report is what a whole-catalog report (the console's catalog view, one
 // at a time) adds while it is made: its tables, its JSON and their

@@ -59,3 +59,45 @@ func TestLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleCoversViews: keys that each see part of the catalog have it
+// indexed again as a catalog of its own, which the rule counts.
+// Measured 2026-11-28 (BENCHMARKS.md, "Views in the memory rule"):
+// 10,000 generated tools (catgen -text 1, 4.2 MiB of text), keys that
+// each see about 60 % of the servers (each view's text taken as its
+// share of the tools'), the local embedder and a provider at D = 1,536;
+// the resident set once ready and the peak of a rebuild with every text
+// changed, in MiB. Through the provider twelve such views peaked at 685
+// MiB, twice the 342 the rule gave without them.
+func TestRuleCoversViews(t *testing.T) {
+	const tools, text = 10_000, 4_403_064 // status' catalog.bytes
+	four := []int{5460, 5706, 5983, 5513}
+	twelve := []int{5749, 6510, 6052, 6252, 6538, 5880, 5837, 5759, 5711, 6563, 6371, 5553}
+	for _, m := range []struct {
+		local     bool
+		views     []int
+		rss, peak float64
+	}{
+		{true, nil, 56, 115},
+		{true, four, 116, 192},
+		{true, twelve, 243, 343},
+		{false, nil, 99, 193},
+		{false, twelve, 583, 685},
+	} {
+		dim := map[bool]int{true: 1024, false: 1536}[m.local]
+		c := Catalog{Tools: tools, TextBytes: text, Dim: dim, Local: m.local}
+		for _, n := range m.views {
+			c.Views = append(c.Views, Catalog{Tools: n, TextBytes: text * int64(n) / tools, Dim: dim, Local: m.local})
+		}
+		mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+		if mib(c.Built()) < m.rss || mib(c.Rebuild()) < m.peak {
+			t.Errorf("local %v, %d views: rule %.0f/%.0f MiB, measured %.0f/%.0f MiB", m.local, len(m.views), mib(c.Built()), mib(c.Rebuild()), m.rss, m.peak)
+		}
+	}
+	// The views' figures are their own: a catalog of none is the rule's
+	// figure for the catalog alone.
+	alone := Catalog{Tools: tools, TextBytes: text, Dim: 1024, Local: true}
+	if got, want := (Catalog{Tools: tools, TextBytes: text, Dim: 1024, Local: true, Views: []Catalog{}}).Limit(0), alone.Limit(0); got != want {
+		t.Errorf("no views: %d, want %d", got, want)
+	}
+}
