@@ -240,3 +240,42 @@ func BenchmarkSketch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSubset is a view's search, 60 % of the rows at random, read
+// where they are (Subset) against a copy of them (a Draft), from the
+// same run.
+func BenchmarkSubset(b *testing.B) {
+	for _, s := range []struct{ n, d int }{{10000, 1536}, {100000, 1536}} {
+		b.Run(fmt.Sprintf("N=%d/D=%d", s.n, s.d), func(b *testing.B) {
+			mx, q := benchMatrix(b, s.n, s.d)
+			r := rand.New(rand.NewPCG(1, 2))
+			var rows []int
+			for i := range s.n {
+				if r.IntN(10) < 6 {
+					rows = append(rows, i)
+				}
+			}
+			sub, err := mx.Subset(rows)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d, err := NewDraft(mx, rows, s.d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, m := range []struct {
+				name string
+				mx   *Matrix
+			}{{"copy", d.Matrix()}, {"subset", sub}} {
+				b.Run(m.name, func(b *testing.B) {
+					for b.Loop() {
+						if _, err := m.mx.Candidates(Query{Dense: q}, 10, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(m.mx.BytesBeside(mx))/(1<<20), "MiB-own")
+				})
+			}
+		})
+	}
+}

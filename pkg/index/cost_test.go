@@ -40,6 +40,7 @@ func layouts(tb testing.TB, rows, dim int, full int) []layout {
 		{"by-column", byCol},
 		{"binary", mx.WithBinary(DefaultRescore)},
 		{"sketch", mx.Sketch()},
+		{"subset", subsetOf(tb, mx, rows)},
 	}
 }
 

@@ -39,6 +39,9 @@ type Matrix struct {
 	// sketch, when not nil, says the matrix holds codes and no values
 	// (Sketch), and what they are centred on.
 	sketch *centre
+	// of, when not nil, are the rows of base this matrix is (Subset).
+	base *Matrix
+	of   []int32
 }
 
 // ErrDimension is returned when a query's width differs from the rows'.
@@ -83,7 +86,7 @@ func newMatrix(m blas32.General, slabs []slab, blocks []block) *Matrix {
 // derive is a copy of mx sharing its values and pool, for a With method to
 // add what it makes: whatever mx holds, the copy holds too.
 func (mx *Matrix) derive() *Matrix {
-	q := &Matrix{m: mx.m, slabs: mx.slabs, blocks: mx.blocks, colEntries: mx.colEntries, cols: mx.cols, codes: mx.codes, sketch: mx.sketch}
+	q := &Matrix{m: mx.m, slabs: mx.slabs, blocks: mx.blocks, colEntries: mx.colEntries, cols: mx.cols, codes: mx.codes, sketch: mx.sketch, base: mx.base, of: mx.of}
 	q.scratch.New = mx.scratch.New
 	return q
 }
@@ -104,7 +107,7 @@ func (mx *Matrix) Bytes() int64 {
 	if mx.sketch != nil {
 		b += int64(len(mx.sketch.mean)+len(mx.sketch.norms)+len(mx.sketch.lift)) * 4
 	}
-	return b
+	return b + int64(len(mx.of))*4
 }
 
 // BytesBeside is what mx holds (Bytes) that base does not: less the
@@ -131,6 +134,9 @@ func (mx *Matrix) BytesBeside(base *Matrix) int64 {
 func (mx *Matrix) Row(i int) []float32 {
 	if mx.sketch != nil {
 		return nil
+	}
+	if mx.of != nil {
+		return mx.base.Row(int(mx.of[i]))
 	}
 	if mx.blocks != nil {
 		return mx.columnRow(i)
@@ -286,6 +292,10 @@ func (mx *Matrix) ScoresInto(q, dst []float32) error {
 	}
 	if mx.sketch != nil {
 		mx.sketchScores(Query{Dense: q}, dst)
+		return nil
+	}
+	if mx.of != nil {
+		mx.subsetScores(Query{Dense: q}, dst)
 		return nil
 	}
 	if mx.blocks != nil {

@@ -47,7 +47,7 @@ func (mx *Matrix) rowBytes() int64 {
 // kept by row (not ByColumn): the copy costs its size again, at most
 // sparseMaxBytes. Other matrices are returned as they are.
 func (mx *Matrix) WithColumns() *Matrix {
-	if mx.sketch != nil || mx.blocks != nil || mx.cols != nil || mx.rowBytes() > sparseMaxBytes {
+	if mx.sketch != nil || mx.of != nil || mx.blocks != nil || mx.cols != nil || mx.rowBytes() > sparseMaxBytes {
 		return mx
 	}
 	rows, dim := mx.m.Rows, mx.m.Cols
@@ -71,6 +71,10 @@ func (mx *Matrix) SparseScoresInto(q Sparse, dst []float32) error {
 	}
 	if mx.sketch != nil {
 		mx.sketchScores(Query{Sparse: q}, dst)
+		return nil
+	}
+	if mx.of != nil {
+		mx.subsetScores(Query{Sparse: q}, dst)
 		return nil
 	}
 	if mx.blocks != nil {

@@ -384,13 +384,14 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 				return nil, err
 			}
 		} else {
-			// The full index's rows as they are: the slabs of those the
-			// key sees every row of are shared, not copied.
-			d, err := index.NewDraft(snap.Matrix, slices.Clone(rows), snap.Matrix.Dim())
+			// The full index's rows, read where they are: a copy held
+			// them again for every distinct view (BENCHMARKS.md, "Views
+			// in the memory rule").
+			mx, err := snap.Matrix.Subset(rows)
 			if err != nil {
 				return nil, err
 			}
-			s.quantize(v, d.Matrix())
+			s.quantize(v, mx)
 		}
 	}
 	s.rankable(v)

@@ -25,9 +25,9 @@ type Catalog struct {
 	Local bool
 	// Views are the catalogs of API keys that see only some tools, one
 	// for each distinct visibility: each is indexed as a catalog of its
-	// own (its keyword index, and its vectors, refitted for the local
-	// embedder, copied where a provider's are not shared), beside the
-	// whole one. Their own Views are not read.
+	// own beside the whole one: its keyword index and, for the local
+	// embedder, vectors fitted to it (a provider's views read the whole
+	// index's rows, 4 bytes a row). Their own Views are not read.
 	Views []Catalog
 }
 
@@ -46,19 +46,24 @@ const connectionBytes = 28 << 10
 // kept by row and small enough for that (index.ByColumn,
 // index.Matrix.WithColumns: at most 16 MiB).
 func (c Catalog) Built() int64 {
-	b := c.indexed() + processBytes
+	b := c.indexed(true) + processBytes
 	for _, v := range c.Views {
-		b += v.indexed()
+		b += v.indexed(v.Local)
 	}
 	return b
 }
 
-// indexed is what c's catalog and index hold, without views.
-func (c Catalog) indexed() int64 {
-	vectors := int64(c.Tools) * int64(c.Dim) * 4
-	b := vectors + int64(c.Tools)<<9 + 3*c.TextBytes
+// indexed is what c's catalog and index hold, without views, and
+// without vectors of its own unless vectors (a provider's view).
+func (c Catalog) indexed(vectors bool) int64 {
+	b := int64(c.Tools)<<9 + 3*c.TextBytes
+	if !vectors {
+		return b + int64(c.Tools)*4
+	}
+	v := int64(c.Tools) * int64(c.Dim) * 4
+	b += v
 	if c.Local && !index.ByColumn(c.Tools, c.Dim) {
-		b += vectors
+		b += v
 	}
 	return b
 }

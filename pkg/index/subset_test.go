@@ -1,0 +1,101 @@
+package index
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// subsetOf is mx's rows in reverse order, read from mx (Subset).
+func subsetOf(tb testing.TB, mx *Matrix, rows int) *Matrix {
+	tb.Helper()
+	order := make([]int, rows)
+	for i := range order {
+		order[i] = rows - 1 - i
+	}
+	s, err := mx.Subset(order)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// A subset scores each of its rows as a copy of those rows does, bit for
+// bit, dense and sparse, exact and binary, scoring the whole matrix (a
+// large subset) or its own rows (a small one), and holds only their
+// numbers.
+func TestSubsetScoresAsACopy(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const n, d = 900, 96
+	vecs := randomRows(r, n, d, false)
+	mx := draftOf(t, vecs, 64)
+	for _, size := range []int{500, 100} {
+		rows := r.Perm(n)[:size]
+		sub, copied := subsetAndCopy(t, mx, rows)
+		dense, sp := queries(d, 20)
+		for _, q := range []Query{{Dense: dense}, {Sparse: sp}} {
+			for _, pair := range [][2]*Matrix{{sub, copied}, {sub.WithBinary(50), copied.WithBinary(50)}} {
+				want, got := make([]float32, len(rows)), make([]float32, len(rows))
+				if err := pair[1].Scores(q, want); err != nil {
+					t.Fatal(err)
+				}
+				if err := pair[0].Scores(q, got); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%d rows, dense=%v binary=%v: the subset's scores differ from the copy's", size, q.Dense != nil, pair[0].codes != nil)
+				}
+				a, _ := pair[0].Candidates(q, 10, nil)
+				b, _ := pair[1].Candidates(q, 10, nil)
+				if !slices.Equal(a, b) {
+					t.Fatalf("%d rows, dense=%v binary=%v: candidates %v, the copy's %v", size, q.Dense != nil, pair[0].codes != nil, a, b)
+				}
+			}
+		}
+	}
+	rows := r.Perm(n)[:500]
+	sub, copied := subsetAndCopy(t, mx, rows)
+	// A subset of the subset reads the whole matrix, by the rows it names.
+	inner, err := sub.Subset([]int{3, 1, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(inner.Row(2), mx.Row(rows[4])) || inner.base != mx {
+		t.Error("a subset of a subset does not read the whole matrix's rows")
+	}
+	if got := sub.Bytes(); got != int64(4*len(rows)) || sub.BytesBeside(mx) != got {
+		t.Errorf("a subset holds %d bytes (%d beside the whole), want %d", got, sub.BytesBeside(mx), 4*len(rows))
+	}
+	if sub.WithColumns() != sub {
+		t.Error("a subset was given columns of its own")
+	}
+	if sk := sub.Sketch(); sk.Vectors() != nil || sk.Rows() != len(rows) || sk.Bytes() != copied.SketchBytes() {
+		t.Error("a subset's sketch")
+	}
+	for _, tc := range []struct {
+		name string
+		mx   *Matrix
+		rows []int
+	}{
+		{"a row past the end", mx, []int{0, n}},
+		{"a negative row", mx, []int{-1}},
+		{"a sketch", mx.Sketch(), []int{0}},
+	} {
+		if _, err := tc.mx.Subset(tc.rows); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
+
+func subsetAndCopy(tb testing.TB, mx *Matrix, rows []int) (sub, copied *Matrix) {
+	tb.Helper()
+	sub, err := mx.Subset(rows)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d, err := NewDraft(mx, slices.Clone(rows), mx.Dim())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sub, d.Matrix()
+}
