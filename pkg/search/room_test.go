@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -400,5 +402,43 @@ func TestSketchBytesCountsViews(t *testing.T) {
 	want := uint64(snap.Matrix.SketchBytes() + some1.Matrix.SketchBytes() + fewer.Matrix.SketchBytes())
 	if got := sketchBytes(snap); got != want {
 		t.Errorf("sketchBytes = %d, want %d (the index and two views)", got, want)
+	}
+}
+
+// A rebuild that changes only tools a key cannot see leaves nothing of
+// the index it replaced alive: a view reads its index's rows
+// (index.Matrix.Subset), so a view kept from the last build would keep
+// that whole index; the key's view reads the new one's.
+func TestViewsLetTheOldIndexGo(t *testing.T) {
+	svc := New(Config{Embedder: &countingEmbedder{local: embedding.NewLocal(64)}, Version: "test", QueryCacheSize: -1})
+	setup := viewsSetup(t)
+	first, err := svc.Build(t.Context(), setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := weak.Make(first.Matrix)
+	hidden := first.Catalog.Servers()[0] // seen by "all" alone
+	tools := slices.Clone(setup.Catalog.Tools())
+	for i := range tools {
+		if tools[i].Server == hidden {
+			tools[i].Description += " Revised."
+		}
+	}
+	second, err := svc.Build(t.Context(), withTools(t, setup, tools))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Matrix == first.Matrix || second.views["some"] == first.views["some"] {
+		t.Fatal("the rebuild made no new index")
+	}
+	first = nil
+	runtime.GC()
+	runtime.GC()
+	if old.Value() != nil {
+		t.Error("the replaced index is still alive")
+	}
+	res, err := svc.Search(t.Context(), Request{Query: "list open issues"}, access.Caller{Key: "some"})
+	if err != nil || len(res.Tools) == 0 || res.Degraded {
+		t.Fatalf("the view after the rebuild: %v, %+v", err, res)
 	}
 }
