@@ -54,6 +54,9 @@ func (mx *Matrix) ExactCost(q Query) time.Duration {
 	switch {
 	case mx.sketch != nil: // its scores are its codes' (Sketch)
 		read = rows * mx.codeWords(q) * nsCodeWord
+	case mx.of != nil && q.Dense != nil && mx.wholeScan():
+		// A large subset scores every row of the whole (subsetScores).
+		read = float64(mx.base.m.Rows) * float64(mx.m.Cols) * nsStreamed
 	case mx.blocks != nil && q.Dense != nil:
 		for j, v := range q.Dense {
 			if v != 0 {

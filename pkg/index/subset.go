@@ -44,7 +44,7 @@ func (mx *Matrix) Subset(rows []int) (*Matrix, error) {
 // it: one row's dot product alone took about 2.5 times what Gemv takes a
 // row (BenchmarkSubset). Gemv's scores are each row's dot product too.
 func (mx *Matrix) subsetScores(q Query, dst []float32) {
-	if q.Dense != nil && 5*len(mx.of) > 2*mx.base.m.Rows {
+	if q.Dense != nil && mx.wholeScan() {
 		sp := mx.base.scratch.Get().(*[]float32)
 		defer mx.base.scratch.Put(sp)
 		all := *sp
@@ -67,3 +67,7 @@ func (mx *Matrix) subsetScores(q Query, dst []float32) {
 		dst[i] = s
 	}
 }
+
+// wholeScan reports whether a dense query scores every row of the whole
+// matrix to score the subset's (subsetScores).
+func (mx *Matrix) wholeScan() bool { return 5*len(mx.of) > 2*mx.base.m.Rows }

@@ -66,6 +66,14 @@ func TestSubsetScoresAsACopy(t *testing.T) {
 	if got := sub.Bytes(); got != int64(4*len(rows)) || sub.BytesBeside(mx) != got {
 		t.Errorf("a subset holds %d bytes (%d beside the whole), want %d", got, sub.BytesBeside(mx), 4*len(rows))
 	}
+	// A large subset's search reads the whole matrix, more than a copy of
+	// its rows would; a small one reads its own rows, as a copy does.
+	dense, _ := queries(d, 20)
+	small, smallCopy := subsetAndCopy(t, mx, rows[:100])
+	q := Query{Dense: dense}
+	if sub.ExactCost(q) <= copied.ExactCost(q) || small.ExactCost(q) != smallCopy.ExactCost(q) {
+		t.Errorf("costs: subset of 500 %v (a copy %v), of 100 %v (a copy %v)", sub.ExactCost(q), copied.ExactCost(q), small.ExactCost(q), smallCopy.ExactCost(q))
+	}
 	if sub.WithColumns() != sub {
 		t.Error("a subset was given columns of its own")
 	}
