@@ -493,8 +493,9 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	} else if width <= 0 && cur != nil && cur.Semantic() {
 		width = cur.Matrix.Dim()
 	}
-	// The heap is live only: build collected before this. The views' rows
-	// are copied from the new index (at most as many as they hold now).
+	// The heap is live only: build collected before this. The views are
+	// made again beside the new index, as large as they are now (a
+	// provider's hold only the numbers of the index's rows they read).
 	var views uint64
 	if cur := s.cur.Load(); cur != nil {
 		views = viewBytes(cur)
