@@ -49,7 +49,7 @@ type Query struct {
 // searches 4.3 times slower and its hybrid ones 3.6 (BENCHMARKS.md),
 // for more memory and approximate rankings.
 func (mx *Matrix) WithBinary(rescore int) *Matrix {
-	if mx.blocks != nil || mx.sketch != nil {
+	if mx.blocks != nil || mx.Sketched() {
 		return mx
 	}
 	if rescore <= 0 {
@@ -94,7 +94,7 @@ func setPlanes(v []float32, nz, neg []uint64) {
 // Quantization reports the matrix's first pass: QuantNone, QuantBinary,
 // or QuantSketch for codes alone.
 func (mx *Matrix) Quantization() string {
-	if mx.sketch != nil {
+	if mx.Sketched() {
 		return QuantSketch
 	}
 	if mx.codes != nil {
@@ -116,6 +116,9 @@ func (mx *Matrix) Scores(q Query, dst []float32) error {
 func (mx *Matrix) Dot(q Query, row int) float32 {
 	if mx.sketch != nil {
 		return mx.sketchDot(q, row)
+	}
+	if mx.of != nil {
+		return mx.base.Dot(q, int(mx.of[row]))
 	}
 	if mx.blocks != nil {
 		return mx.columnDot(q, row)

@@ -54,6 +54,8 @@ func (mx *Matrix) ExactCost(q Query) time.Duration {
 	switch {
 	case mx.sketch != nil: // its scores are its codes' (Sketch)
 		read = rows * mx.codeWords(q) * nsCodeWord
+	case mx.Sketched(): // a subset of a sketch scores the whole (subsetScores)
+		read = float64(mx.base.m.Rows) * mx.base.codeWords(q) * nsCodeWord
 	case mx.of != nil && q.Dense != nil && mx.wholeScan():
 		// A large subset scores every row of the whole (subsetScores).
 		read = float64(mx.base.m.Rows) * float64(mx.m.Cols) * nsStreamed
@@ -85,6 +87,8 @@ func (mx *Matrix) dotCost(q Query) float64 {
 	case mx.sketch != nil:
 		// The query's codes and its product with the mean, then a row's.
 		return float64(mx.m.Cols)*nsRowValue + mx.codeWords(q)*nsCodeWord
+	case mx.of != nil:
+		return mx.base.dotCost(q)
 	case mx.blocks != nil && q.Dense != nil:
 		// columnDot looks up the query's nonzeros alone.
 		var nnz float64

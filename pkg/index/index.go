@@ -148,7 +148,7 @@ func (mx *Matrix) Row(i int) []float32 {
 // copied, like Row, from a matrix kept by column): what the linter and
 // snapshot files take.
 func (mx *Matrix) Vectors() [][]float32 {
-	if mx.sketch != nil {
+	if mx.Sketched() {
 		return nil
 	}
 	out := make([][]float32, mx.m.Rows)

@@ -44,7 +44,7 @@ func (mx *Matrix) Sketch() *Matrix {
 	if mx.blocks != nil {
 		return nil
 	}
-	if mx.sketch != nil {
+	if mx.Sketched() {
 		return mx
 	}
 	rows, dim := mx.m.Rows, mx.m.Cols
@@ -80,9 +80,34 @@ func (mx *Matrix) SketchBytes() int64 {
 	return 2*rows*((dim+63)/64)*8 + (2*rows+dim)*4
 }
 
-// Sketched reports whether mx holds codes alone (Sketch): its scores are
-// estimates, and it has no rows. No matrix is not a sketch.
-func (mx *Matrix) Sketched() bool { return mx != nil && mx.sketch != nil }
+// Sketched reports whether mx holds codes alone (Sketch), or reads a
+// sketch's (Subset of one): its scores are estimates, and it has no rows.
+// No matrix is not a sketch.
+func (mx *Matrix) Sketched() bool {
+	return mx != nil && (mx.sketch != nil || mx.base != nil && mx.base.sketch != nil)
+}
+
+// SketchWithin is mx's sketch when whole's is wholeSketch: a subset of
+// wholeSketch when mx is a subset of whole (a view's rows read where the
+// whole index's codes are, as its rows were), else mx's own Sketch.
+func (mx *Matrix) SketchWithin(whole, wholeSketch *Matrix) *Matrix {
+	if mx.of == nil || mx.base != whole || wholeSketch == nil || wholeSketch.sketch == nil || wholeSketch.m.Rows != whole.m.Rows {
+		return mx.Sketch()
+	}
+	s, err := wholeSketch.Subset(mx.rowList())
+	if err != nil { // cannot be: the rows are whole's
+		return mx.Sketch()
+	}
+	return s
+}
+
+// SketchBytesWithin is what SketchWithin(whole, …) of mx would hold.
+func (mx *Matrix) SketchBytesWithin(whole *Matrix) int64 {
+	if mx.of != nil && mx.base == whole {
+		return int64(len(mx.of)) * 4
+	}
+	return mx.SketchBytes()
+}
 
 // sketchScores writes q's estimated cosine with every row into dst.
 func (mx *Matrix) sketchScores(q Query, dst []float32) {

@@ -14,11 +14,12 @@ import (
 // is the same dot product, bit for bit, that Gemv over a copy gives
 // (TestSubsetScoresAsACopy). A search of a large subset scores the whole
 // matrix and picks its rows' scores out, about 1.7 times a copy's time at
-// 60 % of the rows (BenchmarkSubset). A matrix kept by column, or a
-// sketch, has no rows to lend: an error.
+// 60 % of the rows (BenchmarkSubset). A subset of a sketch reads its
+// codes, and its scores are the sketch's estimates. A matrix kept by
+// column has no rows to lend: an error.
 func (mx *Matrix) Subset(rows []int) (*Matrix, error) {
-	if mx.blocks != nil || mx.sketch != nil {
-		return nil, fmt.Errorf("index: a subset of a matrix without rows")
+	if mx.blocks != nil {
+		return nil, fmt.Errorf("index: a subset of a matrix kept by column")
 	}
 	base, of := mx, make([]int32, len(rows))
 	for i, r := range rows {
@@ -43,12 +44,14 @@ func (mx *Matrix) Subset(rows []int) (*Matrix, error) {
 // subset's scores picked out, when the subset is more than two fifths of
 // it: one row's dot product alone took about 2.5 times what Gemv takes a
 // row (BenchmarkSubset). Gemv's scores are each row's dot product too.
+// A sketch's codes are scored whole too: its estimate of one row reads
+// the whole query again.
 func (mx *Matrix) subsetScores(q Query, dst []float32) {
-	if q.Dense != nil && mx.wholeScan() {
+	if mx.base.sketch != nil || q.Dense != nil && mx.wholeScan() {
 		sp := mx.base.scratch.Get().(*[]float32)
 		defer mx.base.scratch.Put(sp)
 		all := *sp
-		_ = mx.base.ScoresInto(q.Dense, all) // the width was checked against the same
+		_ = mx.base.Scores(q, all) // the width was checked against the same
 		for i, r := range mx.of {
 			dst[i] = all[r]
 		}
@@ -71,3 +74,12 @@ func (mx *Matrix) subsetScores(q Query, dst []float32) {
 // wholeScan reports whether a dense query scores every row of the whole
 // matrix to score the subset's (subsetScores).
 func (mx *Matrix) wholeScan() bool { return 5*len(mx.of) > 2*mx.base.m.Rows }
+
+// rowList is the subset's rows of its base.
+func (mx *Matrix) rowList() []int {
+	out := make([]int, len(mx.of))
+	for i, r := range mx.of {
+		out[i] = int(r)
+	}
+	return out
+}

@@ -87,7 +87,6 @@ func TestSubsetScoresAsACopy(t *testing.T) {
 	}{
 		{"a row past the end", mx, []int{0, n}},
 		{"a negative row", mx, []int{-1}},
-		{"a sketch", mx.Sketch(), []int{0}},
 	} {
 		if _, err := tc.mx.Subset(tc.rows); err == nil {
 			t.Errorf("%s: no error", tc.name)
@@ -106,4 +105,46 @@ func subsetAndCopy(tb testing.TB, mx *Matrix, rows []int) (sub, copied *Matrix) 
 		tb.Fatal(err)
 	}
 	return sub, d.Matrix()
+}
+
+// A view's sketch is the whole index's sketch read by the view's rows
+// (SketchWithin): the same estimates for those rows, in a handful of
+// bytes, and a sketch in every way a caller can ask.
+func TestSketchWithin(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	const n, d = 300, 130
+	mx := draftOf(t, randomRows(r, n, d, false), 0)
+	rows := r.Perm(n)[:80]
+	view, err := mx.Subset(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := mx.Sketch()
+	sk := view.SketchWithin(mx, whole)
+	if sk.base != whole || sk.Bytes() != int64(4*len(rows)) || view.SketchBytesWithin(mx) != sk.Bytes() {
+		t.Fatalf("the view's sketch holds %d bytes, reads %p, want a subset of the whole's", sk.Bytes(), sk.base)
+	}
+	if !sk.Sketched() || sk.Quantization() != QuantSketch || sk.Vectors() != nil || sk.Sketch() != sk || sk.WithBinary(5) != sk {
+		t.Error("the view's sketch does not say it is one")
+	}
+	dense, sp := queries(d, 20)
+	for _, q := range []Query{{Dense: dense}, {Sparse: sp}} {
+		all, got := make([]float32, n), make([]float32, len(rows))
+		if err := whole.Scores(q, all); err != nil {
+			t.Fatal(err)
+		}
+		if err := sk.Scores(q, got); err != nil {
+			t.Fatal(err)
+		}
+		for i, row := range rows {
+			if got[i] != all[row] || sk.Dot(q, i) != got[i] {
+				t.Fatalf("dense=%v, row %d: %v (Dot %v), the whole sketch's %v", q.Dense != nil, i, got[i], sk.Dot(q, i), all[row])
+			}
+		}
+	}
+	// Of a matrix that is not a subset of the whole, its own sketch.
+	other := draftOf(t, randomRows(r, 10, d, false), 0)
+	if own := other.SketchWithin(mx, whole); own.base != nil || own.Bytes() != other.SketchBytes() || other.SketchBytesWithin(mx) != own.Bytes() {
+		t.Error("a matrix of its own rows was not sketched on its own")
+	}
 }

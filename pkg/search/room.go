@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+
+	"github.com/toolsearch/toolsearch/pkg/index"
 )
 
 // A rebuild builds its index beside the one serving, so for its length
@@ -72,12 +74,14 @@ func (s *Service) makeRoom(fresh uint64) bool {
 	return true
 }
 
-// sketchBytes is what the codes of snap's index and of its views' hold.
+// sketchBytes is what the codes of snap's index and of its views' hold:
+// a view whose rows are read from the index reads its codes from the
+// index's too (withoutDense).
 func sketchBytes(snap *Snapshot) uint64 {
 	n := uint64(snap.Matrix.SketchBytes())
 	for _, v := range snap.distinctViews() {
 		if v.Matrix != nil {
-			n += uint64(v.Matrix.SketchBytes())
+			n += uint64(v.Matrix.SketchBytesWithin(snap.Matrix))
 		}
 	}
 	return n
@@ -115,13 +119,13 @@ func (snap *Snapshot) distinctViews() []*Snapshot {
 // rows, a snapshot file's), so that it can be collected once the
 // searches reading it end. why is the operator's, in status and the log.
 func (s *Service) dropDense(cur *Snapshot, why string, sketch bool) {
-	kw := s.withoutDense(cur, sketch)
+	kw := s.withoutDense(cur, sketch, nil)
 	kw.Version = s.version(s.seq.Add(1), kw.Catalog, kw)
 	copies := map[*Snapshot]*Snapshot{} // keys with the same visibility share a view
 	for name, v := range cur.views {
 		c, ok := copies[v]
 		if !ok {
-			c = s.withoutDense(v, sketch)
+			c = s.withoutDense(v, sketch, &whole{cur.Matrix, kw.Matrix})
 			c.Version = "view-" + fingerprint(c.Catalog, c)
 			copies[v] = c
 		}
@@ -147,15 +151,23 @@ func (s *Service) dropDense(cur *Snapshot, why string, sketch bool) {
 	debug.FreeOSMemory()
 }
 
+// whole is the index a view's rows are read from, and its sketch.
+type whole struct{ index, sketch *index.Matrix }
+
 // withoutDense is a copy of snap that ranks by keywords alone, for
 // dropDense, or with its dense index's sign codes (sketch): the same
-// catalog, keyword index and policy. Views are the caller's to copy.
-func (s *Service) withoutDense(snap *Snapshot, sketch bool) *Snapshot {
+// catalog, keyword index and policy. A view's codes are read from the
+// whole index's sketch (of, nil for the whole index) where its rows were
+// read from the whole index. Views are the caller's to copy.
+func (s *Service) withoutDense(snap *Snapshot, sketch bool, of *whole) *Snapshot {
 	kw := *snap
 	kw.Preloaded, kw.dropped = false, true
-	if sketch && kw.Matrix != nil {
+	switch {
+	case sketch && kw.Matrix != nil && of != nil:
+		kw.Matrix = kw.Matrix.SketchWithin(of.index, of.sketch)
+	case sketch && kw.Matrix != nil:
 		kw.Matrix = kw.Matrix.Sketch()
-	} else {
+	default:
 		kw.Matrix = nil
 	}
 	if kw.Matrix == nil {

@@ -388,7 +388,8 @@ func viewsSetup(tb testing.TB) *Setup {
 }
 
 // The codes a rebuild short of memory would keep are counted for the
-// index and for each view once, however many keys share it.
+// index and for each view once, however many keys share it, and a view
+// reads the index's.
 func TestSketchBytesCountsViews(t *testing.T) {
 	svc := New(Config{Embedder: &countingEmbedder{local: embedding.NewLocal(64)}, Version: "test", QueryCacheSize: -1})
 	snap, err := svc.Build(t.Context(), viewsSetup(t))
@@ -399,9 +400,20 @@ func TestSketchBytesCountsViews(t *testing.T) {
 	if some1 == nil || snap.views["same"] != some1 || fewer == nil || fewer == some1 {
 		t.Fatalf("views: %v", snap.views)
 	}
-	want := uint64(snap.Matrix.SketchBytes() + some1.Matrix.SketchBytes() + fewer.Matrix.SketchBytes())
+	// A provider's views read the index's rows, and would read its codes:
+	// 4 bytes a row each.
+	want := uint64(snap.Matrix.SketchBytes()) + 4*uint64(some1.Catalog.Len()+fewer.Catalog.Len())
 	if got := sketchBytes(snap); got != want {
 		t.Errorf("sketchBytes = %d, want %d (the index and two views)", got, want)
+	}
+	// And once the codes serve, each view reads them.
+	svc.dropDense(snap, "test", true)
+	cur := svc.Current()
+	for _, name := range []string{"some", "fewer"} {
+		v := cur.views[name]
+		if !v.Matrix.Sketched() || v.Matrix.Bytes() != int64(4*v.Catalog.Len()) {
+			t.Errorf("view %s: sketched %v, %d bytes; want the index's codes read by its %d rows", name, v.Matrix.Sketched(), v.Matrix.Bytes(), v.Catalog.Len())
+		}
 	}
 }
 
