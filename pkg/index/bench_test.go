@@ -273,7 +273,7 @@ func BenchmarkSubset(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					b.ReportMetric(float64(m.mx.BytesBeside(mx))/(1<<20), "MiB-own")
+					b.ReportMetric(float64(m.mx.Bytes())/(1<<20), "MiB-own")
 				})
 			}
 		})

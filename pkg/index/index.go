@@ -110,25 +110,6 @@ func (mx *Matrix) Bytes() int64 {
 	return b + int64(len(mx.of))*4
 }
 
-// BytesBeside is what mx holds (Bytes) that base does not: less the
-// slabs of rows it shares with base (a view's Draft of base's rows, see
-// NewDraft).
-func (mx *Matrix) BytesBeside(base *Matrix) int64 {
-	b := mx.Bytes()
-	if base == nil {
-		return b
-	}
-	for _, s := range mx.slabs {
-		for _, t := range base.slabs {
-			if cap(s.m.Data) > 0 && cap(t.m.Data) > 0 && &s.m.Data[:1][0] == &t.m.Data[:1][0] {
-				b -= int64(cap(s.m.Data)) * 4
-				break
-			}
-		}
-	}
-	return b
-}
-
 // Row returns row i. The slice aliases the matrix and must not be
 // modified; a matrix kept by column returns a copy.
 func (mx *Matrix) Row(i int) []float32 {

@@ -89,14 +89,14 @@ func sketchBytes(snap *Snapshot) uint64 {
 
 // viewBytes is what the dense indexes of snap's views hold beside its
 // own: what a rebuild makes again beside the new index (a provider's
-// views copy the rows of slabs they see only some of; the local
-// embedder's are fitted and embedded afresh), and what letting the
+// views, the numbers of the index's rows they read; the local
+// embedder's, vectors fitted and embedded afresh), and what letting the
 // index go frees with it.
 func viewBytes(snap *Snapshot) uint64 {
 	var n uint64
 	for _, v := range snap.distinctViews() {
 		if v.Matrix != nil {
-			n += uint64(v.Matrix.BytesBeside(snap.Matrix))
+			n += uint64(v.Matrix.Bytes())
 		}
 	}
 	return n
