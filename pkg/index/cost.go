@@ -49,16 +49,18 @@ func (mx *Matrix) codeWords(q Query) float64 {
 // ExactCost is about the CPU time of Scores for q, and of selecting the
 // best of them.
 func (mx *Matrix) ExactCost(q Query) time.Duration {
+	return ns(mx.readCost(q) + float64(mx.m.Rows)*nsSelected)
+}
+
+// readCost is what scoring every row for q reads, in nanoseconds.
+func (mx *Matrix) readCost(q Query) float64 {
 	rows := float64(mx.m.Rows)
 	var read float64
 	switch {
+	case mx.of != nil && mx.scansWhole(q):
+		return mx.base.readCost(q)
 	case mx.sketch != nil: // its scores are its codes' (Sketch)
 		read = rows * mx.codeWords(q) * nsCodeWord
-	case mx.Sketched(): // a subset of a sketch scores the whole (subsetScores)
-		read = float64(mx.base.m.Rows) * mx.base.codeWords(q) * nsCodeWord
-	case mx.of != nil && q.Dense != nil && mx.wholeScan():
-		// A large subset scores every row of the whole (subsetScores).
-		read = float64(mx.base.m.Rows) * float64(mx.m.Cols) * nsStreamed
 	case mx.blocks != nil && q.Dense != nil:
 		for j, v := range q.Dense {
 			if v != 0 {
@@ -76,7 +78,7 @@ func (mx *Matrix) ExactCost(q Query) time.Duration {
 	default:
 		read = rows * float64(len(q.Sparse.Idx)) * nsGathered
 	}
-	return ns(read + rows*nsSelected)
+	return read
 }
 
 // DotCost is about the CPU time of Dot for q and one row.

@@ -91,7 +91,7 @@ func (mx *Matrix) Sketched() bool {
 // wholeSketch when mx is a subset of whole (a view's rows read where the
 // whole index's codes are, as its rows were), else mx's own Sketch.
 func (mx *Matrix) SketchWithin(whole, wholeSketch *Matrix) *Matrix {
-	if mx.of == nil || mx.base != whole || wholeSketch == nil || wholeSketch.sketch == nil || wholeSketch.m.Rows != whole.m.Rows {
+	if !mx.readsRowsOf(whole) || wholeSketch == nil || wholeSketch.sketch == nil || wholeSketch.m.Rows != whole.m.Rows {
 		return mx.Sketch()
 	}
 	s, err := wholeSketch.Subset(mx.rowList())
@@ -103,7 +103,7 @@ func (mx *Matrix) SketchWithin(whole, wholeSketch *Matrix) *Matrix {
 
 // SketchBytesWithin is what SketchWithin(whole, …) of mx would hold.
 func (mx *Matrix) SketchBytesWithin(whole *Matrix) int64 {
-	if mx.of != nil && mx.base == whole {
+	if mx.readsRowsOf(whole) {
 		return int64(len(mx.of)) * 4
 	}
 	return mx.SketchBytes()

@@ -47,7 +47,7 @@ func (mx *Matrix) Subset(rows []int) (*Matrix, error) {
 // A sketch's codes are scored whole too: its estimate of one row reads
 // the whole query again.
 func (mx *Matrix) subsetScores(q Query, dst []float32) {
-	if mx.base.sketch != nil || q.Dense != nil && mx.wholeScan() {
+	if mx.scansWhole(q) {
 		sp := mx.base.scratch.Get().(*[]float32)
 		defer mx.base.scratch.Put(sp)
 		all := *sp
@@ -71,9 +71,15 @@ func (mx *Matrix) subsetScores(q Query, dst []float32) {
 	}
 }
 
-// wholeScan reports whether a dense query scores every row of the whole
-// matrix to score the subset's (subsetScores).
-func (mx *Matrix) wholeScan() bool { return 5*len(mx.of) > 2*mx.base.m.Rows }
+// scansWhole reports whether the subset scores q against every row of
+// its base and picks its own out (subsetScores): for a sketch's codes,
+// and for a dense query when the subset is more than two fifths of it.
+func (mx *Matrix) scansWhole(q Query) bool {
+	return mx.base.sketch != nil || q.Dense != nil && 5*len(mx.of) > 2*mx.base.m.Rows
+}
+
+// readsRowsOf reports whether mx is a subset of whole's rows.
+func (mx *Matrix) readsRowsOf(whole *Matrix) bool { return mx.of != nil && mx.base == whole }
 
 // rowList is the subset's rows of its base.
 func (mx *Matrix) rowList() []int {
