@@ -49,25 +49,22 @@ func (s *Service) makeRoom(fresh uint64) bool {
 	if cur == nil || !cur.Semantic() {
 		return false
 	}
-	// The rows go and their codes stay, the views' own rows (those not in
-	// the serving index's slabs) with them; each view has codes of its
-	// own (keys that see half the tools each would otherwise make codes
-	// past the rows let go). The codes are made beside the rows, so they
-	// must fit beside the live heap too.
-	// Only a provider's dense vectors are sketched: the share of opposite
-	// signs estimates the angle between dense vectors, while the local
-	// embedder's sparse ones share a few columns, whose signs say little.
+	// The rows go and their codes stay, and what the views hold of their
+	// own goes with them (sketchBytes, viewBytes say what each view keeps
+	// and frees). The codes are made beside the rows, so they must fit
+	// beside the live heap too. Only a provider's dense vectors are
+	// sketched: the share of opposite signs estimates the angle between
+	// dense vectors, while the local embedder's sparse ones share a few
+	// columns, whose signs say little.
 	_, local := s.cfg.Embedder.(fitter)
 	codes := sketchBytes(cur)
 	sketch := !local && !cur.Matrix.Sketched() && codes > 0 && live+codes <= uint64(limit) &&
 		live+codes+fresh+rebuildSlack <= uint64(limit)+uint64(cur.Matrix.Bytes())+viewBytes(cur)
-	var why string
+	why := fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; ", limit>>20, fresh>>20, live>>20)
 	if sketch {
-		why = fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index is held as its sign codes (%d MiB), and semantic scores are estimates until the rebuild publishes its own",
-			limit>>20, fresh>>20, live>>20, codes>>20)
+		why += fmt.Sprintf("the semantic index is held as its sign codes (%d MiB), and semantic scores are estimates until the rebuild publishes its own", codes>>20)
 	} else {
-		why = fmt.Sprintf("rebuild: the memory limit (%d MiB) cannot hold a new index of about %d MiB beside the %d MiB live; the semantic index was let go and searches are ranked by keywords until the rebuild publishes its own",
-			limit>>20, fresh>>20, live>>20)
+		why += "the semantic index was let go and searches are ranked by keywords until the rebuild publishes its own"
 	}
 	s.dropDense(cur, why, sketch)
 	s.dropped = true
