@@ -147,6 +147,8 @@ type sample struct {
 	ready, searchP50 time.Duration
 	rss, peak        int64 // bytes
 	catalogBytes     int64 // status' catalog.bytes
+	indexBytes       int64 // status' memory_bytes: the vectors as built
+	needed           int64 // status' memory_needed_bytes: the service's own rule
 	report           timed // a whole-catalog report
 	rebuilt          [len(rebuilds)]timed
 	providerAtStart  int64         // inputs the provider embedded for the start-up
@@ -284,7 +286,7 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 	if s.searchP50, err = searchP50(client, base, m.queries); err != nil {
 		return s, err
 	}
-	if s.catalogBytes, err = catalogBytes(ctx, client, base, token); err != nil {
+	if s.catalogBytes, s.indexBytes, s.needed, err = statusSizes(ctx, client, base, token); err != nil {
 		return s, err
 	}
 	// Before the rebuilds: the service gives a large report's memory
@@ -335,25 +337,27 @@ func peakOf(ctx context.Context, srv *serveproc.Server, method, path, token stri
 	return t, err
 }
 
-// catalogBytes is the served catalog's bytes, as status reports them to
-// the admin.
-func catalogBytes(ctx context.Context, client *http.Client, base, token string) (int64, error) {
+// statusSizes are the served catalog's bytes, its index's and what the
+// service's own sizing rule needs, as status reports them to the admin.
+func statusSizes(ctx context.Context, client *http.Client, base, token string) (catalog, index, needed int64, err error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/mcp/tool-search/status", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("status: %w", err)
+		return 0, 0, 0, fmt.Errorf("status: %w", err)
 	}
 	defer resp.Body.Close()
 	var st struct {
 		Catalog struct {
 			Bytes int64 `json:"bytes"`
 		} `json:"catalog"`
+		MemoryBytes       int64 `json:"memory_bytes"`
+		MemoryNeededBytes int64 `json:"memory_needed_bytes"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return 0, fmt.Errorf("status: %s: %w", resp.Status, err)
+		return 0, 0, 0, fmt.Errorf("status: %s: %w", resp.Status, err)
 	}
-	return st.Catalog.Bytes, nil
+	return st.Catalog.Bytes, st.MemoryBytes, st.MemoryNeededBytes, nil
 }
 
 // searchP50 is the median latency of n searches over HTTP, one at a time.
@@ -410,6 +414,9 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 	rule := sizing.Catalog{Tools: m.n, TextBytes: med[0].catalogBytes, Dim: m.width(), Local: m.embedder == "local"}
 	fmt.Fprintf(w, "  sizing rule for the first (docs/operations.md, Memory): built %.0f MiB, rebuild %.0f MiB, report adds %.0f MiB\n",
 		mib(rule.Built()), mib(rule.Rebuild()), mib(rule.Report()))
+	rule.VectorBytes = med[0].indexBytes
+	fmt.Fprintf(w, "  the same with its index's %.1f MiB as built, as the service reads it: built %.0f MiB, rebuild %.0f MiB; status' memory_needed_bytes %.0f MiB\n",
+		mib(rule.VectorBytes), mib(rule.Built()), mib(rule.Rebuild()), mib(med[0].needed))
 	if len(bins) == 2 {
 		a, b := med[0], med[1]
 		var rb []string
@@ -447,6 +454,8 @@ func median(ss []sample) sample {
 		rss:          pick(func(s sample) int64 { return s.rss }),
 		peak:         pick(func(s sample) int64 { return s.peak }),
 		catalogBytes: pick(func(s sample) int64 { return s.catalogBytes }),
+		indexBytes:   pick(func(s sample) int64 { return s.indexBytes }),
+		needed:       pick(func(s sample) int64 { return s.needed }),
 		report:       pickTimed(func(s sample) timed { return s.report }),
 		searchP50:    time.Duration(pick(func(s sample) int64 { return int64(s.searchP50) })),
 	}

@@ -466,7 +466,7 @@ func TestMemoryLimitAgainstNeed(t *testing.T) {
 			if _, err := svc.Rebuild(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			want := sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: 256, Local: true}.Limit(100)
+			want := sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: 256, Local: true, VectorBytes: snap.Matrix.Bytes()}.Limit(100)
 			st := svc.Status()
 			if st.MemoryNeededBytes != want || st.MemoryLimitBytes != tt.limit {
 				t.Errorf("status: needed %d, limit %d; want %d, %d", st.MemoryNeededBytes, st.MemoryLimitBytes, want, tt.limit)
@@ -529,6 +529,15 @@ func TestNeedCountsViews(t *testing.T) {
 	want := []int{snap.views["fewer"].Catalog.Len(), snap.views["some"].Catalog.Len()}
 	if got.Tools != snap.Catalog.Len() || !slices.Equal(tools, want) {
 		t.Errorf("need: %d tools, views of %v; want %d, views of %v", got.Tools, tools, snap.Catalog.Len(), want)
+	}
+	// The vectors are counted as built, the local embedder's views' too.
+	if got.VectorBytes != snap.Matrix.Bytes() {
+		t.Errorf("need counts %d bytes of vectors, the index holds %d", got.VectorBytes, snap.Matrix.Bytes())
+	}
+	for _, v := range got.Views {
+		if v.VectorBytes <= 0 {
+			t.Errorf("a view of %d tools counts %d bytes of vectors", v.Tools, v.VectorBytes)
+		}
 	}
 	if svc.Status().MemoryNeededBytes <= (sizing.Catalog{Tools: got.Tools, TextBytes: got.TextBytes, Dim: got.Dim, Local: got.Local}).Limit(0) {
 		t.Error("the views add nothing to the figure status shows")

@@ -144,6 +144,10 @@ func TestRebuildOverMemoryLimit(t *testing.T) {
 			if cur := svc.Current(); tc.drop && (cur.Semantic() != tc.sketch || tc.sketch && (!cur.Matrix.Sketched() || !strings.Contains(st.LastError, "sign codes"))) {
 				t.Errorf("during the rebuild: semantic %v, last error %q; want the sign codes serving %v", cur.Semantic(), st.LastError, tc.sketch)
 			}
+			// Codes, or none, are counted as the vectors the next build makes.
+			if cur := svc.Current(); tc.drop && svc.need(cur).VectorBytes != 0 {
+				t.Errorf("the rule counts %d bytes of vectors for the index let go; want its dense figure", svc.need(cur).VectorBytes)
+			}
 			emb.open <- tc.fail
 			b := <-done
 			switch {

@@ -384,11 +384,21 @@ func (s *Service) need(snap *Snapshot) sizing.Catalog {
 		dim = snap.Matrix.Dim()
 	}
 	_, local := s.cfg.Embedder.(fitter)
-	c := sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: dim, Local: local}
+	c := sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: dim, Local: local, VectorBytes: builtBytes(snap)}
 	for _, v := range snap.distinctViews() {
-		c.Views = append(c.Views, sizing.Catalog{Tools: v.Catalog.Len(), TextBytes: v.Catalog.Bytes(), Dim: dim, Local: local})
+		c.Views = append(c.Views, sizing.Catalog{Tools: v.Catalog.Len(), TextBytes: v.Catalog.Bytes(), Dim: dim, Local: local, VectorBytes: builtBytes(v)})
 	}
 	return c
+}
+
+// builtBytes is what snap's vectors hold, for the rule to count in place
+// of its dense figure; 0 (counted dense) when snap has none, or only their
+// sign codes, since the next build makes them whole again.
+func builtBytes(snap *Snapshot) int64 {
+	if !snap.Semantic() || snap.Matrix.Sketched() {
+		return 0
+	}
+	return snap.Matrix.Bytes()
 }
 
 // checkMemory sets the gauge of what snap's catalog needs at its peak,

@@ -23,6 +23,15 @@ type Catalog struct {
 	// them (its small indexes keep their vectors twice).
 	Dim   int
 	Local bool
+	// VectorBytes, when not 0, is what the index's vectors hold as built
+	// (index.Matrix.Bytes), counted in place of the rule's N×D×4: the
+	// service's figure for the index it serves. The local embedder's
+	// vectors are mostly zeros, which an index kept by column does not
+	// hold, so the dense count was several times what they took
+	// (BENCHMARKS.md, "The memory rule reads the index built"); a rule
+	// for a catalog not yet built (an overlay's) has no such figure and
+	// counts them dense, as a catalog of long texts may fill them.
+	VectorBytes int64
 	// Views are the catalogs of API keys that see only some tools, one
 	// for each distinct visibility: each is indexed as a catalog of its
 	// own beside the whole one: its keyword index and, for the local
@@ -59,6 +68,9 @@ func (c Catalog) indexed(vectors bool) int64 {
 	b := int64(c.Tools)<<9 + 3*c.TextBytes
 	if !vectors {
 		return b + int64(c.Tools)*4
+	}
+	if c.VectorBytes > 0 {
+		return b + c.VectorBytes
 	}
 	v := int64(c.Tools) * int64(c.Dim) * 4
 	b += v

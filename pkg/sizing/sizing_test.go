@@ -102,3 +102,48 @@ func TestRuleCoversViews(t *testing.T) {
 		t.Errorf("no views: %d, want %d", got, want)
 	}
 }
+
+// TestRuleWithBuiltVectors: with the vectors counted as built (status'
+// memory_bytes, what the service reads), the rule still covers every
+// local measurement; the local embedder's vectors are where the dense
+// count was furthest over. Measured 2026-12-04 with cmd/scale (generated
+// tools, -text 1, 5 and 12; resident set once ready and the highest
+// start-up or rebuild peak, in MiB), and for twelve keys each seeing
+// about 60 % of 10,000 tools' servers, with the views' own indexes'
+// bytes (BENCHMARKS.md, "The memory rule reads the index built").
+func TestRuleWithBuiltVectors(t *testing.T) {
+	const mib = 1 << 20
+	twelve := []struct{ tools, text, vectors int64 }{
+		{5971, 2613814, 8801970}, {6053, 2672352, 8954965}, {5826, 2568493, 8607965}, {5886, 2600793, 8710435},
+		{6092, 2667102, 8959790}, {5672, 2507443, 8411730}, {6298, 2776357, 9299390}, {5914, 2594261, 8709255},
+		{6138, 2704574, 9057745}, {5670, 2488735, 8334885}, {6140, 2703706, 9052025}, {6178, 2732318, 9147060},
+	}
+	for _, m := range []struct {
+		n             int
+		text, vectors float64 // MiB
+		rss, peak     float64
+		views         bool
+	}{
+		{n: 73, text: 0.02, vectors: 0.6, rss: 29.5, peak: 34.0},
+		{n: 4_000, text: 1.7, vectors: 31.2, rss: 66.9, peak: 117.5},
+		{n: 4_000, text: 7.4, vectors: 31.2, rss: 81.6, peak: 164.4},
+		{n: 4_000, text: 17.1, vectors: 31.2, rss: 105.9, peak: 235.9},
+		{n: 10_000, text: 4.2, vectors: 14.1, rss: 59.1, peak: 119.4},
+		{n: 10_000, text: 18.3, vectors: 31.4, rss: 110.6, peak: 261.0},
+		{n: 10_000, text: 42.8, vectors: 39.1, rss: 183.9, peak: 465.0},
+		{n: 100_000, text: 42.2, vectors: 142.6, rss: 303.9, peak: 698.5},
+		{n: 10_000, text: 4.2, vectors: 14.1, rss: 244, peak: 546, views: true},
+	} {
+		c := Catalog{Tools: m.n, TextBytes: int64(m.text * mib), Dim: 1024, Local: true, VectorBytes: int64(m.vectors * mib)}
+		if m.views {
+			for _, v := range twelve {
+				c.Views = append(c.Views, Catalog{Tools: int(v.tools), TextBytes: v.text, Dim: 1024, Local: true, VectorBytes: v.vectors})
+			}
+		}
+		got := func(b int64) float64 { return float64(b) / mib }
+		if got(c.Built()) < m.rss || got(c.Rebuild()) < m.peak {
+			t.Errorf("%d tools, %.1f MiB of text, views %v: rule %.0f/%.0f MiB, measured %.0f/%.0f MiB",
+				m.n, m.text, m.views, got(c.Built()), got(c.Rebuild()), m.rss, m.peak)
+		}
+	}
+}
