@@ -37,6 +37,10 @@ func (s serviceSearcher) Search(ctx context.Context, req search.Request) (eval.A
 // buildService loads catalog and config and builds the index once,
 // in-process. If the embedder fails, the keyword index is used and stderr
 // says so.
+// buildService builds the index idx's flags describe, for a command that
+// searches as no key (eval, query) or reads the index alone (index,
+// lint): the views of keys that see only some tools are not built
+// (search.Config.NoViews).
 func buildService(ctx context.Context, idx *indexFlags, stderr io.Writer) (*search.Service, *catalog.Catalog, error) {
 	emb, err := idx.newEmbedder()
 	if err != nil {
@@ -50,6 +54,7 @@ func buildService(ctx context.Context, idx *indexFlags, stderr io.Writer) (*sear
 	if err != nil {
 		return nil, nil, err
 	}
+	cfg.NoViews = true
 	svc := search.New(cfg)
 	snap, err := svc.Build(ctx, setup)
 	if err != nil {

@@ -171,6 +171,10 @@ func (s *Service) finish(ctx context.Context, snap *Snapshot, corpus *analysis.C
 	snap.Version = s.version(seq, snap.Catalog, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
 	snap.PolicyWarnings = append(snap.PolicyWarnings, overRequestLimit(snap.policy)...)
+	if s.cfg.NoViews {
+		snap.viewless = true
+		return snap, nil
+	}
 	if err := s.buildViews(ctx, snap, corpus, prevViews); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -509,6 +510,29 @@ func TestLastIndexSources(t *testing.T) {
 	var none *lastIndex
 	if got := none.sources([][32]byte{key("a")}); !slices.Equal(got, []int{-1}) {
 		t.Errorf("no last index: sources = %v, want [-1]", got)
+	}
+}
+
+// A service built without views (the commands that search as no key)
+// makes none, and refuses a key that sees only some tools rather than
+// answer it from the whole catalog; a key that sees every tool searches.
+func TestNoViews(t *testing.T) {
+	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test", QueryCacheSize: -1, NoViews: true})
+	snap, err := svc.Build(t.Context(), viewsSetup(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.views) != 0 || len(svc.need(snap).Views) != 0 {
+		t.Errorf("%d views built, %d counted; want none", len(snap.views), len(svc.need(snap).Views))
+	}
+	for _, tt := range []struct {
+		key  string
+		want error
+	}{{"all", nil}, {"some", access.ErrUnauthorized}, {"fewer", access.ErrUnauthorized}} {
+		res, err := svc.Search(t.Context(), Request{Query: "send a message"}, access.Caller{Key: tt.key})
+		if !errors.Is(err, tt.want) || tt.want == nil && len(res.Tools) == 0 {
+			t.Errorf("key %q: %v (%d tools); want %v", tt.key, err, len(res.Tools), tt.want)
+		}
 	}
 }
 

@@ -142,10 +142,15 @@ func (snap *Snapshot) viewFor(c access.Caller) (*Snapshot, error) {
 		}
 		return snap, nil
 	}
-	for _, k := range snap.policy.keys {
+	for i, k := range snap.policy.keys {
 		if k.Name == c.Key {
 			if v := snap.views[c.Key]; v != nil {
 				return v, nil
+			}
+			if snap.viewless && !snap.policy.keyVis[i].IsAll() {
+				// Built without views: the whole catalog would answer a
+				// key that must not see all of it.
+				return nil, access.ErrUnauthorized
 			}
 			return snap, nil
 		}
