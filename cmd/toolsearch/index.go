@@ -43,8 +43,7 @@ func runIndex(ctx context.Context, args []string, getenv func(string) string, st
 	info := svc.Status().Embedder
 	h := snapshot.Header{Provider: info.Provider, Model: info.Model, BaseURL: info.BaseURL, Dimensions: snap.Matrix.Dim(),
 		CatalogHash: cat.Hash(), Tools: cat.Len(), BuiltAt: time.Now().UTC()}
-	vecs := snap.Matrix.Vectors()
-	if err := snapshot.Write(tmp, h, vecs); err != nil {
+	if err := snapshot.Write(tmp, h, snap.Matrix.All()); err != nil {
 		return fmt.Errorf("write %s: %w", *out, err)
 	}
 	if err := tmp.commit(); err != nil {

@@ -330,21 +330,25 @@ func (mx *Matrix) columnDot(q Query, row int) float32 {
 // column.
 func (mx *Matrix) eachNonzero(f func(row, col int, x float32)) {
 	for i := range mx.blocks {
-		b := &mx.blocks[i]
-		for j := range mx.m.Cols {
-			if b.dense != nil {
-				for r, x := range b.dense[j*b.n : (j+1)*b.n] {
-					if x != 0 {
-						f(b.first+r, j, x)
-					}
+		mx.blocks[i].eachNonzero(mx.m.Cols, f)
+	}
+}
+
+// eachNonzero is Matrix.eachNonzero for the block's rows, of width dim.
+func (b *block) eachNonzero(dim int, f func(row, col int, x float32)) {
+	for j := range dim {
+		if b.dense != nil {
+			for r, x := range b.dense[j*b.n : (j+1)*b.n] {
+				if x != 0 {
+					f(b.first+r, j, x)
 				}
-				continue
 			}
-			for p := range b.np {
-				first := b.first + int(b.base[p])
-				for e := b.start[j*b.np+p]; e < b.start[j*b.np+p+1]; e++ {
-					f(first+int(b.off[e]), j, b.val[e])
-				}
+			continue
+		}
+		for p := range b.np {
+			first := b.first + int(b.base[p])
+			for e := b.start[j*b.np+p]; e < b.start[j*b.np+p+1]; e++ {
+				f(first+int(b.off[e]), j, b.val[e])
 			}
 		}
 	}

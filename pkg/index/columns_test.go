@@ -55,6 +55,19 @@ func TestColumnsMatchRows(t *testing.T) {
 				t.Fatalf("rows=%d: row %d differs", rows, i)
 			}
 		}
+		// All yields the same rows, in order, by column and by row.
+		for _, mx := range []*Matrix{got, want} {
+			n := 0
+			for i, row := range mx.All() {
+				if i != n || !slices.Equal(row, want.Row(i)) {
+					t.Fatalf("rows=%d: All's row %d (the %dth) differs", rows, i, n)
+				}
+				n++
+			}
+			if n != rows {
+				t.Fatalf("rows=%d: All yielded %d", rows, n)
+			}
+		}
 		if tt.full == 10 && got.blocks[0].dense == nil {
 			t.Errorf("rows=%d: full rows kept sparse", rows)
 		}

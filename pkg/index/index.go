@@ -5,6 +5,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 
@@ -146,6 +147,40 @@ func (mx *Matrix) Vectors() [][]float32 {
 		out[i] = mx.Row(i)
 	}
 	return out
+}
+
+// All yields each row in order, as Row gives it, without the copy of
+// every row Vectors makes of a matrix kept by column: such a matrix is
+// made dense a block at a time, in a buffer the next block reuses, so a
+// row is valid only until the yield returns. A sketch yields none.
+// (toolsearch index wrote 100,000 local rows from a 391 MiB copy.)
+func (mx *Matrix) All() iter.Seq2[int, []float32] {
+	return func(yield func(int, []float32) bool) {
+		if mx.Sketched() {
+			return
+		}
+		if mx.blocks == nil {
+			for i := range mx.m.Rows {
+				if !yield(i, mx.Row(i)) {
+					return
+				}
+			}
+			return
+		}
+		dim := mx.m.Cols
+		buf := make([]float32, blockRows*dim)
+		for k := range mx.blocks {
+			b := &mx.blocks[k]
+			dense := buf[:b.n*dim]
+			clear(dense)
+			b.eachNonzero(dim, func(row, col int, x float32) { dense[(row-b.first)*dim+col] = x })
+			for r := range b.n {
+				if !yield(b.first+r, dense[r*dim:(r+1)*dim:(r+1)*dim]) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // TopK returns the k highest scores, best first, ties in row order. It

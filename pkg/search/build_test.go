@@ -267,7 +267,7 @@ func TestPreloadHeldOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "test.snap")
 	var buf bytes.Buffer
 	if err := snapshot.Write(&buf, snapshot.Header{Provider: info.Provider, Model: info.Model,
-		Dimensions: info.Dimensions, CatalogHash: setup.Catalog.Hash(), Tools: setup.Catalog.Len()}, vecs); err != nil {
+		Dimensions: info.Dimensions, CatalogHash: setup.Catalog.Hash(), Tools: setup.Catalog.Len()}, slices.All(vecs)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {

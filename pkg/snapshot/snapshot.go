@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"time"
@@ -49,18 +50,18 @@ type Header struct {
 // ErrCorrupt marks a file that is not a whole, intact snapshot.
 var ErrCorrupt = errors.New("snapshot corrupt or truncated")
 
-// Write writes h and vecs (h.Tools rows of h.Dimensions) to w.
-func Write(w io.Writer, h Header, vecs [][]float32) error {
+// Write writes h and its h.Tools rows of h.Dimensions to w, the rows in
+// order as an index's All yields them, each valid only until the next:
+// an index kept by column is written without a dense copy of it.
+func Write(w io.Writer, h Header, rows iter.Seq2[int, []float32]) error {
 	h.Format = Format
-	if len(vecs) != h.Tools {
-		return fmt.Errorf("snapshot: %d vectors for %d tools", len(vecs), h.Tools)
-	}
 	hdr, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
+	bw := bufio.NewWriterSize(w, 1<<16)
 	sum := sha256.New()
-	out := io.MultiWriter(w, sum)
+	out := io.MultiWriter(bw, sum)
 	var buf bytes.Buffer
 	buf.Write(magic[:])
 	binary.Write(&buf, binary.LittleEndian, uint32(len(hdr)))
@@ -69,9 +70,13 @@ func Write(w io.Writer, h Header, vecs [][]float32) error {
 		return err
 	}
 	row := make([]byte, 4*h.Dimensions)
-	for i, v := range vecs {
+	n := 0
+	for _, v := range rows {
+		if n == h.Tools {
+			return fmt.Errorf("snapshot: more vectors than %d tools", h.Tools)
+		}
 		if len(v) != h.Dimensions {
-			return fmt.Errorf("snapshot: vector %d has %d dimensions, want %d", i, len(v), h.Dimensions)
+			return fmt.Errorf("snapshot: vector %d has %d dimensions, want %d", n, len(v), h.Dimensions)
 		}
 		for j, x := range v {
 			binary.LittleEndian.PutUint32(row[4*j:], math.Float32bits(x))
@@ -79,9 +84,15 @@ func Write(w io.Writer, h Header, vecs [][]float32) error {
 		if _, err := out.Write(row); err != nil {
 			return err
 		}
+		n++
 	}
-	_, err = w.Write(sum.Sum(nil))
-	return err
+	if n != h.Tools {
+		return fmt.Errorf("snapshot: %d vectors for %d tools", n, h.Tools)
+	}
+	if _, err := bw.Write(sum.Sum(nil)); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // ReadFile reads the snapshot at path into an index of its vectors,

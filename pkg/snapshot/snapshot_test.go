@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,6 +29,9 @@ func read(data []byte) (Header, [][]float32, error) {
 	return h, mx.Vectors(), err
 }
 
+// write is Write of vecs.
+func write(w io.Writer, h Header, vecs [][]float32) error { return Write(w, h, slices.All(vecs)) }
+
 // normalized is vecs as an index holds them.
 func normalized(vecs [][]float32) [][]float32 {
 	out := make([][]float32, len(vecs))
@@ -41,7 +45,7 @@ func normalized(vecs [][]float32) [][]float32 {
 func TestRoundTrip(t *testing.T) {
 	h, vecs := sample()
 	var buf bytes.Buffer
-	if err := Write(&buf, h, vecs); err != nil {
+	if err := write(&buf, h, vecs); err != nil {
 		t.Fatal(err)
 	}
 	gh, gv, err := read(buf.Bytes())
@@ -57,11 +61,28 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// Write refuses a count of rows or a width other than the header's.
+func TestWriteCounts(t *testing.T) {
+	h, vecs := sample()
+	for _, tt := range []struct {
+		name string
+		vecs [][]float32
+	}{
+		{"fewer rows", vecs[:1]},
+		{"more rows", append(slices.Clone(vecs), []float32{1, 2, 3})},
+		{"a narrower row", [][]float32{vecs[0], {1, 2}}},
+	} {
+		if err := write(&bytes.Buffer{}, h, tt.vecs); err == nil {
+			t.Errorf("%s: written", tt.name)
+		}
+	}
+}
+
 // Every single-byte flip and every truncation is caught.
 func TestDamage(t *testing.T) {
 	h, vecs := sample()
 	var buf bytes.Buffer
-	Write(&buf, h, vecs)
+	write(&buf, h, vecs)
 	good := buf.Bytes()
 	for i := range good {
 		bad := bytes.Clone(good)
@@ -82,7 +103,7 @@ func TestDamage(t *testing.T) {
 func TestReadFile(t *testing.T) {
 	h, vecs := sample()
 	var buf bytes.Buffer
-	Write(&buf, h, vecs)
+	write(&buf, h, vecs)
 	good := buf.Bytes()
 	dir := t.TempDir()
 	for name, tc := range map[string]struct {
@@ -138,7 +159,7 @@ func TestMismatch(t *testing.T) {
 func FuzzRead(f *testing.F) {
 	h, vecs := sample()
 	var buf bytes.Buffer
-	Write(&buf, h, vecs)
+	write(&buf, h, vecs)
 	f.Add(buf.Bytes())
 	f.Add([]byte("TSSNAP01"))
 	f.Fuzz(func(t *testing.T, data []byte) {
