@@ -326,29 +326,22 @@ func (mx *Matrix) columnDot(q Query, row int) float32 {
 	return s
 }
 
-// eachNonzero calls f with every nonzero value of a matrix kept by
-// column.
-func (mx *Matrix) eachNonzero(f func(row, col int, x float32)) {
-	for i := range mx.blocks {
-		mx.blocks[i].eachNonzero(mx.m.Cols, f)
-	}
-}
-
-// eachNonzero is Matrix.eachNonzero for the block's rows, of width dim.
-func (b *block) eachNonzero(dim int, f func(row, col int, x float32)) {
+// rowsInto writes the block's rows, of width dim, into dst (b.n×dim,
+// zero), row-major: what Vectors and All read of a matrix kept by column.
+func (b *block) rowsInto(dim int, dst []float32) {
 	for j := range dim {
 		if b.dense != nil {
 			for r, x := range b.dense[j*b.n : (j+1)*b.n] {
-				if x != 0 {
-					f(b.first+r, j, x)
+				if x != 0 { // as the sparse path: only nonzeros are written
+					dst[r*dim+j] = x
 				}
 			}
 			continue
 		}
 		for p := range b.np {
-			first := b.first + int(b.base[p])
+			base := int(b.base[p])
 			for e := b.start[j*b.np+p]; e < b.start[j*b.np+p+1]; e++ {
-				f(first+int(b.off[e]), j, b.val[e])
+				dst[(base+int(b.off[e]))*dim+j] = b.val[e]
 			}
 		}
 	}

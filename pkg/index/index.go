@@ -137,7 +137,10 @@ func (mx *Matrix) Vectors() [][]float32 {
 	if mx.blocks != nil {
 		dim := mx.m.Cols
 		block := make([]float32, mx.m.Rows*dim)
-		mx.eachNonzero(func(row, col int, x float32) { block[row*dim+col] = x })
+		for k := range mx.blocks {
+			b := &mx.blocks[k]
+			b.rowsInto(dim, block[b.first*dim:(b.first+b.n)*dim])
+		}
 		for i := range out {
 			out[i] = block[i*dim : (i+1)*dim : (i+1)*dim]
 		}
@@ -173,7 +176,7 @@ func (mx *Matrix) All() iter.Seq2[int, []float32] {
 			b := &mx.blocks[k]
 			dense := buf[:b.n*dim]
 			clear(dense)
-			b.eachNonzero(dim, func(row, col int, x float32) { dense[(row-b.first)*dim+col] = x })
+			b.rowsInto(dim, dense)
 			for r := range b.n {
 				if !yield(b.first+r, dense[r*dim:(r+1)*dim:(r+1)*dim]) {
 					return
