@@ -269,6 +269,11 @@ func (r *rig) restart(w *world, args ...string) error {
 
 func plain(addr string) string { return upstreamConfig(addr, "") }
 
+// callTimeout is plain with the upstream's call timeout set to d.
+func callTimeout(d string) func(addr string) string {
+	return func(addr string) string { return upstreamConfig(addr, "    timeout: "+d+"\n") }
+}
+
 // blip: the upstream is killed and restarted 1 s later while a client
 // calls through toolsearch once a second.
 func (r *rig) blip(ctx context.Context) (result, error) {
@@ -329,7 +334,7 @@ func (r *rig) outage(ctx context.Context) (result, error) {
 
 // hang: the upstream accepts connections and never answers; three calls.
 func (r *rig) hang(ctx context.Context) (result, error) {
-	w, err := r.world(ctx, nil, func(addr string) string { return upstreamConfig(addr, "    timeout: 2s\n") }, nil)
+	w, err := r.world(ctx, nil, callTimeout("2s"), nil)
 	if err != nil {
 		return result{}, err
 	}
@@ -355,7 +360,7 @@ func (r *rig) hang(ctx context.Context) (result, error) {
 // reached. The call timeout is long, so that what is measured is the
 // limit, whatever the machine's speed.
 func (r *rig) huge(ctx context.Context) (result, error) {
-	w, err := r.world(ctx, []string{"-huge", strconv.Itoa(10 << 20)}, func(addr string) string { return upstreamConfig(addr, "    timeout: 2m\n") }, nil)
+	w, err := r.world(ctx, []string{"-huge", strconv.Itoa(10 << 20)}, callTimeout("2m"), nil)
 	if err != nil {
 		return result{}, err
 	}
@@ -397,7 +402,7 @@ func (r *rig) huge(ctx context.Context) (result, error) {
 // slow: two concurrent calls of a tool slower than the call timeout, then
 // a fast call; and what status says.
 func (r *rig) slow(ctx context.Context) (result, error) {
-	w, err := r.world(ctx, []string{"-slow", "20s"}, func(addr string) string { return upstreamConfig(addr, "    timeout: 2s\n") }, nil)
+	w, err := r.world(ctx, []string{"-slow", "20s"}, callTimeout("2s"), nil)
 	if err != nil {
 		return result{}, err
 	}

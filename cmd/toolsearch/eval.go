@@ -36,11 +36,9 @@ func (s serviceSearcher) Search(ctx context.Context, req search.Request) (eval.A
 
 // buildService loads catalog and config and builds the index once,
 // in-process. If the embedder fails, the keyword index is used and stderr
-// says so.
-// buildService builds the index idx's flags describe, for a command that
-// searches as no key (eval, query) or reads the index alone (index,
-// lint): the views of keys that see only some tools are not built
-// (search.Config.NoViews).
+// says so. Its callers search as no key (eval, query) or read the index
+// alone (index, lint), so the views of keys that see only some tools are
+// not built (search.Config.NoViews).
 func buildService(ctx context.Context, idx *indexFlags, stderr io.Writer) (*search.Service, *catalog.Catalog, error) {
 	emb, err := idx.newEmbedder()
 	if err != nil {
