@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/prefault"
 )
 
 // slab is a run of a matrix's rows kept in an allocation of its own,
@@ -153,7 +155,7 @@ func (d *Draft) alloc(from *Matrix, first, end, per int) {
 	}
 	for a := first; a < end; a += per {
 		n := min(per, end-a)
-		s := slab{a, blas32.General{Rows: n, Cols: d.dim, Stride: d.dim, Data: make([]float32, n*d.dim)}}
+		s := slab{a, blas32.General{Rows: n, Cols: d.dim, Stride: d.dim, Data: prefault.Make[float32](n * d.dim)}}
 		for r := range n {
 			if j := d.src[a+r]; j >= 0 {
 				copy(s.m.Data[r*d.dim:(r+1)*d.dim], from.Row(j))
