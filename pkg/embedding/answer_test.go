@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -90,6 +92,54 @@ func TestAnswer(t *testing.T) {
 	}
 }
 
+// TestBase64Strings covers base64 vectors as the decoder reads them: from
+// its buffer when they can be, put together across reads otherwise.
+func TestBase64Strings(t *testing.T) {
+	const limit = (MaxDimensions*4 + 2) / 3 * 4
+	widest := make([]float32, MaxDimensions)
+	for i := range widest {
+		widest[i] = slash
+	}
+	escaped := strings.ReplaceAll(b64(widest...), "/", `\/`) // longer than the 64 KiB buffer
+	if len(escaped) <= 64<<10 {
+		t.Fatalf("escaped vector of %d bytes fits the buffer", len(escaped))
+	}
+	tests := []struct {
+		name string
+		str  string // the vector's string, between its quotes
+		want []float32
+		err  error
+	}{
+		{name: "plain", str: b64(1, 2, 3), want: []float32{1, 2, 3}},
+		{name: "widest, every slash escaped", str: escaped, want: widest},
+		{name: "widest, as sent", str: b64(widest...), want: widest},
+		{name: "one too many", str: strings.Repeat("A", limit+4), err: ErrAnswerTooLarge},
+		{name: "one too many, escaped", str: `\/` + strings.Repeat("A", limit+3), err: ErrAnswerTooLarge},
+		{name: "an escaped quote", str: `AAAA\"AAA`, err: ErrBadResponse},
+		{name: "an escaped backslash", str: `AAAA\\AAA`, err: ErrBadResponse},
+		{name: "a backslash last", str: `AAAAAAA\`, err: ErrBadResponse},
+		{name: "other escape", str: `AAAA\nAAA`, err: ErrBadResponse},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := `{"data":[{"index":0,"embedding":"` + tt.str + `"},{"index":1,"embedding":[1]}]}`
+			got, err := decodeAnswer(body, 2, 0)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got[0], tt.want) {
+				t.Errorf("vector of %d, want %d: %v...", len(got[0]), len(tt.want), got[0][:min(4, len(got[0]))])
+			}
+		})
+	}
+}
+
 // A provider that refuses encoding_format "base64" is asked once more, for
 // floats, and for floats from then on.
 func TestBase64Refused(t *testing.T) {
@@ -130,6 +180,8 @@ func FuzzAnswer(f *testing.F) {
 		`{"data":[{"embedding":[1,2],"index":1,"x":[{}]},{"index":0,"embedding":[3,4]}],"usage":{"a":1}}`,
 		`{"data":[{"index":0,"embedding":"` + b64(1, 2) + `"},{"index":1,"embedding":"` + b64(3, 4) + `"}]}`,
 		`{"data":[{"index":0,"embedding":[1e-30,0]}]}`, `{"data":[]}`, `[]`, `{"data":[{"index":"0"}]}`,
+		`{"data":[{"index":0,"embedding":"` + strings.ReplaceAll(b64(slash, 2), "/", `\/`) + `"},{"index":1,"embedding":[-2.5E-3,+1]}]}`,
+		`{"data":[{"index":0,"embedding":"AAAA\"AAA"}]}`,
 	} {
 		f.Add(seed)
 	}
@@ -143,17 +195,80 @@ func FuzzAnswer(f *testing.F) {
 		}
 		var ref struct {
 			Data []struct {
-				Index     int       `json:"index"`
-				Embedding []float32 `json:"embedding"`
+				Index     int             `json:"index"`
+				Embedding json.RawMessage `json:"embedding"`
 			} `json:"data"`
 		}
 		if json.Unmarshal([]byte(body), &ref) != nil || len(ref.Data) != 2 {
-			return // base64, or what encoding/json reads otherwise
+			return // what encoding/json reads otherwise
 		}
 		for _, d := range ref.Data {
-			if d.Index < 0 || d.Index > 1 || !slices.Equal(d.Embedding, got[d.Index]) {
-				t.Fatalf("%q: vector %d = %v, encoding/json reads %v", body, d.Index, got[d.Index], d.Embedding)
+			want, ok := refVector(d.Embedding)
+			if !ok || d.Index < 0 || d.Index > 1 || !slices.Equal(want, got[d.Index]) {
+				t.Fatalf("%q: vector %d = %v, encoding/json and encoding/base64 read %v", body, d.Index, got[d.Index], want)
 			}
 		}
 	})
+}
+
+// refVector is a vector as encoding/json reads it: floats, or a string of
+// base64 little-endian float32s.
+func refVector(raw json.RawMessage) ([]float32, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var floats []float32
+		return floats, json.Unmarshal(raw, &floats) == nil
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b)%4 != 0 {
+		return nil, false
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out, true
+}
+
+// BenchmarkAnswer decodes one provider answer of 256 vectors of 1,536,
+// as base64 (what the service asks for) and as floats (what a provider
+// that ignores encoding_format sends).
+func BenchmarkAnswer(b *testing.B) {
+	const n, dim = 256, 1536
+	rng := rand.New(rand.NewPCG(1, 2))
+	vec := func() []float32 {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = rng.Float32()*2 - 1
+		}
+		return v
+	}
+	for _, format := range []string{"base64", "floats"} {
+		var body strings.Builder
+		body.WriteString(`{"object":"list","data":[`)
+		for i := range n {
+			if i > 0 {
+				body.WriteByte(',')
+			}
+			var emb []byte
+			if format == "base64" {
+				emb, _ = json.Marshal(b64(vec()...))
+			} else {
+				emb, _ = json.Marshal(vec())
+			}
+			fmt.Fprintf(&body, `{"object":"embedding","index":%d,"embedding":%s}`, i, emb)
+		}
+		body.WriteString(`],"model":"m","usage":{"prompt_tokens":1,"total_tokens":1}}`)
+		text := body.String()
+		b.Run(format, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			a := &answer{n: n, put: func(int, []float32) error { return nil }}
+			for b.Loop() {
+				a.got, a.seen = 0, nil
+				if err := a.decode(strings.NewReader(text)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
