@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/prefault"
 )
 
 // ByColumn reports whether a matrix of rows×dim is kept by column: too
@@ -205,7 +207,7 @@ func (c *Columns) block(pieces []piece) block {
 		}
 		return b
 	}
-	b.off, b.val = make([]uint8, total), make([]float32, total)
+	b.off, b.val = prefault.Make[uint8](int(total)), prefault.Make[float32](int(total))
 	for j := range c.dim {
 		for p, pc := range pieces {
 			at := b.start[j*np+p]
