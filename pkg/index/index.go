@@ -126,28 +126,25 @@ func (mx *Matrix) Row(i int) []float32 {
 	return slabRow(mx.slabs, i)
 }
 
-// Vectors returns every row, in order, aliasing the matrix like Row (or
-// copied, like Row, from a matrix kept by column): what the linter and
-// snapshot files take.
+// Vectors returns every row, in order, aliasing the matrix like Row (or,
+// from a matrix kept by column, copied into one buffer): what the linter
+// takes, which compares every pair of rows.
 func (mx *Matrix) Vectors() [][]float32 {
 	if mx.Sketched() {
 		return nil
 	}
-	out := make([][]float32, mx.m.Rows)
+	out := make([][]float32, 0, mx.m.Rows)
+	var copied []float32 // All reuses its rows of a matrix kept by column
 	if mx.blocks != nil {
-		dim := mx.m.Cols
-		block := make([]float32, mx.m.Rows*dim)
-		for k := range mx.blocks {
-			b := &mx.blocks[k]
-			b.rowsInto(dim, block[b.first*dim:(b.first+b.n)*dim])
-		}
-		for i := range out {
-			out[i] = block[i*dim : (i+1)*dim : (i+1)*dim]
-		}
-		return out
+		copied = make([]float32, 0, mx.m.Rows*mx.m.Cols)
 	}
-	for i := range out {
-		out[i] = mx.Row(i)
+	for _, row := range mx.All() {
+		if copied != nil {
+			at := len(copied)
+			copied = append(copied, row...)
+			row = copied[at:len(copied):len(copied)]
+		}
+		out = append(out, row)
 	}
 	return out
 }

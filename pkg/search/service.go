@@ -183,8 +183,8 @@ type Config struct {
 	// visibility is still checked): for a process that searches as no key
 	// or only writes the index (toolsearch eval, query, index, lint), where
 	// each view was a local embedder's fit and index made for nothing
-	// (toolsearch index, 100,000 tools and twelve keys' views: 24 s and
-	// 2.8 GB, against 6 s and 0.8 GB).
+	// (toolsearch index, 100,000 tools and twelve keys' views: 23.7 s and
+	// 2.9 GB, against 8.1 s and 0.8 GB; BENCHMARKS.md).
 	NoViews bool
 }
 
