@@ -155,9 +155,12 @@ func (d *Draft) alloc(from *Matrix, first, end, per int) {
 	}
 	for a := first; a < end; a += per {
 		n := min(per, end-a)
-		s := slab{a, blas32.General{Rows: n, Cols: d.dim, Stride: d.dim, Data: prefault.Make[float32](n * d.dim)}}
+		s := slab{a, blas32.General{Rows: n, Cols: d.dim, Stride: d.dim}}
 		for r := range n {
 			if j := d.src[a+r]; j >= 0 {
+				if s.m.Data == nil {
+					s.m.Data = prefault.Make[float32](n * d.dim)
+				}
 				copy(s.m.Data[r*d.dim:(r+1)*d.dim], from.Row(j))
 			}
 		}
@@ -165,8 +168,20 @@ func (d *Draft) alloc(from *Matrix, first, end, per int) {
 	}
 }
 
-// Row is row i of the draft, to write when its source was < 0.
-func (d *Draft) Row(i int) []float32 { return slabRow(d.slabs, i) }
+// Row is row i of the draft, to write when its source was < 0. A slab
+// none of whose rows is copied is allocated when one of its rows is first
+// asked for, not with the draft: a provider answers a rebuild batch by
+// batch, and the texts of those answered are let go as their rows are
+// written, so the texts and the new rows are not all held at once. So Row
+// writes the draft: its calls must not overlap.
+func (d *Draft) Row(i int) []float32 {
+	s := &d.slabs[slabAt(d.slabs, i)]
+	if s.m.Data == nil {
+		s.m.Data = prefault.Make[float32](s.m.Rows * s.m.Cols)
+	}
+	off := (i - s.first) * s.m.Stride
+	return s.m.Data[off : off+s.m.Cols : off+s.m.Cols]
+}
 
 // Dim is the draft's width.
 func (d *Draft) Dim() int { return d.dim }

@@ -230,3 +230,45 @@ func TestNewDraftRejects(t *testing.T) {
 		}
 	}
 }
+
+// A slab none of whose rows is copied is allocated when one of its rows
+// is first asked for, so that a provider's rebuild does not hold every new
+// row beside every text still to send; one with a copied row is allocated
+// with the draft. Rows never written come out zero.
+func TestDraftAllocatesSlabsAsWritten(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	from := draftOf(t, randomRows(r, 16, slabDim, false), slabPer)
+	src := slices.Concat(slices.Repeat([]int{-1}, 3*slabPer), []int{5}, slices.Repeat([]int{-1}, slabPer-1))
+	d, err := newDraft(from, src, slabDim, slabPer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocated := func() []bool {
+		var got []bool
+		for _, s := range d.slabs {
+			got = append(got, s.m.Data != nil)
+		}
+		return got
+	}
+	if got, want := allocated(), []bool{false, false, false, true}; !slices.Equal(got, want) {
+		t.Fatalf("slabs allocated with the draft: %v, want %v (only the one with a copied row)", got, want)
+	}
+	row := randomRows(r, 1, slabDim, false)[0]
+	copy(d.Row(slabPer+2), row)
+	if got, want := allocated(), []bool{false, true, false, true}; !slices.Equal(got, want) {
+		t.Fatalf("after writing a row of the second slab: %v, want %v", got, want)
+	}
+	mx := d.Matrix()
+	Normalize(row)
+	if !slices.Equal(mx.Row(slabPer+2), row) {
+		t.Errorf("the row written reads %v, want %v", mx.Row(slabPer+2), row)
+	}
+	if !slices.Equal(mx.Row(3*slabPer), from.Row(5)) {
+		t.Errorf("the copied row reads %v, want %v", mx.Row(3*slabPer), from.Row(5))
+	}
+	for _, i := range []int{0, slabPer - 1, 2 * slabPer, 3*slabPer + 1} {
+		if !slices.Equal(mx.Row(i), make([]float32, slabDim)) {
+			t.Errorf("row %d, never written, reads %v, want zeros", i, mx.Row(i))
+		}
+	}
+}
