@@ -517,10 +517,10 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	// missing alone until its vector is written, and by its batch until
 	// the batch is answered (EmbedInto keeps its own). A rebuild of
 	// 100,000 changed texts would otherwise hold their 46 MiB to the end,
-	// beside two snapshots, where its peak is. The pages freed stay with
-	// the process unless a memory limit (serve sets one from the pod's)
-	// has them returned: under 1,500 MiB that rebuild peaked at 1,493 MiB
-	// instead of 1,547 (BENCHMARKS.md, step 26).
+	// beside two snapshots, where its peak is. The new rows' slabs are
+	// allocated as they are first written, and the pages the texts free
+	// are handed back meanwhile (pageReturner), so that the texts' memory
+	// does not stay resident under the rows.
 	clear(texts)
 	var draft *index.Draft
 	if len(missing) < len(texts) {
@@ -533,6 +533,7 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 		var mu sync.Mutex
 		var draftErr error
 		changed := false
+		pages := newPageReturner(s.cur.Load() != nil, len(missing), width)
 		err := s.embedRows(ctx, snap.query, "build", missing, func(j int, vec []float32) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -548,6 +549,7 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 			}
 			copy(draft.Row(missingAt[j]), vec)
 			missing[j] = ""
+			pages.wrote()
 		})
 		if err == nil {
 			err = draftErr

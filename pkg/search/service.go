@@ -356,6 +356,55 @@ func boundGarbage(heap uint64) {
 	}
 }
 
+// pageReturner hands the pages a rebuild's embedding frees back to the
+// system as its new rows are written, an eighth of them at a time. The
+// texts sent are let go as their rows are written, and the rows' slabs
+// are allocated as they are first written (index.Draft), but the pages
+// the texts leave are small runs among live objects, which a slab cannot
+// take, and the runtime keeps freed pages while they are within a tenth
+// of its heap goal: so without this the texts' 46 MiB at 100,000 tools
+// stayed resident beside both indexes, under the new rows (BENCHMARKS.md,
+// "A rebuild's rows made as they come"). nil, which does nothing, for a
+// first build (nothing serving beside it) and for few rows.
+type pageReturner struct {
+	every   int // rows between returns
+	written int // guarded by the embedding's lock
+	busy    atomic.Bool
+}
+
+// returnPagesFrom is the fewest bytes of fresh rows worth collections of
+// their own: under it a rebuild's garbage is small beside the heap it adds
+// to. A variable, so that a test's small rebuild can return its pages.
+var returnPagesFrom = 16 << 20
+
+func newPageReturner(rebuild bool, rows, width int) *pageReturner {
+	if !rebuild || rows*width*4 < returnPagesFrom {
+		return nil
+	}
+	return &pageReturner{every: max(rows/8, 1)}
+}
+
+// wrote counts a row written, and every p.every rows starts a collection
+// that returns the free pages, unless the last is still running. It does
+// not wait for it: the caller holds the lock the provider's other answers
+// are written under.
+func (p *pageReturner) wrote() {
+	if p == nil {
+		return
+	}
+	if p.written++; p.written%p.every != 0 || !p.busy.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer p.busy.Store(false)
+		freeOSMemory()
+	}()
+}
+
+// freeOSMemory is debug.FreeOSMemory; a variable, so that a test can count
+// the calls.
+var freeOSMemory = debug.FreeOSMemory
+
 // lowerGCPercent sets the collector's percentage to pct unless it is
 // lower already (a stricter GOGC stays), and returns what it was.
 func lowerGCPercent(pct int) int {
