@@ -38,8 +38,10 @@ func (s serviceSearcher) Search(ctx context.Context, req search.Request) (eval.A
 // in-process. If the embedder fails, the keyword index is used and stderr
 // says so. Its callers search as no key (eval, query) or read the index
 // alone (index, lint), so the views of keys that see only some tools are
-// not built (search.Config.NoViews).
-func buildService(ctx context.Context, idx *indexFlags, stderr io.Writer) (*search.Service, *catalog.Catalog, error) {
+// not built (search.Config.NoViews), and a search is the operator's, of
+// the whole catalog, whatever keys the config names (Config.Operator):
+// when searches is true, stderr says so where there are keys.
+func buildService(ctx context.Context, idx *indexFlags, searches bool, stderr io.Writer) (*search.Service, *catalog.Catalog, error) {
 	emb, err := idx.newEmbedder()
 	if err != nil {
 		return nil, nil, err
@@ -52,7 +54,10 @@ func buildService(ctx context.Context, idx *indexFlags, stderr io.Writer) (*sear
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg.NoViews = true
+	cfg.NoViews, cfg.Operator = true, true
+	if searches && len(setup.Keys) > 0 {
+		fmt.Fprintln(stderr, "toolsearch: the API keys configured do not apply here: searches see the whole catalog")
+	}
 	svc := search.New(cfg)
 	snap, err := svc.Build(ctx, setup)
 	if err != nil {
@@ -167,7 +172,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 		searcher = &eval.HTTPSearcher{BaseURL: *url, Token: token}
 		where = *url
 	} else {
-		svc, c, err := buildService(ctx, idx, stderr)
+		svc, c, err := buildService(ctx, idx, true, stderr)
 		if err != nil {
 			return fail(2, err) // only loading can fail: a catalog or config problem
 		}

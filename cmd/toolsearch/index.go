@@ -32,7 +32,7 @@ func runIndex(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer tmp.discard()
-	svc, cat, err := buildService(ctx, idx, stderr)
+	svc, cat, err := buildService(ctx, idx, false, stderr)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func runLint(ctx context.Context, args []string, getenv func(string) string, std
 	case *maxBytes < 1:
 		return fail(2, fmt.Errorf("-max-description-bytes must be at least 1, got %d", *maxBytes))
 	}
-	svc, cat, err := buildService(ctx, idx, stderr)
+	svc, cat, err := buildService(ctx, idx, false, stderr)
 	if err != nil {
 		return fail(2, err)
 	}

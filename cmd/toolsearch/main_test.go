@@ -530,6 +530,9 @@ func TestEvalExitCodes(t *testing.T) {
 		{"a server that wants a key, none sent", []string{"-cases", good, "-url", keyed}, nil, 2, "401 Unauthorized (set TOOLSEARCH_API_KEY to a key the server accepts)"},
 		{"a wrong key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "nope"}, 2, "the server does not accept TOOLSEARCH_API_KEY's key"},
 		{"the right key", []string{"-cases", good, "-url", keyed}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
+		// In process, a deployment's keys in the environment failed every
+		// search: the operator's searches see the whole catalog, and say so.
+		{"in process, keys in the environment", []string{"-cases", good, "-min-recall", "1"}, map[string]string{"TOOLSEARCH_API_KEYS": "k1"}, 0, "the API keys configured do not apply here"},
 		{"no server", []string{"-cases", good, "-url", "http://127.0.0.1:1"}, nil, 2, "nothing answers at http://127.0.0.1:1 (is toolsearch serve running there?): connect: connection refused"},
 		// Without a scheme every search failed, each a miss: recall 0.000, exit 0.
 		{"a URL without its scheme", []string{"-cases", good, "-url", "127.0.0.1:8080"}, nil, 2, `-url: "127.0.0.1:8080" must begin http:// or https://`},
@@ -596,6 +599,14 @@ func TestQueryAndVersion(t *testing.T) {
 		if lines := strings.Split(strings.TrimSpace(stdout.String()), "\n"); len(lines) != 5 || !strings.Contains(lines[1], "github/merge_pull_request") {
 			t.Errorf("query %q output:\n%s", args, stdout.String())
 		}
+	}
+	// A deployment's keys in the environment: the operator's query is of
+	// the whole catalog, where it failed as an anonymous caller's.
+	var stderr bytes.Buffer
+	stdout.Reset()
+	keys := func(k string) string { return map[string]string{"TOOLSEARCH_API_KEYS": "k1"}[k] }
+	if err := run(t.Context(), []string{"query", "-k", "1", "squash", "and", "merge", "a", "PR"}, keys, nil, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "github/merge_pull_request") || !strings.Contains(stderr.String(), "searches see the whole catalog") {
+		t.Errorf("query with TOOLSEARCH_API_KEYS set: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
 	}
 	stdout.Reset()
 	if err := run(t.Context(), []string{"version"}, func(string) string { return "" }, nil, &stdout, io.Discard); err != nil || !strings.HasPrefix(stdout.String(), "toolsearch ") {

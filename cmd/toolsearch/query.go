@@ -45,7 +45,7 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, "toolsearch query: -mode must be hybrid, semantic or keyword, got %q\n", *mode)
 		return exitCode(2)
 	}
-	svc, _, err := buildService(ctx, idx, stderr)
+	svc, _, err := buildService(ctx, idx, true, stderr)
 	if err != nil {
 		return err
 	}

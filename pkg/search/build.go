@@ -171,6 +171,7 @@ func (s *Service) finish(ctx context.Context, snap *Snapshot, corpus *analysis.C
 	snap.Version = s.version(seq, snap.Catalog, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
 	snap.PolicyWarnings = append(snap.PolicyWarnings, overRequestLimit(snap.policy)...)
+	snap.operator = s.cfg.Operator
 	if s.cfg.NoViews {
 		snap.viewless = true
 		return snap, nil

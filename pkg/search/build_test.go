@@ -536,6 +536,37 @@ func TestNoViews(t *testing.T) {
 	}
 }
 
+// A search as no key, which a service with keys refuses, is the
+// operator's where Config.Operator says so (toolsearch eval and query in a
+// deployment's environment): the whole catalog answers it, as it answers
+// the key that sees every tool. Keys are still checked as before.
+func TestOperator(t *testing.T) {
+	for _, operator := range []bool{false, true} {
+		svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test", QueryCacheSize: -1, NoViews: true, Operator: operator})
+		if _, err := svc.Build(t.Context(), viewsSetup(t)); err != nil {
+			t.Fatal(err)
+		}
+		k := 20
+		req := Request{Query: "send a message", TopK: &k}
+		all, err := svc.Search(t.Context(), req, access.Caller{Key: "all"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Search(t.Context(), req, access.Caller{})
+		switch {
+		case !operator && !errors.Is(err, access.ErrUnauthorized):
+			t.Errorf("no key, not the operator: %v (%d tools), want %v", err, len(res.Tools), access.ErrUnauthorized)
+		case operator && err != nil:
+			t.Errorf("no key, the operator: %v", err)
+		case operator && !slices.EqualFunc(res.Tools, all.Tools, func(a, b Hit) bool { return a.Server == b.Server && a.Name == b.Name }):
+			t.Errorf("the operator's answer %v differs from the key that sees every tool's %v", res.Tools, all.Tools)
+		}
+		if _, err := svc.Search(t.Context(), req, access.Caller{Key: "some"}); !errors.Is(err, access.ErrUnauthorized) {
+			t.Errorf("operator %v: a key that sees only some tools, with no views built: %v, want %v", operator, err, access.ErrUnauthorized)
+		}
+	}
+}
+
 // What the rule reads of a snapshot counts each distinct view of keys
 // that see only some tools, as a catalog of its own.
 func TestNeedCountsViews(t *testing.T) {

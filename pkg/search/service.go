@@ -186,6 +186,13 @@ type Config struct {
 	// (toolsearch index, 100,000 tools and twelve keys' views: 23.7 s and
 	// 2.9 GB, against 8.1 s and 0.8 GB; BENCHMARKS.md).
 	NoViews bool
+	// Operator answers a search made as no key from the whole catalog,
+	// whatever keys the config names, where a server refuses it: for a
+	// command its operator runs over the catalog and config they hold
+	// (toolsearch eval, query), so that the environment of a deployment
+	// whose keys admit no anonymous caller does not fail every search.
+	// Never for a server, where no key is an anonymous caller.
+	Operator bool
 }
 
 // Preload is an index snapshot file's content.
@@ -224,8 +231,10 @@ type Snapshot struct {
 	// views are the snapshots that API keys with limited visibility search
 	// (see buildViews), by key name; a key without one sees everything.
 	// viewless: none were built (Config.NoViews), and such keys are refused.
+	// operator: a search as no key is the operator's (Config.Operator).
 	views    map[string]*Snapshot
 	viewless bool
+	operator bool
 	// learned is what learning had taught when the snapshot was built (nil:
 	// nothing), already in Keywords' learned field; companions are its
 	// companions by row, for the ranker.
