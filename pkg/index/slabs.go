@@ -43,10 +43,20 @@ func slabAt(slabs []slab, i int) int {
 }
 
 // slabRow is row i of slabs; it aliases the slab.
-func slabRow(slabs []slab, i int) []float32 {
-	s := slabs[slabAt(slabs, i)]
+func slabRow(slabs []slab, i int) []float32 { return slabs[slabAt(slabs, i)].row(i) }
+
+// row is the matrix's row i, which s holds; it aliases s.
+func (s *slab) row(i int) []float32 {
 	off := (i - s.first) * s.m.Stride
 	return s.m.Data[off : off+s.m.Cols : off+s.m.Cols]
+}
+
+// allocate gives a draft's slab its rows, resident at once, unless it has
+// them (Draft.Row).
+func (s *slab) allocate() {
+	if s.m.Data == nil {
+		s.m.Data = prefault.Make[float32](s.m.Rows * s.m.Cols)
+	}
 }
 
 // Draft is a matrix kept by row being made: rows taken from a matrix
@@ -158,10 +168,8 @@ func (d *Draft) alloc(from *Matrix, first, end, per int) {
 		s := slab{a, blas32.General{Rows: n, Cols: d.dim, Stride: d.dim}}
 		for r := range n {
 			if j := d.src[a+r]; j >= 0 {
-				if s.m.Data == nil {
-					s.m.Data = prefault.Make[float32](n * d.dim)
-				}
-				copy(s.m.Data[r*d.dim:(r+1)*d.dim], from.Row(j))
+				s.allocate()
+				copy(s.row(a+r), from.Row(j))
 			}
 		}
 		d.slabs = append(d.slabs, s)
@@ -176,11 +184,8 @@ func (d *Draft) alloc(from *Matrix, first, end, per int) {
 // writes the draft: its calls must not overlap.
 func (d *Draft) Row(i int) []float32 {
 	s := &d.slabs[slabAt(d.slabs, i)]
-	if s.m.Data == nil {
-		s.m.Data = prefault.Make[float32](s.m.Rows * s.m.Cols)
-	}
-	off := (i - s.first) * s.m.Stride
-	return s.m.Data[off : off+s.m.Cols : off+s.m.Cols]
+	s.allocate()
+	return s.row(i)
 }
 
 // Dim is the draft's width.
