@@ -958,6 +958,10 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if got := calls.Load() - before; got != 0 {
 		t.Errorf("serve -snapshot made %d provider calls at start-up, want 0", got)
 	}
+	// Ready comes with the publish, and its log line just after: wait
+	// for it rather than read the log at once (under -race in CI the
+	// line had not been written yet).
+	waitUntil(t, "the publish's log line", func() bool { return strings.Contains(logs.String(), "index snapshot published") })
 	if !strings.Contains(logs.String(), `"from_snapshot_file":true`) {
 		t.Errorf("no sign of the snapshot being used:\n%s", logs)
 	}
