@@ -70,11 +70,18 @@ func checkMessage(body []byte) (envelope, error) {
 		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not accepted: send one message per request (protocol 2025-06-18 removed batches)"}
 	}
 	var env struct {
-		Method *json.RawMessage `json:"method"`
-		ID     *json.RawMessage `json:"id"`
+		Version json.RawMessage  `json:"jsonrpc"`
+		Method  *json.RawMessage `json:"method"`
+		ID      *json.RawMessage `json:"id"`
 	}
 	if err := json.Unmarshal(trimmed, &env); err != nil {
 		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "the body is not a JSON-RPC message"}
+	}
+	var version string
+	if json.Unmarshal(env.Version, &version) != nil || version != "2.0" {
+		// The SDK's own answer quotes what it expected as it quotes the
+		// input, and every quotation is taken out of its text errors.
+		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, `the JSON-RPC message must have "jsonrpc": "2.0"`}
 	}
 	out := envelope{raw: body}
 	if env.Method != nil {

@@ -263,6 +263,59 @@ func TestJSONRPCAnswers(t *testing.T) {
 	}
 }
 
+// TestParamsNotEchoed: params the SDK cannot decode are answered before
+// any middleware runs, and its message quoted them whole, 100 KB back for
+// 100 KB sent, on a plain JSON answer and on a call's event stream alike.
+// The message is now tamed as every other error is; and a message with
+// another "jsonrpc" than "2.0" says so.
+func TestParamsNotEchoed(t *testing.T) {
+	_, url := hostileRig(t, SessionLimits{})
+	resp, _ := post(t, url, "key-a", "", initBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	post(t, url, "key-a", id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	pad := strings.Repeat("A", 100<<10)
+	tests := []struct {
+		name, body string
+		status     int
+		code       int
+		stream     bool   // answered as an event stream
+		want       string // in the message
+	}{
+		{"a name that is no string", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"pad":"` + pad + `","name":5}}`, 200, -32602, false, "tools/call"},
+		{"params that are a string", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":"` + pad + `"}`, 200, -32602, false, "tools/list"},
+		{"words, not one run", `{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":5,"pad":"` + strings.Repeat("A ", 50<<10) + `"}}`, 200, -32602, false, "tools/list"},
+		{"a call answered as a stream", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"slack/post_message","pad":"` + pad + `","_meta":7}}`, 200, -32602, true, "tools/call"},
+		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":7,"method":"ping"}`, 400, -32600, false, `"jsonrpc": "2.0"`},
+		{"no jsonrpc", `{"id":8,"method":"ping"}`, 400, -32600, false, `"jsonrpc": "2.0"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := post(t, url, "key-a", id, tt.body)
+			data := body
+			if stream := resp.Header.Get("Content-Type") == "text/event-stream"; stream != tt.stream {
+				t.Fatalf("Content-Type %q; want an event stream: %v", resp.Header.Get("Content-Type"), tt.stream)
+			} else if stream {
+				_, data, _ = strings.Cut(body, "data: ")
+			}
+			var e struct {
+				Error *struct {
+					Code    int
+					Message string
+				}
+			}
+			if err := json.Unmarshal([]byte(data), &e); err != nil || e.Error == nil {
+				t.Fatalf("%d %.300s: not a JSON-RPC error (%v)", resp.StatusCode, body, err)
+			}
+			if resp.StatusCode != tt.status || e.Error.Code != tt.code || !strings.Contains(e.Error.Message, tt.want) {
+				t.Errorf("%d, code %d, %q; want %d, code %d, naming %s", resp.StatusCode, e.Error.Code, e.Error.Message, tt.status, tt.code, tt.want)
+			}
+			if len(body) > 2048 || strings.Contains(e.Error.Message, strings.Repeat("A", 65)) {
+				t.Errorf("a %d-byte answer echoing the params: %.300s", len(body), body)
+			}
+		})
+	}
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

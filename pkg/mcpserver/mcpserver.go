@@ -200,7 +200,9 @@ func (s *Server) Handler() http.Handler {
 			// The SDK insists on both media types; the answer is JSON anyway.
 			r.Header.Set("Accept", "application/json, text/event-stream")
 		}
-		if !stream {
+		if stream {
+			w = &tamingWriter{ResponseWriter: w}
+		} else {
 			jw := &jsonWriter{ResponseWriter: w}
 			defer jw.finish()
 			w = jw

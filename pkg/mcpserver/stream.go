@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // How a POST is answered. The SDK's handler always streams (text/event-
@@ -115,6 +117,7 @@ func (w *jsonWriter) finish() {
 		// The session closed before the call was answered.
 		w.response = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the session closed before the request was answered"}}`)
 	}
+	w.response = tameResponse(w.response)
 	h.Set("Content-Length", strconv.Itoa(len(w.response)))
 	w.ResponseWriter.WriteHeader(http.StatusOK)
 	_, _ = w.ResponseWriter.Write(w.response)
@@ -122,6 +125,113 @@ func (w *jsonWriter) finish() {
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (w *jsonWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// tameResponse tames the message of msg when it is a JSON-RPC error
+// response. rpcCodes tames the errors of every method handler, but the
+// SDK decodes a request's params before any middleware runs, and answers
+// params it cannot decode quoting them whole: up to the 1 MiB body, a
+// caller's own bytes echoed back.
+func tameResponse(msg []byte) []byte {
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}
+	if !bytes.Contains(msg, []byte(`"error"`)) || json.Unmarshal(msg, &m) != nil || m.Error == nil || len(m.ID) == 0 {
+		return msg
+	}
+	tamed := tame(m.Error.Message)
+	if tamed == m.Error.Message {
+		return msg
+	}
+	m.Error.Message = tamed
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
+}
+
+// tamingWriter passes a POST's event stream through, but for the JSON-RPC
+// error response among its events, tamed (tameResponse). The SDK writes
+// an event whole in one Write (the data one line of JSON), then flushes;
+// a part of an event is held until the rest comes or a flush.
+type tamingWriter struct {
+	http.ResponseWriter
+	held []byte
+}
+
+func (w *tamingWriter) Write(p []byte) (int, error) {
+	if w.Header().Get("Content-Type") != "text/event-stream" {
+		return w.ResponseWriter.Write(p)
+	}
+	b := p
+	if len(w.held) > 0 {
+		w.held = append(w.held, p...)
+		b = w.held
+	}
+	for {
+		end := bytes.Index(b, []byte("\n\n"))
+		if end < 0 {
+			break
+		}
+		if _, err := w.ResponseWriter.Write(tameEvent(b[:end+2])); err != nil {
+			return 0, err
+		}
+		b = b[end+2:]
+	}
+	w.held = append(w.held[:0], b...)
+	return len(p), nil
+}
+
+// Flush writes what is held (an event cut short) and flushes.
+func (w *tamingWriter) Flush() {
+	if len(w.held) > 0 {
+		_, _ = w.ResponseWriter.Write(w.held)
+		w.held = w.held[:0]
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *tamingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// tameEvent is one event with its data tamed (tameResponse); the event
+// itself when that changes nothing.
+func tameEvent(ev []byte) []byte {
+	lines := bytes.Split(bytes.TrimSuffix(ev, []byte("\n\n")), []byte("\n"))
+	at := -1
+	for i, line := range lines {
+		if bytes.HasPrefix(line, []byte("data: ")) {
+			if at >= 0 {
+				return ev // data over several lines: not the SDK's
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return ev
+	}
+	data := lines[at][len("data: "):]
+	tamed := tameResponse(data)
+	if len(tamed) == len(data) && bytes.Equal(tamed, data) {
+		return ev
+	}
+	var out bytes.Buffer
+	for i, line := range lines {
+		if i == at {
+			out.WriteString("data: ")
+			out.Write(tamed)
+		} else {
+			out.Write(line)
+		}
+		out.WriteByte('\n')
+	}
+	out.WriteByte('\n')
+	return out.Bytes()
+}
 
 func isResponse(data []byte) bool {
 	var m struct {
