@@ -98,6 +98,27 @@ func checkMessage(body []byte) (envelope, error) {
 	return out, nil
 }
 
+// logLevels are the levels logging/setLevel takes (RFC 5424's, as the
+// specification names them).
+var logLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true,
+	"error": true, "critical": true, "alert": true, "emergency": true}
+
+// checkSetLevel refuses a logging/setLevel whose level is none of
+// logLevels. The SDK takes any string, keeps it in the session's state
+// for the session's life and logs it whole: up to the 1 MiB body, in each
+// of a thousand sessions.
+func checkSetLevel(body []byte) error {
+	var m struct {
+		Params *struct {
+			Level string `json:"level"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Params == nil || !logLevels[m.Params.Level] {
+		return errors.New(`logging/setLevel takes "level": one of debug, info, notice, warning, error, critical, alert, emergency`)
+	}
+	return nil
+}
+
 // knownMethods are the methods the SDK's server handles. Any other
 // request is answered -32601 here, any other notification accepted and
 // ignored (202), as JSON-RPC asks, instead of the SDK's HTTP 400.

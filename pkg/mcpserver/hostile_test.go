@@ -18,6 +18,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -311,6 +312,49 @@ func TestParamsNotEchoed(t *testing.T) {
 			}
 			if len(body) > 2048 || strings.Contains(e.Error.Message, strings.Repeat("A", 65)) {
 				t.Errorf("a %d-byte answer echoing the params: %.300s", len(body), body)
+			}
+		})
+	}
+}
+
+// TestSetLevel: logging/setLevel takes the specification's levels alone.
+// The SDK kept any string in the session's state for its life and logged
+// it whole.
+func TestSetLevel(t *testing.T) {
+	_, url := hostileRig(t, SessionLimits{})
+	resp, _ := post(t, url, "key-a", "", initBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	post(t, url, "key-a", id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	tests := []struct {
+		level string
+		code  int // 0: a result
+	}{
+		{"warning", 0},
+		{"emergency", 0},
+		{"Warning", -32602},
+		{"", -32602},
+		{strings.Repeat("L", 100<<10), -32602},
+	}
+	for _, tt := range tests {
+		t.Run(redact.Clip(tt.level, 16, "…"), func(t *testing.T) {
+			_, body := post(t, url, "key-a", id, `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"`+tt.level+`"}}`)
+			var e struct {
+				Result json.RawMessage
+				Error  *struct {
+					Code    int
+					Message string
+				}
+			}
+			if err := json.Unmarshal([]byte(body), &e); err != nil {
+				t.Fatalf("%v: %.300s", err, body)
+			}
+			switch {
+			case tt.code == 0 && (e.Error != nil || e.Result == nil):
+				t.Errorf("%.300s; want a result", body)
+			case tt.code != 0 && (e.Error == nil || e.Error.Code != tt.code || !strings.Contains(e.Error.Message, "warning")):
+				t.Errorf("%.300s; want error %d naming the levels", body, tt.code)
+			case len(body) > 512:
+				t.Errorf("a %d-byte answer", len(body))
 			}
 		})
 	}

@@ -189,6 +189,11 @@ func (s *Server) Handler() http.Handler {
 		case env.method != "" && !knownMethods[env.method]:
 			writeRPCError(w, http.StatusOK, env.id, jsonrpc.CodeMethodNotFound, "method not found")
 			return
+		case env.method == "logging/setLevel" && env.id != nil:
+			if err := checkSetLevel(env.raw); err != nil {
+				writeRPCError(w, http.StatusOK, env.id, jsonrpc.CodeInvalidParams, err.Error())
+				return
+			}
 		}
 		r = r.Clone(r.Context())
 		r.Body = io.NopCloser(bytes.NewReader(env.raw))
