@@ -73,6 +73,7 @@ func checkMessage(body []byte) (envelope, error) {
 		Version json.RawMessage  `json:"jsonrpc"`
 		Method  *json.RawMessage `json:"method"`
 		ID      *json.RawMessage `json:"id"`
+		Params  json.RawMessage  `json:"params"`
 	}
 	if err := json.Unmarshal(trimmed, &env); err != nil {
 		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "the body is not a JSON-RPC message"}
@@ -95,7 +96,27 @@ func checkMessage(body []byte) (envelope, error) {
 		}
 		out.id = *env.ID
 	}
+	if token, ok := progressToken(env.Params); ok && !validID(token) {
+		// Every progress notification relayed to the call carries it back.
+		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "a progress token must be a string of at most 128 bytes or a number"}
+	}
 	return out, nil
+}
+
+// progressToken is params' _meta.progressToken, when params is an object
+// with one; params of another shape are the SDK's to refuse.
+func progressToken(params json.RawMessage) (json.RawMessage, bool) {
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	var m struct {
+		Token *json.RawMessage `json:"progressToken"`
+	}
+	if len(params) == 0 || params[0] != '{' || !bytes.Contains(params, []byte(`"_meta"`)) || json.Unmarshal(params, &p) != nil ||
+		len(p.Meta) == 0 || p.Meta[0] != '{' || json.Unmarshal(p.Meta, &m) != nil || m.Token == nil {
+		return nil, false
+	}
+	return *m.Token, true
 }
 
 // logLevels are the levels logging/setLevel takes (RFC 5424's, as the

@@ -267,8 +267,9 @@ func TestJSONRPCAnswers(t *testing.T) {
 // TestParamsNotEchoed: params the SDK cannot decode are answered before
 // any middleware runs, and its message quoted them whole, 100 KB back for
 // 100 KB sent, on a plain JSON answer and on a call's event stream alike.
-// The message is now tamed as every other error is; and a message with
-// another "jsonrpc" than "2.0" says so.
+// The message is now tamed as every other error is; a message with
+// another "jsonrpc" than "2.0" says so, and a progress token is held to
+// what an id is.
 func TestParamsNotEchoed(t *testing.T) {
 	_, url := hostileRig(t, SessionLimits{})
 	resp, _ := post(t, url, "key-a", "", initBody)
@@ -288,6 +289,9 @@ func TestParamsNotEchoed(t *testing.T) {
 		{"a call answered as a stream", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"slack/post_message","pad":"` + pad + `","_meta":7}}`, 200, -32602, true, "tools/call"},
 		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":7,"method":"ping"}`, 400, -32600, false, `"jsonrpc": "2.0"`},
 		{"no jsonrpc", `{"id":8,"method":"ping"}`, 400, -32600, false, `"jsonrpc": "2.0"`},
+		// Every progress notification relayed to a call carries its token.
+		{"a long progress token", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"x"},"_meta":{"progressToken":"` + pad + `"}}}`, 400, -32600, false, "progress token"},
+		{"a progress token that is an object", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"x"},"_meta":{"progressToken":{"a":1}}}}`, 400, -32600, false, "progress token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
