@@ -66,4 +66,3 @@ func TestSDKLogBounded(t *testing.T) {
 type stringer string
 
 func (s stringer) String() string { return string(s) }
-
