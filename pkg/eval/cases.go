@@ -42,6 +42,17 @@ type Case struct {
 	Request *search.Request `json:"request,omitempty"`
 	// keys, when set, are the expected tools already resolved (self cases).
 	keys []ToolKey
+	// where names the case in errors: its file and place in it, when read
+	// from one (ParseCases).
+	where string
+}
+
+// name is where the case is, for an error about it.
+func (c Case) name() string {
+	if c.where != "" {
+		return c.where
+	}
+	return fmt.Sprintf("case %q", c.ID)
 }
 
 // SelfCases asks, for every tool, its own description (category
@@ -161,6 +172,7 @@ func ParseCases(source string, data []byte) ([]Case, error) {
 			return nil, fmt.Errorf("%w: %s: no expected tools", ErrBadInput, where)
 		}
 		seen[c.ID] = true
+		cases[i].where = where
 		if c.Category == "" {
 			cases[i].Category = "uncategorized"
 		}
@@ -205,7 +217,7 @@ func Resolve(cat *catalog.Catalog, cases []Case) ([][]ToolKey, error) {
 				if near := cat.NearRef(ref); near != "" && errors.Is(err, catalog.ErrUnknownTool) {
 					err = fmt.Errorf("%w (did you mean %q?)", err, near)
 				}
-				errs = append(errs, fmt.Errorf("case %q: expected %w", c.ID, err))
+				errs = append(errs, fmt.Errorf("%s: expected %w", c.name(), err))
 				continue
 			}
 			t := cat.Tool(j)

@@ -42,6 +42,24 @@ func TestParseCasesKeys(t *testing.T) {
 	}
 }
 
+// TestResolveNamesTheFile: a case read from a file that expects a tool
+// the catalog lacks is named by the file and its place in it, as every
+// other error about a case is.
+func TestResolveNamesTheFile(t *testing.T) {
+	cat, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := ParseCases("mine.jsonl", []byte("{\"id\":\"ok\",\"query\":\"q\",\"expected\":[\"create_issue\"]}\n{\"id\":\"a\",\"query\":\"q\",\"expected\":[\"slack/nope\"]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Resolve(cat, cases)
+	if want := `mine.jsonl: case #2 "a": expected unknown tool "slack/nope"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v; want %s", err, want)
+	}
+}
+
 // TestResolveNames: an expected tool the catalog lacks fails the cases,
 // with the tool it nearly names where there is one.
 func TestResolveNames(t *testing.T) {
@@ -60,6 +78,9 @@ func TestResolveNames(t *testing.T) {
 		{"zzz_nothing", `expected unknown tool "zzz_nothing"`},
 	} {
 		_, err := Resolve(cat, []Case{{ID: "a", Query: "q", Expected: []string{tt.expected}}})
+		if tt.want != "" && (err == nil || !strings.Contains(err.Error(), `case "a": expected `)) {
+			t.Errorf("%s: %v, want the case named", tt.expected, err)
+		}
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%s: %v, want it resolved", tt.expected, err)
