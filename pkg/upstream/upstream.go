@@ -462,7 +462,7 @@ func (m *Manager) list(ctx context.Context, cs *mcp.ClientSession) ([]catalog.To
 	params := &mcp.ListToolsParams{}
 	lim := &readLimit{max: listPages * m.maxRead, budget: m.budget}
 	defer lim.end()
-	for {
+	for pages := 1; ; pages++ {
 		res, err := cs.ListTools(withReadLimit(ctx, lim), params)
 		lim.release() // the page is decoded: only the total stays counted
 		if lerr := lim.exceeded(); lerr != nil {
@@ -483,16 +483,27 @@ func (m *Manager) list(ctx context.Context, cs *mcp.ClientSession) ([]catalog.To
 		if res.NextCursor == "" {
 			return tools, nil
 		}
+		if pages >= len(tools)+emptyPages {
+			// Pages of a few bytes each, with a cursor that never ends,
+			// stayed under the bytes' bound for 30,000 requests, until the
+			// listing's timeout.
+			return nil, fmt.Errorf("%w: the upstream's listing goes on: %d pages for %d tools", ErrResultTooLarge, pages, len(tools))
+		}
 		params.Cursor = res.NextCursor
 	}
 }
 
 // A listing's bounds: its pages together may read listPages times the
 // result limit, and hold at most maxListedTools tools (a cursor that
-// never ends stops there).
+// never ends stops there, or, with pages of no tools, at emptyPages
+// more pages than tools).
 const (
 	listPages      = 8
 	maxListedTools = 10_000
+	// emptyPages is how many more pages than tools a listing may take: a
+	// page of none now and then is the upstream's affair, one after
+	// another is a cursor that does not end.
+	emptyPages = 8
 )
 
 func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {

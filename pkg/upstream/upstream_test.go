@@ -160,6 +160,62 @@ func TestListingBound(t *testing.T) {
 	}
 }
 
+// TestEmptyPages: a cursor that never ends, on pages of no tools, stayed
+// under the listing's bytes for 30,000 requests until its 15 s timeout;
+// it now ends after emptyPages pages more than tools, saying why. A few
+// empty pages before the tools are still read through.
+func TestEmptyPages(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		page  func(n int) *mcp.ListToolsResult // the nth page, from 1
+		tools int                              // listed; -1: refused
+		most  int64                            // pages asked for, at most
+	}{
+		{"endless and empty", func(n int) *mcp.ListToolsResult {
+			return &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: fmt.Sprint(n)}
+		}, -1, emptyPages},
+		{"endless, a tool every tenth page", func(n int) *mcp.ListToolsResult {
+			r := &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: fmt.Sprint(n)}
+			if n%10 == 0 {
+				r.Tools = append(r.Tools, &mcp.Tool{Name: fmt.Sprintf("t%d", n), InputSchema: map[string]any{"type": "object"}})
+			}
+			return r
+		}, -1, 100},
+		{"three empty pages, then tools", func(n int) *mcp.ListToolsResult {
+			if n <= 3 {
+				return &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: fmt.Sprint(n)}
+			}
+			return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "a", InputSchema: map[string]any{"type": "object"}}, {Name: "b", InputSchema: map[string]any{"type": "object"}}}}
+		}, 2, 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+			var pages atomic.Int64
+			srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					if method != "tools/list" {
+						return next(ctx, method, req)
+					}
+					return tt.page(int(pages.Add(1))), nil
+				}
+			})
+			hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+			t.Cleanup(hs.Close)
+			m := start(t, []Config{{Name: "fake", URL: hs.URL, Refresh: time.Hour}}, nil)
+			st, got := m.Status()[0], len(names(m))
+			switch {
+			case tt.tools >= 0 && (got != tt.tools || st.LastError != ""):
+				t.Errorf("%d tools, error %q; want %d", got, st.LastError, tt.tools)
+			case tt.tools < 0 && (got != 0 || !strings.Contains(st.LastError, "listing goes on")):
+				t.Errorf("%d tools, error %q; want none, and why", got, st.LastError)
+			}
+			if n := pages.Load(); n > tt.most {
+				t.Errorf("%d pages asked for; want at most %d", n, tt.most)
+			}
+		})
+	}
+}
+
 func TestListChanged(t *testing.T) {
 	f := newFake(t, 0, 2)
 	var changes atomic.Int32
