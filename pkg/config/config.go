@@ -304,6 +304,9 @@ func Parse(source string, data []byte) (*File, error) {
 			if te.Type == durationType {
 				m.Want = `a duration such as "2s"`
 			}
+			if m.Field == "" {
+				return nil, fmt.Errorf("config %s: want a mapping of sections (core, templates, auth, ...), got %s", source, m.Got)
+			}
 			return nil, fmt.Errorf("config %s: key %q: want %s, got %s", source, m.Field, m.Want, m.Got)
 		}
 		return nil, fmt.Errorf("config %s: %w", source, err)

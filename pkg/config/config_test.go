@@ -36,6 +36,8 @@ search: {query_timeout: 750ms}
 		name, doc, want string
 	}{
 		{"unknown top key", "cores: [a]", `key "cores" is unknown (did you mean "core"?)`},
+		{"a list, not a mapping", "- core", `want a mapping of sections (core, templates, auth, ...), got array`},
+		{"a word, not a mapping", "core", `want a mapping of sections (core, templates, auth, ...), got string`},
 		{"unknown nested key", "templates: {a: {tools: [x], descripton: y}}", `key "descripton" in .templates.a is unknown`},
 		{"unknown upstream key", "upstreams: [{name: a, url: 'http://a/mcp'}, {name: b, url: 'http://b/mcp', health_intervl: 1s}]", `key "health_intervl" in .upstreams[1] is unknown (did you mean "health_interval"?)`},
 		{"key in another case", "learning: {Enabled: false}", `key "Enabled" in .learning is unknown (did you mean "enabled"?)`},
