@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/logbuf"
+	"github.com/toolsearch/toolsearch/pkg/snapshot"
 )
 
 // fakeOpenAI serves /v1/embeddings with deterministic vectors derived from
@@ -993,6 +994,65 @@ func TestSnapshotRoundTrip(t *testing.T) {
 
 // A description edit that breaks discovery shows up as a regression
 // against the stored report, and fails the job with -fail-on-regression.
+// TestIndexReproducible: with SOURCE_DATE_EPOCH set, two snapshots of
+// one catalog are the same bytes, built at that time; without it, at
+// the time of writing. A value that is no time is refused before
+// anything is embedded.
+func TestIndexReproducible(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		epoch string
+		want  string // the snapshot's built_at; "" for the time of writing
+		fails bool
+	}{
+		{"1767225600", "2026-01-01T00:00:00Z", false},
+		{"0", "1970-01-01T00:00:00Z", false},
+		{"", "", false},
+		{"-1", "", true},
+		{"1.5", "", true},
+		{"2026-01-01", "", true},
+		{"999999999999999", "", true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.epoch, func(t *testing.T) {
+			env := map[string]string{"SOURCE_DATE_EPOCH": tt.epoch}
+			getenv := func(k string) string { return env[k] }
+			var paths []string
+			for j := range 2 {
+				path := filepath.Join(dir, fmt.Sprintf("%d-%d.snap", i, j))
+				var stderr bytes.Buffer
+				err := run(t.Context(), []string{"index", "-out", path}, getenv, nil, io.Discard, &stderr)
+				if tt.fails {
+					if err == nil || !strings.Contains(stderr.String(), "SOURCE_DATE_EPOCH") {
+						t.Fatalf("%v, %q; want a refusal naming SOURCE_DATE_EPOCH", err, stderr.String())
+					}
+					if _, err := os.Stat(path); err == nil {
+						t.Errorf("%s written", path)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("index: %v", err)
+				}
+				paths = append(paths, path)
+			}
+			h, _, err := snapshot.ReadFile(paths[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := h.BuiltAt.Format(time.RFC3339)
+			a, _ := os.ReadFile(paths[0])
+			b, _ := os.ReadFile(paths[1])
+			switch {
+			case tt.want != "" && (got != tt.want || !bytes.Equal(a, b)):
+				t.Errorf("built_at %s, the two files the same: %v; want %s, and the same", got, bytes.Equal(a, b), tt.want)
+			case tt.want == "" && time.Since(h.BuiltAt) > time.Hour:
+				t.Errorf("built_at %s; want the time of writing", got)
+			}
+		})
+	}
+}
+
 func TestEvalBaseline(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
