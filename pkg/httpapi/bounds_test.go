@@ -246,3 +246,22 @@ func TestRefusedRequestLinesAreBudgeted(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseQuote: a transport error's text is held to twice its bound,
+// which can cut an input's quotation before it closes; what is left of
+// it goes, as a closed quotation does.
+func TestCloseQuote(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`malformed Last-Event-ID "EEEEEEEE`, `malformed Last-Event-ID "…`},
+		{`a "…" then "EEEE`, `a "…" then "…`},
+		{`a "…" then nothing`, `a "…" then nothing`},
+		{`escaped "E\"E`, `escaped "…`},
+		{`ends in an escape "EE\`, `ends in an escape "…`},
+		{`no quotes at all`, `no quotes at all`},
+		{`"`, `"…`},
+	} {
+		if got := closeQuote(tt.in); got != tt.want {
+			t.Errorf("closeQuote(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

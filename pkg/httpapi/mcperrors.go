@@ -38,6 +38,9 @@ func mcpErrors(next http.Handler, writeIdle time.Duration) http.Handler {
 			return
 		}
 		msg := quoted.ReplaceAllString(strings.TrimSpace(ew.text.String()), `"…"`)
+		// The text held is cut at twice the bound, which can leave an
+		// input's quotation open: 170 bytes of a Last-Event-ID went out.
+		msg = closeQuote(msg)
 		if msg == "" {
 			msg = http.StatusText(ew.status)
 		}
@@ -82,6 +85,25 @@ const maxMCPError = 200
 
 // quoted matches Go's %q output and other double-quoted text.
 var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// closeQuote cuts a quotation msg ends in before it is closed to "…".
+func closeQuote(msg string) string {
+	open := -1
+	for i := 0; i < len(msg); i++ {
+		switch {
+		case msg[i] == '\\' && open >= 0:
+			i++ // an escaped character, inside a quotation
+		case msg[i] == '"' && open >= 0:
+			open = -1
+		case msg[i] == '"':
+			open = i
+		}
+	}
+	if open < 0 {
+		return msg
+	}
+	return msg[:open] + `"…`
+}
 
 func mcpCode(status int) string {
 	switch status {

@@ -189,8 +189,25 @@ func TestMCPErrorsAreBoundedJSON(t *testing.T) {
 		})
 	}
 	// A well-formed request still works.
-	if resp, body := post(t, url, "key-a", "", initBody); resp.StatusCode != 200 {
+	resp, body := post(t, url, "key-a", "", initBody)
+	if resp.StatusCode != 200 {
 		t.Errorf("initialize: %d %s", resp.StatusCode, body)
+	}
+	// The SDK quotes a Last-Event-ID it cannot read; its text, held to
+	// twice the bound, ended inside the quotation, which went out open.
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer key-a")
+	req.Header.Set("Mcp-Session-Id", resp.Header.Get("Mcp-Session-Id"))
+	req.Header.Set("Last-Event-ID", strings.Repeat("M", 3000))
+	get, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer get.Body.Close()
+	b, _ := io.ReadAll(get.Body)
+	if get.StatusCode != 400 || strings.Contains(string(b), "MMMMMMMM") {
+		t.Errorf("a 3,000-byte Last-Event-ID: %d %.300s; want 400 quoting none of it", get.StatusCode, b)
 	}
 }
 
