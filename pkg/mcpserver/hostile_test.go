@@ -300,10 +300,10 @@ func TestParamsNotEchoed(t *testing.T) {
 		stream     bool   // answered as an event stream
 		want       string // in the message
 	}{
-		{"a name that is no string", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"pad":"` + pad + `","name":5}}`, 200, -32602, false, "tools/call"},
-		{"params that are a string", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":"` + pad + `"}`, 200, -32602, false, "tools/list"},
-		{"words, not one run", `{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":5,"pad":"` + strings.Repeat("A ", 50<<10) + `"}}`, 200, -32602, false, "tools/list"},
-		{"a call answered as a stream", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"slack/post_message","pad":"` + pad + `","_meta":7}}`, 200, -32602, true, "tools/call"},
+		{"a name that is no string", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"pad":"` + pad + `","name":5}}`, 200, -32602, false, `invalid params for tools/call: "name" must be a string, got a number`},
+		{"params that are a string", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":"` + pad + `"}`, 200, -32602, false, "invalid params for tools/list: params must be an object, got a string"},
+		{"words, not one run", `{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":5,"pad":"` + strings.Repeat("A ", 50<<10) + `"}}`, 200, -32602, false, `invalid params for tools/list: "cursor" must be a string, got a number`},
+		{"a call answered as a stream", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"slack/post_message","pad":"` + pad + `","_meta":7}}`, 200, -32602, true, `invalid params for tools/call: "_meta" must be an object, got a number`},
 		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":7,"method":"ping"}`, 400, -32600, false, `"jsonrpc": "2.0"`},
 		{"no jsonrpc", `{"id":8,"method":"ping"}`, 400, -32600, false, `"jsonrpc": "2.0"`},
 		// Every progress notification relayed to a call carries its token.
@@ -576,4 +576,29 @@ func defaultService(t *testing.T) *search.Service {
 		t.Fatal(err)
 	}
 	return svc
+}
+
+// TestParamsInJSONTerms: the SDK's answer to params it cannot read, in
+// Go's words, is put in JSON's; any other message is left as it is.
+func TestParamsInJSONTerms(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`handling 'tools/call': invalid params: unmarshaling "{\"name\":5}" into a *mcp.CallToolParamsRaw: json: cannot unmarshal "5}" into Go struct field mcp.CallToolParamsRaw.name of type string`,
+			`invalid params for tools/call: "name" must be a string, got a number`},
+		{`handling 'tools/list': invalid params: unmarshaling "\"x\"" into a *mcp.ListToolsParams: json: cannot unmarshal "\"x\"" into Go value of type mcp.ListToolsParams`,
+			`invalid params for tools/list: params must be an object, got a string`},
+		{`handling 'tools/call': invalid params: unmarshaling "{}" into a *mcp.X: json: cannot unmarshal "true}" into Go struct field mcp.X.a.b of type []string`,
+			`invalid params for tools/call: "a.b" must be an array, got true or false`},
+		{`handling 'tools/call': invalid params: unmarshaling "{}" into a *mcp.X: json: cannot unmarshal "[1]}" into Go struct field mcp.X._meta of type map[string]interface {}`,
+			`invalid params for tools/call: "_meta" must be an object, got an array`},
+		// A quotation of the params that holds the same words changes nothing.
+		{`handling 'ping': invalid params: unmarshaling "json: cannot unmarshal \"1\" into Go value of type string" into a *mcp.PingParams: json: cannot unmarshal "\"j" into Go value of type mcp.PingParams`,
+			`invalid params for ping: params must be an object, got a string`},
+		{`unknown tool "x"`, `unknown tool "x"`},
+		{`handling 'tools/call': invalid params: json: cannot unmarshal "1" into Go value of type json.Number`,
+			`handling 'tools/call': invalid params: json: cannot unmarshal "1" into Go value of type json.Number`},
+	} {
+		if got := paramsInJSONTerms(tt.in); got != tt.want {
+			t.Errorf("paramsInJSONTerms(%.80q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
 }

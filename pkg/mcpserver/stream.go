@@ -3,8 +3,11 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -140,7 +143,7 @@ func tameResponse(msg []byte) []byte {
 	if !bytes.Contains(msg, []byte(`"error"`)) || json.Unmarshal(msg, &m) != nil || m.Error == nil || len(m.ID) == 0 {
 		return msg
 	}
-	tamed := tame(m.Error.Message)
+	tamed := tame(paramsInJSONTerms(m.Error.Message))
 	if tamed == m.Error.Message {
 		return msg
 	}
@@ -150,6 +153,62 @@ func tameResponse(msg []byte) []byte {
 		return msg
 	}
 	return out
+}
+
+// The SDK's answer to params it cannot read: which method, and the JSON
+// decoder's type error, in Go's words ("Go struct field
+// mcp.CallToolParamsRaw.name of type string").
+var (
+	sdkParamsError = regexp.MustCompile(`^handling '([\w/$.-]+)': invalid params: .*json: cannot unmarshal ("(?:[^"\\]|\\.)*") into Go (?:struct field [\w*]+\.\w+\.([\w.]+)|value) of type (.+)$`)
+	goKinds        = []struct{ prefix, json string }{
+		{"string", "a string"}, {"bool", "true or false"}, {"int", "a number"}, {"uint", "a number"}, {"float", "a number"},
+		{"[]", "an array"}, {"map[", "an object"}, {"*", "an object"}, {"mcp.", "an object"},
+	}
+)
+
+// paramsInJSONTerms is the SDK's answer to params it cannot read put as
+// the HTTP API puts a value of the wrong kind: what the field must be, in
+// JSON's words, and what it was (`invalid params for tools/call: "name"
+// must be a string, got a number`). Any other message is returned as it
+// is.
+func paramsInJSONTerms(msg string) string {
+	m := sdkParamsError.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	method, value, field, goType := m[1], m[2], m[3], m[4]
+	want := ""
+	for _, k := range goKinds {
+		if strings.HasPrefix(goType, k.prefix) {
+			want = k.json
+			break
+		}
+	}
+	if want == "" {
+		return msg
+	}
+	what := "params"
+	if field != "" {
+		what = strconv.Quote(field)
+	}
+	got := ""
+	if v, err := strconv.Unquote(value); err == nil && v != "" {
+		switch c := v[0]; {
+		case c == '"':
+			got = ", got a string"
+		case c == '{':
+			got = ", got an object"
+		case c == '[':
+			got = ", got an array"
+		case c == 't' || c == 'f':
+			got = ", got true or false"
+		case c == 'n':
+			got = ", got null"
+		case c == '-' || c >= '0' && c <= '9':
+			got = ", got a number"
+		}
+	}
+	return fmt.Sprintf("invalid params for %s: %s must be %s%s", method, what, want, got)
 }
 
 // tamingWriter passes a POST's event stream through, but for the JSON-RPC
