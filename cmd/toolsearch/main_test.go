@@ -416,6 +416,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"bad log level", nil, []string{"-log-level", "loud"}, "log-level"},
 		{"a misspelt flag", nil, []string{"-metrics-adr", "off"}, "toolsearch serve: -metrics-adr is not a flag; did you mean -metrics-addr?"},
 		{"bad listen address", nil, []string{"-addr", "256.0.0.1:1"}, "listen"},
+		{"metrics on the API's address", nil, []string{"-addr", "127.0.0.1:18130", "-metrics-addr", "127.0.0.1:18130"}, `-metrics-addr is -addr's "127.0.0.1:18130"`},
 		{"bad catalog", nil, []string{"-catalog", "testdata/bad-catalog.json"}, `server "github": tool #2 "create_issue": name repeated`},
 		{"missing catalog", nil, []string{"-catalog", "/nonexistent.json"}, "/nonexistent.json"},
 		{"unknown config key", nil, []string{"-config", "testdata/unknown-key.yaml"}, `key "cores" is unknown (did you mean "core"?)`},

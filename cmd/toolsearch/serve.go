@@ -50,6 +50,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("-log-level: %w", err)
 	}
+	if _, port, _ := net.SplitHostPort(*addr); *metricsAddr == *addr && port != "0" {
+		// The second listener failed "address already in use", naming
+		// neither flag. Port 0 is a free port each, so two of them differ.
+		return fmt.Errorf("-metrics-addr is -addr's %q: give it another port, or \"off\"", *addr)
+	}
 	admin, err := config.Secret(getenv, "TOOLSEARCH_ADMIN_TOKEN")
 	if err != nil {
 		return err
