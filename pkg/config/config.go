@@ -424,6 +424,10 @@ func (l Limits) check() error {
 			return fmt.Errorf("limits.%s must not be negative (0 takes the default), got %d", c.key, c.v)
 		}
 	}
+	if b, m := l.UpstreamResultBudgetBytes, l.UpstreamMaxResultBytes; b > 0 && b < m {
+		// It was raised to one answer's bound without a word.
+		return fmt.Errorf("limits.upstream_result_budget_bytes (%d) must be at least limits.upstream_max_result_bytes (%d): it holds every answer being read at once", b, m)
+	}
 	if l.SearchRate < 0 && l.SearchRate != -1 {
 		return fmt.Errorf("limits.search_rate must be -1 (no limit) or more, got %g", l.SearchRate)
 	}

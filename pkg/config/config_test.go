@@ -37,6 +37,7 @@ search: {query_timeout: 750ms}
 	}{
 		{"unknown top key", "cores: [a]", `key "cores" is unknown (did you mean "core"?)`},
 		{"a list, not a mapping", "- core", `want a mapping of sections (core, templates, auth, ...), got array`},
+		{"a budget under one answer", "limits: {upstream_max_result_bytes: 8000000, upstream_result_budget_bytes: 4000000}", "limits.upstream_result_budget_bytes (4000000) must be at least limits.upstream_max_result_bytes (8000000)"},
 		{"a word, not a mapping", "core", `want a mapping of sections (core, templates, auth, ...), got string`},
 		{"unknown nested key", "templates: {a: {tools: [x], descripton: y}}", `key "descripton" in .templates.a is unknown`},
 		{"unknown upstream key", "upstreams: [{name: a, url: 'http://a/mcp'}, {name: b, url: 'http://b/mcp', health_intervl: 1s}]", `key "health_intervl" in .upstreams[1] is unknown (did you mean "health_interval"?)`},
