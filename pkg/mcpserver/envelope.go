@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -73,9 +74,17 @@ func checkMessage(body []byte) (envelope, error) {
 		Version json.RawMessage  `json:"jsonrpc"`
 		Method  *json.RawMessage `json:"method"`
 		ID      *json.RawMessage `json:"id"`
-		Params  json.RawMessage  `json:"params"`
+		Params  struct {
+			Meta struct {
+				Token *json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+		} `json:"params"`
 	}
-	if err := json.Unmarshal(trimmed, &env); err != nil {
+	// Params, or their _meta, of another shape than these are the SDK's
+	// to refuse: encoding/json reads the rest of the message and says
+	// which field it could not read.
+	var wrongKind *json.UnmarshalTypeError
+	if err := json.Unmarshal(trimmed, &env); err != nil && !(errors.As(err, &wrongKind) && strings.HasPrefix(wrongKind.Field, "params")) {
 		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "the body is not a JSON-RPC message"}
 	}
 	var version string
@@ -96,27 +105,11 @@ func checkMessage(body []byte) (envelope, error) {
 		}
 		out.id = *env.ID
 	}
-	if token, ok := progressToken(env.Params); ok && !validID(token) {
+	if token := env.Params.Meta.Token; token != nil && !validID(*token) {
 		// Every progress notification relayed to the call carries it back.
 		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "a progress token must be a string of at most 128 bytes or a number"}
 	}
 	return out, nil
-}
-
-// progressToken is params' _meta.progressToken, when params is an object
-// with one; params of another shape are the SDK's to refuse.
-func progressToken(params json.RawMessage) (json.RawMessage, bool) {
-	var p struct {
-		Meta json.RawMessage `json:"_meta"`
-	}
-	var m struct {
-		Token *json.RawMessage `json:"progressToken"`
-	}
-	if len(params) == 0 || params[0] != '{' || !bytes.Contains(params, []byte(`"_meta"`)) || json.Unmarshal(params, &p) != nil ||
-		len(p.Meta) == 0 || p.Meta[0] != '{' || json.Unmarshal(p.Meta, &m) != nil || m.Token == nil {
-		return nil, false
-	}
-	return *m.Token, true
 }
 
 // logLevels are the levels logging/setLevel takes (RFC 5424's, as the
