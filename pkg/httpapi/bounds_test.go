@@ -260,8 +260,8 @@ func TestCloseQuote(t *testing.T) {
 		{`no quotes at all`, `no quotes at all`},
 		{`"`, `"…`},
 	} {
-		if got := closeQuote(tt.in); got != tt.want {
-			t.Errorf("closeQuote(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := unquote(tt.in); got != tt.want {
+			t.Errorf("unquote(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

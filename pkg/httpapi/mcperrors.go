@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -37,10 +36,7 @@ func mcpErrors(next http.Handler, writeIdle time.Duration) http.Handler {
 		if ew.status == 0 {
 			return
 		}
-		msg := quoted.ReplaceAllString(strings.TrimSpace(ew.text.String()), `"…"`)
-		// The text held is cut at twice the bound, which can leave an
-		// input's quotation open: 170 bytes of a Last-Event-ID went out.
-		msg = closeQuote(msg)
+		msg := unquote(strings.TrimSpace(ew.text.String()))
 		if msg == "" {
 			msg = http.StatusText(ew.status)
 		}
@@ -83,26 +79,32 @@ const mcpPath = "/mcp"
 
 const maxMCPError = 200
 
-// quoted matches Go's %q output and other double-quoted text.
-var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-
-// closeQuote cuts a quotation msg ends in before it is closed to "…".
-func closeQuote(msg string) string {
-	open := -1
+// unquote replaces each quotation in msg, Go's %q output and other
+// double-quoted text, by "…": the input the SDK quotes. The text held is
+// cut at twice the bound, which can leave the last quotation open (170
+// bytes of a Last-Event-ID went out), so one msg ends in goes too.
+func unquote(msg string) string {
+	var b strings.Builder
+	open := -1 // where the quotation being read began
 	for i := 0; i < len(msg); i++ {
-		switch {
-		case msg[i] == '\\' && open >= 0:
+		switch c := msg[i]; {
+		case c == '\\' && open >= 0:
 			i++ // an escaped character, inside a quotation
-		case msg[i] == '"' && open >= 0:
+		case c == '"' && open >= 0:
+			b.WriteString(`"…"`)
 			open = -1
-		case msg[i] == '"':
+		case c == '"':
 			open = i
+		default:
+			if open < 0 {
+				b.WriteByte(c)
+			}
 		}
 	}
-	if open < 0 {
-		return msg
+	if open >= 0 {
+		b.WriteString(`"…`)
 	}
-	return msg[:open] + `"…`
+	return b.String()
 }
 
 func mcpCode(status int) string {
