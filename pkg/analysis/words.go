@@ -2,10 +2,12 @@ package analysis
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+	"golang.org/x/text/unicode/rangetable"
 )
 
 // Words splits s into lower-case tokens. Runs of letters and digits are
@@ -22,7 +24,9 @@ import (
 // of Devanagari, Tamil or Thai; an accent written apart, read as NFC),
 // but for those a writer may leave out (Arabic's and Hebrew's vowel
 // points), and fullwidth letters and digits ("ＧｉｔＨｕｂ") read as the
-// ASCII ones.
+// ASCII ones. Text is read as Fold writes it: no invisible character
+// splits a word, and compatibility characters read as what they stand
+// for.
 func Words(s string) []string {
 	var out []string
 	AppendWords(s, func(w string) { out = append(out, w) })
@@ -40,9 +44,7 @@ func AppendWords(s string, emit func(string)) {
 }
 
 func appendRuneWords(s string, emit func(string)) {
-	if composable(s) {
-		s = norm.NFC.String(s) // "cafe\u0301" is "café"
-	}
+	s = fold(s, isNFKC)
 	start := -1
 	var prev rune
 	var b strings.Builder
@@ -127,20 +129,94 @@ func isMark(r rune) bool {
 	return r >= 0x300 && unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me)
 }
 
-// composable reports whether NFC could change how s splits: it holds a
-// combining mark or a conjoining Hangul jamo. Most text holds neither, and
-// the check reads only the characters from U+0300 up, whose UTF-8 begins
-// with a byte from 0xCC.
-func composable(s string) bool {
+// Fold writes s as its reader sees it. Characters that are not seen (a
+// soft hyphen, a zero-width space or joiner, a word joiner, a variation
+// selector, a byte-order mark: Unicode's default-ignorable code points)
+// are dropped, so "de\u00ADlete" is delete, whether an upstream's text
+// carries them from a web page or to slip a word past a search. Then NFKC
+// writes each compatibility character as what it stands for ("ﬁle" is
+// file, "m²" m2, halfwidth katakana as fullwidth) and composes accents
+// written apart ("cafe\u0301" is "café"), as ICU's search folding does.
+// Text that needs neither, the common case, is returned as it is. Words
+// reads text so; Fold is for matching that is not by words.
+func Fold(s string) string { return fold(s, norm.NFKC.IsNormalString) }
+
+// fold is Fold, with normal reporting whether NFKC leaves a text as it is.
+func fold(s string, normal func(string) bool) string {
+	if hasIgnorable(s) {
+		s = strings.Map(func(r rune) rune {
+			if ignorable(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	if !normal(s) {
+		s = norm.NFKC.String(s)
+	}
+	return s
+}
+
+// isNFKC reports whether NFKC would leave s as it is, but for fullwidth
+// ASCII, which narrow reads as NFKC would: East Asian text is full of
+// fullwidth punctuation, and copying it for that would double the cost of
+// splitting it.
+func isNFKC(s string) bool {
+	for {
+		n := norm.NFKC.QuickSpanString(s)
+		if n == len(s) {
+			return true
+		}
+		r, size := utf8.DecodeRuneInString(s[n:])
+		if narrow(r) == r {
+			// The quick check is not sure from here on (a letter that a
+			// mark after it may compose with); the full one decides.
+			return norm.NFKC.IsNormalString(s[n:])
+		}
+		s = s[n+size:]
+	}
+}
+
+// ignorable reports whether r is a default-ignorable code point.
+func ignorable(r rune) bool { return r >= 0xAD && unicode.Is(ignorables().table, r) }
+
+// hasIgnorable reports whether s holds a default-ignorable code point. It
+// decodes only the characters whose first byte such a code point may
+// have, so that it costs little more than a scan of the bytes.
+func hasIgnorable(s string) bool {
+	ig := ignorables()
 	for i := 0; i < len(s); i++ {
-		if s[i] >= 0xCC {
-			if r, _ := utf8.DecodeRuneInString(s[i:]); isMark(r) || 0x1100 <= r && r <= 0x11FF {
+		if ig.lead[s[i]] {
+			if r, _ := utf8.DecodeRuneInString(s[i:]); unicode.Is(ig.table, r) {
 				return true
 			}
 		}
 	}
 	return false
 }
+
+// ignorables are the default-ignorable code points as Unicode derives
+// them (DerivedCoreProperties.txt), from the tables of Go's Unicode
+// version: the format characters, variation selectors and a few others,
+// but for white space and the few format characters that are seen; and
+// the first bytes of their UTF-8.
+var ignorables = sync.OnceValue(func() (set struct {
+	table *unicode.RangeTable
+	lead  [256]bool
+}) {
+	var rs []rune
+	for _, t := range []*unicode.RangeTable{unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector} {
+		rangetable.Visit(t, func(r rune) {
+			if !unicode.In(r, unicode.White_Space, unicode.Prepended_Concatenation_Mark) &&
+				!(0xFFF9 <= r && r <= 0xFFFB) && !(0x13430 <= r && r <= 0x13440) {
+				rs = append(rs, r)
+				set.lead[utf8.AppendRune(nil, r)[0]] = true
+			}
+		})
+	}
+	set.table = rangetable.New(rs...)
+	return set
+})
 
 // narrow folds the fullwidth form of an ASCII character, as East Asian
 // input methods type them ("ＧｉｔＨｕｂ"), to that character.

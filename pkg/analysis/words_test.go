@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestWords(t *testing.T) {
@@ -48,6 +49,17 @@ func TestWords(t *testing.T) {
 		{"رســالة", []string{"رسالة"}},
 		{"a ـــ b", []string{"a", "b"}},
 		{"שָׁלוֹם עולם", []string{"שלום", "עולם"}},
+		// Characters no reader sees split no word, and compatibility
+		// characters read as what they stand for (NFKC), as do fullwidth
+		// letters among fullwidth punctuation, which needs no copy.
+		{"de\u00adlete a\u200b fi\u2060le", []string{"delete", "a", "file"}},
+		{"\ufeffcreate\u200dIssue", []string{"create", "issue"}},
+		{"send\U000e0041\U000e0042 mail\ufe0f", []string{"send", "mail"}},
+		{"\ufb01le m\u00b2 \u2163", []string{"file", "m2", "iv"}},
+		{"\uff8c\uff67\uff72\uff99", []string{"ファ", "ァイ", "イル"}},
+		{"\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", []string{"\u0645\u06cc\u062e\u0648\u0627\u0647\u0645"}},
+		{"文件，上传ｆｉｌｅ。", []string{"文件", "上传", "file"}},
+		{"a\u200e\u202eb c", []string{"ab", "c"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Words(tt.in)); diff != "" {
@@ -167,6 +179,17 @@ func FuzzWords(f *testing.F) {
 			}
 			if cjk > 0 && (cjk != bases || bases > 2) {
 				t.Fatalf("%q: token %q mixes scripts or is longer than a pair", s, w)
+			}
+		}
+		// Text reads as its NFKC form, and the same with a character no
+		// reader sees between any two of its characters.
+		want := Words(s)
+		if got := Words(norm.NFKC.String(s)); !slices.Equal(got, want) {
+			t.Fatalf("%q: %q, but its NFKC form %q", s, want, got)
+		}
+		for i := 0; i < len(s); i += 1 + len(s)/32 { // at most 32 places
+			if got := Words(s[:i] + "\u00ad" + s[i:]); utf8.RuneStart(s[i]) && !slices.Equal(got, want) {
+				t.Fatalf("%q: %q, but with a soft hyphen at %d %q", s, want, i, got)
 			}
 		}
 	})

@@ -14,7 +14,7 @@ import (
 // parsedQuery is a query with its operators taken out.
 type parsedQuery struct {
 	text     string   // what is ranked: the query without "+" marks
-	required []string // "+term": lower-cased, must appear in the tool's name or description
+	required []string // "+term": lowerFold'ed, must appear in the tool's name or description
 	selected []string // "select:a,b": exactly these tools, no ranking
 	isSelect bool
 }
@@ -49,7 +49,7 @@ func parseQuery(q string) parsedQuery {
 			// Each is tested against every row in scope: a term given
 			// again is dropped, and past MaxRequiredTerms no more are
 			// kept (Search refuses the query then).
-			term := strings.ToLower(strings.TrimLeft(w, "+"))
+			term := lowerFold(strings.TrimLeft(w, "+"))
 			if term != "" && len(p.required) <= MaxRequiredTerms && !slices.Contains(p.required, term) {
 				p.required = append(p.required, term)
 			}
@@ -112,16 +112,16 @@ func (m *termMatcher) holds(t *catalog.Tool, term string) bool {
 	return bytes.Contains(m.plain, []byte(term))
 }
 
-// appendLower appends t's "server/name description" as strings.ToLower
-// writes it: byte by byte while it is ASCII, by strings.ToLower once it
-// is not; and reports whether it was ASCII.
+// appendLower appends t's "server/name description" as lowerFold writes
+// it: byte by byte while it is ASCII, by lowerFold once it is not; and
+// reports whether it was ASCII.
 func appendLower(dst []byte, t *catalog.Tool) ([]byte, bool) {
 	start := len(dst)
 	for _, part := range [...]string{t.Server, "/", t.Name, " ", t.Description} {
 		for i := 0; i < len(part); i++ {
 			c := part[i]
 			if c >= utf8.RuneSelf {
-				return append(dst[:start], strings.ToLower(t.ID()+" "+t.Description)...), false
+				return append(dst[:start], lowerFold(t.ID()+" "+t.Description)...), false
 			}
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
@@ -131,3 +131,7 @@ func appendLower(dst []byte, t *catalog.Tool) ([]byte, bool) {
 	}
 	return dst, true
 }
+
+// lowerFold is s lower-cased as its reader sees it (analysis.Fold), so
+// that "+delete" holds for "de\u00ADlete" as the word delete does.
+func lowerFold(s string) string { return strings.ToLower(analysis.Fold(s)) }

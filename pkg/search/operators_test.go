@@ -59,9 +59,10 @@ func FuzzParseQuery(f *testing.F) {
 	})
 }
 
-// holdsTermByLowering is what termMatcher.holds must answer: the text lower-cased.
+// holdsTermByLowering is what termMatcher.holds must answer: the text
+// lower-cased as it reads (lowerFold).
 func holdsTermByLowering(t *catalog.Tool, term string) bool {
-	return strings.Contains(strings.ToLower(t.ID()+" "+t.Description), term)
+	return strings.Contains(lowerFold(t.ID()+" "+t.Description), term)
 }
 
 func TestHoldsTerm(t *testing.T) {
@@ -103,6 +104,14 @@ func TestHoldsTerm(t *testing.T) {
 	if !m.holds(kelvin, "kelvin") {
 		t.Error(`holds("kelvin") = false for a text that lower-cases to it`)
 	}
+	// A character no reader sees splits no word, and a ligature reads as
+	// its letters, as query words read them: "+delete" and "+file" hold.
+	hidden := &catalog.Tool{Server: "fs", Name: "rm", Description: "De\u00adlete a \ufb01le."}
+	for _, term := range []string{"delete", "file", lowerFold("+De\u200blete")[1:]} {
+		if m := (termMatcher{}); !m.holds(hidden, term) {
+			t.Errorf("holds(%q) = false for %q", term, hidden.Description)
+		}
+	}
 }
 
 // FuzzHoldsTerm checks termMatcher.holds against lower-casing the whole text.
@@ -115,16 +124,17 @@ func FuzzHoldsTerm(f *testing.F) {
 		{"s", "t", "\u0130stanbul", "i\u0307stanbul"},
 		{"compta", "lister", "factures impayées, échéance", "impayees"},
 		{"s", "t", "cafe\u0301 Straße", "cafe strasse"},
+		{"fs", "rm", "De\u00adlete a \ufb01le", "delete a file"},
 	} {
 		f.Add(s[0], s[1], s[2], s[3])
 	}
 	f.Fuzz(func(t *testing.T, server, name, desc, term string) {
-		term = strings.ToLower(term)
+		term = lowerFold(term)
 		tool := &catalog.Tool{Server: server, Name: name, Description: desc}
 		var m termMatcher
 		want := holdsTermByLowering(tool, term)
 		if !want && analysis.IsASCII(term) {
-			lower := strings.ToLower(tool.ID() + " " + tool.Description)
+			lower := lowerFold(tool.ID() + " " + tool.Description)
 			want = strings.Contains(string(analysis.AppendUnaccented(nil, lower)), term)
 		}
 		if got := m.holds(tool, term); got != want {
