@@ -19,6 +19,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"servers":null,"tools":[{"name":"a\u00e9\"b","description":null,"inputSchema":null,"annotations":{ "readOnlyHint" : true }}],"_meta":null}`))
 	f.Add([]byte("{\"tools\":[{\"name\":\"x\",\"title\":\"\xff\"}]} x"))
 	f.Add([]byte(`{"tools":[{"name":"h\u202e","title":"a\u2066b","description":"c\udb40\udc41","inputSchema":{"type":"object","description":"\udb40\udc42","properties":{"k\u202a":{"enum":["\u2069"]}}}}]}`))
+	f.Add([]byte("{\"tools\":[{\"name\":\"v\",\"title\":\"\ufe0fa\u2764\ufe0f\ufe01\",\"description\":\"\U0001F600\U000E0138\u2062\",\"inputSchema\":{\"description\":\"\\ufe0f\\udb40\\udd38\"}}]}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("fuzz.json", data, "")
 		if err != nil {

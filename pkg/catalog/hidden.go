@@ -12,38 +12,82 @@ import (
 )
 
 // A tool's texts go to models, which read what a person reviewing the
-// catalog, in the console or a terminal, does not see. Two kinds of
-// characters make that difference an attack on the model:
+// catalog, in the console or a terminal, does not see. Characters that
+// make that difference an attack on the model:
 //   - Unicode tag characters (U+E0000-U+E007F) render as nothing, and
 //     models read them as the ASCII characters they shadow: instructions
 //     written in them ("ASCII smuggling") are seen by the model only;
+//   - variation selectors (U+FE00-U+FE0F, U+E0100-U+E01EF) render as
+//     nothing too, and a run of them after one character carries a byte
+//     each ("emoji smuggling"), which a model told how can read;
+//   - the invisible operators (U+2061-U+2064) render as nothing, and runs
+//     of two of them carry bits ("sneaky bits");
 //   - bidirectional controls (U+202A-U+202E, U+2066-U+2069) reorder what
 //     a reviewer sees, so the text read is not the text shown ("Trojan
 //     Source").
 //
-// A tool's text has no use for either (a flag emoji of a region is the
-// one use of tags, and loses only its region), so every text of a tool
-// but its name is served without them, and a catalog warning says what
-// was removed, spelling out what tags spelled.
-func hidden(r rune) bool {
-	return 0xE0000 <= r && r <= 0xE007F || 0x202A <= r && r <= 0x202E || 0x2066 <= r && r <= 0x2069
+// A tool's text has no use for any of them but one: a selector of emoji
+// or text presentation (U+FE0E, U+FE0F) just after a character that is
+// not itself a selector (a red heart, U+2764 U+FE0F), which is kept. The
+// others change at most a glyph (a flag emoji of a region loses its
+// region, a CJK ideograph its variant), so every text of a tool but its
+// name is served without them, and a catalog warning says what was
+// removed, spelling out what tags and selectors spelled.
+//
+// hidden reports whether r is one, after prev, the character before it
+// in the text served (0 at its start).
+func hidden(r, prev rune) bool {
+	switch {
+	case 0xE0000 <= r && r <= 0xE007F, 0x202A <= r && r <= 0x202E, 0x2066 <= r && r <= 0x2069, 0x2061 <= r && r <= 0x2064:
+		return true
+	case r == 0xFE0E || r == 0xFE0F:
+		return prev == 0 || selector(prev)
+	}
+	return selector(r)
+}
+
+// selector reports whether r is a variation selector.
+func selector(r rune) bool { return 0xFE00 <= r && r <= 0xFE0F || 0xE0100 <= r && r <= 0xE01EF }
+
+// spells is the ASCII character a hidden character stands for, or -1:
+// a tag shadows one, and a selector carries a byte (U+FE00-U+FE0F 0 to
+// 15, U+E0100-U+E01EF 16 to 255), as the smugglers' decoders read them.
+func spells(r rune) rune {
+	c := rune(-1)
+	switch {
+	case 0xE0000 <= r && r <= 0xE007F:
+		c = r - 0xE0000
+	case 0xFE00 <= r && r <= 0xFE0F:
+		c = r - 0xFE00
+	case 0xE0100 <= r && r <= 0xE01EF:
+		c = r - 0xE0100 + 16
+	}
+	if 0x20 <= c && c < 0x7F {
+		return c
+	}
+	return -1
 }
 
 // firstHidden is the index of the first hidden character in s, or -1.
-// Their UTF-8 begins with 0xE2 (bidi controls) or 0xF3 (tags); most texts
+// Their UTF-8 begins with 0xE2 (bidi controls, invisible operators), 0xEF
+// (the first selectors) or 0xF3 (tags, the other selectors); most texts
 // are ASCII, and those that are not mostly hold other characters so
-// begun (dashes, quotes), so each candidate is decoded.
+// begun (dashes, quotes, fullwidth forms), so each candidate is decoded.
 func firstHidden(s string) int {
-	start := strings.IndexByte(s, 0xE2)
-	if i := strings.IndexByte(s, 0xF3); i >= 0 && (start < 0 || i < start) {
-		start = i
-	}
-	if start < 0 {
-		return -1
+	start := len(s)
+	for _, c := range [...]byte{0xE2, 0xEF, 0xF3} {
+		if i := strings.IndexByte(s[:start], c); i >= 0 {
+			start = i
+		}
 	}
 	for i := start; i < len(s); i++ {
-		if c := s[i]; c == 0xE2 || c == 0xF3 {
-			if r, _ := utf8.DecodeRuneInString(s[i:]); hidden(r) {
+		if c := s[i]; c == 0xE2 || c == 0xEF || c == 0xF3 {
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			prev, _ := utf8.DecodeLastRuneInString(s[:i])
+			if i == 0 {
+				prev = 0
+			}
+			if hidden(r, prev) {
 				return i
 			}
 		}
@@ -52,7 +96,7 @@ func firstHidden(s string) int {
 }
 
 // unhide returns s without hidden characters, with how many it removed
-// and the ASCII its tag characters spelled.
+// and the ASCII its tags and selectors spelled.
 func unhide(s string) (string, int, string) {
 	first := firstHidden(s)
 	if first < 0 {
@@ -60,14 +104,19 @@ func unhide(s string) (string, int, string) {
 	}
 	var b, spelled strings.Builder
 	b.WriteString(s[:first])
+	prev, _ := utf8.DecodeLastRuneInString(s[:first])
+	if first == 0 {
+		prev = 0
+	}
 	n := 0
 	for _, r := range s[first:] {
-		if !hidden(r) {
+		if !hidden(r, prev) {
 			b.WriteRune(r)
+			prev = r
 			continue
 		}
 		n++
-		if c := r - 0xE0000; 0x20 <= c && c < 0x7F {
+		if c := spells(r); c >= 0 {
 			spelled.WriteRune(c)
 		}
 	}
@@ -84,9 +133,9 @@ const maxSpelled = 120
 func revealHidden(t Tool) (Tool, []note) {
 	var warnings []note
 	removed := func(where string, n int, spelled string) {
-		w := fmt.Sprintf("%s held %d hidden characters (Unicode tags or bidirectional controls: models read what reviewers do not see), removed", where, n)
+		w := fmt.Sprintf("%s held %d hidden characters (Unicode tags, variation selectors, invisible operators or bidirectional controls: models read what reviewers do not see), removed", where, n)
 		if spelled != "" {
-			w += "; the tags spelled " + redact.Echo(redact.Clip(spelled, maxSpelled, "…"))
+			w += "; they spelled " + redact.Echo(redact.Clip(spelled, maxSpelled, "…"))
 		}
 		warnings = append(warnings, note{"hidden-text", w})
 	}
@@ -108,7 +157,7 @@ func revealHidden(t Tool) (Tool, []note) {
 		removed("annotations", n, spelled) // their title is shown as the tool's
 	}
 	if _, n, _ := unhide(t.Name); n > 0 {
-		warnings = append(warnings, note{"hidden-text", fmt.Sprintf("name holds %d hidden characters (Unicode tags or bidirectional controls): it is shown as it is, since calls name the tool by it", n)})
+		warnings = append(warnings, note{"hidden-text", fmt.Sprintf("name holds %d hidden characters (Unicode tags, variation selectors, invisible operators or bidirectional controls): it is shown as it is, since calls name the tool by it", n)})
 	}
 	return t, warnings
 }
@@ -118,7 +167,7 @@ func revealHidden(t Tool) (Tool, []note) {
 // upstream does). The characters may be written as they are or as \u
 // escapes (a tag is a surrogate pair, \udb40\udcXX).
 func unhideSchema(raw json.RawMessage) (json.RawMessage, int, string) {
-	literal := bytes.IndexByte(raw, 0xE2) >= 0 || bytes.IndexByte(raw, 0xF3) >= 0 // without a copy of raw, as firstHidden would need
+	literal := bytes.IndexByte(raw, 0xE2) >= 0 || bytes.IndexByte(raw, 0xEF) >= 0 || bytes.IndexByte(raw, 0xF3) >= 0 // without a copy of raw, as firstHidden would need
 	if len(raw) == 0 || !literal && !escapesHidden(raw) {
 		return raw, 0, ""
 	}
@@ -153,7 +202,7 @@ func escapesHidden(raw []byte) bool {
 			return false
 		}
 		raw = raw[i+2:]
-		if len(raw) >= 4 && (bytes.EqualFold(raw[:4], []byte("db40")) || bytes.EqualFold(raw[:3], []byte("202")) || bytes.EqualFold(raw[:3], []byte("206"))) {
+		if len(raw) >= 4 && (bytes.EqualFold(raw[:4], []byte("db40")) || bytes.EqualFold(raw[:3], []byte("202")) || bytes.EqualFold(raw[:3], []byte("206")) || bytes.EqualFold(raw[:3], []byte("fe0"))) {
 			return true
 		}
 	}
