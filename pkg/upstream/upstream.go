@@ -120,7 +120,8 @@ type Options struct {
 	// MaxResultBytes bounds one answer read from an upstream
 	// (DefaultMaxResultBytes when 0); ResultBudgetBytes the answer bytes
 	// being read from all upstreams at once (DefaultResultBudgetBytes when
-	// 0).
+	// 0, and never under MaxResultBytes: it is raised to it, and the
+	// raise logged, since one answer must fit).
 	MaxResultBytes    int64
 	ResultBudgetBytes int64
 	// Instance, when set, names this process on every request to an
@@ -207,6 +208,13 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 	}
 	m := &Manager{byName: map[string]*upstream{}, onChange: opts.OnChange, logger: opts.Logger.With("component", "upstream"), now: time.Now, instance: opts.Instance,
 		maxRead: opts.MaxResultBytes, budget: semaphore.NewWeighted(max(opts.ResultBudgetBytes, opts.MaxResultBytes))}
+	if opts.ResultBudgetBytes < opts.MaxResultBytes {
+		// Config refuses the two written so; this is the budget left at its
+		// default under a raised answer bound, which the operator may size
+		// memory by.
+		m.logger.Info("the budget of upstream answers read at once is raised to one answer's bound",
+			"upstream_result_budget_bytes", opts.MaxResultBytes, "upstream_max_result_bytes", opts.MaxResultBytes)
+	}
 	for _, c := range cfgs {
 		urlErr := endpoint.Check(c.URL, false)
 		switch {

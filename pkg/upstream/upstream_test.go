@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -515,5 +516,32 @@ func TestHops(t *testing.T) {
 		if got := Hops(v); got != want {
 			t.Errorf("Hops(%q) = %d, want %d", v, got, want)
 		}
+	}
+}
+
+// TestBudgetRaisedIsLogged: an answers' budget under one answer's bound
+// is raised to it, and the raise is logged, since an operator sizing
+// memory by the budget would otherwise not know of it.
+func TestBudgetRaisedIsLogged(t *testing.T) {
+	tests := []struct {
+		name        string
+		max, budget int64
+		logged      bool
+	}{
+		{"both defaults", 0, 0, false},
+		{"an answer's bound over the default budget", 64 << 20, 0, true},
+		{"the budget written at the bound", 64 << 20, 64 << 20, false},
+		{"an answer's bound under the default budget", 1 << 20, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs strings.Builder
+			if _, err := New(nil, Options{MaxResultBytes: tt.max, ResultBudgetBytes: tt.budget, Logger: slog.New(slog.NewTextHandler(&logs, nil))}); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(logs.String(), "raised to one answer's bound"); got != tt.logged {
+				t.Errorf("logged %v, want %v: %q", got, tt.logged, logs.String())
+			}
+		})
 	}
 }
