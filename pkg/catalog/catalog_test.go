@@ -354,6 +354,40 @@ func TestRecursiveSchemaIsFlaggedAtLoad(t *testing.T) {
 	}
 }
 
+// TestPatternGoCannotReadIsFlagged: an input schema pattern that Go's
+// regexp refuses leaves call_tool's argument check off for the tool (the
+// schema does not resolve), so loading says which pattern and where. A
+// parameter called "pattern", or a pattern in an example, is no keyword.
+func TestPatternGoCannotReadIsFlagged(t *testing.T) {
+	tests := []struct {
+		name, schema, want string
+	}{
+		{"lookahead", `{"type":"object","properties":{"q":{"type":"string","pattern":"^(?=.*[0-9]).{8,}$"}}}`, `pattern "^(?=.*[0-9]).{8,}$" at "/properties/q/pattern" is not one Go's regular expressions read (invalid or unsupported Perl syntax)`},
+		{"a backreference in an item's schema", `{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","pattern":"(a)\\1"}}}}`, `at "/properties/l/items/pattern"`},
+		{"a property name pattern", `{"type":"object","patternProperties":{"^(?!x_)":{"type":"string"}}}`, `pattern "^(?!x_)" at "/patternProperties"`},
+		{"a definition's, its name escaped", `{"type":"object","$defs":{"a/b":{"type":"string","pattern":"\\p{Script=Latin}"}}}`, `at "/$defs/a~1b/pattern" is not one Go's regular expressions read (invalid character class range)`},
+		{"RE2 reads it", `{"type":"object","properties":{"q":{"type":"string","pattern":"^[a-z]+\\d{2,}$"}}}`, ""},
+		{"a parameter called pattern", `{"type":"object","properties":{"pattern":{"type":"string","description":"A glob"}}}`, ""},
+		{"data, not a schema", `{"type":"object","properties":{"q":{"type":"object","default":{"pattern":"(?=x)"},"examples":[{"pattern":"(?<=y)"}]}}}`, ""},
+		{"a pattern that is no string", `{"type":"object","properties":{"pattern":{"pattern":5}}}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cat, err := New([]Part{{Source: "f.json", Servers: []Server{{Name: "s", Tools: []Tool{{Name: "t", Description: "d", InputSchema: json.RawMessage(tt.schema)}}}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			for _, w := range cat.Warnings() {
+				got += w.Message
+			}
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("warnings %q, want one saying %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // diamond is levels of definitions, each referring width times to the next.
 func diamond(width, levels int) string {
 	var defs []string

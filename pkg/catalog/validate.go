@@ -2,10 +2,14 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"unicode"
@@ -38,6 +42,9 @@ func (t Tool) check() (warnings []note, err error) {
 	}
 	if w := refWarning(t.InputSchema); w != "" {
 		warnings = append(warnings, note{"schema-ref", w})
+	}
+	if w := patternWarning(t.InputSchema); w != "" {
+		warnings = append(warnings, note{"schema-pattern", w})
 	}
 	if Clipped(t) {
 		warnings = append(warnings, note{"clipped", fmt.Sprintf("clipped: a live upstream's description may be %d bytes and each schema %d; answers carry the clipped text, marked", MaxUntrustedDescBytes, MaxUntrustedSchemaBytes)})
@@ -235,6 +242,101 @@ func refWarning(raw json.RawMessage) string {
 		return fmt.Sprintf("inputSchema's $ref %s leads nowhere in it: clients that resolve it fail, and formats that inline it get nothing there", redact.Echo(c.dangling))
 	}
 	return ""
+}
+
+// patternWarning names the first regular expression of an input schema
+// that Go's (RE2) does not read: lookaround, backreferences,
+// \p{Script=...}. call_tool checks a call's arguments only against a
+// schema whose every pattern compiles (package mcpserver), so such a
+// tool's arguments go to its upstream unchecked, however wrong.
+func patternWarning(raw json.RawMessage) string {
+	if len(raw) == 0 || !bytes.Contains(raw, []byte(`"pattern`)) {
+		return ""
+	}
+	var root any
+	if json.Unmarshal(raw, &root) != nil {
+		return ""
+	}
+	where, pattern, err := badPattern(root, "", 0)
+	if err == nil {
+		return ""
+	}
+	return fmt.Sprintf("inputSchema's pattern %s at %s is not one Go's regular expressions read (%v): call_tool does not check this tool's arguments, and leaves them to its upstream",
+		redact.Echo(redact.Clip(pattern, 60, "…")), redact.Echo(redact.Clip(cmp.Or(where, "/"), 80, "…")), regexpCode(err))
+}
+
+// badPattern is the JSON pointer and text of the first pattern under v, a
+// schema, that does not compile, in key order. The keys of properties and
+// the like are names, not keywords (a parameter may be called
+// "pattern"), and enum, const, default and examples hold data.
+func badPattern(v any, at string, depth int) (where, pattern string, err error) {
+	if depth > 64 {
+		return "", "", nil // text nesting this deep is refused by the JSON decoder's own limit long before
+	}
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			if where, pattern, err = badPattern(e, fmt.Sprintf("%s/%d", at, i), depth+1); err != nil {
+				return where, pattern, err
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			e, here := x[k], at+"/"+pointerToken(k)
+			switch k {
+			case "enum", "const", "default", "examples":
+				continue
+			case "pattern":
+				if s, ok := e.(string); ok {
+					if _, err := regexp.Compile(s); err != nil {
+						return here, s, err
+					}
+					continue
+				}
+			case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
+				if m, ok := e.(map[string]any); ok {
+					if where, pattern, err = badSchemas(m, here, k == "patternProperties", depth); err != nil {
+						return where, pattern, err
+					}
+					continue
+				}
+			}
+			if where, pattern, err = badPattern(e, here, depth+1); err != nil {
+				return where, pattern, err
+			}
+		}
+	}
+	return "", "", nil
+}
+
+// badSchemas is badPattern for a map of names to schemas, whose names are
+// patterns too when named is set (patternProperties).
+func badSchemas(m map[string]any, at string, named bool, depth int) (string, string, error) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		if named {
+			if _, err := regexp.Compile(name); err != nil {
+				return at, name, err
+			}
+		}
+		if where, pattern, err := badPattern(m[name], at+"/"+pointerToken(name), depth+1); err != nil {
+			return where, pattern, err
+		}
+	}
+	return "", "", nil
+}
+
+// pointerToken is name as a JSON pointer writes it (RFC 6901).
+func pointerToken(name string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+}
+
+// regexpCode is what a regexp error says is wrong, without the text it
+// quotes, which the warning quotes clipped.
+func regexpCode(err error) string {
+	if e, ok := err.(*syntax.Error); ok {
+		return string(e.Code)
+	}
+	return "does not compile"
 }
 
 type refCounter struct {

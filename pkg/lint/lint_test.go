@@ -29,7 +29,8 @@ func TestCheck(t *testing.T) {
 		{"name":"bare_array","description":"Delete the messages with these ids at once.","inputSchema":{"type":"object","properties":{"ids":{"type":"array","description":"Ids."}}}},
 		{"name":"smuggled","description":"Add a note to the shared notebook.\udb40\udc41\udb40\udc42"},
 		{"name":"dangling","description":"Resize every image in a folder at once.","inputSchema":{"type":"object","properties":{"w":{"$ref":"#/$defs/none"}}}},
-		{"name":"brackets","description":"List the builds of an app in the store.","inputSchema":{"type":"object","properties":{"filter[app]":{"type":"string","description":"App."}}}}
+		{"name":"brackets","description":"List the builds of an app in the store.","inputSchema":{"type":"object","properties":{"filter[app]":{"type":"string","description":"App."}}}},
+		{"name":"lookahead","description":"Set the password of an account to a new one.","inputSchema":{"type":"object","properties":{"p":{"type":"string","description":"Password.","pattern":"^(?=.*\\d).{8,}$"}}}}
 	]}]}`
 	p, err := catalog.Parse("t.json", []byte(doc), "")
 	if err != nil {
@@ -80,6 +81,8 @@ func TestCheck(t *testing.T) {
 		// What loading found and the tool served no longer shows.
 		"hidden-text s/smuggled":         Warning,
 		"schema-ref s/dangling":          Warning,
+		"schema-pattern s/lookahead":     Warning,
+		"schema-pattern s/good_tool":     "",
 		"hidden-text s/good_tool":        "",
 		"provider-names s/brackets":      Warning,
 		"provider-names s/good_tool":     "",
