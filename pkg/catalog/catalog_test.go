@@ -339,15 +339,7 @@ func TestRecursiveSchemaIsFlaggedAtLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cat, err := New([]Part{{Source: "f.json", Servers: []Server{{Name: "s", Tools: []Tool{{Name: "t", Description: "d", InputSchema: json.RawMessage(tt.schema)}}}}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got string
-			for _, w := range cat.Warnings() {
-				got += w.Message
-			}
-			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			if got := schemaWarnings(t, tt.schema); (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("warnings %q, want one saying %q", got, tt.want)
 			}
 		})
@@ -373,19 +365,26 @@ func TestPatternGoCannotReadIsFlagged(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cat, err := New([]Part{{Source: "f.json", Servers: []Server{{Name: "s", Tools: []Tool{{Name: "t", Description: "d", InputSchema: json.RawMessage(tt.schema)}}}}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got string
-			for _, w := range cat.Warnings() {
-				got += w.Message
-			}
-			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			if got := schemaWarnings(t, tt.schema); (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("warnings %q, want one saying %q", got, tt.want)
 			}
 		})
 	}
+}
+
+// schemaWarnings is what loading warns of a tool whose inputSchema is
+// schema, the warnings run together.
+func schemaWarnings(t *testing.T, schema string) string {
+	t.Helper()
+	cat, err := New([]Part{{Source: "f.json", Servers: []Server{{Name: "s", Tools: []Tool{{Name: "t", Description: "d", InputSchema: json.RawMessage(schema)}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, w := range cat.Warnings() {
+		got += w.Message
+	}
+	return got
 }
 
 // diamond is levels of definitions, each referring width times to the next.
