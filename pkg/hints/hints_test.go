@@ -30,6 +30,14 @@ func TestOf(t *testing.T) {
 		// No verb in the name: the description's lead decides.
 		{name: "API-user", desc: "Notion | Retrieve a user", readOnly: true, inferred: []string{ReadOnly}},
 		{name: "widget", desc: "A widget."},
+		// A character no reader sees hides no verb: a soft hyphen, a
+		// zero-width space or a ligature in a name or a description's
+		// lead had made "delete" two words and the tool not destructive,
+		// so called without the confirmation destructive calls need.
+		{name: "de\u00adlete_rows", destructive: true, inferred: []string{ReadOnly, Destructive, Idempotent},
+			annotations: `{"destructiveHint":true,"idempotentHint":true,"readOnlyHint":false}`},
+		{name: "rows", desc: "Re\u200bmoves every row of a table.", destructive: true, inferred: []string{ReadOnly, Destructive, Idempotent}},
+		{name: "rows_\ufb01le", desc: "Over\u2060writes a \ufb01le.", destructive: true, inferred: []string{ReadOnly, Destructive}},
 		// A force switch says the tool destroys.
 		{name: "push_branch", schema: `{"properties":{"force":{"type":"boolean"}}}`, destructive: true,
 			inferred: []string{ReadOnly, Destructive, Idempotent}},
