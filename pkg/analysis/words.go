@@ -195,15 +195,18 @@ func hasIgnorable(s string) bool {
 	return false
 }
 
+// ignorableSet is a set of code points, and by byte whether one's UTF-8
+// may begin with it.
+type ignorableSet struct {
+	table *unicode.RangeTable
+	lead  [256]bool
+}
+
 // ignorables are the default-ignorable code points as Unicode derives
 // them (DerivedCoreProperties.txt), from the tables of Go's Unicode
 // version: the format characters, variation selectors and a few others,
-// but for white space and the few format characters that are seen; and
-// the first bytes of their UTF-8.
-var ignorables = sync.OnceValue(func() (set struct {
-	table *unicode.RangeTable
-	lead  [256]bool
-}) {
+// but for white space and the few format characters that are seen.
+var ignorables = sync.OnceValue(func() (set ignorableSet) {
 	var rs []rune
 	for _, t := range []*unicode.RangeTable{unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector} {
 		rangetable.Visit(t, func(r rune) {

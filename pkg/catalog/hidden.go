@@ -82,17 +82,22 @@ func firstHidden(s string) int {
 	}
 	for i := start; i < len(s); i++ {
 		if c := s[i]; c == 0xE2 || c == 0xEF || c == 0xF3 {
-			r, _ := utf8.DecodeRuneInString(s[i:])
-			prev, _ := utf8.DecodeLastRuneInString(s[:i])
-			if i == 0 {
-				prev = 0
-			}
-			if hidden(r, prev) {
+			if r, _ := utf8.DecodeRuneInString(s[i:]); hidden(r, before(s, i)) {
 				return i
 			}
 		}
 	}
 	return -1
+}
+
+// before is the character before s[i], or 0 at its start, as hidden
+// takes it.
+func before(s string, i int) rune {
+	if i == 0 {
+		return 0
+	}
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return r
 }
 
 // unhide returns s without hidden characters, with how many it removed
@@ -104,11 +109,7 @@ func unhide(s string) (string, int, string) {
 	}
 	var b, spelled strings.Builder
 	b.WriteString(s[:first])
-	prev, _ := utf8.DecodeLastRuneInString(s[:first])
-	if first == 0 {
-		prev = 0
-	}
-	n := 0
+	prev, n := before(s, first), 0
 	for _, r := range s[first:] {
 		if !hidden(r, prev) {
 			b.WriteRune(r)
