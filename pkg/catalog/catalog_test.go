@@ -362,6 +362,7 @@ func TestPatternGoCannotReadIsFlagged(t *testing.T) {
 		{"a parameter called pattern", `{"type":"object","properties":{"pattern":{"type":"string","description":"A glob"}}}`, ""},
 		{"data, not a schema", `{"type":"object","properties":{"q":{"type":"object","default":{"pattern":"(?=x)"},"examples":[{"pattern":"(?<=y)"}]}}}`, ""},
 		{"a pattern that is no string", `{"type":"object","properties":{"pattern":{"pattern":5}}}`, ""},
+		{"patterns past what is read of an upstream's", `{"type":"object","properties":{"q":{"type":"string","pattern":"(\\w+\\s*){1,1000}(\\w+\\s*){1,1000}(\\w+\\s*){1,1000}"}}}`, `at "/properties/q/pattern" takes the schema's patterns past what is read of an upstream's`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

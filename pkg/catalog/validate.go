@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/jsonread"
+	"github.com/toolsearch/toolsearch/pkg/internal/schemare"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
@@ -248,13 +247,19 @@ func refWarning(raw json.RawMessage) string {
 }
 
 // patternWarning names the first regular expression of an input schema
-// that Go's (RE2) does not read: lookaround, backreferences,
-// \p{Script=...}. call_tool checks a call's arguments only against a
-// schema whose every pattern compiles (package mcpserver), so such a
-// tool's arguments go to its upstream unchecked, however wrong.
+// that Go's (RE2) does not read (a lookahead, a backreference,
+// \p{Script=...}), or the one that takes its patterns past what is read
+// of an untrusted schema (package schemare). call_tool checks a call's
+// arguments only against a schema whose every pattern is read (package
+// mcpserver), so such a tool's arguments go to its upstream unchecked,
+// however wrong.
 func patternWarning(raw json.RawMessage) string {
 	// No letter of the key is rare in a schema, so this scan costs what
 	// refWarning's did before it looked for '$' (at 100,000 tools, 20 ms).
+	// The key is looked for as the specification spells it: spelt in
+	// other cases, which jsonschema-go reads too, call_tool still leaves
+	// such a schema to the upstream (it reads the schema as the validator
+	// does), and only this warning is missed.
 	if len(raw) == 0 || !bytes.Contains(raw, []byte(`"pattern`)) {
 		return ""
 	}
@@ -262,77 +267,18 @@ func patternWarning(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &root) != nil {
 		return ""
 	}
-	where, pattern, err := badPattern(root, "", 0)
-	if err == nil {
+	p := schemare.Check(root)
+	if p == nil {
 		return ""
 	}
-	return fmt.Sprintf("inputSchema's pattern %s at %s is not one Go's regular expressions read (%v): call_tool does not check this tool's arguments, and leaves them to its upstream",
-		redact.Echo(redact.Clip(pattern, 60, "…")), redact.Echo(redact.Clip(cmp.Or(where, "/"), 80, "…")), regexpCode(err))
-}
-
-// badPattern is the JSON pointer and text of the first pattern under v, a
-// schema, that does not compile, in key order. The keys of properties and
-// the like are names, not keywords (a parameter may be called
-// "pattern"), and enum, const, default and examples hold data.
-func badPattern(v any, at string, depth int) (where, pattern string, err error) {
-	if depth > 64 {
-		return "", "", nil // text nesting this deep is refused by the JSON decoder's own limit long before
+	what := fmt.Sprintf("inputSchema's pattern %s at %s", redact.Echo(redact.Clip(p.Pattern, 60, "…")), redact.Echo(redact.Clip(cmp.Or(p.At, "/"), 80, "…")))
+	if p.Err != nil {
+		what += fmt.Sprintf(" is not one Go's regular expressions read (%v)", regexpCode(p.Err))
+	} else {
+		what += fmt.Sprintf(" takes the schema's patterns past what is read of an upstream's (%d patterns, %d bytes, %d Unicode classes, about %d instructions)",
+			schemare.MaxPatterns, schemare.MaxPatternBytes, schemare.MaxUnicodeClasses, schemare.MaxInsts)
 	}
-	switch x := v.(type) {
-	case []any:
-		for i, e := range x {
-			if where, pattern, err = badPattern(e, fmt.Sprintf("%s/%d", at, i), depth+1); err != nil {
-				return where, pattern, err
-			}
-		}
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			e, here := x[k], at+"/"+pointerToken(k)
-			switch k {
-			case "enum", "const", "default", "examples":
-				continue
-			case "pattern":
-				if s, ok := e.(string); ok {
-					if _, err := regexp.Compile(s); err != nil {
-						return here, s, err
-					}
-					continue
-				}
-			case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
-				if m, ok := e.(map[string]any); ok {
-					if where, pattern, err = badSchemas(m, here, k == "patternProperties", depth); err != nil {
-						return where, pattern, err
-					}
-					continue
-				}
-			}
-			if where, pattern, err = badPattern(e, here, depth+1); err != nil {
-				return where, pattern, err
-			}
-		}
-	}
-	return "", "", nil
-}
-
-// badSchemas is badPattern for a map of names to schemas, whose names are
-// patterns too when named is set (patternProperties).
-func badSchemas(m map[string]any, at string, named bool, depth int) (string, string, error) {
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		if named {
-			if _, err := regexp.Compile(name); err != nil {
-				return at, name, err
-			}
-		}
-		if where, pattern, err := badPattern(m[name], at+"/"+pointerToken(name), depth+1); err != nil {
-			return where, pattern, err
-		}
-	}
-	return "", "", nil
-}
-
-// pointerToken is name as a JSON pointer writes it (RFC 6901).
-func pointerToken(name string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+	return what + ": call_tool does not check this tool's arguments, and leaves them to its upstream"
 }
 
 // regexpCode is what a regexp error says is wrong, without the text it

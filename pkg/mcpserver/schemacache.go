@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/schemare"
 )
 
 // maxSchemaCacheBytes bounds the schemas a schemaCache keeps, by the bytes
@@ -117,6 +119,12 @@ func (s *compiledSchema) cost() int { return len(s.src) + schemaOverhead }
 func compileSchema(schema []byte) *compiledSchema {
 	s := &compiledSchema{src: bytes.Clone(schema)}
 	if json.Unmarshal(schema, &s.tree) != nil {
+		return s
+	}
+	if schemare.Check(s.tree) != nil {
+		// Resolving compiles every pattern first: one regexp refuses
+		// leaves the schema unresolvable anyway, and past the budget an
+		// upstream's patterns took seconds of CPU a call.
 		return s
 	}
 	var sch jsonschema.Schema

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/schemare"
 )
 
 // bomb is a schema of n definitions, each two branches to the next: the
@@ -21,6 +23,16 @@ func bomb(n int) string {
 	}
 	defs = append(defs, fmt.Sprintf(`"a%d":{"type":"string"}`, n))
 	return `{"type":"object","$defs":{` + strings.Join(defs, ",") + `},"properties":{"x":{"$ref":"#/$defs/a0"}}}`
+}
+
+// patterns is a schema of n string parameters p0, p1, ..., each with
+// pattern p (written as JSON).
+func patterns(n int, p string) string {
+	props := make([]string, n)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"p%d":{"type":"string","pattern":"%s"}`, i, p)
+	}
+	return `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`
 }
 
 // TestValidateBounded: arguments are checked against an upstream's schema
@@ -41,6 +53,13 @@ func TestValidateBounded(t *testing.T) {
 		{"branches doubling past the bound: unchecked", bomb(24), `{"x":1}`, false},
 		{"a $ref to an anchor: unchecked", `{"type":"object","$defs":{"s":{"$anchor":"s","type":"string"}},"properties":{"x":{"$ref":"#s"}}}`, `{"x":1}`, false},
 		{"a $ref into itself on one value: unchecked", `{"type":"object","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"}]}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, `{"x":1}`, false},
+		// Resolving compiles every pattern first: past the budget
+		// (package schemare) the patterns are not compiled at all.
+		{"a pattern, invalid", patterns(1, `^[a-z]{2,8}$`), `{"p0":"X"}`, true},
+		{"patterns within the budget, invalid", patterns(schemare.MaxPatterns, `^[a-z]{2,8}$`), `{"p0":"X"}`, true},
+		{"more patterns than the budget: unchecked", patterns(schemare.MaxPatterns+1, `^[a-z]{2,8}$`), `{"p0":"X"}`, false},
+		{"a pattern of 5,000 instructions twice: unchecked", patterns(2, `(\\w+\\s*){1,1000}`), `{"p0":"?"}`, false},
+		{"a lookahead: unchecked", patterns(1, `^(?=a)b$`), `{"p0":"X"}`, false},
 	}
 	for _, tt := range tests {
 		err := new(schemaCache).validate("", json.RawMessage(tt.schema), json.RawMessage(tt.args))
