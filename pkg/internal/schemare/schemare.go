@@ -22,8 +22,8 @@ import (
 
 // The budget of one schema's patterns.
 const (
-	MaxPatterns       = 32
-	MaxPatternBytes   = 8 << 10
+	MaxPatterns       = 64
+	MaxPatternBytes   = 16 << 10
 	MaxUnicodeClasses = 32     // \p{...} and \P{...}
 	MaxInsts          = 10_000 // of their programs, estimated without building them
 )
