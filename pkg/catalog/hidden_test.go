@@ -41,6 +41,7 @@ func TestHiddenTextIsRemoved(t *testing.T) {
 		title, desc, schema string
 		warnings            []string
 		nameWarned          bool
+		nameKept            string
 	}{
 		{name: "plain text stays as it is",
 			tool:  `{"name":"a","title":"Send","description":"Send a message. 🇫🇷 zero\u200bwidth, join\u200der","inputSchema":{"type":"object","properties":{"q":{"type":"string","description":"Query \u00e9."}}}}`,
@@ -75,6 +76,12 @@ func TestHiddenTextIsRemoved(t *testing.T) {
 		{name: "selectors in a schema, escaped",
 			tool: `{"name":"a","description":"d","inputSchema":{"type":"object","description":"x\ufe01\udb40\udd38y"}}`,
 			desc: "d", schema: `{"description":"xy","type":"object"}`, warnings: []string{`inputSchema held 2 hidden characters`, `spelled "H"`}},
+		{name: "a name that looks like another is warned of, not changed",
+			tool: "{\"name\":\"de\\u00adlete_rows\",\"description\":\"d\"}",
+			desc: "d", warnings: []string{`name reads as "delete_rows"`}, nameKept: "de\u00adlete_rows"},
+		{name: "a fullwidth name too",
+			tool: "{\"name\":\"\uff43reate_issue\",\"description\":\"d\"}",
+			desc: "d", warnings: []string{`name reads as "create_issue"`}, nameKept: "\uff43reate_issue"},
 		{name: "a name is warned of, not changed",
 			tool: `{"name":"a\u202eb","description":"d"}`,
 			desc: "d", nameWarned: true},
@@ -111,6 +118,9 @@ func TestHiddenTextIsRemoved(t *testing.T) {
 			}
 			if tt.nameWarned != strings.Contains(joined, "name holds") || tt.nameWarned && !strings.Contains(got.Name, "\u202e") {
 				t.Errorf("name %q, warnings %q", got.Name, all)
+			}
+			if tt.nameKept != "" && got.Name != tt.nameKept {
+				t.Errorf("name %q, want it kept as %q", got.Name, tt.nameKept)
 			}
 		})
 	}
