@@ -75,7 +75,7 @@ func runLint(ctx context.Context, args []string, getenv func(string) string, std
 		}
 	} else {
 		for _, f := range findings {
-			fmt.Fprintf(stdout, "%-7s %-18s %s: %s\n", f.Severity, f.Rule, f.Tool, printable(f.Message))
+			fmt.Fprintf(stdout, "%-7s %-18s %s: %s\n", f.Severity, f.Rule, shownName(f.Tool), printable(f.Message))
 		}
 		fmt.Fprintf(stdout, "%d tools in %s: %d errors, %d warnings\n", cat.Len(), strings.Join(cat.Sources(), ","), errs, warns)
 		fmt.Fprintf(stdout, "checks run: %s\n", strings.Join(ran, ", "))

@@ -765,6 +765,11 @@ func TestLintAndSelf(t *testing.T) {
 		{"empty description fails", []string{"lint", "-catalog", "testdata/lint-error.json"}, 1, "s/nodesc: no description"},
 		{"json", []string{"lint", "-format", "json", "-catalog", "testdata/lint-error.json"}, 1, `"errors": 1`},
 		{"bad format", []string{"lint", "-format", "xml"}, 2, "-format"},
+		// A name's invisible characters are shown, not printed raw: a soft
+		// hyphen hid itself, and a bidirectional override reordered the
+		// line in the terminal.
+		{"a lookalike name shown escaped", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `db/de\u00ADlete_rows: name reads as "delete_rows"`},
+		{"a bidirectional override in a name shown escaped", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `db/\u202Eswor_tsil: name holds 1 hidden characters`},
 		{"says which checks ran", []string{"lint"}, 0, "checks run: names, descriptions, parameters, ambiguous-ids, near-duplicates"},
 		{"a provider out of reach skips near-duplicates, and says so", []string{"lint", "-embedder", "openai", "-embedding-base-url", "http://127.0.0.1:1/v1"}, 0, "check skipped: near-duplicates (no embeddings from the openai embedder: "},
 		{"-fail-skipped makes that a failure", []string{"lint", "-embedder", "openai", "-embedding-base-url", "http://127.0.0.1:1/v1", "-fail-skipped"}, 1, "a check was skipped and -fail-skipped is set"},

@@ -10,7 +10,7 @@ import (
 	"unicode"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
-
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
@@ -65,7 +65,7 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 		if h.Score != nil {
 			score = fmt.Sprintf("%.4f", *h.Score)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, score, eval.ToolKey{Server: h.Server, Name: h.Name}, clip(h.Description, 70))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, score, shownName(eval.ToolKey{Server: h.Server, Name: h.Name}.String()), clip(h.Description, 70))
 	}
 	note := ""
 	if res.Degraded {
@@ -83,6 +83,29 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// shownName is a tool's name or ID for a terminal: its characters no
+// reader sees (format characters, bidirectional controls among them, and
+// variation selectors) written as \u escapes, so that de\u00ADlete_rows
+// does not show as delete_rows, nor a bidirectional override reorder the
+// line. Control characters never reach a name (catalog.checkName).
+func shownName(s string) string {
+	if analysis.IsASCII(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			fmt.Fprintf(&b, `\U%08X`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		}
+	}
+	return b.String()
 }
 
 // printable is s for a terminal: its control characters but spaces (an
