@@ -139,7 +139,12 @@ func isMark(r rune) bool {
 // written apart ("cafe\u0301" is "café"), as ICU's search folding does.
 // Text that needs neither, the common case, is returned as it is. Words
 // reads text so; Fold is for matching that is not by words.
-func Fold(s string) string { return fold(s, norm.NFKC.IsNormalString) }
+func Fold(s string) string {
+	if IsASCII(s) {
+		return s // neither applies: what Words' ASCII path relies on too
+	}
+	return fold(s, norm.NFKC.IsNormalString)
+}
 
 // fold is Fold, with normal reporting whether NFKC leaves a text as it is.
 func fold(s string, normal func(string) bool) string {
