@@ -39,10 +39,11 @@ func (t Tool) check() (warnings []note, err error) {
 	if !AdvisedName(t.Name) {
 		warnings = append(warnings, note{"", fmt.Sprintf("name is outside the MCP naming advice (1-%d characters of A-Z a-z 0-9 _ - .)", MaxAdvisedNameLen)})
 	}
-	if w := refWarning(t.InputSchema); w != "" {
+	schema := &schemaTree{raw: t.InputSchema}
+	if w := refWarning(schema); w != "" {
 		warnings = append(warnings, note{"schema-ref", w})
 	}
-	if w := patternWarning(t.InputSchema); w != "" {
+	if w := patternWarning(schema); w != "" {
 		warnings = append(warnings, note{"schema-pattern", w})
 	}
 	if Clipped(t) {
@@ -217,20 +218,38 @@ func isJSONObject(raw []byte) bool {
 // that would need more is warned about at load.
 const MaxInlinedNodes = 2000
 
+// schemaTree is a tool's input schema, decoded once when a check first
+// needs it: each check looks in the bytes for its keyword first, and a
+// schema with both a $ref and a pattern was decoded twice.
+type schemaTree struct {
+	raw     json.RawMessage
+	v       any
+	ok, got bool
+}
+
+// tree is the decoded schema, and whether it decoded.
+func (s *schemaTree) tree() (any, bool) {
+	if !s.got {
+		s.got = true
+		s.ok = len(s.raw) > 0 && json.Unmarshal(s.raw, &s.v) == nil
+	}
+	return s.v, s.ok
+}
+
 // refWarning says when inlining the schema's local $refs would not end
 // (a $ref into a schema that contains it) or would exceed MaxInlinedNodes:
 // such a tool is rendered in part for those providers. The count is made
 // without expanding anything, memoised per $ref, so a hostile schema costs
 // its own size, not its expansion.
-func refWarning(raw json.RawMessage) string {
+func refWarning(schema *schemaTree) string {
 	// Looked for without its opening quote: '$' is rare in a schema, so
 	// the scan skips ahead on it, where a '"' stops it every few bytes
 	// (at 100,000 tools, 5 ms against 24).
-	if len(raw) == 0 || !bytes.Contains(raw, []byte(`$ref"`)) {
+	if !bytes.Contains(schema.raw, []byte(`$ref"`)) {
 		return ""
 	}
-	var root any
-	if json.Unmarshal(raw, &root) != nil {
+	root, ok := schema.tree()
+	if !ok {
 		return ""
 	}
 	c := refCounter{root: root, memo: map[string]float64{}, open: map[string]bool{}}
@@ -253,18 +272,18 @@ func refWarning(raw json.RawMessage) string {
 // arguments only against a schema whose every pattern is read (package
 // mcpserver), so such a tool's arguments go to its upstream unchecked,
 // however wrong.
-func patternWarning(raw json.RawMessage) string {
+func patternWarning(schema *schemaTree) string {
 	// No letter of the key is rare in a schema, so this scan costs what
 	// refWarning's did before it looked for '$' (at 100,000 tools, 20 ms).
 	// The key is looked for as the specification spells it: spelt in
 	// other cases, which jsonschema-go reads too, call_tool still leaves
 	// such a schema to the upstream (it reads the schema as the validator
 	// does), and only this warning is missed.
-	if len(raw) == 0 || !bytes.Contains(raw, []byte(`"pattern`)) {
+	if !bytes.Contains(schema.raw, []byte(`"pattern`)) {
 		return ""
 	}
-	var root any
-	if json.Unmarshal(raw, &root) != nil {
+	root, ok := schema.tree()
+	if !ok {
 		return ""
 	}
 	p := schemare.Check(root)
