@@ -20,7 +20,7 @@ var (
 	wordsTSV string
 )
 
-var update = flag.Bool("update", false, "write lexicon.bin from the TSV files")
+var update = flag.Bool("update", false, "write the generated files (lexicon.bin, lookalike_table.go) again")
 
 // generateTables is what lexicon.bin must hold.
 func generateTables() tables {

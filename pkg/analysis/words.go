@@ -25,8 +25,9 @@ import (
 // but for those a writer may leave out (Arabic's and Hebrew's vowel
 // points), and fullwidth letters and digits ("ＧｉｔＨｕｂ") read as the
 // ASCII ones. Text is read as Fold writes it: no invisible character
-// splits a word, and compatibility characters read as what they stand
-// for.
+// splits a word, compatibility characters read as what they stand for,
+// and a Cyrillic or Greek letter among Latin ones as the Latin one it is
+// drawn as.
 func Words(s string) []string {
 	var out []string
 	AppendWords(s, func(w string) { out = append(out, w) })
@@ -137,8 +138,11 @@ func isMark(r rune) bool {
 // writes each compatibility character as what it stands for ("ﬁle" is
 // file, "m²" m2, halfwidth katakana as fullwidth) and composes accents
 // written apart ("cafe\u0301" is "café"), as ICU's search folding does.
-// Text that needs neither, the common case, is returned as it is. Words
-// reads text so; Fold is for matching that is not by words.
+// Last, in a word that has ASCII letters, a letter drawn as an ASCII one
+// (a Cyrillic с, a Greek ο: Unicode's confusables) is written as that
+// one (unmix). Text that needs none of these, the common case, is
+// returned as it is. Words reads text so; Fold is for matching that is
+// not by words.
 func Fold(s string) string {
 	if IsASCII(s) {
 		return s // neither applies: what Words' ASCII path relies on too
@@ -159,7 +163,7 @@ func fold(s string, normal func(string) bool) string {
 	if !normal(s) {
 		s = norm.NFKC.String(s)
 	}
-	return s
+	return unmix(s)
 }
 
 // isNFKC reports whether NFKC would leave s as it is, but for fullwidth

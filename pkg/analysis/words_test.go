@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -60,6 +61,18 @@ func TestWords(t *testing.T) {
 		{"\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", []string{"\u0645\u06cc\u062e\u0648\u0627\u0647\u0645"}},
 		{"文件，上传ｆｉｌｅ。", []string{"文件", "上传", "file"}},
 		{"a\u200e\u202eb c", []string{"ab", "c"}},
+		// A word that mixes ASCII letters with letters of another script
+		// drawn as ASCII ones (Cyrillic с and і, Greek ρ) reads as the word
+		// it looks like; a word of another script alone is left as it is,
+		// and so is a Latin letter beyond ASCII (Turkish ı).
+		{"\u0441reate \u0456ssue", []string{"create", "issue"}},
+		{"d\u0435lete_rows", []string{"delete", "rows"}},
+		{"\u03c1ay\u0440al", []string{"paypal"}},
+		{"\u0421reatePullRequest", []string{"create", "pull", "request"}},
+		{"kap\u0131n\u0131", []string{"kap\u0131n\u0131"}},
+		{"Создать задачу сор", []string{"создать", "задачу", "сор"}},
+		{"αβγ café", []string{"αβγ", "café"}},
+		{"文件ｃ\u0430t", []string{"文件", "cat"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Words(tt.in)); diff != "" {
@@ -186,6 +199,22 @@ func FuzzWords(f *testing.F) {
 		want := Words(s)
 		if got := Words(norm.NFKC.String(s)); !slices.Equal(got, want) {
 			t.Fatalf("%q: %q, but its NFKC form %q", s, want, got)
+		}
+		// A word read with a letter drawn as the ASCII one it looks like
+		// reads as that word.
+		if IsASCII(s) {
+			b := []byte(s)
+			var mixed strings.Builder
+			for i, c := range b {
+				if c == 'e' && i > 0 && (isLower(b[i-1]) || isUpper(b[i-1])) {
+					mixed.WriteString("\u0435")
+				} else {
+					mixed.WriteByte(c)
+				}
+			}
+			if got := Words(mixed.String()); !slices.Equal(got, want) {
+				t.Fatalf("%q: %q, but with Cyrillic е %q", s, want, got)
+			}
 		}
 		for i := 0; i < len(s); i += 1 + len(s)/32 { // at most 32 places
 			if got := Words(s[:i] + "\u00ad" + s[i:]); utf8.RuneStart(s[i]) && !slices.Equal(got, want) {
