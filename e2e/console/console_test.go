@@ -99,9 +99,9 @@ func TestConsole(t *testing.T) {
 			do(t, ctx, chromedp.SendKeys(css("#api-key"), opsKey), chromedp.SendKeys(css("#admin-token"), adminToken),
 				chromedp.Click(css("#keys button[type=submit]")),
 				chromedp.WaitVisible(css("#status-visible")),
-				until(`document.getElementById('status-body').textContent.includes('hashed-tfidf-v5')`))
+				until(`document.getElementById('status-body').textContent.includes('hashed-tfidf-v6')`))
 			body := text(t, ctx, "#status-body")
-			for _, want := range []string{"embedded:default", "local", "hashed-tfidf-v5", "full"} {
+			for _, want := range []string{"embedded:default", "local", "hashed-tfidf-v6", "full"} {
 				if !strings.Contains(body, want) {
 					t.Errorf("status view lacks %q:\n%s", want, body)
 				}

@@ -20,7 +20,7 @@ const DefaultLocalDimensions = 1024
 // LocalModel names the local embedder's feature scheme; it changes whenever
 // the features do, so stored snapshots built with an older scheme are
 // rebuilt instead of reused.
-const LocalModel = "hashed-tfidf-v5"
+const LocalModel = "hashed-tfidf-v6"
 
 // Local is an offline, deterministic embedder: sublinear TF-IDF over stemmed
 // words, word pairs and character n-grams, hashed into a fixed number of
