@@ -162,9 +162,10 @@ func revealHidden(t Tool) (Tool, []note) {
 		warnings = append(warnings, note{"hidden-text", fmt.Sprintf("name holds %d hidden characters (Unicode tags, variation selectors, invisible operators or bidirectional controls): it is shown as it is, since calls name the tool by it", n)})
 	} else if seen := analysis.Fold(t.Name); seen != t.Name {
 		// A zero-width space, a soft hyphen, a fullwidth or ligature
-		// letter: the name looks like another ("delete_rows"), which a
-		// reviewer cannot tell apart and a model may call by mistake.
-		warnings = append(warnings, note{"hidden-text", fmt.Sprintf("name reads as %s (it holds characters no reader sees, or compatibility forms of letters), so it looks like another name: it is shown as it is, since calls name the tool by it",
+		// letter, a Cyrillic letter among Latin ones: the name looks like
+		// another ("delete_rows"), which a reviewer cannot tell apart and
+		// a model may call by mistake.
+		warnings = append(warnings, note{"hidden-text", fmt.Sprintf("name reads as %s (it holds characters no reader sees, compatibility forms of letters, or letters of another script drawn as Latin ones), so it looks like another name: it is shown as it is, since calls name the tool by it",
 			redact.Echo(redact.Clip(seen, 80, "…")))})
 	}
 	return t, warnings

@@ -82,6 +82,12 @@ func TestHiddenTextIsRemoved(t *testing.T) {
 		{name: "a fullwidth name too",
 			tool: "{\"name\":\"\uff43reate_issue\",\"description\":\"d\"}",
 			desc: "d", warnings: []string{`name reads as "create_issue"`}, nameKept: "\uff43reate_issue"},
+		{name: "a name with letters of another script drawn as Latin ones",
+			tool: "{\"name\":\"\u0441reate_\u0456ssue\",\"description\":\"d\"}",
+			desc: "d", warnings: []string{`name reads as "create_issue"`}, nameKept: "\u0441reate_\u0456ssue"},
+		{name: "a name of another script alone is not",
+			tool: "{\"name\":\"\u0441\u043e\u0440\",\"description\":\"d\"}",
+			desc: "d"},
 		{name: "a name is warned of, not changed",
 			tool: `{"name":"a\u202eb","description":"d"}`,
 			desc: "d", nameWarned: true},
@@ -113,7 +119,7 @@ func TestHiddenTextIsRemoved(t *testing.T) {
 					t.Errorf("warnings %q lack %q", all, w)
 				}
 			}
-			if len(tt.warnings) == 0 && !tt.nameWarned && strings.Contains(joined, "hidden") {
+			if len(tt.warnings) == 0 && !tt.nameWarned && (strings.Contains(joined, "hidden") || strings.Contains(joined, "reads as")) {
 				t.Errorf("warnings %q for text with nothing hidden", all)
 			}
 			if tt.nameWarned != strings.Contains(joined, "name holds") || tt.nameWarned && !strings.Contains(got.Name, "\u202e") {

@@ -38,6 +38,11 @@ func TestOf(t *testing.T) {
 			annotations: `{"destructiveHint":true,"idempotentHint":true,"readOnlyHint":false}`},
 		{name: "rows", desc: "Re\u200bmoves every row of a table.", destructive: true, inferred: []string{ReadOnly, Destructive, Idempotent}},
 		{name: "rows_\ufb01le", desc: "Over\u2060writes a \ufb01le.", destructive: true, inferred: []string{ReadOnly, Destructive}},
+		// Nor does a letter of another script drawn as the Latin one
+		// (Cyrillic е and о).
+		{name: "d\u0435lete_rows", destructive: true, inferred: []string{ReadOnly, Destructive, Idempotent},
+			annotations: `{"destructiveHint":true,"idempotentHint":true,"readOnlyHint":false}`},
+		{name: "rows", desc: "Rem\u043eves every row of a table.", destructive: true, inferred: []string{ReadOnly, Destructive, Idempotent}},
 		// A force switch says the tool destroys.
 		{name: "push_branch", schema: `{"properties":{"force":{"type":"boolean"}}}`, destructive: true,
 			inferred: []string{ReadOnly, Destructive, Idempotent}},
