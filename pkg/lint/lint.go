@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
@@ -137,7 +138,11 @@ func Check(cat *catalog.Catalog, vecs [][]float32, cfg Config) []Finding {
 
 // ambiguousIDs finds tools whose "server/tool" reads the same (server a
 // with tool b/c, server a/b with tool c): select:a/b/c cannot name either.
-// Only the ids in only are looked for, unless it is nil.
+// It also finds ids that differ but look the same to a reader (analysis.
+// Fold: a soft hyphen, a fullwidth letter, a Cyrillic е among Latin
+// letters), which a reviewer cannot tell apart and a model may call one
+// for the other. Only the ids in only are looked for, and compared, unless
+// it is nil: a key's report names no tool it cannot see.
 func ambiguousIDs(cat *catalog.Catalog, only map[string]bool) []Finding {
 	// Rows, not tools: a map of every tool's copy was most of this
 	// check's memory, for the few ids that repeat.
@@ -149,25 +154,39 @@ func ambiguousIDs(cat *catalog.Catalog, only map[string]bool) []Finding {
 		if only != nil && !only[id] {
 			continue
 		}
-		j, seen := first[id]
-		if !seen {
-			first[id] = i
+		seen := analysis.Fold(id) // id itself, with no allocation, when ASCII
+		j, again := first[seen]
+		if !again {
+			first[seen] = i
 			continue
 		}
 		if repeated == nil {
 			repeated = map[string][]int{}
 		}
-		if repeated[id] == nil {
-			repeated[id] = []int{j}
+		if repeated[seen] == nil {
+			repeated[seen] = []int{j}
 		}
-		repeated[id] = append(repeated[id], i)
+		repeated[seen] = append(repeated[seen], i)
 	}
 	var out []Finding
-	for id, rows := range repeated {
+	for _, rows := range repeated {
 		for _, i := range rows {
 			t := tools[i]
-			out = append(out, Finding{Severity: Warning, Rule: "ambiguous-id", Tool: id,
-				Message: fmt.Sprintf("%q is tool %q of server %q and of another server: references to it are ambiguous; rename one", id, t.Name, t.Server)})
+			id := t.ID()
+			for _, j := range rows {
+				if j != i && tools[j].ID() == id {
+					out = append(out, Finding{Severity: Warning, Rule: "ambiguous-id", Tool: id,
+						Message: fmt.Sprintf("%q is tool %q of server %q and of another server: references to it are ambiguous; rename one", id, t.Name, t.Server)})
+					break
+				}
+			}
+			for _, j := range rows {
+				if other := tools[j].ID(); other != id {
+					out = append(out, Finding{Severity: Warning, Rule: "lookalike-id", Tool: id,
+						Message: fmt.Sprintf("%q looks the same as %q, another tool's id: only characters no reader sees, compatibility forms or letters of another script set them apart, so a reviewer cannot tell them apart and a model may call one for the other; rename one", id, other)})
+					break
+				}
+			}
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -108,22 +109,67 @@ func TestDefaultCatalogHasNoErrors(t *testing.T) {
 	}
 }
 
+// TestAmbiguousIDs: ids that read the same, or only look the same, are
+// found on each side; ids that differ as a reader sees them, or are out of
+// the rows asked about, are not.
 func TestAmbiguousIDs(t *testing.T) {
-	cat, err := catalog.New([]catalog.Part{{Source: "t", Servers: []catalog.Server{
-		{Name: "a", Tools: []catalog.Tool{{Name: "b/c", Description: "Read one thing from the store."}}},
-		{Name: "a/b", Tools: []catalog.Tool{{Name: "c", Description: "Write another thing to the store."}}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
+	cyrillicE := []catalog.Server{{Name: "db", Tools: []catalog.Tool{
+		{Name: "delete_rows", Description: "Delete rows of a table."},
+		{Name: "d\u0435lete_rows", Description: "List the rows of a table."},
+	}}}
+	tests := []struct {
+		name    string
+		servers []catalog.Server
+		rows    []int // nil: every tool
+		want    map[string]int
+	}{
+		{name: "a server's name and a tool's read as one id",
+			servers: []catalog.Server{
+				{Name: "a", Tools: []catalog.Tool{{Name: "b/c", Description: "Read one thing from the store."}}},
+				{Name: "a/b", Tools: []catalog.Tool{{Name: "c", Description: "Write another thing to the store."}}},
+			},
+			want: map[string]int{"ambiguous-id": 2}},
+		{name: "a Cyrillic е among Latin letters",
+			servers: cyrillicE,
+			want:    map[string]int{"lookalike-id": 2}},
+		{name: "a soft hyphen and a fullwidth letter",
+			servers: []catalog.Server{
+				{Name: "db", Tools: []catalog.Tool{{Name: "create_issue", Description: "Open an issue in the tracker."}}},
+				{Name: "db", Tools: []catalog.Tool{{Name: "\uff43reate_is\u00adsue", Description: "Close every issue in the tracker."}}},
+			},
+			want: map[string]int{"lookalike-id": 2}},
+		{name: "both at once",
+			servers: []catalog.Server{
+				{Name: "a", Tools: []catalog.Tool{{Name: "b/cat", Description: "Read one thing from the store."}}},
+				{Name: "a/b", Tools: []catalog.Tool{{Name: "cat", Description: "Write another thing to the store."}, {Name: "\u0441at", Description: "Copy a thing in the store."}}},
+			},
+			want: map[string]int{"ambiguous-id": 2, "lookalike-id": 3}},
+		{name: "the partner out of the rows asked about is not named",
+			servers: cyrillicE,
+			rows:    []int{1}, want: map[string]int{}},
+		{name: "Russian words are not Latin ones",
+			servers: []catalog.Server{{Name: "db", Tools: []catalog.Tool{
+				{Name: "cop", Description: "Copy a row of a table."},
+				{Name: "\u0441\u043e\u0440", Description: "Show the litter in a table."},
+			}}},
+			want: map[string]int{}},
 	}
-	n := 0
-	for _, f := range Check(cat, nil, Config{}) {
-		if f.Rule == "ambiguous-id" {
-			n++
-		}
-	}
-	if n != 2 {
-		t.Errorf("%d ambiguous-id findings, want one per tool (2)", n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cat, err := catalog.New([]catalog.Part{{Source: "t", Servers: tt.servers}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			for _, f := range Check(cat, nil, Config{Rows: tt.rows}) {
+				if f.Rule == "ambiguous-id" || f.Rule == "lookalike-id" {
+					got[f.Rule]++
+				}
+			}
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("findings %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 
