@@ -336,6 +336,10 @@ func TestRecursiveSchemaIsFlaggedAtLoad(t *testing.T) {
 		{"shared, small", `{"type":"object","properties":{"a":{"$ref":"#/$defs/x"},"b":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string"}}}`, ""},
 		{"leading nowhere", `{"type":"object","properties":{"a":{"$ref":"#/$defs/nope"}},"$defs":{"x":{"type":"string"}}}`, `$ref "#/$defs/nope" leads nowhere`},
 		{"remote, not ours to resolve", `{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json"}}}`, ""},
+		// A key spelt with escapes is the key to every reader.
+		{"escaped", `{"type":"object","properties":{"next":{"\u0024ref":"#"}}}`, "recursive"},
+		{"escaped in part", `{"type":"object","properties":{"a":{"$r\u0065f":"#/$defs/nope"}}}`, `$ref "#/$defs/nope" leads nowhere`},
+		{"escapes that spell no letter", `{"type":"object","description":"\u003cb\u003e \u00e9","properties":{"a":{"type":"string"}}}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -362,6 +366,9 @@ func TestPatternGoCannotReadIsFlagged(t *testing.T) {
 		{"a parameter called pattern", `{"type":"object","properties":{"pattern":{"type":"string","description":"A glob"}}}`, ""},
 		{"data, not a schema", `{"type":"object","properties":{"q":{"type":"object","default":{"pattern":"(?=x)"},"examples":[{"pattern":"(?<=y)"}]}}}`, ""},
 		{"a pattern that is no string", `{"type":"object","properties":{"pattern":{"pattern":5}}}`, ""},
+		// The key spelt with escapes, as every reader reads it.
+		{"escaped", `{"type":"object","properties":{"q":{"type":"string","\u0070attern":"(?=x)"}}}`, `at "/properties/q/pattern"`},
+		{"a property name pattern, escaped", `{"type":"object","p\u0061tternProperties":{"^(?!x_)":{}}}`, `pattern "^(?!x_)" at "/patternProperties"`},
 		{"patterns past what is read of an upstream's", `{"type":"object","properties":{"q":{"type":"string","pattern":"(\\w+\\s*){1,1000}(\\w+\\s*){1,1000}(\\w+\\s*){1,1000}"}}}`, `at "/properties/q/pattern" takes the schema's patterns past what is read of an upstream's`},
 	}
 	for _, tt := range tests {

@@ -188,3 +188,42 @@ func BenchmarkAnnotations(b *testing.B) {
 		}
 	})
 }
+
+// FuzzSchemaScans: the byte scans that spare decoding a schema miss no
+// key the checks read once it is decoded, "$ref", "pattern" or
+// "patternProperties", however JSON spells it.
+func FuzzSchemaScans(f *testing.F) {
+	for _, s := range []string{`{"$ref":"#"}`, `{"\u0024ref":"#"}`, `{"pattern":"a"}`, `{"p\u0061ttern":"a"}`,
+		`{"patternProperti\u0065s":{}}`, `{"description":"\u003c\u00e9"}`, `{"a":{"$ref":"#/$defs/x"}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return
+		}
+		var ref, pattern bool
+		var walk func(any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			case map[string]any:
+				for k, e := range x {
+					ref = ref || k == "$ref"
+					pattern = pattern || k == "pattern" || k == "patternProperties"
+					walk(e)
+				}
+			}
+		}
+		walk(v)
+		if ref && !mayRefer(raw) {
+			t.Fatalf("%q has a $ref the scan misses", raw)
+		}
+		if pattern && !mayHavePattern(raw) {
+			t.Fatalf("%q has a pattern the scan misses", raw)
+		}
+	})
+}

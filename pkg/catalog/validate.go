@@ -242,10 +242,7 @@ func (s *schemaTree) tree() (any, bool) {
 // without expanding anything, memoised per $ref, so a hostile schema costs
 // its own size, not its expansion.
 func refWarning(schema *schemaTree) string {
-	// Looked for without its opening quote: '$' is rare in a schema, so
-	// the scan skips ahead on it, where a '"' stops it every few bytes
-	// (at 100,000 tools, 5 ms against 24).
-	if !bytes.Contains(schema.raw, []byte(`$ref"`)) {
+	if !mayRefer(schema.raw) {
 		return ""
 	}
 	root, ok := schema.tree()
@@ -273,13 +270,7 @@ func refWarning(schema *schemaTree) string {
 // mcpserver), so such a tool's arguments go to its upstream unchecked,
 // however wrong.
 func patternWarning(schema *schemaTree) string {
-	// No letter of the key is rare in a schema, so this scan costs what
-	// refWarning's did before it looked for '$' (at 100,000 tools, 20 ms).
-	// The key is looked for as the specification spells it: spelt in
-	// other cases, which jsonschema-go reads too, call_tool still leaves
-	// such a schema to the upstream (it reads the schema as the validator
-	// does), and only this warning is missed.
-	if !bytes.Contains(schema.raw, []byte(`"pattern`)) {
+	if !mayHavePattern(schema.raw) {
 		return ""
 	}
 	root, ok := schema.tree()
@@ -298,6 +289,44 @@ func patternWarning(schema *schemaTree) string {
 			schemare.MaxPatterns, schemare.MaxPatternBytes, schemare.MaxUnicodeClasses, schemare.MaxInsts)
 	}
 	return what + ": call_tool does not check this tool's arguments, and leaves them to its upstream"
+}
+
+// mayRefer reports whether a schema may hold a "$ref", before it is
+// decoded to know. The key is looked for without its opening quote: '$'
+// is rare in a schema, so the scan skips ahead on it, where a '"' stops it
+// every few bytes (at 100,000 tools, 5 ms against 24). A key may also be
+// spelt with escapes ("\u0024ref"), which every reader reads as $ref.
+func mayRefer(raw []byte) bool { return bytes.Contains(raw, []byte(`$ref"`)) || escapesLetter(raw) }
+
+// mayHavePattern reports whether a schema may hold a "pattern" or
+// "patternProperties" key, before it is decoded to know: as written, or
+// spelt with escapes ("\u0070attern"), which every reader reads as the
+// key. No letter of the key is rare in a schema, so this scan stops at
+// every '"', as mayRefer's did before it looked for '$' (at 100,000 tools,
+// 20 ms). Spelt in other cases ("PATTERN") it is no keyword to JSON
+// Schema, though jsonschema-go reads it so; call_tool reads the schema as
+// the validator does, so it still leaves such a schema to the upstream,
+// and only this warning is missed: looking for every case cost another 19
+// ms at 100,000 tools.
+func mayHavePattern(raw []byte) bool {
+	return bytes.Contains(raw, []byte(`"pattern`)) || escapesLetter(raw)
+}
+
+// escapesLetter reports whether raw writes an ASCII letter or '$' as a \u
+// escape, as a key may to be missed by a scan for its bytes. Encoders
+// write none: Go's escapes <, > and &, other encoders what is beyond
+// ASCII, so a real schema has none and is not decoded for it.
+func escapesLetter(raw []byte) bool {
+	for {
+		i := bytes.Index(raw, []byte(`\u00`))
+		if i < 0 || len(raw)-i < 6 {
+			return false
+		}
+		raw = raw[i+4:]
+		if hi := raw[0]; '4' <= hi && hi <= '7' || hi == '2' && raw[1] == '4' {
+			return true
+		}
+	}
 }
 
 // regexpCode is what a regexp error says is wrong, without the text it
