@@ -47,7 +47,16 @@ func unmix(s string) string {
 		}
 		start, ascii, other = -1, false, false
 	}
-	for i, r := range s {
+	var prev rune
+	for i, size := 0, 0; i < len(s); i += size {
+		var r rune
+		r, size = utf8.DecodeRuneInString(s[i:])
+		// Words are split as Words splits them, camelCase too: a Russian
+		// word in "получитьUser" is not mixed with the English one.
+		if start >= 0 && isBoundary(prev, r, s[i+size:]) {
+			end(i)
+		}
+		prev = r
 		switch {
 		case r < utf8.RuneSelf && (isLower(byte(r)) || isUpper(byte(r))):
 			ascii = true

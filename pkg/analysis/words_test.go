@@ -69,6 +69,8 @@ func TestWords(t *testing.T) {
 		{"d\u0435lete_rows", []string{"delete", "rows"}},
 		{"\u03c1ay\u0440al", []string{"paypal"}},
 		{"\u0421reatePullRequest", []string{"create", "pull", "request"}},
+		{"deleteR\u043ews", []string{"delete", "rows"}},
+		{"получитьUser", []string{"получить", "user"}},
 		{"kap\u0131n\u0131", []string{"kap\u0131n\u0131"}},
 		{"Создать задачу сор", []string{"создать", "задачу", "сор"}},
 		{"αβγ café", []string{"αβγ", "café"}},
