@@ -153,17 +153,33 @@ func Fold(s string) string {
 // fold is Fold, with normal reporting whether NFKC leaves a text as it is.
 func fold(s string, normal func(string) bool) string {
 	if hasIgnorable(s) {
-		s = strings.Map(func(r rune) rune {
-			if ignorable(r) {
-				return -1
-			}
-			return r
-		}, s)
+		s = dropIgnorables(s)
 	}
 	if !normal(s) {
 		s = norm.NFKC.String(s)
 	}
 	return unmix(s)
+}
+
+// dropIgnorables is s without its default-ignorable code points, and
+// otherwise byte for byte: invalid UTF-8 stays as it was, where
+// strings.Map would write U+FFFD for it, which the normaliser reads
+// otherwise (it takes "\xf1º" as one character, and "\ufffdº" as two,
+// the second of them "o"), so that a soft hyphen would change the words.
+func dropIgnorables(s string) string {
+	ig := ignorables()
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		if ig.lead[s[i]] {
+			if r, size := utf8.DecodeRuneInString(s[i:]); unicode.Is(ig.table, r) {
+				i += size
+				continue
+			}
+		}
+		b = append(b, s[i])
+		i++
+	}
+	return string(b)
 }
 
 // isNFKC reports whether NFKC would leave s as it is, but for fullwidth
