@@ -168,24 +168,35 @@ func ambiguousIDs(cat *catalog.Catalog, only map[string]bool) []Finding {
 		}
 		repeated[seen] = append(repeated[seen], i)
 	}
+	// Counted, not compared pair by pair: an upstream may send thousands
+	// of names that read as one ("de\u00adlete", "del\u00adete", ...).
 	var out []Finding
 	for _, rows := range repeated {
-		for _, i := range rows {
-			t := tools[i]
-			id := t.ID()
-			for _, j := range rows {
-				if j != i && tools[j].ID() == id {
-					out = append(out, Finding{Severity: Warning, Rule: "ambiguous-id", Tool: id,
-						Message: fmt.Sprintf("%q is tool %q of server %q and of another server: references to it are ambiguous; rename one", id, t.Name, t.Server)})
-					break
-				}
+		ids := make([]string, len(rows))
+		count := make(map[string]int, len(rows))
+		for k, i := range rows {
+			ids[k] = tools[i].ID()
+			count[ids[k]]++
+		}
+		// Each is said to look like the group's first id, and the first
+		// (and its repeats) like the first that differs from it.
+		firstOther := ""
+		if k := slices.IndexFunc(ids, func(o string) bool { return o != ids[0] }); k >= 0 {
+			firstOther = ids[k]
+		}
+		for k, i := range rows {
+			t, id := tools[i], ids[k]
+			if count[id] > 1 {
+				out = append(out, Finding{Severity: Warning, Rule: "ambiguous-id", Tool: id,
+					Message: fmt.Sprintf("%q is tool %q of server %q and of another server: references to it are ambiguous; rename one", id, t.Name, t.Server)})
 			}
-			for _, j := range rows {
-				if other := tools[j].ID(); other != id {
-					out = append(out, Finding{Severity: Warning, Rule: "lookalike-id", Tool: id,
-						Message: fmt.Sprintf("%q looks the same as %q, another tool's id: only characters no reader sees, compatibility forms or letters of another script set them apart, so a reviewer cannot tell them apart and a model may call one for the other; rename one", id, other)})
-					break
+			if firstOther != "" {
+				other := ids[0]
+				if other == id {
+					other = firstOther
 				}
+				out = append(out, Finding{Severity: Warning, Rule: "lookalike-id", Tool: id,
+					Message: fmt.Sprintf("%q looks the same as %q, another tool's id: only characters no reader sees, compatibility forms or letters of another script set them apart, so a reviewer cannot tell them apart and a model may call one for the other; rename one", id, other)})
 			}
 		}
 	}
