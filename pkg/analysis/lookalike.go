@@ -27,12 +27,13 @@ func lookalike(r rune) byte {
 }
 
 // unmix writes as ASCII the letters of other scripts in s that are drawn
-// as ASCII ones, in each word that has an ASCII letter: "сreate" with a Cyrillic с is create
-// to its reader, and an upstream that names a tool so slips it past a
-// search for "create", and past the check for destructive verbs. A word
-// with no ASCII letter is left as it is, Russian or Greek, though some of
-// its letters look like ASCII ones: only a word that mixes them is read
-// as the one it looks like. s is returned as it is when no word mixes.
+// as ASCII ones, in each word that has an ASCII letter: "сreate" with a
+// Cyrillic с is create to its reader, and an upstream that names a tool
+// so slips it past a search for "create", and past the check for
+// destructive verbs. A word with no ASCII letter is left as it is,
+// Russian or Greek, though some of its letters look like ASCII ones: only
+// a word that mixes them is read as the one it looks like. s is returned
+// as it is when no word mixes.
 func unmix(s string) string {
 	if !hasLookalike(s) {
 		return s
