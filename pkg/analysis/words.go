@@ -171,7 +171,7 @@ func dropIgnorables(s string) string {
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
 		if ig.lead[s[i]] {
-			if r, size := utf8.DecodeRuneInString(s[i:]); unicode.Is(ig.table, r) {
+			if r, size := utf8.DecodeRuneInString(s[i:]); ignorable(r) {
 				i += size
 				continue
 			}
