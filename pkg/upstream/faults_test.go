@@ -385,9 +385,13 @@ func TestAnswersOutsideOperationsAreBounded(t *testing.T) {
 			if st.LastError == "" || len(st.LastError) > maxErrorBytes+len("… (cut)") {
 				t.Errorf("status's last error is %d bytes (%.100q); want the failure, in at most %d", len(st.LastError), st.LastError, maxErrorBytes)
 			}
-			// What the connection's buffers take beside the 4 MiB read.
-			if n := most.Load(); n > 12<<20 {
-				t.Errorf("the upstream wrote %d MiB of one answer; want it cut off near the 4 MiB limit", n>>20)
+			// Cut off, not read whole: beside the 4 MiB read, the loopback
+			// connection's buffers take what the kernel lets them grow to
+			// (here a receive buffer of up to 32 MiB, autotuned, and a send
+			// buffer of 4). 12 MiB was exceeded once in a make test under
+			// -race on a busy host, by a few kilobytes.
+			if n := most.Load(); n > 32<<20 {
+				t.Errorf("the upstream wrote %.1f MiB of a 64 MiB answer; want it cut off after the 4 MiB limit and the connection's buffers", float64(n)/(1<<20))
 			}
 		})
 	}
