@@ -769,6 +769,8 @@ func TestLintAndSelf(t *testing.T) {
 		// hyphen hid itself, and a bidirectional override reordered the
 		// line in the terminal.
 		{"a lookalike name shown escaped", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `db/de\u00ADlete_rows: name reads as "delete_rows"`},
+		{"a Cyrillic letter among Latin ones shown escaped", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `db/d\u0435lete_rows: name reads as "delete_rows"`},
+		{"lookalike ids named with escapes", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `"db/d\u0435lete_rows" looks the same as "db/delete_rows"`},
 		{"a bidirectional override in a name shown escaped", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `db/\u202Eswor_tsil: name holds 1 hidden characters`},
 		{"says which checks ran", []string{"lint"}, 0, "checks run: names, descriptions, parameters, ambiguous-ids, near-duplicates"},
 		{"a provider out of reach skips near-duplicates, and says so", []string{"lint", "-embedder", "openai", "-embedding-base-url", "http://127.0.0.1:1/v1"}, 0, "check skipped: near-duplicates (no embeddings from the openai embedder: "},

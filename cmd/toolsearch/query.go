@@ -89,14 +89,20 @@ func clip(s string, n int) string {
 // reader sees (format characters, bidirectional controls among them, and
 // variation selectors) written as \u escapes, so that de\u00ADlete_rows
 // does not show as delete_rows, nor a bidirectional override reorder the
-// line. Control characters never reach a name (catalog.checkName).
+// line; and in a name that reads as another (analysis.Fold), its letters
+// of other scripts drawn as Latin ones too, so that d\u0435lete_rows can
+// be told from delete_rows. Control characters never reach a name
+// (catalog.checkName).
 func shownName(s string) string {
 	if analysis.IsASCII(s) {
 		return s
 	}
+	mixed := analysis.Fold(s) != s
 	var b strings.Builder
 	for _, r := range s {
 		switch {
+		case mixed && analysis.IsLookalike(r):
+			fmt.Fprintf(&b, `\u%04X`, r) // every one is under U+10000
 		case !unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point):
 			b.WriteRune(r)
 		case r > 0xFFFF:

@@ -26,6 +26,11 @@ func lookalike(r rune) byte {
 	return 0
 }
 
+// IsLookalike reports whether r is a letter of another script than Latin
+// that is drawn as an ASCII one, which Fold writes as that one in a word
+// with ASCII letters.
+func IsLookalike(r rune) bool { return lookalike(r) != 0 }
+
 // unmix writes as ASCII the letters of other scripts in s that are drawn
 // as ASCII ones, in each word that has an ASCII letter: "сreate" with a
 // Cyrillic с is create to its reader, and an upstream that names a tool

@@ -196,7 +196,7 @@ func ambiguousIDs(cat *catalog.Catalog, only map[string]bool) []Finding {
 					other = firstOther
 				}
 				out = append(out, Finding{Severity: Warning, Rule: "lookalike-id", Tool: id,
-					Message: fmt.Sprintf("%q looks the same as %q, another tool's id: only characters no reader sees, compatibility forms or letters of another script set them apart, so a reviewer cannot tell them apart and a model may call one for the other; rename one", id, other)})
+					Message: fmt.Sprintf("%+q looks the same as %+q, another tool's id: only characters no reader sees, compatibility forms or letters of another script set them apart (written here as escapes), so a reviewer cannot tell them apart and a model may call one for the other; rename one", id, other)})
 			}
 		}
 	}
