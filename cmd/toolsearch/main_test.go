@@ -768,8 +768,8 @@ func TestLintAndSelf(t *testing.T) {
 		// A name's invisible characters are shown, not printed raw: a soft
 		// hyphen hid itself, and a bidirectional override reordered the
 		// line in the terminal.
-		{"a lookalike name shown escaped", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `db/de\u00ADlete_rows: name reads as "delete_rows"`},
-		{"a Cyrillic letter among Latin ones shown escaped", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `db/d\u0435lete_rows: name reads as "delete_rows"`},
+		{"a lookalike name shown escaped", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `db/de\u00ADlete_rows: name "de\u00adlete_rows" reads as "delete_rows"`},
+		{"a Cyrillic letter among Latin ones shown escaped", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `db/d\u0435lete_rows: name "d\u0435lete_rows" reads as "delete_rows"`},
 		{"lookalike ids named with escapes", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `"db/d\u0435lete_rows" looks the same as "db/delete_rows"`},
 		{"a bidirectional override in a name shown escaped", []string{"lint", "-catalog", "testdata/lint-lookalike.json"}, 0, `db/\u202Eswor_tsil: name holds 1 hidden characters`},
 		{"says which checks ran", []string{"lint"}, 0, "checks run: names, descriptions, parameters, ambiguous-ids, near-duplicates"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -165,8 +166,10 @@ func revealHidden(t Tool) (Tool, []note) {
 		// letter, a Cyrillic letter among Latin ones: the name looks like
 		// another ("delete_rows"), which a reviewer cannot tell apart and
 		// a model may call by mistake.
-		warnings = append(warnings, note{"hidden-text", fmt.Sprintf("name reads as %s (it holds characters no reader sees, compatibility forms of letters, or letters of another script drawn as Latin ones), so it looks like another name: it is shown as it is, since calls name the tool by it",
-			redact.Echo(redact.Clip(seen, 80, "…")))})
+		// The name is spelt with escapes too: status and the console show
+		// it as written, where it looks like the name it reads as.
+		warnings = append(warnings, note{"hidden-text", fmt.Sprintf("name %s reads as %s (it holds characters no reader sees, compatibility forms of letters, or letters of another script drawn as Latin ones), so it looks like another name: it is shown as it is, since calls name the tool by it",
+			redact.Clip(strconv.QuoteToASCII(t.Name), 160, "…"), redact.Echo(redact.Clip(seen, 80, "…")))})
 	}
 	return t, warnings
 }
