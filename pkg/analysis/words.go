@@ -158,7 +158,13 @@ func fold(s string, normal func(string) bool) string {
 	if !normal(s) {
 		s = norm.NFKC.String(s)
 	}
-	return unmix(s)
+	if u := unmix(s); u != s {
+		// A Latin letter now meets the marks its lookalike had: a
+		// Cyrillic е and an acute, which NFKC leaves apart, are é once
+		// the е is e, as "café" is typed.
+		return norm.NFKC.String(u)
+	}
+	return s
 }
 
 // dropIgnorables is s without its default-ignorable code points, and

@@ -71,6 +71,7 @@ func TestWords(t *testing.T) {
 		{"\u0421reatePullRequest", []string{"create", "pull", "request"}},
 		{"deleteR\u043ews", []string{"delete", "rows"}},
 		{"получитьUser", []string{"получить", "user"}},
+		{"caf\u0435\u0301", []string{"café"}},
 		{"kap\u0131n\u0131", []string{"kap\u0131n\u0131"}},
 		{"Создать задачу сор", []string{"создать", "задачу", "сор"}},
 		{"αβγ café", []string{"αβγ", "café"}},
