@@ -81,8 +81,9 @@ func (c *checker) schema(v any, at string, depth int) {
 		case map[string]any:
 			switch {
 			case keyword(named, k):
+				names := strings.EqualFold(k, "patternProperties") // are patterns
 				for _, name := range slices.Sorted(maps.Keys(x)) {
-					if strings.EqualFold(k, "patternProperties") {
+					if names {
 						c.pattern(here, name)
 					}
 					c.schema(x[name], here+"/"+token(name), depth+1)
@@ -154,6 +155,8 @@ func size(re *syntax.Regexp) int {
 }
 
 // token is name as a JSON pointer writes it (RFC 6901).
-func token(name string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
-}
+func token(name string) string { return pointerEscaper.Replace(name) }
+
+// pointerEscaper is built once: a Replacer of single bytes builds a table
+// of all 256, and token runs for every key a walk meets.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
