@@ -165,9 +165,9 @@ func revealHidden(t Tool) (Tool, []note) {
 		// A zero-width space, a soft hyphen, a fullwidth or ligature
 		// letter, a Cyrillic letter among Latin ones: the name looks like
 		// another ("delete_rows"), which a reviewer cannot tell apart and
-		// a model may call by mistake.
-		// The name is spelt with escapes too: status and the console show
-		// it as written, where it looks like the name it reads as.
+		// a model may call by mistake. It is spelt with escapes too:
+		// status and the console show it as written, where it looks like
+		// the name it reads as.
 		warnings = append(warnings, note{"hidden-text", fmt.Sprintf("name %s reads as %s (it holds characters no reader sees, compatibility forms of letters, or letters of another script drawn as Latin ones), so it looks like another name: it is shown as it is, since calls name the tool by it",
 			redact.Clip(strconv.QuoteToASCII(t.Name), 160, "…"), redact.Echo(redact.Clip(seen, 80, "…")))})
 	}
@@ -208,13 +208,22 @@ func unhideSchema(raw json.RawMessage) (json.RawMessage, int, string) {
 // escapesHidden reports whether raw may write a hidden character as a \u
 // escape.
 func escapesHidden(raw []byte) bool {
+	return anyEscape(raw, func(hex []byte) bool {
+		return bytes.EqualFold(hex, []byte("db40")) || bytes.EqualFold(hex[:3], []byte("202")) || bytes.EqualFold(hex[:3], []byte("206")) || bytes.EqualFold(hex[:3], []byte("fe0"))
+	})
+}
+
+// anyEscape reports whether raw has a \u escape whose four hex digits
+// match: the byte scans that spare decoding JSON look for what its
+// escapes may spell as well as for the bytes.
+func anyEscape(raw []byte, match func(hex []byte) bool) bool {
 	for {
 		i := bytes.Index(raw, []byte(`\u`))
 		if i < 0 {
 			return false
 		}
 		raw = raw[i+2:]
-		if len(raw) >= 4 && (bytes.EqualFold(raw[:4], []byte("db40")) || bytes.EqualFold(raw[:3], []byte("202")) || bytes.EqualFold(raw[:3], []byte("206")) || bytes.EqualFold(raw[:3], []byte("fe0"))) {
+		if len(raw) >= 4 && match(raw[:4]) {
 			return true
 		}
 	}

@@ -317,16 +317,9 @@ func mayHavePattern(raw []byte) bool {
 // write none: Go's escapes <, > and &, other encoders what is beyond
 // ASCII, so a real schema has none and is not decoded for it.
 func escapesLetter(raw []byte) bool {
-	for {
-		i := bytes.Index(raw, []byte(`\u00`))
-		if i < 0 || len(raw)-i < 6 {
-			return false
-		}
-		raw = raw[i+4:]
-		if hi := raw[0]; '4' <= hi && hi <= '7' || hi == '2' && raw[1] == '4' {
-			return true
-		}
-	}
+	return anyEscape(raw, func(hex []byte) bool {
+		return hex[0] == '0' && hex[1] == '0' && ('4' <= hex[2] && hex[2] <= '7' || hex[2] == '2' && hex[3] == '4')
+	})
 }
 
 // regexpCode is what a regexp error says is wrong, without the text it
