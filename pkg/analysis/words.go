@@ -145,7 +145,7 @@ func isMark(r rune) bool {
 // not by words.
 func Fold(s string) string {
 	if IsASCII(s) {
-		return s // neither applies: what Words' ASCII path relies on too
+		return s // none of it applies: what Words' ASCII path relies on too
 	}
 	return fold(s, norm.NFKC.IsNormalString)
 }
