@@ -39,49 +39,101 @@ func IsLookalike(r rune) bool { return lookalike(r) != 0 }
 // Russian or Greek, though some of its letters look like ASCII ones: only
 // a word that mixes them is read as the one it looks like. s is returned
 // as it is when no word mixes.
+//
+// Only the words around ASCII letters are read, and only those that go on
+// past them into other characters: each character of the rest is a byte
+// compared, where reading every word (its letters' classes, camelCase)
+// took Words on Russian text from 10.5 to 15.5 µs.
 func unmix(s string) string {
 	if !hasLookalike(s) {
 		return s
 	}
 	var b []byte // s rewritten up to done, once a word mixes
 	done := 0
-	start, ascii, other := -1, false, false
-	end := func(i int) {
-		if start >= 0 && ascii && other {
-			b = appendUnmixed(append(b, s[done:start]...), s[start:i])
-			done = i
-		}
-		start, ascii, other = -1, false, false
-	}
-	var prev rune
-	for i, size := 0, 0; i < len(s); i += size {
-		var r rune
-		r, size = utf8.DecodeRuneInString(s[i:])
-		// Words are split as Words splits them, camelCase too: a Russian
-		// word in "получитьUser" is not mixed with the English one.
-		if start >= 0 && isBoundary(prev, r, s[i+size:]) {
-			end(i)
-		}
-		prev = r
-		switch {
-		case r < utf8.RuneSelf && (isLower(byte(r)) || isUpper(byte(r))):
-			ascii = true
-		case r >= utf8.RuneSelf && unicode.IsLetter(r):
-			other = true
-		case unicode.IsDigit(r) || isMark(r):
-		default:
-			end(i)
+	for i := 0; i < len(s); {
+		if !isLower(s[i]) && !isUpper(s[i]) {
+			i++
 			continue
 		}
-		if start < 0 {
-			start = i
+		j := i + 1
+		for j < len(s) && (isLower(s[j]) || isUpper(s[j]) || isDigit(s[j])) {
+			j++
 		}
+		// An ASCII run between ASCII characters that end words (a space,
+		// "_", ".") is a word of its own, and mixes nothing.
+		lo, hi := i, j
+		for lo > 0 {
+			r, size := utf8.DecodeLastRuneInString(s[:lo])
+			if !inWord(r) {
+				break
+			}
+			lo -= size
+		}
+		for hi < len(s) {
+			r, size := utf8.DecodeRuneInString(s[hi:])
+			if !inWord(r) {
+				break
+			}
+			hi += size
+		}
+		if lo < i || hi > j {
+			if w := appendMixedWords(nil, s, lo, hi); w != nil {
+				b = append(append(b, s[done:lo]...), w...)
+				done = hi
+			}
+		}
+		i = hi
 	}
-	end(len(s))
 	if b == nil {
 		return s
 	}
 	return string(append(b, s[done:]...))
+}
+
+// inWord reports whether r continues a word: a letter, a digit or a mark.
+func inWord(r rune) bool {
+	if r < utf8.RuneSelf {
+		c := byte(r)
+		return isLower(c) || isUpper(c) || isDigit(c)
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || isMark(r)
+}
+
+// appendMixedWords appends s[lo:hi], a run of letters, digits and marks,
+// to b, each of its words (split as Words splits them, camelCase too: a
+// Russian word in "получитьUser" is not mixed with the English one) that
+// has an ASCII letter and another with its lookalikes written as ASCII;
+// nil when no word of the run mixes.
+func appendMixedWords(b []byte, s string, lo, hi int) []byte {
+	mixed := false
+	done, start := lo, lo
+	ascii, other := false, false
+	end := func(i int) {
+		if ascii && other {
+			b = appendUnmixed(append(b, s[done:start]...), s[start:i])
+			done, mixed = i, true
+		}
+		start, ascii, other = i, false, false
+	}
+	var prev rune
+	for i, size := lo, 0; i < hi; i += size {
+		var r rune
+		r, size = utf8.DecodeRuneInString(s[i:])
+		if i > start && isBoundary(prev, r, s[i+size:]) {
+			end(i)
+		}
+		prev = r
+		if r < utf8.RuneSelf {
+			ascii = ascii || !isDigit(byte(r))
+		} else if unicode.IsLetter(r) {
+			other = true
+		}
+	}
+	end(hi)
+	if !mixed {
+		return nil
+	}
+	return append(b, s[done:hi]...)
 }
 
 // appendUnmixed appends word to b with each letter that is drawn as an

@@ -276,6 +276,17 @@ func unspaced(r rune) bool {
 // IsASCII reports whether s is all ASCII: its words need no Unicode
 // case mapping, and it has nothing to unaccent.
 func IsASCII(s string) bool {
+	// Eight bytes at a time, as utf8.ValidString reads them: every text
+	// is asked this before it is read, and a regex search asks it of each
+	// description it matches.
+	for len(s) >= 8 {
+		lo := uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+		hi := uint32(s[4]) | uint32(s[5])<<8 | uint32(s[6])<<16 | uint32(s[7])<<24
+		if (lo|hi)&0x80808080 != 0 {
+			return false
+		}
+		s = s[8:]
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
