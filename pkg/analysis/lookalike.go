@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"sort"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -96,7 +95,7 @@ func inWord(r rune) bool {
 		c := byte(r)
 		return isLower(c) || isUpper(c) || isDigit(c)
 	}
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || isMark(r)
+	return hasClass(r, classLetter) || hasClass(r, classDigit) || isMark(r)
 }
 
 // appendMixedWords appends s[lo:hi], a run of letters, digits and marks,
@@ -125,7 +124,7 @@ func appendMixedWords(b []byte, s string, lo, hi int) []byte {
 		prev = r
 		if r < utf8.RuneSelf {
 			ascii = ascii || !isDigit(byte(r))
-		} else if unicode.IsLetter(r) {
+		} else if hasClass(r, classLetter) {
 			other = true
 		}
 	}

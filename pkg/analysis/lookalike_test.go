@@ -84,3 +84,21 @@ func TestIsASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestRuneClasses holds the class table to the unicode package's own
+// answers for every character it covers.
+func TestRuneClasses(t *testing.T) {
+	for r := range rune(classLimit) {
+		for _, c := range []struct {
+			class runeClass
+			want  bool
+		}{
+			{classLetter, unicode.IsLetter(r)}, {classDigit, unicode.IsDigit(r)}, {classUpper, unicode.IsUpper(r)}, {classLower, unicode.IsLower(r)},
+			{classMark, unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me)},
+		} {
+			if got := hasClass(r, c.class); got != c.want {
+				t.Errorf("%U class %b: %v, want %v", r, c.class, got, c.want)
+			}
+		}
+	}
+}

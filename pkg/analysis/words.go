@@ -98,7 +98,7 @@ func appendRuneWords(s string, emit func(string)) {
 		if mark && start >= 0 {
 			continue // a word's accent, a vowel sign of Devanagari or Tamil
 		}
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		if !hasClass(r, classLetter) && !hasClass(r, classDigit) {
 			flush(i)
 			prev = r
 			continue
@@ -126,8 +126,65 @@ func optional(r rune) bool {
 }
 
 // isMark reports whether r is a combining mark; none is under U+0300.
-func isMark(r rune) bool {
-	return r >= 0x300 && unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me)
+func isMark(r rune) bool { return r >= 0x300 && hasClass(r, classMark) }
+
+// The classes of the characters below classLimit (Latin, Greek, Cyrillic,
+// Armenian, Hebrew, Arabic, the Indic scripts), whose text reads a class or
+// two of every character: a lookup each, where Unicode's range tables are
+// searched (Words on Russian text 10.5 -> 5.3 µs).
+type runeClass uint8
+
+const (
+	classLetter runeClass = 1 << iota
+	classDigit
+	classUpper
+	classLower
+	classMark
+)
+
+const classLimit = 0x1000
+
+var runeClasses = classesBelowLimit()
+
+func classesBelowLimit() (t [classLimit]runeClass) {
+	// From the range tables themselves, not a search of them for each
+	// character: about 3 µs at start-up, where asking unicode.IsLetter
+	// and the rest of each character took 80 for the first 2,048.
+	for _, c := range []struct {
+		table *unicode.RangeTable
+		class runeClass
+	}{{unicode.L, classLetter}, {unicode.Nd, classDigit}, {unicode.Lu, classUpper}, {unicode.Ll, classLower}, {unicode.Mn, classMark}, {unicode.Mc, classMark}, {unicode.Me, classMark}} {
+		for _, rg := range c.table.R16 {
+			for r := rune(rg.Lo); r <= rune(rg.Hi) && r < classLimit; r += rune(rg.Stride) {
+				t[r] |= c.class
+			}
+		}
+	}
+	return t
+}
+
+// hasClass reports whether r is of class c, which must be one class.
+func hasClass(r rune, c runeClass) bool {
+	if uint32(r) < classLimit {
+		return runeClasses[r]&c != 0
+	}
+	return hasClassBeyond(r, c)
+}
+
+// hasClassBeyond is hasClass for a character at or past classLimit: apart,
+// so that hasClass is inlined.
+func hasClassBeyond(r rune, c runeClass) bool {
+	switch c {
+	case classLetter:
+		return unicode.IsLetter(r)
+	case classDigit:
+		return unicode.IsDigit(r)
+	case classUpper:
+		return unicode.IsUpper(r)
+	case classLower:
+		return unicode.IsLower(r)
+	}
+	return unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me)
 }
 
 // Fold writes s as its reader sees it. Characters that are not seen (a
@@ -351,13 +408,13 @@ func isASCIIBoundary(prev, cur byte, rest string) bool {
 // it and the text after it.
 func isBoundary(prev, cur rune, rest string) bool {
 	switch {
-	case (unicode.IsLower(prev) || unicode.IsDigit(prev)) && unicode.IsUpper(cur):
+	case (hasClass(prev, classLower) || hasClass(prev, classDigit)) && hasClass(cur, classUpper):
 		return true // camelCase, and the O of "getS3Object"
-	case unicode.IsUpper(prev) && unicode.IsUpper(cur):
+	case hasClass(prev, classUpper) && hasClass(cur, classUpper):
 		// "HTTPServer": the S starts a word when a lower-case letter follows.
 		next, _ := utf8.DecodeRuneInString(rest)
-		return unicode.IsLower(narrow(next))
-	case unicode.IsLetter(prev) && unicode.IsDigit(cur), unicode.IsDigit(prev) && unicode.IsLetter(cur):
+		return hasClass(narrow(next), classLower)
+	case hasClass(prev, classLetter) && hasClass(cur, classDigit), hasClass(prev, classDigit) && hasClass(cur, classLetter):
 		return false // keep "v2", "s3", "base64" whole: they are names
 	}
 	return false
