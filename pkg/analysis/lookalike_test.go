@@ -100,5 +100,9 @@ func TestRuneClasses(t *testing.T) {
 				t.Errorf("%U class %b: %v, want %v", r, c.class, got, c.want)
 			}
 		}
+		// What is not marked rewritten a token keeps as written.
+		if !hasClass(r, classRewritten) && (unicode.ToLower(narrow(r)) != r || optional(r)) {
+			t.Errorf("%U: not marked rewritten, but a token writes it anew", r)
+		}
 	}
 }

@@ -53,6 +53,11 @@ func appendRuneWords(s string, emit func(string)) {
 		if start < 0 {
 			return
 		}
+		if word := s[start:end]; readsAsWritten(word) {
+			emit(word) // as the ASCII path does: no copy
+			start = -1
+			return
+		}
 		b.Reset()
 		b.Grow(end - start)
 		for _, r := range s[start:end] {
@@ -125,6 +130,19 @@ func optional(r rune) bool {
 	return 0x064B <= r && r <= 0x065F || r == 0x0670 || r == 0x0640 || 0x0591 <= r && r <= 0x05C7 && r != 0x05BE && r != 0x05C0 && r != 0x05C3 && r != 0x05C6
 }
 
+// readsAsWritten reports whether word is its own token: it has no letter
+// to lower-case, mark to leave out or fullwidth form to narrow, as is the
+// case of most words of a text in lower case. Only characters below
+// classLimit are looked at; any other makes the word be written anew.
+func readsAsWritten(word string) bool {
+	for _, r := range word {
+		if uint32(r) >= classLimit || runeClasses[r]&classRewritten != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // isMark reports whether r is a combining mark; none is under U+0300.
 func isMark(r rune) bool { return r >= 0x300 && hasClass(r, classMark) }
 
@@ -140,6 +158,10 @@ const (
 	classUpper
 	classLower
 	classMark
+	// classRewritten marks what a token does not keep as written: a
+	// letter of upper or title case, which may have a lower-case one,
+	// and what optional leaves out.
+	classRewritten
 )
 
 const classLimit = 0x1000
@@ -153,11 +175,16 @@ func classesBelowLimit() (t [classLimit]runeClass) {
 	for _, c := range []struct {
 		table *unicode.RangeTable
 		class runeClass
-	}{{unicode.L, classLetter}, {unicode.Nd, classDigit}, {unicode.Lu, classUpper}, {unicode.Ll, classLower}, {unicode.Mn, classMark}, {unicode.Mc, classMark}, {unicode.Me, classMark}} {
+	}{{unicode.L, classLetter}, {unicode.Nd, classDigit}, {unicode.Lu, classUpper | classRewritten}, {unicode.Lt, classRewritten}, {unicode.Ll, classLower}, {unicode.Mn, classMark}, {unicode.Mc, classMark}, {unicode.Me, classMark}} {
 		for _, rg := range c.table.R16 {
 			for r := rune(rg.Lo); r <= rune(rg.Hi) && r < classLimit; r += rune(rg.Stride) {
 				t[r] |= c.class
 			}
+		}
+	}
+	for r := range rune(classLimit) {
+		if optional(r) {
+			t[r] |= classRewritten
 		}
 	}
 	return t
