@@ -231,8 +231,11 @@ func Fold(s string) string {
 	if IsASCII(s) {
 		return s // none of it applies: what Words' ASCII path relies on too
 	}
-	return fold(s, norm.NFKC.IsNormalString)
+	return fold(s, isNormal)
 }
+
+// isNormal reports whether NFKC leaves s as it is.
+func isNormal(s string) bool { return norm.NFKC.IsNormalString(s[inertPrefix(s, false):]) }
 
 // fold is Fold, with normal reporting whether NFKC leaves a text as it is.
 func fold(s string, normal func(string) bool) string {
@@ -278,6 +281,7 @@ func dropIgnorables(s string) string {
 // splitting it.
 func isNFKC(s string) bool {
 	for {
+		s = s[inertPrefix(s, true):]
 		n := norm.NFKC.QuickSpanString(s)
 		if n == len(s) {
 			return true
@@ -291,6 +295,65 @@ func isNFKC(s string) bool {
 		s = s[n+size:]
 	}
 }
+
+// inertPrefix is the length of the start of s that NFKC leaves as it is
+// whatever follows, read a byte or a table lookup a character where the
+// normaliser's quick check looks each up in its trie (a tenth of the
+// build of a catalog written in Cyrillic letters): ASCII, and characters
+// that are normal, start a segment and compose with nothing before them
+// (inert); but for the last of those, which a mark after it may compose
+// with ("e" and U+0301 are "é"). A text is normal if, and only if, what
+// follows the prefix is, since it starts a segment. With fullwidth, the
+// fullwidth forms of ASCII count as inert, as isNFKC reads them.
+func inertPrefix(s string, fullwidth bool) int {
+	inert := nfkcInert()
+	last := 0 // where the last inert character starts
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			last = i
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case uint32(r) < inertLimit:
+			if inert[r>>6]&(1<<(r&63)) == 0 {
+				return last
+			}
+		case 0x4E00 <= r && r <= 0x9FFF, 0xAC00 <= r && r <= 0xD7A3:
+			// Han's unified ideographs and Hangul's syllables are all
+			// inert (TestInertRanges).
+		case fullwidth && narrow(r) != r:
+		default:
+			return last
+		}
+		last = i
+		i += size
+	}
+	return len(s)
+}
+
+// nfkcInert is, by bit, the characters below classLimit and of the
+// block of East Asian punctuation and kana that are NFKC's own form and
+// start a segment (inertPrefix); those between are not looked at, and
+// read as not inert. It is made the first time a text that is not ASCII
+// is read (about 0.4 ms), not at every start-up.
+var nfkcInert = sync.OnceValue(func() *[inertLimit / 64]uint64 {
+	var t [inertLimit / 64]uint64
+	var b [utf8.UTFMax]byte
+	for _, span := range [][2]rune{{0, classLimit}, {0x3000, inertLimit}} {
+		for r := span[0]; r < span[1]; r++ {
+			c := utf8.AppendRune(b[:0], r)
+			if norm.NFKC.Properties(c).BoundaryBefore() && norm.NFKC.QuickSpan(c) == len(c) {
+				t[r>>6] |= 1 << (r & 63)
+			}
+		}
+	}
+	return &t
+})
+
+const inertLimit = 0x3100
 
 // ignorable reports whether r is a default-ignorable code point.
 func ignorable(r rune) bool { return r >= 0xAD && unicode.Is(ignorables().table, r) }
