@@ -96,10 +96,9 @@ func (a *answer) regex(ctx context.Context) error {
 // (a Cyrillic е) looks like delete_rows, which every ranker, the hints
 // and the catalog's warning read it as, and a pattern "delete" looking
 // for the destructive tools must find it too. Only text that is not ASCII
-// can read otherwise, and only that is read again: Fold's normaliser
-// takes 10 to 14 ns a byte of Russian or Chinese, so matching 1,500
-// descriptions of a kilobyte, 2 to 3 ms as written, takes 19 to 29 ms
-// (regexText counts such text twice).
+// can read otherwise, and only that is read again: matching 1,500
+// descriptions of a kilobyte of Russian or Chinese, 2 to 3 ms as written,
+// takes 5 to 9 ms, most of it Fold's (regexText counts such text twice).
 func matches(re *regexp.Regexp, s string) bool {
 	if re.MatchString(s) {
 		return true
