@@ -99,6 +99,7 @@ func (a *Analyzer) Warm() {
 		a.known()
 	}
 	unaccentedLetters() // 0.4 ms
+	nfkcInert()         // 0.4 ms, for the first query that is not ASCII
 }
 
 // InLexicon reports whether term (analysed) is a word of the dictionary

@@ -338,7 +338,7 @@ func inertPrefix(s string, fullwidth bool) int {
 // block of East Asian punctuation and kana that are NFKC's own form and
 // start a segment (inertPrefix); those between are not looked at, and
 // read as not inert. It is made the first time a text that is not ASCII
-// is read (about 0.4 ms), not at every start-up.
+// is read (about 0.4 ms), or by Warm, not at every start-up.
 var nfkcInert = sync.OnceValue(func() *[inertLimit / 64]uint64 {
 	var t [inertLimit / 64]uint64
 	var b [utf8.UTFMax]byte
