@@ -76,10 +76,7 @@ func unmix(s string) string {
 			hi += size
 		}
 		if lo < i || hi > j {
-			if w := appendMixedWords(nil, s, lo, hi); w != nil {
-				b = append(append(b, s[done:lo]...), w...)
-				done = hi
-			}
+			b, done = appendMixedWords(b, s, done, lo, hi)
 		}
 		i = hi
 	}
@@ -98,19 +95,19 @@ func inWord(r rune) bool {
 	return hasClass(r, classLetter) || hasClass(r, classDigit) || isMark(r)
 }
 
-// appendMixedWords appends s[lo:hi], a run of letters, digits and marks,
-// to b, each of its words (split as Words splits them, camelCase too: a
-// Russian word in "получитьUser" is not mixed with the English one) that
-// has an ASCII letter and another with its lookalikes written as ASCII;
-// nil when no word of the run mixes.
-func appendMixedWords(b []byte, s string, lo, hi int) []byte {
-	mixed := false
-	done, start := lo, lo
+// appendMixedWords reads s[lo:hi], a run of letters, digits and marks,
+// word by word (split as Words splits them, camelCase too: a Russian word
+// in "получитьUser" is not mixed with the English one), and for each word
+// with an ASCII letter and a letter drawn as one, appends to b what of s
+// is not yet in it (from done) and the word with those letters written as
+// ASCII. It returns b and where s is now written up to.
+func appendMixedWords(b []byte, s string, done, lo, hi int) ([]byte, int) {
+	start := lo
 	ascii, other := false, false
 	end := func(i int) {
 		if ascii && other {
 			b = appendUnmixed(append(b, s[done:start]...), s[start:i])
-			done, mixed = i, true
+			done = i
 		}
 		start, ascii, other = i, false, false
 	}
@@ -124,15 +121,14 @@ func appendMixedWords(b []byte, s string, lo, hi int) []byte {
 		prev = r
 		if r < utf8.RuneSelf {
 			ascii = ascii || !isDigit(byte(r))
-		} else if hasClass(r, classLetter) {
+		} else if lookalike(r) != 0 {
+			// Another letter changes nothing: the word is written anew
+			// only when it would read otherwise.
 			other = true
 		}
 	}
 	end(hi)
-	if !mixed {
-		return nil
-	}
-	return append(b, s[done:hi]...)
+	return b, done
 }
 
 // appendUnmixed appends word to b with each letter that is drawn as an
