@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/toolsearch/toolsearch/pkg/catgen"
 )
@@ -30,6 +31,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "the random seed: the same seed writes the same catalog")
 	out := fs.String("out", "-", "where to write the catalog JSON (- for stdout)")
 	text := fs.Int("text", 1, "how many times as long each tool's text is (descriptions and parameters): 1 is about 440 bytes a tool")
+	script := fs.String("script", "", `the descriptions' letters: "" (English's) or "cyrillic" (each Latin letter as a Cyrillic one)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -38,6 +40,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if *text < 1 {
 		return fmt.Errorf("-text must be at least 1, got %d", *text)
+	}
+	if !slices.Contains(catgen.Scripts, *script) {
+		return fmt.Errorf("-script must be one of %q, got %q", catgen.Scripts, *script)
 	}
 	w := stdout
 	if *out != "-" {
@@ -49,7 +54,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		w = f
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	if err := (catgen.Spec{Tools: *tools, Seed: *seed, Text: *text}).Write(bw); err != nil {
+	if err := (catgen.Spec{Tools: *tools, Seed: *seed, Text: *text, Script: *script}).Write(bw); err != nil {
 		return err
 	}
 	return bw.Flush()

@@ -25,6 +25,8 @@ func TestRun(t *testing.T) {
 		{[]string{"-tools", "20", "-seed", "4", "-text", "3"}, want(catgen.Spec{Tools: 20, Seed: 4, Text: 3}), ""},
 		{[]string{"-tools", "0"}, "", "-tools must be at least 1"},
 		{[]string{"-text", "0"}, "", "-text must be at least 1"},
+		{[]string{"-tools", "20", "-script", "cyrillic"}, want(catgen.Spec{Tools: 20, Seed: 1, Script: "cyrillic"}), ""},
+		{[]string{"-script", "greek"}, "", `-script must be one of ["" "cyrillic"], got "greek"`},
 		{[]string{"-size", "3"}, "", "flag provided but not defined"},
 	} {
 		var stdout, stderr bytes.Buffer

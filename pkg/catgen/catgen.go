@@ -12,6 +12,8 @@
 // catalog. Spec.Text makes each tool's text longer, as a catalog whose
 // tools are documented at length (descriptions of paragraphs, dozens of
 // parameters) has it: memory grows with the text, not only the tools.
+// Spec.Script writes the descriptions in another script's letters, since
+// text that is not ASCII is read by other code than English is.
 package catgen
 
 import (
@@ -19,19 +21,29 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"unicode"
 )
 
 // Spec says which catalog to write: Tools tools, drawn from Seed (the
 // same seed writes the same catalog), each with about Text times the
 // text of the first catalogs measured (tools of about 440 bytes; real
 // MCP servers' run from a few hundred bytes to tens of kilobytes): its
-// description and its parameters. Text 0 is 1.
+// description and its parameters. Text 0 is 1. Script "cyrillic" writes
+// every description, the tools' and their parameters', in Cyrillic
+// letters, each Latin letter as one (so the words are no language's, but
+// their letters are read as Russian text's are); names and enum values
+// stay ASCII, as identifiers are. "" is English's letters.
 type Spec struct {
-	Tools int
-	Seed  uint64
-	Text  int
+	Tools  int
+	Seed   uint64
+	Text   int
+	Script string
 }
+
+// Scripts are the values of Spec.Script.
+var Scripts = []string{"", "cyrillic"}
 
 // Write streams the catalog as JSON ({"servers":[...]}) to w, server by
 // server, so 100,000 tools never sit in memory at once.
@@ -39,9 +51,12 @@ func (sp Spec) Write(w io.Writer) error {
 	if sp.Text < 0 {
 		return fmt.Errorf("catgen: text %d, want at least 1", sp.Text)
 	}
+	if !slices.Contains(Scripts, sp.Script) {
+		return fmt.Errorf("catgen: script %q, want one of %q", sp.Script, Scripts)
+	}
 	n, text := sp.Tools, max(sp.Text, 1)
 	r := rand.New(rand.NewPCG(sp.Seed, 7))
-	g := gen{r: r, rare: rand.NewZipf(r, 1.05, 8, 1<<22), text: text}
+	g := gen{r: r, rare: rand.NewZipf(r, 1.05, 8, 1<<22), text: text, cyrillic: sp.Script == "cyrillic"}
 	if _, err := io.WriteString(w, `{"servers":[`); err != nil {
 		return err
 	}
@@ -84,10 +99,30 @@ type server struct {
 }
 
 type gen struct {
-	r    *rand.Rand
-	rare *rand.Zipf
-	text int // how many times a tool's text: Spec.Text
+	r        *rand.Rand
+	rare     *rand.Zipf
+	text     int  // how many times a tool's text: Spec.Text
+	cyrillic bool // Spec.Script
 }
+
+// prose is a description as the catalog's script writes it.
+func (g gen) prose(s string) string {
+	if !g.cyrillic {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z':
+			return cyrillic[r-'a']
+		case 'A' <= r && r <= 'Z':
+			return unicode.ToUpper(cyrillic[r-'A'])
+		}
+		return r
+	}, s)
+}
+
+// cyrillic is the Cyrillic letter each Latin one is written as.
+var cyrillic = []rune("абцдефгхийклмнопярстужвьыз")
 
 // pick draws from words with a skewed frequency: the first words are
 // common, the last rare.
@@ -149,7 +184,7 @@ func (g gen) tool() tool {
 	if len(required) > 0 {
 		schema["required"] = required
 	}
-	return tool{Name: name, Description: d.String(), InputSchema: schema}
+	return tool{Name: name, Description: g.prose(d.String()), InputSchema: schema}
 }
 
 // param adds a described parameter to props, perhaps required; suffixed
@@ -166,7 +201,7 @@ func (g gen) param(props map[string]any, required *[]string, suffix bool) {
 	if _, dup := props[pname]; dup && g.text > 1 {
 		pname = fmt.Sprintf("%s_%d", pname, len(props)) // a text-1 tool keeps its repeats, as first written
 	}
-	p := map[string]any{"type": g.pick(types), "description": desc}
+	p := map[string]any{"type": g.pick(types), "description": g.prose(desc)}
 	if g.r.IntN(6) == 0 {
 		p["type"] = "string"
 		p["enum"] = []string{g.pick(adjectives), g.rareWord(), g.pick(adjectives)}
