@@ -376,7 +376,8 @@ node:
 	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "e2e-mcp: FAIL: $$(command -v node >/dev/null || echo 'node ')$$(command -v npm >/dev/null || echo 'npm ')missing and apt-get could not install them"; exit 1; }
 
 # The ranking core beside the blas32.Gemv floor, whole queries and
-# start-up at 73 to 10,000 tools (100,000 on request: BENCH=
+# start-up at 73 to 10,000 tools (10,000 again described in Cyrillic
+# letters; 100,000 on request: BENCH=
 # 'Startup/.*100000|QueryScale/generated/N=100000'), BM25's scoring, and
 # seal-tools' queries by bleve's BM25 beside toolsearch's hybrid search
 # (evals/peers, with the shared data). BENCHMARKS.md records the results
