@@ -11,7 +11,9 @@
 // the peak of a whole-catalog report (the console's catalog view) and
 // the median latency of a search over HTTP. -text makes each tool's text
 // longer (catgen.Spec.Text), since memory grows with the catalog's bytes
-// (status' catalog.bytes, which it reports) as well as with its tools.
+// (status' catalog.bytes, which it reports) as well as with its tools;
+// -script cyrillic writes the descriptions in Cyrillic letters
+// (catgen.Spec.Script), whose text is read by other code than English.
 //
 // Memory is quoted against the vectors' own bytes (N×D×4) and time
 // against -baseline, another binary measured in the same run, rounds
@@ -60,11 +62,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	queries := fs.Int("queries", 200, "searches timed over HTTP after each start-up")
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "toolsearch-scale"), "where generated catalogs are kept between runs")
 	text := fs.Int("text", 1, "how many times as long each generated tool's text is (catgen -text)")
+	script := fs.String("script", "", `the generated descriptions' letters: "" (English's) or "cyrillic" (catgen -script)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *text < 1 {
 		return fmt.Errorf("-text must be at least 1, got %d", *text)
+	}
+	if !slices.Contains(catgen.Scripts, *script) {
+		return fmt.Errorf("-script must be one of %q, got %q", catgen.Scripts, *script)
 	}
 	var ns []int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -93,7 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, ", %d rounds each, medians\n", *rounds)
 	for _, emb := range strings.Split(*embedders, ",") {
 		for _, n := range ns {
-			m := measure{n: n, text: *text, embedder: emb, fake: fake, dim: *dim, queries: *queries, dir: *dir}
+			m := measure{n: n, text: *text, script: *script, embedder: emb, fake: fake, dim: *dim, queries: *queries, dir: *dir}
 			if err := m.catalogs(); err != nil {
 				return err
 			}
@@ -117,6 +123,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // measure is one embedder at one catalog size.
 type measure struct {
 	n, text  int
+	script   string // catgen -script
 	embedder string
 	fake     *fakeProvider
 	dim      int
@@ -175,7 +182,7 @@ func (m *measure) catalogs() error {
 		path := filepath.Join(m.dir, fmt.Sprintf("cat-%d%s-seed%d.json", m.n, m.textName(), seed))
 		if _, err := os.Stat(path); err != nil {
 			var buf bytes.Buffer
-			if err := (catgen.Spec{Tools: m.n, Seed: seed, Text: m.text}).Write(&buf); err != nil {
+			if err := (catgen.Spec{Tools: m.n, Seed: seed, Text: m.text, Script: m.script}).Write(&buf); err != nil {
 				return err
 			}
 			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -195,13 +202,27 @@ func (m *measure) catalogs() error {
 	return revise(m.cat, m.revised)
 }
 
-// textName is the part of a catalog's file name that says its -text;
-// none for text 1, whose files earlier runs made.
-func (m *measure) textName() string {
-	if m.text == 1 {
+// scriptNote names the descriptions' letters in the report, when not
+// English's.
+func (m *measure) scriptNote() string {
+	if m.script == "" {
 		return ""
 	}
-	return fmt.Sprintf("-text%d", m.text)
+	return ", " + m.script + " letters"
+}
+
+// textName is the part of a catalog's file name that says its -text and
+// -script; none for text 1 in English's letters, whose files earlier runs
+// made.
+func (m *measure) textName() string {
+	name := ""
+	if m.text != 1 {
+		name = fmt.Sprintf("-text%d", m.text)
+	}
+	if m.script != "" {
+		name += "-" + m.script
+	}
+	return name
 }
 
 // revise writes to dst the catalog src with a sentence added to the
@@ -390,8 +411,8 @@ func searchP50(client *http.Client, base string, n int) (time.Duration, error) {
 func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 	vec := int64(m.n) * int64(m.width()) * 4
 	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
-	fmt.Fprintf(w, "\n%s, %d tools (text x%d), D=%d: vectors %.1f MiB; goals: RSS <= 1.5x vectors + 40 MB (%.0f MiB), peaks <= 2.3x + 40 MB (%.0f MiB)\n",
-		m.embedder, m.n, m.text, m.width(), mib(vec), mib(vec*3/2+40e6), mib(vec*23/10+40e6))
+	fmt.Fprintf(w, "\n%s, %d tools (text x%d%s), D=%d: vectors %.1f MiB; goals: RSS <= 1.5x vectors + 40 MB (%.0f MiB), peaks <= 2.3x + 40 MB (%.0f MiB)\n",
+		m.embedder, m.n, m.text, m.scriptNote(), m.width(), mib(vec), mib(vec*3/2+40e6), mib(vec*23/10+40e6))
 	med := make([]sample, len(bins))
 	for j, b := range bins {
 		med[j] = median(res[j])
