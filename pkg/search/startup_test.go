@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
@@ -26,15 +24,7 @@ func synthetic(tb testing.TB, n int) *Setup {
 // generated is the catalog sp writes.
 func generated(tb testing.TB, sp catgen.Spec) *Setup {
 	tb.Helper()
-	var buf bytes.Buffer
-	if err := sp.Write(&buf); err != nil {
-		tb.Fatal(err)
-	}
-	part, err := catalog.Parse("synthetic", buf.Bytes(), "")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cat, err := catalog.New([]catalog.Part{part})
+	cat, err := sp.Catalog()
 	if err != nil {
 		tb.Fatal(err)
 	}
