@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -60,25 +59,10 @@ func FuzzNormal(f *testing.F) {
 		if got, want := isNormal(s), norm.NFKC.IsNormalString(s); got != want {
 			t.Fatalf("%q: isNormal %v, the normaliser %v", s, got, want)
 		}
-		if got, want := isNFKC(s), isNFKCWhole(s); got != want {
+		if got, want := isNFKC(s), quickNFKC(s, false); got != want {
 			t.Fatalf("%q: isNFKC %v, read whole %v", s, got, want)
 		}
 	})
-}
-
-// isNFKCWhole is isNFKC without inertPrefix.
-func isNFKCWhole(s string) bool {
-	for {
-		n := norm.NFKC.QuickSpanString(s)
-		if n == len(s) {
-			return true
-		}
-		r, size := utf8.DecodeRuneInString(s[n:])
-		if narrow(r) == r {
-			return norm.NFKC.IsNormalString(s[n:])
-		}
-		s = s[n+size:]
-	}
 }
 
 // TestNormalPairs: a character below classLimit followed by any other,
@@ -99,7 +83,7 @@ func TestNormalPairs(t *testing.T) {
 				if got, want := isNormal(s), norm.NFKC.IsNormalString(s); got != want {
 					t.Fatalf("%q: isNormal %v, the normaliser %v", s, got, want)
 				}
-				if got, want := isNFKC(s), isNFKCWhole(s); got != want {
+				if got, want := isNFKC(s), quickNFKC(s, false); got != want {
 					t.Fatalf("%q: isNFKC %v, read whole %v", s, got, want)
 				}
 			}
