@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -53,7 +54,15 @@ func BenchmarkScores(b *testing.B) {
 // BenchmarkNew builds the index of 10,000 generated tools (package
 // catgen) from their analysis, as a build does after analysing them.
 func BenchmarkNew(b *testing.B) {
-	cat, err := (catgen.Spec{Tools: 10_000, Seed: 1}).Catalog()
+	var buf bytes.Buffer
+	if err := (catgen.Spec{Tools: 10_000, Seed: 1}).Write(&buf); err != nil {
+		b.Fatal(err)
+	}
+	part, err := catalog.Parse("generated", buf.Bytes(), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
 	if err != nil {
 		b.Fatal(err)
 	}

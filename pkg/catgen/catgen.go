@@ -17,7 +17,6 @@
 package catgen
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,8 +24,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
 // Spec says which catalog to write: Tools tools, drawn from Seed (the
@@ -47,20 +44,6 @@ type Spec struct {
 
 // Scripts are the values of Spec.Script.
 var Scripts = []string{"", "cyrillic"}
-
-// Catalog is the catalog sp writes, read as the service reads a file
-// (source "catgen"): what benchmarks and tests build from.
-func (sp Spec) Catalog() (*catalog.Catalog, error) {
-	var buf bytes.Buffer
-	if err := sp.Write(&buf); err != nil {
-		return nil, err
-	}
-	part, err := catalog.Parse("catgen", buf.Bytes(), "")
-	if err != nil {
-		return nil, err
-	}
-	return catalog.New([]catalog.Part{part})
-}
 
 // Write streams the catalog as JSON ({"servers":[...]}) to w, server by
 // server, so 100,000 tools never sit in memory at once.

@@ -18,10 +18,14 @@ func write(t *testing.T, sp Spec) []byte {
 	return buf.Bytes()
 }
 
-// read is the catalog sp writes, which must be valid.
-func read(t *testing.T, sp Spec) *catalog.Catalog {
+// read is the catalog data holds, which must be valid.
+func read(t *testing.T, data []byte) *catalog.Catalog {
 	t.Helper()
-	cat, err := sp.Catalog()
+	part, err := catalog.Parse("gen.json", data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +54,8 @@ func TestText(t *testing.T) {
 		if r := float64(len(got)) / float64(len(plain)); r < tt.min || r > tt.max {
 			t.Errorf("text %d: %.2f times text 0's bytes, want %.1f to %.1f", tt.text, r, tt.min, tt.max)
 		}
-		if cat := read(t, sp); cat.Len() != n {
-			t.Errorf("text %d: %d tools, want %d", tt.text, cat.Len(), n)
+		if cat := read(t, got); cat.Len() != n {
+			t.Errorf("text %d: %d tools, want %d", tt.text, read(t, got).Len(), n)
 		}
 	}
 	if err := (Spec{Tools: 1, Text: -1}).Write(new(bytes.Buffer)); err == nil {
@@ -64,7 +68,7 @@ func TestText(t *testing.T) {
 // letter; an unknown script is an error.
 func TestScript(t *testing.T) {
 	const n = 300
-	plain, cyr := read(t, Spec{Tools: n, Seed: 3}), read(t, Spec{Tools: n, Seed: 3, Script: "cyrillic"})
+	plain, cyr := read(t, write(t, Spec{Tools: n, Seed: 3})), read(t, write(t, Spec{Tools: n, Seed: 3, Script: "cyrillic"}))
 	if plain.Len() != cyr.Len() {
 		t.Fatalf("%d tools, want %d", cyr.Len(), plain.Len())
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/eval"
@@ -470,7 +472,15 @@ func TestBucketConcurrent(t *testing.T) {
 // the whole burst runs once, and the caller then waits out the debt, told
 // how long in Retry-After.
 func TestReportSpendsBudget(t *testing.T) {
-	cat, err := (catgen.Spec{Tools: 10000, Seed: 1}).Catalog()
+	var buf bytes.Buffer
+	if err := (catgen.Spec{Tools: 10000, Seed: 1}).Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	part, err := catalog.Parse("generated", buf.Bytes(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
@@ -101,7 +102,15 @@ func TestOverBudgetIsToolError(t *testing.T) {
 // a generated catalog of n tools (package catgen) with keys.
 func generatedAPI(t *testing.T, n int, keys []access.Key, opts httpapi.Options) (*search.Service, string) {
 	t.Helper()
-	cat, err := (catgen.Spec{Tools: n, Seed: 1}).Catalog()
+	var buf bytes.Buffer
+	if err := (catgen.Spec{Tools: n, Seed: 1}).Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	part, err := catalog.Parse("generated", buf.Bytes(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
 	if err != nil {
 		t.Fatal(err)
 	}

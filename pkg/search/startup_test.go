@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
@@ -24,7 +26,15 @@ func synthetic(tb testing.TB, n int) *Setup {
 // generated is the catalog sp writes.
 func generated(tb testing.TB, sp catgen.Spec) *Setup {
 	tb.Helper()
-	cat, err := sp.Catalog()
+	var buf bytes.Buffer
+	if err := sp.Write(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	part, err := catalog.Parse("synthetic", buf.Bytes(), "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cat, err := catalog.New([]catalog.Part{part})
 	if err != nil {
 		tb.Fatal(err)
 	}
