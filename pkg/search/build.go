@@ -176,6 +176,12 @@ func (s *Service) finish(ctx context.Context, snap *Snapshot, corpus *analysis.C
 		snap.viewless = true
 		return snap, nil
 	}
+	if snap.policy.limited() {
+		// A first local build's garbage has the room of its whole heap
+		// (Build); the views are made beside the index just built, as a
+		// rebuild's index is beside the one serving, and get a rebuild's.
+		lowerGCPercent(buildGCPercent)
+	}
 	if err := s.buildViews(ctx, snap, corpus, prevViews); err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/index"
@@ -388,6 +389,77 @@ func TestBoundGarbage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBuildGCPercent: a first build through the local embedder collects
+// at the process's own percentage, and its views at buildGCPercent; a
+// provider's first build, and any rebuild (which holds the snapshot
+// serving beside the one it makes), at buildGCPercent; a process that
+// collects more often keeps its own percentage. The embedders read the
+// percentage while the build asks them for vectors, the views' last.
+func TestBuildGCPercent(t *testing.T) {
+	var during atomic.Int64
+	url := embeddingsProvider(t, func(in string) []float32 {
+		during.Store(int64(gcPercent()))
+		return []float32{1, float32(len(in)%7 + 1)}
+	})
+	embedders := map[string]func() Embedder{
+		"local": func() Embedder { return gcReading{embedding.NewLocal(0), &during} },
+		"provider": func() Embedder {
+			return embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: url, APIKey: "k", MaxRetries: -1})
+		},
+	}
+	// A key that sees only github has a view of its own, fitted last.
+	limited := func(setup *Setup) *Setup {
+		setup.Keys = []access.Key{{Name: "gh", Hash: sha256.Sum256([]byte("secret-gh")), Visibility: access.Visibility{Servers: []string{"github"}}}}
+		return setup
+	}
+	for _, tt := range []struct {
+		embedder     string
+		process      int
+		views        bool
+		first, again int
+	}{
+		{"local", 100, false, 100, buildGCPercent},
+		{"local", 60, false, 60, buildGCPercent},
+		{"local", 10, false, 10, 10},
+		{"local", 100, true, buildGCPercent, buildGCPercent},
+		{"provider", 100, false, buildGCPercent, buildGCPercent},
+		{"provider", 10, false, 10, 10},
+	} {
+		t.Run(fmt.Sprintf("%s/GOGC=%d/views=%v", tt.embedder, tt.process, tt.views), func(t *testing.T) {
+			defer debug.SetGCPercent(debug.SetGCPercent(tt.process))
+			svc := New(Config{Embedder: embedders[tt.embedder](), QueryCacheSize: -1})
+			for i, setup := range []*Setup{defaultSetup(t), withExtraTool(t, defaultSetup(t))} {
+				if tt.views {
+					setup = limited(setup)
+				}
+				during.Store(-2)
+				if _, err := svc.Build(t.Context(), setup); err != nil {
+					t.Fatal(err)
+				}
+				want := []int{tt.first, tt.again}[i]
+				if got := during.Load(); got != int64(want) {
+					t.Errorf("build %d collected at %d %%, want %d", i+1, got, want)
+				}
+				if got := gcPercent(); got != tt.process {
+					t.Errorf("after build %d the percentage is %d, not the process's %d", i+1, got, tt.process)
+				}
+			}
+		})
+	}
+}
+
+// gcReading is the local embedder, reading the collector's percentage
+// when a build fits it.
+type gcReading struct {
+	*embedding.Local
+	during *atomic.Int64
+}
+
+func (g gcReading) FitEmbedCorpus(ctx context.Context, c *analysis.Corpus, set embedding.Rows) (embedding.Embedder, error) {
+	g.during.Store(int64(gcPercent()))
+	return g.Local.FitEmbedCorpus(ctx, c, set)
 }
 
 // TestBuildRestoresGCPercent: a build gives back the process's own

@@ -415,14 +415,19 @@ func (p *pageReturner) wrote() {
 // the calls.
 var freeOSMemory = debug.FreeOSMemory
 
+// gcPercent is the collector's percentage, which only setting it reads.
+func gcPercent() int {
+	pct := debug.SetGCPercent(-1)
+	debug.SetGCPercent(pct)
+	return pct
+}
+
 // lowerGCPercent sets the collector's percentage to pct unless it is
-// lower already (a stricter GOGC stays), and returns what it was.
-func lowerGCPercent(pct int) int {
-	was := debug.SetGCPercent(pct)
-	if was < pct {
+// lower already (a stricter GOGC stays).
+func lowerGCPercent(pct int) {
+	if was := debug.SetGCPercent(pct); was < pct {
 		debug.SetGCPercent(was)
 	}
-	return was
 }
 
 // rebuildSlack is the garbage, in bytes, a rebuild's embedding may add
@@ -515,21 +520,36 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	// A build allocates its analysis, counts and vectors beside the
 	// snapshot serving, most of it garbage within seconds; collecting at a
 	// quarter of the live heap instead of all of it keeps the peak near
-	// what the two snapshots hold (about 150 MiB less at 100,000 tools)
-	// for no measurable build time. A rebuild's live heap holds the
-	// snapshot serving as well, about as large as the one it builds: half
-	// the percentage gives its garbage the same room, once the heap is
-	// large enough for that room to matter. The setting is the process's,
-	// so searches served meanwhile collect as often: a default catalog's
-	// rebuild under load answered 15 % fewer searches at half, to save
-	// 2 MiB. A stricter setting (GOGC) stays.
-	pct := buildGCPercent
-	if s.cur.Load() != nil && liveHeap() > rebuildGCFrom {
-		pct = rebuildGCPercent
+	// what the two snapshots hold (about 150 MiB less at 100,000 tools).
+	// A rebuild's live heap holds the snapshot serving as well, about as
+	// large as the one it builds: half the percentage gives its garbage
+	// the same room, once the heap is large enough for that room to
+	// matter. The setting is the process's, so searches served meanwhile
+	// collect as often: a default catalog's rebuild under load answered
+	// 15 % fewer searches at half, to save 2 MiB. A stricter setting
+	// (GOGC) stays.
+	//
+	// A first build through the local embedder collects at the process's
+	// own percentage: it fits and embeds in process, making about seven
+	// times its index in garbage, and collecting at a quarter took a
+	// fifth of its time (10,000 tools: 285-298 -> 222-271 ms), for a peak
+	// that stays well under any rebuild's (10,000 tools 89 -> 93 MiB
+	// against 121; 100,000 tools 423 -> 505 against 698). A provider's
+	// first build gained nothing measurable and kept more pages once
+	// ready (10,000 tools of 4.5 KB: 196 -> 223 MiB), so it collects as a
+	// rebuild does (BENCHMARKS.md, "A first local build collects less
+	// often").
+	// Whatever the build lowers it to (boundGarbage and the views too),
+	// the process's own percentage is back once it ends.
+	defer debug.SetGCPercent(gcPercent())
+	_, fitted := s.cfg.Embedder.(fitter)
+	if serving := s.cur.Load() != nil; serving || !fitted {
+		pct := buildGCPercent
+		if serving && liveHeap() > rebuildGCFrom {
+			pct = rebuildGCPercent
+		}
+		lowerGCPercent(pct)
 	}
-	// Whatever the build lowers it to (boundGarbage too), the process's
-	// own percentage is back once it ends.
-	defer debug.SetGCPercent(lowerGCPercent(pct))
 	start := s.cfg.Now()
 	snap, err := s.build(ctx, setup)
 	took := s.cfg.Now().Sub(start)
