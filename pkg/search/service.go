@@ -532,13 +532,14 @@ func (s *Service) Build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	// A first build through the local embedder collects at the process's
 	// own percentage: it fits and embeds in process, making about seven
 	// times its index in garbage, and collecting at a quarter took a
-	// fifth of its time (10,000 tools: 285-298 -> 222-271 ms), for a peak
-	// that stays well under any rebuild's (10,000 tools 89 -> 93 MiB
-	// against 121; 100,000 tools 423 -> 505 against 698). A provider's
-	// first build gained nothing measurable and kept more pages once
-	// ready (10,000 tools of 4.5 KB: 196 -> 223 MiB), so it collects as a
-	// rebuild does (BENCHMARKS.md, "A first local build collects less
-	// often").
+	// fifth of its time (10,000 tools: 288-316 -> 228-247 ms), for a
+	// start-up peak that stays under any rebuild's (10,000 tools 88 -> 92
+	// MiB against 122; 100,000 tools 442 -> 534 against 698). A
+	// provider's first build gained nothing measurable and kept more
+	// pages once ready (10,000 tools of 4.5 KB: 196 -> 223 MiB), so it
+	// collects as a rebuild does (BENCHMARKS.md, "A first local build
+	// collects less often").
+	//
 	// Whatever the build lowers it to (boundGarbage and the views too),
 	// the process's own percentage is back once it ends.
 	defer debug.SetGCPercent(gcPercent())
