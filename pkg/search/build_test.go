@@ -423,6 +423,7 @@ func TestBuildGCPercent(t *testing.T) {
 		{"local", 100, false, 100, buildGCPercent},
 		{"local", 60, false, 60, buildGCPercent},
 		{"local", 10, false, 10, 10},
+		{"local", -1, false, -1, -1}, // GOGC=off stays off
 		{"local", 100, true, buildGCPercent, buildGCPercent},
 		{"provider", 100, false, buildGCPercent, buildGCPercent},
 		{"provider", 10, false, 10, 10},

@@ -415,11 +415,15 @@ func (p *pageReturner) wrote() {
 // the calls.
 var freeOSMemory = debug.FreeOSMemory
 
-// gcPercent is the collector's percentage, which only setting it reads.
+// gcPercent is the collector's percentage (-1: off), read as liveHeap
+// reads the heap: setting it to read it would wait for a collection
+// under way to finish.
 func gcPercent() int {
-	pct := debug.SetGCPercent(-1)
-	debug.SetGCPercent(pct)
-	return pct
+	v, ok := runtimeUint64("/gc/gogc:percent")
+	if !ok {
+		return 100
+	}
+	return int(int32(v)) // the runtime's int32, -1 included
 }
 
 // lowerGCPercent sets the collector's percentage to pct unless it is
@@ -438,12 +442,19 @@ var rebuildSlack uint64 = 32 << 20
 // liveHeap is the heap the last collection found live; a variable, so
 // that a test can have makeRoom see a heap of its choosing.
 var liveHeap = func() uint64 {
-	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	v, _ := runtimeUint64("/gc/heap/live:bytes")
+	return v
+}
+
+// runtimeUint64 reads the runtime's metric name, which this Go may not
+// have.
+func runtimeUint64(name string) (uint64, bool) {
+	s := []rtmetrics.Sample{{Name: name}}
 	rtmetrics.Read(s)
 	if s[0].Value.Kind() != rtmetrics.KindUint64 {
-		return 0
+		return 0, false
 	}
-	return s[0].Value.Uint64()
+	return s[0].Value.Uint64(), true
 }
 
 // Current returns the published snapshot, or nil before the first build.
