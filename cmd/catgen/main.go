@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/toolsearch/toolsearch/pkg/catgen"
 )
@@ -41,8 +40,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *text < 1 {
 		return fmt.Errorf("-text must be at least 1, got %d", *text)
 	}
-	if !slices.Contains(catgen.Scripts, *script) {
-		return fmt.Errorf("-script must be one of %q, got %q", catgen.Scripts, *script)
+	if err := catgen.CheckScript(*script); err != nil {
+		return fmt.Errorf("-script %w", err)
 	}
 	w := stdout
 	if *out != "-" {

@@ -45,14 +45,23 @@ type Spec struct {
 // Scripts are the values of Spec.Script.
 var Scripts = []string{"", "cyrillic"}
 
+// CheckScript reports a script that is not one of Scripts, so that a
+// command can refuse it before it writes anything.
+func CheckScript(script string) error {
+	if !slices.Contains(Scripts, script) {
+		return fmt.Errorf("must be one of %q, got %q", Scripts, script)
+	}
+	return nil
+}
+
 // Write streams the catalog as JSON ({"servers":[...]}) to w, server by
 // server, so 100,000 tools never sit in memory at once.
 func (sp Spec) Write(w io.Writer) error {
 	if sp.Text < 0 {
 		return fmt.Errorf("catgen: text %d, want at least 1", sp.Text)
 	}
-	if !slices.Contains(Scripts, sp.Script) {
-		return fmt.Errorf("catgen: script %q, want one of %q", sp.Script, Scripts)
+	if err := CheckScript(sp.Script); err != nil {
+		return fmt.Errorf("catgen: script %w", err)
 	}
 	n, text := sp.Tools, max(sp.Text, 1)
 	r := rand.New(rand.NewPCG(sp.Seed, 7))
