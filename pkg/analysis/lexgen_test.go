@@ -234,9 +234,10 @@ func (r *relations) all() iter.Seq2[string, []string] {
 }
 
 // encode writes t as decodeTables reads it: little-endian uint32s, each
-// list after its length.
+// list after its length; each string padded with zeros to a multiple of
+// four bytes, so that every list starts at one (lexReader.u32s).
 func (t tables) encode() []byte {
-	b := []byte(lexiconMagic)
+	b := pad([]byte(lexiconMagic))
 	b = appendString(b, t.lexicon)
 	b = appendTable(b, &t.derived.words)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t.derived.keys))
@@ -251,7 +252,14 @@ func (t tables) encode() []byte {
 }
 
 func appendString(b []byte, s string) []byte {
-	return append(binary.LittleEndian.AppendUint32(b, uint32(len(s))), s...)
+	return pad(append(binary.LittleEndian.AppendUint32(b, uint32(len(s))), s...))
+}
+
+func pad(b []byte) []byte {
+	for len(b)%4 != 0 {
+		b = append(b, 0)
+	}
+	return b
 }
 
 func appendU32s[T uint32 | int32](b []byte, xs []T) []byte {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
+	"unsafe"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/strtab"
 )
@@ -62,9 +63,9 @@ func (r *relations) get(word string) []string {
 // lexiconBin is the WordNet tables packed (tables.encode), generated from
 // derived.tsv, hypernyms.tsv and words.tsv by `go test ./pkg/analysis -run
 // TestLexiconFile -update`; that test fails when it is not what they and
-// this package's stemmer give. Loading it copies the numbers out (pointer
-// free) and keeps the words' text where the binary has it, so a process
-// neither parses the tables nor keeps garbage from parsing them.
+// this package's stemmer give. Loading it keeps the words' text and the
+// lists of numbers where the binary has them (see u32s), so a process
+// neither parses the tables nor holds a second copy of them.
 //
 //go:embed lexicon.bin
 var lexiconBin string
@@ -85,13 +86,14 @@ var englishTables = sync.OnceValue(func() tables {
 	return t
 })
 
-const lexiconMagic = "toolsearch lexicon 2\n"
+const lexiconMagic = "toolsearch lexicon 3\n"
 
 func decodeTables(data string) (tables, error) {
-	r := &lexReader{data: data}
+	r := &lexReader{data: data, size: len(data)}
 	if r.take(len(lexiconMagic)) != lexiconMagic {
 		return tables{}, errors.New("not a packed lexicon")
 	}
+	r.pad()
 	var t tables
 	t.lexicon = r.str()
 	t.derived = &relations{words: r.stems(), keys: int32(r.u32()), lists: r.runs()}
@@ -107,6 +109,7 @@ func decodeTables(data string) (tables, error) {
 // lexReader reads what encode wrote; the first problem sticks.
 type lexReader struct {
 	data string
+	size int // of the whole, which the padding is counted from
 	err  error
 }
 
@@ -130,13 +133,38 @@ func (r *lexReader) u32() uint32 {
 	return binary.LittleEndian.Uint32([]byte(s))
 }
 
-func (r *lexReader) str() string { return r.take(int(r.u32())) }
+// str reads a string and the padding after it.
+func (r *lexReader) str() string {
+	s := r.take(int(r.u32()))
+	r.pad()
+	return s
+}
 
+// pad skips the zeros encode writes after a string, which start the next
+// list of numbers at a multiple of four bytes.
+func (r *lexReader) pad() {
+	if n := (4 - (r.size-len(r.data))%4) % 4; r.take(n) != "\x00\x00\x00"[:n] && r.err == nil {
+		r.err = errors.New("bad padding")
+	}
+}
+
+// littleEndian is whether this machine stores numbers as lexicon.bin
+// does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// u32s reads a list of numbers. Where the machine's order is the file's
+// and the list is aligned (the binary's copy is: lexiconBin starts
+// aligned, and encode pads), the list is the data's own bytes: the
+// tables' 3.5 MB of numbers are not copied to the heap beside the pages
+// of the binary that hold them. They are never written.
 func (r *lexReader) u32s() []uint32 {
 	n := int(r.u32())
 	s := r.take(4 * n)
 	if len(s) < 4*n {
 		return nil
+	}
+	if p := unsafe.StringData(s); n > 0 && littleEndian && uintptr(unsafe.Pointer(p))%4 == 0 {
+		return unsafe.Slice((*uint32)(unsafe.Pointer(p)), n)
 	}
 	out := make([]uint32, n)
 	for i := range out {
@@ -177,9 +205,7 @@ func (r *lexReader) runs() runs {
 		}
 		prev = e
 	}
-	vals := make([]int32, len(raw))
-	for i, v := range raw {
-		vals[i] = int32(v)
-	}
+	// The same bits read as signed (encode wrote them from int32s).
+	vals := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw))
 	return runs{end: end, vals: vals}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // The TSV files relgen writes from WordNet (derived.LICENSE); the service
@@ -64,6 +65,51 @@ func TestLexiconFile(t *testing.T) {
 		if n > 4096 {
 			break // the headers and the first lists; the rest is the same code
 		}
+	}
+}
+
+// The tables read the same from a copy of lexicon.bin whose lists are not
+// aligned, which decodeTables copies, as from the binary's, whose lists it
+// reads in place; a padding byte that is not zero is refused.
+func TestLexiconInPlace(t *testing.T) {
+	want := []byte(lexiconBin)
+	at := func(tab tables) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(tab.derived.lists.vals))) }
+	inBinary := func(p uintptr) bool {
+		start := uintptr(unsafe.Pointer(unsafe.StringData(lexiconBin)))
+		return p >= start && p < start+uintptr(len(lexiconBin))
+	}
+	shifted := make([]byte, len(want)+1)
+	copy(shifted[1:], want)
+	tests := []struct {
+		name    string
+		data    string
+		inPlace bool
+	}{
+		{"the binary's", lexiconBin, littleEndian},
+		{"not aligned", string(shifted[1:]), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeTables(tt.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.encode(), want) {
+				t.Fatal("does not read back as written")
+			}
+			if in := inBinary(at(got)); in != tt.inPlace {
+				t.Errorf("lists read in place: %v, want %v", in, tt.inPlace)
+			}
+		})
+	}
+	if in := inBinary(at(englishTables())); in != littleEndian {
+		t.Errorf("the loaded tables' lists are in the binary: %v, want %v", in, littleEndian)
+	}
+	// The magic's padding: the first bytes after it.
+	bad := bytes.Clone(want)
+	bad[len(lexiconMagic)] = 1
+	if _, err := decodeTables(string(bad)); err == nil {
+		t.Error("a padding byte that is not zero was accepted")
 	}
 }
 
