@@ -259,3 +259,74 @@ func openWorldIn(stems []string) bool {
 	}
 	return false
 }
+
+// Table holds a catalog's hints by row in six bytes a row and no
+// pointers, where a Hints takes 56: a row's inferred names are one of
+// sixteen lists, and its annotations are the ones it declared (which its
+// catalog holds) when nothing was inferred, or a shared set when it
+// declared none. Only a tool that declared some hints and had others
+// inferred has annotations of its own, which Table keeps. At 100,000
+// tools that is 4.8 MiB less per snapshot, and a rebuild holds two.
+type Table struct {
+	rows   []packed
+	merged map[int32]json.RawMessage // rows with inferred hints added to declared ones
+}
+
+type packed struct {
+	values [nKeys]int8
+	mask   uint8 // of Keys, the inferred
+	merged bool  // in Table.merged
+}
+
+// NewTable packs hs, which Of made, by row.
+func NewTable(hs []Hints) Table {
+	t := Table{rows: make([]packed, len(hs))}
+	for i, h := range hs {
+		p := packed{values: h.values}
+		for j, k := range Keys {
+			if slices.Contains(h.Inferred, k) {
+				p.mask |= 1 << j
+			}
+		}
+		if p.mask != 0 && string(h.Annotations) != string(inferredOnly[h.values]) {
+			if t.merged == nil {
+				t.merged = map[int32]json.RawMessage{}
+			}
+			t.merged[int32(i)], p.merged = h.Annotations, true
+		}
+		t.rows[i] = p
+	}
+	return t
+}
+
+// Len is the number of rows.
+func (t Table) Len() int { return len(t.rows) }
+
+// At is row's hints; declared is the annotations its tool declared, which
+// Of was given.
+func (t Table) At(row int, declared json.RawMessage) Hints {
+	p := t.rows[row]
+	h := Hints{values: p.values, Inferred: inferredNames[p.mask], Annotations: declared}
+	switch {
+	case p.merged:
+		h.Annotations = t.merged[int32(row)]
+	case p.mask != 0:
+		h.Annotations = inferredOnly[p.values]
+	}
+	return h
+}
+
+// Subset is the table of rows, in their order.
+func (t Table) Subset(rows []int) Table {
+	s := Table{rows: make([]packed, len(rows))}
+	for j, r := range rows {
+		s.rows[j] = t.rows[r]
+		if s.rows[j].merged {
+			if s.merged == nil {
+				s.merged = map[int32]json.RawMessage{}
+			}
+			s.merged[int32(j)] = t.merged[int32(r)]
+		}
+	}
+	return s
+}

@@ -74,6 +74,49 @@ func TestOf(t *testing.T) {
 	}
 }
 
+// A Table gives back, for every row and for a subset's rows, the hints Of
+// made: the declared bytes, the shared ones, and those of a tool with
+// hints inferred beside declared ones.
+func TestHintsTable(t *testing.T) {
+	tools := []struct{ name, desc, schema, ann string }{
+		{name: "list_issues"},                                     // all inferred: shared annotations
+		{name: "widget", desc: "A widget."},                       // nothing either way
+		{name: "widget", ann: `{"title":"W"}`},                    // declared, nothing inferred
+		{name: "remove_thing", ann: `{"title":"T"}`},              // declared beside inferred: its own
+		{name: "delete_x", ann: `{"destructiveHint":"yes"}`},      // an unreadable one declared
+		{name: "delete_y", ann: `{"readOnlyHint":false}`},         // bytes as the shared ones'
+		{name: "fetch_page", schema: `{"properties":{"url":{}}}`}, // open world
+		{name: "delete_file", ann: `{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}`},
+		{name: "broken", ann: `not json`},
+		{name: "update_z", ann: `{}`},
+	}
+	hs := make([]Hints, len(tools))
+	for i, tc := range tools {
+		hs[i] = Of(tc.name, tc.desc, paramsOf(tc.schema), json.RawMessage(tc.ann))
+	}
+	same := func(t *testing.T, got, want Hints) {
+		t.Helper()
+		if got.values != want.values || !slices.Equal(got.Inferred, want.Inferred) || string(got.Annotations) != string(want.Annotations) {
+			t.Errorf("got %v %v %s, want %v %v %s", got.values, got.Inferred, got.Annotations, want.values, want.Inferred, want.Annotations)
+		}
+	}
+	tab := NewTable(hs)
+	if tab.Len() != len(tools) {
+		t.Fatalf("Len %d, want %d", tab.Len(), len(tools))
+	}
+	if len(tab.merged) != 2 {
+		t.Errorf("%d rows hold annotations of their own, want 2 (remove_thing, delete_x)", len(tab.merged))
+	}
+	for i, tc := range tools {
+		t.Run(tc.name+tc.ann, func(t *testing.T) { same(t, tab.At(i, json.RawMessage(tc.ann)), hs[i]) })
+	}
+	rows := []int{3, 0, 9, 3}
+	sub := tab.Subset(rows)
+	for j, r := range rows {
+		same(t, sub.At(j, json.RawMessage(tools[r].ann)), hs[r])
+	}
+}
+
 func TestTableHasEachVerbOnce(t *testing.T) {
 	seen := map[string]class{}
 	for c, words := range table {

@@ -232,7 +232,7 @@ func (a *answer) safe(row int) bool {
 	if !a.req.filtersSafety() {
 		return true // the common case, on every candidate: no lookup
 	}
-	h := &a.snap.hints[row]
+	h := a.snap.hint(row)
 	return !(a.req.ReadOnly && !h.IsReadOnly()) && !(a.req.ExcludeDestructive && h.IsDestructive())
 }
 
@@ -369,7 +369,7 @@ func (a *answer) render() error {
 	for i := range a.resp.Tools {
 		h := &a.resp.Tools[i]
 		t := a.snap.Catalog.Tool(h.Row)
-		hints := a.snap.hints[h.Row]
+		hints := a.snap.hint(h.Row)
 		t.Annotations = hints.Annotations
 		if a.req.IncludeSchema {
 			h.InputSchema, h.OutputSchema, h.Annotations = t.InputSchema, t.OutputSchema, t.Annotations

@@ -59,7 +59,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		}
 		hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Annotations)
 	})
-	snap := newSnapshot(cat, corpus, hs, s.cfg.Embedder)
+	snap := newSnapshot(cat, corpus, hints.NewTable(hs), s.cfg.Embedder)
 	snap.setup, snap.policy = setup, pol
 	snap.learned, snap.companions = learned, companionsOf(learned, cat)
 	if reuse {
@@ -212,7 +212,7 @@ func (snap *Snapshot) shareDense(from *Snapshot) {
 
 // newSnapshot is a snapshot's lexical side and per-row lookups, ready for
 // its dense index.
-func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs []hints.Hints, query Embedder) *Snapshot {
+func newSnapshot(cat *catalog.Catalog, corpus *analysis.Corpus, hs hints.Table, query Embedder) *Snapshot {
 	serverOf := make([]int32, cat.Len())
 	serverIdx := make(map[string]int32, len(cat.Servers()))
 	for i, name := range cat.Servers() {
@@ -379,11 +379,7 @@ func (s *Service) view(ctx context.Context, snap *Snapshot, rows []int, corpus *
 		vocab := vcorpus.Vocab()
 		vcorpus = vcorpus.Filter(catalog.NumParts, func(t uint32) bool { return keep[vocab[t]] })
 	}
-	vhints := make([]hints.Hints, len(rows))
-	for j, r := range rows {
-		vhints[j] = snap.hints[r]
-	}
-	v := newSnapshot(cat, vcorpus, vhints, s.cfg.Embedder)
+	v := newSnapshot(cat, vcorpus, snap.hints.Subset(rows), s.cfg.Embedder)
 	v.setup, v.policy = snap.setup, snap.policy.restrict(sub)
 	v.learned, v.companions = learned, companionsOf(learned, cat)
 	v.EmbedError, v.Preloaded, v.BuildTook = snap.EmbedError, snap.Preloaded, snap.BuildTook

@@ -65,7 +65,12 @@ func (snap *Snapshot) row(server, name string) (int, error) {
 
 // Found is row's tool and hints.
 func (snap *Snapshot) Found(row int) Found {
-	return Found{Tool: snap.Catalog.Tool(row), Hints: snap.hints[row]}
+	return Found{Tool: snap.Catalog.Tool(row), Hints: snap.hint(row)}
+}
+
+// hint is row's safety annotations.
+func (snap *Snapshot) hint(row int) hints.Hints {
+	return snap.hints.At(row, snap.Catalog.Tool(row).Annotations)
 }
 
 // View is the snapshot the caller searches: the whole index, or the view

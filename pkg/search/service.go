@@ -223,11 +223,11 @@ type Snapshot struct {
 	PolicyWarnings []string
 	setup          *Setup
 	policy         *policy
-	hints          []hints.Hints // row -> declared and inferred safety annotations
-	serverOf       []int32       // row -> index into Catalog.Servers()
-	serverTools    []int32       // index into Catalog.Servers() -> its tools
-	query          Embedder      // embeds queries the way the rows were embedded
-	ranker         *rank.Ranker  // over Matrix and Keywords; set once both are
+	hints          hints.Table  // row -> declared and inferred safety annotations (hint)
+	serverOf       []int32      // row -> index into Catalog.Servers()
+	serverTools    []int32      // index into Catalog.Servers() -> its tools
+	query          Embedder     // embeds queries the way the rows were embedded
+	ranker         *rank.Ranker // over Matrix and Keywords; set once both are
 	// views are the snapshots that API keys with limited visibility search
 	// (see buildViews), by key name; a key without one sees everything.
 	// viewless: none were built (Config.NoViews), and such keys are refused.
