@@ -155,8 +155,8 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // u32s reads a list of numbers. Where the machine's order is the file's
 // and the list is aligned (the binary's copy is: lexiconBin starts
 // aligned, and encode pads), the list is the data's own bytes: the
-// tables' 3.5 MB of numbers are not copied to the heap beside the pages
-// of the binary that hold them. They are never written.
+// tables' numbers (about 2 MB) are not copied to the heap beside the
+// pages of the binary that hold them. They are never written.
 func (r *lexReader) u32s() []uint32 {
 	n := int(r.u32())
 	s := r.take(4 * n)
