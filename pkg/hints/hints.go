@@ -299,9 +299,6 @@ func NewTable(hs []Hints) Table {
 	return t
 }
 
-// Len is the number of rows.
-func (t Table) Len() int { return len(t.rows) }
-
 // At is row's hints; declared is the annotations its tool declared, which
 // Of was given.
 func (t Table) At(row int, declared json.RawMessage) Hints {

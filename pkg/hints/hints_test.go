@@ -101,8 +101,8 @@ func TestHintsTable(t *testing.T) {
 		}
 	}
 	tab := NewTable(hs)
-	if tab.Len() != len(tools) {
-		t.Fatalf("Len %d, want %d", tab.Len(), len(tools))
+	if len(tab.rows) != len(tools) {
+		t.Fatalf("%d rows, want %d", len(tab.rows), len(tools))
 	}
 	if len(tab.merged) != 2 {
 		t.Errorf("%d rows hold annotations of their own, want 2 (remove_thing, delete_x)", len(tab.merged))
