@@ -369,7 +369,7 @@ func (a *answer) render() error {
 	for i := range a.resp.Tools {
 		h := &a.resp.Tools[i]
 		t := a.snap.Catalog.Tool(h.Row)
-		hints := a.snap.hint(h.Row)
+		hints := a.snap.hints.At(h.Row, t.Annotations)
 		t.Annotations = hints.Annotations
 		if a.req.IncludeSchema {
 			h.InputSchema, h.OutputSchema, h.Annotations = t.InputSchema, t.OutputSchema, t.Annotations

@@ -65,10 +65,11 @@ func (snap *Snapshot) row(server, name string) (int, error) {
 
 // Found is row's tool and hints.
 func (snap *Snapshot) Found(row int) Found {
-	return Found{Tool: snap.Catalog.Tool(row), Hints: snap.hint(row)}
+	t := snap.Catalog.Tool(row)
+	return Found{Tool: t, Hints: snap.hints.At(row, t.Annotations)}
 }
 
-// hint is row's safety annotations.
+// hint is row's safety annotations, where its tool is not at hand.
 func (snap *Snapshot) hint(row int) hints.Hints {
 	return snap.hints.At(row, snap.Catalog.Tool(row).Annotations)
 }
