@@ -288,15 +288,22 @@ func NewTable(hs []Hints) Table {
 				p.mask |= 1 << j
 			}
 		}
-		if p.mask != 0 && string(h.Annotations) != string(inferredOnly[h.values]) {
-			if t.merged == nil {
-				t.merged = map[int32]json.RawMessage{}
-			}
-			t.merged[int32(i)], p.merged = h.Annotations, true
-		}
-		t.rows[i] = p
+		p.merged = p.mask != 0 && string(h.Annotations) != string(inferredOnly[h.values])
+		t.set(i, p, h.Annotations)
 	}
 	return t
+}
+
+// set puts p at row, and its own annotations when it has them.
+func (t *Table) set(row int, p packed, merged json.RawMessage) {
+	t.rows[row] = p
+	if !p.merged {
+		return
+	}
+	if t.merged == nil {
+		t.merged = map[int32]json.RawMessage{}
+	}
+	t.merged[int32(row)] = merged
 }
 
 // At is row's hints; declared is the annotations its tool declared, which
@@ -317,13 +324,7 @@ func (t Table) At(row int, declared json.RawMessage) Hints {
 func (t Table) Subset(rows []int) Table {
 	s := Table{rows: make([]packed, len(rows))}
 	for j, r := range rows {
-		s.rows[j] = t.rows[r]
-		if s.rows[j].merged {
-			if s.merged == nil {
-				s.merged = map[int32]json.RawMessage{}
-			}
-			s.merged[int32(j)] = t.merged[int32(r)]
-		}
+		s.set(j, t.rows[r], t.merged[int32(r)])
 	}
 	return s
 }
