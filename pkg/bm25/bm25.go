@@ -4,10 +4,12 @@
 package bm25
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -118,9 +120,9 @@ const LearnedWeight = 0.5
 // weight is 0.4 or 0.5 and the fifth gains or holds (evals/README.md).
 const DerivedWeight = 0.4
 
-// MaxDocs is the most documents an index holds: a posting keeps its
-// document in the bits its fields leave.
-const MaxDocs = 1 << (32 - numFields)
+// MaxDocs is the most documents an index holds: a posting's document is
+// a uint32.
+const MaxDocs = math.MaxUint32
 
 // Every catalog fits: this fails to compile otherwise.
 var _ [MaxDocs - catalog.MaxTools]struct{}
@@ -129,14 +131,11 @@ var _ [MaxDocs - catalog.MaxTools]struct{}
 // concurrent use.
 //
 // Every term, concept and pair has a list of postings, the documents that
-// have it in row order; the lists lie end to end in three arrays, list k
-// being [start[k], start[k+1]). A posting's impact is the term's whole
+// have it in row order; the lists lie end to end in one array (post),
+// list k being [start[k], start[k+1]). A posting's impact is the term's whole
 // BM25F weight in the document but for idf, the field-weighted,
 // length-normalised term frequency saturated by k1 (tf/(k1+tf)), worked
-// out once at build so that scoring a posting is one multiply-add. A
-// posting's document is shifted left past a bit for each field that holds
-// the term (for Matched), which saves an array of fields (13 MB at
-// 100,000 tools) and limits an index to MaxDocs documents.
+// out once at build so that scoring a posting is one multiply-add.
 type Index struct {
 	p Config
 	n int
@@ -152,16 +151,22 @@ type Index struct {
 	pairs     []uint64
 	firstPair uint32
 	start     []uint32
-	post      []uint32 // document<<numFields | fields
-	// Posting i's impact is impacts[code16[i]], or impacts[code32[i]] in
-	// an index of more than 65,536 distinct impacts. Impacts repeat (a
-	// document's length and a term's counts in it take few values): the
-	// 6.7 million postings of 100,000 generated tools have 4,684 distinct
-	// ones, seal-tools' 159,841 have 5,774. Two bytes a posting then hold
-	// exactly what eight did, 38 MiB less at 100,000 tools.
-	impacts []float64
+	// A posting's code numbers its impact and the fields that hold the
+	// term (for Matched): impacts[code] and fields[code]. They repeat (a
+	// document's length and a term's counts in it take few values, and the
+	// impact nearly fixes the fields): the 6.7 million postings of 100,000
+	// generated tools have 4,684 distinct codes, seal-tools' 159,835 have
+	// 5,777. A posting's document, shifted left by shift, leaves room
+	// below it for 2^shift codes (32,768 at 100,000 tools, 4,096 at a
+	// million), so one uint32 holds what six bytes did. Where the
+	// codes outnumber that room, post holds the document alone (shift 0)
+	// and code16 the code, or code32 where there are more than 65,536.
+	post    []uint32
+	shift   uint8
 	code16  []uint16
 	code32  []uint32
+	impacts []float64
+	fields  []uint16
 
 	scratch sync.Pool
 	cache   *memo.Memo[expansion] // by term
@@ -215,7 +220,7 @@ func New(c *analysis.Corpus, layout Layout, p Config) *Index {
 	ix.post = make([]uint32, total)
 	local := make([]uint32, total)
 	b.fill(ix, norm, local)
-	ix.impacts, ix.code16, ix.code32 = b.codes(ix.post, local)
+	b.codes(ix, local)
 	// Concepts' tokens first: of a token some text also spells, the
 	// table finds the first, and the concept's list is the one to keep.
 	var strs []string
@@ -472,20 +477,20 @@ func mergePairs(parts []countPart, singles int) []uint64 {
 // key is among them (pairAt); then, for fill, where the core writes its
 // next posting of each list.
 type countPart struct {
-	lo      int       // the core's first document
-	impacts []float64 // the distinct impacts of its postings, as fill found them
-	df      []uint32
-	keys    []uint64
-	pairDF  []uint32
-	list    []uint32
-	pairAt  map[uint64]uint32
-	at      []uint32
+	lo     int     // the core's first document
+	codes  []combo // the distinct codes of its postings, as fill found them
+	df     []uint32
+	keys   []uint64
+	pairDF []uint32
+	list   []uint32
+	pairAt map[uint64]uint32
+	at     []uint32
 }
 
-// fill writes every posting, each core its own documents, at the cursors
-// count left, and each posting's impact as a code into its core's table
-// of the distinct impacts it found (countPart.impacts), for codes to
-// number over all.
+// fill writes every posting's document, each core its own documents, at
+// the cursors count left, and each posting's impact and fields as a code
+// into its core's table of the distinct ones it found (countPart.codes),
+// for codes to number over all.
 func (b *builder) fill(ix *Index, norm [][numFields]float64, local []uint32) {
 	p := ix.p
 	chunk.Each(b.c.Len(), func(part, lo, hi int) {
@@ -495,27 +500,29 @@ func (b *builder) fill(ix *Index, norm [][numFields]float64, local []uint32) {
 		// A small direct-mapped cache before the map: a document's
 		// postings mostly share a few impacts (a term once in its
 		// description), and the map's lookup was most of fill's time.
-		seen := map[float64]uint32{}
+		seen := map[combo]uint32{}
 		var recent [64]struct {
-			bits uint64
-			code uint32
+			bits   uint64
+			fields uint16
+			code   uint32
 		}
 		for i := range recent {
 			recent[i].bits = math.MaxUint64 // a NaN's bits: no impact's
 		}
-		code := func(v float64) uint32 {
+		code := func(v float64, fields uint16) uint32 {
 			bits := math.Float64bits(v)
-			slot := &recent[(bits*0x9e3779b97f4a7c15)>>58]
-			if slot.bits == bits {
+			slot := &recent[((bits^uint64(fields))*0x9e3779b97f4a7c15)>>58]
+			if slot.bits == bits && slot.fields == fields {
 				return slot.code
 			}
-			c, ok := seen[v]
+			k := combo{v, fields}
+			c, ok := seen[k]
 			if !ok {
-				c = uint32(len(cp.impacts))
-				seen[v] = c
-				cp.impacts = append(cp.impacts, v)
+				c = uint32(len(cp.codes))
+				seen[k] = c
+				cp.codes = append(cp.codes, k)
 			}
-			slot.bits, slot.code = bits, c
+			slot.bits, slot.fields, slot.code = bits, fields, c
 			return c
 		}
 		var dc docCounts
@@ -538,54 +545,78 @@ func (b *builder) fill(ix *Index, norm [][numFields]float64, local []uint32) {
 				}
 				i := at[list]
 				at[list]++
-				ix.post[i], local[i] = uint32(d)<<numFields|uint32(fields), code(tf/(p.K1+tf))
+				ix.post[i], local[i] = uint32(d), code(tf/(p.K1+tf), fields)
 			}
 		}
 	})
 }
 
-// maxCode16 is the most distinct impacts two-byte codes number; a
-// variable, so that tests can have an index take four.
-var maxCode16 = 1 << 16
+// combo is what a posting's code stands for.
+type combo struct {
+	impact float64
+	fields uint16
+}
 
-// codes numbers the distinct impacts fill found over all cores, in
-// order, and turns each posting's code into its core's table (local) into
-// one into that: two bytes a posting when there are at most 65,536, else
-// four, in local's own array.
-func (b *builder) codes(post, local []uint32) (impacts []float64, code16 []uint16, code32 []uint32) {
+// maxPacked bounds how many codes postings hold below their documents'
+// bits, and maxCode16 how many two-byte codes number; variables, so that
+// tests can have an index hold them apart, in either width.
+var maxPacked, maxCode16 = math.MaxInt, 1 << 16
+
+// codes numbers the distinct codes fill found over all cores, in order,
+// and writes each posting's number (fill's is local[i], in its core's
+// table): below its document in ix.post where every number fits the bits
+// the documents leave (ix.shift), else in code16, or in local's own array
+// as code32.
+func (b *builder) codes(ix *Index, local []uint32) {
+	var all []combo
 	for _, cp := range b.parts {
-		impacts = append(impacts, cp.impacts...)
+		all = append(all, cp.codes...)
 	}
-	slices.Sort(impacts)
-	impacts = slices.Compact(impacts)
+	order := func(a, b combo) int {
+		return cmp.Or(cmp.Compare(a.impact, b.impact), cmp.Compare(a.fields, b.fields))
+	}
+	slices.SortFunc(all, order)
+	all = slices.Compact(all)
+	ix.impacts, ix.fields = make([]float64, len(all)), make([]uint16, len(all))
+	for i, c := range all {
+		ix.impacts[i], ix.fields[i] = c.impact, c.fields
+	}
 	remap := make([][]uint32, len(b.parts))
 	for c, cp := range b.parts {
-		remap[c] = make([]uint32, len(cp.impacts))
-		for j, v := range cp.impacts {
-			k, _ := slices.BinarySearch(impacts, v)
+		remap[c] = make([]uint32, len(cp.codes))
+		for j, v := range cp.codes {
+			k, _ := slices.BinarySearchFunc(all, v, order)
 			remap[c][j] = uint32(k)
 		}
 	}
 	// A posting's core is the one whose documents hold its document.
-	partOf := func(post uint32) int {
-		d := int(post >> numFields)
-		return sort.Search(len(b.parts), func(c int) bool { return c+1 == len(b.parts) || b.parts[c+1].lo > d })
+	partOf := func(d uint32) int {
+		return sort.Search(len(b.parts), func(c int) bool { return c+1 == len(b.parts) || b.parts[c+1].lo > int(d) })
 	}
-	if len(impacts) <= maxCode16 {
-		code16 = make([]uint16, len(local))
+	post := ix.post
+	switch shift := uint8(32 - bits.Len32(uint32(b.c.Len()))); {
+	case len(all) <= min(1<<shift, maxPacked):
+		ix.shift = shift
 		chunk.Each(len(local), func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
-				code16[i] = uint16(remap[partOf(post[i])][local[i]])
+				post[i] = post[i]<<shift | remap[partOf(post[i])][local[i]]
 			}
 		})
-		return impacts, code16, nil
+	case len(all) <= maxCode16:
+		ix.code16 = make([]uint16, len(local))
+		chunk.Each(len(local), func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				ix.code16[i] = uint16(remap[partOf(post[i])][local[i]])
+			}
+		})
+	default:
+		chunk.Each(len(local), func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				local[i] = remap[partOf(post[i])][local[i]]
+			}
+		})
+		ix.code32 = local
 	}
-	chunk.Each(len(local), func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			local[i] = remap[partOf(post[i])][local[i]]
-		}
-	})
-	return impacts, nil, local
 }
 
 // countEntry is one key's counts in a document, by field.
@@ -762,20 +793,23 @@ func (ix *Index) postings(k int64) []uint32 {
 	return ix.post[lo:hi:hi]
 }
 
-// impact is posting i's impact.
-func (ix *Index) impact(i uint32) float64 {
-	if ix.code16 != nil {
-		return ix.impacts[ix.code16[i]]
+// code is posting i's code.
+func (ix *Index) code(i uint32) uint32 {
+	switch {
+	case ix.code16 != nil:
+		return uint32(ix.code16[i])
+	case ix.code32 != nil:
+		return ix.code32[i]
 	}
-	return ix.impacts[ix.code32[i]]
+	return ix.post[i] & (1<<ix.shift - 1)
 }
 
 // find is where row is in list k, if it is. Postings sort by document,
-// whatever their field bits.
+// whatever their codes.
 func (ix *Index) find(k int64, row int) (uint32, bool) {
 	posts := ix.postings(k)
-	i, _ := slices.BinarySearch(posts, uint32(row)<<numFields)
-	return ix.start[max(k, 0)] + uint32(i), i < len(posts) && int(posts[i]>>numFields) == row
+	i, _ := slices.BinarySearch(posts, uint32(row)<<ix.shift)
+	return ix.start[max(k, 0)] + uint32(i), i < len(posts) && int(posts[i]>>ix.shift) == row
 }
 
 // Search ranks the documents kept by keep (all when nil) against the query
@@ -832,10 +866,13 @@ func (q Query) ScoresInto(dst []float32) bool {
 	ix := q.ix
 	for _, t := range q.terms {
 		lo, hi := ix.span(t.list)
-		if ix.code16 != nil {
+		switch {
+		case ix.code16 != nil:
 			addScores(dst, ix.post[lo:hi], ix.code16[lo:hi], ix.impacts, t.idf)
-		} else {
+		case ix.code32 != nil:
 			addScores(dst, ix.post[lo:hi], ix.code32[lo:hi], ix.impacts, t.idf)
+		default:
+			addPacked(dst, ix.post[lo:hi], ix.shift, ix.impacts, t.idf)
 		}
 	}
 	return len(q.terms) > 0
@@ -849,7 +886,17 @@ func (q Query) ScoresInto(dst []float32) bool {
 func addScores[C uint16 | uint32](dst []float32, posts []uint32, codes []C, impacts []float64, idf float64) {
 	codes = codes[:len(posts)]
 	for i, p := range posts {
-		dst[p>>numFields] += float32(idf * impacts[codes[i]])
+		dst[p] += float32(idf * impacts[codes[i]])
+	}
+}
+
+// addPacked is addScores for postings that hold their codes.
+//
+//go:noinline
+func addPacked(dst []float32, posts []uint32, shift uint8, impacts []float64, idf float64) {
+	mask := uint32(1)<<shift - 1
+	for _, p := range posts {
+		dst[p>>shift] += float32(idf * impacts[p&mask])
 	}
 }
 
@@ -862,7 +909,7 @@ func (q Query) Fraction(row int) float32 {
 	for _, t := range q.terms {
 		best += t.idf
 		if i, ok := q.ix.find(t.list, row); ok {
-			got += t.idf * q.ix.impact(i)
+			got += t.idf * q.ix.impacts[q.ix.code(i)]
 		}
 	}
 	if best == 0 {
@@ -884,8 +931,9 @@ func (q Query) Matched(row int) map[string][]string {
 			label += " " + t.second
 		}
 		if i, ok := q.ix.find(t.list, row); ok {
+			fields := q.ix.fields[q.ix.code(i)]
 			for f := range numFields {
-				if q.ix.post[i]&(1<<f) != 0 {
+				if fields&(1<<f) != 0 {
 					out[label] = append(out[label], Field(f).String())
 				}
 			}

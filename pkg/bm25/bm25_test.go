@@ -1,6 +1,8 @@
 package bm25
 
 import (
+	"maps"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -166,10 +168,11 @@ func TestPrepareTermsInto(t *testing.T) {
 	}
 }
 
-// TestImpactCodes checks that a posting's coded impact is exactly the one
-// an index built on one core finds, however the build was split over
-// cores (each numbering its own impacts first) and in either width of
-// code.
+// TestImpactCodes checks that a posting's coded impact and fields are
+// exactly those an index built on one core finds, however the build was
+// split over cores (each numbering its own codes first), with the codes
+// held below the documents or apart; and that queries score, rate and
+// explain alike either way.
 func TestImpactCodes(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa")
@@ -185,38 +188,62 @@ func TestImpactCodes(t *testing.T) {
 		// Lengths vary, so that impacts do.
 		docs[i] = Doc{Name: text(1 + r.IntN(3)), Description: text(1 + r.IntN(40)), Params: text(r.IntN(12))}
 	}
-	build := func(procs, limit int) *Index {
+	queries := []string{text(1), text(3), text(6) + " zulu", "alpha bravo"}
+	build := func(procs, packed, code16 int) *Index {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		defer func(was int) { maxCode16 = was }(maxCode16)
-		maxCode16 = limit
+		defer func(p, c int) { maxPacked, maxCode16 = p, c }(maxPacked, maxCode16)
+		maxPacked, maxCode16 = packed, code16
 		return fromDocs(docs, DefaultConfig)
 	}
-	want := build(1, 1<<16)
-	if want.code16 == nil || len(want.impacts) < 100 {
-		t.Fatalf("reference: %d distinct impacts, two-byte codes %v; want many, in two bytes", len(want.impacts), want.code16 != nil)
+	want := build(1, math.MaxInt, 1<<16)
+	if want.shift == 0 || len(want.impacts) < 100 {
+		t.Fatalf("reference: %d distinct codes, shift %d; want many, below the documents", len(want.impacts), want.shift)
 	}
+	n := len(want.impacts)
 	tests := []struct {
-		name       string
-		procs      int
-		limit      int
-		wantWidth2 bool
+		name           string
+		procs          int
+		packed, code16 int
+		width          int // bytes a posting's code takes apart from its document
 	}{
-		{name: "seven cores", procs: 7, limit: 1 << 16, wantWidth2: true},
-		{name: "seven cores, four-byte codes", procs: 7, limit: len(want.impacts) - 1},
-		{name: "one core, four-byte codes", procs: 1, limit: 0},
+		{name: "seven cores", procs: 7, packed: math.MaxInt, code16: 1 << 16},
+		{name: "one core, as many codes as allowed", procs: 1, packed: n, code16: 0},
+		{name: "seven cores, two-byte codes", procs: 7, packed: n - 1, code16: n, width: 2},
+		{name: "one core, two-byte codes", procs: 1, packed: 0, code16: 1 << 16, width: 2},
+		{name: "seven cores, four-byte codes", procs: 7, packed: 0, code16: n - 1, width: 4},
+		{name: "one core, four-byte codes", procs: 1, packed: 0, code16: 0, width: 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := build(tt.procs, tt.limit)
-			if (got.code16 != nil) != tt.wantWidth2 || (got.code32 != nil) == tt.wantWidth2 {
-				t.Fatalf("two-byte codes %v, four-byte %v; want two-byte %v", got.code16 != nil, got.code32 != nil, tt.wantWidth2)
+			got := build(tt.procs, tt.packed, tt.code16)
+			width := 2*min(len(got.code16), 1) + 4*min(len(got.code32), 1)
+			if width != tt.width || (got.shift == 0) != (width != 0) {
+				t.Fatalf("codes %d bytes apart, shift %d; want %d bytes apart", width, got.shift, tt.width)
 			}
-			if !slices.Equal(got.post, want.post) || !slices.Equal(got.impacts, want.impacts) {
-				t.Fatal("postings or impact table differ from one core's")
+			if !slices.Equal(got.impacts, want.impacts) || !slices.Equal(got.fields, want.fields) || !slices.Equal(got.start, want.start) {
+				t.Fatal("code tables or lists differ from one core's")
 			}
 			for i := range want.post {
-				if g, w := got.impact(uint32(i)), want.impact(uint32(i)); g != w {
-					t.Fatalf("posting %d (document %d): impact %v, want %v", i, want.post[i]>>numFields, g, w)
+				gd, wd := got.post[i]>>got.shift, want.post[i]>>want.shift
+				if gc, wc := got.code(uint32(i)), want.code(uint32(i)); gd != wd || gc != wc {
+					t.Fatalf("posting %d: document %d, code %d; want %d, %d", i, gd, gc, wd, wc)
+				}
+			}
+			for _, text := range queries {
+				gq, wq := got.Prepare(text, nil), want.Prepare(text, nil)
+				gs, ws := make([]float32, got.Len()), make([]float32, want.Len())
+				gq.ScoresInto(gs)
+				wq.ScoresInto(ws)
+				if !slices.Equal(gs, ws) {
+					t.Fatalf("%q: scores differ", text)
+				}
+				for row := range 50 {
+					if g, w := gq.Fraction(row), wq.Fraction(row); g != w {
+						t.Fatalf("%q: row %d: fraction %v, want %v", text, row, g, w)
+					}
+					if g, w := gq.Matched(row), wq.Matched(row); !maps.EqualFunc(g, w, slices.Equal) {
+						t.Fatalf("%q: row %d: matched %v, want %v", text, row, g, w)
+					}
 				}
 			}
 		})
