@@ -18,7 +18,7 @@ func countFrees(t *testing.T) *atomic.Int32 {
 	return &n
 }
 
-// A rebuild's embedding returns its free pages every eighth of its rows
+// A rebuild's embedding returns its free pages every 32nd of its rows
 // once they are many; a first build, and a rebuild of few rows, do not.
 func TestPageReturner(t *testing.T) {
 	tests := []struct {
@@ -29,8 +29,8 @@ func TestPageReturner(t *testing.T) {
 	}{
 		{"first build", false, 100_000, 1536, 0},
 		{"rebuild of few rows", true, 100, 1536, 0},
-		{"rebuild, 10,000 rows", true, 10_000, 1536, 8},
-		{"rebuild, rows not a multiple of eight", true, 10_007, 1536, 8},
+		{"rebuild, 10,000 rows", true, 10_000, 1536, 32},
+		{"rebuild, rows not a multiple of 32", true, 10_007, 1536, 32},
 		{"rebuild, width unknown", true, 10_000, 0, 0},
 	}
 	for _, tt := range tests {

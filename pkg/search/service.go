@@ -366,16 +366,21 @@ func boundGarbage(heap uint64) {
 }
 
 // pageReturner hands the pages a rebuild's embedding frees back to the
-// system as its new rows are written, an eighth of them at a time. The
-// texts sent are let go as their rows are written, and the rows' slabs
-// are allocated as they are first written (index.Draft), but the pages
-// the texts leave are small runs among live objects, which a slab cannot
+// system as its new rows are written, a 32nd of them at a time. The texts
+// sent are let go as their rows are written, and the rows' slabs are
+// allocated as they are first written (index.Draft), but the pages the
+// texts leave are small runs among live objects, which a slab cannot
 // take, and the runtime keeps freed pages while they are within a tenth
 // of its heap goal: so without this the texts' 46 MiB at 100,000 tools
 // stayed resident beside both indexes, under the new rows (BENCHMARKS.md,
 // "A rebuild's rows made as they come"; searches served meanwhile paid
-// about 4 % at p50 and 7 % at p99 for its 85 MiB). nil, which does
-// nothing, for a first build (nothing serving beside it) and for few rows.
+// about 4 % at p50 and 7 % at p99 for its 85 MiB). A 32nd is about a
+// provider's batch at 100,000 tools, so the garbage a batch leaves (its
+// texts, its request's and answer's buffers) goes back before the next
+// one's: an eighth at a time left 20 MiB more at that rebuild's peak, and
+// a 64th lowered it no further ("A rebuild returns its pages a batch at a
+// time"). nil, which does nothing, for a first build (nothing serving
+// beside it) and for few rows.
 type pageReturner struct {
 	every   int // rows between returns
 	written int // guarded by the embedding's lock
@@ -391,7 +396,7 @@ func newPageReturner(rebuild bool, rows, width int) *pageReturner {
 	if !rebuild || rows*width*4 < returnPagesFrom {
 		return nil
 	}
-	return &pageReturner{every: max(rows/8, 1)}
+	return &pageReturner{every: max(rows/32, 1)}
 }
 
 // wrote counts a row written, and every p.every rows starts a collection
