@@ -121,8 +121,8 @@ const LearnedWeight = 0.5
 const DerivedWeight = 0.4
 
 // MaxDocs is the most documents an index holds: a posting's document is
-// a uint32.
-const MaxDocs = math.MaxUint32
+// a uint32, and the count an int wherever the service is built.
+const MaxDocs = math.MaxInt32
 
 // Every catalog fits: this fails to compile otherwise.
 var _ [MaxDocs - catalog.MaxTools]struct{}
