@@ -249,3 +249,44 @@ func TestImpactCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestPackedSizes: at every document count, around the powers of two
+// where a document number takes another bit and the room below it
+// halves, and with none at all, postings that hold their codes score,
+// rate and explain every document as postings that hold them apart do.
+func TestPackedSizes(t *testing.T) {
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel")
+	for _, n := range []int{0, 1, 2, 3, 255, 256, 257, 4095, 4096, 4097} {
+		docs := make([]Doc, n)
+		for i := range docs {
+			// Names and descriptions of varied length, so that impacts do.
+			docs[i] = Doc{Name: words[i%len(words)], Description: strings.Repeat(words[(i/8)%len(words)]+" ", 1+i%5) + words[i%3]}
+		}
+		build := func(packed int) *Index {
+			defer func(was int) { maxPacked = was }(maxPacked)
+			maxPacked = packed
+			return fromDocs(docs, DefaultConfig)
+		}
+		packed, apart := build(math.MaxInt), build(0)
+		if n > 0 && (packed.shift == 0 || apart.shift != 0) {
+			t.Fatalf("n=%d: shifts %d and %d; want the first only", n, packed.shift, apart.shift)
+		}
+		for _, text := range []string{"alpha", "bravo charlie", "golf hotel echo", "zulu"} {
+			pq, aq := packed.Prepare(text, nil), apart.Prepare(text, nil)
+			ps, as := make([]float32, n), make([]float32, n)
+			pq.ScoresInto(ps)
+			aq.ScoresInto(as)
+			if !slices.Equal(ps, as) {
+				t.Fatalf("n=%d, %q: scores differ", n, text)
+			}
+			for row := range n {
+				if p, a := pq.Fraction(row), aq.Fraction(row); p != a {
+					t.Fatalf("n=%d, %q: row %d: fraction %v, want %v", n, text, row, p, a)
+				}
+				if p, a := pq.Matched(row), aq.Matched(row); !maps.EqualFunc(p, a, slices.Equal) {
+					t.Fatalf("n=%d, %q: row %d: matched %v, want %v", n, text, row, p, a)
+				}
+			}
+		}
+	}
+}
