@@ -63,6 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "toolsearch-scale"), "where generated catalogs are kept between runs")
 	text := fs.Int("text", 1, "how many times as long each generated tool's text is (catgen -text)")
 	script := fs.String("script", "", `the generated descriptions' letters: "" (English's) or "cyrillic" (catgen -script)`)
+	peak := fs.String("peak-profile", "", "a `dir` for each process's serve -peak-profile, and a line of what it held at its peak (both binaries must have the flag)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, ", %d rounds each, medians\n", *rounds)
 	for _, emb := range strings.Split(*embedders, ",") {
 		for _, n := range ns {
-			m := measure{n: n, text: *text, script: *script, embedder: emb, fake: fake, dim: *dim, queries: *queries, dir: *dir}
+			m := measure{n: n, text: *text, script: *script, embedder: emb, fake: fake, dim: *dim, queries: *queries, dir: *dir, peak: *peak}
 			if err := m.catalogs(); err != nil {
 				return err
 			}
@@ -129,6 +130,7 @@ type measure struct {
 	dim      int
 	queries  int
 	dir      string
+	peak     string // -peak-profile
 	cat      string // the catalog served at start
 	revised  string // cat with three servers' descriptions revised
 	changed  string // the same number of tools, every text different: what the rebuild reads
@@ -160,6 +162,7 @@ type sample struct {
 	rebuilt          [len(rebuilds)]timed
 	providerAtStart  int64         // inputs the provider embedded for the start-up
 	providerTime     time.Duration // the provider's own time during the start-up
+	peakDir          string        // where serve -peak-profile wrote, if asked
 }
 
 // timed is one admin request's (a rebuild, a catalog report): how long it
@@ -282,6 +285,15 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 	args := []string{"-metrics-addr", "off", "-catalog", catalog, "-config", config, "-log-level", "warn"}
 	if m.embedder == "openai" {
 		args = append(args, "-embedder", "openai", "-embedding-base-url", m.fake.URL+"/v1", "-embedding-dimensions", strconv.Itoa(m.dim))
+	}
+	if m.peak != "" {
+		if err := os.MkdirAll(m.peak, 0o755); err != nil {
+			return s, err
+		}
+		if s.peakDir, err = os.MkdirTemp(m.peak, fmt.Sprintf("%s-%s-%d-", filepath.Base(bin), m.embedder, m.n)); err != nil {
+			return s, err
+		}
+		args = append(args, "-peak-profile", s.peakDir)
 	}
 	const token = "scale-admin-token"
 	before, busyBefore := m.fake.served.Load(), m.fake.busyTime()
@@ -431,6 +443,11 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 			mib(s.rss), float64(s.rss)/float64(vec), mib(s.peak), float64(s.peak)/float64(vec),
 			s.report.took.Round(time.Millisecond), mib(s.report.before), mib(s.report.peak),
 			strings.Join(rb, ", "), s.searchP50.Round(time.Microsecond))
+		for _, r := range res[j] {
+			if r.peakDir != "" {
+				fmt.Fprintf(w, "    %s\n", peakLine(r.peakDir))
+			}
+		}
 	}
 	rule := sizing.Catalog{Tools: m.n, TextBytes: med[0].catalogBytes, Dim: m.width(), Local: m.embedder == "local"}
 	fmt.Fprintf(w, "  sizing rule for the first (docs/operations.md, Memory): built %.0f MiB, rebuild %.0f MiB, report adds %.0f MiB\n",
@@ -451,6 +468,26 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// peakLine is what a process held at its highest resident set, from the
+// peak.txt serve -peak-profile wrote into dir.
+func peakLine(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "peak.txt"))
+	if err != nil {
+		return fmt.Sprintf("%s: %v", dir, err)
+	}
+	v := map[string]float64{}
+	for line := range strings.Lines(string(b)) {
+		name, value, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if n, err := strconv.ParseInt(value, 10, 64); err == nil {
+			v[name] = float64(n) / (1 << 20)
+		}
+	}
+	return fmt.Sprintf("at its peak (%s): RSS %.1f MiB (anonymous %.1f, file %.1f); the heap's objects %.1f (live at the last collection %.1f), free pages %.1f, unused in spans %.1f; the runtime's metadata %.1f",
+		dir, v["VmRSS:bytes"], v["RssAnon:bytes"], v["RssFile:bytes"], v["/memory/classes/heap/objects:bytes"], v["/gc/heap/live:bytes"],
+		v["/memory/classes/heap/free:bytes"], v["/memory/classes/heap/unused:bytes"],
+		v["/memory/classes/metadata/other:bytes"]+v["/memory/classes/metadata/mspan/inuse:bytes"]+v["/memory/classes/metadata/mcache/inuse:bytes"])
+}
 
 // median takes each figure's median over the samples on its own.
 func median(ss []sample) sample {

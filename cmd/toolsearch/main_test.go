@@ -416,6 +416,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"bad log level", nil, []string{"-log-level", "loud"}, "log-level"},
 		{"a misspelt flag", nil, []string{"-metrics-adr", "off"}, "toolsearch serve: -metrics-adr is not a flag; did you mean -metrics-addr?"},
 		{"bad listen address", nil, []string{"-addr", "256.0.0.1:1"}, "listen"},
+		{"a peak profile directory that cannot be made", nil, []string{"-peak-profile", "/proc/self/status/peak"}, "peak profile: mkdir /proc/self/status"},
 		{"metrics on the API's address", nil, []string{"-addr", "127.0.0.1:18130", "-metrics-addr", "127.0.0.1:18130"}, `-metrics-addr is -addr's "127.0.0.1:18130"`},
 		{"bad catalog", nil, []string{"-catalog", "testdata/bad-catalog.json"}, `server "github": tool #2 "create_issue": name repeated`},
 		{"missing catalog", nil, []string{"-catalog", "/nonexistent.json"}, "/nonexistent.json"},
@@ -1202,5 +1203,27 @@ func TestUpstreamHeaderSecrets(t *testing.T) {
 				t.Errorf("upstreamConfigs = %+v, %v; want the header %q", ups, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestServePeakProfile: serve -peak-profile writes what the process held
+// at its highest into the directory while it serves, and once it stops
+// nothing half written is left (a file written aside is hidden).
+func TestServePeakProfile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "peak")
+	_, _, stop := startServe(t, nil, "-peak-profile", dir)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(dir, "peak.txt")); err == nil && strings.Contains(string(b), "\nVmRSS:bytes ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no peak.txt with the resident set")
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if aside, err := filepath.Glob(filepath.Join(dir, ".*")); err != nil || len(aside) > 0 {
+		t.Errorf("files left half written: %v %v", aside, err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/net/netutil"
 
+	"github.com/toolsearch/toolsearch/cmd/internal/peakmem"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
@@ -42,6 +43,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	shutdownTimeout := fs.Duration("shutdown-timeout", e.duration("TOOLSEARCH_SHUTDOWN_TIMEOUT", 10*time.Second), "how long in-flight requests may finish after SIGTERM [TOOLSEARCH_SHUTDOWN_TIMEOUT]")
 	anyHost := fs.Bool("allow-any-host", e.boolean("TOOLSEARCH_ALLOW_ANY_HOST", false), "serve a request that reached a loopback address whatever Host it names, for a proxy or port forwarder that connects over loopback; turns off the protection against DNS rebinding [TOOLSEARCH_ALLOW_ANY_HOST]")
 	drainDelay := fs.Duration("drain-delay", e.duration("TOOLSEARCH_DRAIN_DELAY", 5*time.Second), "after SIGTERM, how long /readyz fails before the listener closes, so load balancers stop sending traffic [TOOLSEARCH_DRAIN_DELAY]")
+	peakDir := fs.String("peak-profile", e.str("TOOLSEARCH_PEAK_PROFILE", ""), "a diagnostic: each time the resident set reaches a new high, write what the process holds into `dir` (peak.txt, heap.pprof, goroutines.txt), to find where a build's peak goes; it costs a little CPU [TOOLSEARCH_PEAK_PROFILE]")
 	idx := addIndexFlags(fs, e, true)
 	if err := parseIndex(fs, e, idx, args, false); err != nil {
 		return err
@@ -86,6 +88,25 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	if *peakDir != "" {
+		// Before the catalog is read, so that the start-up's peak is seen
+		// as well as a rebuild's.
+		w, err := peakmem.New(*peakDir)
+		if err != nil {
+			return err
+		}
+		logger.Info("peak profile on", "dir", *peakDir)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			if err := w.Run(ctx, 5*time.Millisecond, 1<<20); err != nil {
+				logger.Error("peak profile stopped", "err", err)
+			}
+		}()
+		// A write under way at shutdown finishes, rather than leaving its
+		// file half made beside the last whole one.
+		defer func() { <-watched }()
+	}
 
 	var file config.File // the config file's, or zero values: defaults
 	if idx.file != nil {
