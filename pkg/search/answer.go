@@ -232,7 +232,9 @@ func (a *answer) safe(row int) bool {
 	if !a.req.filtersSafety() {
 		return true // the common case, on every candidate: no lookup
 	}
-	h := a.snap.hint(row)
+	// The verdicts read the hints' values, not the annotations, so the
+	// row's tool (its declared annotations) is not fetched.
+	h := a.snap.hints.At(row, nil)
 	return !(a.req.ReadOnly && !h.IsReadOnly()) && !(a.req.ExcludeDestructive && h.IsDestructive())
 }
 

@@ -69,11 +69,6 @@ func (snap *Snapshot) Found(row int) Found {
 	return Found{Tool: t, Hints: snap.hints.At(row, t.Annotations)}
 }
 
-// hint is row's safety annotations, where its tool is not at hand.
-func (snap *Snapshot) hint(row int) hints.Hints {
-	return snap.hints.At(row, snap.Catalog.Tool(row).Annotations)
-}
-
 // View is the snapshot the caller searches: the whole index, or the view
 // its key's visibility allows, built with it so that nothing outside shows
 // through (counts, BM25 statistics, near neighbours).

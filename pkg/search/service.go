@@ -223,7 +223,7 @@ type Snapshot struct {
 	PolicyWarnings []string
 	setup          *Setup
 	policy         *policy
-	hints          hints.Table  // row -> declared and inferred safety annotations (hint)
+	hints          hints.Table  // row -> declared and inferred safety annotations
 	serverOf       []int32      // row -> index into Catalog.Servers()
 	serverTools    []int32      // index into Catalog.Servers() -> its tools
 	query          Embedder     // embeds queries the way the rows were embedded
