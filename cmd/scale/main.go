@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/cmd/internal/peakmem"
 	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
 	"github.com/toolsearch/toolsearch/pkg/sizing"
@@ -87,6 +88,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
+	}
+	if *peak != "" {
+		if err := os.MkdirAll(*peak, 0o755); err != nil {
+			return err
+		}
 	}
 	fake, err := startFake(*dim)
 	if err != nil {
@@ -287,9 +293,6 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 		args = append(args, "-embedder", "openai", "-embedding-base-url", m.fake.URL+"/v1", "-embedding-dimensions", strconv.Itoa(m.dim))
 	}
 	if m.peak != "" {
-		if err := os.MkdirAll(m.peak, 0o755); err != nil {
-			return s, err
-		}
 		if s.peakDir, err = os.MkdirTemp(m.peak, fmt.Sprintf("%s-%s-%d-", filepath.Base(bin), m.embedder, m.n)); err != nil {
 			return s, err
 		}
@@ -469,19 +472,16 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 
-// peakLine is what a process held at its highest resident set, from the
-// peak.txt serve -peak-profile wrote into dir.
+// peakLine is what a process held at its highest resident set, as serve
+// -peak-profile wrote it into dir.
 func peakLine(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "peak.txt"))
+	_, figures, err := peakmem.Read(dir)
 	if err != nil {
 		return fmt.Sprintf("%s: %v", dir, err)
 	}
-	v := map[string]float64{}
-	for line := range strings.Lines(string(b)) {
-		name, value, _ := strings.Cut(strings.TrimSpace(line), " ")
-		if n, err := strconv.ParseInt(value, 10, 64); err == nil {
-			v[name] = float64(n) / (1 << 20)
-		}
+	v := make(map[string]float64, len(figures))
+	for name, n := range figures {
+		v[name] = float64(n) / (1 << 20)
 	}
 	return fmt.Sprintf("at its peak (%s): RSS %.1f MiB (anonymous %.1f, file %.1f); the heap's objects %.1f (live at the last collection %.1f), free pages %.1f, unused in spans %.1f; the runtime's metadata %.1f",
 		dir, v["VmRSS:bytes"], v["RssAnon:bytes"], v["RssFile:bytes"], v["/memory/classes/heap/objects:bytes"], v["/gc/heap/live:bytes"],

@@ -16,6 +16,7 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -158,6 +159,32 @@ func (w *Watcher) write(rss resident) error {
 		return err
 	}
 	return w.replace("goroutines.txt", func(f io.Writer) error { return pprof.Lookup("goroutine").WriteTo(f, 1) })
+}
+
+// Read is what the peak.txt in dir says: when it was written, and each
+// figure by name ("VmRSS:bytes", the runtime's classes), in bytes.
+func Read(dir string) (at time.Time, figures map[string]int64, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, "peak.txt"))
+	if err != nil {
+		return at, nil, err
+	}
+	figures = map[string]int64{}
+	for line := range strings.Lines(string(b)) {
+		name, value, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+		if !ok {
+			return at, nil, fmt.Errorf("%s: line %q", dir, line)
+		}
+		if name == "time" {
+			if at, err = time.Parse(time.RFC3339Nano, value); err != nil {
+				return at, nil, fmt.Errorf("%s: %w", dir, err)
+			}
+			continue
+		}
+		if figures[name], err = strconv.ParseInt(value, 10, 64); err != nil {
+			return at, nil, fmt.Errorf("%s: %s: %w", dir, name, err)
+		}
+	}
+	return at, figures, nil
 }
 
 // replace writes name in the watcher's directory by fill, aside first,

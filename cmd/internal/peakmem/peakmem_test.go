@@ -1,14 +1,12 @@
 package peakmem
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +38,10 @@ func TestWatcherWritesThePeak(t *testing.T) {
 	}
 	var got map[string]int64
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		got = readPeak(t, filepath.Join(dir, "peak.txt"))
+		var err error
+		if _, got, err = Read(dir); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
 		if got["VmRSS:bytes"] >= start.total+more {
 			break
 		}
@@ -79,37 +80,4 @@ func TestWatcherWritesThePeak(t *testing.T) {
 	if want := []string{"goroutines.txt", "heap.pprof", "peak.txt"}; !slices.Equal(names, want) {
 		t.Errorf("files %v, want %v", names, want)
 	}
-}
-
-// readPeak reads peak.txt's "name value" lines; none before it exists.
-func readPeak(t *testing.T, path string) map[string]int64 {
-	t.Helper()
-	out := map[string]int64{}
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return out
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			t.Fatalf("peak.txt: line %q", sc.Text())
-		}
-		if name == "time" {
-			if _, err := time.Parse(time.RFC3339Nano, value); err != nil {
-				t.Fatalf("peak.txt: time: %v", err)
-			}
-			continue
-		}
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil {
-			t.Fatalf("peak.txt: %s: %v", name, err)
-		}
-		out[name] = n
-	}
-	return out
 }
