@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -229,23 +230,7 @@ func TestImpactCodes(t *testing.T) {
 					t.Fatalf("posting %d: document %d, code %d; want %d, %d", i, gd, gc, wd, wc)
 				}
 			}
-			for _, text := range queries {
-				gq, wq := got.Prepare(text, nil), want.Prepare(text, nil)
-				gs, ws := make([]float32, got.Len()), make([]float32, want.Len())
-				gq.ScoresInto(gs)
-				wq.ScoresInto(ws)
-				if !slices.Equal(gs, ws) {
-					t.Fatalf("%q: scores differ", text)
-				}
-				for row := range 50 {
-					if g, w := gq.Fraction(row), wq.Fraction(row); g != w {
-						t.Fatalf("%q: row %d: fraction %v, want %v", text, row, g, w)
-					}
-					if g, w := gq.Matched(row), wq.Matched(row); !maps.EqualFunc(g, w, slices.Equal) {
-						t.Fatalf("%q: row %d: matched %v, want %v", text, row, g, w)
-					}
-				}
-			}
+			sameAnswers(t, got, want, queries, 50)
 		})
 	}
 }
@@ -271,21 +256,30 @@ func TestPackedSizes(t *testing.T) {
 		if n > 0 && (packed.shift == 0 || apart.shift != 0) {
 			t.Fatalf("n=%d: shifts %d and %d; want the first only", n, packed.shift, apart.shift)
 		}
-		for _, text := range []string{"alpha", "bravo charlie", "golf hotel echo", "zulu"} {
-			pq, aq := packed.Prepare(text, nil), apart.Prepare(text, nil)
-			ps, as := make([]float32, n), make([]float32, n)
-			pq.ScoresInto(ps)
-			aq.ScoresInto(as)
-			if !slices.Equal(ps, as) {
-				t.Fatalf("n=%d, %q: scores differ", n, text)
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			sameAnswers(t, packed, apart, []string{"alpha", "bravo charlie", "golf hotel echo", "zulu"}, n)
+		})
+	}
+}
+
+// sameAnswers checks that got scores every document for each query as
+// want does, and rates and explains the first rows documents alike.
+func sameAnswers(t *testing.T, got, want *Index, queries []string, rows int) {
+	t.Helper()
+	for _, text := range queries {
+		gq, wq := got.Prepare(text, nil), want.Prepare(text, nil)
+		gs, ws := make([]float32, got.Len()), make([]float32, want.Len())
+		gq.ScoresInto(gs)
+		wq.ScoresInto(ws)
+		if !slices.Equal(gs, ws) {
+			t.Fatalf("%q: scores differ", text)
+		}
+		for row := range rows {
+			if g, w := gq.Fraction(row), wq.Fraction(row); g != w {
+				t.Fatalf("%q: row %d: fraction %v, want %v", text, row, g, w)
 			}
-			for row := range n {
-				if p, a := pq.Fraction(row), aq.Fraction(row); p != a {
-					t.Fatalf("n=%d, %q: row %d: fraction %v, want %v", n, text, row, p, a)
-				}
-				if p, a := pq.Matched(row), aq.Matched(row); !maps.EqualFunc(p, a, slices.Equal) {
-					t.Fatalf("n=%d, %q: row %d: matched %v, want %v", n, text, row, p, a)
-				}
+			if g, w := gq.Matched(row), wq.Matched(row); !maps.EqualFunc(g, w, slices.Equal) {
+				t.Fatalf("%q: row %d: matched %v, want %v", text, row, g, w)
 			}
 		}
 	}
