@@ -378,9 +378,9 @@ func boundGarbage(heap uint64) {
 // provider's batch at 100,000 tools, so the garbage a batch leaves (its
 // texts, its request's and answer's buffers) goes back before the next
 // one's: an eighth at a time left 20 MiB more at that rebuild's peak, and
-// a 64th lowered it no further ("A rebuild returns its pages a batch at a
-// time"). nil, which does nothing, for a first build (nothing serving
-// beside it) and for few rows.
+// a 64th lowered it no further ("A posting in four bytes; a rebuild's
+// pages returned a batch at a time"). nil, which does nothing, for a
+// first build (nothing serving beside it) and for few rows.
 type pageReturner struct {
 	every   int // rows between returns
 	written int // guarded by the embedding's lock
