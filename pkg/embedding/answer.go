@@ -394,6 +394,12 @@ func (a *answer) number(bits int) (float64, error) {
 	}
 	const most = 64
 	buf, _ := a.r.Peek(most + 1) // fewer at the answer's end
+	if bits == 32 {
+		if f, n, ok := fastFloat32(buf); ok && n <= most && (n == len(buf) || !numberByte(buf[n])) {
+			_, _ = a.r.Discard(n)
+			return float64(f), nil
+		}
+	}
 	n := 0
 	for n < len(buf) && numberByte(buf[n]) {
 		n++

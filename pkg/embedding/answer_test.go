@@ -232,7 +232,9 @@ func refVector(raw json.RawMessage) ([]float32, bool) {
 
 // BenchmarkAnswer decodes one provider answer of 256 vectors of 1,536,
 // as base64 (what the service asks for) and as floats (what a provider
-// that ignores encoding_format sends).
+// that ignores encoding_format sends): float32s written shortest, and
+// float64s of 16 and 17 digits, as a server that computes in float64
+// writes them.
 func BenchmarkAnswer(b *testing.B) {
 	const n, dim = 256, 1536
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -243,7 +245,7 @@ func BenchmarkAnswer(b *testing.B) {
 		}
 		return v
 	}
-	for _, format := range []string{"base64", "floats"} {
+	for _, format := range []string{"base64", "floats", "float64s"} {
 		var body strings.Builder
 		body.WriteString(`{"object":"list","data":[`)
 		for i := range n {
@@ -251,10 +253,17 @@ func BenchmarkAnswer(b *testing.B) {
 				body.WriteByte(',')
 			}
 			var emb []byte
-			if format == "base64" {
+			switch format {
+			case "base64":
 				emb, _ = json.Marshal(b64(vec()...))
-			} else {
+			case "floats":
 				emb, _ = json.Marshal(vec())
+			default:
+				wide := make([]float64, dim)
+				for j := range wide {
+					wide[j] = rng.Float64()*2 - 1
+				}
+				emb, _ = json.Marshal(wide)
 			}
 			fmt.Fprintf(&body, `{"object":"embedding","index":%d,"embedding":%s}`, i, emb)
 		}
