@@ -18,9 +18,15 @@ import (
 // fakeProvider is an OpenAI-compatible /v1/embeddings on loopback with
 // deterministic vectors of one width: JSON floats as OpenAI sends them
 // by default, or base64 little-endian float32s when a request asks for
-// encoding_format "base64", as OpenAI's own client does.
+// encoding_format "base64", as OpenAI's own client does. A fake of
+// floats answers floats always, with about nine digits each as a model's
+// float32s are written, not fill's few; each text gets one of a pool of
+// vectors written once, so that writing floats does not take the cores
+// the service's reading of them is timed on.
 type fakeProvider struct {
 	*httptest.Server
+	floats bool         // floats always (-floats)
+	pool   [][]byte     // a fake of floats' vectors, written
 	served atomic.Int64 // inputs embedded
 
 	// The provider's own time: how long at least one request was being
@@ -61,11 +67,21 @@ func (f *fakeProvider) busyTime() time.Duration {
 	return b
 }
 
-func startFake(dim int) (*fakeProvider, error) {
+func startFake(dim int, floats bool) (*fakeProvider, error) {
 	if dim < 1 {
 		return nil, fmt.Errorf("-dim must be positive, got %d", dim)
 	}
-	f := &fakeProvider{}
+	f := &fakeProvider{floats: floats}
+	if floats {
+		vec := make([]float32, dim)
+		for i := range 256 {
+			fill(vec, strconv.Itoa(i))
+			for j := range vec {
+				vec[j] *= 1 + float32(j%9973)/9973e3 // a mantissa of every bit
+			}
+			f.pool = append(f.pool, appendFloats(nil, vec))
+		}
+	}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" {
 			http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
@@ -95,6 +111,14 @@ func startFake(dim int) (*fakeProvider, error) {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
+			if floats {
+				h := fnv.New32a()
+				h.Write([]byte(in))
+				buf = fmt.Appendf(buf, `{"object":"embedding","index":%d,"embedding":[`, i)
+				buf = append(buf, f.pool[h.Sum32()%uint32(len(f.pool))]...)
+				buf = append(buf, "]}"...)
+				continue
+			}
 			fill(vec, in)
 			buf = fmt.Appendf(buf, `{"object":"embedding","index":%d,"embedding":`, i)
 			if req.EncodingFormat == "base64" {
@@ -105,14 +129,7 @@ func startFake(dim int) (*fakeProvider, error) {
 				buf = base64.StdEncoding.AppendEncode(buf, raw)
 				buf = append(buf, '"')
 			} else {
-				buf = append(buf, '[')
-				for j, x := range vec {
-					if j > 0 {
-						buf = append(buf, ',')
-					}
-					buf = strconv.AppendFloat(buf, float64(x), 'g', -1, 32)
-				}
-				buf = append(buf, ']')
+				buf = append(appendFloats(append(buf, '['), vec), ']')
 			}
 			buf = append(buf, '}')
 		}
@@ -122,6 +139,26 @@ func startFake(dim int) (*fakeProvider, error) {
 		w.Write(buf)
 	}))
 	return f, nil
+}
+
+// appendFloats appends vec's numbers, comma-separated, each as short as
+// reads back as the same float32.
+func appendFloats(buf []byte, vec []float32) []byte {
+	for j, x := range vec {
+		if j > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendFloat(buf, float64(x), 'g', -1, 32)
+	}
+	return buf
+}
+
+// answers names, in the report, what a fake of floats answers.
+func (f *fakeProvider) answers(embedder string) string {
+	if embedder == "openai" && f.floats {
+		return " (answering floats)"
+	}
+	return ""
 }
 
 // fill writes text's vector: an LCG seeded by the text's hash, so the same
