@@ -161,11 +161,12 @@ var rebuilds = [...]struct {
 // sample is one start-up and its rebuilds of one binary.
 type sample struct {
 	ready, searchP50 time.Duration
-	rss, peak        int64 // bytes
-	catalogBytes     int64 // status' catalog.bytes
-	indexBytes       int64 // status' memory_bytes: the vectors as built
-	needed           int64 // status' memory_needed_bytes: the service's own rule
-	report           timed // a whole-catalog report
+	readyCPU         time.Duration // the service's processor time to ready
+	rss, peak        int64         // bytes
+	catalogBytes     int64         // status' catalog.bytes
+	indexBytes       int64         // status' memory_bytes: the vectors as built
+	needed           int64         // status' memory_needed_bytes: the service's own rule
+	report           timed         // a whole-catalog report
 	rebuilt          [len(rebuilds)]timed
 	providerAtStart  int64         // inputs the provider embedded for the start-up
 	providerTime     time.Duration // the provider's own time during the start-up
@@ -173,9 +174,10 @@ type sample struct {
 }
 
 // timed is one admin request's (a rebuild, a catalog report): how long it
-// took, and the resident set as it began and at its peak.
+// took, the service's processor time meanwhile, and the resident set as
+// it began and at its peak.
 type timed struct {
-	took         time.Duration
+	took, cpu    time.Duration
 	before, peak int64 // bytes
 }
 
@@ -308,6 +310,9 @@ func (m *measure) once(ctx context.Context, bin string) (sample, error) {
 	}
 	defer srv.Stop()
 	s.ready = time.Since(start)
+	if s.readyCPU, err = srv.CPU(); err != nil {
+		return s, err
+	}
 	s.providerAtStart = m.fake.served.Load() - before
 	s.providerTime = m.fake.busyTime() - busyBefore
 	base := srv.Base
@@ -359,6 +364,10 @@ func peakOf(ctx context.Context, srv *serveproc.Server, method, path, token stri
 	req, _ := http.NewRequestWithContext(ctx, method, srv.Base+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	client := &http.Client{Timeout: 10 * time.Minute}
+	cpu0, err := srv.CPU()
+	if err != nil {
+		return t, err
+	}
 	t0 := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
@@ -370,6 +379,10 @@ func peakOf(ctx context.Context, srv *serveproc.Server, method, path, token stri
 		return t, fmt.Errorf("%s: %s: %.200s", path, resp.Status, body)
 	}
 	t.took, t.before = time.Since(t0), before
+	if t.cpu, err = srv.CPU(); err != nil {
+		return t, err
+	}
+	t.cpu -= cpu0
 	t.peak, err = srv.Memory("VmHWM")
 	return t, err
 }
@@ -440,10 +453,10 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 		var rb []string
 		for i, r := range rebuilds {
 			t := s.rebuilt[i]
-			rb = append(rb, fmt.Sprintf("%s %8s peak %7.1f MiB (%.2fx)", r.name, t.took.Round(time.Millisecond), mib(t.peak), float64(t.peak)/float64(vec)))
+			rb = append(rb, fmt.Sprintf("%s %8s (cpu %s) peak %7.1f MiB (%.2fx)", r.name, t.took.Round(time.Millisecond), t.cpu.Round(10*time.Millisecond), mib(t.peak), float64(t.peak)/float64(vec)))
 		}
-		fmt.Fprintf(w, "  %-28s catalog %.1f MiB  ready %8s%s  RSS %7.1f MiB (%.2fx)  peak %7.1f MiB (%.2fx)  catalog report %s RSS %.1f -> peak %.1f MiB  rebuild, %s  search p50 %s\n",
-			filepath.Base(filepath.Dir(b))+"/"+filepath.Base(b), mib(s.catalogBytes), s.ready.Round(time.Millisecond), own,
+		fmt.Fprintf(w, "  %-28s catalog %.1f MiB  ready %8s%s (cpu %s)  RSS %7.1f MiB (%.2fx)  peak %7.1f MiB (%.2fx)  catalog report %s RSS %.1f -> peak %.1f MiB  rebuild, %s  search p50 %s\n",
+			filepath.Base(filepath.Dir(b))+"/"+filepath.Base(b), mib(s.catalogBytes), s.ready.Round(time.Millisecond), own, s.readyCPU.Round(10*time.Millisecond),
 			mib(s.rss), float64(s.rss)/float64(vec), mib(s.peak), float64(s.peak)/float64(vec),
 			s.report.took.Round(time.Millisecond), mib(s.report.before), mib(s.report.peak),
 			strings.Join(rb, ", "), s.searchP50.Round(time.Microsecond))
@@ -463,10 +476,10 @@ func (m *measure) report(w io.Writer, bins []string, res [][]sample) {
 		a, b := med[0], med[1]
 		var rb []string
 		for i, r := range rebuilds {
-			rb = append(rb, fmt.Sprintf("rebuild, %s %.2f, its peak %.2f", r.name, ratio(a.rebuilt[i].took, b.rebuilt[i].took), float64(a.rebuilt[i].peak)/float64(b.rebuilt[i].peak)))
+			rb = append(rb, fmt.Sprintf("rebuild, %s %.2f (cpu %.2f), its peak %.2f", r.name, ratio(a.rebuilt[i].took, b.rebuilt[i].took), ratio(a.rebuilt[i].cpu, b.rebuilt[i].cpu), float64(a.rebuilt[i].peak)/float64(b.rebuilt[i].peak)))
 		}
-		fmt.Fprintf(w, "  ratio (first / baseline): ready %.2f  RSS %.2f  peak %.2f  catalog report's peak %.2f  %s  search p50 %.2f\n",
-			ratio(a.ready, b.ready), float64(a.rss)/float64(b.rss), float64(a.peak)/float64(b.peak), float64(a.report.peak)/float64(b.report.peak),
+		fmt.Fprintf(w, "  ratio (first / baseline): ready %.2f (cpu %.2f)  RSS %.2f  peak %.2f  catalog report's peak %.2f  %s  search p50 %.2f\n",
+			ratio(a.ready, b.ready), ratio(a.readyCPU, b.readyCPU), float64(a.rss)/float64(b.rss), float64(a.peak)/float64(b.peak), float64(a.report.peak)/float64(b.report.peak),
 			strings.Join(rb, "  "), ratio(a.searchP50, b.searchP50))
 	}
 }
@@ -503,12 +516,14 @@ func median(ss []sample) sample {
 	pickTimed := func(f func(sample) timed) timed {
 		return timed{
 			took:   time.Duration(pick(func(s sample) int64 { return int64(f(s).took) })),
+			cpu:    time.Duration(pick(func(s sample) int64 { return int64(f(s).cpu) })),
 			before: pick(func(s sample) int64 { return f(s).before }),
 			peak:   pick(func(s sample) int64 { return f(s).peak }),
 		}
 	}
 	out := sample{
 		ready:        time.Duration(pick(func(s sample) int64 { return int64(s.ready) })),
+		readyCPU:     time.Duration(pick(func(s sample) int64 { return int64(s.readyCPU) })),
 		providerTime: time.Duration(pick(func(s sample) int64 { return int64(s.providerTime) })),
 		rss:          pick(func(s sample) int64 { return s.rss }),
 		peak:         pick(func(s sample) int64 { return s.peak }),

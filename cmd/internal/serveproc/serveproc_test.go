@@ -3,6 +3,7 @@ package serveproc
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 // TestMemory reads this process's own figures: the peak is at least what
@@ -18,5 +19,32 @@ func TestMemory(t *testing.T) {
 	}
 	if _, err := memory(os.Getpid(), "VmNothing"); err == nil {
 		t.Error("an unknown field: no error")
+	}
+}
+
+// TestCPU reads utime and stime after the command's name, whatever it
+// holds, and this process's own: it has used some processor time.
+func TestCPU(t *testing.T) {
+	tests := []struct {
+		stat string
+		want time.Duration
+		err  bool
+	}{
+		{stat: "42 (toolsearch) S 1 42 42 0 -1 4194560 100 0 0 0 250 31 0 0 20 0 8 0 100 0 0", want: 2810 * time.Millisecond},
+		{stat: "42 (a ) b (c) 1 2) R 1 42 42 0 -1 0 0 0 0 0 7 3 0 0", want: 100 * time.Millisecond},
+		{stat: "42 (toolsearch) S 1 42 42 0 -1 0 0 0 0 0 x 3", err: true},
+		{stat: "42 (toolsearch) S 1 42", err: true},
+		{stat: "no name", err: true},
+	}
+	for _, tt := range tests {
+		got, err := statCPU([]byte(tt.stat))
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("statCPU(%q) = %v, %v; want %v, error %v", tt.stat, got, err, tt.want, tt.err)
+		}
+	}
+	for start := time.Now(); time.Since(start) < 30*time.Millisecond; {
+	}
+	if got, err := cpu(os.Getpid()); err != nil || got <= 0 {
+		t.Errorf("this process's CPU = %v, %v", got, err)
 	}
 }
