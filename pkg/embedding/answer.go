@@ -187,8 +187,14 @@ func (a *answer) embedding() (int, error) {
 			if err == nil {
 				a.vec = append(a.vec, float32(x))
 			}
+			if err == nil && a.floats() {
+				err = errEnd
+			}
 			return err
 		})
+		if errors.Is(err, errEnd) {
+			err = nil
+		}
 		return len(a.vec), err
 	case '"':
 		src, err := a.base64()
@@ -208,6 +214,41 @@ func (a *answer) embedding() (int, error) {
 		return len(a.vec), nil
 	}
 	return 0, errBadAnswer("an embedding that is neither numbers nor base64")
+}
+
+// errEnd is floats' reading of an array's end, to stop elements early.
+var errEnd = errors.New("the end of the array")
+
+// floats reads, after one of a vector's numbers, as many more as the
+// reader's buffer holds in the common spelling (a comma, then a number
+// fastFloat32 is sure of), each appended to a.vec; true when it read the
+// vector's closing bracket too. It reads nothing it is not sure of: a
+// number that may go on past the buffer, spaces, any other spelling or a
+// vector at its widest are left to elements and number, which read them
+// as they would have, errors included. Going back to them for each
+// number's space, comma and bounds made a vector of floats take 1.2 to
+// 1.6 times as long to read.
+func (a *answer) floats() bool {
+	buf, _ := a.r.Peek(a.r.Buffered())
+	i := 0 // read up to here
+	for i < len(buf) && len(a.vec) < MaxDimensions {
+		if buf[i] == ']' {
+			_, _ = a.r.Discard(i + 1)
+			return true
+		}
+		if buf[i] != ',' {
+			break
+		}
+		f, n, ok := fastFloat32(buf[i+1:])
+		end := i + 1 + n
+		if !ok || end >= len(buf) || numberByte(buf[end]) {
+			break
+		}
+		a.vec = append(a.vec, f)
+		i = end
+	}
+	_, _ = a.r.Discard(i)
+	return false
 }
 
 // base64 reads the rest of a base64 vector's string, its opening quote

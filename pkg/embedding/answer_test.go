@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -140,6 +141,70 @@ func TestBase64Strings(t *testing.T) {
 	}
 }
 
+// TestFloatVectors covers vectors of floats as the decoder reads them:
+// many at a time from its buffer in the common spelling, one at a time
+// in any other, and across the buffer's end (a vector at its widest is
+// longer than the buffer). Each is read as encoding/json reads it.
+func TestFloatVectors(t *testing.T) {
+	spell := func(sep string, nums ...string) string { return "[" + strings.Join(nums, sep) + "]" }
+	many := func(n int, each func(i int) string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = each(i)
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	short := many(MaxDimensions, func(int) string { return strconv.FormatFloat(float64(rng.Float32()*2-1), 'g', -1, 32) })
+	long := many(MaxDimensions, func(int) string { return strconv.FormatFloat(rng.Float64()*2-1, 'g', -1, 64) })
+	mixed := many(3000, func(i int) string {
+		return [...]string{"-0", "1e-3", "2.5E+3", "0.10000000149011612", "16777217", "-1.5e-30", "7", "1.17549435e-38"}[i%8]
+	})
+	tests := []struct {
+		name string
+		vec  string
+		err  error
+	}{
+		{name: "one", vec: "[0.5]"},
+		{name: "empty", vec: "[]", err: ErrBadResponse}, // no width: refused as before
+		{name: "widest, short numbers", vec: spell(",", short...)},
+		{name: "widest, 17 digits", vec: spell(",", long...)},
+		{name: "widest, spaces", vec: spell(" , ", short...)},
+		{name: "spaces before the bracket", vec: "[1,2,3 ]"},
+		{name: "newlines", vec: spell(",\n", mixed...)},
+		{name: "other spellings", vec: spell(",", mixed...)},
+		{name: "one too many", vec: spell(",", append(short, "1")...), err: ErrAnswerTooLarge},
+		{name: "a number cut by the end", vec: "[1,2,3", err: ErrBadResponse},
+		{name: "two points", vec: "[1,2.5.1]", err: ErrBadResponse},
+		{name: "a plus", vec: "[1,+2]"}, // strconv reads it; so did the decoder before
+		{name: "a long exponent", vec: "[1,1e12345]", err: ErrBadResponse},
+		{name: "a comma last", vec: "[1,2,]", err: ErrBadResponse},
+		{name: "garbage after", vec: "[1,2x]", err: ErrBadResponse},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := `{"data":[{"index":0,"embedding":` + tt.vec + `},{"index":1,"embedding":[1]}]}`
+			got, err := decodeAnswer(body, 2, 0)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []float32
+			if err := json.Unmarshal([]byte(strings.ReplaceAll(tt.vec, "+", "")), &want); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got[0], want) {
+				t.Errorf("vector of %d, want %d", len(got[0]), len(want))
+			}
+		})
+	}
+}
+
 // A provider that refuses encoding_format "base64" is asked once more, for
 // floats, and for floats from then on.
 func TestBase64Refused(t *testing.T) {
@@ -182,6 +247,8 @@ func FuzzAnswer(f *testing.F) {
 		`{"data":[{"index":0,"embedding":[1e-30,0]}]}`, `{"data":[]}`, `[]`, `{"data":[{"index":"0"}]}`,
 		`{"data":[{"index":0,"embedding":"` + strings.ReplaceAll(b64(slash, 2), "/", `\/`) + `"},{"index":1,"embedding":[-2.5E-3,+1]}]}`,
 		`{"data":[{"index":0,"embedding":"AAAA\"AAA"}]}`,
+		`{"data":[{"index":0,"embedding":[0.1,-0.25,3e-2,4 ,5,0.123456789012345678]},{"index":1,"embedding":[1,2.5,1e12345]}]}`,
+		`{"data":[{"index":1,"embedding":[1,2,3]},{"index":0,"embedding":[7,-0,1.5.2,]}]}`,
 	} {
 		f.Add(seed)
 	}
