@@ -82,7 +82,7 @@ func fastFloat32(b []byte) (f float32, n int, ok bool) {
 	return f, i, ok
 }
 
-// clinger is the float32 nearest ±mant×10^exp, for mant below 10^15 (a
+// clinger is the float32 nearest ±mant×10^exp, for mant at most 10^15 (a
 // float64 holds it exactly), when it can be sure of it. Within 22 powers
 // of ten the decimal is one correctly rounded float64 operation
 // (Clinger's fast path). Rounding that float64 to float32 gives the
