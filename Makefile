@@ -401,7 +401,9 @@ bench:
 # report peaks, search latency (cmd/scale; SCALE_BASELINE=BIN measures
 # another binary in the same run for the ratios; SCALE_TEXT=12 makes each
 # tool's text twelve times as long, as the sizing rule was also measured;
-# SCALE_SCRIPT=cyrillic writes the descriptions in Cyrillic letters).
+# SCALE_SCRIPT=cyrillic writes the descriptions in Cyrillic letters;
+# SCALE_FLOATS=1 has the fake provider answer floats, as one that ignores
+# encoding_format does).
 LOADTIME ?= 2s
 LOADROUNDS ?= 6
 SCALE_SIZES ?= 73,4000,10000,100000
@@ -409,12 +411,13 @@ SCALE_ROUNDS ?= 3
 SCALE_BASELINE ?=
 SCALE_TEXT ?= 1
 SCALE_SCRIPT ?=
+SCALE_FLOATS ?=
 load: build
 	$(GO) build -o bin/loadgen ./cmd/loadgen
 	@for m in hybrid semantic keyword; do ./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode $$m; echo; done
 	./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode hybrid -learning -callers 16
 	$(GO) build -o bin/scale ./cmd/scale
-	./bin/scale -bin $(BIN) -sizes $(SCALE_SIZES) -rounds $(SCALE_ROUNDS) -text $(SCALE_TEXT) $(if $(SCALE_SCRIPT),-script $(SCALE_SCRIPT)) $(if $(SCALE_BASELINE),-baseline $(SCALE_BASELINE))
+	./bin/scale -bin $(BIN) -sizes $(SCALE_SIZES) -rounds $(SCALE_ROUNDS) -text $(SCALE_TEXT) $(if $(SCALE_SCRIPT),-script $(SCALE_SCRIPT)) $(if $(SCALE_FLOATS),-floats) $(if $(SCALE_BASELINE),-baseline $(SCALE_BASELINE))
 
 # 60 s of hostile requests against the binary (RELIABILITY.md): RSS before
 # and after, /metrics and status sizes, per-attack status codes.
