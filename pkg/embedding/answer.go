@@ -223,11 +223,11 @@ var errEnd = errors.New("the end of the array")
 // reader's buffer holds in the common spelling (a comma, then a number
 // fastFloat32 is sure of), each appended to a.vec; true when it read the
 // vector's closing bracket too. It reads nothing it is not sure of: a
-// number that may go on past the buffer, spaces, any other spelling or a
-// vector at its widest are left to elements and number, which read them
-// as they would have, errors included. Going back to them for each
-// number's space, comma and bounds made a vector of floats take 1.2 to
-// 1.6 times as long to read.
+// number that may go on past the buffer or is longer than maxNumber,
+// spaces, any other spelling or a vector at its widest are left to
+// elements and number, which read them as they would have, errors
+// included. Going back to them for each number's space, comma and bounds
+// made a vector of floats take 1.2 to 1.6 times as long to read.
 func (a *answer) floats() bool {
 	buf, _ := a.r.Peek(a.r.Buffered())
 	i := 0 // read up to here
@@ -241,7 +241,7 @@ func (a *answer) floats() bool {
 		}
 		f, n, ok := fastFloat32(buf[i+1:])
 		end := i + 1 + n
-		if !ok || end >= len(buf) || numberByte(buf[end]) {
+		if !ok || n > maxNumber || end >= len(buf) || numberByte(buf[end]) {
 			break
 		}
 		a.vec = append(a.vec, f)
@@ -433,10 +433,9 @@ func (a *answer) number(bits int) (float64, error) {
 	if err := a.space(); err != nil {
 		return 0, err
 	}
-	const most = 64
-	buf, _ := a.r.Peek(most + 1) // fewer at the answer's end
+	buf, _ := a.r.Peek(maxNumber + 1) // fewer at the answer's end
 	if bits == 32 {
-		if f, n, ok := fastFloat32(buf); ok && n <= most && (n == len(buf) || !numberByte(buf[n])) {
+		if f, n, ok := fastFloat32(buf); ok && n <= maxNumber && (n == len(buf) || !numberByte(buf[n])) {
 			_, _ = a.r.Discard(n)
 			return float64(f), nil
 		}
@@ -445,8 +444,8 @@ func (a *answer) number(bits int) (float64, error) {
 	for n < len(buf) && numberByte(buf[n]) {
 		n++
 	}
-	if n > most {
-		return 0, errBadAnswer("a number longer than %d bytes", most)
+	if n > maxNumber {
+		return 0, errBadAnswer("a number longer than %d bytes", maxNumber)
 	}
 	x, err := strconv.ParseFloat(string(buf[:n]), bits)
 	if err != nil {
@@ -455,6 +454,11 @@ func (a *answer) number(bits int) (float64, error) {
 	_, _ = a.r.Discard(n) // Peek has them buffered
 	return x, nil
 }
+
+// maxNumber is the longest number an answer may hold, in bytes: a
+// float32 needs 9 significant digits, and a float64 written in full 24
+// characters.
+const maxNumber = 64
 
 // numberByte reports whether b may be part of a JSON number.
 func numberByte(b byte) bool {

@@ -180,6 +180,12 @@ func TestFloatVectors(t *testing.T) {
 		{name: "a long exponent", vec: "[1,1e12345]", err: ErrBadResponse},
 		{name: "a comma last", vec: "[1,2,]", err: ErrBadResponse},
 		{name: "garbage after", vec: "[1,2x]", err: ErrBadResponse},
+		// Past 64 bytes a number is refused wherever it stands, even one
+		// the fast path could read (its digits past the 15th dropped).
+		{name: "a long number first", vec: "[" + strings.Repeat("1", 61) + "e-50,2]", err: ErrBadResponse},
+		{name: "a long number later", vec: "[2," + strings.Repeat("1", 61) + "e-50]", err: ErrBadResponse},
+		{name: "long leading zeros later", vec: "[2," + strings.Repeat("0", 70) + "1]", err: ErrBadResponse},
+		{name: "64 bytes", vec: "[2," + strings.Repeat("1", 60) + "e-50]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
