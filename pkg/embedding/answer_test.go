@@ -30,8 +30,14 @@ var slash = math.Float32frombits(0xbfffffff)
 
 // decodeAnswer reads body as an answer to n inputs.
 func decodeAnswer(body string, n, want int) ([][]float32, error) {
+	return decodeWith(body, n, want, false)
+}
+
+// decodeWith is decodeAnswer, reading every number with strconv one at a
+// time when plain (answer.plain).
+func decodeWith(body string, n, want int, plain bool) ([][]float32, error) {
 	out := make([][]float32, n)
-	a := &answer{n: n, want: want, put: func(i int, vec []float32) error {
+	a := &answer{n: n, want: want, plain: plain, put: func(i int, vec []float32) error {
 		out[i] = slices.Clone(vec)
 		return nil
 	}}
@@ -39,6 +45,27 @@ func decodeAnswer(body string, n, want int) ([][]float32, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// sameReading fails t unless body reads alike with and without the fast
+// paths: the same error, or the same vectors to the bit.
+func sameReading(t *testing.T, body string, n int) {
+	t.Helper()
+	fast, err := decodeWith(body, n, 0, false)
+	plain, plainErr := decodeWith(body, n, 0, true)
+	if fmt.Sprint(err) != fmt.Sprint(plainErr) {
+		t.Fatalf("%.200q: fast paths: %v; strconv one at a time: %v", body, err, plainErr)
+	}
+	for i := range fast {
+		if len(fast[i]) != len(plain[i]) {
+			t.Fatalf("%.200q: vector %d of %d numbers, read one at a time %d", body, i, len(fast[i]), len(plain[i]))
+		}
+		for j := range fast[i] {
+			if math.Float32bits(fast[i][j]) != math.Float32bits(plain[i][j]) {
+				t.Fatalf("%.200q: vector %d [%d] = %v, read one at a time %v", body, i, j, fast[i][j], plain[i][j])
+			}
+		}
+	}
 }
 
 func TestAnswer(t *testing.T) {
@@ -144,7 +171,8 @@ func TestBase64Strings(t *testing.T) {
 // TestFloatVectors covers vectors of floats as the decoder reads them:
 // many at a time from its buffer in the common spelling, one at a time
 // in any other, and across the buffer's end (a vector at its widest is
-// longer than the buffer). Each is read as encoding/json reads it.
+// longer than the buffer). Each is read as encoding/json reads it, and
+// as strconv one number at a time does, errors included.
 func TestFloatVectors(t *testing.T) {
 	spell := func(sep string, nums ...string) string { return "[" + strings.Join(nums, sep) + "]" }
 	many := func(n int, each func(i int) string) []string {
@@ -190,6 +218,7 @@ func TestFloatVectors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := `{"data":[{"index":0,"embedding":` + tt.vec + `},{"index":1,"embedding":[1]}]}`
+			sameReading(t, body, 2)
 			got, err := decodeAnswer(body, 2, 0)
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) {
@@ -242,9 +271,11 @@ func TestBase64Refused(t *testing.T) {
 	}
 }
 
-// FuzzAnswer decodes arbitrary answers to two inputs: whatever the
-// decoder accepts, encoding/json reads alike (for answers of floats), and
-// every vector it puts is finite, not zero, and of the answer's width.
+// FuzzAnswer decodes arbitrary answers to two inputs: the fast paths read
+// each as strconv one number at a time does (the same vectors to the bit,
+// or the same error); whatever the decoder accepts, encoding/json reads
+// alike (for answers of floats); and every vector it puts is finite, not
+// zero, and of the answer's width.
 func FuzzAnswer(f *testing.F) {
 	for _, seed := range []string{
 		`{"data":[{"index":0,"embedding":[0.1,0.2]},{"index":1,"embedding":[0.3,0.4]}]}`,
@@ -255,10 +286,12 @@ func FuzzAnswer(f *testing.F) {
 		`{"data":[{"index":0,"embedding":"AAAA\"AAA"}]}`,
 		`{"data":[{"index":0,"embedding":[0.1,-0.25,3e-2,4 ,5,0.123456789012345678]},{"index":1,"embedding":[1,2.5,1e12345]}]}`,
 		`{"data":[{"index":1,"embedding":[1,2,3]},{"index":0,"embedding":[7,-0,1.5.2,]}]}`,
+		`{"data":[{"index":0,"embedding":[2,` + strings.Repeat("1", 61) + `e-50]},{"index":1,"embedding":[1]}]}`,
 	} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
+		sameReading(t, body, 2)
 		got, err := decodeAnswer(body, 2, 0)
 		if err != nil {
 			return
