@@ -23,7 +23,7 @@ func TestMemory(t *testing.T) {
 }
 
 // TestCPU reads utime and stime after the command's name, whatever it
-// holds, and this process's own: it has used some processor time.
+// holds, and this process's own once it has used some processor time.
 func TestCPU(t *testing.T) {
 	tests := []struct {
 		stat string
@@ -42,9 +42,21 @@ func TestCPU(t *testing.T) {
 			t.Errorf("statCPU(%q) = %v, %v; want %v, error %v", tt.stat, got, err, tt.want, tt.err)
 		}
 	}
-	for start := time.Now(); time.Since(start) < 30*time.Millisecond; {
-	}
-	if got, err := cpu(os.Getpid()); err != nil || got <= 0 {
-		t.Errorf("this process's CPU = %v, %v", got, err)
+	// This process spins until /proc has counted a tick of its time: on
+	// a machine busy with other tests a fixed spin may not be scheduled
+	// long enough to be counted.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		got, err := cpu(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no processor time counted after 10 s of spinning")
+		}
+		for start := time.Now(); time.Since(start) < 10*time.Millisecond; {
+		}
 	}
 }
