@@ -25,8 +25,7 @@ import (
 // the service's reading of them is timed on.
 type fakeProvider struct {
 	*httptest.Server
-	floats bool         // floats always (-floats)
-	pool   [][]byte     // a fake of floats' vectors, written
+	pool   [][]byte     // a fake of floats' vectors, written (-floats; nil otherwise)
 	served atomic.Int64 // inputs embedded
 
 	// The provider's own time: how long at least one request was being
@@ -71,7 +70,7 @@ func startFake(dim int, floats bool) (*fakeProvider, error) {
 	if dim < 1 {
 		return nil, fmt.Errorf("-dim must be positive, got %d", dim)
 	}
-	f := &fakeProvider{floats: floats}
+	f := &fakeProvider{}
 	if floats {
 		vec := make([]float32, dim)
 		for i := range 256 {
@@ -111,7 +110,7 @@ func startFake(dim int, floats bool) (*fakeProvider, error) {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
-			if floats {
+			if f.pool != nil {
 				h := fnv.New32a()
 				h.Write([]byte(in))
 				buf = fmt.Appendf(buf, `{"object":"embedding","index":%d,"embedding":[`, i)
@@ -155,7 +154,7 @@ func appendFloats(buf []byte, vec []float32) []byte {
 
 // answers names, in the report, what a fake of floats answers.
 func (f *fakeProvider) answers(embedder string) string {
-	if embedder == "openai" && f.floats {
+	if embedder == "openai" && f.pool != nil {
 		return " (answering floats)"
 	}
 	return ""

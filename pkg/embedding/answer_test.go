@@ -150,22 +150,34 @@ func TestBase64Strings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body := `{"data":[{"index":0,"embedding":"` + tt.str + `"},{"index":1,"embedding":[1]}]}`
-			got, err := decodeAnswer(body, 2, 0)
-			if tt.err != nil {
-				if !errors.Is(err, tt.err) {
-					t.Fatalf("err = %v, want %v", err, tt.err)
-				}
+			got, ok := firstVector(t, `"`+tt.str+`"`, tt.err)
+			if !ok {
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got[0], tt.want) {
-				t.Errorf("vector of %d, want %d: %v...", len(got[0]), len(tt.want), got[0][:min(4, len(got[0]))])
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("vector of %d, want %d: %v...", len(got), len(tt.want), got[:min(4, len(got))])
 			}
 		})
 	}
+}
+
+// firstVector decodes an answer whose first vector is embedding (as
+// written in JSON) and whose second is [1]: that first vector, and true;
+// or, when wantErr is not nil, fails t unless the answer is refused with
+// it, and returns false.
+func firstVector(t *testing.T, embedding string, wantErr error) ([]float32, bool) {
+	t.Helper()
+	got, err := decodeAnswer(`{"data":[{"index":0,"embedding":`+embedding+`},{"index":1,"embedding":[1]}]}`, 2, 0)
+	if wantErr != nil {
+		if !errors.Is(err, wantErr) {
+			t.Fatalf("err = %v, want %v", err, wantErr)
+		}
+		return nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got[0], true
 }
 
 // TestFloatVectors covers vectors of floats as the decoder reads them:
@@ -217,24 +229,17 @@ func TestFloatVectors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body := `{"data":[{"index":0,"embedding":` + tt.vec + `},{"index":1,"embedding":[1]}]}`
-			sameReading(t, body, 2)
-			got, err := decodeAnswer(body, 2, 0)
-			if tt.err != nil {
-				if !errors.Is(err, tt.err) {
-					t.Fatalf("err = %v, want %v", err, tt.err)
-				}
+			sameReading(t, `{"data":[{"index":0,"embedding":`+tt.vec+`},{"index":1,"embedding":[1]}]}`, 2)
+			got, ok := firstVector(t, tt.vec, tt.err)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var want []float32
 			if err := json.Unmarshal([]byte(strings.ReplaceAll(tt.vec, "+", "")), &want); err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(got[0], want) {
-				t.Errorf("vector of %d, want %d", len(got[0]), len(want))
+			if !slices.Equal(got, want) {
+				t.Errorf("vector of %d, want %d", len(got), len(want))
 			}
 		})
 	}
