@@ -42,6 +42,14 @@ type Segments struct {
 // only the vocabulary's order depends on how the work was split, never a
 // document's terms.
 func (a *Analyzer) Corpus(n int, layout Segments, fill func(doc int, seg []string)) *Corpus {
+	return a.CorpusWith(n, layout, func() func(int, []string) { return fill })
+}
+
+// CorpusWith is Corpus with a fill of each core's own: newFill is called
+// once on each goroutine the documents are analysed on, and the fill it
+// returns is called there for each of them, in order, so that what it
+// keeps (a buffer its results share) needs no lock.
+func (a *Analyzer) CorpusWith(n int, layout Segments, newFill func() func(doc int, seg []string)) *Corpus {
 	segs := layout.N
 	c := &Corpus{segs: segs, text: layout.Text, docs: make([][]uint32, n), ends: make([]uint32, n*segs)}
 	if c.text <= 0 || c.text > segs {
@@ -51,6 +59,7 @@ func (a *Analyzer) Corpus(n int, layout Segments, fill func(doc int, seg []strin
 	chunk.Each(n, func(p, lo, hi int) {
 		in := newInterner(a)
 		parts[p] = in
+		fill := newFill()
 		// A document's ids are read into doc, then copied into a block
 		// of about idBlock ids that holds many documents, each a window
 		// of it. One slice grown by append for the whole chunk allocated

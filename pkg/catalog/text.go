@@ -61,15 +61,34 @@ func (t Tool) Text() string { return t.Fields().Text() }
 // Text is Tool.Text from already extracted fields, for callers that need
 // the fields too (the schema is parsed once).
 func (f Fields) Text() string {
+	parts := f.Parts()
 	var b strings.Builder
-	for i, p := range f.Parts() {
+	b.Grow(TextLen(&parts))
+	WriteText(&b, &parts)
+	return b.String()
+}
+
+// TextLen is the length of the Text whose Parts are parts.
+func TextLen(parts *[NumParts]string) int {
+	n := 0
+	for i, p := range parts {
+		if p != "" || i == PartEnd {
+			n += len(partBefore[i]) + len(p) + len(partAfter[i])
+		}
+	}
+	return n
+}
+
+// WriteText writes to b the Text whose Parts are parts, for a caller that
+// keeps many texts in one buffer.
+func WriteText(b *strings.Builder, parts *[NumParts]string) {
+	for i, p := range parts {
 		if p != "" || i == PartEnd {
 			b.WriteString(partBefore[i])
 			b.WriteString(p)
 			b.WriteString(partAfter[i])
 		}
 	}
-	return b.String()
 }
 
 // The parts of Text, in order: each is a field, or the label Text puts

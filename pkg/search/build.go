@@ -48,16 +48,19 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 	if s.learner != nil {
 		learned = learnedFor(s.learner.learned.Load(), cat, nil)
 	}
-	corpus := analysis.English.Corpus(len(tools), bm25.ToolSegments, func(i int, seg []string) {
-		t := tools[i]
-		f := t.Fields() // parses the schema: once per tool
-		parts := f.Parts()
-		copy(seg, parts[:])
-		seg[catalog.NumParts] = learnedText(learned, t)
-		if texts != nil {
-			texts[i] = f.Text()
+	corpus := analysis.English.CorpusWith(len(tools), bm25.ToolSegments, func() func(int, []string) {
+		var packer textPacker
+		return func(i int, seg []string) {
+			t := tools[i]
+			f := t.Fields() // parses the schema: once per tool
+			parts := f.Parts()
+			copy(seg, parts[:])
+			seg[catalog.NumParts] = learnedText(learned, t)
+			if texts != nil {
+				texts[i] = packer.text(&parts)
+			}
+			hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Annotations)
 		}
-		hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Annotations)
 	})
 	snap := newSnapshot(cat, corpus, hints.NewTable(hs), s.cfg.Embedder)
 	snap.setup, snap.policy = setup, pol
@@ -463,8 +466,10 @@ func (l *lastIndex) sources(keys [][32]byte) []int {
 // toolTexts is what a provider embeds of each of cat's tools.
 func toolTexts(cat *catalog.Catalog) []string {
 	texts := make([]string, cat.Len())
+	var packer textPacker
 	for i, t := range cat.Tools() {
-		texts[i] = t.Text()
+		parts := t.Fields().Parts()
+		texts[i] = packer.text(&parts)
 	}
 	return texts
 }
