@@ -30,7 +30,7 @@ func TestSDKLogBounded(t *testing.T) {
 		{"a group", func(l *slog.Logger) { l.Info("m", slog.Group("g", "uri", long)) }, "g", nil},
 		{"from With", func(l *slog.Logger) { l.With("uri", long).Info("m") }, "uri", nil},
 		{"a short string", func(l *slog.Logger) { l.Info("m", "method", "tools/call") }, "method", "tools/call"},
-		{"a number", func(l *slog.Logger) { l.Info("m", "n", 1<<40) }, "n", float64(1 << 40)},
+		{"a number", func(l *slog.Logger) { l.Info("m", "n", int64(1<<40)) }, "n", float64(1 << 40)},
 		{"a duration", func(l *slog.Logger) { l.Info("m", "d", 2*time.Second) }, "d", float64(2 * time.Second)},
 	}
 	for _, tt := range tests {
