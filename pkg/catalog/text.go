@@ -56,12 +56,11 @@ func (t Tool) Fields() Fields {
 // Example, for github/list_issues with a "state" enum:
 //
 //	list_issues (list issues). List issues in a repository. Parameters: state: Filter by state. Values: open, closed. Server: github.
-func (t Tool) Text() string { return t.Fields().Text() }
-
-// Text is Tool.Text from already extracted fields, for callers that need
-// the fields too (the schema is parsed once).
-func (f Fields) Text() string {
-	parts := f.Parts()
+//
+// A build, which has the fields already, writes the same text from their
+// Parts (TextLen, WriteText).
+func (t Tool) Text() string {
+	parts := t.Fields().Parts()
 	var b strings.Builder
 	b.Grow(TextLen(&parts))
 	WriteText(&b, &parts)
