@@ -35,17 +35,28 @@ const MaxTools = 1 << 22
 // maxTools is MaxTools, lowered by a test that cannot afford 4M tools.
 var maxTools = MaxTools
 
-// Tool is one MCP tool, in the shape of a tools/list entry, plus the server
-// that owns it. The schemas and annotations are kept as raw JSON, compact,
-// so that they are handed back to callers as the catalog gave them.
+// Tool is one MCP tool, the fields of a tools/list entry, plus the server
+// that owns it. The schemas and annotations are kept as JSON, compact, so
+// that they are handed back to callers as the catalog gave them.
 type Tool struct {
-	Server       string          `json:"-"`
-	Name         string          `json:"name"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Server      string
+	Name        string
+	Title       string
+	Description string
+	Schemas     Schemas
+}
+
+// MarshalJSON writes t as a tools/list entry, its schemas and
+// annotations as given, without its server.
+func (t Tool) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Name         string          `json:"name"`
+		Title        string          `json:"title,omitempty"`
+		Description  string          `json:"description,omitempty"`
+		InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+		Annotations  json.RawMessage `json:"annotations,omitempty"`
+	}{t.Name, t.Title, t.Description, t.Schemas.Input(), t.Schemas.Output(), t.Schemas.Annotations()})
 }
 
 // ID is the tool's qualified name, "server/tool". Tool names may themselves
@@ -108,7 +119,7 @@ func newCatalog(sources []string, tools int) *Catalog {
 func (c *Catalog) add(t Tool) {
 	i := len(c.tools)
 	c.tools = append(c.tools, t)
-	c.bytes += int64(len(t.Name) + len(t.Title) + len(t.Description) + len(t.InputSchema) + len(t.OutputSchema) + len(t.Annotations))
+	c.bytes += int64(len(t.Name) + len(t.Title) + len(t.Description) + t.Schemas.Len())
 	c.byKey.add(c.byKey.keyHash(t.Server, t.Name), i)
 	c.byName.add(c.byName.nameHash(t.Name), i)
 }
@@ -154,6 +165,7 @@ func New(parts []Part) (*Catalog, error) {
 	// Rows are added part by part, so ends[i], the row count after
 	// parts[i], says which part added a row: a repeat's message names it.
 	ends := make([]int, 0, len(parts))
+	var raw rawSchemas
 	for _, p := range parts {
 		if !seenSource[p.Source] {
 			seenSource[p.Source] = true
@@ -184,8 +196,9 @@ func New(parts []Part) (*Catalog, error) {
 			}
 			for i, t := range s.Tools {
 				t.Server = s.Name
-				t, hws := revealHidden(t)
-				ws, err := t.check()
+				raw.read(t.Schemas)
+				t, hws := revealHidden(t, &raw)
+				ws, err := t.check(&raw)
 				ws = append(hws, ws...)
 				if r, dup := c.Lookup(t.Server, t.Name); err == nil && dup {
 					err = errors.New("name repeated within its server")
@@ -264,17 +277,24 @@ func hashTools(tools []Tool) string {
 		buf = appendField(buf, t.Name)
 		buf = appendField(buf, t.Title)
 		buf = appendField(buf, t.Description)
-		buf = appendField(buf, t.InputSchema)
-		buf = appendField(buf, t.OutputSchema)
-		buf = appendField(buf, t.Annotations)
+		s := t.Schemas
+		buf = appendCodedField(buf, s.input())
+		buf = appendCodedField(buf, s.output())
+		buf = appendCodedField(buf, s.annotations())
 		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
 // appendField appends f after its length.
-func appendField[T string | json.RawMessage](buf []byte, f T) []byte {
+func appendField(buf []byte, f string) []byte {
 	return append(binary.AppendUvarint(buf, uint64(len(f))), f...)
+}
+
+// appendCodedField is appendField of what coded stands for: a catalog's
+// hash does not depend on how its schemas are held.
+func appendCodedField(buf []byte, coded string) []byte {
+	return appendDecoded(binary.AppendUvarint(buf, uint64(decodedLen(coded))), coded)
 }
 
 // Tools returns the tools in index order. The slice must not be modified.
@@ -308,10 +328,10 @@ func (c *Catalog) CompareNames(x, y int) int {
 func (c *Catalog) Tool(i int) Tool { return c.tools[i] }
 
 // Bytes is the size of the tools' names, titles, descriptions, schemas
-// and annotations as held (schemas and annotations compact JSON): what
-// the memory a catalog takes grows with beside its count of tools, its
-// keyword index being made of the same text (docs/operations.md,
-// "Memory").
+// and annotations as given (schemas and annotations compact JSON; they
+// are held coded, in fewer bytes: Schemas): what the memory a catalog
+// takes grows with beside its count of tools, its keyword index being
+// made of the same text (docs/operations.md, "Memory").
 func (c *Catalog) Bytes() int64 { return c.bytes }
 
 // Same reports whether o holds what c does: the same tools in the same

@@ -37,7 +37,7 @@ func TestDefault(t *testing.T) {
 		Properties map[string]any `json:"properties"`
 		Required   []any          `json:"required"`
 	}
-	if err := json.Unmarshal(c.Tool(i).InputSchema, &schema); err != nil {
+	if err := json.Unmarshal(c.Tool(i).Schemas.Input(), &schema); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := schema.Properties["y"]; !ok || fmt.Sprint(schema.Required) != "[x y model]" {
@@ -64,7 +64,7 @@ func TestYAMLKeepsYAML11Booleans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := string(p.Servers[0].Tools[0].InputSchema)
+	got := string(p.Servers[0].Tools[0].Schemas.Input())
 	for _, want := range []string{`"enum":["on","off"]`, `"y":{`, `"required":["state","y"]`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("schema %s lacks %s", got, want)
@@ -243,10 +243,10 @@ func TestText(t *testing.T) {
 		Name:        "listIssues",
 		Title:       "List issues",
 		Description: "List issues in a repository.",
-		InputSchema: []byte(`{"type":"object","properties":{
+		Schemas: MakeSchemas([]byte(`{"type":"object","properties":{
 			"state":{"type":"string","description":"Filter by state.","enum":["open","closed"]},
 			"per_page":{"type":"integer"},
-			"filter":{"type":"object","properties":{"label_name":{"type":"array","items":{"type":"string","enum":["bug","docs"]}}}}}}`),
+			"filter":{"type":"object","properties":{"label_name":{"type":"array","items":{"type":"string","enum":["bug","docs"]}}}}}}`), nil, nil),
 	}
 	got := tool.Text()
 	want := "listIssues (list issues). List issues. List issues in a repository. " +
@@ -257,7 +257,7 @@ func TestText(t *testing.T) {
 	}
 	// A malformed or hostile schema must not panic or loop; it contributes nothing.
 	for _, schema := range []string{`{"properties":5}`, `{"properties":{"a":7}}`, `{"properties":{"a":{"enum":"x","items":3}}}`} {
-		tool.InputSchema = []byte(schema)
+		tool.Schemas = MakeSchemas([]byte(schema), nil, nil)
 		_ = tool.Text()
 	}
 }
@@ -265,7 +265,7 @@ func TestText(t *testing.T) {
 func TestLenientPart(t *testing.T) {
 	strict, _ := Parse("files.json", []byte(`{"servers":[{"name":"a","tools":[{"name":"x"}]}]}`), "")
 	up := Part{Source: "upstream:b", Lenient: true, Servers: []Server{{Name: "b", Tools: []Tool{
-		{Name: "ok"}, {Name: ""}, {Name: "ok"}, {Name: "bad", InputSchema: []byte(`[1]`)},
+		{Name: "ok"}, {Name: ""}, {Name: "ok"}, {Name: "bad", Schemas: MakeSchemas([]byte(`[1]`), nil, nil)},
 	}}, {Name: "", Tools: []Tool{{Name: "y"}}}}}
 	c, err := New([]Part{strict, up})
 	if err != nil {
@@ -384,7 +384,7 @@ func TestPatternGoCannotReadIsFlagged(t *testing.T) {
 // schema, the warnings run together.
 func schemaWarnings(t *testing.T, schema string) string {
 	t.Helper()
-	cat, err := New([]Part{{Source: "f.json", Servers: []Server{{Name: "s", Tools: []Tool{{Name: "t", Description: "d", InputSchema: json.RawMessage(schema)}}}}}})
+	cat, err := New([]Part{{Source: "f.json", Servers: []Server{{Name: "s", Tools: []Tool{{Name: "t", Description: "d", Schemas: MakeSchemas(json.RawMessage(schema), nil, nil)}}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,21 +465,22 @@ func TestBound(t *testing.T) {
 		wantClipped bool
 		check       func(Tool) bool
 	}{
-		{"small tool unchanged", Tool{Name: "a", Description: "reads a file", InputSchema: json.RawMessage(`{"type":"object"}`)}, false,
+		{"small tool unchanged", Tool{Name: "a", Description: "reads a file", Schemas: MakeSchemas(json.RawMessage(`{"type":"object"}`), nil, nil)}, false,
 			func(t Tool) bool {
-				return t.Description == "reads a file" && string(t.InputSchema) == `{"type":"object"}`
+				return t.Description == "reads a file" && string(t.Schemas.Input()) == `{"type":"object"}`
 			}},
 		{"long description clipped and marked", Tool{Name: "a", Description: strings.Repeat("é", MaxUntrustedDescBytes)}, true,
 			func(t Tool) bool {
 				return len(t.Description) < MaxUntrustedDescBytes+100 && utf8.ValidString(t.Description) && strings.Contains(t.Description, "over the 16384-byte limit")
 			}},
-		{"huge input schema replaced by an open object", Tool{Name: "a", Description: "x", InputSchema: bigSchema}, true,
+		{"huge input schema replaced by an open object", Tool{Name: "a", Description: "x", Schemas: MakeSchemas(bigSchema, nil, nil)}, true,
 			func(t Tool) bool {
 				var m map[string]any
-				return json.Unmarshal(t.InputSchema, &m) == nil && m["type"] == "object" && m["properties"] == nil && len(t.InputSchema) < 1024
+				in := t.Schemas.Input()
+				return json.Unmarshal(in, &m) == nil && m["type"] == "object" && m["properties"] == nil && len(in) < 1024
 			}},
-		{"huge output schema too", Tool{Name: "a", Description: "x", OutputSchema: bigSchema}, true,
-			func(t Tool) bool { return len(t.OutputSchema) < 1024 }},
+		{"huge output schema too", Tool{Name: "a", Description: "x", Schemas: MakeSchemas(nil, bigSchema, nil)}, true,
+			func(t Tool) bool { return len(t.Schemas.Output()) < 1024 }},
 		{"long title clipped, not marked as a text the answer quotes", Tool{Name: "a", Description: "x", Title: strings.Repeat("t", 4000)}, false,
 			func(t Tool) bool { return len(t.Title) <= MaxUntrustedTitleBytes+len("…") }},
 	}
@@ -530,22 +531,32 @@ func TestByIDLongest(t *testing.T) {
 // file does not.
 func TestHashCoversEveryField(t *testing.T) {
 	base := Tool{Server: "s", Name: "n", Title: "t", Description: "d",
-		InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"string"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)}
+		Schemas: MakeSchemas([]byte(`{"type":"object"}`), []byte(`{"type":"string"}`), []byte(`{"readOnlyHint":true}`))}
 	want := hashTools([]Tool{base})
 	v := reflect.ValueOf(&base).Elem()
 	for i := range v.NumField() {
-		changed := base
-		f := reflect.ValueOf(&changed).Elem().Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString(f.String() + "x")
-		case reflect.Slice:
-			f.SetBytes([]byte(`{"x":1}`))
+		var changes []Tool
+		switch f := v.Field(i); {
+		case f.Kind() == reflect.String:
+			changed := base
+			reflect.ValueOf(&changed).Elem().Field(i).SetString(f.String() + "x")
+			changes = append(changes, changed)
+		case f.Type() == reflect.TypeFor[Schemas]():
+			in, out, ann := base.Schemas.Input(), base.Schemas.Output(), base.Schemas.Annotations()
+			x := []byte(`{"x":1}`)
+			for _, s := range []Schemas{MakeSchemas(x, out, ann), MakeSchemas(in, x, ann), MakeSchemas(in, out, x),
+				MakeSchemas(nil, in, ann), MakeSchemas(in, nil, out)} { // and moved to the next
+				changed := base
+				changed.Schemas = s
+				changes = append(changes, changed)
+			}
 		default:
 			t.Fatalf("field %s: kind %s: hashTools must learn it", v.Type().Field(i).Name, f.Kind())
 		}
-		if hashTools([]Tool{changed}) == want {
-			t.Errorf("changing %s leaves the hash", v.Type().Field(i).Name)
+		for j, changed := range changes {
+			if hashTools([]Tool{changed}) == want {
+				t.Errorf("change %d of %s leaves the hash", j, v.Type().Field(i).Name)
+			}
 		}
 	}
 	if a, b := hashTools([]Tool{{Name: "ab", Description: "c"}}), hashTools([]Tool{{Name: "a", Description: "bc"}}); a == b {
@@ -561,7 +572,7 @@ func TestHashCoversEveryField(t *testing.T) {
 	if a.Hash() != b.Hash() {
 		t.Error("an indented file hashes unlike its compact form")
 	}
-	if got := string(b.Tool(0).InputSchema); got != `{"type":"object","properties":{"q":{"type":"string"}}}` {
+	if got := string(b.Tool(0).Schemas.Input()); got != `{"type":"object","properties":{"q":{"type":"string"}}}` {
 		t.Errorf("indented schema kept as %s, want it compact", got)
 	}
 }

@@ -20,17 +20,20 @@ import (
 // decoder reads a catalog document in one pass over its bytes. jsontext
 // checks the syntax, the UTF-8 and repeated keys at every depth as it
 // reads; the decoder checks each level's keys against the known ones,
-// reads the text fields and copies schemas and annotations, compact, into
-// shared blocks. It replaces a key-check walk, a reflective decode and a
-// compaction copy of the same bytes, and it knows where it is, so an
-// error names the server and tool without parsing the file again.
+// reads the text fields and copies schemas and annotations, compact and
+// coded (Schemas), into shared strings. It replaces a key-check walk, a
+// reflective decode and a compaction copy of the same bytes, and it knows
+// where it is, so an error names the server and tool without parsing the
+// file again.
 type decoder struct {
 	source string
 	data   []byte
 	yaml   []byte // the YAML data was converted from, if it was
 	dec    *jsontext.Decoder
-	block  []byte // schemas are compacted into it, a fresh one when full
-	chunk  int
+	// A tool's schemas and annotations are compacted into in, out and
+	// ann, then coded into the packer's shared strings.
+	in, out, ann []byte
+	packer       schemaPacker
 	unquoter
 	keyAt int64 // offset of the key last read
 
@@ -50,7 +53,7 @@ func decodeFile(source string, data, yamlDoc []byte) (file, error) {
 		data:   data,
 		yaml:   yamlDoc,
 		dec:    jsontext.NewDecoder(bytes.NewBuffer(data)),
-		chunk:  min(max(len(data)/8, 4<<10), 256<<10),
+		packer: schemaPacker{size: min(max(len(data)/8, 4<<10), 256<<10)},
 		server: -1,
 		tool:   -1,
 	}
@@ -112,7 +115,8 @@ func elements[T any](d *decoder, what string, list *[]T, at *int, read func(*T) 
 
 func (d *decoder) toolObject(t *Tool) error {
 	d.tl = t
-	return d.object("a tool", func(key []byte) error {
+	d.in, d.out, d.ann = d.in[:0], d.out[:0], d.ann[:0]
+	err := d.object("a tool", func(key []byte) error {
 		switch string(key) {
 		case "name":
 			return d.text(&t.Name, "name")
@@ -121,14 +125,14 @@ func (d *decoder) toolObject(t *Tool) error {
 		case "description":
 			return d.text(&t.Description, "description")
 		case "inputSchema":
-			return d.raw(&t.InputSchema)
+			return d.raw(&d.in)
 		case "outputSchema":
-			return d.raw(&t.OutputSchema)
+			return d.raw(&d.out)
 		case "annotations":
-			if err := d.raw(&t.Annotations); err != nil {
+			if err := d.raw(&d.ann); err != nil {
 				return err
 			}
-			if err := checkAnnotations(t.Annotations); err != nil {
+			if err := checkAnnotations(d.ann); err != nil {
 				return d.fail(d.keyAt, "%v", err)
 			}
 			return nil
@@ -137,6 +141,10 @@ func (d *decoder) toolObject(t *Tool) error {
 		}
 		return d.unknown(key, toolKeys)
 	})
+	if err == nil {
+		t.Schemas = d.packer.schemas(d.in, d.out, d.ann)
+	}
+	return err
 }
 
 // object reads an object (null is an empty one), calling member for each
@@ -208,19 +216,15 @@ func (d *decoder) text(dst *string, field string) error {
 	return d.fail(d.dec.InputOffset()-int64(len(v)), "%s: want a string, got %s", field, jsonread.KindName(v))
 }
 
-// raw reads any value into dst, compact. Whether a schema is an object is
-// the validation's to say, with the tool's other problems.
-func (d *decoder) raw(dst *json.RawMessage) error {
+// raw reads any value into *dst, compact, over what it held. Whether a
+// schema is an object is the validation's to say, with the tool's other
+// problems.
+func (d *decoder) raw(dst *[]byte) error {
 	v, err := d.dec.ReadValue()
 	if err != nil {
 		return d.syntax(err)
 	}
-	if cap(d.block)-len(d.block) < len(v) {
-		d.block = make([]byte, 0, max(d.chunk, len(v)))
-	}
-	start := len(d.block)
-	d.block = appendCompact(d.block, v)
-	*dst = d.block[start:len(d.block):len(d.block)]
+	*dst = appendCompact((*dst)[:0], v)
 	return nil
 }
 

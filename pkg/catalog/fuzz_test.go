@@ -97,9 +97,9 @@ func sameAsEncodingJSON(t *testing.T, data []byte, p Part) {
 		for j, w := range s.Tools {
 			g := got.Tools[j]
 			if g.Name != w.Name || g.Title != w.Title || g.Description != w.Description ||
-				string(g.InputSchema) != compact(w.InputSchema) ||
-				string(g.OutputSchema) != compact(w.OutputSchema) ||
-				string(g.Annotations) != compact(w.Annotations) {
+				string(g.Schemas.Input()) != compact(w.InputSchema) ||
+				string(g.Schemas.Output()) != compact(w.OutputSchema) ||
+				string(g.Schemas.Annotations()) != compact(w.Annotations) {
 				t.Fatalf("server %d tool %d: %+v, encoding/json %+v", i, j, g, w)
 			}
 		}

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -133,7 +132,10 @@ const maxSpelled = 120
 // and the strings of its schemas and annotations, and says what it
 // removed; its name is the tool's identity, so a name holding them is only
 // warned of.
-func revealHidden(t Tool) (Tool, []note) {
+//
+// raw is t's schemas read back; when it removes any, it writes them again
+// into raw as well as t.
+func revealHidden(t Tool, raw *rawSchemas) (Tool, []note) {
 	var warnings []note
 	removed := func(where string, n int, spelled string) {
 		w := fmt.Sprintf("%s held %d hidden characters (Unicode tags, variation selectors, invisible operators or bidirectional controls: models read what reviewers do not see), removed", where, n)
@@ -150,14 +152,18 @@ func revealHidden(t Tool) (Tool, []note) {
 	if t.Description, n, spelled = unhide(t.Description); n > 0 {
 		removed("description", n, spelled)
 	}
-	if t.InputSchema, n, spelled = unhideSchema(t.InputSchema); n > 0 {
-		removed("inputSchema", n, spelled)
+	changed := false
+	for _, s := range []struct {
+		raw   *[]byte
+		where string // the annotations' title is shown as the tool's
+	}{{&raw.in, "inputSchema"}, {&raw.out, "outputSchema"}, {&raw.ann, "annotations"}} {
+		if *s.raw, n, spelled = unhideSchema(*s.raw); n > 0 {
+			removed(s.where, n, spelled)
+			changed = true
+		}
 	}
-	if t.OutputSchema, n, spelled = unhideSchema(t.OutputSchema); n > 0 {
-		removed("outputSchema", n, spelled)
-	}
-	if t.Annotations, n, spelled = unhideSchema(t.Annotations); n > 0 {
-		removed("annotations", n, spelled) // their title is shown as the tool's
+	if changed {
+		t.Schemas = raw.schemas()
 	}
 	if _, n, _ := unhide(t.Name); n > 0 {
 		warnings = append(warnings, note{"hidden-text", fmt.Sprintf("name holds %d hidden characters (Unicode tags, variation selectors, invisible operators or bidirectional controls): it is shown as it is, since calls name the tool by it", n)})
@@ -178,7 +184,7 @@ func revealHidden(t Tool) (Tool, []note) {
 // annotations (keys are parameter names, which calls must spell as the
 // upstream does). The characters may be written as they are or as \u
 // escapes (a tag is a surrogate pair, \udb40\udcXX).
-func unhideSchema(raw json.RawMessage) (json.RawMessage, int, string) {
+func unhideSchema(raw []byte) ([]byte, int, string) {
 	literal := bytes.IndexByte(raw, 0xE2) >= 0 || bytes.IndexByte(raw, 0xEF) >= 0 || bytes.IndexByte(raw, 0xF3) >= 0 // without a copy of raw, as firstHidden would need
 	if len(raw) == 0 || !literal && !escapesHidden(raw) {
 		return raw, 0, ""

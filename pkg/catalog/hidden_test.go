@@ -106,8 +106,8 @@ func TestHiddenTextIsRemoved(t *testing.T) {
 			if got.Title != tt.title || got.Description != tt.desc {
 				t.Errorf("title %q, description %q; want %q, %q", got.Title, got.Description, tt.title, tt.desc)
 			}
-			if tt.schema != "" && string(got.InputSchema) != tt.schema {
-				t.Errorf("inputSchema %s, want %s", got.InputSchema, tt.schema)
+			if tt.schema != "" && string(got.Schemas.Input()) != tt.schema {
+				t.Errorf("inputSchema %s, want %s", got.Schemas.Input(), tt.schema)
 			}
 			var all []string
 			for _, w := range cat.Warnings() {

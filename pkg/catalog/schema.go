@@ -25,6 +25,7 @@ type schemaText struct {
 	dec           jsontext.Decoder
 	rd            bytes.Reader
 	params, enums strings.Builder
+	schema        []byte // the schema read back (Schemas.AppendInput)
 	unquoter
 }
 
@@ -37,9 +38,16 @@ var schemaOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsont
 // enum values, depth first with names sorted, and its top-level
 // parameters' names, sorted. A schema that is not a JSON object gives
 // nothing.
-func readSchema(schema []byte) (params, enums string, names []string) {
+func readSchema(s Schemas) (params, enums string, names []string) {
 	w := schemaTexts.Get().(*schemaText)
 	defer schemaTexts.Put(w)
+	w.schema = s.AppendInput(w.schema[:0])
+	schema := w.schema
+	defer func() {
+		if cap(w.schema) > 1<<20 {
+			w.schema = nil // a rare huge schema's buffer is not kept for the pool's next
+		}
+	}()
 	w.params, w.enums = strings.Builder{}, strings.Builder{}
 	w.params.Grow(min(len(schema), maxSchemaTextBytes)) // the text is at most about that
 	top, ok := w.node(schema)

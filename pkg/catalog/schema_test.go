@@ -32,7 +32,7 @@ func FuzzSchemaText(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, schema []byte) {
-		params, enums, names := readSchema(schema)
+		params, enums, names := readSchema(MakeSchemas(schema, nil, nil))
 		var m map[string]any
 		if json.Unmarshal(schema, &m) != nil {
 			return

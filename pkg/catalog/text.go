@@ -31,8 +31,8 @@ type Fields struct {
 func (t Tool) Fields() Fields {
 	var params, enums string
 	var names []string
-	if len(t.InputSchema) > 0 {
-		params, enums, names = readSchema(t.InputSchema)
+	if t.Schemas.HasInput() {
+		params, enums, names = readSchema(t.Schemas)
 	}
 	return Fields{
 		ParamNames:  names,

@@ -22,15 +22,15 @@ import (
 // check returns the tool's warnings, or an error when the tool cannot be
 // indexed at all. Real catalogs break the naming advice routinely (spaces,
 // slashes), so only what would corrupt identification or the index is an
-// error.
-func (t Tool) check() (warnings []note, err error) {
+// error. raw is t's schemas read back.
+func (t Tool) check(raw *rawSchemas) (warnings []note, err error) {
 	if err := checkName(t.Name); err != nil {
 		return nil, fmt.Errorf("name %w", err)
 	}
-	if len(t.InputSchema) > 0 && !isJSONObject(t.InputSchema) {
+	if len(raw.in) > 0 && !isJSONObject(raw.in) {
 		return nil, errors.New("inputSchema is present but not a JSON object")
 	}
-	if len(t.OutputSchema) > 0 && !isJSONObject(t.OutputSchema) {
+	if len(raw.out) > 0 && !isJSONObject(raw.out) {
 		return nil, errors.New("outputSchema is present but not a JSON object")
 	}
 	if !utf8.ValidString(t.Description) || !utf8.ValidString(t.Title) {
@@ -39,17 +39,17 @@ func (t Tool) check() (warnings []note, err error) {
 	if !AdvisedName(t.Name) {
 		warnings = append(warnings, note{"", fmt.Sprintf("name is outside the MCP naming advice (1-%d characters of A-Z a-z 0-9 _ - .)", MaxAdvisedNameLen)})
 	}
-	schema := &schemaTree{raw: t.InputSchema}
+	schema := &schemaTree{raw: raw.in}
 	if w := refWarning(schema); w != "" {
 		warnings = append(warnings, note{"schema-ref", w})
 	}
 	if w := patternWarning(schema); w != "" {
 		warnings = append(warnings, note{"schema-pattern", w})
 	}
-	if Clipped(t) {
+	if clipped(t, raw) {
 		warnings = append(warnings, note{"clipped", fmt.Sprintf("clipped: a live upstream's description may be %d bytes and each schema %d; answers carry the clipped text, marked", MaxUntrustedDescBytes, MaxUntrustedSchemaBytes)})
 	}
-	for _, k := range unknownAnnotations(t.Annotations) {
+	for _, k := range unknownAnnotations(raw.ann) {
 		msg := fmt.Sprintf("annotation %q is not one MCP defines, and no client reads it", k)
 		if hint := jsonkeys.Unknown(k, annotationKeys).Hint; hint != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", hint)
@@ -435,15 +435,21 @@ func Bound(t Tool) Tool {
 	if n := len(t.Description); n > MaxUntrustedDescBytes {
 		t.Description = redact.Clip(t.Description, MaxUntrustedDescBytes, fmt.Sprintf("%s%d bytes, over the %d-byte limit]", clipMark, n, MaxUntrustedDescBytes))
 	}
-	t.InputSchema = boundSchema(t.InputSchema)
-	t.OutputSchema = boundSchema(t.OutputSchema)
-	if len(t.Annotations) > MaxUntrustedTitleBytes*2 {
-		t.Annotations = nil // hints are a few booleans and a title; more is not hints
+	in, out, ann := t.Schemas.input(), t.Schemas.output(), t.Schemas.annotations()
+	if decodedLen(in) <= MaxUntrustedSchemaBytes && decodedLen(out) <= MaxUntrustedSchemaBytes && decodedLen(ann) <= MaxUntrustedTitleBytes*2 {
+		return t
 	}
+	var raw rawSchemas
+	raw.read(t.Schemas)
+	raw.in, raw.out = boundSchema(raw.in), boundSchema(raw.out)
+	if len(raw.ann) > MaxUntrustedTitleBytes*2 {
+		raw.ann = nil // hints are a few booleans and a title; more is not hints
+	}
+	t.Schemas = raw.schemas()
 	return t
 }
 
-func boundSchema(raw json.RawMessage) json.RawMessage {
+func boundSchema(raw []byte) []byte {
 	if len(raw) <= MaxUntrustedSchemaBytes {
 		return raw
 	}
@@ -454,5 +460,12 @@ func boundSchema(raw json.RawMessage) json.RawMessage {
 
 // Clipped reports whether Bound clipped something of t.
 func Clipped(t Tool) bool {
-	return strings.Contains(t.Description, clipMark) || bytes.Contains(t.InputSchema, []byte(clipKey)) || bytes.Contains(t.OutputSchema, []byte(clipKey))
+	var raw rawSchemas
+	raw.read(t.Schemas)
+	return clipped(t, &raw)
+}
+
+// clipped is Clipped of t with its schemas read back into raw.
+func clipped(t Tool, raw *rawSchemas) bool {
+	return strings.Contains(t.Description, clipMark) || bytes.Contains(raw.in, []byte(clipKey)) || bytes.Contains(raw.out, []byte(clipKey))
 }

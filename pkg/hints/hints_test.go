@@ -258,7 +258,7 @@ func FuzzOf(f *testing.F) {
 
 // paramsOf is a schema's top-level parameter names as the index reads them.
 func paramsOf(schema string) []string {
-	return catalog.Tool{InputSchema: json.RawMessage(schema)}.Fields().ParamNames
+	return catalog.Tool{Schemas: catalog.MakeSchemas(json.RawMessage(schema), nil, nil)}.Fields().ParamNames
 }
 
 // BenchmarkOf is the hints of every tool of the default catalog, as a
@@ -275,7 +275,7 @@ func BenchmarkOf(b *testing.B) {
 	}
 	var tools []tool
 	for _, t := range cat.Tools() {
-		tools = append(tools, tool{t.Name, t.Description, t.Fields().ParamNames, t.Annotations})
+		tools = append(tools, tool{t.Name, t.Description, t.Fields().ParamNames, t.Schemas.Annotations()})
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -227,7 +227,8 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 	// The schema is read as the tool's text reads it (catalog.ReadSchemaTop:
 	// exact keys, no values decoded), so a parameter this calls described
 	// is one whose description the index has.
-	if top, ok := catalog.ReadSchemaTop(t.InputSchema); ok {
+	input := t.Schemas.Input()
+	if top, ok := catalog.ReadSchemaTop(input); ok {
 		switch typ, ok := schemaType(top.Type); {
 		case ok:
 		case typ == "":
@@ -244,10 +245,10 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 		if len(missing) > 0 {
 			add(Warning, "param-description", "parameters without a description: %s", strings.Join(missing, ", "))
 		}
-		if w := tooldef.Refused(t.InputSchema); w != "" {
+		if w := tooldef.Refused(input); w != "" {
 			add(Warning, "provider-schema", "%s; definitions toolsearch renders for providers carry it mended, other readers of the catalog may not", w)
 		}
-		if w := tooldef.Renamed(t.InputSchema); w != "" {
+		if w := tooldef.Renamed(input); w != "" {
 			add(Warning, "provider-names", "%s; tools listed as themselves over MCP carry the new names too", w)
 		}
 		switch notNames, undefined := badRequired(top); {

@@ -104,8 +104,8 @@ func (s *Server) add(t *mcp.Tool, h mcp.ToolHandler) (err error) {
 func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 	schema := map[string]any{}
 	var args map[string]string
-	if len(t.InputSchema) > 0 {
-		mended, _ := tooldef.Mend(t.InputSchema)
+	if t.Schemas.HasInput() {
+		mended, _ := tooldef.Mend(t.Schemas.Input())
 		mended, args = tooldef.SafeKeys(mended)
 		if err := json.Unmarshal(mended, &schema); err != nil {
 			return nil, nil, fmt.Errorf("input schema: %w", err)

@@ -147,7 +147,7 @@ func TestDirectMendsSchemas(t *testing.T) {
 		{`{"type":"array","items":{"type":"string"}}`, nil},
 	}
 	for _, tt := range tests {
-		def, _, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", InputSchema: json.RawMessage(tt.schema)}})
+		def, _, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", Schemas: catalog.MakeSchemas(json.RawMessage(tt.schema), nil, nil)}})
 		switch {
 		case tt.want == nil && err == nil:
 			t.Errorf("%s: listed, want refused", tt.schema)

@@ -275,12 +275,12 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in get
 	if err != nil {
 		return nil, schemaOut{}, fmt.Errorf("%w; search_tools finds tools by what they do", s.toolError(err))
 	}
-	input := object(t.InputSchema)
+	input := object(t.Schemas.Input())
 	if input == nil {
 		input = map[string]any{"type": "object", "properties": map[string]any{}}
 	}
 	out := schemaOut{Name: t.Name, Server: t.Server, Title: t.Title, Description: t.Description, InputSchema: input,
-		OutputSchema: object(t.OutputSchema), Annotations: object(t.Hints.Annotations), AnnotationsInferred: t.Hints.Inferred,
+		OutputSchema: object(t.Schemas.Output()), Annotations: object(t.Hints.Annotations), AnnotationsInferred: t.Hints.Inferred,
 		Callable: s.opts.Upstreams != nil && s.opts.Upstreams.Has(t.Server)}
 	s.used(ctx, req.Session, caller, t)
 	return nil, out, nil
@@ -402,7 +402,7 @@ func (s *Server) forward(ctx context.Context, req *mcp.CallToolRequest, caller a
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	if err := s.schemas.validate(caller.Key, t.InputSchema, args); err != nil {
+	if err := s.schemas.validate(caller.Key, t.Schemas.Input(), args); err != nil {
 		return errorResult(fmt.Sprintf("arguments for %s/%s do not match its input schema: %v", t.Server, t.Name, err)), nil
 	}
 	if res := s.confirm.gate(ctx, req, caller, t, args, confirmed); res != nil {

@@ -371,10 +371,9 @@ func (a *answer) render() error {
 	for i := range a.resp.Tools {
 		h := &a.resp.Tools[i]
 		t := a.snap.Catalog.Tool(h.Row)
-		hints := a.snap.hints.At(h.Row, t.Annotations)
-		t.Annotations = hints.Annotations
+		hints := a.snap.hints.At(h.Row, t.Schemas.Annotations())
 		if a.req.IncludeSchema {
-			h.InputSchema, h.OutputSchema, h.Annotations = t.InputSchema, t.OutputSchema, t.Annotations
+			h.InputSchema, h.OutputSchema, h.Annotations = t.Schemas.Input(), t.Schemas.Output(), hints.Annotations
 		}
 		if a.req.IncludeSchema || a.req.Format == "mcp" {
 			h.AnnotationsInferred = hints.Inferred
@@ -387,7 +386,7 @@ func (a *answer) render() error {
 			name = namer.Name(t)
 			h.DefinitionName = name
 		}
-		def, err := tooldef.Render(a.req.Format, t, name)
+		def, err := tooldef.Render(a.req.Format, t, hints.Annotations, name)
 		if err != nil {
 			return err
 		}

@@ -59,7 +59,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 			if texts != nil {
 				texts[i] = packer.text(&parts)
 			}
-			hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Annotations)
+			hs[i] = hints.Of(t.Name, t.Description, f.ParamNames, t.Schemas.Annotations())
 		}
 	})
 	snap := newSnapshot(cat, corpus, hints.NewTable(hs), s.cfg.Embedder)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,7 +36,7 @@ func TestBuildEmbedsText(t *testing.T) {
 	odd := catalog.Server{Name: "MyServer.v2", Tools: []catalog.Tool{
 		{Name: "getS3Object", Description: "Fetch an object from a bucket."},
 		{Name: "lint", Title: "Linter", Description: "Überprüft Dateien; the files' names.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"filePath":{"type":"string","description":"Which file"},"mode":{"enum":["fast","Thorough"]}}}`)},
+			Schemas: catalog.MakeSchemas([]byte(`{"type":"object","properties":{"filePath":{"type":"string","description":"Which file"},"mode":{"enum":["fast","Thorough"]}}}`), nil, nil)},
 		{Name: "plain", Description: ""},
 	}}
 	parts := []catalog.Part{}

@@ -66,7 +66,7 @@ func (snap *Snapshot) row(server, name string) (int, error) {
 // Found is row's tool and hints.
 func (snap *Snapshot) Found(row int) Found {
 	t := snap.Catalog.Tool(row)
-	return Found{Tool: t, Hints: snap.hints.At(row, t.Annotations)}
+	return Found{Tool: t, Hints: snap.hints.At(row, t.Schemas.Annotations())}
 }
 
 // View is the snapshot the caller searches: the whole index, or the view

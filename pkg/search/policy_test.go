@@ -270,8 +270,8 @@ func TestSafetyFilters(t *testing.T) {
 		{Server: "s", Name: "read_notes", Description: "Read the notes."},
 		{Server: "s", Name: "delete_notes", Description: "Delete all notes."},
 		{Server: "s", Name: "add_note", Description: "Add a note."},
-		{Server: "s", Name: "tidy_notes", Description: "Tidy the notes.", Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
-		{Server: "s", Name: "list_notes", Description: "List the notes.", Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":true}`)},
+		{Server: "s", Name: "tidy_notes", Description: "Tidy the notes.", Schemas: catalog.MakeSchemas(nil, nil, json.RawMessage(`{"readOnlyHint":true}`))},
+		{Server: "s", Name: "list_notes", Description: "List the notes.", Schemas: catalog.MakeSchemas(nil, nil, json.RawMessage(`{"readOnlyHint":false,"destructiveHint":true}`))},
 	}
 	svc := hiddenRig(t, tools, []string{"s/delete_notes"}, nil, nil, nil)
 	tests := []struct {

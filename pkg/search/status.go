@@ -72,7 +72,7 @@ type CatalogStatus struct {
 	Sources []string `json:"sources"`
 	Hash    string   `json:"hash"`
 	Servers int      `json:"servers"`
-	// Bytes is the tools' text and schemas as held (catalog.Bytes): with
+	// Bytes is the tools' text and schemas as given (catalog.Bytes): with
 	// the count of tools and the vectors' width, what sizes the memory
 	// limit (docs/operations.md, "Memory").
 	Bytes    int64             `json:"bytes"`

@@ -18,7 +18,7 @@ func TestTextPacker(t *testing.T) {
 		tl := catalog.Tool{Server: fmt.Sprintf("srv%d", i%7), Name: fmt.Sprintf("tool_%dName", i), Description: strings.Repeat("does a thing. ", i%40)}
 		switch i % 3 {
 		case 1:
-			tl.InputSchema = []byte(`{"type":"object","properties":{"state":{"type":"string","enum":["open","closed"],"description":"Filter by state"}}}`)
+			tl.Schemas = catalog.MakeSchemas([]byte(`{"type":"object","properties":{"state":{"type":"string","enum":["open","closed"],"description":"Filter by state"}}}`), nil, nil)
 		case 2:
 			tl.Title = "A title"
 		}

@@ -17,7 +17,7 @@ import "github.com/toolsearch/toolsearch/pkg/index"
 type Catalog struct {
 	Tools int
 	// TextBytes is the tools' names, titles, descriptions, schemas and
-	// annotations as held (catalog.Catalog.Bytes, status' catalog.bytes).
+	// annotations as given (catalog.Catalog.Bytes, status' catalog.bytes).
 	TextBytes int64
 	// Dim is the vectors' width; Local, whether the local embedder makes
 	// them (its small indexes keep their vectors twice).

@@ -1,7 +1,6 @@
 package tooldef
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
@@ -12,7 +11,7 @@ import (
 // one that needs mending.
 func BenchmarkRender(b *testing.B) {
 	faulty := tool
-	faulty.InputSchema = json.RawMessage(`{"properties":{"tags":{"type":"array","description":"Labels to attach."},"photo":{"type":"str","description":"The photo's id."}},"required":["photo"]}`)
+	faulty.Schemas = catalog.MakeSchemas([]byte(`{"properties":{"tags":{"type":"array","description":"Labels to attach."},"photo":{"type":"str","description":"The photo's id."}},"required":["photo"]}`), nil, nil)
 	for _, tt := range []struct {
 		name string
 		tool catalog.Tool

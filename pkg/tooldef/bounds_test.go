@@ -41,7 +41,7 @@ func TestRenderingIsBounded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tool := catalog.Tool{Server: "s", Name: "t", InputSchema: json.RawMessage(tt.schema)}
+			tool := catalog.Tool{Server: "s", Name: "t", Schemas: catalog.MakeSchemas(json.RawMessage(tt.schema), nil, nil)}
 			for _, format := range Formats {
 				raw, warning, err := render(format, tool, "t")
 				if err != nil {

@@ -25,7 +25,7 @@ func FuzzRender(f *testing.F) {
 		if !json.Valid([]byte(schema)) || len(schema) > 64<<10 {
 			return
 		}
-		tool := catalog.Tool{Server: "s", Name: "t", Description: "d", InputSchema: json.RawMessage(schema)}
+		tool := catalog.Tool{Server: "s", Name: "t", Description: "d", Schemas: catalog.MakeSchemas(json.RawMessage(schema), nil, nil)}
 		for _, format := range Formats {
 			raw, _, err := render(format, tool, "t")
 			if err != nil {

@@ -53,9 +53,9 @@ func TestSafeKeys(t *testing.T) {
 // TestRenderRenamesForAnthropic: only Anthropic's definitions rename
 // parameters, and they say how to name them back.
 func TestRenderRenamesForAnthropic(t *testing.T) {
-	tl := catalog.Tool{Server: "s", Name: "t", Description: "d", InputSchema: json.RawMessage(`{"type":"object","properties":{"q[]":{"type":"string"}}}`)}
+	tl := catalog.Tool{Server: "s", Name: "t", Description: "d", Schemas: catalog.MakeSchemas(json.RawMessage(`{"type":"object","properties":{"q[]":{"type":"string"}}}`), nil, nil)}
 	for _, format := range Formats {
-		d, err := Render(format, tl, "t")
+		d, err := Render(format, tl, nil, "t")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -147,7 +147,7 @@ func TestMendBoundsItsWarning(t *testing.T) {
 // and the answer's warning says so; Gemini's gets a type on every schema.
 func TestRenderMends(t *testing.T) {
 	faulty := catalog.Tool{Server: "photos", Name: "tag", Description: "Tag photos.",
-		InputSchema: json.RawMessage(`{"properties":{"tags":{"type":"array"},"photo":{"type":"str"},"meta":{"description":"anything"}},"required":["photo"]}`)}
+		Schemas: catalog.MakeSchemas([]byte(`{"properties":{"tags":{"type":"array"},"photo":{"type":"str"},"meta":{"description":"anything"}},"required":["photo"]}`), nil, nil)}
 	mended := map[string]any{"type": "object", "properties": map[string]any{
 		"tags": map[string]any{"type": "array", "items": map[string]any{}}, "photo": map[string]any{"type": "string"},
 		"meta": map[string]any{"description": "anything"}}, "required": []any{"photo"}}

@@ -149,10 +149,10 @@ func utf16Len(s string) int {
 var emptyObject = json.RawMessage(`{"type":"object","properties":{}}`)
 
 func inputSchema(t catalog.Tool) json.RawMessage {
-	if len(t.InputSchema) == 0 {
+	if !t.Schemas.HasInput() {
 		return emptyObject
 	}
-	return t.InputSchema
+	return t.Schemas.Input()
 }
 
 // Render returns t as a tool definition in format, named name:
@@ -167,8 +167,9 @@ func inputSchema(t catalog.Tool) json.RawMessage {
 //
 // In every format the input schema is first mended where providers would
 // refuse it (see Mend); for anthropic, parameters whose names Anthropic
-// refuses are named anew (see SafeKeys).
-func Render(format string, t catalog.Tool, name string) (Definition, error) {
+// refuses are named anew (see SafeKeys). annotations are what mcp's
+// carries: the tool's own, or those with inferred hints (package hints).
+func Render(format string, t catalog.Tool, annotations json.RawMessage, name string) (Definition, error) {
 	var v any
 	var names map[string]string
 	schema, warning := Mend(inputSchema(t))
@@ -181,7 +182,7 @@ func Render(format string, t catalog.Tool, name string) (Definition, error) {
 			InputSchema  json.RawMessage `json:"inputSchema"`
 			OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 			Annotations  json.RawMessage `json:"annotations,omitempty"`
-		}{t.Name, t.Title, t.Description, schema, t.OutputSchema, t.Annotations}
+		}{t.Name, t.Title, t.Description, schema, t.Schemas.Output(), annotations}
 	case "openai":
 		type function struct {
 			Name        string          `json:"name"`
@@ -206,7 +207,7 @@ func Render(format string, t catalog.Tool, name string) (Definition, error) {
 			InputSchema json.RawMessage `json:"input_schema"`
 		}{name, t.Description, schema}
 	case "gemini":
-		if len(t.InputSchema) == 0 {
+		if !t.Schemas.HasInput() {
 			schema = nil // Gemini wants no parameters rather than an empty object
 		}
 		params, warn, err := geminiParameters(schema)

@@ -13,18 +13,17 @@ import (
 )
 
 var tool = catalog.Tool{
-	Server:       "github",
-	Name:         "create_issue",
-	Title:        "Create issue",
-	Description:  "Open an issue.",
-	InputSchema:  json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}`),
-	OutputSchema: json.RawMessage(`{"type":"object"}`),
-	Annotations:  json.RawMessage(`{"readOnlyHint":false}`),
+	Server:      "github",
+	Name:        "create_issue",
+	Title:       "Create issue",
+	Description: "Open an issue.",
+	Schemas: catalog.MakeSchemas([]byte(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}`),
+		[]byte(`{"type":"object"}`), []byte(`{"readOnlyHint":false}`)),
 }
 
 // render is Render's definition as JSON and its warning.
 func render(format string, t catalog.Tool, name string) (json.RawMessage, string, error) {
-	d, err := Render(format, t, name)
+	d, err := Render(format, t, t.Schemas.Annotations(), name)
 	return d.JSON, d.Warning, err
 }
 
@@ -41,7 +40,7 @@ func decode(t *testing.T, raw json.RawMessage) map[string]any {
 // tools, Gemini functionDeclarations, MCP Tool.
 func TestRenderShapes(t *testing.T) {
 	schema := map[string]any{}
-	json.Unmarshal(tool.InputSchema, &schema)
+	json.Unmarshal(tool.Schemas.Input(), &schema)
 	tests := []struct {
 		format string
 		want   map[string]any

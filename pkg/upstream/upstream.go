@@ -1028,12 +1028,12 @@ func convert(t *mcp.Tool) catalog.Tool {
 		}
 		return b
 	}
-	ct := catalog.Tool{Name: t.Name, Title: t.Title, Description: t.Description,
-		InputSchema: marshal(t.InputSchema), OutputSchema: marshal(t.OutputSchema)}
+	var annotations json.RawMessage
 	if t.Annotations != nil {
-		ct.Annotations = marshal(t.Annotations)
+		annotations = marshal(t.Annotations)
 	}
-	return ct
+	return catalog.Tool{Name: t.Name, Title: t.Title, Description: t.Description,
+		Schemas: catalog.MakeSchemas(marshal(t.InputSchema), marshal(t.OutputSchema), annotations)}
 }
 
 func hashTools(tools []catalog.Tool) [32]byte {
