@@ -490,6 +490,11 @@ func TestBound(t *testing.T) {
 			if Clipped(got) != tt.wantClipped || !tt.check(got) {
 				t.Errorf("Bound(%.60s…) = clipped %v, %.200v; want clipped %v", tt.in.Description, Clipped(got), got, tt.wantClipped)
 			}
+			// An upstream's schemas are bounded before they are coded.
+			s := tt.in.Schemas
+			if b := BoundSchemas(s.Input(), s.Output(), s.Annotations()); b != got.Schemas {
+				t.Errorf("BoundSchemas = %q, Bound's %q", b.coded, got.Schemas.coded)
+			}
 			if tt.wantClipped {
 				cat, err := New([]Part{{Source: "upstream:u", Lenient: true, Servers: []Server{{Name: "u", Tools: []Tool{got}}}}})
 				if err != nil {

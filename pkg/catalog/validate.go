@@ -441,12 +441,19 @@ func Bound(t Tool) Tool {
 	}
 	var raw rawSchemas
 	raw.read(t.Schemas)
-	raw.in, raw.out = boundSchema(raw.in), boundSchema(raw.out)
-	if len(raw.ann) > MaxUntrustedTitleBytes*2 {
-		raw.ann = nil // hints are a few booleans and a title; more is not hints
-	}
-	t.Schemas = raw.schemas()
+	t.Schemas = BoundSchemas(raw.in, raw.out, raw.ann)
 	return t
+}
+
+// BoundSchemas is MakeSchemas of an untrusted tool's schemas and
+// annotations, each clipped as Bound clips them first, so that an
+// upstream's oversized schema is not coded whole (the coding's working
+// memory is five bytes a byte) to be replaced.
+func BoundSchemas(input, output, annotations []byte) Schemas {
+	if len(annotations) > MaxUntrustedTitleBytes*2 {
+		annotations = nil // hints are a few booleans and a title; more is not hints
+	}
+	return MakeSchemas(boundSchema(input), boundSchema(output), annotations)
 }
 
 func boundSchema(raw []byte) []byte {

@@ -1033,7 +1033,7 @@ func convert(t *mcp.Tool) catalog.Tool {
 		annotations = marshal(t.Annotations)
 	}
 	return catalog.Tool{Name: t.Name, Title: t.Title, Description: t.Description,
-		Schemas: catalog.MakeSchemas(marshal(t.InputSchema), marshal(t.OutputSchema), annotations)}
+		Schemas: catalog.BoundSchemas(marshal(t.InputSchema), marshal(t.OutputSchema), annotations)}
 }
 
 func hashTools(tools []catalog.Tool) [32]byte {
