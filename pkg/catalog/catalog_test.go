@@ -577,6 +577,14 @@ func TestHashCoversEveryField(t *testing.T) {
 	if a.Hash() != b.Hash() {
 		t.Error("an indented file hashes unlike its compact form")
 	}
+	// New hashes as it adds; a subset (hashTools) must agree with it.
+	d, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hashTools(d.tools); got != d.Hash() {
+		t.Errorf("hashTools(default) = %s, New's hash %s", got, d.Hash())
+	}
 	if got := string(b.Tool(0).Schemas.Input()); got != `{"type":"object","properties":{"q":{"type":"string"}}}` {
 		t.Errorf("indented schema kept as %s, want it compact", got)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
 	"github.com/toolsearch/toolsearch/pkg/internal/jsonread"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -30,10 +31,12 @@ type decoder struct {
 	data   []byte
 	yaml   []byte // the YAML data was converted from, if it was
 	dec    *jsontext.Decoder
-	// A tool's schemas and annotations are compacted into in, out and
-	// ann, then coded into the packer's shared strings.
-	in, out, ann []byte
-	packer       schemaPacker
+	// A tool's schemas and annotations are compacted into block (a fresh
+	// one when full), and coded once the whole file is read, on every
+	// core (code).
+	block   []byte
+	chunk   int
+	pending []pendingSchemas
 	unquoter
 	keyAt int64 // offset of the key last read
 
@@ -53,7 +56,7 @@ func decodeFile(source string, data, yamlDoc []byte) (file, error) {
 		data:   data,
 		yaml:   yamlDoc,
 		dec:    jsontext.NewDecoder(bytes.NewBuffer(data)),
-		packer: schemaPacker{size: min(max(len(data)/8, 4<<10), 256<<10)},
+		chunk:  min(max(len(data)/8, 4<<10), 256<<10),
 		server: -1,
 		tool:   -1,
 	}
@@ -64,7 +67,35 @@ func decodeFile(source string, data, yamlDoc []byte) (file, error) {
 	if _, err := d.dec.ReadValue(); err != io.EOF {
 		return file{}, d.fail(d.dec.InputOffset(), "more data after the catalog's object")
 	}
+	d.code(&f)
 	return f, nil
+}
+
+// pendingSchemas is a tool's schemas and annotations as read, to code:
+// the tool is f.Servers[server].Tools[tool], or f.Tools[tool] when server
+// is -1.
+type pendingSchemas struct {
+	server, tool int32
+	in, out, ann []byte
+}
+
+// code codes the schemas read, each core a run of tools into its own
+// strings: coding takes about three times compacting, and a file is
+// read on one core.
+func (d *decoder) code(f *file) {
+	chunk.Each(len(d.pending), func(_, lo, hi int) {
+		p := schemaPacker{size: d.chunk}
+		for _, s := range d.pending[lo:hi] {
+			var t *Tool
+			if s.server >= 0 {
+				t = &f.Servers[s.server].Tools[s.tool]
+			} else {
+				t = &f.Tools[s.tool]
+			}
+			t.Schemas = p.schemas(s.in, s.out, s.ann)
+		}
+	})
+	d.pending = nil
 }
 
 func (d *decoder) file(f *file) error {
@@ -115,7 +146,7 @@ func elements[T any](d *decoder, what string, list *[]T, at *int, read func(*T) 
 
 func (d *decoder) toolObject(t *Tool) error {
 	d.tl = t
-	d.in, d.out, d.ann = d.in[:0], d.out[:0], d.ann[:0]
+	var s pendingSchemas
 	err := d.object("a tool", func(key []byte) error {
 		switch string(key) {
 		case "name":
@@ -125,14 +156,14 @@ func (d *decoder) toolObject(t *Tool) error {
 		case "description":
 			return d.text(&t.Description, "description")
 		case "inputSchema":
-			return d.raw(&d.in)
+			return d.raw(&s.in)
 		case "outputSchema":
-			return d.raw(&d.out)
+			return d.raw(&s.out)
 		case "annotations":
-			if err := d.raw(&d.ann); err != nil {
+			if err := d.raw(&s.ann); err != nil {
 				return err
 			}
-			if err := checkAnnotations(d.ann); err != nil {
+			if err := checkAnnotations(s.ann); err != nil {
 				return d.fail(d.keyAt, "%v", err)
 			}
 			return nil
@@ -141,8 +172,9 @@ func (d *decoder) toolObject(t *Tool) error {
 		}
 		return d.unknown(key, toolKeys)
 	})
-	if err == nil {
-		t.Schemas = d.packer.schemas(d.in, d.out, d.ann)
+	if err == nil && len(s.in)+len(s.out)+len(s.ann) > 0 {
+		s.server, s.tool = int32(d.server), int32(d.tool)
+		d.pending = append(d.pending, s)
 	}
 	return err
 }
@@ -216,15 +248,19 @@ func (d *decoder) text(dst *string, field string) error {
 	return d.fail(d.dec.InputOffset()-int64(len(v)), "%s: want a string, got %s", field, jsonread.KindName(v))
 }
 
-// raw reads any value into *dst, compact, over what it held. Whether a
-// schema is an object is the validation's to say, with the tool's other
-// problems.
+// raw reads any value into dst, compact. Whether a schema is an object is
+// the validation's to say, with the tool's other problems.
 func (d *decoder) raw(dst *[]byte) error {
 	v, err := d.dec.ReadValue()
 	if err != nil {
 		return d.syntax(err)
 	}
-	*dst = appendCompact((*dst)[:0], v)
+	if cap(d.block)-len(d.block) < len(v) {
+		d.block = make([]byte, 0, max(d.chunk, len(v)))
+	}
+	start := len(d.block)
+	d.block = appendCompact(d.block, v)
+	*dst = d.block[start:len(d.block):len(d.block)]
 	return nil
 }
 
