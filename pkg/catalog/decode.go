@@ -21,11 +21,11 @@ import (
 // decoder reads a catalog document in one pass over its bytes. jsontext
 // checks the syntax, the UTF-8 and repeated keys at every depth as it
 // reads; the decoder checks each level's keys against the known ones,
-// reads the text fields and copies schemas and annotations, compact and
-// coded (Schemas), into shared strings. It replaces a key-check walk, a
-// reflective decode and a compaction copy of the same bytes, and it knows
-// where it is, so an error names the server and tool without parsing the
-// file again.
+// reads the text fields and copies schemas and annotations, compact, into
+// shared blocks, which it codes (Schemas) once the file is read. It
+// replaces a key-check walk, a reflective decode and a compaction copy of
+// the same bytes, and it knows where it is, so an error names the server
+// and tool without parsing the file again.
 type decoder struct {
 	source string
 	data   []byte

@@ -244,25 +244,14 @@ func MakeSchemas(input, output, annotations []byte) Schemas {
 	return Schemas{coded: string(b), in: uint32(in), out: uint32(out)}
 }
 
-// schemaPacker codes schemas end to end into strings of a size, as a
-// catalog's decoder reads them: a tool's three are one part of a
-// string, not an allocation of their own. A strings.Builder only appends, so the
-// bytes under a part given out are never written again; a tool whose
-// code does not fit starts a new one.
+// schemaPacker codes schemas end to end into strings of a size: a
+// tool's three are one part of a string, not an allocation of their own.
+// A strings.Builder only appends, so the bytes under a part given out are
+// never written again; a tool whose code does not fit starts a new one.
 type schemaPacker struct {
 	b       strings.Builder
 	scratch []byte
 	size    int
-}
-
-// fit makes room for n bytes more, in a new string if they do not fit in
-// this one, and says where they will start.
-func (p *schemaPacker) fit(n int) int {
-	if p.b.Cap()-p.b.Len() < n {
-		p.b = strings.Builder{}
-		p.b.Grow(max(p.size, n))
-	}
-	return p.b.Len()
 }
 
 // schemas is MakeSchemas, packed.
@@ -275,7 +264,11 @@ func (p *schemaPacker) schemas(input, output, annotations []byte) Schemas {
 	if len(p.scratch) == 0 {
 		return Schemas{}
 	}
-	start := p.fit(len(p.scratch))
+	if p.b.Cap()-p.b.Len() < len(p.scratch) {
+		p.b = strings.Builder{}
+		p.b.Grow(max(p.size, len(p.scratch)))
+	}
+	start := p.b.Len()
 	p.b.Write(p.scratch)
 	return Schemas{coded: p.b.String()[start:], in: uint32(in), out: uint32(out)}
 }
