@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
 	"github.com/toolsearch/toolsearch/pkg/internal/jsonread"
+	"github.com/toolsearch/toolsearch/pkg/internal/pack"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/yamljson"
@@ -84,7 +85,7 @@ type pendingSchemas struct {
 // read on one core.
 func (d *decoder) code(f *file) {
 	chunk.Each(len(d.pending), func(_, lo, hi int) {
-		p := schemaPacker{size: d.chunk}
+		p := schemaPacker{p: pack.Strings{Size: d.chunk}}
 		for _, s := range d.pending[lo:hi] {
 			var t *Tool
 			if s.server >= 0 {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/pack"
 )
 
 // Schemas is a tool's input schema, output schema and annotations, each
@@ -244,14 +246,11 @@ func MakeSchemas(input, output, annotations []byte) Schemas {
 	return Schemas{coded: string(b), in: uint32(in), out: uint32(out)}
 }
 
-// schemaPacker codes schemas end to end into strings of a size: a
-// tool's three are one part of a string, not an allocation of their own.
-// A strings.Builder only appends, so the bytes under a part given out are
-// never written again; a tool whose code does not fit starts a new one.
+// schemaPacker codes schemas end to end into shared strings: a tool's
+// three are one part of a string, not an allocation of their own.
 type schemaPacker struct {
-	b       strings.Builder
+	p       pack.Strings
 	scratch []byte
-	size    int
 }
 
 // schemas is MakeSchemas, packed.
@@ -264,13 +263,8 @@ func (p *schemaPacker) schemas(input, output, annotations []byte) Schemas {
 	if len(p.scratch) == 0 {
 		return Schemas{}
 	}
-	if p.b.Cap()-p.b.Len() < len(p.scratch) {
-		p.b = strings.Builder{}
-		p.b.Grow(max(p.size, len(p.scratch)))
-	}
-	start := p.b.Len()
-	p.b.Write(p.scratch)
-	return Schemas{coded: p.b.String()[start:], in: uint32(in), out: uint32(out)}
+	coded := p.p.Write(len(p.scratch), func(b *strings.Builder) { b.Write(p.scratch) })
+	return Schemas{coded: coded, in: uint32(in), out: uint32(out)}
 }
 
 func (s Schemas) input() string       { return s.coded[:s.in] }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/pack"
 )
 
 // TestSchemas: the three come back as given, whatever their bytes, apart
@@ -71,7 +73,7 @@ func TestSchemas(t *testing.T) {
 // TestSchemaPacker: a decoder's tools share strings of its size, and each
 // keeps its own schemas.
 func TestSchemaPacker(t *testing.T) {
-	p := schemaPacker{size: 4 << 10}
+	p := schemaPacker{p: pack.Strings{Size: 4 << 10}}
 	var all []Schemas
 	var want [][]byte
 	for i := range 500 {
@@ -94,7 +96,7 @@ func TestSchemaPacker(t *testing.T) {
 	}
 	// One string a size, give or take the tail each leaves, and one for
 	// the long schema: more, and each tool had its own.
-	if most := total/uintptr(p.size) + 3; strs > most {
+	if most := total/uintptr(p.p.Size) + 3; strs > most {
 		t.Errorf("%d schemas (%d bytes coded) in %d strings, want at most %d", len(all), total, strs, most)
 	}
 }

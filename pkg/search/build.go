@@ -49,7 +49,7 @@ func (s *Service) build(ctx context.Context, setup *Setup) (*Snapshot, error) {
 		learned = learnedFor(s.learner.learned.Load(), cat, nil)
 	}
 	corpus := analysis.English.CorpusWith(len(tools), bm25.ToolSegments, func() func(int, []string) {
-		var packer textPacker
+		packer := newTextPacker()
 		return func(i int, seg []string) {
 			t := tools[i]
 			f := t.Fields() // parses the schema: once per tool
@@ -466,7 +466,7 @@ func (l *lastIndex) sources(keys [][32]byte) []int {
 // toolTexts is what a provider embeds of each of cat's tools.
 func toolTexts(cat *catalog.Catalog) []string {
 	texts := make([]string, cat.Len())
-	var packer textPacker
+	packer := newTextPacker()
 	for i, t := range cat.Tools() {
 		parts := t.Fields().Parts()
 		texts[i] = packer.text(&parts)

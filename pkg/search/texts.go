@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/internal/pack"
 )
 
 // packBytes is about how many bytes of the texts a provider embeds share
@@ -20,21 +21,12 @@ const packBytes = 128 << 10
 // order it made them (BENCHMARKS.md, "The texts a provider embeds,
 // packed"). A packer is one goroutine's.
 type textPacker struct {
-	b strings.Builder
+	p pack.Strings
 }
+
+func newTextPacker() *textPacker { return &textPacker{p: pack.Strings{Size: packBytes}} }
 
 // text returns the Text whose Parts are parts.
 func (p *textPacker) text(parts *[catalog.NumParts]string) string {
-	n := catalog.TextLen(parts)
-	if p.b.Cap()-p.b.Len() < n {
-		// A new string: growing this one would copy the texts it holds,
-		// which stay where they are.
-		p.b = strings.Builder{}
-		p.b.Grow(max(packBytes, n))
-	}
-	start := p.b.Len()
-	catalog.WriteText(&p.b, parts)
-	// The builder only appends: the bytes under texts returned before
-	// are never written again.
-	return p.b.String()[start:]
+	return p.p.Write(catalog.TextLen(parts), func(b *strings.Builder) { catalog.WriteText(b, parts) })
 }

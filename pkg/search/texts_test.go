@@ -30,7 +30,7 @@ func TestTextPacker(t *testing.T) {
 	}
 	tools = append(tools[:1000], append([]catalog.Tool{huge}, tools[1000:]...)...)
 
-	var p textPacker
+	p := newTextPacker()
 	got := make([]string, len(tools))
 	for i, tl := range tools {
 		parts := tl.Fields().Parts()
