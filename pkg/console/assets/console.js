@@ -346,12 +346,19 @@ let learned = null;
 // report on all of 100,000 tools is 28 MB, and as many elements in the page.
 const wholeCatalogTools = 2000;
 
+// catalogAsked counts loadCatalog's calls: an answer to one that a later
+// call has replaced (the server chosen again meanwhile) is dropped, or a
+// slow report on the server left would be drawn over the choice made.
+let catalogAsked = 0;
+
 async function loadCatalog(ev) {
   if (ev) ev.preventDefault();
+  const asked = ++catalogAsked;
   const server = $('catalog-server').value;
   try {
     if (!server) {
       const list = await api('/mcp/tool-search/servers');
+      if (asked !== catalogAsked) return;
       if (list.tools > wholeCatalogTools) {
         pickServer(list);
         return;
@@ -361,6 +368,7 @@ async function loadCatalog(ev) {
       api('/mcp/tool-search/catalog' + (server ? '?server=' + encodeURIComponent(server) : '')),
       api('/mcp/tool-search/learned').catch(() => null), // 404 learning_off
     ]);
+    if (asked !== catalogAsked) return;
     catalog = cat;
     learned = taught ? new Map(taught.tools.map((lt) => [lt.tool, lt])) : null;
     catalogLoaded = true;
@@ -368,6 +376,7 @@ async function loadCatalog(ev) {
     serverOptions(catalog.servers);
     renderCatalog();
   } catch (e) {
+    if (asked !== catalogAsked) return;
     fail($('catalog-error'), e);
     $('catalog-body').replaceChildren();
     $('catalog-summary').replaceChildren();
