@@ -237,13 +237,19 @@ func decodedLen(coded string) int {
 
 // MakeSchemas holds the three, coded; an empty one is absent.
 func MakeSchemas(input, output, annotations []byte) Schemas {
-	var b []byte
-	b = appendCoded(b, input)
-	in := len(b)
-	b = appendCoded(b, output)
-	out := len(b)
-	b = appendCoded(b, annotations)
-	return Schemas{coded: string(b), in: uint32(in), out: uint32(out)}
+	b, in, out := appendSchemas(nil, input, output, annotations)
+	return Schemas{coded: string(b), in: in, out: out}
+}
+
+// appendSchemas appends the three coded, end to end, and says where the
+// input's and the output's codes end in what it appended.
+func appendSchemas(dst, input, output, annotations []byte) (b []byte, in, out uint32) {
+	start := len(dst)
+	dst = appendCoded(dst, input)
+	in = uint32(len(dst) - start)
+	dst = appendCoded(dst, output)
+	out = uint32(len(dst) - start)
+	return appendCoded(dst, annotations), in, out
 }
 
 // schemaPacker codes schemas end to end into shared strings: a tool's
@@ -255,16 +261,13 @@ type schemaPacker struct {
 
 // schemas is MakeSchemas, packed.
 func (p *schemaPacker) schemas(input, output, annotations []byte) Schemas {
-	p.scratch = appendCoded(p.scratch[:0], input)
-	in := len(p.scratch)
-	p.scratch = appendCoded(p.scratch, output)
-	out := len(p.scratch)
-	p.scratch = appendCoded(p.scratch, annotations)
+	var in, out uint32
+	p.scratch, in, out = appendSchemas(p.scratch[:0], input, output, annotations)
 	if len(p.scratch) == 0 {
 		return Schemas{}
 	}
 	coded := p.p.Write(len(p.scratch), func(b *strings.Builder) { b.Write(p.scratch) })
-	return Schemas{coded: coded, in: uint32(in), out: uint32(out)}
+	return Schemas{coded: coded, in: in, out: out}
 }
 
 func (s Schemas) input() string       { return s.coded[:s.in] }
@@ -291,10 +294,8 @@ func (s Schemas) Annotations() json.RawMessage { return raw(s.annotations()) }
 // AppendInput appends the input schema to dst.
 func (s Schemas) AppendInput(dst []byte) []byte { return appendDecoded(dst, s.input()) }
 
-// HasInput, HasOutput and HasAnnotations report whether each is present.
-func (s Schemas) HasInput() bool       { return s.in > 0 }
-func (s Schemas) HasOutput() bool      { return s.out > s.in }
-func (s Schemas) HasAnnotations() bool { return int(s.out) < len(s.coded) }
+// HasInput reports whether the input schema is present.
+func (s Schemas) HasInput() bool { return s.in > 0 }
 
 // Len is the bytes of the three as given.
 func (s Schemas) Len() int { return decodedLen(s.coded) }
