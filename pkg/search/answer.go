@@ -367,6 +367,11 @@ func inNameOrder(cat *catalog.Catalog, rows []int) []int {
 
 // render adds schemas and provider definitions as asked.
 func (a *answer) render() error {
+	if !a.req.IncludeSchema && a.req.Format == "" {
+		// Nothing to add: a tool's annotations, read back to merge its
+		// hints, would be decoded for nothing.
+		return nil
+	}
 	var namer tooldef.Namer
 	for i := range a.resp.Tools {
 		h := &a.resp.Tools[i]
