@@ -38,6 +38,12 @@ type decoder struct {
 	block   []byte
 	chunk   int
 	pending []pendingSchemas
+	// packer, when set, codes each tool's schemas as it is read, into
+	// block afresh: a decoder of decodeSplit's, on a core of its own.
+	packer *schemaPacker
+	// ends, when not nil, records where each tool is read: a skeleton's
+	// decoder (decodeSplit).
+	ends []toolEnd
 	unquoter
 	keyAt int64 // offset of the key last read
 
@@ -50,26 +56,45 @@ type decoder struct {
 }
 
 // decodeFile reads data, a JSON object, as a catalog file; yamlDoc, when
-// not nil, is the YAML it was converted from, whose lines errors name.
+// not nil, is the YAML it was converted from, whose lines errors name. A
+// large file is read on every core (decodeSplit).
 func decodeFile(source string, data, yamlDoc []byte) (file, error) {
-	d := &decoder{
+	if splitWorth(len(data)) {
+		if f, ok := decodeSplit(source, data); ok {
+			return f, nil
+		}
+	}
+	d := newDecoder(source, data, yamlDoc, len(data))
+	var f file
+	if err := d.read(&f); err != nil {
+		return file{}, err
+	}
+	d.code(&f)
+	return f, nil
+}
+
+// newDecoder reads data, from a file of size bytes.
+func newDecoder(source string, data, yamlDoc []byte, size int) *decoder {
+	return &decoder{
 		source: source,
 		data:   data,
 		yaml:   yamlDoc,
 		dec:    jsontext.NewDecoder(bytes.NewBuffer(data)),
-		chunk:  min(max(len(data)/8, 4<<10), 256<<10),
+		chunk:  min(max(size/8, 4<<10), 256<<10),
 		server: -1,
 		tool:   -1,
 	}
-	var f file
-	if err := d.file(&f); err != nil {
-		return file{}, err
+}
+
+// read reads the file, which must end after its object.
+func (d *decoder) read(f *file) error {
+	if err := d.file(f); err != nil {
+		return err
 	}
 	if _, err := d.dec.ReadValue(); err != io.EOF {
-		return file{}, d.fail(d.dec.InputOffset(), "more data after the catalog's object")
+		return d.fail(d.dec.InputOffset(), "more data after the catalog's object")
 	}
-	d.code(&f)
-	return f, nil
+	return nil
 }
 
 // pendingSchemas is a tool's schemas and annotations as read, to code:
@@ -173,7 +198,15 @@ func (d *decoder) toolObject(t *Tool) error {
 		}
 		return d.unknown(key, toolKeys)
 	})
-	if err == nil && len(s.in)+len(s.out)+len(s.ann) > 0 {
+	switch {
+	case err != nil:
+	case d.ends != nil:
+		d.ends = append(d.ends, toolEnd{server: int32(d.server), tool: int32(d.tool), end: d.dec.InputOffset()})
+	case len(s.in)+len(s.out)+len(s.ann) == 0:
+	case d.packer != nil:
+		t.Schemas = d.packer.schemas(s.in, s.out, s.ann)
+		d.block = d.block[:0]
+	default:
 		s.server, s.tool = int32(d.server), int32(d.tool)
 		d.pending = append(d.pending, s)
 	}

@@ -3,13 +3,15 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
 
 // FuzzParse checks that any document either fails with an error that names
 // its source, or reads as encoding/json reads it (schemas compact) and
-// yields a catalog whose every tool resolves to itself.
+// yields a catalog whose every tool resolves to itself; and that a
+// document read on every core (decodeSplit) reads as it does whole.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"servers":[{"name":"gh","tools":[{"name":"create_issue","description":"Open an issue","inputSchema":{"type":"object","properties":{"title":{"type":"string","enum":["a"]}}}}]}]}`))
 	f.Add([]byte(`{"tools":[{"name":"echo"},{"name":"/v1/x"}],"nextCursor":"abc"}`))
@@ -20,7 +22,13 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("{\"tools\":[{\"name\":\"x\",\"title\":\"\xff\"}]} x"))
 	f.Add([]byte(`{"tools":[{"name":"h\u202e","title":"a\u2066b","description":"c\udb40\udc41","inputSchema":{"type":"object","description":"\udb40\udc42","properties":{"k\u202a":{"enum":["\u2069"]}}}}]}`))
 	f.Add([]byte("{\"tools\":[{\"name\":\"v\",\"title\":\"\ufe0fa\u2764\ufe0f\ufe01\",\"description\":\"\U0001F600\U000E0138\u2062\",\"inputSchema\":{\"description\":\"\\ufe0f\\udb40\\udd38\"}}]}"))
+	f.Add([]byte(`{"servers":[{"name":"a","tools":[{"name":"x\"}]","description":"\\\\"}, {"name":"y","inputSchema":{"tools":[{}]}}]}]}`)) // read on every core
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if split, ok := decodeSplit("f.json", data); ok {
+			if whole, err := readWhole(data); err != nil || !reflect.DeepEqual(split, whole) {
+				t.Fatalf("read on every core as %+v; whole, %+v (%v)", split, whole, err)
+			}
+		}
 		p, err := Parse("fuzz.json", data, "")
 		if err != nil {
 			if !strings.Contains(err.Error(), "fuzz.json") {
