@@ -116,11 +116,13 @@ func newCatalog(sources []string, tools int) *Catalog {
 	return &Catalog{sources: sources, tools: make([]Tool, 0, tools), byKey: newRowTable(tools), byName: newRowTable(tools)}
 }
 
-// add appends t, a tool of a server not yet holding its name.
-func (c *Catalog) add(t Tool) {
+// add appends t, a tool of a server not yet holding its name, whose
+// schemas as given take schemaBytes (its caller has them read back, or
+// has not: Schemas.Len reads them to count).
+func (c *Catalog) add(t Tool, schemaBytes int) {
 	i := len(c.tools)
 	c.tools = append(c.tools, t)
-	c.bytes += int64(len(t.Name) + len(t.Title) + len(t.Description) + t.Schemas.Len())
+	c.bytes += int64(len(t.Name) + len(t.Title) + len(t.Description) + schemaBytes)
 	c.byKey.add(c.byKey.keyHash(t.Server, t.Name), i)
 	c.byName.add(c.byName.nameHash(t.Name), i)
 }
@@ -222,7 +224,7 @@ func New(parts []Part) (*Catalog, error) {
 				for _, w := range ws {
 					c.warnings = append(c.warnings, Warning{Source: p.Source, Server: clipName(s.Name), Tool: clipName(t.Name), Message: w.msg, Rule: w.rule})
 				}
-				c.add(t)
+				c.add(t, raw.len())
 				h.add(t, &raw)
 			}
 		}
@@ -474,7 +476,7 @@ func (c *Catalog) Subset(rows []int) *Catalog {
 		if !keep[[2]string{t.Server, t.Name}] {
 			continue
 		}
-		s.add(t)
+		s.add(t, t.Schemas.Len())
 	}
 	for _, name := range c.servers {
 		if servers[name] {

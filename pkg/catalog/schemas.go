@@ -311,4 +311,6 @@ func (r *rawSchemas) read(s Schemas) {
 	r.ann = appendDecoded(r.ann[:0], s.annotations())
 }
 
+func (r *rawSchemas) len() int { return len(r.in) + len(r.out) + len(r.ann) }
+
 func (r *rawSchemas) schemas() Schemas { return MakeSchemas(r.in, r.out, r.ann) }
