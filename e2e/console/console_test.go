@@ -362,6 +362,71 @@ func TestConsoleLargeCatalog(t *testing.T) {
 	}
 }
 
+// holdJS wraps the page's fetch: an answer whose request body holds
+// window.holdFor is kept from the page until window.release() is called,
+// and window.handled turns true once the page has done with it (the
+// timer runs after every continuation its JSON resolved).
+const holdJS = `(() => {
+  const real = window.fetch.bind(window);
+  window.fetch = async (path, opts) => {
+    const res = await real(path, opts);
+    const body = (opts && opts.body) || '';
+    if (!window.holdFor || !body.includes(window.holdFor)) return res;
+    window.holdFor = '';
+    await new Promise((r) => { window.release = r; window.holding = true; });
+    const json = res.json.bind(res);
+    res.json = async () => { const v = await json(); setTimeout(() => { window.handled = true; }, 0); return v; };
+    return res;
+  };
+})()`
+
+// TestConsoleAnswersInOrder: an answer that comes after a later request's
+// was drawn is dropped: a search typed over, a provider format chosen
+// again. The earlier answer is held in the page until the later one is
+// shown, then let through.
+func TestConsoleAnswersInOrder(t *testing.T) {
+	chrome, _, dir, bin := prepare(t)
+	addr := freeAddr(t)
+	url := "http://" + addr
+	serve(t, bin, []string{"TOOLSEARCH_ADDR=" + addr, "TOOLSEARCH_DRAIN_DELAY=0s", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db")}, url)
+	ctx, cancel := browser(t, chrome)
+	defer cancel()
+	problems := watch(ctx)
+	first := `(document.querySelector('#results tbody tr:first-child .name') || {}).textContent`
+	search := func(query string) chromedp.Action[chromedp.Void] {
+		return chromedp.Steps(chromedp.SetValue(css("#query"), query), chromedp.Click(css("#search-form button[type=submit]")))
+	}
+	release := func() {
+		do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.release()`), until(`window.handled === true`),
+			chromedp.Evaluate[chromedp.Void](`window.handled = false; window.holding = false`))
+	}
+	do(t, ctx, chromedp.Navigate(url+"/console/#search"), chromedp.WaitVisible(css("#query")),
+		chromedp.Evaluate[chromedp.Void](holdJS),
+		chromedp.Evaluate[chromedp.Void](`window.holdFor = '"query":"merge the approved pull request"'`),
+		search("merge the approved pull request"), until(`window.holding === true`),
+		search("post a message to the team channel"), until(first+` !== undefined`))
+	later := eval[string](t, ctx, first)
+	if later == "merge_pull_request" {
+		t.Fatalf("the later search's first tool is %q: the queries do not tell their answers apart", later)
+	}
+	release()
+	if got := eval[string](t, ctx, first); got != later {
+		t.Errorf("after the earlier search's answer came, the first tool shown is %q, want the later search's %q", got, later)
+	}
+
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.holdFor = '"format":"anthropic"'`),
+		chromedp.Click(css(`input[name=format][value=anthropic]`)), until(`window.holding === true`),
+		chromedp.Click(css(`input[name=format][value=openai]`)),
+		until(`document.getElementById('definitions').dataset.format === 'openai'`))
+	release()
+	if got := eval[string](t, ctx, `document.getElementById('definitions').dataset.format`); got != "openai" {
+		t.Errorf("after the format chosen first came, the definitions shown are %s, want openai's", got)
+	}
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page logged errors (a CSP violation or a script error):\n%s", strings.Join(p, "\n"))
+	}
+}
+
 // prepare finds Chromium, skipping without it, and builds the binary into
 // a directory of the test's own; root is the repository's.
 func prepare(t *testing.T) (chrome, root, dir, bin string) {

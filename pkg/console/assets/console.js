@@ -112,23 +112,41 @@ function tabs() {
   window.addEventListener('hashchange', () => select(location.hash.slice(1)));
 }
 
+// latest numbers the requests of one part of the page: each ask() returns
+// a check that holds until the next ask, so an answer to a request that a
+// later one replaced is dropped, not drawn over the later one's. Answers
+// come in the order the server finishes them, not the order asked: a
+// slow report on a server left, a search typed over, a format chosen
+// again, a status poll beside a rebuild's.
+function latest() {
+  let asked = 0;
+  return () => {
+    const mine = ++asked;
+    return () => mine === asked;
+  };
+}
+
 // ---- status ----
 
 let statusTimer = 0;
+const askStatus = latest();
 
 async function refreshStatus() {
   clearTimeout(statusTimer);
   if ($('view-status').hidden) return;
+  const current = askStatus();
   try {
     // With a key, what it may see, next to what the index holds.
     const [st, mine] = await Promise.all([
       api('/mcp/tool-search/status', {admin: !!adminToken()}),
       apiKey() ? api('/mcp/tool-search/servers').catch(() => null) : null,
     ]);
+    if (!current()) return; // a later call draws, and polls on
     renderStatus(st, mine);
     fail($('status-error'), null);
     $('status-updated').textContent = 'updated ' + new Date().toLocaleTimeString();
   } catch (e) {
+    if (!current()) return;
     fail($('status-error'), e);
   }
   if (!document.hidden) statusTimer = setTimeout(refreshStatus, 5000);
@@ -240,18 +258,25 @@ const chosenFormat = () => document.querySelector('input[name=format]:checked').
 
 // One request answers the ranking, its explanation and the definitions in
 // the chosen provider format; switching formats asks again for that one.
+// A search's definitions may be replaced by a format chosen after it, and
+// its results by a later search.
+const askSearch = latest(), askDefinitions = latest();
+
 async function runSearch(ev) {
   if (ev) ev.preventDefault();
   const req = searchRequest();
   lastRequest = req;
   const format = chosenFormat();
+  const current = askSearch(), currentDefinitions = askDefinitions();
   try {
     const res = await api('/mcp/tool-search', {method: 'POST', body: {...req, format}});
+    if (!current()) return;
     fail($('search-error'), null);
     renderSearch(res);
     show($('show-as'), res.tools.length > 0);
-    showDefinitions(res, format);
+    if (currentDefinitions()) showDefinitions(res, format);
   } catch (e) {
+    if (!current()) return;
     fail($('search-error'), e);
     $('search-summary').replaceChildren();
     $('search-results').replaceChildren();
@@ -314,10 +339,12 @@ function showDefinitions(res, format) {
 async function switchFormat() {
   if (!lastRequest) return;
   const format = chosenFormat();
+  const current = askDefinitions();
   try {
-    showDefinitions(await api('/mcp/tool-search', {method: 'POST', body: {...lastRequest, explain: false, format}}), format);
+    const res = await api('/mcp/tool-search', {method: 'POST', body: {...lastRequest, explain: false, format}});
+    if (current()) showDefinitions(res, format);
   } catch (e) {
-    $('definitions').textContent = String(e.message || e);
+    if (current()) $('definitions').textContent = String(e.message || e);
   }
 }
 
@@ -346,19 +373,16 @@ let learned = null;
 // report on all of 100,000 tools is 28 MB, and as many elements in the page.
 const wholeCatalogTools = 2000;
 
-// catalogAsked counts loadCatalog's calls: an answer to one that a later
-// call has replaced (the server chosen again meanwhile) is dropped, or a
-// slow report on the server left would be drawn over the choice made.
-let catalogAsked = 0;
+const askCatalog = latest();
 
 async function loadCatalog(ev) {
   if (ev) ev.preventDefault();
-  const asked = ++catalogAsked;
+  const current = askCatalog();
   const server = $('catalog-server').value;
   try {
     if (!server) {
       const list = await api('/mcp/tool-search/servers');
-      if (asked !== catalogAsked) return;
+      if (!current()) return;
       if (list.tools > wholeCatalogTools) {
         pickServer(list);
         return;
@@ -368,7 +392,7 @@ async function loadCatalog(ev) {
       api('/mcp/tool-search/catalog' + (server ? '?server=' + encodeURIComponent(server) : '')),
       api('/mcp/tool-search/learned').catch(() => null), // 404 learning_off
     ]);
-    if (asked !== catalogAsked) return;
+    if (!current()) return;
     catalog = cat;
     learned = taught ? new Map(taught.tools.map((lt) => [lt.tool, lt])) : null;
     catalogLoaded = true;
@@ -376,7 +400,7 @@ async function loadCatalog(ev) {
     serverOptions(catalog.servers);
     renderCatalog();
   } catch (e) {
-    if (asked !== catalogAsked) return;
+    if (!current()) return;
     fail($('catalog-error'), e);
     $('catalog-body').replaceChildren();
     $('catalog-summary').replaceChildren();
@@ -498,15 +522,20 @@ function checkReport(r, name) {
   return r;
 }
 
+const askEval = latest();
+
 async function compare(ev) {
   if (ev) ev.preventDefault();
+  const current = askEval();
   try {
     const now = checkReport(await readJSON($('eval-report')), 'the report');
     const raw = await readJSON($('eval-baseline'));
     const base = raw ? checkReport(raw, 'the baseline') : null;
+    if (!current()) return;
     fail($('eval-error'), null);
     renderEval(now, base);
   } catch (e) {
+    if (!current()) return;
     fail($('eval-error'), e);
   }
 }
@@ -617,6 +646,8 @@ function renderEval(now, base) {
 // of it stays on screen under the next key.
 function forgetViews() {
   keyState();
+  // Nothing asked under the previous key is drawn when it comes.
+  for (const ask of [askStatus, askSearch, askDefinitions, askCatalog]) ask();
   catalogLoaded = false;
   catalog = null;
   lastRequest = null;
