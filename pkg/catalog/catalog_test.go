@@ -322,6 +322,15 @@ func TestMaxTools(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "3 tools, more than the 2") {
 		t.Fatalf("3 tools: err = %v", err)
 	}
+	// A file is bounded as it is read, on one core or on every core.
+	defer func(from int) { splitFrom = from }(splitFrom)
+	for _, from := range []int{0, 1 << 40} {
+		splitFrom = from
+		_, err = Parse("c.json", []byte(`{"servers":[{"name":"a","tools":[{"name":"x"},{}]},{"name":"b","tools":[{"name":"z"}]}]}`), "")
+		if err == nil || !strings.Contains(err.Error(), "catalog c.json: more than the 2 tools a catalog may hold") {
+			t.Errorf("3 tools in a file: err = %v", err)
+		}
+	}
 }
 
 // TestRecursiveSchemaIsFlaggedAtLoad: a schema whose $refs cannot be

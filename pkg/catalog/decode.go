@@ -45,7 +45,8 @@ type decoder struct {
 	// decoder (decodeSplit).
 	ends []toolEnd
 	unquoter
-	keyAt int64 // offset of the key last read
+	keyAt     int64 // offset of the key last read
+	toolsRead int   // of the file
 
 	// Where the decoder is, for errors: indexes are -1 outside a server
 	// or tool, and srv and tl the server and tool being read.
@@ -172,6 +173,11 @@ func elements[T any](d *decoder, what string, list *[]T, at *int, read func(*T) 
 
 func (d *decoder) toolObject(t *Tool) error {
 	d.tl = t
+	if d.toolsRead++; d.toolsRead > maxTools {
+		// Bounded as it is read: a file of "{}," is 21 million tools
+		// in 64 MiB, 1.8 GB of records before New could count them.
+		return fmt.Errorf("catalog %s: more than the %d tools a catalog may hold", d.source, maxTools)
+	}
 	var s pendingSchemas
 	err := d.object("a tool", func(key []byte) error {
 		switch string(key) {

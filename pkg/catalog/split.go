@@ -147,7 +147,7 @@ func (s *splitter) tools() bool {
 		s.skel = append(append(s.skel, s.data[s.from:lo]...), "{}"...)
 		s.from = s.i
 		s.spans = append(s.spans, toolSpan{lo: lo, hi: s.i, end: int64(len(s.skel))})
-		return true
+		return len(s.spans) <= maxTools // the decoder says so
 	})
 }
 
