@@ -330,6 +330,10 @@ func TestMaxTools(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "catalog c.json: more than the 2 tools a catalog may hold") {
 			t.Errorf("3 tools in a file: err = %v", err)
 		}
+		_, err = Parse("c.json", []byte(`{"servers":[{},null,{"name":"b","tools":[{"name":"z"}]}]}`), "")
+		if err == nil || !strings.Contains(err.Error(), "catalog c.json: more than the 2 servers a catalog may hold") {
+			t.Errorf("3 servers in a file: err = %v", err)
+		}
 	}
 }
 

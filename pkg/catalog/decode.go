@@ -45,8 +45,8 @@ type decoder struct {
 	// decoder (decodeSplit).
 	ends []toolEnd
 	unquoter
-	keyAt     int64 // offset of the key last read
-	toolsRead int   // of the file
+	keyAt                  int64 // offset of the key last read
+	toolsRead, serversRead int   // of the file
 
 	// Where the decoder is, for errors: indexes are -1 outside a server
 	// or tool, and srv and tl the server and tool being read.
@@ -144,6 +144,10 @@ func (d *decoder) file(f *file) error {
 
 func (d *decoder) serverObject(s *Server) error {
 	d.srv = s
+	if d.serversRead++; d.serversRead > maxTools {
+		// A server holds a tool or is nothing: as many as tools at most.
+		return fmt.Errorf("catalog %s: more than the %d servers a catalog may hold", d.source, maxTools)
+	}
 	return d.object("a server", func(key []byte) error {
 		switch string(key) {
 		case "name":
