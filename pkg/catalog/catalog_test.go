@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -324,7 +325,7 @@ func TestMaxTools(t *testing.T) {
 	}
 	// A file is bounded as it is read, on one core or on every core.
 	defer func(from int) { splitFrom = from }(splitFrom)
-	for _, from := range []int{0, 1 << 40} {
+	for _, from := range []int{0, math.MaxInt} {
 		splitFrom = from
 		_, err = Parse("c.json", []byte(`{"servers":[{"name":"a","tools":[{"name":"x"},{}]},{"name":"b","tools":[{"name":"z"}]}]}`), "")
 		if err == nil || !strings.Contains(err.Error(), "catalog c.json: more than the 2 tools a catalog may hold") {

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -89,7 +90,7 @@ func TestSplit(t *testing.T) {
 			defer func(from, procs int) { splitFrom = from; runtime.GOMAXPROCS(procs) }(splitFrom, runtime.GOMAXPROCS(2))
 			splitFrom = 0
 			p1, err1 := Parse("f.json", []byte(tt.doc), "")
-			splitFrom = 1 << 40
+			splitFrom = math.MaxInt
 			p2, err2 := Parse("f.json", []byte(tt.doc), "")
 			if fmt.Sprint(err1) != fmt.Sprint(err2) || !reflect.DeepEqual(p1, p2) {
 				t.Errorf("Parse: %v, read whole: %v", err1, err2)
@@ -133,7 +134,7 @@ func BenchmarkParseSplit(b *testing.B) {
 		for _, c := range []struct {
 			name string
 			from int
-		}{{"whole", 1 << 40}, {"split", 0}} {
+		}{{"whole", math.MaxInt}, {"split", 0}} {
 			b.Run(fmt.Sprintf("N=%d/%s", n, c.name), func(b *testing.B) {
 				defer func(from int) { splitFrom = from }(splitFrom)
 				splitFrom = c.from
