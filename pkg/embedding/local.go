@@ -359,29 +359,37 @@ func (l *Local) fit(c *analysis.Corpus, vf *vocabFeatures) *Local {
 		}
 		parts[p] = cs
 	})
-	df, pairs := parts[0].df, parts[0].pairs
+	df := parts[0].df
+	most := parts[0].pairs.Len()
 	for _, p := range parts[1:] {
 		for fid, n := range p.df {
 			df[fid] += n
 		}
+		most = max(most, p.pairs.Len())
+	}
+	// The cores' pair counts are summed straight into the weights' table,
+	// which then turns each count into its weight: a pair is never a
+	// vocabulary feature, so every entry is a pair's until the
+	// vocabulary's weights join them. (Summing into the first core's
+	// table, then copying the sums into this one, made a table of the
+	// catalog's pairs twice, on one core.) It grows to the size a table
+	// made for all of them at once would have.
+	idf := newTable[float32](len(vf.hashes) + most)
+	for _, p := range parts {
 		p.pairs.each(func(h uint64, n float32) {
-			v, _ := pairs.at(h)
+			v, _ := idf.at(h)
 			*v += n
 		})
 	}
 	n := float64(c.Len())
 	idfOf := func(df float32) float32 { return float32(math.Log((n+1)/(float64(df)+1)) + 1) }
-	idf := newTable[float32](len(vf.hashes) + pairs.Len())
+	idf.update(idfOf)
 	for fid, h := range vf.hashes[1:] {
 		if d := df[fid+1]; d > 0 { // a view's documents may lack some of the vocabulary
 			v, _ := idf.at(h)
 			*v = idfOf(d)
 		}
 	}
-	pairs.each(func(h uint64, d float32) {
-		v, _ := idf.at(h)
-		*v = idfOf(d)
-	})
 	return &Local{dim: l.dim, idf: idf, unseen: float32(math.Log(n+1) + 1), terms: memo.New[termEntry]()}
 }
 

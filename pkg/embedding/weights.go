@@ -103,3 +103,15 @@ func (t *table[V]) each(f func(hash uint64, val V)) {
 		}
 	}
 }
+
+// update replaces every value v with f(v).
+func (t *table[V]) update(f func(V) V) {
+	if t.hasZero {
+		t.zero = f(t.zero)
+	}
+	for i := range t.slots {
+		if t.slots[i].hash != 0 {
+			t.slots[i].val = f(t.slots[i].val)
+		}
+	}
+}
