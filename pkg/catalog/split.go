@@ -21,8 +21,12 @@ import (
 // any error at all, has the file read whole on one core, so a bad file's
 // error is the one it always was.
 
-// splitFrom is the smallest file read on every core: below it the scan
-// and the decoders' set-up cost about what they save.
+// splitFrom is the smallest file read on every core. A file of fewer
+// than 2×chunk.Min tools is read on one core either way, and the scan
+// then costs a tenth to a fifth more (generated catalogs of 50 and 500
+// tools, 23 and 233 KB); at 2,000 tools (949 KB) the split took 0.6 to
+// 0.8 of the time. The bound errs large: a file under it takes
+// milliseconds either way.
 var splitFrom = 1 << 20
 
 // splitDepth bounds how deep the scan follows a file. The decoder's own
