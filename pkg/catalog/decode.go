@@ -92,10 +92,16 @@ func (d *decoder) read(f *file) error {
 	if err := d.file(f); err != nil {
 		return err
 	}
-	if _, err := d.dec.ReadValue(); err != io.EOF {
+	if d.more() {
 		return d.fail(d.dec.InputOffset(), "more data after the catalog's object")
 	}
 	return nil
+}
+
+// more reports whether anything follows the value read.
+func (d *decoder) more() bool {
+	_, err := d.dec.ReadValue()
+	return err != io.EOF
 }
 
 // pendingSchemas is a tool's schemas and annotations as read, to code:

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	"io"
 	"runtime"
 	"sync/atomic"
 
@@ -81,11 +80,7 @@ func decodeSplit(source string, data []byte) (f file, ok bool) {
 				t = &f.Tools[e.tool]
 			}
 			w.dec.Reset(bytes.NewBuffer(data[s.lo:s.hi]))
-			if w.toolObject(t) != nil {
-				failed.Store(true)
-				return
-			}
-			if _, err := w.dec.ReadValue(); err != io.EOF {
+			if w.toolObject(t) != nil || w.more() {
 				failed.Store(true)
 				return
 			}
