@@ -42,6 +42,14 @@ const (
 	DefaultHealth          = 15 * time.Second
 )
 
+// idleConn is how long a connection to an upstream is kept for the next
+// request. Node's http server and uvicorn, which most MCP servers run on,
+// close a connection idle for 5 s: a request sent on it as the close
+// crosses it fails unanswered ("EOF"), and the transport cannot send a
+// tools/call again, since the upstream may have run it. Dropping the
+// connection first costs a new one for requests more than 4 s apart.
+const idleConn = 4 * time.Second
+
 // The breaker's first open period, and how often a failing upstream is
 // probed in the background (so an upstream back after an outage serves
 // again within about this long, whatever the breaker's cooldown has grown
@@ -128,6 +136,8 @@ type Options struct {
 	// upstream (InstanceHeader), for an upstream that is this process to
 	// refuse.
 	Instance string
+
+	idle time.Duration // a pooled connection's life; idleConn when 0 (tests shorten it)
 }
 
 // InstanceHeader carries Options.Instance.
@@ -146,6 +156,7 @@ type Manager struct {
 	maxRead  int64
 	budget   *semaphore.Weighted
 	instance string
+	conns    *http.Transport // every upstream's connections
 }
 
 type upstream struct {
@@ -206,8 +217,13 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 	if opts.ResultBudgetBytes <= 0 {
 		opts.ResultBudgetBytes = DefaultResultBudgetBytes
 	}
+	if opts.idle <= 0 {
+		opts.idle = idleConn
+	}
+	conns := http.DefaultTransport.(*http.Transport).Clone()
+	conns.IdleConnTimeout = opts.idle
 	m := &Manager{byName: map[string]*upstream{}, onChange: opts.OnChange, logger: opts.Logger.With("component", "upstream"), now: time.Now, instance: opts.Instance,
-		maxRead: opts.MaxResultBytes, budget: semaphore.NewWeighted(max(opts.ResultBudgetBytes, opts.MaxResultBytes))}
+		maxRead: opts.MaxResultBytes, budget: semaphore.NewWeighted(max(opts.ResultBudgetBytes, opts.MaxResultBytes)), conns: conns}
 	if opts.ResultBudgetBytes < opts.MaxResultBytes {
 		// Config refuses the two written so; this is the budget left at its
 		// default under a raised answer bound, which the operator may size
@@ -254,7 +270,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: newBreaker(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
-			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: http.DefaultTransport, max: m.maxRead, instance: opts.Instance}, CheckRedirect: endpoint.SameOrigin}}
+			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: m.conns, max: m.maxRead, instance: opts.Instance}, CheckRedirect: endpoint.SameOrigin}}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
 			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -313,6 +329,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	m.conns.CloseIdleConnections()
 	return ctx.Err()
 }
 
