@@ -18,9 +18,9 @@ import "unsafe"
 const minBytes = 256 << 10
 
 // Make is make([]T, n) for a buffer the caller is about to write whole,
-// made resident at once when it is large. T is what the callers fill:
-// vector values and row offsets.
-func Make[T ~float32 | ~uint8](n int) []T {
+// made resident at once when it is large: vector values, row offsets, a
+// hash table's slots.
+func Make[T any](n int) []T {
 	s := make([]T, n)
 	if size := uintptr(n) * unsafe.Sizeof(*new(T)); size >= minBytes {
 		populate(unsafe.Pointer(unsafe.SliceData(s)), size)
