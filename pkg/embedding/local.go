@@ -10,6 +10,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
 	"github.com/toolsearch/toolsearch/pkg/internal/memo"
+	"github.com/toolsearch/toolsearch/pkg/internal/prefault"
 )
 
 // DefaultLocalDimensions is the width of the local embedder's hashed space.
@@ -210,12 +211,15 @@ type vocabFeatures struct {
 
 func newVocabFeatures(vocab []string) *vocabFeatures {
 	// A term has its word, its grams (2×len-1 for a long one) and a
-	// concept or two: sized once, the features are not copied as they grow.
+	// concept or two: sized once, the features are not copied as they grow,
+	// and made resident at once (prefault): at 100,000 tools they are 40
+	// MB, written on one core, and faulting them in a page at a time was a
+	// third of this function's time in a fresh process.
 	n := 0
 	for _, t := range vocab {
 		n += 2*len(t) + 2
 	}
-	vf := &vocabFeatures{vocab: vocab, feats: make([]feature, 0, n), at: make([]uint32, len(vocab)+1), mid: make([]uint32, len(vocab)),
+	vf := &vocabFeatures{vocab: vocab, feats: prefault.Make[feature](n)[:0], at: make([]uint32, len(vocab)+1), mid: make([]uint32, len(vocab)),
 		prefix: make([]uint64, len(vocab)), ids: newTable[uint32](len(vocab)), hashes: []uint64{0}}
 	sc := new(scratch)
 	for id, t := range vocab {
