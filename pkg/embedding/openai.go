@@ -290,6 +290,15 @@ type guardTransport struct{ base http.RoundTripper }
 const maxErrorBody = 64 << 10
 
 func (t guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost {
+		// Embedding a text twice is harmless, and an idempotent request
+		// that meets a pooled connection closed under it (a keep-alive
+		// ending: uvicorn, under LiteLLM and vLLM, closes at 5 s) is sent
+		// again on a new one by the transport at once, without the
+		// retry's wait. An empty key is not sent.
+		req = req.Clone(req.Context())
+		req.Header["Idempotency-Key"] = nil
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return resp, err
