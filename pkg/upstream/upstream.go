@@ -44,10 +44,12 @@ const (
 
 // idleConn is how long a connection to an upstream is kept for the next
 // request. Node's http server and uvicorn, which most MCP servers run on,
-// close a connection idle for 5 s: a request sent on it as the close
-// crosses it fails unanswered ("EOF"), and the transport cannot send a
-// tools/call again, since the upstream may have run it. Dropping the
-// connection first costs a new one for requests more than 4 s apart.
+// close a connection idle for 5 s (keepAliveTimeout, timeout_keep_alive;
+// Node 20 closed server-everything's 6.0 s after its answer): a request
+// sent on it as the close crosses it fails unanswered (EOF, a reset), and
+// the transport cannot send a tools/call again, since the upstream may
+// have run it. Dropping the connection first costs a new one for
+// requests more than 4 s apart.
 const idleConn = 4 * time.Second
 
 // The breaker's first open period, and how often a failing upstream is
