@@ -3,14 +3,60 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolsearch/toolsearch/pkg/internal/keepalive"
 )
+
+// keepAliveListener gives its connections a server's keep-alive timeout
+// the hard way: a request that arrives on a connection idle past it finds
+// the connection closed, unanswered. A real server (Node's http, uvicorn:
+// 5 s) closes on a timer, and a request already sent when the close
+// crosses it meets the same fate; this makes the crossing certain.
+type keepAliveListener struct {
+	net.Listener
+	idle time.Duration
+}
+
+func (l keepAliveListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &keepAliveConn{Conn: c, idle: l.idle}, nil
+}
+
+type keepAliveConn struct {
+	net.Conn
+	idle time.Duration
+	mu   sync.Mutex
+	last time.Time // the last answer's write
+}
+
+func (c *keepAliveConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.last = time.Now()
+	c.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+func (c *keepAliveConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.mu.Lock()
+	stale := n > 0 && !c.last.IsZero() && time.Since(c.last) > c.idle
+	c.mu.Unlock()
+	if stale {
+		c.Conn.Close()
+		return 0, io.EOF
+	}
+	return n, err
+}
 
 // TestCallAfterIdleKeepAlive: a call made after the upstream's keep-alive
 // has run out on every pooled connection goes out on a new one and
@@ -23,7 +69,7 @@ func TestCallAfterIdleKeepAlive(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
 	hs := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	hs.Listener = keepalive.Listener(hs.Listener, serverIdle)
+	hs.Listener = keepAliveListener{Listener: hs.Listener, idle: serverIdle}
 	hs.Start()
 	t.Cleanup(hs.Close)
 
