@@ -60,6 +60,17 @@ func withReadLimit(ctx context.Context, l *readLimit) context.Context {
 	return context.WithValue(ctx, readLimitKey{}, l)
 }
 
+type repeatableKey struct{}
+
+// repeatable marks the requests made under ctx safe to send twice (a
+// listing, a ping), so that one meeting a pooled connection the upstream
+// closed under it is sent again at once on a new one: Go's transport
+// does so for a request it knows to be idempotent. A call never is: the
+// upstream may have run it.
+func repeatable(ctx context.Context) context.Context {
+	return context.WithValue(ctx, repeatableKey{}, true)
+}
+
 type hopsKey struct{}
 
 // withHops makes the requests made under ctx carry HopsHeader: n.
@@ -156,8 +167,12 @@ type transport struct {
 
 func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	hops, _ := r.Context().Value(hopsKey{}).(int)
-	if len(t.headers) > 0 || hops > 0 || t.instance != "" {
+	repeat := r.Method == http.MethodPost && r.Context().Value(repeatableKey{}) != nil
+	if len(t.headers) > 0 || hops > 0 || t.instance != "" || repeat {
 		r = r.Clone(r.Context())
+		if repeat {
+			r.Header["Idempotency-Key"] = nil // an empty key is not sent
+		}
 		for k, v := range t.headers {
 			r.Header.Set(k, v)
 		}

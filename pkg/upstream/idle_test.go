@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,5 +83,50 @@ func TestCallAfterIdleKeepAlive(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("call %d, after the upstream's keep-alive ran out: %v %+v", i, err, res)
 		}
+	}
+}
+
+// TestListAndPingRepeatedOnClosedConnection: with connections kept past
+// the upstream's keep-alive (one shorter than idleConn), a listing and a
+// ping that meet their connection closed under them are sent again on a
+// new one: they are safe to repeat. No Idempotency-Key reaches the
+// upstream.
+func TestListAndPingRepeatedOnClosedConnection(t *testing.T) {
+	const serverIdle = 100 * time.Millisecond
+	srv := mcp.NewServer(&mcp.Implementation{Name: "idle", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var keyed atomic.Bool
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Header["Idempotency-Key"]; ok {
+			keyed.Store(true)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	hs.Listener = keepAliveListener{Listener: hs.Listener, idle: serverIdle}
+	hs.Start()
+	t.Cleanup(hs.Close)
+
+	m := startWith(t, []Config{{Name: "u", URL: hs.URL, Refresh: time.Hour, Health: time.Hour}}, Options{idle: time.Hour})
+	u := m.byName["u"]
+	cs, err := u.connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		time.Sleep(3 * serverIdle)
+		if tools, err := m.list(t.Context(), cs); err != nil || len(tools) != 1 {
+			t.Fatalf("listing %d after a pause: %d tools, %v", i, len(tools), err)
+		}
+		time.Sleep(3 * serverIdle)
+		if err := m.ping(t.Context(), cs, time.Minute); err != nil {
+			t.Fatalf("ping %d after a pause: %v", i, err)
+		}
+	}
+	if keyed.Load() {
+		t.Error("an Idempotency-Key header reached the upstream; the transport's marker must not be sent")
 	}
 }

@@ -433,7 +433,7 @@ func (m *Manager) ping(ctx context.Context, cs *mcp.ClientSession, timeout time.
 	defer cancel()
 	lim := &readLimit{max: pingBytes, budget: m.budget}
 	defer lim.end()
-	return cs.Ping(withReadLimit(ctx, lim), nil)
+	return cs.Ping(repeatable(withReadLimit(ctx, lim)), nil)
 }
 
 // answered reports whether err is the upstream's own JSON-RPC error (an
@@ -490,7 +490,7 @@ func (m *Manager) list(ctx context.Context, cs *mcp.ClientSession) ([]catalog.To
 	lim := &readLimit{max: listPages * m.maxRead, budget: m.budget}
 	defer lim.end()
 	for pages := 1; ; pages++ {
-		res, err := cs.ListTools(withReadLimit(ctx, lim), params)
+		res, err := cs.ListTools(repeatable(withReadLimit(ctx, lim)), params)
 		lim.release() // the page is decoded: only the total stays counted
 		if lerr := lim.exceeded(); lerr != nil {
 			return nil, lerr
