@@ -291,13 +291,11 @@ const maxErrorBody = 64 << 10
 
 func (t guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPost {
-		// Embedding a text twice is harmless, and an idempotent request
-		// that meets a pooled connection closed under it (a keep-alive
-		// ending: uvicorn, under LiteLLM and vLLM, closes at 5 s) is sent
-		// again on a new one by the transport at once, without the
-		// retry's wait. An empty key is not sent.
+		// Embedding a text twice is harmless: one that meets a closed
+		// pooled connection (uvicorn, under LiteLLM and vLLM, closes idle
+		// ones at 5 s) is sent again at once, without the retry's wait.
 		req = req.Clone(req.Context())
-		req.Header["Idempotency-Key"] = nil
+		endpoint.Repeatable(req.Header)
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {

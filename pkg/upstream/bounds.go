@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/endpoint"
 )
 
 // Defaults for what an upstream's answers may cost.
@@ -63,10 +65,8 @@ func withReadLimit(ctx context.Context, l *readLimit) context.Context {
 type repeatableKey struct{}
 
 // repeatable marks the requests made under ctx safe to send twice (a
-// listing, a ping), so that one meeting a pooled connection the upstream
-// closed under it is sent again at once on a new one: Go's transport
-// does so for a request it knows to be idempotent. A call never is: the
-// upstream may have run it.
+// listing, a ping: endpoint.Repeatable). A call never is: the upstream
+// may have run it.
 func repeatable(ctx context.Context) context.Context {
 	return context.WithValue(ctx, repeatableKey{}, true)
 }
@@ -171,7 +171,7 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if len(t.headers) > 0 || hops > 0 || t.instance != "" || repeat {
 		r = r.Clone(r.Context())
 		if repeat {
-			r.Header["Idempotency-Key"] = nil // an empty key is not sent
+			endpoint.Repeatable(r.Header)
 		}
 		for k, v := range t.headers {
 			r.Header.Set(k, v)

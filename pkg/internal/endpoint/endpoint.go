@@ -64,3 +64,11 @@ func SameOrigin(req *http.Request, via []*http.Request) error {
 	}
 	return nil
 }
+
+// Repeatable marks a request's header safe to send twice (an embedding,
+// a listing, a ping; never a tool call, which the service may have run).
+// Go's transport then sends such a request that meets a pooled
+// connection closed under it (a service's keep-alive ending as it
+// arrives) again at once, on a new connection. The mark is an
+// Idempotency-Key with no value, which is not sent.
+func Repeatable(h http.Header) { h["Idempotency-Key"] = nil }
