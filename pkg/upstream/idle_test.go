@@ -59,22 +59,38 @@ func (c *keepAliveConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// keepAliveUpstream serves an MCP server with one tool, echo, until the
+// test ends, its connections closed after serverIdle as keepAliveListener
+// closes them. It returns the server's URL and whether any request
+// carried an Idempotency-Key header.
+func keepAliveUpstream(t *testing.T, serverIdle time.Duration) (string, *atomic.Bool) {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "idle", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	keyed := new(atomic.Bool)
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Header["Idempotency-Key"]; ok {
+			keyed.Store(true)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	hs.Listener = keepAliveListener{Listener: hs.Listener, idle: serverIdle}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	return hs.URL, keyed
+}
+
 // TestCallAfterIdleKeepAlive: a call made after the upstream's keep-alive
 // has run out on every pooled connection goes out on a new one and
 // succeeds. The pool keeps a connection for less than the server will.
 func TestCallAfterIdleKeepAlive(t *testing.T) {
 	const serverIdle = 300 * time.Millisecond
-	srv := mcp.NewServer(&mcp.Implementation{Name: "idle", Version: "1"}, nil)
-	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
-		})
-	hs := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	hs.Listener = keepAliveListener{Listener: hs.Listener, idle: serverIdle}
-	hs.Start()
-	t.Cleanup(hs.Close)
-
-	m := startWith(t, []Config{{Name: "u", URL: hs.URL, Refresh: time.Hour, Health: time.Hour}}, Options{idle: serverIdle / 3})
+	url, _ := keepAliveUpstream(t, serverIdle)
+	m := startWith(t, []Config{{Name: "u", URL: url, Refresh: time.Hour, Health: time.Hour}}, Options{idle: serverIdle / 3})
 	for i := range 3 {
 		if i > 0 {
 			time.Sleep(2 * serverIdle)
@@ -93,24 +109,8 @@ func TestCallAfterIdleKeepAlive(t *testing.T) {
 // upstream.
 func TestListAndPingRepeatedOnClosedConnection(t *testing.T) {
 	const serverIdle = 100 * time.Millisecond
-	srv := mcp.NewServer(&mcp.Implementation{Name: "idle", Version: "1"}, nil)
-	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{}, nil
-		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	var keyed atomic.Bool
-	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := r.Header["Idempotency-Key"]; ok {
-			keyed.Store(true)
-		}
-		h.ServeHTTP(w, r)
-	}))
-	hs.Listener = keepAliveListener{Listener: hs.Listener, idle: serverIdle}
-	hs.Start()
-	t.Cleanup(hs.Close)
-
-	m := startWith(t, []Config{{Name: "u", URL: hs.URL, Refresh: time.Hour, Health: time.Hour}}, Options{idle: time.Hour})
+	url, keyed := keepAliveUpstream(t, serverIdle)
+	m := startWith(t, []Config{{Name: "u", URL: url, Refresh: time.Hour, Health: time.Hour}}, Options{idle: time.Hour})
 	u := m.byName["u"]
 	cs, err := u.connect(t.Context())
 	if err != nil {
