@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -24,6 +28,13 @@ const (
 	maxMethodBytes = 64
 	maxIDBytes     = 128
 )
+
+// maxNumericID bounds a numeric id or progress token to the integers a
+// float64 holds exactly. The SDK reads a number through a float64 into an
+// int64, so it answered id 1.5 as 1, and 2^63-1 or 1e20 as -2^63: the
+// client, waiting for its own id, never saw the answer. 2^53-1 is also
+// JavaScript's largest exact integer, the most a TypeScript client makes.
+const maxNumericID = 1<<53 - 1
 
 // envelopeError is a POST refused before the SDK sees it, answered as a
 // JSON-RPC error (id null: the message could not be trusted to have one).
@@ -66,6 +77,12 @@ func checkEnvelope(w http.ResponseWriter, r *http.Request) (envelope, error) {
 
 // checkMessage checks one JSON-RPC message.
 func checkMessage(body []byte) (envelope, error) {
+	if !utf8.Valid(body) {
+		// JSON is UTF-8 (RFC 8259). encoding/json would read each bad byte
+		// as U+FFFD: an id answered as another, an argument passed on
+		// changed, where the HTTP API refuses the same body.
+		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "the body is not valid UTF-8"}
+	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not accepted: send one message per request (protocol 2025-06-18 removed batches)"}
@@ -100,14 +117,19 @@ func checkMessage(body []byte) (envelope, error) {
 		}
 	}
 	if env.ID != nil {
-		if !validID(*env.ID) {
-			return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "the JSON-RPC id must be a string of at most 128 bytes, a number or null"}
+		switch null := string(bytes.TrimSpace(*env.ID)) == "null"; {
+		case null && env.Method != nil:
+			// The SDK refused it too, quoting the method it had blanked.
+			return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "a JSON-RPC request's id must not be null (a notification has no id)"}
+		case null: // an error answering a message the client could not read
+		case !validID(*env.ID):
+			return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "the JSON-RPC id must be a string of at most 128 bytes or a whole number of at most 2^53-1 either side of 0"}
 		}
 		out.id = *env.ID
 	}
 	if token := env.Params.Meta.Token; token != nil && !validID(*token) {
 		// Every progress notification relayed to the call carries it back.
-		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "a progress token must be a string of at most 128 bytes or a number"}
+		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "a progress token must be a string of at most 128 bytes or a whole number of at most 2^53-1 either side of 0"}
 	}
 	return out, nil
 }
@@ -174,20 +196,25 @@ func validMethod(m string) bool {
 	return true
 }
 
+// validID reports whether raw is an id (or a progress token) the SDK
+// answers as it was sent: a bounded string or a whole number within
+// maxNumericID (1e2 and 100 alike, being one number).
 func validID(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || len(raw) > maxIDBytes+2 {
 		return false
 	}
-	switch raw[0] {
-	case '"':
-		var s string
-		return json.Unmarshal(raw, &s) == nil
-	case 'n':
-		return string(raw) == "null"
+	if raw[0] == '"' {
+		// Strictly: encoding/json, and so the SDK, would read a lone
+		// surrogate as U+FFFD and answer another id.
+		return jsontext.Value(raw).IsValid()
 	}
 	var n json.Number
-	return json.Unmarshal(raw, &n) == nil
+	if json.Unmarshal(raw, &n) != nil {
+		return false
+	}
+	f, err := strconv.ParseFloat(n.String(), 64)
+	return err == nil && f == math.Trunc(f) && math.Abs(f) <= maxNumericID
 }
 
 // checkHeaders bounds the MCP headers the SDK quotes in its errors. (An

@@ -42,6 +42,9 @@ func FuzzMCPRequest(f *testing.F) {
 		f.Add(seed, "2025-06-18", "")
 	}
 	f.Add(initBody, "9999-99-99", "no-such-session")
+	for _, id := range []string{"1.5", "9223372036854775807", "1e20", `"a\ud800b"`} {
+		f.Add(strings.Replace(initBody, `"id":1`, `"id":`+id, 1), "2025-06-18", "")
+	}
 	f.Fuzz(func(t *testing.T, body, version, session string) {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
@@ -70,6 +73,16 @@ func FuzzMCPRequest(f *testing.F) {
 		}
 		if n := rec.Body.Len(); n > 64<<10 && n > 2*len(body) {
 			t.Fatalf("a %d-byte answer to a %d-byte request", n, len(body))
+		}
+		// An answer carries the request's own id, or null.
+		var sent, got struct{ ID json.RawMessage }
+		answer := rec.Body.String()
+		if _, data, ok := strings.Cut(answer, "data: "); ok {
+			answer, _, _ = strings.Cut(data, "\n")
+		}
+		if json.Unmarshal([]byte(body), &sent) == nil && json.Unmarshal([]byte(answer), &got) == nil &&
+			len(got.ID) > 0 && string(got.ID) != "null" && !sameJSONValue(got.ID, sent.ID) {
+			t.Fatalf("answered with id %s a request with id %s", got.ID, sent.ID)
 		}
 	})
 }

@@ -1,17 +1,20 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolsearch/toolsearch/pkg/access"
 
@@ -279,6 +282,91 @@ func TestJSONRPCAnswers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIDsAnsweredAsSent: a request is answered with its own id, or
+// refused. The SDK reads a numeric id through a float64 into an int64,
+// and answered 1.5 as 1 and 2^63-1 as -2^63: the client never saw its
+// answer.
+func TestIDsAnsweredAsSent(t *testing.T) {
+	_, url := hostileRig(t, SessionLimits{})
+	resp, _ := post(t, url, "key-a", "", initBody)
+	session := resp.Header.Get("Mcp-Session-Id")
+	tests := []struct {
+		id       string
+		answered bool // false: refused, 400 and -32600 (-32700 for a body that is not UTF-8)
+	}{
+		{`7`, true},
+		{`0`, true},
+		{`-3`, true},
+		{`9007199254740991`, true},  // 2^53-1
+		{`-9007199254740991`, true}, // -(2^53-1)
+		{`1e2`, true},               // 100, one number however it is written
+		{`2.0`, true},
+		{`"abc"`, true},
+		{`""`, true},
+		{`"\u0041"`, true}, // "A", one string however it is written
+		{`"\ud83d\ude00"`, true},
+		{`"a\ud800b"`, false}, // a lone surrogate, read as U+FFFD
+		{"\"a\xffb\"", false}, // not UTF-8, read as U+FFFD
+		{`1.5`, false},
+		{`9007199254740993`, false}, // 2^53+1: no float64 holds it
+		{`9223372036854775807`, false},
+		{`-9223372036854775809`, false},
+		{`1e20`, false},
+		{`1e400`, false},
+		{`null`, false},
+		{`true`, false},
+		{`[1]`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			resp, body := post(t, url, "key-a", session, `{"jsonrpc":"2.0","id":`+tt.id+`,"method":"ping"}`)
+			var answer struct {
+				ID    json.RawMessage
+				Error *struct {
+					Code    int
+					Message string
+				}
+			}
+			if err := json.Unmarshal([]byte(body), &answer); err != nil {
+				t.Fatalf("%d %s: %v", resp.StatusCode, body, err)
+			}
+			if !tt.answered {
+				if resp.StatusCode != 400 || answer.Error == nil || answer.Error.Code != -32600 && answer.Error.Code != -32700 {
+					t.Errorf("%d %s; want 400, -32600 or -32700", resp.StatusCode, body)
+				}
+				return
+			}
+			if resp.StatusCode != 200 || answer.Error != nil || !sameJSONValue(answer.ID, json.RawMessage(tt.id)) {
+				t.Errorf("%d %s; want a result for id %s", resp.StatusCode, body, tt.id)
+			}
+		})
+	}
+	// A progress token comes back on every progress notification: held to
+	// the same rule.
+	resp, body := post(t, url, "key-a", session, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"x"},"_meta":{"progressToken":1.5}}}`)
+	if resp.StatusCode != 400 || !strings.Contains(body, "progress token") {
+		t.Errorf("progress token 1.5: %d %s; want 400 naming the token", resp.StatusCode, body)
+	}
+}
+
+// sameJSONValue reports whether a and b are one JSON value: numbers
+// compared exactly as decimals, anything else as its text.
+func sameJSONValue(a, b json.RawMessage) bool {
+	x, okx := new(big.Rat).SetString(string(bytes.TrimSpace(a)))
+	y, oky := new(big.Rat).SetString(string(bytes.TrimSpace(b)))
+	if okx && oky {
+		return x.Cmp(y) == 0
+	}
+	// Strings compared as read strictly: encoding/json reads a lone
+	// surrogate or a byte that is not UTF-8 as U+FFFD, which would make
+	// "a\ud800b" and "a\ufffdb" one id.
+	var sx, sy string
+	if jsonv2.Unmarshal(a, &sx) == nil && jsonv2.Unmarshal(b, &sy) == nil {
+		return sx == sy
+	}
+	return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b))
 }
 
 // TestParamsNotEchoed: params the SDK cannot decode are answered before
