@@ -90,7 +90,7 @@ func checkMessage(body []byte) (envelope, error) {
 	var env struct {
 		Version json.RawMessage  `json:"jsonrpc"`
 		Method  *json.RawMessage `json:"method"`
-		ID      *json.RawMessage `json:"id"`
+		ID      json.RawMessage  `json:"id"` // "null" when null, unlike a pointer
 		Params  struct {
 			Meta struct {
 				Token *json.RawMessage `json:"progressToken"`
@@ -116,16 +116,16 @@ func checkMessage(body []byte) (envelope, error) {
 			return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "the JSON-RPC method must be a string of at most 64 letters, digits and / _ . - $"}
 		}
 	}
-	if env.ID != nil {
-		switch null := string(bytes.TrimSpace(*env.ID)) == "null"; {
+	if len(env.ID) > 0 {
+		switch null := string(env.ID) == "null"; {
 		case null && env.Method != nil:
 			// The SDK refused it too, quoting the method it had blanked.
 			return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "a JSON-RPC request's id must not be null (a notification has no id)"}
 		case null: // an error answering a message the client could not read
-		case !validID(*env.ID):
+		case !validID(env.ID):
 			return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "the JSON-RPC id must be a string of at most 128 bytes or a whole number of at most 2^53-1 either side of 0"}
 		}
-		out.id = *env.ID
+		out.id = env.ID
 	}
 	if token := env.Params.Meta.Token; token != nil && !validID(*token) {
 		// Every progress notification relayed to the call carries it back.

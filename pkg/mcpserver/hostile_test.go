@@ -333,8 +333,9 @@ func TestIDsAnsweredAsSent(t *testing.T) {
 				t.Fatalf("%d %s: %v", resp.StatusCode, body, err)
 			}
 			if !tt.answered {
-				if resp.StatusCode != 400 || answer.Error == nil || answer.Error.Code != -32600 && answer.Error.Code != -32700 {
-					t.Errorf("%d %s; want 400, -32600 or -32700", resp.StatusCode, body)
+				if resp.StatusCode != 400 || answer.Error == nil || answer.Error.Code != -32600 && answer.Error.Code != -32700 ||
+					strings.Contains(answer.Error.Message, "…") {
+					t.Errorf("%d %s; want 400, -32600 or -32700, saying what is wrong", resp.StatusCode, body)
 				}
 				return
 			}
