@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sync/semaphore"
@@ -196,6 +197,9 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		// (MaxEventSize) and paced, its length is the session's.
 	default:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: &readLimit{max: t.max}}
+	}
+	if k, ok := r.Context().Value(keptAnswerKey{}).(*keptAnswer); ok && r.Method == http.MethodPost {
+		resp.Body = k.keep(resp.Body, strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"))
 	}
 	if r.Method == http.MethodGet {
 		resp.Body = &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}

@@ -819,6 +819,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	}
 	lim := &readLimit{max: m.maxRead, budget: m.budget}
 	defer lim.end()
+	kept := &keptAnswer{}
 	var cs *mcp.ClientSession
 	var res *mcp.CallToolResult
 	var err error
@@ -833,7 +834,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 			u.breaks(cs, fmt.Errorf("%w: the session this call shared was closed by another answer over the %d-byte limit (limits.upstream_max_result_bytes); it may have run upstream", ErrResultTooLarge, m.maxRead))
 		}
 		stop := u.onBreak(cs, abort)
-		res, err = cs.CallTool(withHops(withReadLimit(cctx, lim), opts.Hops+1), params)
+		res, err = cs.CallTool(withKeptAnswer(withHops(withReadLimit(cctx, lim), opts.Hops+1), kept), params)
 		stop()
 		if err == nil || lim.exceeded() != nil || !sessionGone(err) || u.brokenBy(cs) != nil {
 			break
@@ -849,6 +850,11 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		u.dropSession(cs)
 		return nil, resultTooLarge, lim.exceeded()
 	case err == nil:
+		if res.StructuredContent != nil {
+			if exact := kept.structured(); exact != nil {
+				res.StructuredContent = exact
+			}
+		}
 		return res, resultOK, nil
 	case ctx.Err() != nil:
 		return nil, resultCancelled, ctx.Err()

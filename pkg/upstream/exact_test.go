@@ -1,0 +1,82 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestStructuredContentExact: a call's structuredContent reaches the
+// caller as the upstream wrote it, whether the upstream answers with one
+// JSON message or an event stream (with progress notices before the
+// result). The SDK alone read its numbers into float64s, and
+// 1234567890123456789 came out as 1234567890123456800.
+func TestStructuredContentExact(t *testing.T) {
+	const exact = `{"id":1234567890123456789,"n":-9007199254740993,"big":1e300,"f":0.1,"s":"\u00e9","a":[18446744073709551615]}`
+	for _, tt := range []struct {
+		name string
+		json bool
+	}{{"event stream", false}, {"JSON answer", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, 0, 0)
+			if tt.json {
+				f.handler.Store(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+			}
+			f.handle("exact", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if token := req.Params.GetProgressToken(); token != nil {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1, Total: 2, Message: `{"structuredContent":1}`})
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: exact}}, StructuredContent: json.RawMessage(exact)}, nil
+			})
+			f.handle("plain", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return text("no structured content"), nil
+			})
+			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour}}, nil)
+			for _, progress := range []func(context.Context, *mcp.ProgressNotificationParams){nil, func(context.Context, *mcp.ProgressNotificationParams) {}} {
+				res, err := m.Call(t.Context(), "u", "exact", nil, CallOptions{Progress: progress})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := json.Marshal(res.StructuredContent)
+				var want bytes.Buffer
+				json.Compact(&want, []byte(exact))
+				if !bytes.Equal(got, want.Bytes()) {
+					t.Errorf("progress %v: structuredContent %s; want %s", progress != nil, got, want.Bytes())
+				}
+			}
+			res, err := m.Call(t.Context(), "u", "plain", nil, CallOptions{})
+			if err != nil || res.StructuredContent != nil {
+				t.Errorf("a result without structuredContent: %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+func TestEventData(t *testing.T) {
+	tests := []struct {
+		stream string
+		want   []string
+	}{
+		{"event: message\ndata: {\"a\":1}\n\n", []string{`{"a":1}`}},
+		{"data: one\r\ndata: two\r\n\r\ndata:three\n\n", []string{"one\ntwo", "three"}},
+		{": a comment\nid: 7\n\ndata: last, unterminated", []string{"last, unterminated"}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		got := eventData([]byte(tt.stream))
+		if len(got) != len(tt.want) {
+			t.Errorf("%q: %q; want %q", tt.stream, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if string(got[i]) != tt.want[i] {
+				t.Errorf("%q: event %d %q; want %q", tt.stream, i, got[i], tt.want[i])
+			}
+		}
+	}
+}
