@@ -8,11 +8,14 @@ import (
 	"sync"
 )
 
-// The SDK decodes a call's structuredContent into an any, its numbers
-// into float64s: an upstream's {"id":1234567890123456789} (a snowflake
-// id) reached the caller as 1234567890123456800, and 9007199254740993 as
-// ...992. A call's answer is kept as it is read, and the structuredContent
-// it carries is passed on as the upstream wrote it.
+// The SDK decodes a call's structuredContent and a listed tool's schemas
+// into an any, their numbers into float64s: an upstream's
+// {"id":1234567890123456789} (a snowflake id) reached the caller as
+// 1234567890123456800, and get_tool_schema showed a schema's "default":
+// 1234567890123456789 or "enum": [9007199254740993] as ...800 and ...992,
+// values the upstream never wrote. The answers to a call and to a listing
+// are kept as they are read, and what they carry passed on with its
+// numbers as the upstream wrote them.
 
 // keptAnswer is the body of a call's POST, as read.
 type keptAnswer struct {
@@ -51,11 +54,10 @@ func (b *keptBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// structured is the structuredContent of the response kept, as the
-// upstream wrote it, or nil. A call's stream carries one response (the
-// call's own; a message with a method is the upstream's request or
-// notice).
-func (k *keptAnswer) structured() json.RawMessage {
+// result is the result of the response kept, as the upstream wrote it,
+// or nil. A POST's stream carries one response (the request's own; a
+// message with a method is the upstream's request or notice).
+func (k *keptAnswer) result() json.RawMessage {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	msgs := [][]byte{k.buf.Bytes()}
@@ -65,18 +67,60 @@ func (k *keptAnswer) structured() json.RawMessage {
 	for _, m := range msgs {
 		var msg struct {
 			Method json.RawMessage `json:"method"`
-			Result *struct {
-				Structured json.RawMessage `json:"structuredContent"`
-			} `json:"result"`
+			Result json.RawMessage `json:"result"`
 		}
 		if json.Unmarshal(m, &msg) == nil && msg.Method == nil && msg.Result != nil {
-			if s := msg.Result.Structured; len(s) > 0 && string(s) != "null" {
-				return bytes.Clone(s)
-			}
-			return nil
+			return bytes.Clone(msg.Result)
 		}
 	}
 	return nil
+}
+
+// structured is the structuredContent of a call's result kept, or nil.
+func (k *keptAnswer) structured() json.RawMessage {
+	var r struct {
+		Structured json.RawMessage `json:"structuredContent"`
+	}
+	if json.Unmarshal(k.result(), &r) != nil || len(r.Structured) == 0 || string(r.Structured) == "null" {
+		return nil
+	}
+	return r.Structured
+}
+
+// listedSchemas is one listed tool's schemas as the upstream wrote them.
+type listedSchemas struct {
+	Name         string          `json:"name"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+}
+
+// schemas is the schemas of each tool of a listing's page kept, in its
+// order, or nil.
+func (k *keptAnswer) schemas() []listedSchemas {
+	var r struct {
+		Tools []listedSchemas `json:"tools"`
+	}
+	if json.Unmarshal(k.result(), &r) != nil {
+		return nil
+	}
+	return r.Tools
+}
+
+// exactJSON is raw as encoding/json writes the value it reads into an
+// any (keys sorted, a repeated key's last value), its numbers as written
+// instead of through a float64; nil for null or what cannot be read.
+func exactJSON(raw json.RawMessage) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // eventData is the data of each event of an event stream: its data lines

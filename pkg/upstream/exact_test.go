@@ -80,3 +80,37 @@ func TestEventData(t *testing.T) {
 		}
 	}
 }
+
+// TestListedSchemasExact: a listed tool's schemas keep their numbers as
+// the upstream wrote them, on every page. Through a float64, a default of
+// 1234567890123456789 became 1234567890123456800 and an enum of
+// 9007199254740993 became 9007199254740992.
+func TestListedSchemasExact(t *testing.T) {
+	const in = `{"type":"object","properties":{"id":{"type":"integer","enum":[9007199254740993],"default":1234567890123456789},"n":{"type":"number","maximum":18446744073709551615}}}`
+	const out = `{"type":"object","properties":{"at":{"type":"integer","minimum":-9223372036854775808}}}`
+	f := newFake(t, 2, 3) // pages of two tools
+	f.srv.AddTool(&mcp.Tool{Name: "exact", Description: "Takes one big id.", InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour}}, nil)
+	waitFor(t, "the listing", func() bool { return len(names(m)) == 4 })
+	for _, p := range m.Parts() {
+		for _, s := range p.Servers {
+			for _, tool := range s.Tools {
+				if tool.Name != "exact" {
+					if !bytes.Contains(tool.Schemas.Input(), []byte(`"type":"number"`)) {
+						t.Errorf("%s: input schema %s", tool.Name, tool.Schemas.Input())
+					}
+					continue
+				}
+				for _, want := range []string{"9007199254740993", "1234567890123456789", "18446744073709551615"} {
+					if !bytes.Contains(tool.Schemas.Input(), []byte(want)) {
+						t.Errorf("input schema %s; want %s in it", tool.Schemas.Input(), want)
+					}
+				}
+				if !bytes.Contains(tool.Schemas.Output(), []byte("-9223372036854775808")) {
+					t.Errorf("output schema %s; want -9223372036854775808 in it", tool.Schemas.Output())
+				}
+			}
+		}
+	}
+}

@@ -489,8 +489,9 @@ func (m *Manager) list(ctx context.Context, cs *mcp.ClientSession) ([]catalog.To
 	params := &mcp.ListToolsParams{}
 	lim := &readLimit{max: listPages * m.maxRead, budget: m.budget}
 	defer lim.end()
+	kept := &keptAnswer{}
 	for pages := 1; ; pages++ {
-		res, err := cs.ListTools(repeatable(withReadLimit(ctx, lim)), params)
+		res, err := cs.ListTools(withKeptAnswer(repeatable(withReadLimit(ctx, lim)), kept), params)
 		lim.release() // the page is decoded: only the total stays counted
 		if lerr := lim.exceeded(); lerr != nil {
 			return nil, lerr
@@ -504,8 +505,16 @@ func (m *Manager) list(ctx context.Context, cs *mcp.ClientSession) ([]catalog.To
 		if len(tools)+len(res.Tools) > maxListedTools {
 			return nil, fmt.Errorf("%w: the upstream lists over %d tools", ErrResultTooLarge, maxListedTools)
 		}
-		for _, t := range res.Tools {
-			tools = append(tools, catalog.Bound(convert(t)))
+		exact := kept.schemas()
+		if len(exact) != len(res.Tools) {
+			exact = nil
+		}
+		for i, t := range res.Tools {
+			var schemas *listedSchemas
+			if exact != nil && exact[i].Name == t.Name {
+				schemas = &exact[i]
+			}
+			tools = append(tools, catalog.Bound(convert(t, schemas)))
 		}
 		if res.NextCursor == "" {
 			return tools, nil
@@ -1045,7 +1054,9 @@ func (u *upstream) dropSession(cs *mcp.ClientSession) {
 
 // convert turns an MCP tool into a catalog tool. Its schemas arrive
 // decoded from JSON, so they always re-encode.
-func convert(t *mcp.Tool) catalog.Tool {
+// convert is t as a catalog tool, its schemas taken from exact (their
+// numbers as the upstream wrote them) when given.
+func convert(t *mcp.Tool, exact *listedSchemas) catalog.Tool {
 	marshal := func(v any) json.RawMessage {
 		b, err := json.Marshal(v)
 		if err != nil || string(b) == "null" {
@@ -1057,8 +1068,12 @@ func convert(t *mcp.Tool) catalog.Tool {
 	if t.Annotations != nil {
 		annotations = marshal(t.Annotations)
 	}
+	in, out := marshal(t.InputSchema), marshal(t.OutputSchema)
+	if exact != nil {
+		in, out = exactJSON(exact.InputSchema), exactJSON(exact.OutputSchema)
+	}
 	return catalog.Tool{Name: t.Name, Title: t.Title, Description: t.Description,
-		Schemas: catalog.BoundSchemas(marshal(t.InputSchema), marshal(t.OutputSchema), annotations)}
+		Schemas: catalog.BoundSchemas(in, out, annotations)}
 }
 
 func hashTools(tools []catalog.Tool) [32]byte {
