@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The SDK decodes a call's structuredContent and a listed tool's schemas
-// into an any, their numbers into float64s: an upstream's
+// The SDK decodes a call's structuredContent (and _meta) and a listed
+// tool's schemas into an any, their numbers into float64s: an upstream's
 // {"id":1234567890123456789} (a snowflake id) reached the caller as
 // 1234567890123456800, and get_tool_schema showed a schema's "default":
 // 1234567890123456789 or "enum": [9007199254740993] as ...800 and ...992,
@@ -76,15 +78,28 @@ func (k *keptAnswer) result() json.RawMessage {
 	return nil
 }
 
-// structured is the structuredContent of a call's result kept, or nil.
-func (k *keptAnswer) structured() json.RawMessage {
+// exactResult gives res, a call's result as the SDK read it, the
+// structuredContent and _meta of the result kept, their numbers as the
+// upstream wrote them.
+func (k *keptAnswer) exactResult(res *mcp.CallToolResult) {
 	var r struct {
 		Structured json.RawMessage `json:"structuredContent"`
+		Meta       json.RawMessage `json:"_meta"`
 	}
-	if json.Unmarshal(k.result(), &r) != nil || len(r.Structured) == 0 || string(r.Structured) == "null" {
-		return nil
+	if json.Unmarshal(k.result(), &r) != nil {
+		return
 	}
-	return r.Structured
+	if res.StructuredContent != nil && len(r.Structured) > 0 && string(r.Structured) != "null" {
+		res.StructuredContent = r.Structured
+	}
+	if res.Meta != nil && len(r.Meta) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(r.Meta))
+		dec.UseNumber()
+		var m map[string]any
+		if dec.Decode(&m) == nil && m != nil {
+			res.Meta = m
+		}
+	}
 }
 
 // listedSchemas is one listed tool's schemas as the upstream wrote them.

@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestStructuredContentExact: a call's structuredContent reaches the
-// caller as the upstream wrote it, whether the upstream answers with one
+// TestStructuredContentExact: a call's structuredContent (and _meta)
+// reaches the caller as the upstream wrote it, whether the upstream answers with one
 // JSON message or an event stream (with progress notices before the
 // result). The SDK alone read its numbers into float64s, and
 // 1234567890123456789 came out as 1234567890123456800.
@@ -31,7 +31,8 @@ func TestStructuredContentExact(t *testing.T) {
 				if token := req.Params.GetProgressToken(); token != nil {
 					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1, Total: 2, Message: `{"structuredContent":1}`})
 				}
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: exact}}, StructuredContent: json.RawMessage(exact)}, nil
+				return &mcp.CallToolResult{Meta: mcp.Meta{"trace": json.RawMessage(`{"span":18446744073709551615}`)},
+					Content: []mcp.Content{&mcp.TextContent{Text: exact}}, StructuredContent: json.RawMessage(exact)}, nil
 			})
 			f.handle("plain", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return text("no structured content"), nil
@@ -47,6 +48,9 @@ func TestStructuredContentExact(t *testing.T) {
 				json.Compact(&want, []byte(exact))
 				if !bytes.Equal(got, want.Bytes()) {
 					t.Errorf("progress %v: structuredContent %s; want %s", progress != nil, got, want.Bytes())
+				}
+				if meta, _ := json.Marshal(res.Meta); string(meta) != `{"trace":{"span":18446744073709551615}}` {
+					t.Errorf("progress %v: _meta %s", progress != nil, meta)
 				}
 			}
 			res, err := m.Call(t.Context(), "u", "plain", nil, CallOptions{})

@@ -859,11 +859,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		u.dropSession(cs)
 		return nil, resultTooLarge, lim.exceeded()
 	case err == nil:
-		if res.StructuredContent != nil {
-			if exact := kept.structured(); exact != nil {
-				res.StructuredContent = exact
-			}
-		}
+		kept.exactResult(res)
 		return res, resultOK, nil
 	case ctx.Err() != nil:
 		return nil, resultCancelled, ctx.Err()
