@@ -12,6 +12,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,6 +104,7 @@ func (r *rig) scenarios() []scenario {
 		{"wide", r.wide},
 		{"listen", r.listen},
 		{"progress", r.progress},
+		{"exact", r.exact},
 		{"change", r.change},
 		{"flood", r.flood},
 		{"quiet", r.quiet},
@@ -507,6 +509,54 @@ func (r *rig) progress(ctx context.Context) (result, error) {
 	}
 	time.Sleep(500 * time.Millisecond)
 	return measured(map[string]float64{"progress": float64(got.Load())}, "%d of 4 upstream progress notifications reached the caller", got.Load())
+}
+
+// exact: call_tool of the upstream's echo, whose structuredContent is its
+// arguments, with integers past 2^53. The answer is read as raw JSON: the
+// go-sdk client would read its numbers through float64s too.
+func (r *rig) exact(ctx context.Context) (result, error) {
+	w, err := r.world(ctx, nil, plain, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer w.stop()
+	const args = `{"id":1234567890123456789,"n":9007199254740993}`
+	var session string
+	post := func(body string) (string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.base+"/mcp", strings.NewReader(body))
+		if err != nil {
+			return "", err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		session = cmp.Or(resp.Header.Get("Mcp-Session-Id"), session)
+		return string(b), err
+	}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"reliability","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		if _, err := post(body); err != nil {
+			return result{}, err
+		}
+	}
+	answer, err := post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"echo","arguments":` + args + `}}}`)
+	if err != nil {
+		return result{}, err
+	}
+	_, got, _ := strings.Cut(answer, `"structuredContent":`)
+	got, _, _ = strings.Cut(got, "}")
+	exact := got+"}" == args
+	return measured(map[string]float64{"exact": boolf(exact)}, "structuredContent %s} for the upstream's %s", got, args)
 }
 
 // change: the upstream adds a tool; how long until a search finds it.

@@ -58,7 +58,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Echo the arguments back at once.", InputSchema: object, Annotations: readOnly},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return text("echo " + string(req.Params.Arguments)), nil
+			res := text("echo " + string(req.Params.Arguments))
+			if args := req.Params.Arguments; len(args) > 0 && args[0] == '{' {
+				// As structured content too, numbers as they came: what a
+				// proxy does to them shows.
+				res.StructuredContent = args
+			}
+			return res, nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "slow", Description: "Take a long time before answering.", InputSchema: object, Annotations: readOnly},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
