@@ -95,10 +95,14 @@ func (w *wordsWalk) value(sch *jsonschema.Schema, raw json.RawMessage, path stri
 	if raw[0] == '[' && json.Unmarshal(raw, &items) != nil {
 		return false
 	}
-	if path != "" {
-		if what := mustBe(sch); what != "" && !w.holds(sch, raw, len(items)) {
-			return w.fault("argument %q must be %s, got %s", path, what, redact.Clip(string(raw), redact.MaxEcho, "…"))
+	if what := mustBe(sch); what != "" && !w.holds(sch, raw, len(items)) {
+		got := redact.Clip(string(raw), redact.MaxEcho, "…")
+		if path == "" {
+			// The SDK's words were Go's: cannot unmarshal "[1]" into Go
+			// value of type map[string]interface {}.
+			return w.fault("\"arguments\" must be %s, got %s", what, got)
 		}
+		return w.fault("argument %q must be %s, got %s", path, what, got)
 	}
 	switch raw[0] {
 	case '{':

@@ -295,6 +295,14 @@ func TestMetaTools(t *testing.T) {
 			t.Errorf("%s(%.80v) = %q, want an isError with %q", tt.tool, tt.args, text(res), tt.want)
 		}
 	}
+	// Arguments that are no object: the SDK said so in Go's words ("into
+	// Go value of type map[string]interface {}").
+	for _, args := range []any{[]int{1}, "query=x", 5} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: args})
+		if err != nil || !res.IsError || !strings.Contains(text(res), `search_tools: "arguments" must be an object, got `) || strings.Contains(text(res), "Go value") {
+			t.Errorf("search_tools(%v) = %v, %v; want an isError saying the arguments must be an object", args, res, err)
+		}
+	}
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"nam": "get_forecast"}}); err == nil || !strings.Contains(err.Error(), `call_tool: argument key "nam" is unknown; it takes name, server, arguments, confirm`) {
 		t.Errorf("call_tool with an unknown argument: %v", err)
 	}
