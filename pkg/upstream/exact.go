@@ -19,11 +19,16 @@ import (
 // are kept as they are read, and what they carry passed on with its
 // numbers as the upstream wrote them.
 
-// keptAnswer is the body of a call's POST, as read.
+// keptAnswer is the answer to a call's or a listing page's POST, as
+// read: the whole body of a JSON answer; of an event stream, only the
+// event that holds the response, the events before it (progress, the
+// upstream's requests) dropped as each ends, so that what is kept beside
+// what the SDK reads is one answer, never a stream's worth.
 type keptAnswer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	sse bool // an event stream rather than one JSON-RPC message
+	mu       sync.Mutex
+	buf      bytes.Buffer
+	sse      bool            // an event stream rather than one JSON-RPC message
+	response json.RawMessage // the response's result, once an event held it
 }
 
 type keptAnswerKey struct{}
@@ -34,11 +39,11 @@ func withKeptAnswer(ctx context.Context, k *keptAnswer) context.Context {
 }
 
 // keep has body's bytes copied into k as they are read. Its reads are
-// bounded by the call's read limit already, which k's copy is held to.
+// bounded by the operation's read limit already, and so is k's copy.
 func (k *keptAnswer) keep(body io.ReadCloser, sse bool) io.ReadCloser {
 	k.mu.Lock()
 	k.buf.Reset()
-	k.sse = sse
+	k.sse, k.response = sse, nil
 	k.mu.Unlock()
 	return &keptBody{ReadCloser: body, k: k}
 }
@@ -50,10 +55,35 @@ type keptBody struct {
 
 func (b *keptBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	b.k.mu.Lock()
-	b.k.buf.Write(p[:n])
-	b.k.mu.Unlock()
+	b.k.add(p[:n])
 	return n, err
+}
+
+func (k *keptAnswer) add(p []byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.response != nil {
+		return
+	}
+	k.buf.Write(p)
+	for k.sse {
+		b := k.buf.Bytes()
+		end := bytes.Index(b, []byte("\n\n"))
+		if crlf := bytes.Index(b, []byte("\r\n\r\n")); crlf >= 0 && (end < 0 || crlf < end) {
+			end = crlf + 2
+		}
+		if end < 0 {
+			return
+		}
+		for _, data := range eventData(b[:end+2]) {
+			if r := resultOf(data); r != nil {
+				k.response = r
+				k.buf = bytes.Buffer{}
+				return
+			}
+		}
+		k.buf.Next(end + 2)
+	}
 }
 
 // result is the result of the response kept, as the upstream wrote it,
@@ -62,20 +92,31 @@ func (b *keptBody) Read(p []byte) (int, error) {
 func (k *keptAnswer) result() json.RawMessage {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.response != nil {
+		return k.response
+	}
 	msgs := [][]byte{k.buf.Bytes()}
 	if k.sse {
-		msgs = eventData(k.buf.Bytes())
+		msgs = eventData(k.buf.Bytes()) // an unterminated last event
 	}
 	for _, m := range msgs {
-		var msg struct {
-			Method json.RawMessage `json:"method"`
-			Result json.RawMessage `json:"result"`
-		}
-		if json.Unmarshal(m, &msg) == nil && msg.Method == nil && msg.Result != nil {
-			return bytes.Clone(msg.Result)
+		if r := resultOf(m); r != nil {
+			return r
 		}
 	}
 	return nil
+}
+
+// resultOf is the result of msg, a JSON-RPC response, or nil.
+func resultOf(msg []byte) json.RawMessage {
+	var m struct {
+		Method json.RawMessage `json:"method"`
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != nil || m.Result == nil {
+		return nil
+	}
+	return bytes.Clone(m.Result)
 }
 
 // exactResult gives res, a call's result as the SDK read it, the

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +117,36 @@ func TestListedSchemasExact(t *testing.T) {
 					t.Errorf("output schema %s; want -9223372036854775808 in it", tool.Schemas.Output())
 				}
 			}
+		}
+	}
+}
+
+// TestKeptAnswerHoldsOneEvent: of an event stream, what is kept is the
+// event being read, never the notices before the response; the response's
+// result is found whether the stream's lines end in LF or CRLF, and
+// however the reads split it.
+func TestKeptAnswerHoldsOneEvent(t *testing.T) {
+	for _, eol := range []string{"\n", "\r\n"} {
+		notice := "event: message" + eol + `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1,"result":{}}}` + eol + eol
+		response := "event: message" + eol + `data: {"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"id":1234567890123456789}}}` + eol + eol
+		stream := strings.Repeat(notice, 1000) + response
+		k := &keptAnswer{}
+		body := k.keep(io.NopCloser(strings.NewReader(stream)), true)
+		most := 0
+		for buf := make([]byte, 7); ; {
+			_, err := body.Read(buf)
+			k.mu.Lock()
+			most = max(most, k.buf.Len())
+			k.mu.Unlock()
+			if err != nil {
+				break
+			}
+		}
+		if limit := max(len(notice), len(response)) + 7; most > limit { // an event and the rest of a read
+			t.Errorf("eol %q: %d bytes kept at once, over one event's %d", eol, most, limit)
+		}
+		if got := string(k.result()); got != `{"structuredContent":{"id":1234567890123456789}}` {
+			t.Errorf("eol %q: result %s", eol, got)
 		}
 	}
 }
