@@ -150,3 +150,28 @@ func TestKeptAnswerHoldsOneEvent(t *testing.T) {
 		}
 	}
 }
+
+// FuzzKeptAnswer: an upstream's answer, however its reads are split,
+// yields the result it yields read whole, and never a panic.
+func FuzzKeptAnswer(f *testing.F) {
+	f.Add("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"structuredContent\":{\"n\":9007199254740993}}}\n\n", true, uint8(3))
+	f.Add("data: {\"jsonrpc\":\"2.0\",\"id\":1,\r\ndata: \"result\":{}}\r\n\r\n", true, uint8(1))
+	f.Add(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object","maximum":1e400}}]}}`, false, uint8(5))
+	f.Add("data: {}\n\n\n\ndata:\n\n", true, uint8(0))
+	f.Fuzz(func(t *testing.T, stream string, sse bool, split uint8) {
+		whole := &keptAnswer{}
+		io.Copy(io.Discard, whole.keep(io.NopCloser(strings.NewReader(stream)), sse))
+		parts := &keptAnswer{}
+		body := parts.keep(io.NopCloser(strings.NewReader(stream)), sse)
+		for buf := make([]byte, int(split)+1); ; {
+			if _, err := body.Read(buf); err != nil {
+				break
+			}
+		}
+		if a, b := whole.result(), parts.result(); !bytes.Equal(a, b) {
+			t.Fatalf("read whole: %s; in reads of %d: %s", a, int(split)+1, b)
+		}
+		parts.schemas()
+		exactJSON(parts.result())
+	})
+}

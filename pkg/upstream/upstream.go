@@ -1048,10 +1048,10 @@ func (u *upstream) dropSession(cs *mcp.ClientSession) {
 	go cs.Close()
 }
 
-// convert turns an MCP tool into a catalog tool. Its schemas arrive
-// decoded from JSON, so they always re-encode.
-// convert is t as a catalog tool, its schemas taken from exact (their
-// numbers as the upstream wrote them) when given.
+// convert turns an MCP tool into a catalog tool. Its schemas are taken
+// from exact, as the upstream wrote them, when given; else re-encoded
+// from what the SDK decoded (which always re-encodes, numbers rounded
+// through float64s).
 func convert(t *mcp.Tool, exact *listedSchemas) catalog.Tool {
 	marshal := func(v any) json.RawMessage {
 		b, err := json.Marshal(v)
