@@ -265,6 +265,7 @@ func TestJSONRPCAnswers(t *testing.T) {
 		{"a second initialize", id, initBody, 400, -32600},
 		{"a batch", id, `[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`, 400, -32600},
 		{"ping", id, `{"jsonrpc":"2.0","id":8,"method":"ping"}`, 200, 0},
+		{"a cursor it did not issue", id, `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"zzz"}}`, 200, -32602},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -279,6 +280,9 @@ func TestJSONRPCAnswers(t *testing.T) {
 			}
 			if resp.StatusCode != tt.status || got != tt.code || strings.Contains(body, `"code":0`) {
 				t.Errorf("%d %s; want %d with code %d", resp.StatusCode, body, tt.status, tt.code)
+			}
+			if strings.Contains(tt.body, "cursor") && !strings.Contains(body, `\"cursor\" is not one this service issued`) {
+				t.Errorf("%s; want the answer to name the cursor", body) // the SDK said "invalid params"
 			}
 		})
 	}

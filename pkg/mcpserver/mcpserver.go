@@ -367,12 +367,30 @@ func (s *Server) rpcCodes(next mcp.MethodHandler) mcp.MethodHandler {
 		case err == nil, ctx.Err() != nil:
 		case !errors.As(err, &rpcErr):
 			err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: tame(err.Error())}
+		case rpcErr.Code == jsonrpc.CodeInvalidParams && listCursor(req) != "":
+			// The SDK's words were "invalid params", naming nothing.
+			err = &jsonrpc.Error{Code: rpcErr.Code, Message: `"cursor" is not one this service issued for this listing; list again without it`}
 		default:
 			// The SDK's own errors can quote the request's params whole.
 			err = &jsonrpc.Error{Code: rpcErr.Code, Message: tame(rpcErr.Message)}
 		}
 		return res, err
 	}
+}
+
+// listCursor is the cursor of a listing request, or "".
+func listCursor(req mcp.Request) string {
+	switch p := req.GetParams().(type) {
+	case *mcp.ListToolsParams:
+		return p.Cursor
+	case *mcp.ListPromptsParams:
+		return p.Cursor
+	case *mcp.ListResourcesParams:
+		return p.Cursor
+	case *mcp.ListResourceTemplatesParams:
+		return p.Cursor
+	}
+	return ""
 }
 
 // listChanged lets notifications/tools/list_changed through to a session
