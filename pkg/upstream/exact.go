@@ -28,6 +28,7 @@ type keptAnswer struct {
 	mu       sync.Mutex
 	buf      bytes.Buffer
 	sse      bool            // an event stream rather than one JSON-RPC message
+	searched int             // bytes of buf searched for an event's end, in vain
 	response json.RawMessage // the response's result, once an event held it
 }
 
@@ -43,7 +44,7 @@ func withKeptAnswer(ctx context.Context, k *keptAnswer) context.Context {
 func (k *keptAnswer) keep(body io.ReadCloser, sse bool) io.ReadCloser {
 	k.mu.Lock()
 	k.buf.Reset()
-	k.sse, k.response = sse, nil
+	k.sse, k.searched, k.response = sse, 0, nil
 	k.mu.Unlock()
 	return &keptBody{ReadCloser: body, k: k}
 }
@@ -68,22 +69,38 @@ func (k *keptAnswer) add(p []byte) {
 	k.buf.Write(p)
 	for k.sse {
 		b := k.buf.Bytes()
-		end := bytes.Index(b, []byte("\n\n"))
-		if crlf := bytes.Index(b, []byte("\r\n\r\n")); crlf >= 0 && (end < 0 || crlf < end) {
-			end = crlf + 2
-		}
+		end := eventEnd(b, k.searched)
 		if end < 0 {
+			// One long event arriving in many reads is searched once,
+			// not again from its start at each read.
+			k.searched = len(b)
 			return
 		}
-		for _, data := range eventData(b[:end+2]) {
+		for _, data := range eventData(b[:end]) {
 			if r := resultOf(data); r != nil {
 				k.response = r
 				k.buf = bytes.Buffer{}
 				return
 			}
 		}
-		k.buf.Next(end + 2)
+		k.buf.Next(end)
+		k.searched = 0
 	}
+}
+
+// eventEnd is the length of the first event in b through the blank line
+// that ends it, or -1; b's first searched bytes hold no end but may hold
+// the start of one.
+func eventEnd(b []byte, searched int) int {
+	from := max(searched-3, 0)
+	end := -1
+	if i := bytes.Index(b[from:], []byte("\n\n")); i >= 0 {
+		end = from + i + 2
+	}
+	if i := bytes.Index(b[from:], []byte("\r\n\r\n")); i >= 0 && (end < 0 || from+i+4 < end) {
+		end = from + i + 4
+	}
+	return end
 }
 
 // result is the result of the response kept, as the upstream wrote it,
