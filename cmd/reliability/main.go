@@ -512,8 +512,9 @@ func (r *rig) progress(ctx context.Context) (result, error) {
 }
 
 // exact: call_tool of the upstream's echo, whose structuredContent is its
-// arguments, with integers past 2^53. The answer is read as raw JSON: the
-// go-sdk client would read its numbers through float64s too.
+// arguments, with integers past 2^53, and get_tool_schema of echo, whose
+// schema has one as a default. The answers are read as raw JSON: the
+// go-sdk client would read their numbers through float64s too.
 func (r *rig) exact(ctx context.Context) (result, error) {
 	w, err := r.world(ctx, nil, plain, nil)
 	if err != nil {
@@ -556,7 +557,17 @@ func (r *rig) exact(ctx context.Context) (result, error) {
 	_, got, _ := strings.Cut(answer, `"structuredContent":`)
 	got, _, _ = strings.Cut(got, "}")
 	exact := got+"}" == args
-	return measured(map[string]float64{"exact": boolf(exact)}, "structuredContent %s} for the upstream's %s", got, args)
+	// echo's listed schema has "default": 1234567890123456789.
+	schema, err := post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_tool_schema","arguments":{"name":"echo"}}}`)
+	if err != nil {
+		return result{}, err
+	}
+	def := "rounded"
+	if strings.Contains(schema, "1234567890123456789") && !strings.Contains(schema, "1234567890123456800") {
+		def = "as listed"
+	}
+	return measured(map[string]float64{"exact": boolf(exact), "schema_exact": boolf(def == "as listed")},
+		"structuredContent %s} for the upstream's %s; the schema's default of 1234567890123456789 %s", got, args, def)
 }
 
 // change: the upstream adds a tool; how long until a search finds it.

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,7 +57,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Echo the arguments back at once.", InputSchema: object, Annotations: readOnly},
+	// echo's schema holds a default no float64 holds: what a proxy's
+	// reading does to a listed schema shows.
+	echoSchema := json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer","description":"An id to echo.","default":1234567890123456789}}}`)
+	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Echo the arguments back at once.", InputSchema: echoSchema, Annotations: readOnly},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			res := text("echo " + string(req.Params.Arguments))
 			if args := req.Params.Arguments; len(args) > 0 && args[0] == '{' {

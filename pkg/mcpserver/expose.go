@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/internal/jsontree"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
@@ -107,8 +108,15 @@ func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 	if t.Schemas.HasInput() {
 		mended, _ := tooldef.Mend(t.Schemas.Input())
 		mended, args = tooldef.SafeKeys(mended)
-		if err := json.Unmarshal(mended, &schema); err != nil {
+		// A tree whose numbers keep their text (jsontree), not float64s.
+		tree, err := jsontree.Decode(mended)
+		if err != nil {
 			return nil, nil, fmt.Errorf("input schema: %w", err)
+		}
+		if m, ok := tree.(map[string]any); ok {
+			schema = m
+		} else if tree != nil {
+			return nil, nil, fmt.Errorf("input schema is not a JSON object")
 		}
 	}
 	if typ, ok := schema["type"]; !ok {

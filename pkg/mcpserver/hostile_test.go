@@ -695,3 +695,35 @@ func TestParamsInJSONTerms(t *testing.T) {
 		}
 	}
 }
+
+// TestToolSchemaNumbersExact: get_tool_schema sends a schema's numbers as
+// the catalog has them, in its structured content and its text. The
+// SDK's typed handler read its output back through float64s, and sent a
+// default of 1234567890123456789 as 1234567890123456800.
+func TestToolSchemaNumbersExact(t *testing.T) {
+	const schema = `{"type":"object","properties":{"id":{"type":"integer","default":1234567890123456789,"enum":[9007199254740993,1]},"f":{"type":"number","minimum":0.1}}}`
+	cat, err := catalog.New([]catalog.Part{{Source: "t", Servers: []catalog.Server{
+		{Name: "chat", Tools: []catalog.Tool{{Name: "get_message", Description: "Read one chat message by its id.", Schemas: catalog.BoundSchemas(json.RawMessage(schema), nil, nil)}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url := rigWith(t, SessionLimits{}, cat)
+	resp, _ := post(t, url, "key-a", "", initBody)
+	_, body := post(t, url, "key-a", resp.Header.Get("Mcp-Session-Id"), `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"get_tool_schema","arguments":{"name":"get_message"}}}`)
+	var answer struct {
+		Result struct {
+			Content           []struct{ Text string }
+			StructuredContent struct{ InputSchema json.RawMessage }
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &answer); err != nil || len(answer.Result.Content) != 1 {
+		t.Fatalf("%s: %v", body, err)
+	}
+	for _, got := range []string{string(answer.Result.StructuredContent.InputSchema), answer.Result.Content[0].Text} {
+		for _, want := range []string{"1234567890123456789", "9007199254740993", "0.1"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s; want %s in it", got, want)
+			}
+		}
+	}
+}

@@ -97,7 +97,7 @@ func New(svc *search.Service, opts Options) *Server {
 			Instructions: "This server fronts a large catalog of tools. Call search_tools with what you want to do, " +
 				"get_tool_schema for a tool's full parameters, and call_tool to run it (when offered).",
 		})
-	s.srv.AddReceivingMiddleware(s.filterList, s.rpcCodes)
+	s.srv.AddReceivingMiddleware(s.filterList, s.rpcCodes, exactSchemas)
 	s.srv.AddSendingMiddleware(s.listChanged)
 	s.addSearch()
 	s.addRegex()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/internal/jsontree"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
@@ -258,12 +259,19 @@ type schemaOut struct {
 	Callable            bool     `json:"callable"` // call_tool can run it
 }
 
+// object is raw, a JSON object, as a tree whose numbers keep their text
+// (jsontree): read into float64s, a schema's "default":
+// 1234567890123456789 went out as 1234567890123456800.
 func object(raw json.RawMessage) map[string]any {
-	var m map[string]any
-	if len(raw) > 0 && json.Unmarshal(raw, &m) == nil {
-		return m
+	if len(raw) == 0 {
+		return nil
 	}
-	return nil
+	v, err := jsontree.Decode(raw)
+	if err != nil {
+		return nil
+	}
+	m, _ := v.(map[string]any)
+	return m
 }
 
 func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in getSchemaIn) (*mcp.CallToolResult, schemaOut, error) {
@@ -283,7 +291,55 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in get
 		OutputSchema: object(t.Schemas.Output()), Annotations: object(t.Hints.Annotations), AnnotationsInferred: t.Hints.Inferred,
 		Callable: s.opts.Upstreams != nil && s.opts.Upstreams.Has(t.Server)}
 	s.used(ctx, req.Session, caller, t)
+	if kept, ok := ctx.Value(exactSchemaKey{}).(*json.RawMessage); ok {
+		*kept = exactSchema(out)
+	}
 	return nil, out, nil
+}
+
+// The SDK reads a typed tool's output back into float64s (to apply its
+// output schema's defaults) and writes that, so get_tool_schema sent a
+// schema's "default": 1234567890123456789 as 1234567890123456800.
+// exactSchemas has get_tool_schema's answer written from its own output,
+// in the SDK's form (keys sorted, as encoding/json writes a map), with
+// numbers as the schema has them.
+type exactSchemaKey struct{}
+
+func exactSchemas(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+		if method != "tools/call" || !ok || p.Name != "get_tool_schema" {
+			return next(ctx, method, req)
+		}
+		var kept json.RawMessage
+		res, err := next(context.WithValue(ctx, exactSchemaKey{}, &kept), method, req)
+		if r, ok := res.(*mcp.CallToolResult); ok && err == nil && !r.IsError && kept != nil {
+			r.StructuredContent = kept
+			for _, c := range r.Content {
+				if t, ok := c.(*mcp.TextContent); ok {
+					t.Text = string(kept)
+				}
+			}
+		}
+		return res, err
+	}
+}
+
+// exactSchema is out as the SDK writes it, its numbers as written; nil
+// if it cannot be.
+func exactSchema(out schemaOut) json.RawMessage {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil
+	}
+	tree, err := jsontree.Decode(b)
+	if err != nil {
+		return nil
+	}
+	if b, err = json.Marshal(tree); err != nil {
+		return nil
+	}
+	return b
 }
 
 const listServersDescription = `List the servers whose tools are in the catalog, with how many tools each offers you, ` +

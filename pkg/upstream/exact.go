@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/jsontree"
 )
 
 // The SDK decodes a call's structuredContent (and _meta) and a listed
@@ -151,11 +153,10 @@ func (k *keptAnswer) exactResult(res *mcp.CallToolResult) {
 		res.StructuredContent = r.Structured
 	}
 	if res.Meta != nil && len(r.Meta) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(r.Meta))
-		dec.UseNumber()
-		var m map[string]any
-		if dec.Decode(&m) == nil && m != nil {
-			res.Meta = m
+		if m, err := jsontree.Decode(r.Meta); err == nil {
+			if m, ok := m.(map[string]any); ok {
+				res.Meta = m
+			}
 		}
 	}
 }
@@ -183,10 +184,8 @@ func (k *keptAnswer) schemas() []listedSchemas {
 // any (keys sorted, a repeated key's last value), its numbers as written
 // instead of through a float64; nil for null or what cannot be read.
 func exactJSON(raw json.RawMessage) json.RawMessage {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil || v == nil {
+	v, err := jsontree.Decode(raw)
+	if err != nil || v == nil {
 		return nil
 	}
 	b, err := json.Marshal(v)
