@@ -55,65 +55,65 @@ step "--method tools/list"
 out=$(inspector --method tools/list) || fail "tools/list"
 echo "$out" | grep -o '"name": "[a-z_-]*"' | sort | tr '\n' ' '; echo
 for t in search_tools search_tools_regex get_tool_schema list_servers call_tool everything__get-sum; do
-	echo "$out" | grep -q "\"name\": \"$t\"" || fail "tools/list lacks $t"
+	grep -q "\"name\": \"$t\"" <<<"$out" || fail "tools/list lacks $t"
 done
 passed=$((passed + 1))
 
 step "--method tools/call --tool-name search_tools --tool-arg query='add two numbers' --tool-arg limit=3"
 out=$(inspector --method tools/call --tool-name search_tools --tool-arg "query=add two numbers" --tool-arg limit=3) || fail "search_tools"
-echo "$out" | grep '"text": ' | head -1
-echo "$out" | grep -q 'everything/get-sum' || fail "search_tools did not find everything/get-sum"
+grep -m1 '"text": ' <<<"$out"
+grep -q 'everything/get-sum' <<<"$out" || fail "search_tools did not find everything/get-sum"
 passed=$((passed + 1))
 
 step "--method tools/call --tool-name get_tool_schema --tool-arg name=get-sum"
 out=$(inspector --method tools/call --tool-name get_tool_schema --tool-arg name=get-sum) || fail "get_tool_schema"
-echo "$out" | grep -q '"callable": true' || fail "get_tool_schema: not callable"
-echo "$out" | grep -q '"required"' || fail "get_tool_schema: no input schema"
+grep -q '"callable": true' <<<"$out" || fail "get_tool_schema: not callable"
+grep -q '"required"' <<<"$out" || fail "get_tool_schema: no input schema"
 echo "inputSchema has a, b; callable: true"
 passed=$((passed + 1))
 
 step "--method tools/call --tool-name call_tool --tool-arg name=get-sum --tool-arg 'arguments={\"a\":2,\"b\":3}'"
 out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=get-sum --tool-arg 'arguments={"a":2,"b":3}') || fail "call_tool"
 echo "$out" | grep '"text": '
-echo "$out" | grep -q 'The sum of 2 and 3 is 5' || fail "call_tool did not return the upstream's result"
+grep -q 'The sum of 2 and 3 is 5' <<<"$out" || fail "call_tool did not return the upstream's result"
 passed=$((passed + 1))
 
 step "--method tools/call --tool-name call_tool --tool-arg name=get-sum --tool-arg 'arguments={\"a\":\"two\"}'"
 out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=get-sum --tool-arg 'arguments={"a":"two"}') || fail "call_tool (bad arguments)"
 echo "$out" | grep '"text": '
-echo "$out" | grep -q '"isError": true' || fail "bad arguments were not an isError result"
+grep -q '"isError": true' <<<"$out" || fail "bad arguments were not an isError result"
 passed=$((passed + 1))
 
 step "--method tools/call --tool-name search_tools_regex --tool-arg pattern='^get-s' --tool-arg servers='[\"everything\"]'"
 out=$(inspector --method tools/call --tool-name search_tools_regex --tool-arg "pattern=^get-s" --tool-arg 'servers=["everything"]') || fail "search_tools_regex"
-echo "$out" | grep '"text": ' | head -1
-echo "$out" | grep -q 'everything/get-structured-content' && echo "$out" | grep -q 'everything/get-sum' || fail "search_tools_regex did not list get-structured-content and get-sum"
-echo "$out" | grep -q 'everything/get-env' && fail "search_tools_regex listed get-env, which does not match ^get-s"
+grep -m1 '"text": ' <<<"$out"
+grep -q 'everything/get-structured-content' <<<"$out" && grep -q 'everything/get-sum' <<<"$out" || fail "search_tools_regex did not list get-structured-content and get-sum"
+grep -q 'everything/get-env' <<<"$out" && fail "search_tools_regex listed get-env, which does not match ^get-s"
 passed=$((passed + 1))
 
 step "--method tools/call --tool-name everything__get-sum --tool-arg a=4 --tool-arg b=5   (a core tool, called directly)"
 out=$(inspector --method tools/call --tool-name everything__get-sum --tool-arg a=4 --tool-arg b=5) || fail "everything__get-sum"
 echo "$out" | grep '"text": '
-echo "$out" | grep -q 'The sum of 4 and 5 is 9' || fail "the directly listed core tool did not reach its upstream"
+grep -q 'The sum of 4 and 5 is 9' <<<"$out" || fail "the directly listed core tool did not reach its upstream"
 passed=$((passed + 1))
 
 step "--method tools/call --tool-name call_tool --tool-arg name=delete_note --tool-arg 'arguments={\"id\":\"1\"}'   (no elicitation: refused)"
 out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=delete_note --tool-arg 'arguments={"id":"1"}') || fail "call_tool delete_note"
 echo "$out" | grep '"text": '
-echo "$out" | grep -q '"isError": true' && echo "$out" | grep -q 'confirm' || fail "a destructive call was not refused with how to confirm"
+grep -q '"isError": true' <<<"$out" && grep -q 'confirm' <<<"$out" || fail "a destructive call was not refused with how to confirm"
 passed=$((passed + 1))
 
 step "--method tools/call --tool-name call_tool --tool-arg name=delete_note --tool-arg 'arguments={\"id\":\"1\"}' --tool-arg confirm=true"
 out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=delete_note --tool-arg 'arguments={"id":"1"}' --tool-arg confirm=true) || fail "call_tool delete_note confirmed"
 echo "$out" | grep '"text": '
-echo "$out" | grep -q 'deleted note 1' || fail "the confirmed destructive call did not reach its upstream"
+grep -q 'deleted note 1' <<<"$out" || fail "the confirmed destructive call did not reach its upstream"
 passed=$((passed + 1))
 
 echo
 echo "\$ curl -s .../mcp/tool-search/status   (upstreams)"
 status=$(curl -s "http://127.0.0.1:$ts_port/mcp/tool-search/status")
 echo "$status" | grep -o '"upstreams":\[.*\]'
-echo "$status" | grep -q '"state":"connected"' || fail "status does not show the upstream connected"
+grep -q '"state":"connected"' <<<"$status" || fail "status does not show the upstream connected"
 passed=$((passed + 1))
 
 echo
