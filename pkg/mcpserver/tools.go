@@ -329,14 +329,10 @@ func exactSchemas(next mcp.MethodHandler) mcp.MethodHandler {
 // if it cannot be.
 func exactSchema(out schemaOut) json.RawMessage {
 	b, err := json.Marshal(out)
-	if err != nil {
-		return nil
+	if err == nil {
+		b, err = jsontree.Marshal(b)
 	}
-	tree, err := jsontree.Decode(b)
 	if err != nil {
-		return nil
-	}
-	if b, err = json.Marshal(tree); err != nil {
 		return nil
 	}
 	return b

@@ -180,15 +180,10 @@ func (k *keptAnswer) schemas() []listedSchemas {
 	return r.Tools
 }
 
-// exactJSON is raw as encoding/json writes the value it reads into an
-// any (keys sorted, a repeated key's last value), its numbers as written
-// instead of through a float64; nil for null or what cannot be read.
+// exactJSON is jsontree.Marshal's raw, nil for null or what cannot be
+// read.
 func exactJSON(raw json.RawMessage) json.RawMessage {
-	v, err := jsontree.Decode(raw)
-	if err != nil || v == nil {
-		return nil
-	}
-	b, err := json.Marshal(v)
+	b, err := jsontree.Marshal(raw)
 	if err != nil {
 		return nil
 	}

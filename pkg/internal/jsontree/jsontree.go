@@ -31,3 +31,16 @@ func Encode(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// Marshal writes raw, one JSON value, as encoding/json writes the value it
+// reads into an any (object keys sorted, a repeated key's last value kept,
+// HTML characters escaped), but with its numbers as raw has them: what a
+// reading through float64s normalised, without rounding an id or a
+// schema's default past 2^53. nil for null.
+func Marshal(raw []byte) ([]byte, error) {
+	v, err := Decode(raw)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}

@@ -22,3 +22,17 @@ func TestRoundTrip(t *testing.T) {
 		t.Error("Decode of a cut document: no error")
 	}
 }
+
+func TestMarshal(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"b":1234567890123456789,"a":1.0,"a":2}`, `{"a":2,"b":1234567890123456789}`},
+		{`{"x":"<b>"}`, `{"x":"\u003cb\u003e"}`},
+		{`null`, ``},
+	}
+	for _, tt := range tests {
+		got, err := Marshal([]byte(tt.in))
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%s: %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+}
