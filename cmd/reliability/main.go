@@ -511,8 +511,8 @@ func (r *rig) progress(ctx context.Context) (result, error) {
 	return measured(map[string]float64{"progress": float64(got.Load())}, "%d of 4 upstream progress notifications reached the caller", got.Load())
 }
 
-// exact: call_tool of the upstream's echo, whose structuredContent is its
-// arguments, with integers past 2^53, and get_tool_schema of echo, whose
+// exact: call_tool of the upstream's echo, whose structuredContent (and
+// its text block's _meta) is its arguments, with integers past 2^53, and get_tool_schema of echo, whose
 // schema has one as a default. The answers are read as raw JSON: the
 // go-sdk client would read their numbers through float64s too.
 func (r *rig) exact(ctx context.Context) (result, error) {
@@ -557,6 +557,7 @@ func (r *rig) exact(ctx context.Context) (result, error) {
 	_, got, _ := strings.Cut(answer, `"structuredContent":`)
 	got, _, _ = strings.Cut(got, "}")
 	exact := got+"}" == args
+	meta := strings.Contains(answer, `"_meta":{"arguments":`+args+`}`)
 	// echo's listed schema has "default": 1234567890123456789.
 	schema, err := post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_tool_schema","arguments":{"name":"echo"}}}`)
 	if err != nil {
@@ -566,8 +567,12 @@ func (r *rig) exact(ctx context.Context) (result, error) {
 	if strings.Contains(schema, "1234567890123456789") && !strings.Contains(schema, "1234567890123456800") {
 		def = "as listed"
 	}
-	return measured(map[string]float64{"exact": boolf(exact), "schema_exact": boolf(def == "as listed")},
-		"structuredContent %s} for the upstream's %s; the schema's default of 1234567890123456789 %s", got, args, def)
+	metaSaid := "rounded or lost"
+	if meta {
+		metaSaid = "as written"
+	}
+	return measured(map[string]float64{"exact": boolf(exact), "meta_exact": boolf(meta), "schema_exact": boolf(def == "as listed")},
+		"structuredContent %s} for the upstream's %s; its text block's _meta %s; the schema's default of 1234567890123456789 %s", got, args, metaSaid, def)
 }
 
 // change: the upstream adds a tool; how long until a search finds it.

@@ -34,8 +34,10 @@ func TestScenarios(t *testing.T) {
 		"wide":     func(v map[string]float64) bool { return v["search_bytes"] < 64<<10 && v["schema_bytes"] < 128<<10 },
 		"listen":   func(v map[string]float64) bool { return v["kept"] == 1 && v["list_changed"] >= 1 },
 		"progress": func(v map[string]float64) bool { return v["progress"] == 4 },
-		"exact":    func(v map[string]float64) bool { return v["exact"] == 1 && v["schema_exact"] == 1 },
-		"change":   func(v map[string]float64) bool { return v["found"] == 1 },
+		"exact": func(v map[string]float64) bool {
+			return v["exact"] == 1 && v["meta_exact"] == 1 && v["schema_exact"] == 1
+		},
+		"change": func(v map[string]float64) bool { return v["found"] == 1 },
 		// 300 announced changes over about 6 s: paced, a rebuild a second
 		// or so (unpaced, nearly one each), and the last change lands.
 		"flood": func(v map[string]float64) bool { return v["found"] == 1 && v["rebuilds"] <= 20 },

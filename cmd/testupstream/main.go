@@ -64,9 +64,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			res := text("echo " + string(req.Params.Arguments))
 			if args := req.Params.Arguments; len(args) > 0 && args[0] == '{' {
-				// As structured content too, numbers as they came: what a
-				// proxy does to them shows.
+				// As structured content and its text block's _meta too,
+				// numbers as they came: what a proxy does to them shows.
 				res.StructuredContent = args
+				res.Content[0].(*mcp.TextContent).Meta = mcp.Meta{"arguments": args}
 			}
 			return res, nil
 		})

@@ -139,12 +139,19 @@ func resultOf(msg []byte) json.RawMessage {
 }
 
 // exactResult gives res, a call's result as the SDK read it, the
-// structuredContent and _meta of the result kept, their numbers as the
-// upstream wrote them.
+// structuredContent and the _meta (its own and its content blocks') of
+// the result kept, their numbers as the upstream wrote them.
 func (k *keptAnswer) exactResult(res *mcp.CallToolResult) {
 	var r struct {
 		Structured json.RawMessage `json:"structuredContent"`
 		Meta       json.RawMessage `json:"_meta"`
+		Content    []struct {
+			Type     string          `json:"type"`
+			Meta     json.RawMessage `json:"_meta"`
+			Resource *struct {
+				Meta json.RawMessage `json:"_meta"`
+			} `json:"resource"`
+		} `json:"content"`
 	}
 	if json.Unmarshal(k.result(), &r) != nil {
 		return
@@ -152,11 +159,50 @@ func (k *keptAnswer) exactResult(res *mcp.CallToolResult) {
 	if res.StructuredContent != nil && len(r.Structured) > 0 && string(r.Structured) != "null" {
 		res.StructuredContent = r.Structured
 	}
-	if res.Meta != nil && len(r.Meta) > 0 {
-		if m, err := jsontree.Decode(r.Meta); err == nil {
-			if m, ok := m.(map[string]any); ok {
-				res.Meta = m
-			}
+	exactMeta(&res.Meta, r.Meta)
+	if len(r.Content) != len(res.Content) {
+		return // not the blocks the SDK read: its reading stands
+	}
+	for i, c := range res.Content {
+		kept := r.Content[i]
+		meta, kind := contentMeta(c)
+		if meta == nil || kind != kept.Type {
+			continue
+		}
+		exactMeta(meta, kept.Meta)
+		if e, ok := c.(*mcp.EmbeddedResource); ok && e.Resource != nil && kept.Resource != nil {
+			exactMeta(&e.Resource.Meta, kept.Resource.Meta)
+		}
+	}
+}
+
+// contentMeta is c's _meta and the type its block is written with, or
+// nil for a block a call's result does not carry.
+func contentMeta(c mcp.Content) (*mcp.Meta, string) {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		return &c.Meta, "text"
+	case *mcp.ImageContent:
+		return &c.Meta, "image"
+	case *mcp.AudioContent:
+		return &c.Meta, "audio"
+	case *mcp.ResourceLink:
+		return &c.Meta, "resource_link"
+	case *mcp.EmbeddedResource:
+		return &c.Meta, "resource"
+	}
+	return nil, ""
+}
+
+// exactMeta sets *m, a _meta the SDK read, to raw read with its numbers
+// kept; a _meta the SDK did not read (or not as an object) stays as it is.
+func exactMeta(m *mcp.Meta, raw json.RawMessage) {
+	if *m == nil || len(raw) == 0 {
+		return
+	}
+	if v, err := jsontree.Decode(raw); err == nil {
+		if v, ok := v.(map[string]any); ok {
+			*m = v
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -13,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestStructuredContentExact: a call's structuredContent (and _meta)
-// reaches the caller as the upstream wrote it, whether the upstream answers with one
+// TestStructuredContentExact: a call's structuredContent (and _meta, its
+// own and each content block's) reaches the caller as the upstream wrote it, whether the upstream answers with one
 // JSON message or an event stream (with progress notices before the
 // result). The SDK alone read its numbers into float64s, and
 // 1234567890123456789 came out as 1234567890123456800.
@@ -34,7 +35,14 @@ func TestStructuredContentExact(t *testing.T) {
 					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1, Total: 2, Message: `{"structuredContent":1}`})
 				}
 				return &mcp.CallToolResult{Meta: mcp.Meta{"trace": json.RawMessage(`{"span":18446744073709551615}`)},
-					Content: []mcp.Content{&mcp.TextContent{Text: exact}}, StructuredContent: json.RawMessage(exact)}, nil
+					Content: []mcp.Content{
+						&mcp.TextContent{Text: exact, Meta: blockMeta(1)},
+						&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png", Meta: blockMeta(2)},
+						&mcp.AudioContent{Data: []byte("x"), MIMEType: "audio/wav", Meta: blockMeta(3)},
+						&mcp.ResourceLink{URI: "file:///a", Name: "a", Meta: blockMeta(4)},
+						&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///b", Text: "b", Meta: blockMeta(6)}, Meta: blockMeta(5)},
+						&mcp.TextContent{Text: "no _meta"},
+					}, StructuredContent: json.RawMessage(exact)}, nil
 			})
 			f.handle("plain", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return text("no structured content"), nil
@@ -54,6 +62,24 @@ func TestStructuredContentExact(t *testing.T) {
 				if meta, _ := json.Marshal(res.Meta); string(meta) != `{"trace":{"span":18446744073709551615}}` {
 					t.Errorf("progress %v: _meta %s", progress != nil, meta)
 				}
+				metas := []mcp.Meta{}
+				for _, c := range res.Content {
+					switch c := c.(type) {
+					case *mcp.TextContent:
+						metas = append(metas, c.Meta)
+					case *mcp.ImageContent:
+						metas = append(metas, c.Meta)
+					case *mcp.AudioContent:
+						metas = append(metas, c.Meta)
+					case *mcp.ResourceLink:
+						metas = append(metas, c.Meta)
+					case *mcp.EmbeddedResource:
+						metas = append(metas, c.Meta, c.Resource.Meta)
+					}
+				}
+				if got, _ := json.Marshal(metas); string(got) != `[{"id":9007199254740993001},{"id":9007199254740993002},{"id":9007199254740993003},{"id":9007199254740993004},{"id":9007199254740993005},{"id":9007199254740993006},null]` {
+					t.Errorf("progress %v: content blocks' _meta %s", progress != nil, got)
+				}
 			}
 			res, err := m.Call(t.Context(), "u", "plain", nil, CallOptions{})
 			if err != nil || res.StructuredContent != nil {
@@ -61,6 +87,11 @@ func TestStructuredContentExact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// blockMeta is a content block's _meta with an id no float64 holds.
+func blockMeta(i int) mcp.Meta {
+	return mcp.Meta{"id": json.RawMessage(fmt.Sprintf("900719925474099300%d", i))}
 }
 
 func TestEventData(t *testing.T) {
