@@ -32,6 +32,8 @@ type keptAnswer struct {
 	sse      bool            // an event stream rather than one JSON-RPC message
 	searched int             // bytes of buf searched for an event's end, in vain
 	response json.RawMessage // the response's result, once an event held it
+	token    string          // the call's progress token, if it has one
+	progress int             // progress notifications under token before the response, on every attempt
 }
 
 type keptAnswerKey struct{}
@@ -84,6 +86,9 @@ func (k *keptAnswer) add(p []byte) {
 				k.buf = bytes.Buffer{}
 				return
 			}
+			if k.token != "" && progressOf(data) == k.token {
+				k.progress++
+			}
 		}
 		k.buf.Next(end)
 		k.searched = 0
@@ -124,6 +129,29 @@ func (k *keptAnswer) result() json.RawMessage {
 		}
 	}
 	return nil
+}
+
+// progressSeen is how many progress notifications for the call's token
+// came before its response.
+func (k *keptAnswer) progressSeen() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.progress
+}
+
+// progressOf is the token of msg, a progress notification, or "".
+func progressOf(msg []byte) string {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Token any `json:"progressToken"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != "notifications/progress" {
+		return ""
+	}
+	token, _ := m.Params.Token.(string)
+	return token
 }
 
 // resultOf is the result of msg, a JSON-RPC response, or nil.

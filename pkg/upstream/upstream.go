@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -821,14 +822,17 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	if len(args) > 0 {
 		params.Arguments = args
 	}
+	kept := &keptAnswer{}
 	if opts.Progress != nil {
-		token := u.track(opts.Progress)
+		relay := &progressRelay{f: opts.Progress, more: make(chan struct{}, 1)}
+		token := u.track(relay.handle)
 		defer u.untrack(token)
 		params.SetProgressToken(token)
+		kept.token = token
+		defer func() { relay.drain(ctx, kept.progressSeen()) }() // before untrack: deferred later, run first
 	}
 	lim := &readLimit{max: m.maxRead, budget: m.budget}
 	defer lim.end()
-	kept := &keptAnswer{}
 	var cs *mcp.ClientSession
 	var res *mcp.CallToolResult
 	var err error
@@ -1016,6 +1020,50 @@ func (u *upstream) relayProgress(ctx context.Context, p *mcp.ProgressNotificatio
 		f(ctx, p)
 	}
 }
+
+// progressRelay passes one call's progress notifications on and counts
+// them. The SDK hands a notification to its handler on a goroutine of
+// its own and the response to the waiting call at once, so the
+// notification an upstream sends just before its result (the last step's)
+// was relayed after the call had answered, and lost: server-everything's
+// five steps reached the caller as four.
+type progressRelay struct {
+	f       func(context.Context, *mcp.ProgressNotificationParams)
+	handled atomic.Int64
+	more    chan struct{}
+}
+
+func (r *progressRelay) handle(ctx context.Context, p *mcp.ProgressNotificationParams) {
+	r.f(ctx, p)
+	r.handled.Add(1)
+	select {
+	case r.more <- struct{}{}:
+	default:
+	}
+}
+
+// drain waits until the relay has handled seen notifications (those the
+// upstream sent before its answer), at most progressDrain: an upstream
+// that announces notices its client does not take holds its own answer
+// that long, no longer.
+func (r *progressRelay) drain(ctx context.Context, seen int) {
+	if r.handled.Load() >= int64(seen) {
+		return
+	}
+	t := time.NewTimer(progressDrain)
+	defer t.Stop()
+	for r.handled.Load() < int64(seen) {
+		select {
+		case <-r.more:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+const progressDrain = 500 * time.Millisecond
 
 // codeRejected is the code the SDK's client transport gives a request it
 // could not deliver (an HTTP error, a write to a closed stream): a
