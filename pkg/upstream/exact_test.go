@@ -189,10 +189,11 @@ func FuzzKeptAnswer(f *testing.F) {
 	f.Add("data: {\"jsonrpc\":\"2.0\",\"id\":1,\r\ndata: \"result\":{}}\r\n\r\n", true, uint8(1))
 	f.Add(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object","maximum":1e400}}]}}`, false, uint8(5))
 	f.Add("data: {}\n\n\n\ndata:\n\n", true, uint8(0))
+	f.Add("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"u\",\"progress\":1}}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n", true, uint8(9))
 	f.Fuzz(func(t *testing.T, stream string, sse bool, split uint8) {
-		whole := &keptAnswer{}
+		whole := &keptAnswer{token: "t"}
 		io.Copy(io.Discard, whole.keep(io.NopCloser(strings.NewReader(stream)), sse))
-		parts := &keptAnswer{}
+		parts := &keptAnswer{token: "t"}
 		body := parts.keep(io.NopCloser(strings.NewReader(stream)), sse)
 		for buf := make([]byte, int(split)+1); ; {
 			if _, err := body.Read(buf); err != nil {
@@ -202,7 +203,38 @@ func FuzzKeptAnswer(f *testing.F) {
 		if a, b := whole.result(), parts.result(); !bytes.Equal(a, b) {
 			t.Fatalf("read whole: %s; in reads of %d: %s", a, int(split)+1, b)
 		}
+		if a, b := whole.progressSeen(), parts.progressSeen(); a != b {
+			t.Fatalf("progress notices before the response: %d read whole, %d in reads of %d", a, b, int(split)+1)
+		}
 		parts.schemas()
 		exactJSON(parts.result())
 	})
+}
+
+// TestProgressSeen: the kept answer counts the progress notices under the
+// call's token that came before the response, and no others.
+func TestProgressSeen(t *testing.T) {
+	notice := func(token string) string {
+		return `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + token + `,"progress":1}}` + "\n\n"
+	}
+	response := `data: {"jsonrpc":"2.0","id":1,"result":{}}` + "\n\n"
+	for _, tt := range []struct {
+		name   string
+		stream string
+		want   int
+	}{
+		{"two before the response", notice(`"t"`) + notice(`"t"`) + response, 2},
+		{"another call's token and a number", notice(`"u"`) + notice(`1`) + notice(`"t"`) + response, 1},
+		{"after the response", notice(`"t"`) + response + notice(`"t"`), 1},
+		{"the upstream's own request", `data: {"jsonrpc":"2.0","id":7,"method":"roots/list"}` + "\n\n" + response, 0},
+		{"no response yet", notice(`"t"`) + notice(`"t"`), 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k := &keptAnswer{token: "t"}
+			io.Copy(io.Discard, k.keep(io.NopCloser(strings.NewReader(tt.stream)), true))
+			if got := k.progressSeen(); got != tt.want {
+				t.Errorf("progressSeen %d, want %d", got, tt.want)
+			}
+		})
+	}
 }
