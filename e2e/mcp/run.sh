@@ -109,6 +109,16 @@ echo "$out" | grep '"text": '
 grep -q 'deleted note 1' <<<"$out" || fail "the confirmed destructive call did not reach its upstream"
 passed=$((passed + 1))
 
+# The official TypeScript SDK's client, with a progress handler: each of
+# five steps' notices arrives before the result, the last one too.
+echo
+echo "\$ node progress-client.mjs .../mcp 5   (call_tool trigger-long-running-operation, three times)"
+for _ in 1 2 3; do
+	out=$(node progress-client.mjs "http://127.0.0.1:$ts_port/mcp" 5) || fail "progress notices lost: $out"
+	echo "$out"
+done
+passed=$((passed + 1))
+
 echo
 echo "\$ curl -s .../mcp/tool-search/status   (upstreams)"
 status=$(curl -s "http://127.0.0.1:$ts_port/mcp/tool-search/status")
