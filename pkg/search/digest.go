@@ -77,6 +77,12 @@ func digest(msgs []Message, rarity func(term string) float64) string {
 			// 22 conversations its tool: evals/README.md).
 			continue
 		}
+		if strings.TrimSpace(msgs[i].Content) == "" {
+			// A turn of tool calls or reasoning alone (a Responses API
+			// conversation has several between two words of text) is
+			// not a turn further back for the ones before it.
+			continue
+		}
 		n := budget
 		if msgs[i].Role != "user" {
 			n /= assistantCut

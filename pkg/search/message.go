@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -20,7 +21,8 @@ import (
 // and Ollama's chat APIs write it (content a string, null, or an array of
 // parts; tool calls and their results beside), as Anthropic's Messages
 // API does (content blocks, tool results inside a user turn), and as
-// Gemini's does ("parts", role "model"). Only text is read; images,
+// Gemini's does ("parts", role "model"), and as items of OpenAI's
+// Responses API (below). Only text is read; images,
 // audio, files, tool calls and reasoning are skipped. Keys none of these
 // APIs define are still errors.
 
@@ -54,9 +56,43 @@ var roleAliases = func() string {
 }()
 
 // messageKeys are the keys a turn may have: those read, then those the
-// chat APIs define that carry nothing a search reads.
-var messageKeys = []string{"role", "content", "parts",
-	"name", "tool_calls", "tool_call_id", "function_call", "refusal", "audio", "images", "thinking", "tool_name"}
+// chat APIs define that carry nothing a search reads (OpenAI's, Ollama's,
+// and the reasoning and prefix keys of OpenAI-compatible servers:
+// DeepSeek, vLLM, OpenRouter, Mistral).
+var messageKeys = []string{"role", "content", "parts", "type",
+	"name", "tool_calls", "tool_call_id", "function_call", "refusal", "audio", "annotations", "images", "thinking", "tool_name",
+	"reasoning_content", "reasoning", "reasoning_details", "prefix"}
+
+// itemKeys are what a message item of OpenAI's Responses API has beside
+// a turn's keys (a "type" of "message" says it is one).
+var itemKeys = []string{"id", "status"}
+
+// A turn may also be an item of OpenAI's Responses API, which a router
+// on that API holds as its conversation: a message item is a turn; a
+// tool's output is a tool's turn, its "output" read as a turn's content;
+// a call, reasoning or a reference carries no text a search reads and is
+// an assistant's turn without text, as a chat turn holding only tool
+// calls is. The keys of items other than messages are the API's own and
+// not checked: only "output" is read.
+const (
+	itemOutput = iota + 1
+	itemSilent
+)
+
+var itemTypes = map[string]int{
+	"function_call_output": itemOutput, "custom_tool_call_output": itemOutput, "computer_call_output": itemOutput,
+	"local_shell_call_output": itemOutput, "shell_call_output": itemOutput, "apply_patch_call_output": itemOutput,
+	"mcp_call":      itemOutput, // a remote MCP tool's call and its output, in one item
+	"function_call": itemSilent, "custom_tool_call": itemSilent, "computer_call": itemSilent, "local_shell_call": itemSilent,
+	"shell_call": itemSilent, "apply_patch_call": itemSilent, "reasoning": itemSilent, "file_search_call": itemSilent,
+	"web_search_call": itemSilent, "image_generation_call": itemSilent, "code_interpreter_call": itemSilent,
+	"mcp_list_tools": itemSilent, "mcp_approval_request": itemSilent, "mcp_approval_response": itemSilent,
+	"item_reference": itemSilent, "compaction": itemSilent,
+}
+
+// itemTypeNames are the item types read, in short, for an error: the
+// whole list would be most of it.
+const itemTypeNames = "message, function_call, function_call_output, reasoning, item_reference, and the API's other tool calls and their outputs"
 
 // Conversation is a request's turns, newest last.
 type Conversation []Message
@@ -130,8 +166,10 @@ func (m *Message) decode(data []byte, at turnPath) error {
 	if _, err := d.ReadToken(); err != nil {
 		return malformedTurn
 	}
-	var t turnText
+	var t, output turnText
 	hasRole := false
+	var item, unknown, unknownInItem string // the item's type; the first key no turn has, and one only an item has
+	hasType, hasOutput := false, false
 	for d.PeekKind() != '}' {
 		raw, err := d.ReadValue()
 		if err != nil {
@@ -173,10 +211,35 @@ func (m *Message) decode(data []byte, at turnPath) error {
 			if err := t.read(json.RawMessage(v), fieldPath{at, field}); err != nil {
 				return err
 			}
+		case "type":
+			if d.PeekKind() != '"' {
+				return badRequest("invalid_messages", `%s must be a string`, fieldPath{at, "type"})
+			}
+			tok, err := d.ReadToken()
+			if err != nil {
+				return malformedTurn
+			}
+			item, hasType = tok.String(), true
+		case "output":
+			// A tool's output: a string or parts; a computer's screenshot
+			// (an object) has no text.
+			v, err := d.ReadValue()
+			if err != nil {
+				return malformedTurn
+			}
+			hasOutput = true
+			if k := v.Kind(); k == '"' || k == '[' {
+				if err := output.read(json.RawMessage(v), fieldPath{at, "output"}); err != nil {
+					return err
+				}
+			}
 		default:
-			if !slices.Contains(messageKeys, string(name)) {
-				key := redact.Clip(string(name), redact.MaxEcho, "…") // a caller's key may be the whole body
-				return badRequest("invalid_messages", `%s: %v`, at, jsonkeys.Unknown(key, messageKeys))
+			switch key := string(name); {
+			case slices.Contains(messageKeys, key):
+			case slices.Contains(itemKeys, key):
+				unknownInItem = cmp.Or(unknownInItem, key)
+			default:
+				unknown = cmp.Or(unknown, key)
 			}
 			if err := d.SkipValue(); err != nil {
 				return malformedTurn
@@ -185,6 +248,28 @@ func (m *Message) decode(data []byte, at turnPath) error {
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return malformedTurn
+	}
+	if hasType && item != "message" {
+		switch itemTypes[item] {
+		case itemOutput:
+			m.Role, m.Content = RoleTool, output.text()
+			return nil
+		case itemSilent:
+			m.Role, m.Content = "assistant", ""
+			return nil
+		}
+		return badRequest("invalid_messages", `%s: "type" %q is not an item of OpenAI's Responses API this service reads: %s`,
+			at, redact.Clip(item, redact.MaxEcho, "…"), itemTypeNames)
+	}
+	if !hasType {
+		unknown = cmp.Or(unknown, unknownInItem) // "id" and "status" are an item's
+	}
+	if hasOutput {
+		unknown = cmp.Or(unknown, "output") // a tool output item's
+	}
+	if unknown != "" {
+		key := redact.Clip(unknown, redact.MaxEcho, "…") // a caller's key may be the whole body
+		return badRequest("invalid_messages", `%s: %v`, at, jsonkeys.Unknown(key, messageKeys))
 	}
 	if !hasRole {
 		return badRequest("invalid_messages", `%s has no "role"`, at)

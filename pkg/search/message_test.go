@@ -33,6 +33,21 @@ func TestMessageShapes(t *testing.T) {
 		{"gemini", `{"role":"model","parts":[{"text":"ok"},{"functionCall":{"name":"f","args":{}}}]}`, "assistant", "ok", "", ""},
 		{"escaped names", `{"\u0072ole":"user","cont\u0065nt":"x"}`, "user", "x", "", ""},
 		{"unknown role kept", `{"role":"robot","content":"x"}`, "robot", "x", "", ""},
+		{"reasoning keys", `{"role":"assistant","content":"ok","reasoning_content":"hm","reasoning":"hm","reasoning_details":[],"annotations":[],"prefix":false}`, "assistant", "ok", "", ""},
+		{"responses message item", `{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"done","annotations":[]}]}`, "assistant", "done", "", ""},
+		{"responses easy message", `{"type":"message","role":"user","content":"close it"}`, "user", "close it", "", ""},
+		{"responses function call", `{"type":"function_call","id":"fc_1","call_id":"c1","name":"get_ticket","arguments":"{}","status":"completed"}`, "assistant", "", "", ""},
+		{"responses function output", `{"type":"function_call_output","call_id":"c1","output":"WEB-412 In review"}`, RoleTool, "WEB-412 In review", "", ""},
+		{"responses output parts", `{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"3 rows"},{"type":"input_image","image_url":"x"}]}`, RoleTool, "3 rows", "", ""},
+		{"responses screenshot", `{"type":"computer_call_output","call_id":"c1","output":{"type":"computer_screenshot","image_url":"x"}}`, RoleTool, "", "", ""},
+		{"responses reasoning", `{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"think"}],"encrypted_content":"xx"}`, "assistant", "", "", ""},
+		{"responses item reference", `{"type":"item_reference","id":"msg_0"}`, "assistant", "", "", ""},
+		{"unknown item type", `{"type":"mesage","role":"user","content":"x"}`, "", "", `"type" "mesage" is not an item of OpenAI's Responses API`, "invalid_messages"},
+		{"type a number", `{"type":1,"role":"user","content":"x"}`, "", "", `"type" must be a string`, "invalid_messages"},
+		{"an item's id without its type", `{"role":"user","content":"x","id":"m1"}`, "", "", `key "id" is unknown`, "invalid_messages"},
+		{"output on a chat turn", `{"role":"tool","content":"x","output":"y"}`, "", "", `key "output" is unknown`, "invalid_messages"},
+		{"output part without text", `{"type":"function_call_output","output":[{"type":"text"}]}`, "", "", `of type "text" but has no "text"`, "invalid_messages"},
+		{"misspelt key on a message item", `{"type":"message","role":"user","contnet":"x"}`, "", "", `key "contnet" is unknown (did you mean "content"?)`, "invalid_messages"},
 		{"misspelt key", `{"role":"user","contnet":"x"}`, "", "", `key "contnet" is unknown (did you mean "content"?)`, "invalid_messages"},
 		{"a long key is clipped", `{"role":"user","` + strings.Repeat("k", 5000) + `":1}`, "", "", `key "kkkkkkkk`, "invalid_messages"},
 		{"no role", `{"content":"x"}`, "", "", `has no "role"`, "invalid_messages"},
@@ -58,7 +73,7 @@ func TestMessageShapes(t *testing.T) {
 				t.Errorf("read %+v, want role %q content %q", m, tt.role, tt.content)
 			case tt.wantErr != "" && (!errors.As(err, &re) || re.Code != tt.wantCode || !strings.Contains(re.Message, tt.wantErr)):
 				t.Errorf("error %v, want %s with %q", err, tt.wantCode, tt.wantErr)
-			case err != nil && len(err.Error()) > 300:
+			case err != nil && len(err.Error()) > 400: // a clipped echo and the keys a turn takes
 				t.Errorf("error of %d bytes: a caller's input is echoed unbounded", len(err.Error()))
 			}
 		})
@@ -90,6 +105,12 @@ func TestNativeConversationsRankAsFlat(t *testing.T) {
 			{"role":"assistant","content":[{"type":"text","text":"Noted."},{"type":"tool_use","id":"t","name":"get_ticket","input":{}}]},
 			{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"WEB-412: status In review"}]}]},
 			{"role":"user","content":"close it out"}]`},
+		{"responses api", `[{"role":"developer","content":"You route requests to tools."},
+			{"type":"message","role":"user","content":[{"type":"input_text","text":"Ticket WEB-412 is done, QA signed it off."}]},
+			{"type":"reasoning","id":"rs_1","summary":[]},
+			{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Noted.","annotations":[]}]},
+			{"type":"function_call_output","call_id":"c","output":"WEB-412: status In review"},
+			{"role":"user","content":[{"type":"input_text","text":"close it out"}]}]`},
 		{"gemini", `[{"role":"system","parts":[{"text":"You route requests to tools."}]},
 			{"role":"user","parts":[{"text":"Ticket WEB-412 is done, QA signed it off."}]},
 			{"role":"model","parts":[{"text":"Noted."},{"functionCall":{"name":"get_ticket","args":{}}}]},
@@ -117,7 +138,8 @@ func TestNativeConversationsRankAsFlat(t *testing.T) {
 // once written as {role, content}.
 func FuzzMessage(f *testing.F) {
 	for _, s := range []string{`{"role":"user","content":"x"}`, `{"role":"user","content":[{"type":"text","text":"a"},{"type":"tool_result","content":[{"type":"text","text":"b"}]}]}`,
-		`{"role":"model","parts":[{"text":"ok"},{"inlineData":{}}]}`, `{"role":"tool","content":null,"tool_call_id":"c"}`, `null`, `[]`, `{"role":"user","content":[1]}`} {
+		`{"role":"model","parts":[{"text":"ok"},{"inlineData":{}}]}`, `{"role":"tool","content":null,"tool_call_id":"c"}`, `null`, `[]`, `{"role":"user","content":[1]}`,
+		`{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"x"}]}`, `{"type":"reasoning","summary":[]}`, `{"type":"message","id":"m","role":"user","content":"x"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
