@@ -369,7 +369,11 @@ func (t *turnText) value(raw json.RawMessage, field fieldPath, inResult bool, de
 		}
 		switch typ {
 		case "", "text", "input_text", "output_text":
-			// Gemini's parts have no type; a text part is the one with text.
+			// Gemini's parts have no type; a text part is the one with
+			// text, and one marked "thought" is the model's reasoning.
+			if typ == "" && string(bytes.TrimSpace(p["thought"])) == "true" {
+				continue
+			}
 			v, ok := p["text"]
 			if !ok {
 				if typ == "" {

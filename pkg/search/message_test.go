@@ -31,6 +31,7 @@ func TestMessageShapes(t *testing.T) {
 		{"anthropic tool results only", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"42 rows"}]}]}`, RoleTool, "42 rows", "", ""},
 		{"anthropic results and words", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"42 rows"},{"type":"text","text":"now export them"}]}`, "user", "42 rows\nnow export them", "", ""},
 		{"gemini", `{"role":"model","parts":[{"text":"ok"},{"functionCall":{"name":"f","args":{}}}]}`, "assistant", "ok", "", ""},
+		{"gemini thought", `{"role":"model","parts":[{"text":"pondering","thought":true,"thoughtSignature":"c2ln"},{"text":"ok","thought":false}]}`, "assistant", "ok", "", ""},
 		{"escaped names", `{"\u0072ole":"user","cont\u0065nt":"x"}`, "user", "x", "", ""},
 		{"unknown role kept", `{"role":"robot","content":"x"}`, "robot", "x", "", ""},
 		{"reasoning keys", `{"role":"assistant","content":"ok","reasoning_content":"hm","reasoning":"hm","reasoning_details":[],"annotations":[],"prefix":false}`, "assistant", "ok", "", ""},
