@@ -141,7 +141,7 @@ func TestConsole(t *testing.T) {
 		}},
 		{"show as switches provider formats", func(t *testing.T, ctx context.Context) {
 			for _, c := range []struct{ format, want string }{
-				{"openai", `"type": "function"`}, {"anthropic", `"input_schema"`}, {"gemini", `"parameters"`}, {"mcp", `"inputSchema"`},
+				{"openai", `"type": "function"`}, {"openai_responses", `"strict": false`}, {"anthropic", `"input_schema"`}, {"gemini", `"parameters"`}, {"mcp", `"inputSchema"`},
 			} {
 				do(t, ctx, chromedp.Click(css(`input[name=format][value=`+c.format+`]`)),
 					until(`document.getElementById('definitions').dataset.format === '`+c.format+`'`))

@@ -14,12 +14,12 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
-	"github.com/toolsearch/toolsearch/pkg/config"
-
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/learn"
+	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
 // TestHiddenToolsChangeNothing is the property behind visibility: for a
@@ -297,7 +297,7 @@ func randomRequest(r *rand.Rand, tools, hidden []catalog.Tool, templates map[str
 		}
 		req.Servers = []string{pick().Server, near}
 	case 5:
-		req.Format = []string{"mcp", "openai", "anthropic", "gemini"}[r.IntN(4)]
+		req.Format = tooldef.Formats[r.IntN(len(tooldef.Formats))]
 		req.IncludeSchema = true
 	case 6:
 		req.Query = "+" + strings.ToLower(pick().Name) + " " + query

@@ -5,19 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/toolsearch/toolsearch/pkg/access"
-	"github.com/toolsearch/toolsearch/pkg/analysis"
-
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
 func TestCore(t *testing.T) {
@@ -374,7 +374,7 @@ func TestRequestValidate(t *testing.T) {
 func TestFormats(t *testing.T) {
 	svc := newService(t, nil)
 	mustBuild(t, svc)
-	for _, format := range []string{"mcp", "openai", "anthropic", "gemini"} {
+	for _, format := range tooldef.Formats {
 		res := mustSearch(t, svc, Request{Query: "create an issue", TopK: ptr(3), Format: format, IncludeSchema: true})
 		if len(res.Definitions) != len(res.Tools) {
 			t.Fatalf("%s: %d definitions for %d tools", format, len(res.Definitions), len(res.Tools))

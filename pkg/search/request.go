@@ -115,7 +115,7 @@ type Request struct {
 	access.Visibility
 	IncludeSchema bool   `json:"include_schema,omitempty"` // add input_schema, output_schema, annotations
 	Explain       bool   `json:"explain,omitempty"`        // add each retrieved tool's matched terms and per-ranker rank and score
-	Format        string `json:"format,omitempty"`         // also render definitions: mcp, openai, anthropic, gemini
+	Format        string `json:"format,omitempty"`         // also render definitions: one of tooldef.Formats
 }
 
 // RequestError is a request the service will not run, with a stable code.

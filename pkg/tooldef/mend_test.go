@@ -161,6 +161,7 @@ func TestRenderMends(t *testing.T) {
 	}{
 		{"mcp", "inputSchema", mended, nil},
 		{"openai", "function.parameters", mended, nil},
+		{"openai_responses", "parameters", mended, nil},
 		{"anthropic", "input_schema", mended, nil},
 		{"gemini", "parameters", gemini, []string{`2 schemas without a type given "string"`}},
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // Formats lists the formats Render accepts.
-var Formats = []string{"mcp", "openai", "anthropic", "gemini"}
+var Formats = []string{"mcp", "openai", "openai_responses", "anthropic", "gemini"}
 
 // Valid reports whether f is a known format.
 func Valid(f string) bool {
@@ -161,6 +161,10 @@ func inputSchema(t catalog.Tool) json.RawMessage {
 //     outputSchema, annotations), under its own name.
 //   - openai: Chat Completions {"type":"function","function":{name,
 //     description, parameters}}.
+//   - openai_responses: the Responses API's {"type":"function", name,
+//     description, parameters, "strict":false}: that API takes a function
+//     as strict unless told, and refuses a schema strict mode does not
+//     allow (one with an optional parameter), as most tools' are.
 //   - anthropic: Messages API {name, description, input_schema}.
 //   - gemini: a functionDeclarations entry {name, description, parameters}
 //     with the schema reduced to the OpenAPI 3.0 subset Gemini accepts.
@@ -183,7 +187,7 @@ func Render(format string, t catalog.Tool, annotations json.RawMessage, name str
 			OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 			Annotations  json.RawMessage `json:"annotations,omitempty"`
 		}{t.Name, t.Title, t.Description, schema, t.Schemas.Output(), annotations}
-	case "openai":
+	case "openai", "openai_responses":
 		type function struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description,omitempty"`
@@ -193,10 +197,19 @@ func Render(format string, t catalog.Tool, annotations json.RawMessage, name str
 		if clipped {
 			warning = joinWarnings(warning, fmt.Sprintf("description is %d characters, over the %d OpenAI takes: clipped", utf16Len(t.Description), MaxOpenAIDescription))
 		}
+		f := function{name, desc, schema}
+		if format == "openai" {
+			v = struct {
+				Type     string   `json:"type"`
+				Function function `json:"function"`
+			}{"function", f}
+			break
+		}
 		v = struct {
-			Type     string   `json:"type"`
-			Function function `json:"function"`
-		}{"function", function{name, desc, schema}}
+			Type string `json:"type"`
+			function
+			Strict bool `json:"strict"`
+		}{"function", f, false}
 	case "anthropic":
 		if schema, names = SafeKeys(schema); names != nil {
 			warning = joinWarnings(warning, renameWarning(names))

@@ -36,8 +36,8 @@ func decode(t *testing.T, raw json.RawMessage) map[string]any {
 	return m
 }
 
-// The documented shapes: OpenAI Chat Completions tools, Anthropic Messages
-// tools, Gemini functionDeclarations, MCP Tool.
+// The documented shapes: OpenAI Chat Completions and Responses tools,
+// Anthropic Messages tools, Gemini functionDeclarations, MCP Tool.
 func TestRenderShapes(t *testing.T) {
 	schema := map[string]any{}
 	json.Unmarshal(tool.Schemas.Input(), &schema)
@@ -46,6 +46,7 @@ func TestRenderShapes(t *testing.T) {
 		want   map[string]any
 	}{
 		{"openai", map[string]any{"type": "function", "function": map[string]any{"name": "create_issue", "description": "Open an issue.", "parameters": schema}}},
+		{"openai_responses", map[string]any{"type": "function", "name": "create_issue", "description": "Open an issue.", "parameters": schema, "strict": false}},
 		{"anthropic", map[string]any{"name": "create_issue", "description": "Open an issue.", "input_schema": schema}},
 		{"gemini", map[string]any{"name": "create_issue", "description": "Open an issue.", "parameters": map[string]any{
 			"type": "object", "properties": map[string]any{"title": map[string]any{"type": "string"}}, "required": []any{"title"}}}},
@@ -63,7 +64,7 @@ func TestRenderShapes(t *testing.T) {
 	}
 	// No schema: OpenAI and Anthropic still get an object schema; Gemini none.
 	bare := catalog.Tool{Server: "s", Name: "ping"}
-	for format, key := range map[string]string{"openai": "function", "anthropic": "input_schema"} {
+	for format, key := range map[string]string{"openai": "function", "openai_responses": "parameters", "anthropic": "input_schema"} {
 		raw, _, _ := render(format, bare, "ping")
 		if !strings.Contains(string(raw), `{"type":"object","properties":{}}`) {
 			t.Errorf("Render(%s, no schema) = %s, want an empty object schema under %s", format, raw, key)
