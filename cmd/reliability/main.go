@@ -494,7 +494,8 @@ func (w *world) add(name string) error {
 }
 
 // progress: a call_tool with a progressToken to a tool that reports four
-// times.
+// times back to back and answers at once, so that the last notice (each,
+// often) is sent in the same instant as the result.
 func (r *rig) progress(ctx context.Context) (result, error) {
 	var got atomic.Int32
 	w, err := r.world(ctx, nil, plain, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { got.Add(1) }})

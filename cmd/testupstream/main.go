@@ -4,8 +4,8 @@
 // restarts it on the same port, makes it hang, and changes its tools.
 //
 // Its tools: echo (answers at once), slow (answers after -slow), huge
-// (answers -huge bytes of text), progress (four progress notifications,
-// then an answer), delete_item (destructive), and wide_tool (a
+// (answers -huge bytes of text), progress (four progress notifications
+// back to back, then at once an answer), delete_item (destructive), and wide_tool (a
 // -desc-bytes description and -params parameters). POST /control/add?name=N
 // adds a tool named N; with -hang it accepts connections and never answers.
 package main
@@ -86,11 +86,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		})
 	srv.AddTool(&mcp.Tool{Name: "progress", Description: "Report progress four times, then answer.", InputSchema: object, Annotations: readOnly},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// Work, then four notices back to back and the result: the
+			// last notice is sent in the same instant as the result, as
+			// server-everything's last step's is.
+			time.Sleep(200 * time.Millisecond)
 			for i := range 4 {
 				if tok := req.Params.GetProgressToken(); tok != nil {
 					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: 4, Message: "working"})
 				}
-				time.Sleep(50 * time.Millisecond)
 			}
 			return text("done"), nil
 		})
