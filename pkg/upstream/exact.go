@@ -12,7 +12,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/internal/jsontree"
 )
 
-// The SDK decodes a call's structuredContent (and _meta) and a listed
+// The SDK decodes a call's structuredContent (and every _meta) and a listed
 // tool's schemas into an any, their numbers into float64s: an upstream's
 // {"id":1234567890123456789} (a snowflake id) reached the caller as
 // 1234567890123456800, and get_tool_schema showed a schema's "default":
@@ -25,7 +25,9 @@ import (
 // read: the whole body of a JSON answer; of an event stream, only the
 // event that holds the response, the events before it (progress, the
 // upstream's requests) dropped as each ends, so that what is kept beside
-// what the SDK reads is one answer, never a stream's worth.
+// what the SDK reads is one answer, never a stream's worth. Of the
+// progress notices among them it keeps a count, which the call waits for
+// its relay to reach (progressRelay).
 type keptAnswer struct {
 	mu       sync.Mutex
 	buf      bytes.Buffer
