@@ -83,12 +83,13 @@ func (k *keptAnswer) add(p []byte) {
 			return
 		}
 		for _, data := range eventData(b[:end]) {
-			if r := resultOf(data); r != nil {
+			r, token := readMessage(data)
+			if r != nil {
 				k.response = r
 				k.buf = bytes.Buffer{}
 				return
 			}
-			if k.token != "" && progressOf(data) == k.token {
+			if k.token != "" && token == k.token {
 				k.progress++
 			}
 		}
@@ -126,7 +127,7 @@ func (k *keptAnswer) result() json.RawMessage {
 		msgs = eventData(k.buf.Bytes()) // an unterminated last event
 	}
 	for _, m := range msgs {
-		if r := resultOf(m); r != nil {
+		if r, _ := readMessage(m); r != nil {
 			return r
 		}
 	}
@@ -141,31 +142,31 @@ func (k *keptAnswer) progressSeen() int {
 	return k.progress
 }
 
-// progressOf is the token of msg, a progress notification, or "".
-func progressOf(msg []byte) string {
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			Token any `json:"progressToken"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != "notifications/progress" {
-		return ""
-	}
-	token, _ := m.Params.Token.(string)
-	return token
-}
-
-// resultOf is the result of msg, a JSON-RPC response, or nil.
-func resultOf(msg []byte) json.RawMessage {
+// readMessage reads msg once: its result when it is a JSON-RPC response,
+// and its token when it is a progress notification with a string token.
+func readMessage(msg []byte) (result json.RawMessage, progressToken string) {
 	var m struct {
 		Method json.RawMessage `json:"method"`
 		Result json.RawMessage `json:"result"`
+		Params json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != nil || m.Result == nil {
-		return nil
+	if json.Unmarshal(msg, &m) != nil {
+		return nil, ""
 	}
-	return bytes.Clone(m.Result)
+	if m.Method == nil {
+		if m.Result != nil {
+			return bytes.Clone(m.Result), ""
+		}
+		return nil, ""
+	}
+	var method string
+	var p struct {
+		Token any `json:"progressToken"`
+	}
+	if json.Unmarshal(m.Method, &method) == nil && method == "notifications/progress" && json.Unmarshal(m.Params, &p) == nil {
+		progressToken, _ = p.Token.(string)
+	}
+	return nil, progressToken
 }
 
 // exactResult gives res, a call's result as the SDK read it, the

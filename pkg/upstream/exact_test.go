@@ -228,6 +228,8 @@ func TestProgressSeen(t *testing.T) {
 		{"after the response", notice(`"t"`) + response + notice(`"t"`), 1},
 		{"the upstream's own request", `data: {"jsonrpc":"2.0","id":7,"method":"roots/list"}` + "\n\n" + response, 0},
 		{"no response yet", notice(`"t"`) + notice(`"t"`), 2},
+		{"a method name with an escape", strings.Replace(notice(`"t"`), "/progress", `\/progress`, 1) + response, 1},
+		{"params not an object", `data: {"jsonrpc":"2.0","method":"notifications/progress","params":[1]}` + "\n\n" + response, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			k := &keptAnswer{token: "t"}
