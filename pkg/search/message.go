@@ -183,14 +183,11 @@ func (m *Message) decode(data []byte, at turnPath) error {
 		}
 		switch string(name) {
 		case "role":
-			if d.PeekKind() != '"' {
-				return badRequest("invalid_messages", `%s must be a string`, fieldPath{at, "role"})
-			}
-			tok, err := d.ReadToken()
+			role, err := readString(d, fieldPath{at, "role"})
 			if err != nil {
-				return malformedTurn
+				return err
 			}
-			m.Role, hasRole = tok.String(), true
+			m.Role, hasRole = role, true
 		case "content", "parts":
 			field := "content"
 			if string(name) == "parts" {
@@ -212,14 +209,11 @@ func (m *Message) decode(data []byte, at turnPath) error {
 				return err
 			}
 		case "type":
-			if d.PeekKind() != '"' {
-				return badRequest("invalid_messages", `%s must be a string`, fieldPath{at, "type"})
-			}
-			tok, err := d.ReadToken()
+			typ, err := readString(d, fieldPath{at, "type"})
 			if err != nil {
-				return malformedTurn
+				return err
 			}
-			item, hasType = tok.String(), true
+			item, hasType = typ, true
 		case "output":
 			// A tool's output: a string or parts; a computer's screenshot
 			// (an object) has no text.
@@ -282,6 +276,18 @@ func (m *Message) decode(data []byte, at turnPath) error {
 		m.Role = RoleTool
 	}
 	return nil
+}
+
+// readString reads the string value of field, which must be one.
+func readString(d *jsonread.Decoder, field fieldPath) (string, error) {
+	if d.PeekKind() != '"' {
+		return "", badRequest("invalid_messages", `%s must be a string`, field)
+	}
+	tok, err := d.ReadToken()
+	if err != nil {
+		return "", malformedTurn
+	}
+	return tok.String(), nil
 }
 
 // malformedTurn is a turn jsontext cannot read, which encoding/json, which
