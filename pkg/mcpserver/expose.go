@@ -109,15 +109,11 @@ func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 		mended, _ := tooldef.Mend(t.Schemas.Input())
 		mended, args = tooldef.SafeKeys(mended)
 		// A tree whose numbers keep their text (jsontree), not float64s.
-		tree, err := jsontree.Decode(mended)
+		m, err := jsontree.Object(mended)
 		if err != nil {
 			return nil, nil, fmt.Errorf("input schema: %w", err)
 		}
-		if m, ok := tree.(map[string]any); ok {
-			schema = m
-		} else if tree != nil {
-			return nil, nil, fmt.Errorf("input schema is not a JSON object")
-		}
+		schema = m
 	}
 	if typ, ok := schema["type"]; !ok {
 		schema["type"] = "object"

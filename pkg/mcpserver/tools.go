@@ -263,14 +263,7 @@ type schemaOut struct {
 // (jsontree): read into float64s, a schema's "default":
 // 1234567890123456789 went out as 1234567890123456800.
 func object(raw json.RawMessage) map[string]any {
-	if len(raw) == 0 {
-		return nil
-	}
-	v, err := jsontree.Decode(raw)
-	if err != nil {
-		return nil
-	}
-	m, _ := v.(map[string]any)
+	m, _ := jsontree.Object(raw)
 	return m
 }
 

@@ -45,9 +45,8 @@ func SafeKeys(schema json.RawMessage) (json.RawMessage, map[string]string) {
 	if !hasBadKey(schema) {
 		return schema, nil
 	}
-	tree, err := jsontree.Decode(schema)
-	root, ok := tree.(map[string]any)
-	if err != nil || !ok {
+	root, err := jsontree.Object(schema)
+	if err != nil {
 		return schema, nil
 	}
 	props, _ := root["properties"].(map[string]any)

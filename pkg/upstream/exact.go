@@ -231,10 +231,8 @@ func exactMeta(m *mcp.Meta, raw json.RawMessage) {
 	if *m == nil || len(raw) == 0 {
 		return
 	}
-	if v, err := jsontree.Decode(raw); err == nil {
-		if v, ok := v.(map[string]any); ok {
-			*m = v
-		}
+	if v, err := jsontree.Object(raw); err == nil {
+		*m = v
 	}
 }
 

@@ -8,6 +8,7 @@ package jsontree
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 )
 
 // Decode reads raw, one JSON value, to a tree.
@@ -20,6 +21,22 @@ func Decode(raw []byte) (any, error) {
 	}
 	return v, nil
 }
+
+// Object reads raw, one JSON object, to a tree as Decode does; an error
+// when raw is not one (null included).
+func Object(raw []byte) (map[string]any, error) {
+	v, err := Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errNotObject
+	}
+	return m, nil
+}
+
+var errNotObject = errors.New("not a JSON object")
 
 // Encode writes v compact, object keys sorted.
 func Encode(v any) ([]byte, error) {

@@ -36,3 +36,28 @@ func TestMarshal(t *testing.T) {
 		}
 	}
 }
+
+func TestObject(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" for an error
+	}{
+		{`{"n":9007199254740993}`, `{"n":9007199254740993}`},
+		{`{}`, `{}`},
+		{`null`, ``},
+		{`[1]`, ``},
+		{`"s"`, ``},
+		{``, ``},
+		{`{"a":`, ``},
+	}
+	for _, tt := range tests {
+		m, err := Object([]byte(tt.in))
+		got := ""
+		if err == nil {
+			b, _ := Encode(m)
+			got = string(b)
+		}
+		if got != tt.want || (err == nil) != (tt.want != "") {
+			t.Errorf("Object(%s) = %s, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
