@@ -270,9 +270,7 @@ func TestJSONRPCAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body := post(t, url, "key-a", tt.session, tt.body)
-			var e struct {
-				Error *struct{ Code int }
-			}
+			var e rpcAnswer
 			json.Unmarshal([]byte(body), &e)
 			got := 0
 			if e.Error != nil {
@@ -326,13 +324,7 @@ func TestIDsAnsweredAsSent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
 			resp, body := post(t, url, "key-a", session, `{"jsonrpc":"2.0","id":`+tt.id+`,"method":"ping"}`)
-			var answer struct {
-				ID    json.RawMessage
-				Error *struct {
-					Code    int
-					Message string
-				}
-			}
+			var answer rpcAnswer
 			if err := json.Unmarshal([]byte(body), &answer); err != nil {
 				t.Fatalf("%d %s: %v", resp.StatusCode, body, err)
 			}
@@ -412,12 +404,7 @@ func TestParamsNotEchoed(t *testing.T) {
 			} else if stream {
 				_, data, _ = strings.Cut(body, "data: ")
 			}
-			var e struct {
-				Error *struct {
-					Code    int
-					Message string
-				}
-			}
+			var e rpcAnswer
 			if err := json.Unmarshal([]byte(data), &e); err != nil || e.Error == nil {
 				t.Fatalf("%d %.300s: not a JSON-RPC error (%v)", resp.StatusCode, body, err)
 			}
@@ -452,13 +439,7 @@ func TestSetLevel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(redact.Clip(tt.level, 16, "…"), func(t *testing.T) {
 			_, body := post(t, url, "key-a", id, `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"`+tt.level+`"}}`)
-			var e struct {
-				Result json.RawMessage
-				Error  *struct {
-					Code    int
-					Message string
-				}
-			}
+			var e rpcAnswer
 			if err := json.Unmarshal([]byte(body), &e); err != nil {
 				t.Fatalf("%v: %.300s", err, body)
 			}
@@ -725,5 +706,15 @@ func TestToolSchemaNumbersExact(t *testing.T) {
 				t.Errorf("%s; want %s in it", got, want)
 			}
 		}
+	}
+}
+
+// rpcAnswer is a JSON-RPC answer as these tests read it.
+type rpcAnswer struct {
+	ID     json.RawMessage
+	Result json.RawMessage
+	Error  *struct {
+		Code    int
+		Message string
 	}
 }
