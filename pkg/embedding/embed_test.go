@@ -374,34 +374,6 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-func TestRetryAfterHeader(t *testing.T) {
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	for _, tt := range []struct {
-		h    map[string]string
-		want time.Duration
-	}{
-		{nil, 0},
-		{map[string]string{"Retry-After": "3"}, 3 * time.Second},
-		{map[string]string{"Retry-After": " 3 "}, 3 * time.Second},
-		{map[string]string{"Retry-After": "0"}, 0},
-		{map[string]string{"Retry-After": "-5"}, 0},
-		{map[string]string{"Retry-After": "99999999999"}, 0},
-		{map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second},
-		{map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, 0},
-		{map[string]string{"Retry-After-Ms": "250.5"}, 250500 * time.Microsecond},
-		{map[string]string{"Retry-After-Ms": "nope", "Retry-After": "2"}, 2 * time.Second},
-		{map[string]string{"Retry-After-Ms": "NaN"}, 0},
-	} {
-		h := http.Header{}
-		for k, v := range tt.h {
-			h.Set(k, v)
-		}
-		if got := retryAfter(h, now); got != tt.want {
-			t.Errorf("retryAfter(%v) = %v, want %v", tt.h, got, tt.want)
-		}
-	}
-}
-
 // TestRedirectsStayWithTheProvider: a provider's redirect is followed
 // within its origin only. net/http drops Authorization on a redirect to
 // another domain (not to another port of the same host), but never Azure's

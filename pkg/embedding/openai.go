@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -306,7 +305,7 @@ func (t guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		h.after = retryAfter(resp.Header, time.Now())
+		h.after = endpoint.RetryAfter(resp.Header, time.Now())
 	}
 	limit := h.maxBody
 	if resp.StatusCode >= 300 {
@@ -367,26 +366,6 @@ func maxAnswerBytes(n, width int) int64 {
 
 // MaxDimensions is the widest vector an embeddings answer may hold.
 const MaxDimensions = 8192
-
-// retryAfter reads a provider's wait: retry-after-ms (OpenAI and Azure
-// send it, in milliseconds), else Retry-After in seconds or as an HTTP
-// date. 0 when absent, unreadable or past.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 && ms < 1e9 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs > 0 && secs < 1e6 {
-			return time.Duration(secs) * time.Second
-		}
-		return 0
-	}
-	if at, err := http.ParseTime(v); err == nil && at.After(now) {
-		return at.Sub(now)
-	}
-	return 0
-}
 
 func (o *OpenAI) request(ctx context.Context, texts []string, floats bool, put func(i int, vec []float32) error) error {
 	ctx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)

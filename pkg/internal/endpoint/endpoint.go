@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
@@ -72,3 +74,24 @@ func SameOrigin(req *http.Request, via []*http.Request) error {
 // arrives) again at once, on a new connection. The mark is an
 // Idempotency-Key with no value, which is not sent.
 func Repeatable(h http.Header) { h["Idempotency-Key"] = nil }
+
+// RetryAfter reads how long a service asks its callers to wait:
+// retry-after-ms (OpenAI and Azure send it, in milliseconds), else
+// Retry-After in seconds or as an HTTP date. 0 when absent, unreadable or
+// past.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 && ms < 1e9 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs > 0 && secs < 1e6 {
+			return time.Duration(secs) * time.Second
+		}
+		return 0
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
+}
