@@ -108,6 +108,7 @@ func (r *rig) scenarios() []scenario {
 		{"change", r.change},
 		{"flood", r.flood},
 		{"quiet", r.quiet},
+		{"refused", r.refused},
 	}
 }
 
@@ -670,10 +671,57 @@ func (r *rig) quiet(ctx context.Context) (result, error) {
 		killed, back, stopped, again)
 }
 
+// refused: a second upstream refuses toolsearch's token (401) for 15 s;
+// how many requests it refused, which it counts. (The first upstream
+// accepts, so toolsearch has tools and is ready.)
+func (r *rig) refused(ctx context.Context) (result, error) {
+	locked, err := serveproc.FreeAddr()
+	if err != nil {
+		return result{}, err
+	}
+	up, err := r.upstream(locked, "-token", "right")
+	if err != nil {
+		return result{}, err
+	}
+	defer up.kill()
+	config := func(addr string) string {
+		return upstreamConfig(addr, fmt.Sprintf("  - name: locked\n    url: http://%s/mcp\n    headers: {Authorization: \"Bearer wrong\"}\n", locked))
+	}
+	w, err := r.world(ctx, nil, config, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer w.stop()
+	const window = 15 * time.Second
+	time.Sleep(window)
+	resp, err := http.Get("http://" + locked + "/control/refused")
+	if err != nil {
+		return result{}, err
+	}
+	defer resp.Body.Close()
+	var n int
+	if _, err := fmt.Fscan(resp.Body, &n); err != nil {
+		return result{}, fmt.Errorf("the upstream's count of refused requests: %w", err)
+	}
+	st, err := w.status()
+	if err != nil {
+		return result{}, err
+	}
+	state := "missing"
+	for _, u := range st.Upstreams {
+		if u.Name == "locked" {
+			state = u.State
+		}
+	}
+	return measured(map[string]float64{"refused": float64(n), "failing": boolf(state == "failing")},
+		"an upstream refuses toolsearch's token: %d requests refused in %s, the upstream %s in status", n, window, state)
+}
+
 // status is what the reliability scenarios read of toolsearch's status page.
 type status struct {
 	IndexVersion string `json:"index_version"`
 	Upstreams    []struct {
+		Name  string `json:"name"`
 		State string `json:"state"`
 	} `json:"upstreams"`
 }

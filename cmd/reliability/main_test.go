@@ -43,6 +43,11 @@ func TestScenarios(t *testing.T) {
 		"flood": func(v map[string]float64) bool { return v["found"] == 1 && v["rebuilds"] <= 20 },
 		// Noticed by the health ping (15 s), well before the 1 min
 		// refresh, killed or stopped; connected again once back.
+		// 15 s of a refused token: probes a second, two, four and eight
+		// apart (jittered down by up to half), two requests each (the
+		// SDK's server/discover, then initialize), at most 12; probing once
+		// a second sent 32.
+		"refused": func(v map[string]float64) bool { return v["refused"] <= 12 && v["failing"] == 1 },
 		"quiet": func(v map[string]float64) bool {
 			return v["killed_s"] >= 0 && v["killed_s"] < 40 && v["stopped_s"] >= 0 && v["stopped_s"] < 40 && v["back"] == 1
 		},

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,6 +46,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	descBytes := fs.Int("desc-bytes", 1<<20, "bytes of wide_tool's description")
 	params := fs.Int("params", 2000, "wide_tool's parameters")
 	hang := fs.Bool("hang", false, "accept connections and never answer")
+	token := fs.String("token", "", "when set, /mcp answers 401 to a request without Authorization: Bearer TOKEN")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -109,7 +111,24 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("wide"), nil })
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	var mcpHandler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var refused atomic.Int64 // requests refused for their credentials
+	if *token != "" {
+		next := mcpHandler
+		mcpHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+*token {
+				refused.Add(1)
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+				http.Error(w, "invalid token", http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	mux.Handle("/mcp", mcpHandler)
+	mux.HandleFunc("GET /control/refused", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, refused.Load())
+	})
 	mux.HandleFunc("POST /control/add", func(w http.ResponseWriter, r *http.Request) {
 		name := r.URL.Query().Get("name")
 		srv.AddTool(&mcp.Tool{Name: name, Description: "A tool added while running.", InputSchema: object},

@@ -185,6 +185,9 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.base.RoundTrip(r)
+	if r.Method == http.MethodPost {
+		noteAnswer(r.Context(), resp)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -89,3 +89,60 @@ func TestBreaker_Cooldown(t *testing.T) {
 		})
 	}
 }
+
+// TestProberGaps: a failing upstream is listed again after the first gap,
+// unless it refuses (a 4xx but 408 and 425: credentials, a wrong path,
+// too many requests), which doubles the gap up to the most, or asks for a
+// wait (Retry-After), which is kept within both. Jitter is left out here
+// (TestHalfJitter).
+func TestProberGaps(t *testing.T) {
+	type answer struct {
+		status int
+		wait   time.Duration
+	}
+	s := time.Second
+	for _, tt := range []struct {
+		name    string
+		answers []answer
+		want    []time.Duration
+	}{
+		{"no answer", []answer{{}, {}, {}}, []time.Duration{s, s, s}},
+		{"server errors", []answer{{502, 0}, {503, 0}, {500, 0}}, []time.Duration{s, s, s}},
+		{"timeouts and too early pass", []answer{{408, 0}, {425, 0}, {408, 0}}, []time.Duration{s, s, s}},
+		{"credentials refused", []answer{{401, 0}, {401, 0}, {403, 0}, {401, 0}, {401, 0}, {401, 0}, {401, 0}, {401, 0}},
+			[]time.Duration{s, 2 * s, 4 * s, 8 * s, 16 * s, 32 * s, time.Minute, time.Minute}},
+		{"a wrong path", []answer{{404, 0}, {405, 0}, {400, 0}}, []time.Duration{s, 2 * s, 4 * s}},
+		{"too many requests, no wait given", []answer{{429, 0}, {429, 0}}, []time.Duration{s, 2 * s}},
+		{"a wait asked for is kept", []answer{{503, 5 * s}, {429, 10 * s}, {503, 0}}, []time.Duration{5 * s, 10 * s, s}},
+		{"a wait longer than the most", []answer{{503, time.Hour}}, []time.Duration{time.Minute}},
+		{"a refusal's doubling outlasts a server error", []answer{{401, 0}, {502, 0}, {401, 0}}, []time.Duration{s, s, 2 * s}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProber(time.Second, time.Minute)
+			p.jitter = func(d time.Duration) time.Duration { return d }
+			for i, a := range tt.answers {
+				got, refused := p.failed(a.status, a.wait)
+				if got != tt.want[i] {
+					t.Errorf("answer %d (%d, wait %v): gap %v, want %v", i, a.status, a.wait, got, tt.want[i])
+				}
+				if refused != refuses(a.status) {
+					t.Errorf("answer %d (%d): refused %v", i, a.status, refused)
+				}
+			}
+			p.succeeded()
+			if got, _ := p.failed(401, 0); got != time.Second {
+				t.Errorf("the first refusal after a success: gap %v, want 1s", got)
+			}
+		})
+	}
+}
+
+func TestHalfJitter(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 2, time.Second, time.Minute} {
+		for range 100 {
+			if got := halfJitter(d); got < d/2 || got > d {
+				t.Fatalf("halfJitter(%v) = %v, want within [%v, %v]", d, got, d/2, d)
+			}
+		}
+	}
+}

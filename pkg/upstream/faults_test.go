@@ -78,6 +78,82 @@ func TestOutageRecoveredByProbe(t *testing.T) {
 	}
 }
 
+// TestRefusingUpstreamIsAskedLessOften: an upstream that answers and
+// refuses (its credentials, a wrong path, too many requests) is listed
+// again less and less often, up to the most; one that is down or failing
+// by itself is listed again at the first gap; a wait it asks for is kept.
+// The gaps read are those the loop chose (status' next listing after the
+// failure's time, both of one reading of the clock), not times measured.
+func TestRefusingUpstreamIsAskedLessOften(t *testing.T) {
+	const first, most = 10 * time.Millisecond, 2 * time.Second
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	refused := func(n int) (time.Duration, time.Duration) { // the n-th refusal's gap, jittered
+		base := min(first<<(n-1), most)
+		return base / 2, base
+	}
+	pace := func(int) (time.Duration, time.Duration) { return first, first }
+	for _, tt := range []struct {
+		name     string
+		answer   func(w http.ResponseWriter) // nil: no server at the URL
+		failures int
+		gap      func(n int) (lo, hi time.Duration) // after n failures
+	}{
+		{"credentials refused", func(w http.ResponseWriter) { http.Error(w, "bad token", http.StatusUnauthorized) }, 6, refused},
+		{"forbidden", func(w http.ResponseWriter) { http.Error(w, "no", http.StatusForbidden) }, 6, refused},
+		{"a wrong path", func(w http.ResponseWriter) { http.NotFound(w, nil) }, 6, refused},
+		{"too many requests", func(w http.ResponseWriter) { http.Error(w, "slow down", http.StatusTooManyRequests) }, 6, refused},
+		{"a wait asked for", func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "maintenance", http.StatusServiceUnavailable)
+		}, 1, func(int) (time.Duration, time.Duration) { return time.Second, time.Second }},
+		{"down", func(w http.ResponseWriter) { http.Error(w, "down", http.StatusServiceUnavailable) }, 6, pace},
+		{"no server", nil, 6, pace},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			url := closed.URL
+			if tt.answer != nil {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.answer(w) }))
+				t.Cleanup(srv.Close)
+				url = srv.URL
+			}
+			m := startWith(t, []Config{{Name: "u", URL: url, Refresh: time.Hour, Timeout: time.Second}}, Options{probe: first, probeMax: most})
+			waitFor(t, "the failures", func() bool { return m.Status()[0].Failures >= tt.failures })
+			st := m.Status()[0]
+			if st.NextRetry == nil || st.LastErrorAt == nil {
+				t.Fatalf("no next listing while failing: %+v", st)
+			}
+			lo, hi := tt.gap(st.Failures)
+			if gap := st.NextRetry.Sub(*st.LastErrorAt); gap < lo || gap > hi {
+				t.Errorf("after %d failures the next listing is %v after the last, want within [%v, %v]", st.Failures, gap, lo, hi)
+			}
+		})
+	}
+}
+
+// TestNextRetryGoneOnSuccess: an upstream that accepts toolsearch
+// again is listed as usual, its refusals' gaps forgotten.
+func TestNextRetryGoneOnSuccess(t *testing.T) {
+	f := newFake(t, 0, 1)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() {
+			http.Error(w, "bad token", http.StatusUnauthorized)
+			return
+		}
+		f.handler.Load().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	m := startWith(t, []Config{{Name: "u", URL: srv.URL, Refresh: time.Hour}}, Options{probe: 10 * time.Millisecond, probeMax: 40 * time.Millisecond})
+	waitFor(t, "refusals", func() bool { return m.Status()[0].Failures >= 3 })
+	refuse.Store(false)
+	waitFor(t, "the tools", func() bool { return m.Status()[0].Tools == 1 })
+	if st := m.Status()[0]; st.NextRetry != nil || st.State != "connected" {
+		t.Errorf("after the upstream accepts again: %+v", st)
+	}
+}
+
 // TestSlowToolIsNotAnOutage: calls that time out on a slow tool, while
 // the upstream answers pings, are their own outcome: the breaker stays
 // closed, other tools keep working and the tool list is not stale.

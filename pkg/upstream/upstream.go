@@ -56,7 +56,8 @@ const idleConn = 4 * time.Second
 // The breaker's first open period, and how often a failing upstream is
 // probed in the background (so an upstream back after an outage serves
 // again within about this long, whatever the breaker's cooldown has grown
-// to: a successful probe closes it).
+// to: a successful probe closes it), unless it refuses or asks for a wait
+// (prober).
 const (
 	firstCooldown = time.Second
 	probeInterval = time.Second
@@ -109,6 +110,9 @@ type Status struct {
 	LastSuccess *time.Time `json:"last_success"`
 	LastError   string     `json:"last_error"` // of the latest failed listing or connection
 	LastErrorAt *time.Time `json:"last_error_at"`
+	// NextRetry is when a failing upstream is listed again at the latest
+	// (a failed call asks for a listing sooner); absent while it answers.
+	NextRetry *time.Time `json:"next_retry_at,omitempty"`
 	// CallsFailing is set while the latest call that reached a verdict on
 	// the upstream's health failed in transport; a slow tool's timeout or
 	// an oversized answer does not set it.
@@ -141,6 +145,9 @@ type Options struct {
 	Instance string
 
 	idle time.Duration // a pooled connection's life; idleConn when 0 (tests shorten it)
+	// probe and probeMax pace a failing upstream's listings: probeInterval
+	// and maxProbeGap when 0 (tests shorten them).
+	probe, probeMax time.Duration
 }
 
 // InstanceHeader carries Options.Instance.
@@ -160,6 +167,8 @@ type Manager struct {
 	budget   *semaphore.Weighted
 	instance string
 	conns    *http.Transport // every upstream's connections
+	// probe and probeMax: Options' (prober)
+	probe, probeMax time.Duration
 }
 
 type upstream struct {
@@ -185,6 +194,7 @@ type upstream struct {
 	lastSuccess   time.Time
 	lastErr       string
 	lastErrAt     time.Time
+	nextListing   time.Time // while listings fail
 	callsFailing  bool
 	lastCallErr   string
 	lastCallErrAt time.Time
@@ -223,10 +233,17 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 	if opts.idle <= 0 {
 		opts.idle = idleConn
 	}
+	if opts.probe <= 0 {
+		opts.probe = probeInterval
+	}
+	if opts.probeMax <= 0 {
+		opts.probeMax = maxProbeGap
+	}
 	conns := http.DefaultTransport.(*http.Transport).Clone()
 	conns.IdleConnTimeout = opts.idle
 	m := &Manager{byName: map[string]*upstream{}, onChange: opts.OnChange, logger: opts.Logger.With("component", "upstream"), now: time.Now, instance: opts.Instance,
-		maxRead: opts.MaxResultBytes, budget: semaphore.NewWeighted(max(opts.ResultBudgetBytes, opts.MaxResultBytes)), conns: conns}
+		maxRead: opts.MaxResultBytes, budget: semaphore.NewWeighted(max(opts.ResultBudgetBytes, opts.MaxResultBytes)), conns: conns,
+		probe: opts.probe, probeMax: opts.probeMax}
 	if opts.ResultBudgetBytes < opts.MaxResultBytes {
 		// Config refuses the two written so; this is the budget left at its
 		// default under a raised answer bound, which the operator may size
@@ -350,28 +367,42 @@ func (m *Manager) WaitFirst(ctx context.Context) {
 }
 
 // loop lists u's tools at start-up, on every refresh and when poked. It is
-// also the upstream's health probe: while listings fail it tries again
-// every probeInterval, one attempt at a time, and a success closes the
-// breaker, so calls resume as soon as the upstream is back.
+// also the upstream's health probe: while listings fail it tries again,
+// one attempt at a time, every probeInterval, or less and less often
+// while the upstream refuses (prober); a success closes the breaker, so
+// calls resume as soon as the upstream is back.
 func (m *Manager) loop(ctx context.Context, u *upstream) {
 	defer u.closeSession()
 	firstDone := false
+	pace := newProber(m.probe, m.probeMax)
+	warned := false // of this episode of refusals
 	for {
-		changed, err := m.refresh(ctx, u)
+		var last lastAnswer
+		changed, err := m.refresh(withLastAnswer(ctx, &last), u)
 		if ctx.Err() != nil {
 			return
 		}
-		m.listed(u, err)
+		next := u.cfg.Refresh
+		if err == nil {
+			pace.succeeded()
+			warned = false
+		} else {
+			status, wait := last.get()
+			var refused bool
+			next, refused = pace.failed(status, wait)
+			if refused && !warned {
+				warned = true
+				m.logger.Warn("upstream refuses toolsearch's requests: listed again less and less often, at least once a minute, until it accepts them",
+					"upstream", u.cfg.Name, "status", status, "err", u.scrub(err.Error()))
+			}
+		}
+		m.listed(u, err, next)
 		if !firstDone {
 			firstDone = true
 			close(u.first)
 		}
 		if changed && m.onChange != nil {
 			m.onChange()
-		}
-		next := u.cfg.Refresh
-		if err != nil {
-			next = probeInterval
 		}
 		if !m.wait(ctx, u, next) {
 			return
@@ -638,12 +669,18 @@ func closeWithin(s interface{ Close() error }, wait time.Duration) {
 	}
 }
 
-// listed updates health and the breaker after a listing.
-func (m *Manager) listed(u *upstream, err error) {
+// listed updates health and the breaker after a listing, and the next
+// listing's time (next from now) while listings fail.
+func (m *Manager) listed(u *upstream, err error, next time.Duration) {
+	now := m.now()
 	u.mu.Lock()
+	defer u.mu.Unlock()
 	u.lists[listResult(err)]++
-	u.mu.Unlock()
-	m.record(u, err)
+	u.nextListing = time.Time{}
+	if err != nil {
+		u.nextListing = now.Add(next)
+	}
+	m.recordLocked(u, err, now)
 }
 
 // record updates health and the breaker after an operation that says
@@ -652,6 +689,11 @@ func (m *Manager) record(u *upstream, err error) {
 	now := m.now()
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	m.recordLocked(u, err, now)
+}
+
+// recordLocked is record with u.mu held.
+func (m *Manager) recordLocked(u *upstream, err error, now time.Time) {
 	if err == nil {
 		u.state, u.stale, u.lastSuccess = "connected", false, now
 		u.br.success()
@@ -692,7 +734,7 @@ func (m *Manager) Status() []Status {
 	for _, u := range m.ups {
 		u.mu.Lock()
 		st := Status{Name: u.cfg.Name, URL: redact.URL(u.cfg.URL), State: u.state, Tools: len(u.tools), Stale: u.stale,
-			LastSuccess: timePtr(u.lastSuccess), LastError: u.lastErr, LastErrorAt: timePtr(u.lastErrAt),
+			LastSuccess: timePtr(u.lastSuccess), LastError: u.lastErr, LastErrorAt: timePtr(u.lastErrAt), NextRetry: timePtr(u.nextListing),
 			CallsFailing: u.callsFailing, LastCallError: u.lastCallErr, LastCallErrorAt: timePtr(u.lastCallErrAt),
 			Breaker: u.br.state(now), Failures: u.br.failures}
 		for _, t := range u.tools {
