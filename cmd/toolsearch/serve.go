@@ -173,9 +173,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		go debug.FreeOSMemory()
 	})
 
+	// What requests in flight rely on (upstream sessions, which carry
+	// their calls' progress, and the writer of what callers teach) stops
+	// once the last request is answered, not at the signal: a call
+	// relayed through the drain lost its progress notices, and feedback
+	// sent then was never written.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
 	upDone := make(chan error, 1)
 	if ups != nil {
-		go func() { upDone <- ups.Run(ctx) }()
+		go func() { upDone <- ups.Run(workCtx) }()
 		// Index what the upstreams offer at start-up; slow ones join later.
 		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		ups.WaitFirst(wctx)
@@ -213,7 +220,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	learnDone := make(chan struct{})
 	go func() {
 		defer close(learnDone)
-		svc.Learn(ctx, changed)
+		svc.Learn(workCtx, changed)
 	}()
 	reaperDone := make(chan struct{})
 	go func() {
@@ -301,6 +308,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if metricsSrv != nil {
 		_ = metricsSrv.Shutdown(sctx) // scrapes are short; nothing to drain
 	}
+	stopWork()
 	<-buildDone // Run returns promptly once ctx is done
 	<-upDone
 	<-rebuildsDone
