@@ -496,3 +496,34 @@ func (m MCP) check(idle time.Duration) error {
 	}
 	return nil
 }
+
+// StartupChanges names the sections of f, the config file read again,
+// that differ from was, the file the process started with, and that the
+// process reads only at start-up (everything but core, templates and
+// auth.keys): an operator who edits upstreams and sends SIGHUP is told,
+// not left believing the edit took.
+func (f *File) StartupChanges(was *File) []string {
+	var out []string
+	for _, s := range startupSections {
+		if !reflect.DeepEqual(s.of(f), s.of(was)) {
+			out = append(out, s.name)
+		}
+	}
+	return out
+}
+
+// startupSections are the parts of File read only at start-up, by their
+// keys in the file (TestStartupSectionsCoverFile).
+var startupSections = []struct {
+	name string
+	of   func(*File) any
+}{
+	{"auth.trusted_proxies", func(f *File) any { return f.Auth.TrustedProxies }},
+	{"auth.forwarded_header", func(f *File) any { return f.Auth.ForwardedHeader }},
+	{"embedding", func(f *File) any { return f.Embedding }},
+	{"search", func(f *File) any { return f.Search }},
+	{"upstreams", func(f *File) any { return f.Upstreams }},
+	{"limits", func(f *File) any { return f.Limits }},
+	{"mcp", func(f *File) any { return f.MCP }},
+	{"learning", func(f *File) any { return f.Learning }},
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -208,6 +209,113 @@ func TestSourceParsesOnce(t *testing.T) {
 	def, err := (&Source{Getenv: func(string) string { return "" }}).Load()
 	if err != nil || len(def.Core) == 0 || def.Catalog.Len() == 0 {
 		t.Errorf("default Load = %+v, %v", def, err)
+	}
+}
+
+// sha is a key_sha256 of the right form.
+const sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+// A rebuild that reads the config file again names the sections edited
+// since start-up that only a start applies, and none for an edit of core,
+// templates or keys, which it applies.
+func TestStartupChanges(t *testing.T) {
+	const started = "core: [a]\nupstreams:\n  - {name: u, url: 'http://127.0.0.1:1/mcp'}\nlimits: {search_rate: 10}\nauth:\n  keys: [{name: k, key_sha256: " + sha + "}]\n  trusted_proxies: [10.0.0.0/8]\n"
+	for _, tt := range []struct {
+		name, now string
+		want      []string
+	}{
+		{"unchanged", started, nil},
+		{"core, templates and keys", "core: [b]\ntemplates: {t: {description: T, tools: [a]}}\nupstreams:\n  - {name: u, url: 'http://127.0.0.1:1/mcp'}\nlimits: {search_rate: 10}\nauth:\n  keys: [{name: other, key_sha256: " + sha + "}]\n  trusted_proxies: [10.0.0.0/8]\n", nil},
+		{"an upstream's token", "core: [a]\nupstreams:\n  - {name: u, url: 'http://127.0.0.1:1/mcp', headers: {Authorization: Bearer x}}\nlimits: {search_rate: 10}\nauth:\n  keys: [{name: k, key_sha256: " + sha + "}]\n  trusted_proxies: [10.0.0.0/8]\n", []string{"upstreams"}},
+		{"every start-up section", "core: [a]\nlimits: {search_rate: 20}\nauth:\n  keys: [{name: k, key_sha256: " + sha + "}]\n  forwarded_header: forwarded\nembedding: {timeout: 5s}\nsearch: {query_timeout: 1s}\nmcp: {expose: core_and_meta}\nlearning: {enabled: false}\n",
+			[]string{"auth.trusted_proxies", "auth.forwarded_header", "embedding", "search", "upstreams", "limits", "mcp", "learning"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			was, err := Parse("c.yaml", []byte(started))
+			if err != nil {
+				t.Fatal(err)
+			}
+			now, err := Parse("c.yaml", []byte(tt.now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := now.StartupChanges(was); !slices.Equal(got, tt.want) {
+				t.Errorf("StartupChanges = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// Every key of the config file is either read again by a rebuild (core,
+// templates, auth.keys) or a start-up section StartupChanges compares: a
+// section added later cannot be edited, and ignored, without a word.
+func TestStartupSectionsCoverFile(t *testing.T) {
+	covered := map[string]bool{"core": true, "templates": true, "auth.keys": true}
+	for _, s := range startupSections {
+		covered[s.name] = true
+	}
+	keys := func(prefix string, typ reflect.Type) []string {
+		var out []string
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			out = append(out, prefix+name)
+		}
+		return out
+	}
+	for _, k := range keys("", reflect.TypeFor[File]()) {
+		if k == "auth" {
+			for _, a := range keys("auth.", reflect.TypeFor[Auth]()) {
+				if !covered[a] {
+					t.Errorf("config key %s is neither read again nor compared by StartupChanges", a)
+				}
+			}
+			continue
+		}
+		if !covered[k] {
+			t.Errorf("config key %s is neither read again nor compared by StartupChanges", k)
+		}
+	}
+}
+
+// The first Load reports no change; a later one, of the file edited,
+// names what changed.
+func TestSourceReportsStartupChanges(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	cat := filepath.Join(dir, "t.json")
+	if err := os.WriteFile(cat, []byte(`{"servers":[{"name":"s","tools":[{"name":"a","description":"Tool a."}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write := func(text string) {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("limits: {search_rate: 10}\n")
+	parsed, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &Source{Catalogs: []string{cat}, Path: path, Parsed: parsed, Getenv: func(string) string { return "" }}
+	for i, step := range []struct {
+		file string
+		want []string
+	}{
+		{"", nil}, // the start-up's parse
+		{"limits: {search_rate: 10}\ncore: [a]\n", nil},
+		{"limits: {search_rate: 20}\n", []string{"limits"}},
+		{"limits: {search_rate: 10}\n", nil}, // edited back
+	} {
+		if step.file != "" {
+			write(step.file)
+		}
+		p, err := src.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(p.StartupChanges, step.want) {
+			t.Errorf("load %d: StartupChanges %q, want %q", i, p.StartupChanges, step.want)
+		}
 	}
 }
 

@@ -20,6 +20,10 @@ type Policy struct {
 	Templates map[string]Template
 	// Keys, when any, are required on every search.
 	Keys []access.Key
+	// StartupChanges names the config file's sections that a rebuild read
+	// changed since start-up, which apply only at the next start
+	// (File.StartupChanges).
+	StartupChanges []string
 }
 
 // Source says where each build's catalog and policy come from. Load reads
@@ -71,11 +75,14 @@ func (s *Source) Load() (*Policy, error) {
 		return nil, err
 	}
 	var f *File
+	var changed []string
 	switch {
 	case s.Parsed != nil && !s.used.Swap(true):
 		f = s.Parsed
 	case s.Path != "":
-		f, err = Load(s.Path)
+		if f, err = Load(s.Path); err == nil && s.Parsed != nil {
+			changed = f.StartupChanges(s.Parsed)
+		}
 	case useDefault:
 		f, err = Default() // the default config names the default catalog's tools
 	default:
@@ -85,6 +92,7 @@ func (s *Source) Load() (*Policy, error) {
 		return nil, err
 	}
 	p := f.Policy(cat)
+	p.StartupChanges = changed
 	if p.Keys, err = f.HashedKeys(s.Getenv); err != nil {
 		return nil, fmt.Errorf("config %s: %w", s.Where(), err)
 	}

@@ -174,6 +174,9 @@ func (s *Service) finish(ctx context.Context, snap *Snapshot, corpus *analysis.C
 	snap.Version = s.version(seq, snap.Catalog, snap)
 	snap.BuiltAt = s.cfg.Now().UTC()
 	snap.PolicyWarnings = append(snap.PolicyWarnings, overRequestLimit(snap.policy)...)
+	if w := s.unapplied(snap.setup); w != "" {
+		snap.PolicyWarnings = append(snap.PolicyWarnings, w)
+	}
 	snap.operator = s.cfg.Operator
 	if s.cfg.NoViews {
 		snap.viewless = true
@@ -333,6 +336,22 @@ const maxRequestTools = 128
 // longer than one request to OpenAI may be: a router that forwards the
 // definitions of such an answer gets a 400 for its turn. Core tools come
 // with every answer, a template's included.
+// unapplied is the warning that the config file's sections setup names
+// changed since start-up and were not applied, "" when none did; the log
+// has it once for each set of sections, not at every rebuild (learning's
+// come every minute).
+func (s *Service) unapplied(setup *Setup) string {
+	if setup == nil || len(setup.StartupChanges) == 0 {
+		s.warnedStartup.Store("")
+		return ""
+	}
+	sections := strings.Join(setup.StartupChanges, ", ")
+	if s.warnedStartup.Swap(sections) != sections {
+		s.logger.Warn("the config file changed where only a start applies it: the change waits for the next start", "sections", sections)
+	}
+	return "the config file's " + sections + " changed since start-up: a start applies them (core, templates and keys were read again)"
+}
+
 func overRequestLimit(pol *policy) []string {
 	if pol == nil {
 		return nil

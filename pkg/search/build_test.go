@@ -551,6 +551,40 @@ func TestMemoryLimitAgainstNeed(t *testing.T) {
 	}
 }
 
+// A rebuild whose config file changed where only a start applies it
+// says so in status' policy warnings while the change is unapplied, and
+// in the log once for each set of sections.
+func TestStartupChangesWarned(t *testing.T) {
+	var log bytes.Buffer
+	changes := [][]string{nil, {"upstreams"}, {"upstreams"}, {"upstreams", "limits"}, nil, {"upstreams"}}
+	build := 0
+	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test",
+		Logger: slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Load: func(context.Context) (*Setup, error) {
+			setup := defaultSetup(t)
+			setup.StartupChanges = changes[build]
+			return setup, nil
+		}})
+	mustBuild(t, svc)
+	for build = 1; build < len(changes); build++ {
+		if _, err := svc.Rebuild(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		var warned []string
+		for _, w := range svc.Status().PolicyWarnings {
+			if strings.Contains(w, "a start applies them") {
+				warned = append(warned, w)
+			}
+		}
+		if want := len(changes[build]) > 0; (len(warned) == 1) != want || want && !strings.Contains(warned[0], strings.Join(changes[build], ", ")) {
+			t.Errorf("rebuild %d of %q: policy warnings %q", build, changes[build], warned)
+		}
+	}
+	if got := strings.Count(log.String(), "only a start applies it"); got != 3 {
+		t.Errorf("%d warnings in the log, want 3 (upstreams; upstreams, limits; upstreams again after none): %s", got, log.String())
+	}
+}
+
 // The last index finds each text's first row, keeps runs of rows in
 // order (a repeated text inside a run takes the run's row), and finds
 // nothing for a text it never held.

@@ -263,6 +263,8 @@ type Service struct {
 	seq       atomic.Int64
 	// warnedNeed is the last memory need checkMemory warned of.
 	warnedNeed atomic.Int64
+	// warnedStartup is the config sections unapplied last warned of.
+	warnedStartup atomic.Value
 
 	// last holds the provider's vectors of the current catalog's texts
 	// and their content keys, so a rebuild embeds only new or changed
