@@ -44,9 +44,11 @@ FUZZ_TARGETS := ./pkg/httpapi:FuzzSearchBody ./pkg/httpapi:FuzzClientHost ./pkg/
 # from whoever calls (RUN_ADDR=:8080 to serve the network).
 RUN_ADDR         ?= 127.0.0.1:8080
 RUN_METRICS_ADDR ?= 127.0.0.1:9090
-run:
+# The built binary, not go run: go run exits 1 when interrupted, however
+# the server stopped, and make then reported Ctrl-C as an error.
+run: build
 	@echo "toolsearch: the API and the operator console on $(RUN_ADDR) (console: /console/); Ctrl-C stops"
-	$(GO) run ./cmd/toolsearch serve -drain-delay 0 -addr $(RUN_ADDR) -metrics-addr $(RUN_METRICS_ADDR)
+	$(BIN) serve -drain-delay 0 -addr $(RUN_ADDR) -metrics-addr $(RUN_METRICS_ADDR)
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsearch
