@@ -186,7 +186,7 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(r)
 	if r.Method == http.MethodPost {
-		noteAnswer(r.Context(), resp)
+		noteAnswer(r.Context(), resp, err)
 	}
 	if err != nil {
 		return nil, err

@@ -79,13 +79,20 @@ func TestOutageRecoveredByProbe(t *testing.T) {
 }
 
 // TestRefusingUpstreamIsAskedLessOften: an upstream that answers and
-// refuses (its credentials, a wrong path, too many requests) is listed
+// refuses (its credentials, a wrong path, too many requests, a web page
+// where the endpoint should be, a certificate that does not verify) is listed
 // again less and less often, up to the most; one that is down or failing
 // by itself is listed again at the first gap; a wait it asks for is kept.
 // The gaps read are those the loop chose (status' next listing after the
 // failure's time, both of one reading of the clock), not times measured.
 func TestRefusingUpstreamIsAskedLessOften(t *testing.T) {
 	const first, most = 10 * time.Millisecond, 2 * time.Second
+	// mcpAnswer is no MCP server's answer either, but its type is one:
+	// only the certificate keeps it from being read.
+	mcpAnswer := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{}`)
+	}
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 	refused := func(n int) (time.Duration, time.Duration) { // the n-th refusal's gap, jittered
@@ -98,22 +105,32 @@ func TestRefusingUpstreamIsAskedLessOften(t *testing.T) {
 		answer   func(w http.ResponseWriter) // nil: no server at the URL
 		failures int
 		gap      func(n int) (lo, hi time.Duration) // after n failures
+		tls      bool                               // served with the test's own certificate
 	}{
-		{"credentials refused", func(w http.ResponseWriter) { http.Error(w, "bad token", http.StatusUnauthorized) }, 6, refused},
-		{"forbidden", func(w http.ResponseWriter) { http.Error(w, "no", http.StatusForbidden) }, 6, refused},
-		{"a wrong path", func(w http.ResponseWriter) { http.NotFound(w, nil) }, 6, refused},
-		{"too many requests", func(w http.ResponseWriter) { http.Error(w, "slow down", http.StatusTooManyRequests) }, 6, refused},
+		{"credentials refused", func(w http.ResponseWriter) { http.Error(w, "bad token", http.StatusUnauthorized) }, 6, refused, false},
+		{"forbidden", func(w http.ResponseWriter) { http.Error(w, "no", http.StatusForbidden) }, 6, refused, false},
+		{"a wrong path", func(w http.ResponseWriter) { http.NotFound(w, nil) }, 6, refused, false},
+		{"too many requests", func(w http.ResponseWriter) { http.Error(w, "slow down", http.StatusTooManyRequests) }, 6, refused, false},
+		{"a web page", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><body>Welcome</body></html>")
+		}, 6, refused, false},
 		{"a wait asked for", func(w http.ResponseWriter) {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "maintenance", http.StatusServiceUnavailable)
-		}, 1, func(int) (time.Duration, time.Duration) { return time.Second, time.Second }},
-		{"down", func(w http.ResponseWriter) { http.Error(w, "down", http.StatusServiceUnavailable) }, 6, pace},
-		{"no server", nil, 6, pace},
+		}, 1, func(int) (time.Duration, time.Duration) { return time.Second, time.Second }, false},
+		{"down", func(w http.ResponseWriter) { http.Error(w, "down", http.StatusServiceUnavailable) }, 6, pace, false},
+		{"no server", nil, 6, pace, false},
+		{"a certificate that does not verify", mcpAnswer, 6, refused, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			url := closed.URL
 			if tt.answer != nil {
-				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.answer(w) }))
+				start := httptest.NewServer
+				if tt.tls {
+					start = httptest.NewTLSServer
+				}
+				srv := start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.answer(w) }))
 				t.Cleanup(srv.Close)
 				url = srv.URL
 			}

@@ -2,12 +2,19 @@ package upstream
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
 	"math/rand/v2"
+	"mime"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/endpoint"
+	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
 // maxProbeGap is the longest a failing upstream waits to be listed again.
@@ -18,13 +25,13 @@ import (
 // within a second of coming back.
 const maxProbeGap = time.Minute
 
-// lastAnswer is the HTTP status of the latest POST an operation sent, 0
-// when it got none (the request failed in transport), and the wait the
-// answer asked for (Retry-After).
+// lastAnswer is what the latest POST an operation sent met: why it was
+// refused ("" when it was not, or got no answer that says), and the wait
+// the answer asked for (Retry-After).
 type lastAnswer struct {
-	mu     sync.Mutex
-	status int
-	wait   time.Duration
+	mu      sync.Mutex
+	refusal string
+	wait    time.Duration
 }
 
 type lastAnswerKey struct{}
@@ -34,41 +41,76 @@ func withLastAnswer(ctx context.Context, a *lastAnswer) context.Context {
 	return context.WithValue(ctx, lastAnswerKey{}, a)
 }
 
-// noteAnswer notes a POST's outcome under ctx: resp is nil when there was
-// no answer.
-func noteAnswer(ctx context.Context, resp *http.Response) {
+// noteAnswer notes a POST's outcome under ctx: its answer, or the error
+// that kept it from one.
+func noteAnswer(ctx context.Context, resp *http.Response, err error) {
 	a, ok := ctx.Value(lastAnswerKey{}).(*lastAnswer)
 	if !ok {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.status, a.wait = 0, 0
+	a.refusal, a.wait = refusal(resp, err), 0
 	if resp != nil {
-		a.status, a.wait = resp.StatusCode, endpoint.RetryAfter(resp.Header, time.Now())
+		a.wait = endpoint.RetryAfter(resp.Header, time.Now())
 	}
 }
 
-func (a *lastAnswer) get() (status int, wait time.Duration) {
+func (a *lastAnswer) get() (refusal string, wait time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.status, a.wait
+	return a.refusal, a.wait
 }
 
-// refuses reports whether status says the upstream will answer the same
-// until someone changes something: a 4xx (credentials refused, no such
-// endpoint, a method or protocol version it does not take, too many
-// requests), but for a request timeout (408) and Too Early (425), which
-// pass by themselves.
-func refuses(status int) bool {
-	return status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooEarly
+// refusal says why an upstream's answer (or the error in its place)
+// will be the same until someone changes something, "" when it may pass
+// by itself:
+//   - a 4xx (credentials refused, no such endpoint, a method or protocol
+//     version it does not take, too many requests), but for a request
+//     timeout (408) and Too Early (425); and the server errors that say
+//     the same of the request (501, 505, a loop: 508, a captive portal:
+//     511);
+//   - a page that is no MCP answer (a 2xx with content other than JSON or
+//     an event stream: the URL of a web site);
+//   - a host name that does not resolve, and a certificate that does not
+//     verify.
+//
+// No answer otherwise (a refused or reset connection, a timeout) and a
+// server error are an upstream down or restarting.
+func refusal(resp *http.Response, err error) string {
+	if resp != nil {
+		code := resp.StatusCode
+		switch {
+		case code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooEarly,
+			code == http.StatusNotImplemented, code == http.StatusHTTPVersionNotSupported,
+			code == http.StatusLoopDetected, code == http.StatusNetworkAuthenticationRequired:
+			return fmt.Sprintf("HTTP %d", code)
+		case code >= 200 && code < 300 && code != http.StatusAccepted && code != http.StatusNoContent:
+			if t, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); t != "application/json" && t != "text/event-stream" {
+				return fmt.Sprintf("HTTP %d with %s, not an MCP answer", code, redact.Echo(t))
+			}
+		}
+		return ""
+	}
+	var dns *net.DNSError
+	var verify *tls.CertificateVerificationError
+	var authority x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "no such host"
+	case errors.As(err, &verify), errors.As(err, &authority), errors.As(err, &host), errors.As(err, &invalid):
+		return "its certificate does not verify"
+	}
+	return ""
 }
 
 // prober paces a failing upstream's listings. Only the upstream's loop
 // uses it.
 type prober struct {
 	first, most time.Duration
-	refusal     time.Duration // the longest gap after a refusal this episode; 0 before the first
+	refused     time.Duration // the longest gap after a refusal this episode; 0 before the first
 	jitter      func(d time.Duration) time.Duration
 }
 
@@ -82,18 +124,18 @@ func halfJitter(d time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// failed is how long to wait after a listing failed, its last answer
-// status (0: none) asking for wait. A refusal doubles the gap each time,
-// up to most; a wait the upstream asked for is kept, within first and
-// most; anything else (no answer, a server error) waits first.
-func (p *prober) failed(status int, wait time.Duration) (gap time.Duration, refused bool) {
-	gap = p.first
-	if refuses(status) {
-		p.refusal = min(max(2*p.refusal, p.first), p.most)
-		gap, refused = p.jitter(p.refusal), true
+// failed is how long to wait after a listing failed, refused or not, its
+// last answer asking for wait. A refusal doubles the gap each time, up to
+// most; a wait the upstream asked for is kept, within first and most;
+// anything else waits first.
+func (p *prober) failed(refused bool, wait time.Duration) time.Duration {
+	gap := p.first
+	if refused {
+		p.refused = min(max(2*p.refused, p.first), p.most)
+		gap = p.jitter(p.refused)
 	}
-	return min(max(gap, wait), p.most), refused
+	return min(max(gap, wait), p.most)
 }
 
 // succeeded ends a failing episode: the next refusal starts at first.
-func (p *prober) succeeded() { p.refusal = 0 }
+func (p *prober) succeeded() { p.refused = 0 }

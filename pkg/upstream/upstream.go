@@ -387,13 +387,12 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 			pace.succeeded()
 			warned = false
 		} else {
-			status, wait := last.get()
-			var refused bool
-			next, refused = pace.failed(status, wait)
-			if refused && !warned {
+			why, wait := last.get()
+			next = pace.failed(why != "", wait)
+			if why != "" && !warned {
 				warned = true
 				m.logger.Warn("upstream refuses toolsearch's requests: listed again less and less often, at least once a minute, until it accepts them",
-					"upstream", u.cfg.Name, "status", status, "err", u.scrub(err.Error()))
+					"upstream", u.cfg.Name, "refusal", why, "err", u.scrub(err.Error()))
 			}
 		}
 		m.listed(u, err, next)
