@@ -30,6 +30,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/internal/breaker"
 	"github.com/toolsearch/toolsearch/pkg/internal/endpoint"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
@@ -75,6 +76,13 @@ const (
 	healthTimeout = 5 * time.Second
 	// pingBytes bounds a ping's answer, which is {} in JSON-RPC.
 	pingBytes = 64 << 10
+)
+
+// The breaker's states, as Status.Breaker reads them.
+const (
+	Closed   = breaker.Closed
+	Open     = breaker.Open
+	HalfOpen = breaker.HalfOpen
 )
 
 // Config describes one upstream MCP server.
@@ -198,7 +206,7 @@ type upstream struct {
 	callsFailing  bool
 	lastCallErr   string
 	lastCallErrAt time.Time
-	br            breaker
+	br            breaker.Breaker
 	// progress routes the upstream's progress notifications to the calls
 	// that asked for them, by the token toolsearch gave each call.
 	progress  map[string]func(context.Context, *mcp.ProgressNotificationParams)
@@ -288,7 +296,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 			secrets = append(secrets, v)
 		}
 		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
-			lists: map[string]uint64{}, calls: map[string]uint64{}, br: newBreaker(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
+			lists: map[string]uint64{}, calls: map[string]uint64{}, br: breaker.New(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
 			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: m.conns, max: m.maxRead, instance: opts.Instance}, CheckRedirect: endpoint.SameOrigin}}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
@@ -695,14 +703,14 @@ func (m *Manager) record(u *upstream, err error) {
 func (m *Manager) recordLocked(u *upstream, err error, now time.Time) {
 	if err == nil {
 		u.state, u.stale, u.lastSuccess = "connected", false, now
-		u.br.success()
+		u.br.Success()
 		return
 	}
 	msg := u.scrub(err.Error())
 	u.state, u.lastErr, u.lastErrAt = "failing", msg, now
 	u.stale = len(u.tools) > 0 // keep the last good tools, marked stale
-	if u.br.failure(now) {
-		m.logger.Warn("upstream breaker open", "upstream", u.cfg.Name, "failures", u.br.failures, "err", msg)
+	if u.br.Failure(now) {
+		m.logger.Warn("upstream breaker open", "upstream", u.cfg.Name, "failures", u.br.Failures(), "err", msg)
 	}
 }
 
@@ -735,7 +743,7 @@ func (m *Manager) Status() []Status {
 		st := Status{Name: u.cfg.Name, URL: redact.URL(u.cfg.URL), State: u.state, Tools: len(u.tools), Stale: u.stale,
 			LastSuccess: timePtr(u.lastSuccess), LastError: u.lastErr, LastErrorAt: timePtr(u.lastErrAt), NextRetry: timePtr(u.nextListing),
 			CallsFailing: u.callsFailing, LastCallError: u.lastCallErr, LastCallErrorAt: timePtr(u.lastCallErrAt),
-			Breaker: u.br.state(now), Failures: u.br.failures}
+			Breaker: u.br.State(now), Failures: u.br.Failures()}
 		for _, t := range u.tools {
 			if catalog.Clipped(t) {
 				st.Clipped++
@@ -847,7 +855,7 @@ func listResult(err error) string {
 // and the call sent again (it never ran there), all as one outcome.
 func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.RawMessage, opts CallOptions) (*mcp.CallToolResult, string, error) {
 	u.mu.Lock()
-	allowed := u.br.allow(m.now())
+	allowed := u.br.Allow(m.now())
 	u.mu.Unlock()
 	if !allowed {
 		return nil, resultUnavailable, errBreakerOpen
@@ -947,19 +955,19 @@ func (m *Manager) called(u *upstream, outcome string, err error) {
 	u.calls[outcome]++
 	switch outcome {
 	case resultOK, resultRPCError:
-		u.br.success()
+		u.br.Success()
 		u.state, u.callsFailing, u.lastSuccess = "connected", false, now
 	case resultError, resultUnavailable:
 		if errors.Is(err, errBreakerOpen) {
 			return // refused without trying: nothing new was learned
 		}
 		u.callsFailing, u.lastCallErr, u.lastCallErrAt = true, u.scrub(err.Error()), now
-		if u.br.failure(now) {
-			m.logger.Warn("upstream breaker open", "upstream", u.cfg.Name, "failures", u.br.failures, "err", u.lastCallErr)
+		if u.br.Failure(now) {
+			m.logger.Warn("upstream breaker open", "upstream", u.cfg.Name, "failures", u.br.Failures(), "err", u.lastCallErr)
 		}
 		u.poke()
 	default: // timeout, too large, cancelled: the upstream's health is not in question
-		u.br.neutral()
+		u.br.Neutral()
 	}
 }
 

@@ -1,4 +1,4 @@
-package upstream
+package breaker
 
 import (
 	"testing"
@@ -69,21 +69,21 @@ func TestBreaker_Cooldown(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBreaker(2, time.Second, 3*time.Second)
+			b := New(2, time.Second, 3*time.Second)
 			for i, s := range tt.steps {
 				var got bool
 				switch s.op {
 				case "allow":
-					got = b.allow(at(s.at))
+					got = b.Allow(at(s.at))
 				case "fail":
-					got = b.failure(at(s.at))
+					got = b.Failure(at(s.at))
 				case "ok":
-					b.success()
+					b.Success()
 				case "neutral":
-					b.neutral()
+					b.Neutral()
 				}
-				if got != s.want || b.state(at(s.at)) != s.wantSta {
-					t.Fatalf("step %d (%s at %s) = %v, state %s; want %v, %s", i, s.op, s.at, got, b.state(at(s.at)), s.want, s.wantSta)
+				if got != s.want || b.State(at(s.at)) != s.wantSta {
+					t.Fatalf("step %d (%s at %s) = %v, state %s; want %v, %s", i, s.op, s.at, got, b.State(at(s.at)), s.want, s.wantSta)
 				}
 			}
 		})
