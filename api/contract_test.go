@@ -15,7 +15,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/mcpserver"
@@ -30,6 +32,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
 func newValidator(t *testing.T) validator.Validator {
@@ -172,6 +175,86 @@ func TestResponsesMatchTheSpec(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With its dependencies failing, status and a search still match the
+// spec: an upstream failing (its next listing, its breaker open) and the
+// provider's query breaker open, the search answered by keywords.
+func TestFailingDependenciesMatchTheSpec(t *testing.T) {
+	v := newValidator(t)
+	var failing atomic.Bool
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if failing.Load() {
+			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		data := make([]item, len(req.Input))
+		for i, text := range req.Input {
+			data[i] = item{i, []float32{1, float32(len(text) % 7), float32(len(text) % 3), 1}}
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	defer provider.Close()
+	emb := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: provider.URL + "/v1", APIKey: "sk-contract", Dimensions: 4, MaxRetries: -1})
+	svc := search.New(search.Config{Embedder: emb, Version: "test", QueryCacheSize: -1, Load: func(context.Context) (*search.Setup, error) { return config.DefaultPolicy() }})
+	if _, err := svc.Rebuild(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	ups := upstreams{{Name: "up", URL: "http://127.0.0.1:1/mcp", State: "failing", LastError: "connect: Unauthorized", LastErrorAt: &now,
+		NextRetry: &now, LastCallError: "Unauthorized", LastCallErrorAt: &now, CallsFailing: true, Breaker: upstream.Open, Failures: 5}}
+	h := httpapi.NewServer(svc, httpapi.Options{AdminToken: "adm", Upstreams: ups})
+	failing.Store(true)
+	var last *httptest.ResponseRecorder
+	for i := range 4 { // three failures open the breaker; the fourth is not asked
+		last = httptest.NewRecorder()
+		h.ServeHTTP(last, jsonRequest("POST", "/mcp/tool-search", fmt.Sprintf(`{"query":"merge pull request %d"}`, i)))
+	}
+	if !strings.Contains(last.Body.String(), `"embedding_reason":"provider_failing"`) {
+		t.Fatalf("the fourth search: %s", last.Body)
+	}
+	status := httptest.NewRecorder()
+	h.ServeHTTP(status, jsonRequest("GET", "/mcp/tool-search/status", ""))
+	if !strings.Contains(status.Body.String(), `"query_breaker":"open"`) || !strings.Contains(status.Body.String(), `"next_retry_at":"`) {
+		t.Fatalf("status: %s", status.Body)
+	}
+	for _, c := range []struct {
+		req *http.Request
+		rec *httptest.ResponseRecorder
+	}{
+		{jsonRequest("POST", "/mcp/tool-search", `{"query":"merge pull request 3"}`), last},
+		{jsonRequest("GET", "/mcp/tool-search/status", ""), status},
+	} {
+		resp := c.rec.Result()
+		resp.Request = c.req
+		if ok, errs := v.ValidateHttpResponse(c.req, resp); !ok {
+			for _, e := range errs {
+				t.Errorf("%s %s does not match the spec: %s: %s (%v)", c.req.Method, c.req.URL.Path, e.Message, e.Reason, e.SchemaValidationErrors)
+			}
+		}
+	}
+}
+
+// upstreams is a fixed upstream status.
+type upstreams []upstream.Status
+
+func (u upstreams) Status() []upstream.Status { return u }
+
+// jsonRequest is a request to path with body as JSON, if any.
+func jsonRequest(method, path, body string) *http.Request {
+	req := httptest.NewRequest(method, "http://localhost:8080"+path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req
 }
 
 const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`

@@ -21,8 +21,9 @@ import (
 
 // faultyProvider serves /v1/embeddings, correctly or with the fault set.
 type faultyProvider struct {
-	fault atomic.Value // string; "" is healthy
-	srv   *httptest.Server
+	fault   atomic.Value // string; "" is healthy
+	srv     *httptest.Server
+	queries atomic.Int64 // requests of one input
 }
 
 func (p *faultyProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -31,6 +32,9 @@ func (p *faultyProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	json.NewDecoder(r.Body).Decode(&req)
 	n := len(req.Input)
+	if n == 1 {
+		p.queries.Add(1)
+	}
 	vec := func(i int) string {
 		return fmt.Sprintf(`{"index":%d,"embedding":[%d,1,0.5,0.25]}`, i, len(req.Input[i])%5+1)
 	}
@@ -86,6 +90,12 @@ var faults = []string{"timeout", "refused", "429", "500", "truncated", "wrong co
 // is a closed port: the client dials an address nothing listens on.
 func faultyService(t *testing.T, fault string) (*Service, *faultyProvider) {
 	t.Helper()
+	return faultyServiceAt(t, fault, time.Now)
+}
+
+// faultyServiceAt is faultyService whose clock is now.
+func faultyServiceAt(t *testing.T, fault string, now func() time.Time) (*Service, *faultyProvider) {
+	t.Helper()
 	p := &faultyProvider{}
 	p.srv = httptest.NewServer(p)
 	t.Cleanup(p.srv.Close)
@@ -98,7 +108,7 @@ func faultyService(t *testing.T, fault string) (*Service, *faultyProvider) {
 	// Dimensions set: a consistent answer of another width is a fault only
 	// against an expected width.
 	emb := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: url, APIKey: "sk-fault-test", Dimensions: 4, Timeout: 300 * time.Millisecond, MaxRetries: 1})
-	svc := New(Config{Embedder: emb, QueryTimeout: 400 * time.Millisecond, RetryDelay: 20 * time.Millisecond})
+	svc := New(Config{Embedder: emb, QueryTimeout: 400 * time.Millisecond, RetryDelay: 20 * time.Millisecond, Now: now})
 	return svc, p
 }
 
@@ -152,23 +162,33 @@ func TestFaultsMidTraffic(t *testing.T) {
 			continue // a provider cannot start refusing mid-test at the same address; see TestFaultsAtStartup
 		}
 		t.Run(fault, func(t *testing.T) {
-			svc, p := faultyService(t, "")
+			clock := &testClock{t: time.Now()}
+			svc, p := faultyServiceAt(t, "", clock.now)
 			mustBuild(t, svc)
 			p.fault.Store(fault)
-			for i := range 3 {
+			for i := range queryBreakerFailures {
 				// New words each time: the query cache must not hide the fault.
 				res := mustSearch(t, svc, Request{Query: fmt.Sprintf("open issue number %d", i)})
-				if res.Mode != "keyword" || !res.Degraded || res.Diagnostic == nil || len(res.Tools) == 0 {
+				if res.Mode != "keyword" || !res.Degraded || res.Diagnostic == nil || len(res.Tools) == 0 || res.Diagnostic.EmbeddingReason == providerFailingReason {
 					t.Fatalf("query %d during the fault = mode %q degraded %v diagnostic %+v", i, res.Mode, res.Degraded, res.Diagnostic)
 				}
 			}
 			st := svc.Status()
-			if st.Mode != "semantic" || st.LastQueryError == "" || st.LastQueryErrorAt == nil {
-				t.Errorf("status during the fault: mode %q last_query_error %q", st.Mode, st.LastQueryError)
+			if st.Mode != "semantic" || st.LastQueryError == "" || st.LastQueryErrorAt == nil || st.QueryBreaker != "open" {
+				t.Errorf("status during the fault: mode %q last_query_error %q query_breaker %q", st.Mode, st.LastQueryError, st.QueryBreaker)
 			}
+			// The breaker is open: the provider, healthy again, is not
+			// asked until the breaker's first cooldown has passed.
 			p.fault.Store("")
+			if res := mustSearch(t, svc, Request{Query: "open issue after the fault"}); res.Mode != "keyword" || res.Diagnostic == nil || res.Diagnostic.EmbeddingReason != providerFailingReason {
+				t.Errorf("with the breaker open: mode %q diagnostic %+v", res.Mode, res.Diagnostic)
+			}
+			clock.add(queryBreakerFirst)
 			if res := mustSearch(t, svc, Request{Query: "open issue after the fault"}); res.Mode != "hybrid" || res.Degraded {
-				t.Errorf("after the fault cleared: mode %q degraded %v", res.Mode, res.Degraded)
+				t.Errorf("after the fault cleared and the cooldown: mode %q degraded %v", res.Mode, res.Degraded)
+			}
+			if st := svc.Status(); st.QueryBreaker != "" {
+				t.Errorf("after recovery: query_breaker %q", st.QueryBreaker)
 			}
 		})
 	}

@@ -75,12 +75,12 @@ func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, tenant, 
 	ch := c.flight.DoChan(string(key[:]), func() (any, error) {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		defer cancel()
-		vecs, err := s.embed(fctx, e, "query", []string{text})
+		vec, err := s.embedQueryText(fctx, e, text)
 		if err != nil {
 			return nil, err
 		}
-		c.lru.Add(key, cachedVec{vec: vecs[0], expires: c.now().Add(c.ttl)})
-		return vecs[0], nil
+		c.lru.Add(key, cachedVec{vec: vec, expires: c.now().Add(c.ttl)})
+		return vec, nil
 	})
 	select {
 	case <-ctx.Done():

@@ -76,6 +76,10 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return ctx.Err()
+		case errors.Is(err, errProviderFailing):
+			// Not asked: status keeps the failure that opened the breaker.
+			a.degrade(providerFailingReason)
+			mode = ModeKeyword
 		case err != nil:
 			a.degrade(embedding.Reason(err))
 			a.s.recordQueryError(err.Error())
@@ -200,25 +204,27 @@ func (a *answer) confidence(results []rank.Result, q rank.Query, mode Mode) {
 }
 
 // DegradedReasons are every diagnostic.embedding_reason a degraded answer
-// may give: no_index, dropReason, sketchReason and embedding.Reason's.
+// may give: no_index, dropReason, sketchReason, providerFailingReason and
+// embedding.Reason's.
 func DegradedReasons() []string {
-	return append([]string{"no_index", dropReason, sketchReason}, embedding.Reasons...)
+	return append([]string{"no_index", dropReason, sketchReason, providerFailingReason}, embedding.Reasons...)
 }
 
 // reasonText is what a caller is told of each embedding failure reason
 // (DegradedReasons).
 var reasonText = map[string]string{
-	"no_index":     "the semantic index is not built (the embedding provider failed at build); ranked by keywords",
-	dropReason:     "the semantic index is being rebuilt, and the memory limit cannot hold it beside the new one; ranked by keywords until the rebuild ends",
-	sketchReason:   "the semantic index is being rebuilt, and the memory limit cannot hold it beside the new one; its semantic scores are estimated from sign codes until the rebuild ends",
-	"timeout":      "the embedding provider did not answer in time; ranked by keywords",
-	"rate_limited": "the embedding provider is rate-limiting; ranked by keywords",
-	"server_error": "the embedding provider failed (a server error); ranked by keywords",
-	"client_error": "the embedding provider refused the request; ranked by keywords",
-	"network":      "the embedding provider could not be reached; ranked by keywords",
-	"bad_response": "the embedding provider answered with something unusable; ranked by keywords",
-	"canceled":     "the query's embedding was cancelled; ranked by keywords",
-	"other":        "the query could not be embedded; ranked by keywords",
+	"no_index":            "the semantic index is not built (the embedding provider failed at build); ranked by keywords",
+	dropReason:            "the semantic index is being rebuilt, and the memory limit cannot hold it beside the new one; ranked by keywords until the rebuild ends",
+	sketchReason:          "the semantic index is being rebuilt, and the memory limit cannot hold it beside the new one; its semantic scores are estimated from sign codes until the rebuild ends",
+	providerFailingReason: "the embedding provider failed the queries before this one, so it was not asked; ranked by keywords until it answers again",
+	"timeout":             "the embedding provider did not answer in time; ranked by keywords",
+	"rate_limited":        "the embedding provider is rate-limiting; ranked by keywords",
+	"server_error":        "the embedding provider failed (a server error); ranked by keywords",
+	"client_error":        "the embedding provider refused the request; ranked by keywords",
+	"network":             "the embedding provider could not be reached; ranked by keywords",
+	"bad_response":        "the embedding provider answered with something unusable; ranked by keywords",
+	"canceled":            "the query's embedding was cancelled; ranked by keywords",
+	"other":               "the query could not be embedded; ranked by keywords",
 }
 
 // explain says why a tool ranked where it did.
@@ -265,10 +271,7 @@ func (a *answer) embedQuery(ctx context.Context, text string, terms []string, w 
 	} else {
 		qctx, cancel := context.WithTimeout(ctx, a.s.cfg.QueryTimeout)
 		defer cancel()
-		var vecs [][]float32
-		if vecs, err = a.s.embed(qctx, a.snap.query, "query", []string{text}); err == nil {
-			q = vecs[0]
-		}
+		q, err = a.s.embedQueryText(qctx, a.snap.query, text)
 	}
 	if err == nil && len(q) != a.snap.Matrix.Dim() {
 		// The provider no longer answers at the index's width: this query

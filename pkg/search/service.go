@@ -282,6 +282,8 @@ type Service struct {
 	// width: the provider changed (or was wrong when the cache was filled),
 	// so the next build embeds everything afresh.
 	distrust atomic.Bool
+	// qbreaker keeps queries from a provider that fails them.
+	qbreaker *queryBreaker
 
 	mu          sync.Mutex // guards the fields below
 	pending     bool       // a change was seen that no published snapshot holds yet
@@ -323,11 +325,12 @@ func New(cfg Config) *Service {
 		cfg.Rescore = index.DefaultRescore
 	}
 	s := &Service{
-		cfg:     cfg,
-		logger:  cfg.Logger.With("component", "search"),
-		metrics: newMetrics(cfg.Registerer),
-		preload: cfg.Preload,
-		retry:   make(chan struct{}, 1),
+		cfg:      cfg,
+		logger:   cfg.Logger.With("component", "search"),
+		metrics:  newMetrics(cfg.Registerer),
+		preload:  cfg.Preload,
+		retry:    make(chan struct{}, 1),
+		qbreaker: newQueryBreaker(),
 	}
 	s.metrics.limit.Set(float64(max(cfg.MemoryLimit, 0)))
 	if _, fitted := cfg.Embedder.(fitter); !fitted && cfg.QueryCacheSize >= 0 {

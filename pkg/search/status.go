@@ -7,6 +7,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/internal/breaker"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
@@ -33,6 +34,9 @@ type Status struct {
 	// was answered by keyword ranking).
 	LastQueryError   string         `json:"last_query_error"`
 	LastQueryErrorAt *time.Time     `json:"last_query_error_at"`
+	// QueryBreaker is open or half-open while the provider's failures keep
+	// queries from it (ranked by keywords meanwhile); absent while closed.
+	QueryBreaker string `json:"query_breaker,omitempty"`
 	Embedder         embedding.Info `json:"embedder"`
 	// Lexicon names the WordNet tables that expand BM25 queries, and
 	// their version (analysis.Lexicon).
@@ -144,6 +148,9 @@ func (s *Service) Status() Status {
 	st.NextRetryAt = timePtr(s.nextRetryAt)
 	st.PendingChanges = s.pending
 	st.LastQueryError, st.LastQueryErrorAt = redact.Clip(s.lastQErr, maxStatusError, "… (cut)"), timePtr(s.lastQErrAt)
+	if b := s.qbreaker.state(s.cfg.Now()); b != breaker.Closed {
+		st.QueryBreaker = b
+	}
 	s.mu.Unlock()
 	st.MemoryLimitBytes = max(s.cfg.MemoryLimit, 0)
 	snap := s.cur.Load()
