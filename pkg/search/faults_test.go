@@ -59,6 +59,9 @@ func (p *faultyProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "500":
 		w.WriteHeader(http.StatusInternalServerError)
 		w.Write([]byte(`{"error":{"message":"boom"}}`))
+	case "400": // the query's own fault: too long for the model, say
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"error":{"message":"maximum context length exceeded"}}`))
 	case "truncated":
 		w.Write([]byte(items(n, vec)[:20]))
 	case "wrong count":

@@ -57,8 +57,11 @@ func (s *Service) embedQueryText(ctx context.Context, e Embedder, text string) (
 	case err == nil:
 		b.br.Success()
 		return vecs[0], nil
-	case errors.Is(err, context.Canceled):
-		b.br.Neutral() // the caller went away: nothing learned of the provider
+	case errors.Is(err, context.Canceled), embedding.Reason(err) == "client_error":
+		// The caller went away, or the provider refused this query (too
+		// long for its model, say): nothing learned of the provider, and
+		// a caller sending such queries must not keep it from everyone.
+		b.br.Neutral()
 	default:
 		// Logged as it opens, not at each failed probe of a long outage.
 		if b.br.Failure(s.cfg.Now()) && b.br.Failures() == queryBreakerFailures {

@@ -88,3 +88,26 @@ func TestQueryBreaker(t *testing.T) {
 		}
 	}
 }
+
+// A query the provider refuses (a 4xx but 429: too long for its model,
+// say) is the query's fault, not the provider's: a caller sending such
+// queries, one after another, does not open the breaker for everyone.
+func TestQueryBreakerIgnoresRefusedQueries(t *testing.T) {
+	svc, p := faultyService(t, "")
+	mustBuild(t, svc)
+	p.fault.Store("400")
+	for i := range 2 * queryBreakerFailures {
+		before := p.queries.Load()
+		res := mustSearch(t, svc, Request{Query: fmt.Sprintf("a query too long for the model %d", i)})
+		if p.queries.Load() == before || res.Diagnostic == nil || res.Diagnostic.EmbeddingReason != "client_error" {
+			t.Fatalf("refused query %d: asked %v, diagnostic %+v", i, p.queries.Load() > before, res.Diagnostic)
+		}
+	}
+	if st := svc.Status(); st.QueryBreaker != "" {
+		t.Errorf("after refused queries: query_breaker %q", st.QueryBreaker)
+	}
+	p.fault.Store("")
+	if res := mustSearch(t, svc, Request{Query: "merge a pull request"}); res.Mode != "hybrid" {
+		t.Errorf("the next query: mode %q", res.Mode)
+	}
+}
