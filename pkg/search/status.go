@@ -7,8 +7,8 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
-	"github.com/toolsearch/toolsearch/pkg/internal/breaker"
 	"github.com/toolsearch/toolsearch/pkg/index"
+	"github.com/toolsearch/toolsearch/pkg/internal/breaker"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
 
@@ -32,12 +32,12 @@ type Status struct {
 	PendingChanges bool `json:"pending_changes"`
 	// LastQueryError is the latest failure to embed a query (that query
 	// was answered by keyword ranking).
-	LastQueryError   string         `json:"last_query_error"`
-	LastQueryErrorAt *time.Time     `json:"last_query_error_at"`
+	LastQueryError   string     `json:"last_query_error"`
+	LastQueryErrorAt *time.Time `json:"last_query_error_at"`
 	// QueryBreaker is open or half-open while the provider's failures keep
 	// queries from it (ranked by keywords meanwhile); absent while closed.
-	QueryBreaker string `json:"query_breaker,omitempty"`
-	Embedder         embedding.Info `json:"embedder"`
+	QueryBreaker string         `json:"query_breaker,omitempty"`
+	Embedder     embedding.Info `json:"embedder"`
 	// Lexicon names the WordNet tables that expand BM25 queries, and
 	// their version (analysis.Lexicon).
 	Lexicon     string           `json:"lexicon"`
