@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -168,6 +169,50 @@ func TestNextRetryGoneOnSuccess(t *testing.T) {
 	waitFor(t, "the tools", func() bool { return m.Status()[0].Tools == 1 })
 	if st := m.Status()[0]; st.NextRetry != nil || st.State != "connected" {
 		t.Errorf("after the upstream accepts again: %+v", st)
+	}
+}
+
+// TestCallRejectedIsNoFailure: a call the upstream, or a proxy in front
+// of it, turns away by status (a body over its limit, a firewall's rule)
+// is that call's verdict, not the upstream's health: three such calls
+// leave the breaker closed and the next caller's call answered. They
+// opened the breaker for every caller. A rate limit (429) and a server
+// error still count against the upstream.
+func TestCallRejectedIsNoFailure(t *testing.T) {
+	for _, tt := range []struct {
+		status int
+		opens  bool
+	}{
+		{http.StatusRequestEntityTooLarge, false},
+		{http.StatusForbidden, false},
+		{http.StatusBadRequest, false},
+		{http.StatusTooManyRequests, true},
+		{http.StatusBadGateway, true},
+	} {
+		t.Run(http.StatusText(tt.status), func(t *testing.T) {
+			f := newFake(t, 0, 1)
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if bytes.Contains(body, []byte("turn me away")) {
+					http.Error(w, "turned away", tt.status)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				f.http.Config.Handler.ServeHTTP(w, r)
+			}))
+			t.Cleanup(front.Close) // after the manager stops: its session's stream goes through front
+			m := start(t, []Config{{Name: "u", URL: front.URL, Refresh: time.Hour}}, nil)
+			for range 3 {
+				if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"n":1,"note":"turn me away"}`), CallOptions{}); err == nil {
+					t.Fatal("a call turned away succeeded")
+				}
+			}
+			_, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"n":1}`), CallOptions{})
+			st := m.Status()[0]
+			if opened := st.Breaker != Closed; opened != tt.opens || (err != nil) != tt.opens {
+				t.Errorf("after three calls turned away with %d: breaker %s, the next call's error %v", tt.status, st.Breaker, err)
+			}
+		})
 	}
 }
 

@@ -30,6 +30,7 @@ const maxProbeGap = time.Minute
 // the answer asked for (Retry-After).
 type lastAnswer struct {
 	mu      sync.Mutex
+	status  int // 0: no answer
 	refusal string
 	wait    time.Duration
 }
@@ -50,10 +51,20 @@ func noteAnswer(ctx context.Context, resp *http.Response, err error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.refusal, a.wait = refusal(resp, err), 0
+	a.status, a.refusal, a.wait = 0, refusal(resp, err), 0
 	if resp != nil {
-		a.wait = endpoint.RetryAfter(resp.Header, time.Now())
+		a.status, a.wait = resp.StatusCode, endpoint.RetryAfter(resp.Header, time.Now())
 	}
+}
+
+// callRejected reports whether the answer was an HTTP 4xx but a request
+// timeout (408) or too many requests (429): the upstream, or a proxy in
+// front of it, turned this one request away (a body over its size limit,
+// a firewall's rule). It is up, and that says nothing of its health.
+func (a *lastAnswer) callRejected() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.status >= 400 && a.status < 500 && a.status != http.StatusRequestTimeout && a.status != http.StatusTooManyRequests
 }
 
 func (a *lastAnswer) get() (refusal string, wait time.Duration) {

@@ -829,6 +829,7 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 const (
 	resultOK          = "ok"          // answered (an isError result included)
 	resultRPCError    = "rpc_error"   // the upstream answered with a JSON-RPC error: it is up
+	resultRejected    = "rejected"    // turned away with an HTTP 4xx (callRejected): it is up
 	resultError       = "error"       // transport failure: counts against the upstream
 	resultUnavailable = "unavailable" // the breaker was open, or the upstream could not be reached
 	resultTimeout     = "timeout"     // no result in time, but the upstream answers a ping
@@ -838,7 +839,7 @@ const (
 
 var (
 	listResults = []string{resultOK, resultError, resultTooLarge}
-	callResults = []string{resultOK, resultRPCError, resultError, resultUnavailable, resultTimeout, resultTooLarge, resultCancelled}
+	callResults = []string{resultOK, resultRPCError, resultRejected, resultError, resultUnavailable, resultTimeout, resultTooLarge, resultCancelled}
 )
 
 func listResult(err error) string {
@@ -885,6 +886,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	var cs *mcp.ClientSession
 	var res *mcp.CallToolResult
 	var err error
+	var last lastAnswer
 	for attempt := 0; attempt < 2; attempt++ {
 		if cs, err = u.connect(cctx); err != nil {
 			if ctx.Err() != nil {
@@ -896,7 +898,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 			u.breaks(cs, fmt.Errorf("%w: the session this call shared was closed by another answer over the %d-byte limit (limits.upstream_max_result_bytes); it may have run upstream", ErrResultTooLarge, m.maxRead))
 		}
 		stop := u.onBreak(cs, abort)
-		res, err = cs.CallTool(withKeptAnswer(withHops(withReadLimit(cctx, lim), opts.Hops+1), kept), params)
+		res, err = cs.CallTool(withLastAnswer(withKeptAnswer(withHops(withReadLimit(cctx, lim), opts.Hops+1), kept), &last), params)
 		stop()
 		if err == nil || lim.exceeded() != nil || !sessionGone(err) || u.brokenBy(cs) != nil {
 			break
@@ -930,6 +932,11 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		// The upstream answered: a protocol error is its verdict, not a
 		// failure of the connection.
 		return nil, resultRPCError, errors.New(u.scrub(err.Error()))
+	case last.callRejected() && !sessionGone(err):
+		// Turned away by status, this call alone: a caller sending calls
+		// a proxy refuses (a body over its limit) opened the breaker for
+		// every caller.
+		return nil, resultRejected, errors.New(u.scrub(err.Error()))
 	case cctx.Err() != nil && m.alive(ctx, cs):
 		return nil, resultTimeout, fmt.Errorf("%w: the tool gave no result within %s; the upstream is up, so it is slow, and the call was cancelled", ErrTimeout, u.cfg.Timeout)
 	}
@@ -954,7 +961,7 @@ func (m *Manager) called(u *upstream, outcome string, err error) {
 	defer u.mu.Unlock()
 	u.calls[outcome]++
 	switch outcome {
-	case resultOK, resultRPCError:
+	case resultOK, resultRPCError, resultRejected:
 		u.br.Success()
 		u.state, u.callsFailing, u.lastSuccess = "connected", false, now
 	case resultError, resultUnavailable:
