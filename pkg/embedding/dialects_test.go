@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,6 +25,10 @@ type dialect struct {
 	dims     string
 	maxBatch int // inputs per request (0: no limit)
 	maxBytes int // request body bytes (0: no limit)
+	// maxTokens is the model's length (0: it cuts a longer input itself);
+	// tooLong refuses an input of n tokens over it, in the server's words.
+	maxTokens int
+	tooLong   func(n int) (status int, msg string)
 	// errorBody writes status and msg in the server's error shape.
 	errorBody func(status int, msg string) string
 	models    []string // models it serves
@@ -55,15 +60,34 @@ func teiError(status int, msg string) string {
 	return b.String()
 }
 
+func init() {
+	// TEI started with --auto-truncate cuts a long input itself.
+	d := dialects["tei"]
+	d.maxTokens = 0
+	dialects["tei --auto-truncate"] = d
+}
+
+// tokens is what the fakes count an input as: about four letters a token.
+func tokens(text string) int { return len(text)/4 + 1 }
+
+func openaiTooLong(n int) (int, string) {
+	return http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is 8192 tokens, however you requested %d tokens (%d in your prompt; 0 for the completion). Please reduce your prompt; or completion length.", n, n)
+}
+
 var dialects = map[string]dialect{
 	"openai": {path: "/v1/embeddings", header: "Authorization", key: "Bearer sk-test", width: 1536, dims: "honour",
-		maxBatch: 2048, errorBody: openaiError, models: []string{"text-embedding-3-small"}},
+		maxBatch: 2048, errorBody: openaiError, models: []string{"text-embedding-3-small"}, maxTokens: 8192, tooLong: openaiTooLong},
 	"azure": {path: "/openai/deployments/emb/embeddings", header: "api-key", key: "az-test", width: 1536, dims: "honour",
-		maxBatch: 2048, errorBody: azureError, models: []string{"emb"}},
+		maxBatch: 2048, errorBody: azureError, models: []string{"emb"}, maxTokens: 8192, tooLong: openaiTooLong},
 	"ollama": {path: "/v1/embeddings", width: 768, dims: "ignore", errorBody: openaiError, models: []string{"nomic-embed-text"}},
-	"vllm":   {path: "/v1/embeddings", width: 1024, dims: "reject", errorBody: vllmError, models: []string{"BAAI/bge-m3"}},
+	"vllm": {path: "/v1/embeddings", width: 1024, dims: "reject", errorBody: vllmError, models: []string{"BAAI/bge-m3"},
+		maxTokens: 8192, tooLong: func(n int) (int, string) {
+			return http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is 8192 tokens. However, you requested %d tokens in the input for embedding generation. Please reduce the length of the input.", n)
+		}},
 	"tei": {path: "/v1/embeddings", width: 384, dims: "ignore", maxBatch: 32, maxBytes: 2 << 20,
-		errorBody: teiError, models: []string{"BAAI/bge-small-en-v1.5"}},
+		errorBody: teiError, models: []string{"BAAI/bge-small-en-v1.5"}, maxTokens: 512, tooLong: func(n int) (int, string) {
+			return http.StatusUnprocessableEntity, fmt.Sprintf("Input validation error: `inputs` must have less than 512 tokens. Given: %d", n)
+		}},
 }
 
 // serve runs d as an httptest server and counts its requests.
@@ -115,6 +139,12 @@ func (d dialect) serve(t *testing.T) (url string, requests *atomic.Int32) {
 		case req.Dimensions > 0 && d.dims == "honour":
 			width = req.Dimensions
 		}
+		for _, text := range req.Input {
+			if n := tokens(text); d.maxTokens > 0 && n > d.maxTokens {
+				fail(d.tooLong(n))
+				return
+			}
+		}
 		w.Write(vectors(req.Input, width))
 	}))
 	t.Cleanup(srv.Close)
@@ -151,12 +181,14 @@ func TestDialects(t *testing.T) {
 		{"ollama, narrower: the full width is cut", "ollama", OpenAIConfig{BaseURL: "/v1", Model: "nomic-embed-text", Dimensions: 256}, texts, 256, 1, nil, ""},
 		{"ollama, a model not pulled", "ollama", OpenAIConfig{BaseURL: "/v1", Model: "mxbai-embed-large"}, texts, 0, 1, []string{`model "mxbai-embed-large" not found`}, "client_error"},
 		{"vllm", "vllm", OpenAIConfig{BaseURL: "/v1", Model: "BAAI/bge-m3"}, texts, 1024, 1, nil, ""},
-		{"vllm refuses dimensions", "vllm", OpenAIConfig{BaseURL: "/v1", Model: "BAAI/bge-m3", Dimensions: 256}, texts, 0, 1, []string{"does not support matryoshka representation"}, "client_error"},
+		// A 400 that may refuse the inputs: one short text, refused too,
+		// shows it refuses the request, which is not split.
+		{"vllm refuses dimensions", "vllm", OpenAIConfig{BaseURL: "/v1", Model: "BAAI/bge-m3", Dimensions: 256}, texts, 0, 2, []string{"does not support matryoshka representation"}, "client_error"},
 		{"tei with its batch size", "tei", OpenAIConfig{BaseURL: "/v1", Model: "BAAI/bge-small-en-v1.5", BatchSize: 32}, texts, 384, 4, nil, ""},
 		{"tei without it", "tei", OpenAIConfig{BaseURL: "/v1", Model: "BAAI/bge-small-en-v1.5"}, texts, 0, 1, []string{`"error":"batch size 100 > maximum allowed batch size 32"`, "(-embedding-batch-size or embedding.batch_size sets the inputs per request, now 2048)"}, "client_error"},
 		// 64 inputs of 64 KiB pass the batch limit but not the 2 MB
 		// payload limit: the batch is halved until each half fits.
-		{"tei, a batch over its payload limit", "tei", OpenAIConfig{BaseURL: "/v1", Model: "BAAI/bge-small-en-v1.5", BatchSize: 32}, long, 384, 6, nil, ""},
+		{"tei, a batch over its payload limit", "tei --auto-truncate", OpenAIConfig{BaseURL: "/v1", Model: "BAAI/bge-small-en-v1.5", BatchSize: 32}, long, 384, 6, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,5 +215,63 @@ func TestDialects(t *testing.T) {
 				t.Errorf("%d requests, want %d", got, tt.requests)
 			}
 		})
+	}
+}
+
+// TestLongInputsAreCut: a text over the model's length, among others in
+// a batch, no longer fails the whole request: the batch is halved down to
+// the one text (the provider, asked once, embeds a short text, so the
+// refusal was of the inputs), and that text is cut to its first 8 KiB,
+// then half as much while it is refused. The others' vectors are their
+// own. A request refused for itself (a wrong model) is not split.
+func TestLongInputsAreCut(t *testing.T) {
+	short := make([]string, 40)
+	for i := range short {
+		short[i] = strings.Repeat("x", i+1)
+	}
+	tests := []struct {
+		name    string
+		dialect string
+		cfg     OpenAIConfig
+		long    int // bytes of the long text, the 17th
+		cut     int // bytes of it embedded
+	}{
+		{"openai, 40 KiB of text", "openai", OpenAIConfig{BaseURL: "/v1", APIKey: "sk-test"}, 40 << 10, 8 << 10},
+		{"azure, 40 KiB", "azure", OpenAIConfig{APIType: "azure", APIKey: "az-test", Model: "emb", APIVersion: "2024-10-21"}, 40 << 10, 8 << 10},
+		{"vllm, 40 KiB", "vllm", OpenAIConfig{BaseURL: "/v1", Model: "BAAI/bge-m3"}, 40 << 10, 8 << 10},
+		{"tei, 4 KiB over 512 tokens", "tei", OpenAIConfig{BaseURL: "/v1", Model: "BAAI/bge-small-en-v1.5", BatchSize: 32}, 4 << 10, 1 << 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url, requests := dialects[tt.dialect].serve(t)
+			cfg := tt.cfg
+			cfg.BaseURL = url + cfg.BaseURL
+			cfg.MaxRetries = -1
+			texts := slices.Clone(short)
+			texts[16] = strings.Repeat("z", tt.long)
+			vecs, err := NewOpenAI(cfg).Embed(t.Context(), texts)
+			if err != nil {
+				t.Fatalf("Embed: %v", err)
+			}
+			for i, v := range vecs {
+				want := float32(len(texts[i]))
+				if i == 16 {
+					want = float32(tt.cut)
+				}
+				if v[0] != want {
+					t.Errorf("vector %d is of a text of %v bytes, want %v", i, v[0], want)
+				}
+			}
+			// 40 texts in batches of at most 32: each halving of the
+			// batch holding the long text costs two requests, one
+			// refused; then the probe and the cuts. Far under one a text.
+			if n := requests.Load(); n > 20 {
+				t.Errorf("%d requests for 40 texts", n)
+			}
+		})
+	}
+	url, requests := dialects["ollama"].serve(t)
+	if _, err := NewOpenAI(OpenAIConfig{BaseURL: url + "/v1", Model: "all-minilm", MaxRetries: -1}).Embed(t.Context(), short); err == nil || requests.Load() != 1 {
+		t.Errorf("a model not served: err %v after %d requests, want an error after 1", err, requests.Load())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -170,6 +171,7 @@ func (o *OpenAI) EmbedInto(ctx context.Context, texts []string, put func(i int, 
 		return nil
 	}
 	var width atomic.Int64
+	sized := &inputCheck{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.cfg.Concurrency)
 	for start := 0; start < len(texts); start += o.cfg.BatchSize {
@@ -179,7 +181,7 @@ func (o *OpenAI) EmbedInto(ctx context.Context, texts []string, put func(i int, 
 			// been given some of its vectors, and the caller may have let
 			// go of those inputs.
 			batch := slices.Clone(texts[start:end])
-			return o.embedSplit(gctx, batch, func(i int, vec []float32) error {
+			return o.embedSplit(gctx, batch, sized, func(i int, vec []float32) error {
 				// One width over all batches, the first answer's.
 				if w := int64(len(vec)); !width.CompareAndSwap(0, w) && width.Load() != w {
 					return errBadAnswer("vectors of dimension %d and %d", width.Load(), w)
@@ -192,21 +194,85 @@ func (o *OpenAI) EmbedInto(ctx context.Context, texts []string, put func(i int, 
 	return g.Wait()
 }
 
-// embedSplit is embedBatch, except that a batch the server refuses as too
-// large (413: TEI's --payload-limit, a proxy's body limit) is sent again as
-// two halves, down to single inputs: at most 2n-1 requests for n texts, and
-// a catalog of long descriptions still indexes against a server whose
-// limit is in bytes rather than inputs.
-func (o *OpenAI) embedSplit(ctx context.Context, texts []string, put func(i int, vec []float32) error) error {
+// embedSplit is embedBatch, except that a batch the server refuses for its
+// inputs (413: TEI's --payload-limit, a proxy's body limit; a 400 or 422
+// when the provider embeds a short text all the same, inputCheck: an
+// input over the model's length, a batch over the server's count) is sent
+// again as two halves, down to single inputs: at most 2n-1 requests for n
+// texts. A single input refused so is cut (embedCut). A catalog of long
+// descriptions still indexes against a server whose limit is in bytes or
+// tokens rather than inputs, and one tool's text over the model's length
+// (TEI's small models take 512 tokens, OpenAI's 8,192; an upstream's tool
+// is untrusted) no longer fails the whole build.
+func (o *OpenAI) embedSplit(ctx context.Context, texts []string, sized *inputCheck, put func(i int, vec []float32) error) error {
 	err := o.embedBatch(ctx, texts, put)
-	if err == nil || len(texts) < 2 || httpStatus(err) != http.StatusRequestEntityTooLarge {
+	if err == nil || !sized.refused(ctx, o, err) {
 		return err
+	}
+	if len(texts) == 1 {
+		return o.embedCut(ctx, texts[0], err, put)
 	}
 	half := len(texts) / 2
-	if err := o.embedSplit(ctx, texts[:half], put); err != nil {
+	if err := o.embedSplit(ctx, texts[:half], sized, put); err != nil {
 		return err
 	}
-	return o.embedSplit(ctx, texts[half:], func(i int, vec []float32) error { return put(half+i, vec) })
+	return o.embedSplit(ctx, texts[half:], sized, func(i int, vec []float32) error { return put(half+i, vec) })
+}
+
+// embedCut embeds text, which the provider refused (err) for its size,
+// cut to its first maxCut bytes, then half as many each time it is
+// refused again, down to minCut: a text's head is its name, title and
+// description, what a search matches most. (8 KiB holds at most 8,192
+// tokens for a byte-level tokenizer, OpenAI's limit.)
+func (o *OpenAI) embedCut(ctx context.Context, text string, err error, put func(i int, vec []float32) error) error {
+	for n := min(len(text)/2, maxCut); n >= minCut; n /= 2 {
+		if err = o.embedBatch(ctx, []string{redact.Clip(text, n, "")}, put); err == nil || !sizeRefusal(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// The first cut of a text refused for its size, and the shortest.
+const (
+	maxCut = 8 << 10
+	minCut = 256
+)
+
+// sizeRefusal reports whether err is an answer that can refuse inputs for
+// their size: 413, or a 400 or 422.
+func sizeRefusal(err error) bool {
+	switch httpStatus(err) {
+	case http.StatusRequestEntityTooLarge, http.StatusBadRequest, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
+}
+
+// inputCheck tells, once for an EmbedInto, whether a 400 or 422 refused
+// the inputs (the provider embeds a short text) or the request itself (a
+// wrong model, a parameter it does not take: splitting would only repeat
+// it, 2n-1 times).
+type inputCheck struct {
+	once sync.Once
+	ok   bool // the provider embeds a short text
+}
+
+// refused reports whether err refused a request for its inputs.
+func (c *inputCheck) refused(ctx context.Context, o *OpenAI, err error) bool {
+	switch httpStatus(err) {
+	case http.StatusRequestEntityTooLarge:
+		return true
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		if batchRefusal(err) {
+			return false // the batch size is the operator's to set, and embedBatch says so
+		}
+		c.once.Do(func() {
+			c.ok = o.embedBatch(ctx, []string{"a short text"}, func(int, []float32) error { return nil }) == nil
+		})
+		return c.ok
+	}
+	return false
 }
 
 func (o *OpenAI) embedBatch(ctx context.Context, texts []string, put func(i int, vec []float32) error) error {
@@ -247,11 +313,17 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string, put func(i int,
 		}
 	}
 	err := fmt.Errorf("embeddings request to %s (%d inputs): %w", redact.URL(o.cfg.BaseURL), len(texts), lastErr)
-	if status := httpStatus(lastErr); status >= 400 && status < 500 && len(texts) > 1 && strings.Contains(strings.ToLower(lastErr.Error()), "batch") {
-		// Servers state their batch limits in words, each its own way.
+	if len(texts) > 1 && batchRefusal(lastErr) {
 		err = fmt.Errorf("%w (-embedding-batch-size or embedding.batch_size sets the inputs per request, now %d)", err, o.cfg.BatchSize)
 	}
 	return err
+}
+
+// batchRefusal reports whether err is a 4xx that names the batch: servers
+// state their batch limits in words, each its own way.
+func batchRefusal(err error) bool {
+	status := httpStatus(err)
+	return status >= 400 && status < 500 && strings.Contains(strings.ToLower(err.Error()), "batch")
 }
 
 // formatRefused reports whether a provider refused a request for what it
