@@ -151,6 +151,16 @@ func (d dialect) serve(t *testing.T) (url string, requests *atomic.Int32) {
 	return srv.URL, requests
 }
 
+// client is a client configured as cfg, its BaseURL taken as a path
+// under d's fake, without retries, and the fake's request count.
+func (d dialect) client(t *testing.T, cfg OpenAIConfig) (*OpenAI, *atomic.Int32) {
+	t.Helper()
+	url, requests := d.serve(t)
+	cfg.BaseURL = url + cfg.BaseURL
+	cfg.MaxRetries = -1
+	return NewOpenAI(cfg), requests
+}
+
 // TestDialects runs the configuration docs/configuration.md gives for each kind of
 // server against a fake that speaks its dialect.
 func TestDialects(t *testing.T) {
@@ -192,11 +202,8 @@ func TestDialects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			url, requests := dialects[tt.dialect].serve(t)
-			cfg := tt.cfg
-			cfg.BaseURL = url + cfg.BaseURL
-			cfg.MaxRetries = -1
-			vecs, err := NewOpenAI(cfg).Embed(t.Context(), tt.texts)
+			client, requests := dialects[tt.dialect].client(t, tt.cfg)
+			vecs, err := client.Embed(t.Context(), tt.texts)
 			if tt.err != nil {
 				if err == nil || Reason(err) != tt.reason {
 					t.Fatalf("err = %v (reason %s), want reason %s", err, Reason(err), tt.reason)
@@ -243,13 +250,10 @@ func TestLongInputsAreCut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			url, requests := dialects[tt.dialect].serve(t)
-			cfg := tt.cfg
-			cfg.BaseURL = url + cfg.BaseURL
-			cfg.MaxRetries = -1
+			client, requests := dialects[tt.dialect].client(t, tt.cfg)
 			texts := slices.Clone(short)
 			texts[16] = strings.Repeat("z", tt.long)
-			vecs, err := NewOpenAI(cfg).Embed(t.Context(), texts)
+			vecs, err := client.Embed(t.Context(), texts)
 			if err != nil {
 				t.Fatalf("Embed: %v", err)
 			}
@@ -270,8 +274,8 @@ func TestLongInputsAreCut(t *testing.T) {
 			}
 		})
 	}
-	url, requests := dialects["ollama"].serve(t)
-	if _, err := NewOpenAI(OpenAIConfig{BaseURL: url + "/v1", Model: "all-minilm", MaxRetries: -1}).Embed(t.Context(), short); err == nil || requests.Load() != 1 {
+	client, requests := dialects["ollama"].client(t, OpenAIConfig{BaseURL: "/v1", Model: "all-minilm"})
+	if _, err := client.Embed(t.Context(), short); err == nil || requests.Load() != 1 {
 		t.Errorf("a model not served: err %v after %d requests, want an error after 1", err, requests.Load())
 	}
 }
