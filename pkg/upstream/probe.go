@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"mime"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -83,11 +82,12 @@ func (a *lastAnswer) get() (refusal string, wait time.Duration) {
 //     511);
 //   - a page that is no MCP answer (a 2xx with content other than JSON or
 //     an event stream: the URL of a web site);
-//   - a host name that does not resolve, and a certificate that does not
-//     verify.
+//   - a certificate that does not verify.
 //
 // No answer otherwise (a refused or reset connection, a timeout) and a
-// server error are an upstream down or restarting.
+// server error are an upstream down or restarting; so is a host name
+// that does not resolve, which on Kubernetes is a Service not created
+// yet, and asks nothing of the upstream.
 func refusal(resp *http.Response, err error) string {
 	if resp != nil {
 		code := resp.StatusCode
@@ -103,15 +103,11 @@ func refusal(resp *http.Response, err error) string {
 		}
 		return ""
 	}
-	var dns *net.DNSError
 	var verify *tls.CertificateVerificationError
 	var authority x509.UnknownAuthorityError
 	var host x509.HostnameError
 	var invalid x509.CertificateInvalidError
-	switch {
-	case errors.As(err, &dns) && dns.IsNotFound:
-		return "no such host"
-	case errors.As(err, &verify), errors.As(err, &authority), errors.As(err, &host), errors.As(err, &invalid):
+	if errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) || errors.As(err, &invalid) {
 		return "its certificate does not verify"
 	}
 	return ""

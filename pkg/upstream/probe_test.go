@@ -88,7 +88,7 @@ func TestRefusal(t *testing.T) {
 		{"a web page", answer(200, "text/html; charset=utf-8"), nil, `HTTP 200 with "text/html", not an MCP answer`},
 		{"no content type", answer(200, ""), nil, `HTTP 200 with "", not an MCP answer`},
 		{"a long content type is clipped", answer(200, "text/"+strings.Repeat("x", 500)), nil, `HTTP 200 with "text/` + strings.Repeat("x", 59) + `…", not an MCP answer`},
-		{"no such host", nil, &url.Error{Op: "Post", URL: "http://nowhere.invalid/mcp", Err: &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true}}}, "no such host"},
+		{"no such host passes: a Service not created yet", nil, &url.Error{Op: "Post", URL: "http://nowhere.invalid/mcp", Err: &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true}}}, ""},
 		{"a resolver down passes", nil, &net.DNSError{Err: "server misbehaving", Name: "up", IsTemporary: true}, ""},
 		{"an unknown authority", nil, &url.Error{Op: "Post", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, "its certificate does not verify"},
 		{"another host's certificate", nil, x509.HostnameError{Host: "up"}, "its certificate does not verify"},
