@@ -172,7 +172,8 @@ function renderStatus(st, mine) {
         !summary && ['quantization', st.quantization || 'none']])),
     !summary && card('Errors',
       kv([['last error', st.last_error || 'none'], ['at', when(st.last_error_at)], ['next retry', when(st.next_retry_at)],
-        ['last query error', st.last_query_error || 'none'], ['at', when(st.last_query_error_at)]])),
+        ['last query error', st.last_query_error || 'none'], ['at', when(st.last_query_error_at)],
+        ['query breaker', st.query_breaker || 'closed']])),
     card('Embedder', kv([['provider', emb.provider || '–'], ['model', emb.model || '–'],
       ['dimensions', String(emb.dimensions ?? '–')], ['lexicon', st.lexicon || '–']])),
     !summary && card('Catalog', kv([['sources', (cat.sources || []).join(', ') || '–'], ['hash', el('span', {class: 'mono'}, (cat.hash || '–').slice(0, 16))],
@@ -201,11 +202,11 @@ function renderStatus(st, mine) {
   } else {
     const stateKind = {connected: 'ok', connecting: 'warn', failing: 'bad'};
     body.push(el('div', {class: 'scroll'}, el('table', {},
-      el('thead', {}, el('tr', {}, ['server', 'state', 'breaker', 'tools', 'last success', 'last error'].map((h) => el('th', {scope: 'col'}, h)))),
+      el('thead', {}, el('tr', {}, ['server', 'state', 'breaker', 'tools', 'last success', 'last error', 'next retry'].map((h) => el('th', {scope: 'col'}, h)))),
       el('tbody', {}, ups.map((u) => el('tr', {},
         el('td', {}, u.name), el('td', {}, badge(u.state + (u.stale ? ' (stale)' : ''), stateKind[u.state] || 'info')),
         el('td', {}, u.breaker || '–'), el('td', {class: 'num'}, String(u.tools)),
-        el('td', {}, when(u.last_success)), el('td', {}, u.last_error || '–')))))));
+        el('td', {}, when(u.last_success)), el('td', {}, u.last_error || '–'), el('td', {}, when(u.next_retry_at))))))));
   }
   $('status-body').replaceChildren(...body);
 }
