@@ -24,6 +24,7 @@ type faultyProvider struct {
 	fault   atomic.Value // string; "" is healthy
 	srv     *httptest.Server
 	queries atomic.Int64 // requests of one input
+	all     atomic.Int64 // requests
 }
 
 func (p *faultyProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -32,6 +33,7 @@ func (p *faultyProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	json.NewDecoder(r.Body).Decode(&req)
 	n := len(req.Input)
+	p.all.Add(1)
 	if n == 1 {
 		p.queries.Add(1)
 	}

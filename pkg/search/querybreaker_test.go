@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
 )
 
 // testClock is a clock that moves only when told.
@@ -84,6 +86,11 @@ func TestQueryBreaker(t *testing.T) {
 		if step.name == "open: not asked" {
 			if res := mustSearch(t, svc, Request{Query: cached}); res.Mode != "hybrid" {
 				t.Errorf("a cached query while the breaker is open: mode %q", res.Mode)
+			}
+			before := p.all.Load()
+			svc.Warm(t.Context(), access.Caller{}, []string{"an audit's first query", "an audit's second query"})
+			if p.all.Load() != before {
+				t.Error("a catalog audit's warm-up asked the provider while the breaker is open")
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/internal/breaker"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -98,11 +99,13 @@ func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, tenant, 
 // batch (which the embedder splits by its batch size), so that a run of
 // many searches, the catalog audit's, makes one provider call instead of
 // one a query. It does nothing for an in-process embedder or with the
-// cache off. A failure is not reported: each search then embeds alone, or
+// cache off, or while the query breaker keeps queries from the provider
+// (the batch would wait out a failing provider's timeout before the audit
+// began). A failure is not reported: each search then embeds alone, or
 // falls back and says why.
 func (s *Service) Warm(ctx context.Context, caller access.Caller, queries []string) {
 	c, snap := s.queries, s.cur.Load()
-	if c == nil || snap == nil || !snap.Semantic() {
+	if c == nil || snap == nil || !snap.Semantic() || s.qbreaker.state(s.cfg.Now()) != breaker.Closed {
 		return
 	}
 	info := snap.query.Info()
