@@ -253,9 +253,14 @@ func TestLongInputsAreCut(t *testing.T) {
 			client, requests := dialects[tt.dialect].client(t, tt.cfg)
 			texts := slices.Clone(short)
 			texts[16] = strings.Repeat("z", tt.long)
-			vecs, err := client.Embed(t.Context(), texts)
+			var notes [][2]int
+			ctx := WithCutNotice(t.Context(), func(input, kept int) { notes = append(notes, [2]int{input, kept}) })
+			vecs, err := client.Embed(ctx, texts)
 			if err != nil {
 				t.Fatalf("Embed: %v", err)
+			}
+			if len(notes) != 1 || notes[0] != [2]int{16, tt.cut} {
+				t.Errorf("cut notices %v, want one of input 16 kept to %d bytes", notes, tt.cut)
 			}
 			for i, v := range vecs {
 				want := float32(len(texts[i]))

@@ -181,7 +181,7 @@ func (o *OpenAI) EmbedInto(ctx context.Context, texts []string, put func(i int, 
 			// been given some of its vectors, and the caller may have let
 			// go of those inputs.
 			batch := slices.Clone(texts[start:end])
-			return o.embedSplit(gctx, batch, sized, func(i int, vec []float32) error {
+			return o.embedSplit(gctx, batch, start, sized, func(i int, vec []float32) error {
 				// One width over all batches, the first answer's.
 				if w := int64(len(vec)); !width.CompareAndSwap(0, w) && width.Load() != w {
 					return errBadAnswer("vectors of dimension %d and %d", width.Load(), w)
@@ -204,19 +204,20 @@ func (o *OpenAI) EmbedInto(ctx context.Context, texts []string, put func(i int, 
 // tokens rather than inputs, and one tool's text over the model's length
 // (TEI's small models take 512 tokens, OpenAI's 8,192; an upstream's tool
 // is untrusted) no longer fails the whole build.
-func (o *OpenAI) embedSplit(ctx context.Context, texts []string, sized *inputCheck, put func(i int, vec []float32) error) error {
+// texts[0] is the caller's input number first, for WithCutNotice.
+func (o *OpenAI) embedSplit(ctx context.Context, texts []string, first int, sized *inputCheck, put func(i int, vec []float32) error) error {
 	err := o.embedBatch(ctx, texts, put)
 	if err == nil || !sized.refused(ctx, o, err) {
 		return err
 	}
 	if len(texts) == 1 {
-		return o.embedCut(ctx, texts[0], err, put)
+		return o.embedCut(ctx, texts[0], first, err, put)
 	}
 	half := len(texts) / 2
-	if err := o.embedSplit(ctx, texts[:half], sized, put); err != nil {
+	if err := o.embedSplit(ctx, texts[:half], first, sized, put); err != nil {
 		return err
 	}
-	return o.embedSplit(ctx, texts[half:], sized, func(i int, vec []float32) error { return put(half+i, vec) })
+	return o.embedSplit(ctx, texts[half:], first+half, sized, func(i int, vec []float32) error { return put(half+i, vec) })
 }
 
 // embedCut embeds text, which the provider refused (err) for its size,
@@ -224,13 +225,26 @@ func (o *OpenAI) embedSplit(ctx context.Context, texts []string, sized *inputChe
 // refused again, down to minCut: a text's head is its name, title and
 // description, what a search matches most. (8 KiB holds at most 8,192
 // tokens for a byte-level tokenizer, OpenAI's limit.)
-func (o *OpenAI) embedCut(ctx context.Context, text string, err error, put func(i int, vec []float32) error) error {
+func (o *OpenAI) embedCut(ctx context.Context, text string, input int, err error, put func(i int, vec []float32) error) error {
 	for n := min(len(text)/2, maxCut); n >= minCut; n /= 2 {
-		if err = o.embedBatch(ctx, []string{redact.Clip(text, n, "")}, put); err == nil || !sizeRefusal(err) {
+		cut := redact.Clip(text, n, "")
+		if err = o.embedBatch(ctx, []string{cut}, put); err == nil || !sizeRefusal(err) {
+			if note, ok := ctx.Value(cutNoticeKey{}).(func(int, int)); ok && err == nil {
+				note(input, len(cut))
+			}
 			return err
 		}
 	}
 	return err
+}
+
+type cutNoticeKey struct{}
+
+// WithCutNotice has note told of each input EmbedInto (or Embed) under
+// ctx embedded cut, by its number and the bytes of it kept: the provider
+// refused it whole as over its model's length.
+func WithCutNotice(ctx context.Context, note func(input, kept int)) context.Context {
+	return context.WithValue(ctx, cutNoticeKey{}, note)
 }
 
 // The first cut of a text refused for its size, and the shortest.

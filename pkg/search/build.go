@@ -561,7 +561,13 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 		var draftErr error
 		changed := false
 		pages := newPageReturner(s.cur.Load() != nil, len(missing), width)
-		err := s.embedRows(ctx, snap.query, "build", missing, func(j int, vec []float32) {
+		var cut []int // rows whose text the provider took only cut
+		ectx := embedding.WithCutNotice(ctx, func(j, _ int) {
+			mu.Lock()
+			cut = append(cut, missingAt[j])
+			mu.Unlock()
+		})
+		err := s.embedRows(ectx, snap.query, "build", missing, func(j int, vec []float32) {
 			mu.Lock()
 			defer mu.Unlock()
 			if draft == nil && draftErr == nil { // the model's width is known from its first answer
@@ -584,6 +590,9 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 		if err != nil {
 			return nil, err
 		}
+		if len(cut) > 0 {
+			s.warnCut(snap.Catalog, cut)
+		}
 		if changed && last == nil {
 			// Not the last index's width against the provider's: the
 			// provider's own answers disagree.
@@ -603,6 +612,20 @@ func (s *Service) embedCached(ctx context.Context, snap *Snapshot, texts []strin
 	snap.Embedded = len(missing)
 	s.quantize(snap, draft.Matrix())
 	return keys, nil
+}
+
+// warnCut logs the tools whose text was over the embedding model's
+// length, each embedded by its head (embedding.WithCutNotice): their
+// descriptions are the operator's to shorten. Once per build that
+// embedded them: the build cache keeps their vectors after.
+func (s *Service) warnCut(cat *catalog.Catalog, rows []int) {
+	slices.Sort(rows)
+	tools := cat.Tools()
+	var names []string
+	for _, row := range rows[:min(len(rows), 5)] {
+		names = append(names, tools[row].ID())
+	}
+	s.logger.Warn("tool texts over the embedding model's length were embedded by their head", "count", len(rows), "first", names)
 }
 
 // rowEmbedder hands each vector to put as its answer is read

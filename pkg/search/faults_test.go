@@ -61,6 +61,15 @@ func (p *faultyProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "500":
 		w.WriteHeader(http.StatusInternalServerError)
 		w.Write([]byte(`{"error":{"message":"boom"}}`))
+	case "long": // inputs over 1,000 bytes are over the model's length
+		for _, text := range req.Input {
+			if len(text) > 1000 {
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is 250 tokens, however you requested %d tokens"}}`, len(text)/4)
+				return
+			}
+		}
+		w.Write([]byte(items(n, vec)))
 	case "400": // the query's own fault: too long for the model, say
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write([]byte(`{"error":{"message":"maximum context length exceeded"}}`))
