@@ -12,9 +12,13 @@ import (
 // MaxInputBytes bounds what a request may ask the service to read: a query,
 // or all of a conversation's messages. Longer input answers 413. Anything
 // up to it is ranked through a digest of at most about digestBytes.
+// MaxMessages bounds the turns: the digest reads the newest few, so it is
+// set where the body's own bound (64 KiB) holds the count already. At 64,
+// an agent's loop held as Responses items (a call and its output a step,
+// between two asks) was refused after twenty-odd steps, in 6 KB.
 const (
 	MaxInputBytes = 32 << 10
-	MaxMessages   = 64
+	MaxMessages   = 1024
 )
 
 // Message is one turn of a conversation, as the service reads it; JSON

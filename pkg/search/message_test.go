@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 )
 
@@ -131,6 +132,33 @@ func TestNativeConversationsRankAsFlat(t *testing.T) {
 				t.Errorf("native %s answered\n%s\nflat:\n%s", tt.name, g, w)
 			}
 		})
+	}
+}
+
+// An agent's loop held as Responses items: forty tool calls with their
+// outputs between two asks are 82 items in 6 KB, refused over 64 turns
+// before; the newest ask is what ranks.
+func TestLongAgentLoopIsRead(t *testing.T) {
+	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test"})
+	if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
+		t.Fatal(err)
+	}
+	items := []string{`{"type":"message","role":"user","content":"Find the failing CI run for the web repo."}`}
+	for i := range 40 {
+		items = append(items, fmt.Sprintf(`{"type":"function_call","call_id":"c%d","name":"list_workflow_runs","arguments":"{\"page\":%d}"}`, i, i),
+			fmt.Sprintf(`{"type":"function_call_output","call_id":"c%d","output":"run %d: passed"}`, i, i))
+	}
+	items = append(items, `{"type":"message","role":"user","content":"now merge the approved pull request"}`)
+	var msgs []Message
+	if err := json.Unmarshal([]byte("["+strings.Join(items, ",")+"]"), &msgs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Search(t.Context(), Request{Messages: msgs, TopK: ptr(3)}, access.Caller{})
+	if err != nil {
+		t.Fatalf("%d items: %v", len(msgs), err)
+	}
+	if len(res.Tools) == 0 || res.Tools[0].Name != "merge_pull_request" {
+		t.Errorf("the loop's newest ask ranked %+v first", res.Tools)
 	}
 }
 
