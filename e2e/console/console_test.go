@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -357,6 +358,41 @@ func TestConsoleLargeCatalog(t *testing.T) {
 	do(t, ctx, chromedp.SetValue(css("#catalog-server"), ""),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('catalog-server').dispatchEvent(new Event('change'))`),
 		until(`document.querySelectorAll('#catalog-body .tool').length === 0 && document.getElementById('catalog-summary').textContent.includes('choose a server')`))
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page logged errors (a CSP violation or a script error):\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// TestConsoleUpstreams: the status view's upstream table shows an
+// upstream that refuses toolsearch's token as failing, its breaker, its
+// error and when it is listed again; the errors card shows the query
+// breaker closed.
+func TestConsoleUpstreams(t *testing.T) {
+	chrome, root, dir, bin := prepare(t)
+	locked := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "invalid token", http.StatusUnauthorized)
+	}))
+	defer locked.Close()
+	cfg := filepath.Join(dir, "upstreams.yaml")
+	if err := os.WriteFile(cfg, []byte("upstreams:\n  - {name: locked, url: '"+locked.URL+"/mcp', headers: {Authorization: Bearer wrong}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	url := "http://" + addr
+	serve(t, bin, []string{"TOOLSEARCH_ADDR=" + addr, "TOOLSEARCH_CONFIG=" + cfg, "TOOLSEARCH_CATALOG=" + filepath.Join(root, "pkg/catalog/default.yaml"),
+		"TOOLSEARCH_DRAIN_DELAY=0s", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db")}, url)
+	ctx, cancel := browser(t, chrome)
+	defer cancel()
+	problems := watch(ctx)
+	do(t, ctx, chromedp.Navigate(url+"/console/#status"),
+		until(`[...document.querySelectorAll('#status-body tbody tr')].some(r => r.textContent.startsWith('locked'))`))
+	cells := eval[[]string](t, ctx, `[...[...document.querySelectorAll('#status-body tbody tr')].find(r => r.textContent.startsWith('locked')).cells].map(c => c.textContent)`)
+	if len(cells) != 7 || !strings.HasPrefix(cells[1], "failing") || cells[2] == "–" || !strings.Contains(cells[5], "Unauthorized") || cells[6] == "–" {
+		t.Errorf("the refusing upstream's row: %q; want failing, its breaker, the error and a next retry", cells)
+	}
+	if body := text(t, ctx, "#status-body"); !strings.Contains(body, "query breaker") || strings.Contains(body, "Bearer wrong") {
+		t.Errorf("status view: %s", body)
+	}
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the page logged errors (a CSP violation or a script error):\n%s", strings.Join(p, "\n"))
 	}
