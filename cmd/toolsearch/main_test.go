@@ -611,6 +611,18 @@ func TestQueryAndVersion(t *testing.T) {
 	if err := run(t.Context(), []string{"query", "-k", "1", "squash", "and", "merge", "a", "PR"}, keys, nil, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "github/merge_pull_request") || !strings.Contains(stderr.String(), "searches see the whole catalog") {
 		t.Errorf("query with TOOLSEARCH_API_KEYS set: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
 	}
+	// -format renders definitions, as the endpoint's "format" does, for
+	// each provider it takes.
+	for _, format := range []struct{ name, field string }{
+		{"openai", `"function"`}, {"openai_responses", `"strict": false`}, {"anthropic", `"input_schema"`},
+		{"gemini", `"parameters"`}, {"mcp", `"inputSchema"`},
+	} {
+		stdout.Reset()
+		if err := run(t.Context(), []string{"query", "-k", "1", "-format", format.name, "merge", "a", "PR"}, func(string) string { return "" }, nil, &stdout, io.Discard); err != nil ||
+			!strings.Contains(stdout.String(), `"definitions"`) || !strings.Contains(stdout.String(), format.field) {
+			t.Errorf("query -format %s: %v\n%s", format.name, err, stdout.String())
+		}
+	}
 	stdout.Reset()
 	if err := run(t.Context(), []string{"version"}, func(string) string { return "" }, nil, &stdout, io.Discard); err != nil || !strings.HasPrefix(stdout.String(), "toolsearch ") {
 		t.Errorf("version = %q, %v", stdout.String(), err)
@@ -798,6 +810,7 @@ func TestLintAndSelf(t *testing.T) {
 		{"a baseline without end", []string{"eval", "-self", "-baseline", "/dev/zero"}, 2, "baseline: /dev/zero: file too large"},
 		// Numbers strconv reads but no setting takes: NaN passed every
 		// range check and scored every tool NaN.
+		{"a format no provider takes", []string{"query", "-format", "openapi", "send an email"}, 2, `-format must be one of mcp, openai, openai_responses, anthropic, gemini, got "openapi"`},
 		{"a NaN weight", []string{"query", "-hybrid-alpha", "NaN", "send an email"}, 2, "-hybrid-alpha must be a finite number, got NaN"},
 		{"an infinite boost", []string{"query", "-companion-boost", "Inf", "send an email"}, 2, "-companion-boost must be a finite number, got +Inf"},
 		{"a negative timeout", []string{"lint", "-embedding-timeout", "-5s"}, 2, "-embedding-timeout must not be negative, got -5s"},

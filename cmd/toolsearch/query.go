@@ -13,6 +13,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
 
 func runQuery(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -22,6 +23,7 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 	asJSON := fs.Bool("json", false, "print the whole response as JSON")
 	mode := fs.String("mode", "", "hybrid, semantic or keyword; default: the service's")
 	withCore := fs.Bool("core", false, "append the core tools, as the endpoint does")
+	format := fs.String("format", "", "also render the tools' definitions for a provider ("+strings.Join(tooldef.Formats, ", ")+"), as the endpoint's \"format\" does; prints JSON")
 	idx := addIndexFlags(fs, e, true)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: toolsearch query [flags] "what you want to do"`)
@@ -45,15 +47,19 @@ func runQuery(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, "toolsearch query: -mode must be hybrid, semantic or keyword, got %q\n", *mode)
 		return exitCode(2)
 	}
+	if *format != "" && !tooldef.Valid(*format) {
+		fmt.Fprintf(stderr, "toolsearch query: -format must be one of %s, got %q\n", strings.Join(tooldef.Formats, ", "), *format)
+		return exitCode(2)
+	}
 	svc, _, err := buildService(ctx, idx, true, stderr)
 	if err != nil {
 		return err
 	}
-	res, err := svc.Search(ctx, search.Request{Query: query, TopK: k, Mode: search.Mode(*mode), IncludeCore: withCore}, access.Caller{})
+	res, err := svc.Search(ctx, search.Request{Query: query, TopK: k, Mode: search.Mode(*mode), IncludeCore: withCore, Format: *format}, access.Caller{})
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if *asJSON || *format != "" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
