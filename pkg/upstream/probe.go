@@ -24,14 +24,15 @@ import (
 // within a second of coming back.
 const maxProbeGap = time.Minute
 
-// lastAnswer is what the latest POST an operation sent met: why it was
-// refused ("" when it was not, or got no answer that says), and the wait
-// the answer asked for (Retry-After).
+// lastAnswer is what the latest POST an operation sent met: the answer's
+// status (0: none) and headers, or the error in its place. What it says
+// of the upstream is read only when asked (get, callRejected): a call
+// that succeeds, the most common, needs none of it.
 type lastAnswer struct {
-	mu      sync.Mutex
-	status  int // 0: no answer
-	refusal string
-	wait    time.Duration
+	mu     sync.Mutex
+	status int
+	header http.Header
+	err    error
 }
 
 type lastAnswerKey struct{}
@@ -50,9 +51,9 @@ func noteAnswer(ctx context.Context, resp *http.Response, err error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.status, a.refusal, a.wait = 0, refusal(resp, err), 0
+	a.status, a.header, a.err = 0, nil, err
 	if resp != nil {
-		a.status, a.wait = resp.StatusCode, endpoint.RetryAfter(resp.Header, time.Now())
+		a.status, a.header = resp.StatusCode, resp.Header
 	}
 }
 
@@ -66,10 +67,16 @@ func (a *lastAnswer) callRejected() bool {
 	return a.status >= 400 && a.status < 500 && a.status != http.StatusRequestTimeout && a.status != http.StatusTooManyRequests
 }
 
-func (a *lastAnswer) get() (refusal string, wait time.Duration) {
+// get says why the answer refused (refusal; "" when it did not) and the
+// wait it asked for (Retry-After).
+func (a *lastAnswer) get() (why string, wait time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.refusal, a.wait
+	if a.status == 0 {
+		return refusal(nil, a.err), 0
+	}
+	resp := &http.Response{StatusCode: a.status, Header: a.header}
+	return refusal(resp, nil), endpoint.RetryAfter(a.header, time.Now())
 }
 
 // refusal says why an upstream's answer (or the error in its place)
