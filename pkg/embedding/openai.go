@@ -274,19 +274,16 @@ type inputCheck struct {
 
 // refused reports whether err refused a request for its inputs.
 func (c *inputCheck) refused(ctx context.Context, o *OpenAI, err error) bool {
-	switch httpStatus(err) {
-	case http.StatusRequestEntityTooLarge:
+	switch {
+	case httpStatus(err) == http.StatusRequestEntityTooLarge:
 		return true
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		if batchRefusal(err) {
-			return false // the batch size is the operator's to set, and embedBatch says so
-		}
-		c.once.Do(func() {
-			c.ok = o.embedBatch(ctx, []string{"a short text"}, func(int, []float32) error { return nil }) == nil
-		})
-		return c.ok
+	case !sizeRefusal(err), batchRefusal(err):
+		return false // a batch size is the operator's to set, and embedBatch says so
 	}
-	return false
+	c.once.Do(func() {
+		c.ok = o.embedBatch(ctx, []string{"a short text"}, func(int, []float32) error { return nil }) == nil
+	})
+	return c.ok
 }
 
 func (o *OpenAI) embedBatch(ctx context.Context, texts []string, put func(i int, vec []float32) error) error {
