@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -18,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
+	"github.com/toolsearch/toolsearch/pkg/catgen/gentest"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/eval"
 	"github.com/toolsearch/toolsearch/pkg/inspect"
@@ -472,18 +471,7 @@ func TestBucketConcurrent(t *testing.T) {
 // the whole burst runs once, and the caller then waits out the debt, told
 // how long in Retry-After.
 func TestReportSpendsBudget(t *testing.T) {
-	var buf bytes.Buffer
-	if err := (catgen.Spec{Tools: 10000, Seed: 1}).Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	part, err := catalog.Parse("generated", buf.Bytes(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.New([]catalog.Part{part})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := gentest.Catalog(t, catgen.Spec{Tools: 10000, Seed: 1})
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
 	if _, err := svc.Build(t.Context(), &search.Setup{Catalog: cat}); err != nil {
 		t.Fatal(err)

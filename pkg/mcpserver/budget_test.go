@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/toolsearch/toolsearch/pkg/access"
-	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
+	"github.com/toolsearch/toolsearch/pkg/catgen/gentest"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/httpapi"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -102,18 +102,7 @@ func TestOverBudgetIsToolError(t *testing.T) {
 // a generated catalog of n tools (package catgen) with keys.
 func generatedAPI(t *testing.T, n int, keys []access.Key, opts httpapi.Options) (*search.Service, string) {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := (catgen.Spec{Tools: n, Seed: 1}).Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	part, err := catalog.Parse("generated", buf.Bytes(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.New([]catalog.Part{part})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := gentest.Catalog(t, catgen.Spec{Tools: n, Seed: 1})
 	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
 	if _, err := svc.Build(t.Context(), &search.Setup{Catalog: cat, Keys: keys}); err != nil {
 		t.Fatal(err)
