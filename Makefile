@@ -389,7 +389,7 @@ node:
 # and the ratios.
 BENCH ?= .
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count 3 ./pkg/index/ ./pkg/search/ ./pkg/bm25/
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count 3 ./pkg/index/ ./pkg/search/ ./pkg/bm25/ ./pkg/embedding/
 	cd evals/peers && $(GO) test -run '^$$' -bench . -count 3 .
 
 # Load, in two parts. HTTP: POST /mcp/tool-search beside its baselines on

@@ -1,7 +1,6 @@
 package bm25
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
+	"github.com/toolsearch/toolsearch/pkg/catgen/gentest"
 )
 
 // BenchmarkScores scores queries against a synthetic 10,000-tool corpus
@@ -54,18 +54,7 @@ func BenchmarkScores(b *testing.B) {
 // BenchmarkNew builds the index of 10,000 generated tools (package
 // catgen) from their analysis, as a build does after analysing them.
 func BenchmarkNew(b *testing.B) {
-	var buf bytes.Buffer
-	if err := (catgen.Spec{Tools: 10_000, Seed: 1}).Write(&buf); err != nil {
-		b.Fatal(err)
-	}
-	part, err := catalog.Parse("generated", buf.Bytes(), "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	cat, err := catalog.New([]catalog.Part{part})
-	if err != nil {
-		b.Fatal(err)
-	}
+	cat := gentest.Catalog(b, catgen.Spec{Tools: 10_000, Seed: 1})
 	tools := cat.Tools()
 	corpus := analysis.English.Corpus(len(tools), ToolSegments, func(i int, seg []string) {
 		p := tools[i].Fields().Parts()

@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"math/bits"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/index"
 	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
+	"github.com/toolsearch/toolsearch/pkg/internal/hashtab"
 	"github.com/toolsearch/toolsearch/pkg/internal/memo"
 	"github.com/toolsearch/toolsearch/pkg/internal/strtab"
 )
@@ -390,21 +390,25 @@ func (b *builder) count() ([]uint32, []uint64) {
 	singles := len(b.vocab) + len(b.conceptTerms)
 	parts := make([]countPart, chunk.Count(b.c.Len()))
 	chunk.Each(b.c.Len(), func(p, lo, hi int) {
-		cp := countPart{df: make([]uint32, singles), pairAt: map[uint64]uint32{}}
+		cp := countPart{df: make([]uint32, singles), pairAt: hashtab.New[uint32](1 << 12)}
 		var dc docCounts
 		for d := lo; d < hi; d++ {
 			for _, e := range b.countDoc(d, &dc) {
 				if e.key < 1<<32 {
 					cp.df[e.key]++
 				} else {
-					cp.pairAt[e.key]++
+					n, _ := cp.pairAt.At(e.key)
+					*n++
 				}
 			}
 		}
-		cp.keys = slices.Sorted(maps.Keys(cp.pairAt))
+		cp.keys = make([]uint64, 0, cp.pairAt.Len())
+		cp.pairAt.Each(func(k uint64, _ uint32) { cp.keys = append(cp.keys, k) })
+		slices.Sort(cp.keys)
 		cp.pairDF = make([]uint32, len(cp.keys))
 		for i, k := range cp.keys {
-			cp.pairDF[i], cp.pairAt[k] = cp.pairAt[k], uint32(i)
+			at, _ := cp.pairAt.At(k)
+			cp.pairDF[i], *at = *at, uint32(i)
 		}
 		parts[p] = cp
 	})
@@ -483,7 +487,7 @@ type countPart struct {
 	keys   []uint64
 	pairDF []uint32
 	list   []uint32
-	pairAt map[uint64]uint32
+	pairAt *hashtab.Table[uint32]
 	at     []uint32
 }
 
@@ -530,7 +534,8 @@ func (b *builder) fill(ix *Index, norm [][numFields]float64, local []uint32) {
 			for _, e := range b.countDoc(d, &dc) {
 				list := uint32(e.key)
 				if e.key >= 1<<32 {
-					list = cp.list[cp.pairAt[e.key]]
+					at, _ := cp.pairAt.Get(e.key)
+					list = cp.list[at]
 				}
 				var tf float64
 				var fields uint16

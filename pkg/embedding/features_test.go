@@ -60,27 +60,45 @@ func TestFeaturesMatchPlainCounting(t *testing.T) {
 	}
 }
 
-// A corpus's documents get their features from each term's, worked out
-// once per vocabulary term: the same features, in the same order, with the
-// same weights as hashing the document's terms one by one.
-func TestDocFeaturesAreTermFeatures(t *testing.T) {
+// TestDocVectorsAreTermFeatures: a corpus's documents are embedded from
+// their terms' features, worked out once per vocabulary term and counted
+// by id: the vector, bit for bit, and the buckets marked, that hashing
+// the document's terms one by one and accumulating them give, a query's
+// way; whether pairs are looked up among the ids or not, at a width that
+// is a power of two (a mask picks the bucket) and one that is not.
+func TestDocVectorsAreTermFeatures(t *testing.T) {
 	texts := []string{
 		"", "x", "send a chat message to the channel", "file files filing filed " + strings.Repeat("issue ", 50),
 		"createPullRequest create_pull_request HTTPServer über café", strings.Repeat("a b c d e f g h ", 40),
-		"search apartments for rent near the office", "qqconceptcreate",
+		"search apartments for rent near the office", "qqconceptcreate", strings.Repeat("issue ", 100),
 	}
 	c := corpusOf(texts)
-	vf := newVocabFeatures(c.Vocab())
-	for i, text := range texts {
-		got := slices.Clone(vf.docFeatures(c.Doc(i), new(scratch)))
-		for j, f := range got {
-			if f.fid != 0 && vf.hashes[f.fid] != f.hash {
-				t.Fatalf("%q: feature %d has id %d, which is hash %x, not %x", text, j, f.fid, vf.hashes[f.fid], f.hash)
+	for _, dim := range []int{1024, 300} {
+		for _, fitted := range []bool{false, true} {
+			l := NewLocal(dim)
+			if fitted {
+				l = l.FitCorpus(c).(*Local)
 			}
-			got[j].fid = 0
-		}
-		if want := features(text, new(scratch)); !slices.Equal(got, want) {
-			t.Errorf("%q: %d features from the vocabulary's, %d from the terms (or weights/order differ)", text, len(got), len(want))
+			vf := newVocabFeatures(c.Vocab())
+			for _, pairIDs := range []bool{true, false} {
+				dv, work := newDocVectors(l, vf, pairIDs), (*docWork)(nil)
+				work = dv.newWork()
+				for i, text := range texts {
+					words := RowWords(dim)
+					got, gotTouched := make([]float32, dim), make([]uint64, words)
+					dv.embed(c.Doc(i), work, got, gotTouched)
+					want, wantTouched := make([]float32, dim), make([]uint64, words)
+					l.accumulate(features(text, new(scratch)), want, wantTouched, nil)
+					for b := range want {
+						if math.Float32bits(got[b]) != math.Float32bits(want[b]) {
+							t.Fatalf("dim %d, fitted %v, pair ids %v, %q: bucket %d is %v, by the terms %v", dim, fitted, pairIDs, text, b, got[b], want[b])
+						}
+					}
+					if !slices.Equal(gotTouched, wantTouched) {
+						t.Errorf("dim %d, fitted %v, pair ids %v, %q: other buckets marked", dim, fitted, pairIDs, text)
+					}
+				}
+			}
 		}
 	}
 }
@@ -114,7 +132,7 @@ func TestFitEmbedCorpus(t *testing.T) {
 }
 
 // TestCountDocIsDocFeatures: the features fitting counts for a document
-// are the distinct features docFeatures gives it.
+// are the distinct features termFeatures gives its text.
 func TestCountDocIsDocFeatures(t *testing.T) {
 	texts := []string{"read a file from disk, then read the file again", "send an email to a team: send it now",
 		"list the open invoices of the open accounts", "rename a shared folder", "read read read", ""}
@@ -124,12 +142,13 @@ func TestCountDocIsDocFeatures(t *testing.T) {
 	seen := make([]int32, len(vf.hashes))
 	for i := range c.Len() {
 		want := map[uint64]bool{}
-		for _, f := range vf.docFeatures(c.Doc(i), sc) {
+		for _, f := range features(texts[i], sc) {
 			want[f.hash] = true
 		}
 		df := make([]float32, len(vf.hashes))
 		got := map[uint64]bool{}
-		for _, h := range vf.countDoc(c.Doc(i), int32(i+1), seen, df, nil) {
+		pairs, _ := vf.countDoc(c.Doc(i), int32(i+1), seen, df, nil)
+		for _, h := range pairs {
 			if got[h] {
 				t.Errorf("doc %d: pair %x counted twice", i, h)
 			}
@@ -144,7 +163,7 @@ func TestCountDocIsDocFeatures(t *testing.T) {
 			}
 		}
 		if !maps.Equal(got, want) {
-			t.Errorf("doc %d: counted %d features, docFeatures has %d", i, len(got), len(want))
+			t.Errorf("doc %d: counted %d features, termFeatures has %d", i, len(got), len(want))
 		}
 	}
 }

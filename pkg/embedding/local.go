@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/internal/chunk"
+	"github.com/toolsearch/toolsearch/pkg/internal/hashtab"
 	"github.com/toolsearch/toolsearch/pkg/internal/memo"
 	"github.com/toolsearch/toolsearch/pkg/internal/prefault"
 )
@@ -31,7 +32,7 @@ const LocalModel = "hashed-tfidf-v6"
 // use.
 type Local struct {
 	dim int
-	idf *table[float32] // feature hash -> inverse document frequency; nil before Fit
+	idf *hashtab.Table[float32] // feature hash -> inverse document frequency; nil before Fit
 	// unseen is the IDF of a feature no fitted document has. Such a feature
 	// can only match through a hash collision, so it mostly adds length.
 	unseen float32
@@ -205,8 +206,13 @@ type vocabFeatures struct {
 	feats   []feature
 	at, mid []uint32
 	prefix  []uint64 // pairPrefix of each term
-	ids     *table[uint32]
+	ids     *hashtab.Table[uint32]
 	hashes  []uint64
+	// fitted: fitting has counted the corpus's features, and found
+	// whether some pair of it hashes as a vocabulary feature (pairIDs),
+	// which is then counted with that feature. A 64-bit hash makes that
+	// all but impossible; knowing it, embedding need not look pairs up.
+	fitted, pairIDs bool
 }
 
 func newVocabFeatures(vocab []string) *vocabFeatures {
@@ -220,7 +226,7 @@ func newVocabFeatures(vocab []string) *vocabFeatures {
 		n += 2*len(t) + 2
 	}
 	vf := &vocabFeatures{vocab: vocab, feats: prefault.Make[feature](n)[:0], at: make([]uint32, len(vocab)+1), mid: make([]uint32, len(vocab)),
-		prefix: make([]uint64, len(vocab)), ids: newTable[uint32](len(vocab)), hashes: []uint64{0}}
+		prefix: make([]uint64, len(vocab)), ids: hashtab.New[uint32](len(vocab)), hashes: []uint64{0}}
 	sc := new(scratch)
 	for id, t := range vocab {
 		vf.at[id] = uint32(len(vf.feats))
@@ -231,7 +237,7 @@ func newVocabFeatures(vocab []string) *vocabFeatures {
 	}
 	vf.at[len(vocab)] = uint32(len(vf.feats))
 	for j := range vf.feats {
-		fid, added := vf.ids.at(vf.feats[j].hash)
+		fid, added := vf.ids.At(vf.feats[j].hash)
 		if added {
 			*fid = uint32(len(vf.hashes))
 			vf.hashes = append(vf.hashes, vf.feats[j].hash)
@@ -241,29 +247,13 @@ func newVocabFeatures(vocab []string) *vocabFeatures {
 	return vf
 }
 
-// docFeatures is termFeatures for a document of the corpus, as term ids.
-func (vf *vocabFeatures) docFeatures(doc []uint32, sc *scratch) []feature {
-	raw := sc.raw[:0]
-	for i, t := range doc {
-		raw = append(raw, vf.feats[vf.at[t]:vf.mid[t]]...)
-		if i > 0 {
-			h := pairHash(vf.prefix[doc[i-1]], vf.vocab[t])
-			fid, _ := vf.ids.get(h)
-			raw = append(raw, feature{hash: h, weight: pairWeight, fid: fid})
-		}
-		raw = append(raw, vf.feats[vf.mid[t]:vf.at[t+1]]...)
-	}
-	sc.raw = raw
-	return aggregate(sc)
-}
-
 // countDoc counts, in df, the vocabulary features document doc has (its
 // number being mark: seen holds, for each feature, the mark of the last
 // document that counted it), and appends to pairs, once each, the hashes
 // of its pairs that are not vocabulary features. It is the set of
-// features docFeatures gives, without their weights or order, which
-// fitting needs only to count.
-func (vf *vocabFeatures) countDoc(doc []uint32, mark int32, seen []int32, df []float32, pairs []uint64) []uint64 {
+// features termFeatures gives its text, without their weights or order,
+// which fitting needs only to count.
+func (vf *vocabFeatures) countDoc(doc []uint32, mark int32, seen []int32, df []float32, pairs []uint64) (_ []uint64, pairIDs bool) {
 	count := func(fid uint32) {
 		if seen[fid] != mark {
 			seen[fid] = mark
@@ -276,15 +266,16 @@ func (vf *vocabFeatures) countDoc(doc []uint32, mark int32, seen []int32, df []f
 		}
 		if i > 0 {
 			h := pairHash(vf.prefix[doc[i-1]], vf.vocab[t])
-			if fid, _ := vf.ids.get(h); fid != 0 {
+			if fid, _ := vf.ids.Get(h); fid != 0 {
 				count(fid)
+				pairIDs = true
 			} else {
 				pairs = append(pairs, h)
 			}
 		}
 	}
 	slices.Sort(pairs)
-	return slices.Compact(pairs)
+	return slices.Compact(pairs), pairIDs
 }
 
 // slot is one entry of features' counting table; count 0 marks it empty.
@@ -346,18 +337,21 @@ func (l *Local) fit(c *analysis.Corpus, vf *vocabFeatures) *Local {
 	// so the weights are the same however the work was split. A
 	// vocabulary feature is counted by its id, a pair by its hash.
 	type counts struct {
-		df    []float32
-		pairs *table[float32]
+		df      []float32
+		pairs   *hashtab.Table[float32]
+		pairIDs bool
 	}
 	parts := make([]counts, chunk.Count(c.Len()))
 	chunk.Each(c.Len(), func(p, lo, hi int) {
-		cs := counts{make([]float32, len(vf.hashes)), newTable[float32](1 << 12)}
+		cs := counts{df: make([]float32, len(vf.hashes)), pairs: hashtab.New[float32](1 << 12)}
 		seen := make([]int32, len(vf.hashes))
 		var pairs []uint64
 		for i := lo; i < hi; i++ {
-			pairs = vf.countDoc(c.Doc(i), int32(i+1), seen, cs.df, pairs[:0])
+			var ids bool
+			pairs, ids = vf.countDoc(c.Doc(i), int32(i+1), seen, cs.df, pairs[:0])
+			cs.pairIDs = cs.pairIDs || ids
 			for _, h := range pairs {
-				v, _ := cs.pairs.at(h)
+				v, _ := cs.pairs.At(h)
 				*v++
 			}
 		}
@@ -365,12 +359,15 @@ func (l *Local) fit(c *analysis.Corpus, vf *vocabFeatures) *Local {
 	})
 	df := parts[0].df
 	most := parts[0].pairs.Len()
+	vf.pairIDs = parts[0].pairIDs
 	for _, p := range parts[1:] {
 		for fid, n := range p.df {
 			df[fid] += n
 		}
 		most = max(most, p.pairs.Len())
+		vf.pairIDs = vf.pairIDs || p.pairIDs
 	}
+	vf.fitted = true
 	// The cores' pair counts are summed straight into the weights' table,
 	// which then turns each count into its weight: a pair is never a
 	// vocabulary feature, so every entry is a pair's until the
@@ -378,19 +375,19 @@ func (l *Local) fit(c *analysis.Corpus, vf *vocabFeatures) *Local {
 	// table, then copying the sums into this one, made a table of the
 	// catalog's pairs twice, on one core.) It grows to the size a table
 	// made for all of them at once would have.
-	idf := newTable[float32](len(vf.hashes) + most)
+	idf := hashtab.New[float32](len(vf.hashes) + most)
 	for _, p := range parts {
-		p.pairs.each(func(h uint64, n float32) {
-			v, _ := idf.at(h)
+		p.pairs.Each(func(h uint64, n float32) {
+			v, _ := idf.At(h)
 			*v += n
 		})
 	}
 	n := float64(c.Len())
 	idfOf := func(df float32) float32 { return float32(math.Log((n+1)/(float64(df)+1)) + 1) }
-	idf.update(idfOf)
+	idf.Update(idfOf)
 	for fid, h := range vf.hashes[1:] {
 		if d := df[fid+1]; d > 0 { // a view's documents may lack some of the vocabulary
-			v, _ := idf.at(h)
+			v, _ := idf.At(h)
 			*v = idfOf(d)
 		}
 	}
@@ -437,15 +434,9 @@ func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus, set Rows) e
 }
 
 func (l *Local) embedCorpus(ctx context.Context, c *analysis.Corpus, vf *vocabFeatures, set Rows) error {
-	// The vocabulary's weights by id, so that only pairs are looked up by
-	// hash.
-	byID := make([]float32, len(vf.hashes))
-	for fid, h := range vf.hashes {
-		byID[fid] = l.weight(h)
-	}
+	dv := newDocVectors(l, vf, !vf.fitted || vf.pairIDs)
 	chunk.Each(c.Len(), func(_, lo, hi int) {
-		sc := scratchPool.Get().(*scratch)
-		defer scratchPool.Put(sc)
+		work := dv.newWork()
 		words := RowWords(l.dim)
 		rows, bits := make([]float32, embedBatch*l.dim), make([]uint64, embedBatch*words)
 		for first := lo; first < hi; first += embedBatch {
@@ -457,7 +448,7 @@ func (l *Local) embedCorpus(ctx context.Context, c *analysis.Corpus, vf *vocabFe
 			clear(block)
 			clear(touched)
 			for i := range n {
-				l.accumulate(vf.docFeatures(c.Doc(first+i), sc), block[i*l.dim:(i+1)*l.dim], touched[i*words:(i+1)*words], byID)
+				dv.embed(c.Doc(first+i), work, block[i*l.dim:(i+1)*l.dim], touched[i*words:(i+1)*words])
 			}
 			set(first, block, touched)
 		}
@@ -471,10 +462,22 @@ func (l *Local) weight(hash uint64) float32 {
 	if l.idf == nil {
 		return 1
 	}
-	if x, ok := l.idf.get(hash); ok {
+	if x, ok := l.idf.Get(hash); ok {
 		return x
 	}
 	return l.unseen
+}
+
+// bucket is the bucket of a feature's hash: its low bits pick it, and a
+// high bit its sign (accumulate), so that colliding features cancel on
+// average instead of piling up. The default width is a power of two,
+// where a mask is the remainder without a division, which a build did
+// for every feature of every tool.
+func (l *Local) bucket(hash uint64) int {
+	if l.dim&(l.dim-1) == 0 {
+		return int(hash & uint64(l.dim-1))
+	}
+	return int(hash % uint64(l.dim))
 }
 
 // accumulate adds each feature's weighted IDF into its bucket of v and, if
@@ -489,9 +492,7 @@ func (l *Local) accumulate(feats []feature, v []float32, touched []uint64, byID 
 		} else {
 			idf = l.weight(k)
 		}
-		// The low bits pick the bucket, a high bit the sign, so that
-		// colliding features cancel on average instead of piling up.
-		b := int(k % uint64(l.dim))
+		b := l.bucket(k)
 		if k>>63 == 1 {
 			v[b] -= w * idf
 		} else {
