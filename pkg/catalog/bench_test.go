@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/catgen"
+	"github.com/toolsearch/toolsearch/pkg/catgen/gentest"
 )
 
 // BenchmarkParse reads generated catalogs (package catgen) as written and
@@ -35,6 +36,19 @@ func BenchmarkParse(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkFields is the text of 10,000 generated tools, as a build reads
+// it from each before analysing it: most of it is the parameters' names
+// and descriptions, read from each tool's input schema.
+func BenchmarkFields(b *testing.B) {
+	tools := gentest.Catalog(b, catgen.Spec{Tools: 10000, Seed: 1}).Tools()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, t := range tools {
+			t.Fields()
 		}
 	}
 }

@@ -15,10 +15,10 @@ import (
 )
 
 // schemaText reads a tool's input schema for its text without building
-// it as maps, which cost a sixth of a large catalog's build: each object
-// the walk visits is read once for the four keys the text uses, and only
-// those values are read again when the walk goes down into them. It
-// reads what encoding/json would decode into map[string]any: the last of
+// it as maps, which cost a sixth of a large catalog's build: one pass
+// over the schema keeps, of each object, only the four keys the text
+// uses (parse), and the walk then writes the text from those. It reads
+// what encoding/json would decode into map[string]any: the last of
 // repeated keys, invalid UTF-8 as U+FFFD (FuzzSchemaText holds it to
 // that).
 type schemaText struct {
@@ -26,6 +26,10 @@ type schemaText struct {
 	rd            bytes.Reader
 	params, enums strings.Builder
 	schema        []byte // the schema read back (Schemas.AppendInput)
+	// The schema as parse read it: its objects' nodes, the members of
+	// their "properties", and members whose objects are still being read.
+	nodes          []schemaNode
+	props, pending []property
 	unquoter
 }
 
@@ -50,11 +54,11 @@ func readSchema(s Schemas) (params, enums string, names []string) {
 	}()
 	w.params, w.enums = strings.Builder{}, strings.Builder{}
 	w.params.Grow(min(len(schema), maxSchemaTextBytes)) // the text is at most about that
-	top, ok := w.node(schema)
+	top, ok := w.parse(schema)
 	if !ok {
 		return "", "", nil
 	}
-	props := w.members(top.properties)
+	props := w.sortedProps(top.props)
 	if len(props) > 0 {
 		names = make([]string, len(props))
 		for i, p := range props {
@@ -65,15 +69,24 @@ func readSchema(s Schemas) (params, enums string, names []string) {
 	return w.params.String(), w.enums.String(), names
 }
 
-// schemaNode is the raw values of the keys the text uses in one schema
-// object; nil where absent.
+// schemaNode is what the text uses of one schema object, read in one
+// pass over the schema (parse): the raw values of "description" and
+// "enum", the members of "properties" (a range of schemaText.props; none
+// when it is absent or not an object), and "items" (an index of
+// schemaText.nodes, -1 when absent or not an object). Reading each
+// object's members again as the walk went down into them read each byte
+// of a schema three times over, a tenth of a build.
 type schemaNode struct {
-	properties, description, enum, items jsontext.Value
+	description, enum jsontext.Value
+	props             [2]int32
+	items             int32
 }
 
+// property is a member of "properties": its name and its schema's node,
+// -1 when that is not an object.
 type property struct {
 	name string
-	raw  jsontext.Value
+	node int32
 }
 
 // walk writes the text of props, the members of a schema's "properties"
@@ -87,7 +100,11 @@ func (w *schemaText) walk(props []property, depth int) {
 		if words := wordsOf(p.name); words != "" {
 			w.params.WriteString(" (" + words + ")")
 		}
-		prop, isObject := w.node(p.raw)
+		if p.node < 0 {
+			w.params.WriteString("; ")
+			continue
+		}
+		prop := w.nodes[p.node]
 		if prop.description.Kind() == '"' {
 			if d := w.unquote(prop.description); d != "" {
 				w.params.WriteString(": ")
@@ -96,51 +113,156 @@ func (w *schemaText) walk(props []property, depth int) {
 		}
 		w.params.WriteString("; ")
 		w.enumValues(prop.enum)
-		if !isObject {
-			continue
-		}
-		w.walk(w.members(prop.properties), depth+1)
-		if items, ok := w.node(prop.items); ok {
+		w.walk(w.sortedProps(prop.props), depth+1)
+		if prop.items >= 0 {
+			items := w.nodes[prop.items]
 			w.enumValues(items.enum)
-			w.walk(w.members(items.properties), depth+1)
+			w.walk(w.sortedProps(items.props), depth+1)
 		}
 	}
 }
 
-// node reads the keys the text uses from raw, a JSON object (false when
-// raw is anything else).
-func (w *schemaText) node(raw jsontext.Value) (schemaNode, bool) {
-	var n schemaNode
-	ok := w.each(raw, '{', func(key []byte, v jsontext.Value) {
-		switch string(key) {
-		case "properties":
-			n.properties = v
-		case "description":
-			n.description = v
-		case "enum":
-			n.enum = v
-		case "items":
-			n.items = v
-		}
-	})
-	return n, ok
+// sortedProps is the members in span sorted by name, the last of a
+// repeated name kept.
+func (w *schemaText) sortedProps(span [2]int32) []property {
+	return lastByName(w.props[span[0]:span[1]], func(p property) string { return p.name })
 }
 
-// members is the members of raw, an object, sorted by name, the last of
-// a repeated name kept; nil when raw is anything else.
-func (w *schemaText) members(raw jsontext.Value) []property {
-	var out []property
-	if !w.each(raw, '{', func(key []byte, v jsontext.Value) { out = append(out, property{string(key), v}) }) {
-		return nil
-	}
-	slices.SortStableFunc(out, func(a, b property) int { return cmp.Compare(a.name, b.name) })
-	kept := out[:0]
-	for i, p := range out {
-		if i+1 == len(out) || out[i+1].name != p.name {
-			kept = append(kept, p)
+// lastByName sorts members by name, in place, and keeps the last of each
+// repeated name, as encoding/json's map would.
+func lastByName[M any](members []M, name func(M) string) []M {
+	slices.SortStableFunc(members, func(a, b M) int { return cmp.Compare(name(a), name(b)) })
+	kept := members[:0]
+	for i, m := range members {
+		if i+1 == len(members) || name(members[i+1]) != name(m) {
+			kept = append(kept, m)
 		}
 	}
 	return kept
+}
+
+// parse reads schema, which must be a valid JSON object, into w.nodes
+// and w.props, and returns its top node.
+func (w *schemaText) parse(schema []byte) (schemaNode, bool) {
+	w.nodes, w.props, w.pending = w.nodes[:0], w.props[:0], w.pending[:0]
+	w.rd.Reset(schema)
+	w.dec.Reset(&w.rd, schemaOptions...)
+	if w.dec.PeekKind() != '{' {
+		return schemaNode{}, false
+	}
+	top, err := w.object(schema, 0, false)
+	if err != nil {
+		return schemaNode{}, false
+	}
+	return w.nodes[top], true
+}
+
+// object reads the object the decoder is at as a schema node whose
+// "properties" the walk reads at depth: deeper ones are skipped, as are
+// the "items" of an items node, which the walk never reads, so that
+// nesting cannot make the reading recurse deeper than the walk.
+func (w *schemaText) object(raw []byte, depth int, isItems bool) (int32, error) {
+	if _, err := w.dec.ReadToken(); err != nil {
+		return -1, err
+	}
+	at := int32(len(w.nodes))
+	w.nodes = append(w.nodes, schemaNode{})
+	n := schemaNode{items: -1}
+	for w.dec.PeekKind() != '}' {
+		k, err := w.dec.ReadValue()
+		if err != nil {
+			return -1, err
+		}
+		switch string(w.unquoted(w.within(raw, k))) {
+		case "description":
+			n.description, err = w.value(raw)
+		case "enum":
+			n.enum, err = w.value(raw)
+		case "properties":
+			n.props = [2]int32{}
+			if w.dec.PeekKind() == '{' && depth <= maxSchemaDepth {
+				n.props, err = w.members(raw, depth)
+			} else {
+				err = w.dec.SkipValue()
+			}
+		case "items":
+			n.items = -1
+			if w.dec.PeekKind() == '{' && !isItems {
+				n.items, err = w.object(raw, depth, true)
+			} else {
+				err = w.dec.SkipValue()
+			}
+		default:
+			err = w.dec.SkipValue()
+		}
+		if err != nil {
+			return -1, err
+		}
+	}
+	if _, err := w.dec.ReadToken(); err != nil {
+		return -1, err
+	}
+	w.nodes[at] = n
+	return at, nil
+}
+
+// members reads the "properties" object the decoder is at, of a node at
+// depth, into a range of w.props: each member's node is read first (its
+// own members go to w.props meanwhile), so they wait in w.pending and
+// join w.props together.
+func (w *schemaText) members(raw []byte, depth int) ([2]int32, error) {
+	if _, err := w.dec.ReadToken(); err != nil {
+		return [2]int32{}, err
+	}
+	mark := len(w.pending)
+	for w.dec.PeekKind() != '}' {
+		k, err := w.dec.ReadValue()
+		if err != nil {
+			return [2]int32{}, err
+		}
+		p := property{name: string(w.unquoted(w.within(raw, k))), node: -1}
+		if w.dec.PeekKind() == '{' {
+			p.node, err = w.object(raw, depth+1, false)
+		} else {
+			err = w.dec.SkipValue()
+		}
+		if err != nil {
+			return [2]int32{}, err
+		}
+		w.pending = append(w.pending, p)
+	}
+	if _, err := w.dec.ReadToken(); err != nil {
+		return [2]int32{}, err
+	}
+	start := int32(len(w.props))
+	w.props = append(w.props, w.pending[mark:]...)
+	w.pending = w.pending[:mark]
+	return [2]int32{start, int32(len(w.props))}, nil
+}
+
+// value reads the value the decoder is at, as a slice of raw.
+func (w *schemaText) value(raw []byte) (jsontext.Value, error) {
+	v, err := w.dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	return w.within(raw, v), nil
+}
+
+// rawMember is a member of an object as its raw value.
+type rawMember struct {
+	name string
+	raw  jsontext.Value
+}
+
+// rawMembers is the members of raw, an object, sorted by name, the last
+// of a repeated name kept; nil when raw is anything else.
+func (w *schemaText) rawMembers(raw jsontext.Value) []rawMember {
+	var out []rawMember
+	if !w.each(raw, '{', func(key []byte, v jsontext.Value) { out = append(out, rawMember{string(key), v}) }) {
+		return nil
+	}
+	return lastByName(out, func(m rawMember) string { return m.name })
 }
 
 // enumValues writes the strings, numbers and booleans of raw, an array.
@@ -260,11 +382,16 @@ func ReadSchemaTop(schema []byte) (SchemaTop, bool) {
 		top.ParamsOK = true
 	case '{':
 		top.ParamsOK, top.HasParams = true, true
-		members := w.members(props)
+		members := w.rawMembers(props)
 		top.Params = make([]SchemaParam, len(members))
 		for i, p := range members {
-			n, _ := w.node(p.raw)
-			top.Params[i] = SchemaParam{Name: p.name, Described: n.description.Kind() == '"' && len(bytes.TrimSpace(w.unquoted(n.description))) > 0}
+			var desc jsontext.Value
+			w.each(p.raw, '{', func(key []byte, v jsontext.Value) {
+				if string(key) == "description" {
+					desc = v
+				}
+			})
+			top.Params[i] = SchemaParam{Name: p.name, Described: desc.Kind() == '"' && len(bytes.TrimSpace(w.unquoted(desc))) > 0}
 		}
 	}
 	switch req.Kind() {

@@ -28,9 +28,16 @@ func FuzzSchemaText(f *testing.F) {
 		`{"properties":{"userName":{"description":""},"n":1,"s":"str","l":[1]}}`,
 		`[1]`, `null`, `{"properties":[]}`, `{"properties":{"a":{"items":[{"enum":["x"]}]}}}`,
 		`{"properties":{"big":{"enum":[1e400]}}}`,
+		`{"properties":{"a":{"items":{"enum":["i"],"items":{"enum":["ii"],"properties":{"x":{}}},"properties":{"y":{"items":{"enum":[3]}}}}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
+	// Deeper than the walk goes, by properties and by items.
+	deep := `{"description":"leaf","enum":["e"],"items":{"enum":["f"]}}`
+	for i := range maxSchemaDepth + 3 {
+		deep = fmt.Sprintf(`{"enum":[%d],"properties":{"p%d":%s},"items":{"properties":{"q%d":%s}}}`, i, i, deep, i, `{"enum":["x"]}`)
+	}
+	f.Add([]byte(deep))
 	f.Fuzz(func(t *testing.T, schema []byte) {
 		params, enums, names := readSchema(MakeSchemas(schema, nil, nil))
 		var m map[string]any
