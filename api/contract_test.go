@@ -310,14 +310,7 @@ func TestRequestsMatchTheSpec(t *testing.T) {
 // takes that the spec does not list is one a validating client cannot
 // send.
 func TestEnumsMatchTheCode(t *testing.T) {
-	data, err := os.ReadFile("openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var spec map[string]any
-	if err := yaml.Unmarshal(data, &spec); err != nil {
-		t.Fatal(err)
-	}
+	spec := readSpec(t)
 	modes := func(ms ...search.Mode) []string {
 		out := make([]string, len(ms))
 		for i, m := range ms {
@@ -335,18 +328,7 @@ func TestEnumsMatchTheCode(t *testing.T) {
 		{"SearchRequest.mode", modes(search.ModeHybrid, search.ModeSemantic, search.ModeKeyword)},
 		{"SearchResponse.mode", modes(search.ModeHybrid, search.ModeSemantic, search.ModeKeyword, search.ModeTemplate, search.ModeSelect, search.ModeList, search.ModeRegex)},
 	} {
-		node := spec["components"].(map[string]any)["schemas"]
-		for i, name := range strings.Split(tc.path, ".") {
-			m, _ := node.(map[string]any)
-			if i > 0 {
-				if items, ok := m["items"].(map[string]any); ok {
-					m = items
-				}
-				m, _ = m["properties"].(map[string]any)
-			}
-			node = m[name]
-		}
-		enum, _ := node.(map[string]any)["enum"].([]any)
+		enum, _ := schemaAt(spec, tc.path)["enum"].([]any)
 		if enum == nil {
 			t.Errorf("openapi.yaml: no enum at %s", tc.path)
 			continue
@@ -361,4 +343,56 @@ func TestEnumsMatchTheCode(t *testing.T) {
 			t.Errorf("openapi.yaml lists %s %v; the code takes or sends %v", tc.path, listed, code)
 		}
 	}
+}
+
+// The spec's bounds on a search request are the code's: a client that
+// validates against the spec must not be stopped short of what the
+// service takes, nor told it may send what the service refuses.
+// (The spec said 64 turns for a conversation after the code took 1,024.)
+func TestLimitsMatchTheCode(t *testing.T) {
+	spec := readSpec(t)
+	for _, tc := range []struct {
+		path, key string
+		code      int
+	}{
+		{"SearchRequest.query", "maxLength", search.MaxInputBytes},
+		{"SearchRequest.messages", "maxItems", search.MaxMessages},
+		{"SearchRequest.top_k", "maximum", search.MaxTopK},
+		{"SearchRequest.regex", "maxLength", search.MaxRegexBytes},
+	} {
+		if got := fmt.Sprint(schemaAt(spec, tc.path)[tc.key]); got != fmt.Sprint(tc.code) {
+			t.Errorf("openapi.yaml: %s %s is %s; the code's limit is %d", tc.path, tc.key, got, tc.code)
+		}
+	}
+}
+
+func readSpec(t *testing.T) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec map[string]any
+	if err := yaml.Unmarshal(data, &spec); err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// schemaAt is the schema at path under components.schemas: a schema's
+// name, then property names, through an array's items.
+func schemaAt(spec map[string]any, path string) map[string]any {
+	node := spec["components"].(map[string]any)["schemas"]
+	for i, name := range strings.Split(path, ".") {
+		m, _ := node.(map[string]any)
+		if i > 0 {
+			if items, ok := m["items"].(map[string]any); ok {
+				m = items
+			}
+			m, _ = m["properties"].(map[string]any)
+		}
+		node = m[name]
+	}
+	m, _ := node.(map[string]any)
+	return m
 }
