@@ -9,9 +9,13 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 )
 
-// MaxInputBytes bounds what a request may ask the service to read: a query,
-// or all of a conversation's messages. Longer input answers 413. Anything
-// up to it is ranked through a digest of at most about digestBytes.
+// MaxInputBytes bounds the ask a request may have the service read: a
+// query, or a conversation's newest user turn. Longer input answers 413.
+// Anything up to it is ranked through a digest of it. Of the turns before
+// it, the digest reads a few, each through its first contextBytes, so
+// their length is bounded only by the body's: a conversation's text
+// counted whole against this bound was refused once the chat grew long
+// (forty turns of 800 bytes), though its old turns were never read.
 // MaxMessages bounds the turns: the digest reads the newest few, so it is
 // set where the body's own bound (64 KiB) holds the count already. At 64,
 // an agent's loop held as Responses items (a call and its output a step,
@@ -34,11 +38,12 @@ type Message struct {
 // catalog: words that pick tools out, not the prose around them.
 const (
 	tailBytes     = 1024
-	restTerms     = 24 // from the newest user turn beyond its tail
-	contextTurns  = 6  // older turns read, newest first
-	contextTerms  = 8  // from the newest older user turn; halved per turn back
-	assistantCut  = 2  // an assistant's or system turn gives this many times fewer
-	maxDigestTerm = 64 // a longer token is not a word
+	restTerms     = 24   // from the newest user turn beyond its tail
+	contextBytes  = 4096 // of an older turn, read for its rarest terms
+	contextTurns  = 6    // older turns read, newest first
+	contextTerms  = 8    // from the newest older user turn; halved per turn back
+	assistantCut  = 2    // an assistant's or system turn gives this many times fewer
+	maxDigestTerm = 64   // a longer token is not a word
 )
 
 // blob matches encoded payloads pasted into a message: data URIs, and long
@@ -49,16 +54,7 @@ var blob = regexp.MustCompile(`data:[a-zA-Z0-9.+/-]*;base64,[A-Za-z0-9+/=_-]*|[A
 // scores a term by how well it picks tools out (BM25's IDF over the
 // caller's view; 0 for a term no tool has).
 func digest(msgs []Message, rarity func(term string) float64) string {
-	newest := -1
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == "user" {
-			newest = i
-			break
-		}
-	}
-	if newest < 0 {
-		newest = len(msgs) - 1 // no user turn: the last turn is all there is
-	}
+	newest := newestAsk(msgs)
 	var b strings.Builder
 	ask := blob.ReplaceAllString(msgs[newest].Content, " ")
 	if len(ask) <= tailBytes {
@@ -91,11 +87,34 @@ func digest(msgs []Message, rarity func(term string) float64) string {
 		if msgs[i].Role != "user" {
 			n /= assistantCut
 		}
-		writeTerms(&b, rarest(blob.ReplaceAllString(msgs[i].Content, " "), n, rarity))
+		writeTerms(&b, rarest(blob.ReplaceAllString(head(msgs[i].Content, contextBytes), " "), n, rarity))
 		budget /= 2
 		read++
 	}
 	return b.String()
+}
+
+// newestAsk is the index of the turn a conversation is ranked on: its
+// newest user turn or, with none, its newest turn.
+func newestAsk(msgs []Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return i
+		}
+	}
+	return len(msgs) - 1
+}
+
+// head is text's first n bytes at most, ending where a word does.
+func head(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	cut := n
+	for cut > 0 && text[cut] != ' ' && text[cut] != '\n' {
+		cut-- // end on a word
+	}
+	return text[:cut]
 }
 
 func writeTerms(b *strings.Builder, terms []string) {

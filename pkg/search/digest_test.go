@@ -43,6 +43,10 @@ func TestDigest(t *testing.T) {
 		{"nor does it count as one of the turns read", append(append([]Message{{Role: "user", Content: "refund the invoice"}},
 			slices.Repeat([]Message{{Role: "system", Content: "Be brief."}}, contextTurns)...), Message{Role: "user", Content: "the one from March"}),
 			[]string{"the one from March", "refund"}, nil, 200},
+		{"an older turn is read through its first kilobytes", []Message{
+			{Role: "tool", Content: "refund " + persona + " weather"},
+			{Role: "user", Content: "the one from March"},
+		}, []string{"the one from March", "refund"}, []string{"weather"}, 200},
 		{"a system turn alone is the request", []Message{{Role: "system", Content: "calendar meeting"}}, []string{"calendar meeting"}, nil, 100},
 		{"no user turn: the last turn", []Message{{Role: "assistant", Content: "calendar meeting"}}, []string{"calendar meeting"}, nil, 100},
 	}

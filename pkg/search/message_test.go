@@ -162,6 +162,38 @@ func TestLongAgentLoopIsRead(t *testing.T) {
 	}
 }
 
+// TestLongChatIsRead: a chat's text past MaxInputBytes in all, in turns
+// the digest never reads, and an older turn longer than the whole limit
+// (a pasted log), is ranked on its newest ask; it was refused 413 when the
+// limit counted every turn's text.
+func TestLongChatIsRead(t *testing.T) {
+	svc := New(Config{Embedder: embedding.NewLocal(256), Version: "test"})
+	if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []Message
+	for i := range 40 {
+		msgs = append(msgs, Message{Role: "user", Content: fmt.Sprintf("Step %d of the release went fine. ", i) + strings.Repeat("All checks are green and nothing needs doing. ", 18)},
+			Message{Role: "assistant", Content: "Noted."})
+	}
+	msgs = append(msgs, Message{Role: "tool", Content: strings.Repeat("2026-12-06 build log line: compiled ok\n", MaxInputBytes/30)},
+		Message{Role: "user", Content: "now merge the approved pull request"})
+	total := 0
+	for _, m := range msgs {
+		total += len(m.Content)
+	}
+	if total <= 2*MaxInputBytes {
+		t.Fatalf("the chat holds %d bytes, not past twice the limit", total)
+	}
+	res, err := svc.Search(t.Context(), Request{Messages: msgs, TopK: ptr(3)}, access.Caller{})
+	if err != nil {
+		t.Fatalf("%d turns, %d bytes: %v", len(msgs), total, err)
+	}
+	if len(res.Tools) == 0 || res.Tools[0].Name != "merge_pull_request" {
+		t.Errorf("the chat's newest ask ranked %+v first", res.Tools)
+	}
+}
+
 // FuzzMessage: no turn, however malformed, panics; one that reads has a
 // known role or the one it was given, and text that reads back the same
 // once written as {role, content}.

@@ -341,7 +341,9 @@ func TestRequestValidate(t *testing.T) {
 		{Request{Query: "x", Visibility: access.Visibility{Servers: []string{}}}, "empty_visibility"},
 		{Request{Query: "x", Visibility: access.Visibility{Tools: []string{}}}, "empty_visibility"},
 		{Request{Query: strings.Repeat("x", MaxInputBytes+1)}, CodeInputTooLarge},
-		{Request{Messages: []Message{{Role: "user", Content: strings.Repeat("x", MaxInputBytes/2+1)}, {Role: "user", Content: strings.Repeat("x", MaxInputBytes/2)}}}, CodeInputTooLarge},
+		// The turn ranked on is bounded as a query is, however it is placed.
+		{Request{Messages: []Message{{Role: "user", Content: strings.Repeat("x", MaxInputBytes+1)}, {Role: "assistant", Content: "x"}}}, CodeInputTooLarge},
+		{Request{Messages: []Message{{Role: "assistant", Content: strings.Repeat("x", MaxInputBytes+1)}}}, CodeInputTooLarge},
 		{Request{Messages: make([]Message, MaxMessages+1)}, CodeInputTooLarge},
 		{Request{Messages: []Message{{Role: "robot", Content: "x"}}}, "invalid_messages"},
 		{Request{Messages: []Message{{Role: "user", Content: " "}}}, "empty_query"},

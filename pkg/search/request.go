@@ -226,9 +226,8 @@ func (r *Request) checkMessages() error {
 	if len(r.Messages) > MaxMessages {
 		return badRequest(CodeInputTooLarge, `"messages" has %d turns; the limit is %d (send the recent ones)`, len(r.Messages), MaxMessages)
 	}
-	total, blank := 0, true
+	blank := true
 	for i, m := range r.Messages {
-		total += len(m.Content)
 		switch m.Role {
 		case "user", "assistant", "system", RoleTool:
 		default:
@@ -240,8 +239,9 @@ func (r *Request) checkMessages() error {
 		blank = blank && strings.TrimSpace(m.Content) == ""
 	}
 	switch {
-	case total > MaxInputBytes:
-		return badRequest(CodeInputTooLarge, `"messages" hold %d bytes of content; the limit is %d (send the recent turns)`, total, MaxInputBytes)
+	case len(r.Messages) > 0 && len(r.Messages[newestAsk(r.Messages)].Content) > MaxInputBytes:
+		i := newestAsk(r.Messages)
+		return badRequest(CodeInputTooLarge, `"messages[%d]", the turn the conversation is ranked on, holds %d bytes of content; the limit is %d`, i, len(r.Messages[i].Content), MaxInputBytes)
 	case len(r.Messages) > 0 && blank:
 		return badRequest("empty_query", `"messages" has no text`)
 	case len(r.Messages) > 0 && (r.Template != "" || r.Operation == OperationList || r.Regex != ""):
