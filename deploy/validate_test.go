@@ -159,6 +159,11 @@ func TestOverlays(t *testing.T) {
 // connections is the most connections a config lets the API hold.
 func connections(l config.Limits) int { return cmp.Or(l.MaxConnections, config.DefaultMaxConnections) }
 
+// bodies is the request bodies a config lets the service read at once.
+func bodies(l config.Limits) int64 {
+	return cmp.Or(l.RequestBodyBudgetBytes, config.DefaultRequestBodyBudgetBytes)
+}
+
 // modelWidth is the width a config's embedder serves: dimensions when set,
 // else the model's own for the models whose width is known, else the
 // local embedder's default.
@@ -185,9 +190,12 @@ func checkMemory(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap) {
 	if connections(cfg.Limits) < 0 {
 		t.Errorf("limits.max_connections is %d: no memory limit holds connections without a bound", cfg.Limits.MaxConnections)
 	}
+	if bodies(cfg.Limits) < 0 {
+		t.Errorf("limits.request_body_budget_bytes is %d: no memory limit holds request bodies without a bound", cfg.Limits.RequestBodyBudgetBytes)
+	}
 	need := sizing.Catalog{Tools: cat.Len(), TextBytes: cat.Bytes(), Dim: modelWidth(cfg.Embedding), Local: local(cfg.Embedding)}
 	limit := d.Spec.Template.Spec.Containers[0].Resources.Limits.Memory().Value()
-	if peak := need.Limit(connections(cfg.Limits)); limit < peak {
+	if peak := need.Limit(connections(cfg.Limits), bodies(cfg.Limits)); limit < peak {
 		t.Errorf("memory limit %d MiB, but %d tools of %d KiB at %d dimensions need %d MiB at their peak (%d MiB once built)",
 			limit>>20, need.Tools, need.TextBytes>>10, need.Dim, peak>>20, need.Built()>>20)
 	}

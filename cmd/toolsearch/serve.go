@@ -138,6 +138,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		cfg.MemoryLimit = int64(limit)
 	}
 	cfg.Connections = max(cmp.Or(file.Limits.MaxConnections, config.DefaultMaxConnections), 0)
+	cfg.BodyBudget = max(cmp.Or(file.Limits.RequestBodyBudgetBytes, httpapi.DefaultBodyBudgetBytes), 0)
 	// Catalog and config are read before anything is opened, created or
 	// listened on (the learning file, the port): a bad file stops start-up
 	// with a message naming the file, server and tool, and leaves nothing
@@ -446,7 +447,7 @@ const (
 func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, file *config.File, anyHost bool) httpapi.Options {
 	o := httpapi.Options{Logger: logger, Registerer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), Draining: draining,
 		SearchRate: file.Limits.SearchRate, SearchBurst: file.Limits.SearchBurst, AnyHost: anyHost, TrustedProxies: file.Auth.Proxies(),
-		Forwarded: file.Auth.ForwardedHeader == config.HeaderForwarded}
+		Forwarded: file.Auth.ForwardedHeader == config.HeaderForwarded, BodyBudgetBytes: file.Limits.RequestBodyBudgetBytes}
 	switch {
 	case o.SearchRate == 0:
 		o.SearchRate = defaultSearchRate

@@ -128,7 +128,22 @@ type Limits struct {
 	// to be accepted. Each costs up to about 28 KiB (a slow body being
 	// read), so the bound is also one on memory.
 	MaxConnections int `json:"max_connections"`
+	// RequestBodyBudgetBytes bounds the request bodies being read and
+	// handled at once, over every route (16 MiB when 0, none when -1);
+	// past it a request is answered 503 busy. Each route bounds its own
+	// body, but a body is held while it arrives, so without this many
+	// slow clients held as many bodies as they liked.
+	RequestBodyBudgetBytes int64 `json:"request_body_budget_bytes"`
 }
+
+// MinRequestBodyBudgetBytes is the largest body a route takes (/mcp's):
+// a smaller budget would refuse such a body forever.
+// DefaultRequestBodyBudgetBytes is limits.request_body_budget_bytes when
+// unset (httpapi.DefaultBodyBudgetBytes).
+const (
+	MinRequestBodyBudgetBytes     = 1 << 20
+	DefaultRequestBodyBudgetBytes = 16 << 20
+)
 
 // DefaultMaxConnections is limits.max_connections when unset: room for
 // the MCP sessions' event streams (1,000 at most by default) and as many
@@ -408,7 +423,8 @@ func (f *File) check() error {
 
 // check refuses a negative limit, which would otherwise take the default
 // as 0 does: mcp_max_sessions: -5 served 1,000 sessions. Only
-// search_rate and max_connections take -1, for none.
+// search_rate, max_connections and request_body_budget_bytes take -1,
+// for none.
 func (l Limits) check() error {
 	for _, c := range []struct {
 		key string
@@ -433,6 +449,9 @@ func (l Limits) check() error {
 	}
 	if l.MaxConnections < -1 {
 		return fmt.Errorf("limits.max_connections must be -1 (no bound) or more, got %d", l.MaxConnections)
+	}
+	if b := l.RequestBodyBudgetBytes; b != 0 && b != -1 && b < MinRequestBodyBudgetBytes {
+		return fmt.Errorf("limits.request_body_budget_bytes must be -1 (no bound), 0 (the default) or at least %d, the largest body a route takes, got %d", MinRequestBodyBudgetBytes, b)
 	}
 	return nil
 }

@@ -70,6 +70,11 @@ type Options struct {
 	// Host it names (see localHost): for a proxy that connects over
 	// loopback, at the price of the protection against DNS rebinding.
 	AnyHost bool
+	// BodyBudgetBytes bounds the request bodies being read and handled
+	// at once (DefaultBodyBudgetBytes when 0, none when -1); a request
+	// it cannot hold is answered 503 busy. It must be at least
+	// MCPMaxBodyBytes, the largest body a route takes.
+	BodyBudgetBytes int64
 }
 
 // NewServer returns the API's handler.

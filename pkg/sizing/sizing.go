@@ -102,8 +102,10 @@ func (c Catalog) Report() int64 {
 }
 
 // Limit is the smallest memory limit that holds the catalog at its peak:
-// a rebuild with a report beside it, and conns connections each reading a
-// slow body. A pod's limit should be at least this.
-func (c Catalog) Limit(conns int) int64 {
-	return c.Rebuild() + c.Report() + int64(max(conns, 0))*connectionBytes
+// a rebuild with a report beside it, conns connections each reading a
+// slow body, and bodies bytes of request bodies read at once
+// (limits.request_body_budget_bytes). A pod's limit should be at least
+// this.
+func (c Catalog) Limit(conns int, bodies int64) int64 {
+	return c.Rebuild() + c.Report() + int64(max(conns, 0))*connectionBytes + max(bodies, 0)
 }

@@ -41,20 +41,20 @@ func TestRuleCoversMeasurements(t *testing.T) {
 }
 
 // TestLimit: the figures docs/operations.md quotes for its examples, with
-// the default 2,048 connections.
+// the default 2,048 connections and 16 MiB of request bodies.
 func TestLimit(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		c    Catalog
 		mib  int64
 	}{
-		{"the default catalog", Catalog{Tools: 73, TextBytes: 21_367, Dim: 1024, Local: true}, 141},
-		{"10,000 tools of 440 bytes, a provider", Catalog{Tools: 10_000, TextBytes: 4_403_000, Dim: 1536}, 342},
-		{"10,000 tools of 4,500 bytes, a provider", Catalog{Tools: 10_000, TextBytes: 44_880_000, Dim: 1536}, 767},
-		{"100,000 tools of 440 bytes, local", Catalog{Tools: 100_000, TextBytes: 44_250_000, Dim: 1024, Local: true}, 1776},
-		{"100,000 tools of 440 bytes, a provider", Catalog{Tools: 100_000, TextBytes: 44_250_000, Dim: 1536}, 2166},
+		{"the default catalog", Catalog{Tools: 73, TextBytes: 21_367, Dim: 1024, Local: true}, 157},
+		{"10,000 tools of 440 bytes, a provider", Catalog{Tools: 10_000, TextBytes: 4_403_000, Dim: 1536}, 358},
+		{"10,000 tools of 4,500 bytes, a provider", Catalog{Tools: 10_000, TextBytes: 44_880_000, Dim: 1536}, 783},
+		{"100,000 tools of 440 bytes, local", Catalog{Tools: 100_000, TextBytes: 44_250_000, Dim: 1024, Local: true}, 1792},
+		{"100,000 tools of 440 bytes, a provider", Catalog{Tools: 100_000, TextBytes: 44_250_000, Dim: 1536}, 2182},
 	} {
-		if got := tt.c.Limit(2048) >> 20; got != tt.mib {
+		if got := tt.c.Limit(2048, 16<<20) >> 20; got != tt.mib {
 			t.Errorf("%s: %d MiB, want %d", tt.name, got, tt.mib)
 		}
 	}
@@ -98,7 +98,7 @@ func TestRuleCoversViews(t *testing.T) {
 	// The views' figures are their own: a catalog of none is the rule's
 	// figure for the catalog alone.
 	alone := Catalog{Tools: tools, TextBytes: text, Dim: 1024, Local: true}
-	if got, want := (Catalog{Tools: tools, TextBytes: text, Dim: 1024, Local: true, Views: []Catalog{}}).Limit(0), alone.Limit(0); got != want {
+	if got, want := (Catalog{Tools: tools, TextBytes: text, Dim: 1024, Local: true, Views: []Catalog{}}).Limit(0, 0), alone.Limit(0, 0); got != want {
 		t.Errorf("no views: %d, want %d", got, want)
 	}
 }

@@ -1,0 +1,81 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"golang.org/x/sync/semaphore"
+)
+
+// DefaultBodyBudgetBytes bounds the request bodies being read and handled
+// at once, over every route that takes one. Each route bounds its own
+// body (MaxBodyBytes; MCPMaxBodyBytes on /mcp), but a body is held while
+// it arrives: 200 clients each sending 1 MB to /mcp and holding back its
+// last byte made a process that idles at 24 MiB hold 161 MiB, and 400
+// would pass the 256 Mi the manifests give a pod, with or without keys
+// configured (the caller is let in before its body is read).
+const DefaultBodyBudgetBytes = 16 << 20
+
+// MCPMaxBodyBytes is /mcp's bound on a body, which the MCP endpoint
+// enforces itself (mcpserver.MaxRequestBytes; serve passes it): a
+// call_tool's arguments are the largest thing a client sends.
+const MCPMaxBodyBytes = 1 << 20
+
+// bodyBudget lends request bodies room to be read in: each request
+// declares its size (Content-Length; its route's bound when it is not
+// known) and holds that much of the budget until it has been answered.
+type bodyBudget struct {
+	sem   *semaphore.Weighted
+	inUse prometheus.Gauge
+}
+
+// newBodyBudget is a budget of total bytes; nil (no bound) when total is
+// negative.
+func newBodyBudget(total int64, reg prometheus.Registerer) *bodyBudget {
+	if total < 0 {
+		return nil
+	}
+	return &bodyBudget{
+		sem: semaphore.NewWeighted(total),
+		inUse: promauto.With(reg).NewGauge(prometheus.GaugeOpts{
+			Name: "toolsearch_http_body_budget_bytes",
+			Help: "Bytes of request bodies being read or handled at once, of limits.request_body_budget_bytes.",
+		}),
+	}
+}
+
+// limit holds a request's body size, at most bound (the route's own
+// bound, which the handler enforces), while it is served. A request the
+// budget cannot hold now is answered 503 at once, with Retry-After: it
+// holds only its connection while it waits, not its body.
+func (b *bodyBudget) limit(bound int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if b == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := r.ContentLength
+			if n < 0 || n > bound {
+				n = bound // unknown (chunked); or over the bound, of which only the bound is kept
+			}
+			if n == 0 || r.Body == nil || r.Body == http.NoBody {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if !b.sem.TryAcquire(n) {
+				drain(r.Body) // so a client still sending reads the 503
+				busy := errorf(http.StatusServiceUnavailable, "busy", "the server is reading as many request bodies as it holds at once; retry in a second")
+				busy.RetryAfter = 1
+				writeError(w, r, nil, busy)
+				return
+			}
+			b.inUse.Add(float64(n))
+			defer func() {
+				b.inUse.Sub(float64(n))
+				b.sem.Release(n)
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/mcpserver"
+	"github.com/toolsearch/toolsearch/pkg/search"
+)
+
+// TestBodyBudget: bodies being read hold the budget by their declared
+// size (their route's bound when chunked) until answered; a request the
+// budget cannot hold is answered 503 busy at once, with Retry-After,
+// and one that fits is served beside them. Without the budget, slow
+// clients holding back their bodies' last bytes held as much memory as
+// they liked.
+func TestBodyBudget(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg, Version: "test"})
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	const budget = 100 << 10
+	ts := httptest.NewServer(NewServer(svc, Options{Registerer: reg, BodyBudgetBytes: budget}))
+	defer ts.Close()
+	inUse := func() float64 {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "toolsearch_http_body_budget_bytes" {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("no toolsearch_http_body_budget_bytes")
+		return 0
+	}
+	// waitFor polls the gauge until it reads want: the server reserves
+	// when it routes the request, which the client cannot see.
+	waitFor := func(want float64) {
+		t.Helper()
+		for start := time.Now(); inUse() != want; time.Sleep(time.Millisecond) {
+			if time.Since(start) > 10*time.Second { // a guard against hanging, not a timing
+				t.Fatalf("the budget in use is %v, never %v", inUse(), want)
+			}
+		}
+	}
+	// A slow client: headers and the first bytes of a 60,000-byte body.
+	slow, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close() // before ts.Close, which waits for its request
+	fmt.Fprintf(slow, "POST /mcp/tool-search HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{\"query\":\"list issues\"", ts.Listener.Addr())
+	waitFor(60000)
+
+	post := func(body string, chunked bool) *http.Response {
+		t.Helper()
+		var r io.Reader = strings.NewReader(body)
+		if chunked {
+			r = io.MultiReader(r) // no length: sent chunked
+		}
+		resp, err := http.Post(ts.URL+"/mcp/tool-search", "application/json", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	big := `{"query":"list issues"` + strings.Repeat(" ", 45000) + `}` // JSON's own padding
+	for _, tt := range []struct {
+		name    string
+		body    string
+		chunked bool
+		want    int
+	}{
+		{"a small body fits beside it", `{"query":"list issues"}`, false, 200},
+		{"a large one does not", big, false, 503},
+		{"nor a chunked one, held at its route's bound", `{"query":"list issues"}`, true, 503},
+	} {
+		resp := post(tt.body, tt.chunked)
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, resp.StatusCode, tt.want)
+		}
+		if tt.want == 503 && resp.Header.Get("Retry-After") != "1" {
+			t.Errorf("%s: Retry-After %q, want 1", tt.name, resp.Header.Get("Retry-After"))
+		}
+	}
+	waitFor(60000) // the answered ones gave theirs back
+
+	// The slow client sends the rest: answered, it gives its share back.
+	fmt.Fprintf(slow, "%s}", strings.Repeat(" ", 60000-len(`{"query":"list issues"`)-1))
+	resp, err := http.ReadResponse(bufio.NewReader(slow), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	slow.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("the slow body's search: %d", resp.StatusCode)
+	}
+	waitFor(0)
+	if resp := post(big, false); resp.StatusCode != 200 {
+		t.Errorf("the large body once the budget is free: %d", resp.StatusCode)
+	}
+}
+
+// The bound on /mcp's bodies the budget holds is the one the MCP
+// endpoint enforces, and the least budget the config takes; the default
+// budget is the config's, which the deploy tests size pods with.
+func TestBodyBoundsAgree(t *testing.T) {
+	for name, v := range map[string]int64{"mcpserver.MaxRequestBytes": mcpserver.MaxRequestBytes, "config.MinRequestBodyBudgetBytes": config.MinRequestBodyBudgetBytes} {
+		if v != MCPMaxBodyBytes {
+			t.Errorf("%s is %d, MCPMaxBodyBytes %d: they must agree", name, v, int64(MCPMaxBodyBytes))
+		}
+	}
+	if budget := int64(DefaultBodyBudgetBytes); budget != config.DefaultRequestBodyBudgetBytes || budget < MCPMaxBodyBytes {
+		t.Errorf("DefaultBodyBudgetBytes %d: config's default is %d, and it must be at least MCPMaxBodyBytes %d", budget, int64(config.DefaultRequestBodyBudgetBytes), int64(MCPMaxBodyBytes))
+	}
+}
