@@ -129,8 +129,9 @@ type Limits struct {
 	// read), so the bound is also one on memory.
 	MaxConnections int `json:"max_connections"`
 	// RequestBodyBudgetBytes bounds the request bodies being read and
-	// handled at once, over every route (16 MiB when 0, none when -1);
-	// past it a request is answered 503 busy. Each route bounds its own
+	// handled at once, over every route (16 MiB when 0, none when -1),
+	// and a quarter of it a caller's; past either a request is answered
+	// 503 busy. Each route bounds its own
 	// body, but a body is held while it arrives, so without this many
 	// slow clients held as many bodies as they liked.
 	RequestBodyBudgetBytes int64 `json:"request_body_budget_bytes"`

@@ -2,10 +2,13 @@ package httpapi
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/toolsearch/toolsearch/pkg/access"
 )
 
 // DefaultBodyBudgetBytes bounds the request bodies being read and handled
@@ -25,10 +28,20 @@ const MCPMaxBodyBytes = 1 << 20
 // bodyBudget lends request bodies room to be read in: each request
 // declares its size (Content-Length; its route's bound when it is not
 // known) and holds that much of the budget until it has been answered.
+// One caller (a key; without one, a client address) holds at most a
+// share of it, so that one sending slow bodies cannot take it all and
+// leave every other caller's bodies refused.
 type bodyBudget struct {
 	sem   *semaphore.Weighted
+	share int64 // a caller's, at least any route's bound
 	inUse prometheus.Gauge
+
+	mu   sync.Mutex
+	held map[access.Caller]int64 // only callers holding some: as many as requests in flight
 }
+
+// callerShare is the part of the budget one caller may hold.
+const callerShare = 4
 
 // newBodyBudget is a budget of total bytes; nil (no bound) when total is
 // negative.
@@ -37,7 +50,7 @@ func newBodyBudget(total int64, reg prometheus.Registerer) *bodyBudget {
 		return nil
 	}
 	return &bodyBudget{
-		sem: semaphore.NewWeighted(total),
+		sem: semaphore.NewWeighted(total), share: max(total/callerShare, MCPMaxBodyBytes), held: map[access.Caller]int64{},
 		inUse: promauto.With(reg).NewGauge(prometheus.GaugeOpts{
 			Name: "toolsearch_http_body_budget_bytes",
 			Help: "Bytes of request bodies being read or handled at once, of limits.request_body_budget_bytes.",
@@ -63,19 +76,41 @@ func (b *bodyBudget) limit(bound int64) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			if !b.sem.TryAcquire(n) {
+			caller := access.CallerFrom(r.Context())
+			if why := b.take(caller, n); why != "" {
 				drain(r.Body) // so a client still sending reads the 503
-				busy := errorf(http.StatusServiceUnavailable, "busy", "the server is reading as many request bodies as it holds at once; retry in a second")
+				busy := errorf(http.StatusServiceUnavailable, "busy", "%s; retry in a second", why)
 				busy.RetryAfter = 1
 				writeError(w, r, nil, busy)
 				return
 			}
-			b.inUse.Add(float64(n))
-			defer func() {
-				b.inUse.Sub(float64(n))
-				b.sem.Release(n)
-			}()
+			defer b.give(caller, n)
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// take reserves n bytes for caller, or says why it cannot.
+func (b *bodyBudget) take(caller access.Caller, n int64) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.held[caller]+n > b.share {
+		return "this caller's request bodies being read at once are as many as one caller may hold"
+	}
+	if !b.sem.TryAcquire(n) {
+		return "the server is reading as many request bodies as it holds at once"
+	}
+	b.held[caller] += n
+	b.inUse.Add(float64(n))
+	return ""
+}
+
+func (b *bodyBudget) give(caller access.Caller, n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.held[caller] -= n; b.held[caller] == 0 {
+		delete(b.held, caller)
+	}
+	b.inUse.Sub(float64(n))
+	b.sem.Release(n)
 }

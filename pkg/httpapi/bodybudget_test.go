@@ -34,29 +34,8 @@ func TestBodyBudget(t *testing.T) {
 	const budget = 100 << 10
 	ts := httptest.NewServer(NewServer(svc, Options{Registerer: reg, BodyBudgetBytes: budget}))
 	defer ts.Close()
-	inUse := func() float64 {
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == "toolsearch_http_body_budget_bytes" {
-				return mf.GetMetric()[0].GetGauge().GetValue()
-			}
-		}
-		t.Fatal("no toolsearch_http_body_budget_bytes")
-		return 0
-	}
-	// waitFor polls the gauge until it reads want: the server reserves
-	// when it routes the request, which the client cannot see.
-	waitFor := func(want float64) {
-		t.Helper()
-		for start := time.Now(); inUse() != want; time.Sleep(time.Millisecond) {
-			if time.Since(start) > 10*time.Second { // a guard against hanging, not a timing
-				t.Fatalf("the budget in use is %v, never %v", inUse(), want)
-			}
-		}
-	}
+	inUse := gauge(t, reg, "toolsearch_http_body_budget_bytes")
+	waitFor := func(want float64) { t.Helper(); waitGauge(t, inUse, want) }
 	// A slow client: headers and the first bytes of a 60,000-byte body.
 	slow, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
@@ -129,5 +108,97 @@ func TestBodyBoundsAgree(t *testing.T) {
 	}
 	if budget := int64(DefaultBodyBudgetBytes); budget != config.DefaultRequestBodyBudgetBytes || budget < MCPMaxBodyBytes {
 		t.Errorf("DefaultBodyBudgetBytes %d: config's default is %d, and it must be at least MCPMaxBodyBytes %d", budget, int64(config.DefaultRequestBodyBudgetBytes), int64(MCPMaxBodyBytes))
+	}
+}
+
+// TestBodyBudgetPerCaller: one caller holds at most a share of the
+// budget (a quarter, at least /mcp's bound), so slow bodies from one key
+// leave room for another's; the share given back, the first is served
+// again.
+func TestBodyBudgetPerCaller(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg, Version: "test"})
+	if _, err := svc.Build(t.Context(), testSetup(t, true)); err != nil {
+		t.Fatal(err)
+	}
+	const budget = 8 << 20 // a caller's share: 2 MiB
+	ts := httptest.NewServer(NewServer(svc, Options{Registerer: reg, BodyBudgetBytes: budget}))
+	defer ts.Close()
+	held := gauge(t, reg, "toolsearch_http_body_budget_bytes")
+	// Caller "all" fills its share with slow bodies of 64 KiB each.
+	const each, share = 64 << 10, budget / 4
+	var slow []net.Conn
+	defer func() {
+		for _, c := range slow {
+			c.Close()
+		}
+	}()
+	for range share / each {
+		c, err := net.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow = append(slow, c)
+		fmt.Fprintf(c, "POST /mcp/tool-search HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer key-all\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", ts.Listener.Addr(), each)
+	}
+	waitGauge(t, held, share)
+	search := func(key string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest("POST", ts.URL+"/mcp/tool-search", strings.NewReader(`{"query":"list issues"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	if resp := search("key-all"); resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("the caller at its share: %d, Retry-After %q; want 503, 1", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if resp := search("key-gh"); resp.StatusCode != 200 {
+		t.Errorf("another caller beside it: %d, want 200", resp.StatusCode)
+	}
+	for _, c := range slow {
+		c.Close() // the bodies end short: their requests end, and give their share back
+	}
+	slow = nil
+	waitGauge(t, held, 0)
+	if resp := search("key-all"); resp.StatusCode != 200 {
+		t.Errorf("the caller with its share back: %d, want 200", resp.StatusCode)
+	}
+}
+
+// gauge reads the gauge name from reg.
+func gauge(t *testing.T, reg prometheus.Gatherer, name string) func() float64 {
+	return func() float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatalf("no %s", name)
+		return 0
+	}
+}
+
+// waitGauge polls read until it gives want: the server changes it as it
+// routes and ends requests, which a client does not see.
+func waitGauge(t *testing.T, read func() float64, want float64) {
+	t.Helper()
+	for start := time.Now(); read() != want; time.Sleep(time.Millisecond) {
+		if time.Since(start) > 10*time.Second { // a guard against hanging, not a timing
+			t.Fatalf("the gauge reads %v, never %v", read(), want)
+		}
 	}
 }

@@ -71,9 +71,10 @@ type Options struct {
 	// loopback, at the price of the protection against DNS rebinding.
 	AnyHost bool
 	// BodyBudgetBytes bounds the request bodies being read and handled
-	// at once (DefaultBodyBudgetBytes when 0, none when -1); a request
-	// it cannot hold is answered 503 busy. It must be at least
-	// MCPMaxBodyBytes, the largest body a route takes.
+	// at once (DefaultBodyBudgetBytes when 0, none when -1), a quarter
+	// of it (at least MCPMaxBodyBytes) a caller's; a request it cannot
+	// hold is answered 503 busy. It must be at least MCPMaxBodyBytes,
+	// the largest body a route takes.
 	BodyBudgetBytes int64
 }
 
