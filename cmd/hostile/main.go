@@ -4,18 +4,20 @@
 // /metrics and of the answers: RELIABILITY.md's attack table comes from it.
 //
 // The mix: made-up and oversized HTTP methods, long paths and request ids,
-// a recursive-schema tool rendered for gemini, MCP initialize floods, and
-// anonymous status polling. Every loop is bounded by -d; nothing is sent
+// a recursive-schema tool rendered for gemini, MCP initialize floods,
+// bodies held back by slow clients, and anonymous status polling. Every loop is bounded by -d; nothing is sent
 // anywhere but the server it started.
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -183,6 +185,58 @@ var attacks = []attack{
 	{"HEAD readyz", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
 		return do(ctx, c, http.MethodHead, base+"/readyz", "", "", nil)
 	}},
+	{"50 MCP bodies of 1 MB, held back", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		return heldBodies(ctx, base, 50, 1<<20)
+	}},
+}
+
+// heldBodies opens n connections to /mcp, each sending all of a body of
+// size bytes but its last byte, as a slow client does, and holds them for
+// two seconds; then each sends its last byte and reads its answer. It
+// returns 503 if the server refused any of them (it holds a budget of
+// bodies: limits.request_body_budget_bytes), else the first's status.
+func heldBodies(ctx context.Context, base string, n, size int) (int, int) {
+	addr := strings.TrimPrefix(base, "http://")
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"` +
+		strings.Repeat("a", size-200) + `"}}}`
+	body += strings.Repeat(" ", size-len(body))
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range n {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			break
+		}
+		conns = append(conns, c)
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer key-hostile\r\nContent-Type: application/json\r\n"+
+			"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body[:len(body)-1])
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(2 * time.Second):
+	}
+	code, largest := 0, 0
+	for _, c := range conns {
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Write([]byte(body[len(body)-1:])); err != nil {
+			continue
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			continue
+		}
+		m, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		largest = max(largest, int(m))
+		if code == 0 || resp.StatusCode == http.StatusServiceUnavailable {
+			code = resp.StatusCode
+		}
+	}
+	return code, largest
 }
 
 func do(ctx context.Context, c *http.Client, method, url, key, body string, headers map[string]string) (int, int) {
