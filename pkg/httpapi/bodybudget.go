@@ -21,8 +21,9 @@ import (
 const DefaultBodyBudgetBytes = 16 << 20
 
 // MCPMaxBodyBytes is /mcp's bound on a body, which the MCP endpoint
-// enforces itself (mcpserver.MaxRequestBytes; serve passes it): a
-// call_tool's arguments are the largest thing a client sends.
+// enforces itself (mcpserver.MaxRequestBytes, which TestBodyBoundsAgree
+// holds this to): a call_tool's arguments are the largest thing a
+// client sends.
 const MCPMaxBodyBytes = 1 << 20
 
 // bodyBudget lends request bodies room to be read in: each request
@@ -40,7 +41,7 @@ type bodyBudget struct {
 	held map[access.Caller]int64 // only callers holding some: as many as requests in flight
 }
 
-// callerShare is the part of the budget one caller may hold.
+// One caller may hold 1/callerShare of the budget.
 const callerShare = 4
 
 // newBodyBudget is a budget of total bytes; nil (no bound) when total is
@@ -60,8 +61,8 @@ func newBodyBudget(total int64, reg prometheus.Registerer) *bodyBudget {
 
 // limit holds a request's body size, at most bound (the route's own
 // bound, which the handler enforces), while it is served. A request the
-// budget cannot hold now is answered 503 at once, with Retry-After: it
-// holds only its connection while it waits, not its body.
+// budget cannot hold now is answered 503 at once, with Retry-After,
+// rather than kept waiting with its connection open.
 func (b *bodyBudget) limit(bound int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if b == nil {
