@@ -30,13 +30,19 @@ type idWeight struct {
 func newDocVectors(l *Local, vf *vocabFeatures, pairIDs bool) *docVectors {
 	byID := make([]idWeight, len(vf.hashes))
 	for fid, h := range vf.hashes {
-		w, b := l.weight(h), l.bucket(h)
-		if h>>63 == 1 {
-			w = -w
-		}
-		byID[fid] = idWeight{w, uint32(b)}
+		byID[fid] = l.signedWeight(h)
 	}
 	return &docVectors{l: l, vf: vf, byID: byID, pairIDs: pairIDs}
+}
+
+// signedWeight is hash's weight and bucket, the weight negated where the
+// hash's high bit sends it down (accumulate).
+func (l *Local) signedWeight(hash uint64) idWeight {
+	x := idWeight{l.weight(hash), uint32(l.bucket(hash))}
+	if hash>>63 == 1 {
+		x.w = -x.w
+	}
+	return x
 }
 
 // docWork is one core's working memory for docVectors.
@@ -113,10 +119,7 @@ func (dv *docVectors) embed(doc []uint32, w *docWork, v []float32, touched []uin
 		if e.fid != 0 {
 			x = dv.byID[e.fid]
 		} else {
-			x = idWeight{dv.l.weight(e.hash), uint32(dv.l.bucket(e.hash))}
-			if e.hash>>63 == 1 {
-				x.w = -x.w
-			}
+			x = dv.l.signedWeight(e.hash)
 		}
 		v[x.bucket] += wt * x.w
 		touched[x.bucket/64] |= 1 << (x.bucket % 64)

@@ -208,11 +208,12 @@ type vocabFeatures struct {
 	prefix  []uint64 // pairPrefix of each term
 	ids     *hashtab.Table[uint32]
 	hashes  []uint64
-	// fitted: fitting has counted the corpus's features, and found
-	// whether some pair of it hashes as a vocabulary feature (pairIDs),
-	// which is then counted with that feature. A 64-bit hash makes that
-	// all but impossible; knowing it, embedding need not look pairs up.
-	fitted, pairIDs bool
+	// pairsApart: fitting counted the corpus's features and found no
+	// pair of it that hashes as a vocabulary feature (one that did would
+	// be counted with that feature). A 64-bit hash makes such a pair all
+	// but impossible; knowing there is none, embedding need not look
+	// pairs up. False until fitting says so.
+	pairsApart bool
 }
 
 func newVocabFeatures(vocab []string) *vocabFeatures {
@@ -359,15 +360,15 @@ func (l *Local) fit(c *analysis.Corpus, vf *vocabFeatures) *Local {
 	})
 	df := parts[0].df
 	most := parts[0].pairs.Len()
-	vf.pairIDs = parts[0].pairIDs
+	pairIDs := parts[0].pairIDs
 	for _, p := range parts[1:] {
 		for fid, n := range p.df {
 			df[fid] += n
 		}
 		most = max(most, p.pairs.Len())
-		vf.pairIDs = vf.pairIDs || p.pairIDs
+		pairIDs = pairIDs || p.pairIDs
 	}
-	vf.fitted = true
+	vf.pairsApart = !pairIDs
 	// The cores' pair counts are summed straight into the weights' table,
 	// which then turns each count into its weight: a pair is never a
 	// vocabulary feature, so every entry is a pair's until the
@@ -434,7 +435,7 @@ func (l *Local) EmbedCorpus(ctx context.Context, c *analysis.Corpus, set Rows) e
 }
 
 func (l *Local) embedCorpus(ctx context.Context, c *analysis.Corpus, vf *vocabFeatures, set Rows) error {
-	dv := newDocVectors(l, vf, !vf.fitted || vf.pairIDs)
+	dv := newDocVectors(l, vf, !vf.pairsApart)
 	chunk.Each(c.Len(), func(_, lo, hi int) {
 		work := dv.newWork()
 		words := RowWords(l.dim)
