@@ -73,7 +73,7 @@ func (b *bodyBudget) limit(bound int64) func(http.Handler) http.Handler {
 			if n < 0 || n > bound {
 				n = bound // unknown (chunked); or over the bound, of which only the bound is kept
 			}
-			if n == 0 || r.Body == nil || r.Body == http.NoBody {
+			if n == 0 { // no body (a server's request has http.NoBody then)
 				next.ServeHTTP(w, r)
 				return
 			}

@@ -34,8 +34,7 @@ func TestBodyBudget(t *testing.T) {
 	const budget = 100 << 10
 	ts := httptest.NewServer(NewServer(svc, Options{Registerer: reg, BodyBudgetBytes: budget}))
 	defer ts.Close()
-	inUse := gauge(t, reg, "toolsearch_http_body_budget_bytes")
-	waitFor := func(want float64) { t.Helper(); waitGauge(t, inUse, want) }
+	waitFor := func(want float64) { t.Helper(); waitBudget(t, reg, want) }
 	// A slow client: headers and the first bytes of a 60,000-byte body.
 	slow, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
@@ -124,7 +123,6 @@ func TestBodyBudgetPerCaller(t *testing.T) {
 	const budget = 8 << 20 // a caller's share: 2 MiB
 	ts := httptest.NewServer(NewServer(svc, Options{Registerer: reg, BodyBudgetBytes: budget}))
 	defer ts.Close()
-	held := gauge(t, reg, "toolsearch_http_body_budget_bytes")
 	// Caller "all" fills its share with slow bodies of 64 KiB each.
 	const each, share = 64 << 10, budget / 4
 	var slow []net.Conn
@@ -141,7 +139,7 @@ func TestBodyBudgetPerCaller(t *testing.T) {
 		slow = append(slow, c)
 		fmt.Fprintf(c, "POST /mcp/tool-search HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer key-all\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", ts.Listener.Addr(), each)
 	}
-	waitGauge(t, held, share)
+	waitBudget(t, reg, share)
 	search := func(key string) *http.Response {
 		t.Helper()
 		req, err := http.NewRequest("POST", ts.URL+"/mcp/tool-search", strings.NewReader(`{"query":"list issues"}`))
@@ -168,37 +166,20 @@ func TestBodyBudgetPerCaller(t *testing.T) {
 		c.Close() // the bodies end short: their requests end, and give their share back
 	}
 	slow = nil
-	waitGauge(t, held, 0)
+	waitBudget(t, reg, 0)
 	if resp := search("key-all"); resp.StatusCode != 200 {
 		t.Errorf("the caller with its share back: %d, want 200", resp.StatusCode)
 	}
 }
 
-// gauge reads the gauge name from reg.
-func gauge(t *testing.T, reg prometheus.Gatherer, name string) func() float64 {
-	return func() float64 {
-		t.Helper()
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == name {
-				return mf.GetMetric()[0].GetGauge().GetValue()
-			}
-		}
-		t.Fatalf("no %s", name)
-		return 0
-	}
-}
-
-// waitGauge polls read until it gives want: the server changes it as it
-// routes and ends requests, which a client does not see.
-func waitGauge(t *testing.T, read func() float64, want float64) {
+// waitBudget polls the body budget held until it is want: the server
+// changes it as it routes and ends requests, which a client does not see.
+func waitBudget(t *testing.T, reg *prometheus.Registry, want float64) {
 	t.Helper()
-	for start := time.Now(); read() != want; time.Sleep(time.Millisecond) {
+	const series = "toolsearch_http_body_budget_bytes"
+	for start := time.Now(); gathered(t, reg, series) != want; time.Sleep(time.Millisecond) {
 		if time.Since(start) > 10*time.Second { // a guard against hanging, not a timing
-			t.Fatalf("the gauge reads %v, never %v", read(), want)
+			t.Fatalf("%s is %v, never %v", series, gathered(t, reg, series), want)
 		}
 	}
 }
