@@ -238,10 +238,10 @@ func (r *Request) checkMessages() error {
 		}
 		blank = blank && strings.TrimSpace(m.Content) == ""
 	}
+	ask := newestAsk(r.Messages) // -1 with no turns
 	switch {
-	case len(r.Messages) > 0 && len(r.Messages[newestAsk(r.Messages)].Content) > MaxInputBytes:
-		i := newestAsk(r.Messages)
-		return badRequest(CodeInputTooLarge, `"messages[%d]", the turn the conversation is ranked on, holds %d bytes of content; the limit is %d`, i, len(r.Messages[i].Content), MaxInputBytes)
+	case ask >= 0 && len(r.Messages[ask].Content) > MaxInputBytes:
+		return badRequest(CodeInputTooLarge, `"messages[%d]", the turn the conversation is ranked on, holds %d bytes of content; the limit is %d`, ask, len(r.Messages[ask].Content), MaxInputBytes)
 	case len(r.Messages) > 0 && blank:
 		return badRequest("empty_query", `"messages" has no text`)
 	case len(r.Messages) > 0 && (r.Template != "" || r.Operation == OperationList || r.Regex != ""):
