@@ -359,6 +359,7 @@ func TestLimitsMatchTheCode(t *testing.T) {
 		{"SearchRequest.messages", "maxItems", search.MaxMessages},
 		{"SearchRequest.top_k", "maximum", search.MaxTopK},
 		{"SearchRequest.regex", "maxLength", search.MaxRegexBytes},
+		{"SearchResponse.diagnostic.unknown", "maxItems", search.MaxUnknownListed},
 	} {
 		if got := fmt.Sprint(schemaAt(spec, tc.path)[tc.key]); got != fmt.Sprint(tc.code) {
 			t.Errorf("openapi.yaml: %s %s is %s; the code's limit is %d", tc.path, tc.key, got, tc.code)

@@ -231,7 +231,15 @@ func TestMetaTools(t *testing.T) {
 		t.Errorf("a weak answer: no_match %v, text %q", out.NoMatch, text(weak))
 	}
 	// Names that match nothing are said first in the text, and at most
-	// maxNamesWritten of them.
+	// maxNamesWritten of them; the structure lists search's first
+	// MaxUnknownListed and counts the rest.
+	var hundred, listed []string
+	for i := range 100 {
+		hundred = append(hundred, fmt.Sprintf("s%02d", i))
+		if i < search.MaxUnknownListed {
+			listed = append(listed, fmt.Sprintf("server s%02d", i))
+		}
+	}
 	for _, tt := range []struct {
 		args      map[string]any
 		text      string
@@ -240,6 +248,7 @@ func TestMetaTools(t *testing.T) {
 		{map[string]any{"query": "rain", "servers": []string{"wether"}}, `Not found (nothing you can see has these names; list_servers gives the servers): "server wether" (did you mean "weather"?).` + "\n", []string{"server wether"}},
 		{map[string]any{"query": "rain", "server_match": "wet"}, `Not found (nothing you can see has these names; list_servers gives the servers): "server_match wet".` + "\n", []string{"server_match wet"}},
 		{map[string]any{"query": "select:get_forecast,a,b,c,d,e,f,g,h,i,j,k"}, `"i", "j" and 1 more.` + "\n1. weather/get_forecast", []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}},
+		{map[string]any{"query": "rain", "servers": hundred}, `"server s09" and 90 more.` + "\n", listed},
 	} {
 		res := call(t, cs, "search_tools", tt.args)
 		if out := structured[searchOut](t, res); !strings.HasPrefix(text(res), "Not found") || !strings.Contains(text(res), tt.text) || !slices.Equal(out.Unknown, tt.structure) {

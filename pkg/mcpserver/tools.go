@@ -62,17 +62,18 @@ type toolOut struct {
 }
 
 type searchOut struct {
-	Tools      []toolOut         `json:"tools"`
-	Mode       string            `json:"mode"`
-	Degraded   bool              `json:"degraded"`
-	Confident  *bool             `json:"confident,omitempty"`
-	NoMatch    bool              `json:"no_match,omitempty"`
-	Withheld   int               `json:"withheld,omitempty"`
-	Total      *int              `json:"total,omitempty"`
-	NextCursor string            `json:"next_cursor,omitempty"`
-	Unknown    []string          `json:"unknown,omitempty"`
-	Ambiguous  []string          `json:"ambiguous,omitempty"`
-	DidYouMean map[string]string `json:"did_you_mean,omitempty"`
+	Tools       []toolOut         `json:"tools"`
+	Mode        string            `json:"mode"`
+	Degraded    bool              `json:"degraded"`
+	Confident   *bool             `json:"confident,omitempty"`
+	NoMatch     bool              `json:"no_match,omitempty"`
+	Withheld    int               `json:"withheld,omitempty"`
+	Total       *int              `json:"total,omitempty"`
+	NextCursor  string            `json:"next_cursor,omitempty"`
+	Unknown     []string          `json:"unknown,omitempty"`
+	UnknownMore int               `json:"unknown_more,omitempty"`
+	Ambiguous   []string          `json:"ambiguous,omitempty"`
+	DidYouMean  map[string]string `json:"did_you_mean,omitempty"`
 	// searchID is the answer's search id while learning is on: the
 	// session's next uses of its tools teach (never sent to the model).
 	searchID string
@@ -118,7 +119,7 @@ const maxNamesWritten = 10
 
 // writeNames writes a diagnostic line: what, then names, each with the
 // name it was nearly (near), if any.
-func writeNames(b *strings.Builder, what string, names []string, near map[string]string) {
+func writeNames(b *strings.Builder, what string, names []string, more int, near map[string]string) {
 	if len(names) == 0 {
 		return
 	}
@@ -132,8 +133,8 @@ func writeNames(b *strings.Builder, what string, names []string, near map[string
 			fmt.Fprintf(b, " (did you mean %q?)", s)
 		}
 	}
-	if len(names) > maxNamesWritten {
-		fmt.Fprintf(b, " and %d more", len(names)-maxNamesWritten)
+	if more += max(len(names)-maxNamesWritten, 0); more > 0 {
+		fmt.Fprintf(b, " and %d more", more)
 	}
 	b.WriteString(".\n")
 }
@@ -160,11 +161,12 @@ func (s *Server) answer(ctx context.Context, sr search.Request, limit int, calle
 		Withheld: res.Withheld, Total: res.Total, NextCursor: res.NextCursor, searchID: res.SearchID}
 	var b strings.Builder
 	if res.Diagnostic != nil {
-		out.Unknown, out.Ambiguous, out.DidYouMean = res.Diagnostic.Unknown, res.Diagnostic.Ambiguous, res.Diagnostic.DidYouMean
+		d := res.Diagnostic
+		out.Unknown, out.UnknownMore, out.Ambiguous, out.DidYouMean = d.Unknown, d.UnknownMore, d.Ambiguous, d.DidYouMean
 		// Said first, in the text a model reads: an empty or weak answer
 		// is often a misnamed server, not a missing tool.
-		writeNames(&b, "Not found (nothing you can see has these names; list_servers gives the servers)", out.Unknown, out.DidYouMean)
-		writeNames(&b, "Ambiguous (several tools have these names; name them as server/tool)", out.Ambiguous, nil)
+		writeNames(&b, "Not found (nothing you can see has these names; list_servers gives the servers)", out.Unknown, out.UnknownMore, out.DidYouMean)
+		writeNames(&b, "Ambiguous (several tools have these names; name them as server/tool)", out.Ambiguous, 0, nil)
 	}
 	if res.NoMatch {
 		b.WriteString("No tool clearly fits this request. The closest candidates are below, but none matches well: " +

@@ -223,12 +223,55 @@ func TestOperatorsInLongQueries(t *testing.T) {
 				t.Errorf("required %v, want %v", res.Required, tt.required)
 			}
 			if n := 0; res.Diagnostic != nil {
-				n = len(res.Diagnostic.Unknown)
+				n = len(res.Diagnostic.Unknown) + res.Diagnostic.UnknownMore
 				if n != tt.unknown {
 					t.Errorf("%d unknown names, want %d", n, tt.unknown)
 				}
 			} else if tt.unknown != 0 {
 				t.Errorf("no diagnostic, want %d unknown names", tt.unknown)
+			}
+		})
+	}
+}
+
+// TestUnknownNamesCounted: however many names a request has that match
+// nothing, the answer lists the first MaxUnknownListed, in the order
+// asked, and counts the rest.
+func TestUnknownNamesCounted(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	names := func(n int, prefix string) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("%snope_%04d", prefix, i))
+		}
+		return out
+	}
+	many := names(5000, "")
+	tests := []struct {
+		name  string
+		req   Request
+		first string
+		total int
+	}{
+		{"visible tools", Request{Query: "list issues", Visibility: access.Visibility{Tools: append([]string{"github/list_issues"}, many...)}}, "nope_0000", 5000},
+		{"visible servers", Request{Query: "list issues", Visibility: access.Visibility{Servers: append([]string{"github"}, many...)}}, "nope_0000", 5000},
+		{"servers", Request{Query: "list issues", Servers: append([]string{"github"}, many...)}, "server nope_0000", 5000},
+		{"select", Request{Query: "select:github/list_issues," + strings.Join(names(100, "github/"), ",")}, "github/nope_0000", 100},
+		{"as many as are listed", Request{Query: "list issues", Servers: many[:MaxUnknownListed]}, "server nope_0000", MaxUnknownListed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustSearch(t, svc, tt.req)
+			if res.Diagnostic == nil {
+				t.Fatal("no diagnostic")
+			}
+			d := res.Diagnostic
+			if len(d.Unknown) != min(tt.total, MaxUnknownListed) || len(d.Unknown)+d.UnknownMore != tt.total {
+				t.Errorf("%d unknown names listed and %d more, want %d in all, at most %d listed", len(d.Unknown), d.UnknownMore, tt.total, MaxUnknownListed)
+			}
+			if !strings.HasSuffix(d.Unknown[0], tt.first) {
+				t.Errorf("first unknown %q, want %q", d.Unknown[0], tt.first)
 			}
 		})
 	}

@@ -352,6 +352,9 @@ type Diagnostic struct {
 	// Unknown lists names in the request that match nothing the caller
 	// can see.
 	Unknown []string `json:"unknown,omitempty"`
+	// UnknownMore counts the names that match nothing past the first
+	// MaxUnknownListed, which Unknown lists.
+	UnknownMore int `json:"unknown_more,omitempty"`
 	// Ambiguous lists select: names that match several tools the caller
 	// can see ("a/b/c" when server a has tool b/c and server a/b has tool
 	// c); name them by server and tool apart to pick one.
