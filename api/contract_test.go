@@ -123,7 +123,7 @@ func TestResponsesMatchTheSpec(t *testing.T) {
 		{"POST", "/mcp/tool-search", "", `{"query":"x"}`, js, 401},
 		{"POST", "/mcp/tool-search", "k", `{"template":"nope"}`, js, 404},
 		{"GET", "/mcp/tool-search", "", "", "", 405},
-		{"POST", "/mcp/tool-search", "k", `{"query":"` + strings.Repeat("a", httpapi.MaxBodyBytes) + `"}`, js, 413},
+		{"POST", "/mcp/tool-search", "k", `{"query":"` + strings.Repeat("a", httpapi.SearchMaxBodyBytes) + `"}`, js, 413},
 		{"POST", "/mcp/tool-search", "k", `{"query":"x"}`, "text/plain", 415},
 		{"POST", "/mcp/tool-search/rebuild", "adm", "", "", 200},
 		{"POST", "/mcp/tool-search/rebuild", "k", "", "", 401},

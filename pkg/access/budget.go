@@ -35,10 +35,11 @@ const (
 	WorkScan   Work = "scan"   // a search's ranking, its intents too, past a unit's
 	WorkRegex  Work = "regex"  // the text a regex search reads
 	WorkReport Work = "report" // a catalog report's lint and audit
+	WorkBody   Work = "body"   // a request body's bytes past a search's
 )
 
 // Works is every Work.
-var Works = []Work{WorkScan, WorkRegex, WorkReport}
+var Works = []Work{WorkScan, WorkRegex, WorkReport, WorkBody}
 
 type budgetKey struct{}
 
@@ -78,6 +79,14 @@ func Spend(ctx context.Context, work Work, units int) error {
 		return nil
 	}
 	return b.Spend(work, units)
+}
+
+// Charge takes units for work done already from the budget in ctx, into
+// debt if need be: the caller's next request waits for it.
+func Charge(ctx context.Context, work Work, units int) {
+	if b, ok := ctx.Value(budgetKey{}).(Budget); ok && units > 0 {
+		b.Charge(work, units)
+	}
 }
 
 // OverBudgetError refuses a request of a caller that asked for more work

@@ -183,3 +183,56 @@ func waitBudget(t *testing.T, reg *prometheus.Registry, want float64) {
 		}
 	}
 }
+
+// TestBodyCharged: a body costs its caller a unit of work for each whole
+// BodyUnitBytes read, beyond its request's own, into debt, with or
+// without a budget of bodies: a 1 MiB body's decoding is up to sixteen
+// searches' work, and the body's bound alone let one key send fifty a
+// second.
+func TestBodyCharged(t *testing.T) {
+	conversation := func(size int) string {
+		pad := strings.Repeat("A", size)
+		return `{"messages":[{"role":"user","content":[{"type":"text","text":"merge the approved pull request"},{"type":"image_url","image_url":{"url":"data:image/png;base64,` + pad + `"}}]}]}`
+	}
+	big := conversation(SearchMaxBodyBytes - 200)
+	small := `{"query":"merge the approved pull request"}`
+	const burst = 24
+	for _, tt := range []struct {
+		name   string
+		budget int64
+		first  string
+		units  int
+	}{
+		{"a body of nearly 1 MiB", 0, big, len(big) / BodyUnitBytes},
+		{"without a budget of bodies", -1, big, len(big) / BodyUnitBytes},
+		{"a body just under a unit", 0, conversation(BodyUnitBytes - 300), 0},
+		{"a small body", 0, small, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.units > burst-2 {
+				t.Fatalf("%d units leave no search to count", tt.units)
+			}
+			reg := prometheus.NewRegistry()
+			svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg, Version: "test"})
+			if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+				t.Fatal(err)
+			}
+			h := NewServer(svc, Options{Registerer: reg, SearchRate: 0.001, SearchBurst: burst, BodyBudgetBytes: tt.budget})
+			if rec := do(h, http.MethodPost, "/mcp/tool-search", "", tt.first); rec.Code != http.StatusOK {
+				t.Fatalf("first search of %d bytes: %d %.300s", len(tt.first), rec.Code, rec.Body)
+			}
+			searches := 0
+			for ; searches < burst; searches++ {
+				if rec := do(h, http.MethodPost, "/mcp/tool-search", "", small); rec.Code != http.StatusOK {
+					break
+				}
+			}
+			if want := burst - 1 - tt.units; searches != want {
+				t.Errorf("%d searches after one of %d bytes, want %d", searches, len(tt.first), want)
+			}
+			if got := gathered(t, reg, `toolsearch_budget_units_total{work="body"}`); got != float64(tt.units) {
+				t.Errorf("body units %g, want %d", got, tt.units)
+			}
+		})
+	}
+}

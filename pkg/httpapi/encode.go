@@ -174,10 +174,10 @@ const drainBytes = 16 << 20
 func drain(body io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(body, drainBytes)) }
 
 // decode reads one JSON object into a T, strictly: JSON content type (or
-// none), at most MaxBodyBytes, valid UTF-8, no unknown fields, no trailing
-// data. Every failure is an *apiError, or a *search.RequestError from a
-// value that decodes itself.
-func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
+// none), at most limit bytes (the route's bound), valid UTF-8, no unknown
+// fields, no trailing data. Every failure is an *apiError, or a
+// *search.RequestError from a value that decodes itself.
+func decode[T any](w http.ResponseWriter, r *http.Request, limit int64) (T, error) {
 	var v T
 	var charset string
 	if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -191,12 +191,12 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 		w.Header().Set("Accept-Encoding", "identity")
 		return v, errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Encoding %s is not supported; send the body uncompressed", redact.Echo(coding))
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			drain(r.Body)
-			return v, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "request body is over %d bytes", MaxBodyBytes)
+			return v, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "request body is over %d bytes", limit)
 		}
 		return v, errorf(http.StatusBadRequest, "unreadable_body", "cannot read request body")
 	}

@@ -101,7 +101,7 @@ func tokenCheck(token string) func(presented string) bool {
 func handleSearch(logger *slog.Logger, svc *search.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The service validates the request, against the catalog as well.
-		req, err := decode[search.Request](w, r)
+		req, err := decode[search.Request](w, r, SearchMaxBodyBytes)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
@@ -121,7 +121,7 @@ func handleSearch(logger *slog.Logger, svc *search.Service) http.Handler {
 // search's: what a search costs beyond its search.
 func handleNoop(logger *slog.Logger, answer func(search.Request) []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := decode[search.Request](w, r)
+		req, err := decode[search.Request](w, r, SearchMaxBodyBytes)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
@@ -390,7 +390,7 @@ const maxFeedbackTools = 50
 // the search did not return teaches nothing, and is counted as ignored.
 func handleFeedback(logger *slog.Logger, svc *search.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := decode[feedbackRequest](w, r)
+		req, err := decode[feedbackRequest](w, r, MaxBodyBytes)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return

@@ -25,7 +25,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 	trusted := proxies{opts.TrustedProxies, opts.Forwarded}
 	fails := newAuthFailures(opts.Registerer)
 	bodies := newBodyBudget(cmp.Or(opts.BodyBudgetBytes, DefaultBodyBudgetBytes), opts.Registerer)
-	body := bodies.limit(MaxBodyBytes)                                                                                                 // on a route that reads a body: after authenticate and throttle, so a caller refused reads none
+	body, searchBody := bodies.limit(MaxBodyBytes), bodies.limit(SearchMaxBodyBytes)                                                   // on a route that reads a body: after authenticate and throttle, so a caller refused reads none
 	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())                                                                   // the process is alive
 	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                                   // 200 once the first snapshot is published
 	r.With(none).Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, opts.Upstreams, opts.AdminToken, trusted, fails)) // open: probes and operators read it
@@ -36,14 +36,14 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 		// Bearer API keys, when configured; without, the client's address.
 		r.Use(authenticate(logger, svc, trusted, fails))
 		r.Use(throttle(opts.SearchRate, opts.SearchBurst, m)) // after authenticate: it budgets the caller that names
-		r.With(none, body).Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
+		r.With(none, searchBody).Method(http.MethodPost, "/mcp/tool-search", handleSearch(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/templates", handleTemplates(logger, svc))
 		r.With(none).Method(http.MethodGet, "/mcp/tool-search/servers", handleServers(logger, svc))
 		r.With(query(logger, "server*")).Method(http.MethodGet, "/mcp/tool-search/catalog", handleCatalog(logger, svc, writeTimeout)) // the console's catalog view
 		r.With(none, body).Method(http.MethodPost, "/mcp/tool-search/feedback", handleFeedback(logger, svc))                          // the tools a search led to: learning
 		r.With(query(logger, "tool")).Method(http.MethodGet, "/mcp/tool-search/learned", handleLearned(logger, svc))                  // what learning taught, for the key's tools
 		if opts.Noop != nil {
-			r.With(none, body).Method(http.MethodPost, "/noop", handleNoop(logger, opts.Noop)) // load tests' baseline
+			r.With(none, searchBody).Method(http.MethodPost, "/noop", handleNoop(logger, opts.Noop)) // load tests' baseline
 		}
 		if opts.MCP != nil {
 			r.With(bodies.limit(MCPMaxBodyBytes)).Handle(mcpPath, mcpErrors(opts.MCP, writeTimeout)) // Streamable HTTP: POST, GET (event stream), DELETE

@@ -22,9 +22,16 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
-// MaxBodyBytes caps a request body. A search request is a few hundred bytes;
-// the cap keeps a hostile client from making the server buffer megabytes.
+// MaxBodyBytes caps a request body on a route other than a search's and
+// /mcp (feedback names a search and at most 50 tools).
 const MaxBodyBytes = 64 << 10
+
+// SearchMaxBodyBytes caps a search's body, the same as /mcp's: a router
+// sends its conversation as its model's API holds it, with its images
+// and tools' outputs, which the search skips or reads only the start of.
+// At 64 KiB, a chat holding one screenshot, or a few files a tool had
+// read, was refused every search once it held them.
+const SearchMaxBodyBytes = MCPMaxBodyBytes
 
 // Options are NewServer's optional dependencies.
 type Options struct {

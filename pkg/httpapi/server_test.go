@@ -243,7 +243,8 @@ func TestSearchBadRequests(t *testing.T) {
 		{"message parts too long", "POST", "/mcp/tool-search", js, `{"messages":[{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("a ", 17000) + `"}]}]}`, 413, "input_too_large", ""},
 		{"nul in query", "POST", "/mcp/tool-search", js, `{"query":"a\u0000b"}`, 400, "invalid_query", "NUL"},
 		{"long query", "POST", "/mcp/tool-search", js, `{"query":"` + strings.Repeat("a ", 17000) + `"}`, 413, "input_too_large", ""},
-		{"body too large", "POST", "/mcp/tool-search", js, `{"query":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, 413, "body_too_large", ""},
+		{"body too large", "POST", "/mcp/tool-search", js, `{"query":"` + strings.Repeat("a", SearchMaxBodyBytes) + `"}`, 413, "body_too_large", ""},
+		{"feedback body too large", "POST", "/mcp/tool-search/feedback", js, `{"search_id":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, 413, "body_too_large", ""},
 		{"wrong content type", "POST", "/mcp/tool-search", "text/plain", `{"query":"x"}`, 415, "unsupported_media_type", "text/plain"},
 		{"form content type", "POST", "/mcp/tool-search", "application/x-www-form-urlencoded", `{"query":"x"}`, 415, "unsupported_media_type", ""},
 		{"wrong method", "GET", "/mcp/tool-search", "", ``, 405, "method_not_allowed", "GET"},
@@ -316,6 +317,35 @@ func TestSearchOK(t *testing.T) {
 	rec = do(h, "POST", "/mcp/tool-search", "", `{"query":"files"}`)
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Tools) != search.DefaultTopK+1 {
 		t.Errorf("default top_k: %d tools, err %v", len(got.Tools), err)
+	}
+}
+
+// TestWholeConversation: a router sends its conversation as its model's
+// API holds it, a screenshot and tools' long outputs included, and is
+// answered on its newest ask.
+func TestWholeConversation(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	screenshot := "data:image/png;base64," + strings.Repeat("iVBORw0KGgo", 40_000) // 440 KB
+	output := strings.Repeat("total 4096 drwxr-xr-x 2 root root 4096 src ", 2_500) // 107 KB
+	turns := []map[string]any{
+		{"role": "system", "content": "You are a coding assistant."},
+		{"role": "user", "content": []map[string]any{{"type": "text", "text": "what is on my screen?"}, {"type": "image_url", "image_url": map[string]string{"url": screenshot}}}},
+		{"role": "assistant", "content": "A terminal listing the repository."},
+		{"role": "tool", "tool_call_id": "call_1", "content": output},
+		{"role": "tool", "tool_call_id": "call_2", "content": output},
+		{"role": "user", "content": "merge the approved pull request"},
+	}
+	body, err := json.Marshal(map[string]any{"messages": turns, "top_k": 1, "include_core": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(body) <= MaxBodyBytes || len(body) > SearchMaxBodyBytes {
+		t.Fatalf("a body of %d bytes tests nothing", len(body))
+	}
+	rec := do(h, "POST", "/mcp/tool-search", "", string(body))
+	var got struct{ Tools []struct{ Name string } }
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); rec.Code != 200 || err != nil || len(got.Tools) != 1 || got.Tools[0].Name != "merge_pull_request" {
+		t.Errorf("a conversation of %d bytes = %d: %.300s", len(body), rec.Code, rec.Body)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // counted whole against this bound was refused once the chat grew long
 // (forty turns of 800 bytes), though its old turns were never read.
 // MaxMessages bounds the turns: the digest reads the newest few, so it is
-// set where the body's own bound (64 KiB) holds the count already. At 64,
+// set where the HTTP body's bound once (64 KiB) held the count already. At 64,
 // an agent's loop held as Responses items (a call and its output a step,
 // between two asks) was refused after twenty-odd steps, in 6 KB.
 const (
