@@ -19,10 +19,11 @@ ts_port=$(free_port)
 start_node everything "$up_port" node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
 start_node notes "$notes_port" notes-server.mjs
 
-# get-sum is core and listed as itself (expose: core_and_meta); the notes
-# server declares no annotations, so delete_note is destructive by inference.
+# get-sum and get-structured-content are core and listed as themselves
+# (expose: core_and_meta); the notes server declares no annotations, so
+# delete_note is destructive by inference.
 cat >"$work/config.yaml" <<YAML
-core: [everything/get-sum]
+core: [everything/get-sum, everything/get-structured-content]
 mcp:
   expose: core_and_meta
 upstreams:
@@ -107,6 +108,14 @@ step "--method tools/call --tool-name call_tool --tool-arg name=delete_note --to
 out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=delete_note --tool-arg 'arguments={"id":"1"}' --tool-arg confirm=true) || fail "call_tool delete_note confirmed"
 echo "$out" | grep '"text": '
 grep -q 'deleted note 1' <<<"$out" || fail "the confirmed destructive call did not reach its upstream"
+passed=$((passed + 1))
+
+# The official TypeScript SDK's client checks a directly listed tool's
+# structured result against the output schema the listing gave it.
+echo
+echo "\$ node structured-client.mjs .../mcp   (everything__get-structured-content, called directly)"
+out=$(node structured-client.mjs "http://127.0.0.1:$ts_port/mcp") || fail "a directly listed tool's output schema or structured result: $out"
+echo "$out"
 passed=$((passed + 1))
 
 # The official TypeScript SDK's client, with a progress handler: each of

@@ -95,8 +95,8 @@ func (s *Server) add(t *mcp.Tool, h mcp.ToolHandler) (err error) {
 	return nil
 }
 
-// direct is t as a tools/list entry under its qualified name, and the
-// parameters it lists under new names (new -> own). Its schema comes from
+// direct is t as a tools/list entry under its qualified name, with its
+// output schema, and the parameters it lists under new names (new -> own). Its schema comes from
 // an upstream: one the SDK would refuse (it panics on a schema that is
 // not an object) is refused here instead, and what model providers would
 // refuse is mended (tooldef.Mend) and renamed (tooldef.SafeKeys), since
@@ -134,6 +134,17 @@ func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 	}
 	if len(h.Inferred) > 0 {
 		def.Meta = mcp.Meta{metaInferred: h.Inferred}
+	}
+	// The upstream's output schema as it wrote it: a call's result is
+	// forwarded unchanged, structuredContent and all, so it is the
+	// upstream's schema that describes it, and a client typing or
+	// checking results by it reads the same as from the upstream.
+	if out := t.Schemas.Output(); len(out) > 0 {
+		v, err := jsontree.Decode(out)
+		if err != nil {
+			return nil, nil, fmt.Errorf("output schema: %w", err)
+		}
+		def.OutputSchema = v
 	}
 	return def, args, nil
 }

@@ -41,7 +41,15 @@ func TestExposeCoreAndMeta(t *testing.T) {
 	}
 	// platform/get_platform_info is core but comes from a catalog file:
 	// not callable, so not listed.
-	r := newRigWith(t, keys, Options{Expose: config.ExposeCoreAndMeta}, nil, "weather/get_forecast", "weather/get_alerts", "platform/get_platform_info")
+	conditions := map[string]any{"type": "object", "properties": map[string]any{
+		"temp_c": map[string]any{"type": "number", "maximum": 60}, "sky": map[string]any{"type": "string"}}, "required": []any{"temp_c", "sky"}}
+	withConditions := func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "get_conditions", Description: "Get the current weather conditions in a city.", InputSchema: map[string]any{"type": "object"}, OutputSchema: conditions},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"sky":"clear","temp_c":21.5}`}}, StructuredContent: map[string]any{"temp_c": 21.5, "sky": "clear"}}, nil
+			})
+	}
+	r := newRigWith(t, keys, Options{Expose: config.ExposeCoreAndMeta}, withConditions, "weather/get_forecast", "weather/get_alerts", "weather/get_conditions", "platform/get_platform_info")
 	all := connectWith(t, r.url, "all-secret", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 		select {
 		case r.changed <- struct{}{}:
@@ -68,6 +76,15 @@ func TestExposeCoreAndMeta(t *testing.T) {
 		if s, ok := tl.InputSchema.(map[string]any); !ok || s["required"] == nil {
 			t.Errorf("listed get_forecast has not its own schema: %v", tl.InputSchema)
 		}
+	}
+	// A tool with an output schema is listed with it, and its structured
+	// result comes through.
+	raw, err := json.Marshal(list.Tools[slices.IndexFunc(list.Tools, func(tl *mcp.Tool) bool { return tl.Name == "weather__get_conditions" })].OutputSchema)
+	if want, _ := json.Marshal(conditions); err != nil || !jsonEqual(raw, want) {
+		t.Errorf("listed get_conditions: output schema %s, want the upstream's %s", raw, want)
+	}
+	if res := call(t, all, "weather__get_conditions", map[string]any{}); res.IsError || !reflect.DeepEqual(res.StructuredContent, map[string]any{"temp_c": 21.5, "sky": "clear"}) {
+		t.Errorf("direct call of get_conditions: %+v", res)
 	}
 	res := call(t, all, "weather__get_forecast", map[string]any{"city": "Oslo", "days": 3})
 	if res.IsError || text(res) != "Oslo: sunny for 3 days" {
@@ -159,6 +176,28 @@ func TestDirectMendsSchemas(t *testing.T) {
 	}
 }
 
+// TestDirectOutputSchema: a listed tool has its upstream's output
+// schema as written, numbers whole; one without has none.
+func TestDirectOutputSchema(t *testing.T) {
+	for _, out := range []string{
+		`{"properties":{"id":{"maximum":1234567890123456789,"type":"integer"}},"type":"object"}`, // keys in the order a map is written
+		`{"items":{"type":"string"},"type":"array"}`,
+		``,
+	} {
+		def, _, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", Schemas: catalog.MakeSchemas(nil, json.RawMessage(out), nil)}})
+		if err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		got, err := json.Marshal(def.OutputSchema)
+		switch {
+		case out == "" && def.OutputSchema != nil:
+			t.Errorf("no output schema: listed with %s", got)
+		case out != "" && (err != nil || string(got) != out):
+			t.Errorf("listed with output schema %s, want %s", got, out)
+		}
+	}
+}
+
 // TestDirectRenamesParameters: a core tool whose parameter names Anthropic
 // refuses ("filter[id]") is listed under names it takes, and a call under
 // those names reaches the upstream under the tool's own.
@@ -216,4 +255,10 @@ func TestOwnNames(t *testing.T) {
 			t.Errorf("%s: %s, %v; want %s", tt.args, got, err, tt.want)
 		}
 	}
+}
+
+// jsonEqual reports whether a and b are the same JSON value.
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
