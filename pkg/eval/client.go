@@ -21,10 +21,14 @@ import (
 )
 
 // ErrRefused marks a server that refuses the eval itself (a missing or
-// wrong key: 401, 403) or cannot be reached: every query would fail the
-// same way, so Run stops instead of counting each one as a miss. Its
-// wrapper says which of the two it was.
+// wrong key: 401, 403), cannot be reached, or stays unavailable: every
+// query would fail the same way, so Run stops instead of counting each
+// one as a miss. Its wrapper says which it was.
 var ErrRefused = errors.New("the eval cannot run against this server")
+
+// errUnavailable marks an answer that says the server, or the proxy in
+// front of it, cannot answer for now.
+var errUnavailable = errors.New("the server is unavailable")
 
 // HTTPSearcher searches a running toolsearch server through its HTTP API.
 type HTTPSearcher struct {
@@ -55,11 +59,22 @@ const (
 // Search posts the request to /mcp/tool-search. A 429 (the server's rate
 // limit) is waited out, as its Retry-After says (a minute at most each
 // time), up to five times: an eval measures ranking, and a throttled
-// query is no miss.
+// query is no miss. So is a 503 (the server busy or not ready) and a
+// proxy's 502 or 504 (a rollout behind an ingress); one that lasts past
+// the fifth wait is an ErrRefused, which stops the run: counted as
+// misses, such answers had lowered a live server's recall for what was
+// not its ranking.
 func (h *HTTPSearcher) Search(ctx context.Context, sr search.Request) (Answer, error) {
 	for try := 0; ; try++ {
 		ans, wait, err := h.search(ctx, sr)
-		if wait == 0 || try == 5 {
+		if errors.Is(err, errUnavailable) {
+			if try == 5 {
+				return ans, fmt.Errorf("%w: %w", ErrRefused, err)
+			}
+			// A proxy gives no Retry-After: 1, 2, 4, 8 and 16 s, half a
+			// minute in all, for a pod to be replaced.
+			wait = max(wait, time.Second<<try)
+		} else if wait == 0 || try == 5 {
 			return ans, err
 		}
 		sleep := h.wait
@@ -134,8 +149,11 @@ func (h *HTTPSearcher) search(ctx context.Context, sr search.Request) (Answer, t
 	case len(data) > maxAnswer:
 		return Answer{}, 0, fmt.Errorf("POST /mcp/tool-search: %s: the answer is over %d bytes", resp.Status, maxAnswer)
 	}
-	if resp.StatusCode == http.StatusTooManyRequests {
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
 		return Answer{}, retryAfter(resp.Header.Get("Retry-After")), fmt.Errorf("POST /mcp/tool-search: %s", resp.Status)
+	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return Answer{}, retryAfter(resp.Header.Get("Retry-After")), fmt.Errorf("%w: POST %s/mcp/tool-search: %s: %s", errUnavailable, strings.TrimRight(h.BaseURL, "/"), resp.Status, redact.Text(quote(data), h.Token))
 	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		hint := "set TOOLSEARCH_API_KEY to a key the server accepts"

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -81,6 +82,63 @@ func TestSearchWaitsOutRateLimit(t *testing.T) {
 	}
 }
 
+// TestSearchWaitsOutUnavailable: a 503, or a proxy's 502 or 504, is
+// waited out as Retry-After says, or longer each time without one, and
+// the query asked again; a sixth stops the run (ErrRefused) rather than
+// counting as a miss.
+func TestSearchWaitsOutUnavailable(t *testing.T) {
+	second := time.Second
+	for _, tt := range []struct {
+		name       string
+		status     int
+		retryAfter string
+		refusals   int32
+		waits      []time.Duration
+	}{
+		{"busy once", http.StatusServiceUnavailable, "1", 1, []time.Duration{second}},
+		{"a proxy's 502 twice", http.StatusBadGateway, "", 2, []time.Duration{second, 2 * second}},
+		{"a proxy's 504, Retry-After longer than the backoff", http.StatusGatewayTimeout, "10", 1, []time.Duration{10 * second}},
+		{"unavailable every time", http.StatusServiceUnavailable, "", 100, []time.Duration{second, 2 * second, 4 * second, 8 * second, 16 * second}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if asked.Add(1) <= tt.refusals {
+					if tt.retryAfter != "" {
+						w.Header().Set("Retry-After", tt.retryAfter)
+					}
+					http.Error(w, "upstream connect error; you sent "+r.Header.Get("Authorization"), tt.status)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"tools":[{"name":"t","server":"s","description":"","source":"retrieved"}],"mode":"hybrid","degraded":false,"index_version":"1"}`))
+			}))
+			defer srv.Close()
+			var waited []time.Duration
+			h := &HTTPSearcher{BaseURL: srv.URL, Token: "k-secret", wait: func(_ context.Context, d time.Duration) error {
+				waited = append(waited, d)
+				return nil
+			}}
+			ans, err := h.Search(t.Context(), search.Request{Query: "q"})
+			lasts := tt.refusals > 5
+			if err != nil && strings.Contains(err.Error(), "k-secret") {
+				t.Errorf("err = %v: the key is quoted", err)
+			}
+			switch {
+			case lasts && !errors.Is(err, ErrRefused):
+				t.Errorf("err = %v, want ErrRefused", err)
+			case lasts && !strings.Contains(err.Error(), "upstream connect error"):
+				t.Errorf("err = %v, want the answer quoted", err)
+			case !lasts && (err != nil || len(ans.Tools) != 1):
+				t.Errorf("answer %+v, err %v; want the tool", ans, err)
+			}
+			if !slices.Equal(waited, tt.waits) {
+				t.Errorf("waited %v, want %v", waited, tt.waits)
+			}
+		})
+	}
+}
+
 // TestSearchBounds: a server that never answers, or never finishes its
 // answer, stops the eval instead of holding it (and a CI job) for good;
 // an error's body is quoted in part, and an answer past the bound is an
@@ -115,11 +173,11 @@ func TestSearchBounds(t *testing.T) {
 	}{
 		{"no answer", silent, 50 * time.Millisecond, true, "no answer within 50ms", 0},
 		{"an answer that stops half way", stalled, 50 * time.Millisecond, true, "no answer within 50ms", 0},
-		{"an error page of a megabyte", page(http.StatusBadGateway, 1<<20), 0, false, "bytes more)", 700},
+		{"an error page of a megabyte", page(http.StatusInternalServerError, 1<<20), 0, false, "bytes more)", 700},
 		{"an answer over the bound", page(http.StatusOK, maxAnswer+2), 0, false, "the answer is over 16777216 bytes", 0},
 		{"an error page echoing the key", func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusBadGateway)
-			fmt.Fprintf(w, "bad gateway; you sent %s", r.Header.Get("Authorization"))
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "internal error; you sent %s", r.Header.Get("Authorization"))
 		}, 0, false, "you sent Bearer [redacted]", 0},
 	}
 	for _, tt := range tests {
