@@ -110,6 +110,18 @@ echo "$out" | grep '"text": '
 grep -q 'deleted note 1' <<<"$out" || fail "the confirmed destructive call did not reach its upstream"
 passed=$((passed + 1))
 
+step "--method tools/call --tool-name get_tool_schema --tool-arg name=simulate-research-query   (a tool that runs only as a task)"
+out=$(inspector --method tools/call --tool-name get_tool_schema --tool-arg name=simulate-research-query) || fail "get_tool_schema simulate-research-query"
+grep -E '^    "callable"|^      "taskSupport"' <<<"$out"
+grep -q '"callable": false' <<<"$out" && grep -q '"taskSupport": "required"' <<<"$out" || fail "get_tool_schema did not say a task-only tool is not callable"
+passed=$((passed + 1))
+
+step "--method tools/call --tool-name call_tool --tool-arg name=simulate-research-query --tool-arg 'arguments={\"topic\":\"tasks\"}'   (refused before it is sent)"
+out=$(inspector --method tools/call --tool-name call_tool --tool-arg name=simulate-research-query --tool-arg 'arguments={"topic":"tasks"}') || fail "call_tool simulate-research-query"
+echo "$out" | grep '"text": '
+grep -q '"isError": true' <<<"$out" && grep -q 'runs only as an MCP task' <<<"$out" || fail "a task-only tool's call was not refused with why"
+passed=$((passed + 1))
+
 # The official TypeScript SDK's client checks a directly listed tool's
 # structured result against the output schema the listing gave it.
 echo

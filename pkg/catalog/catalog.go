@@ -45,20 +45,63 @@ type Tool struct {
 	Title       string
 	Description string
 	Schemas     Schemas
+	Tasks       TaskSupport // its execution.taskSupport
 }
 
-// MarshalJSON writes t as a tools/list entry, its schemas and
-// annotations as given, without its server.
-func (t Tool) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Name         string          `json:"name"`
-		Title        string          `json:"title,omitempty"`
-		Description  string          `json:"description,omitempty"`
-		InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
-		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-		Annotations  json.RawMessage `json:"annotations,omitempty"`
-	}{t.Name, t.Title, t.Description, t.Schemas.Input(), t.Schemas.Output(), t.Schemas.Annotations()})
+// TaskSupport is whether a tool may, or must, be run as an MCP task
+// (execution.taskSupport): one that must answers a plain tools/call with
+// an error.
+type TaskSupport uint8
+
+// A tool's task support; TasksForbidden is a tool's without one.
+const (
+	TasksForbidden TaskSupport = iota
+	TasksOptional
+	TasksRequired
+)
+
+var taskSupports = []string{"forbidden", "optional", "required"}
+
+func (t TaskSupport) String() string { return taskSupports[t] }
+
+// ParseTaskSupport reads an execution.taskSupport value.
+func ParseTaskSupport(s string) (TaskSupport, bool) {
+	i := slices.Index(taskSupports, s)
+	return TaskSupport(max(i, 0)), i >= 0
 }
+
+// Execution is a tools/list entry's execution, nil for a tool without
+// task support.
+func (t Tool) Execution() *Execution {
+	if t.Tasks == TasksForbidden {
+		return nil
+	}
+	return &Execution{TaskSupport: t.Tasks.String()}
+}
+
+// Execution is the execution of a tools/list entry.
+type Execution struct {
+	TaskSupport string `json:"taskSupport"`
+}
+
+// Entry is a tools/list entry: an MCP Tool.
+type Entry struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Execution    *Execution      `json:"execution,omitempty"`
+}
+
+// Entry is t as a tools/list entry, its schemas and annotations as given.
+func (t Tool) Entry() Entry {
+	return Entry{t.Name, t.Title, t.Description, t.Schemas.Input(), t.Schemas.Output(), t.Schemas.Annotations(), t.Execution()}
+}
+
+// MarshalJSON writes t as a tools/list entry, without its server.
+func (t Tool) MarshalJSON() ([]byte, error) { return json.Marshal(t.Entry()) }
 
 // ID is the tool's qualified name, "server/tool". Tool names may themselves
 // contain "/", so an ID is never split to recover its parts: use Resolve.
@@ -304,6 +347,12 @@ func (h *toolHasher) add(t Tool, raw *rawSchemas) {
 	buf = appendField(buf, raw.in)
 	buf = appendField(buf, raw.out)
 	buf = appendField(buf, raw.ann)
+	if t.Tasks != TasksForbidden {
+		// Only then, so that a catalog without tasks hashes as before
+		// (its snapshots still match); as a field no server's name can
+		// be (checkName refuses control characters), so unambiguous.
+		buf = appendField(buf, "\x00"+t.Tasks.String())
+	}
 	h.h.Write(buf)
 	h.buf = buf
 }

@@ -111,6 +111,9 @@ func TestParseErrors(t *testing.T) {
 		{"yaml wrong type placed", "servers:\n  - name: s1\n    tools:\n      - name: ok_tool\n        description: Fine.\n      - name: bad\n        description: 5\n",
 			[]string{`server "s1": tool #2 "bad"`, "line 7, column 9: description: want a string, got a number"}},
 		{"yaml unknown key placed", "tools:\n  - name: a\n    descripton: x\n", []string{`tool #1 "a"`, `line 3, column 5: key "descripton" is unknown`}},
+		{"task support unknown", `{"servers":[{"name":"gh","tools":[{"name":"a","execution":{"taskSupport":"always"}}]}]}`, []string{`server "gh": tool #1 "a"`, `execution.taskSupport: want one of forbidden, optional, required, got "always"`}},
+		{"execution key unknown", `{"servers":[{"name":"gh","tools":[{"name":"a","execution":{"tasksupport":"required"}}]}]}`, []string{`tool #1 "a"`, `key "tasksupport" is unknown (did you mean "taskSupport"?)`}},
+		{"execution not an object", `{"servers":[{"name":"gh","tools":[{"name":"a","execution":"required"}]}]}`, []string{`tool #1 "a"`, "execution: want an object, got a string"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,6 +130,35 @@ func TestParseErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTaskSupport: a tool's execution.taskSupport is read as a
+// tools/list entry has it, and written back; a tool without one has
+// none.
+func TestTaskSupport(t *testing.T) {
+	for _, tt := range []struct {
+		execution string
+		want      TaskSupport
+	}{
+		{``, TasksForbidden},
+		{`,"execution":{}`, TasksForbidden},
+		{`,"execution":{"taskSupport":"forbidden"}`, TasksForbidden},
+		{`,"execution":{"taskSupport":"optional"}`, TasksOptional},
+		{`,"execution":{"taskSupport":"required"}`, TasksRequired},
+	} {
+		p, err := Parse("t.json", []byte(`{"tools":[{"name":"a"`+tt.execution+`}]}`), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.Servers[0].Tools[0]
+		if got.Tasks != tt.want {
+			t.Errorf("%s: tasks %s, want %s", tt.execution, got.Tasks, tt.want)
+		}
+		out, err := json.Marshal(got)
+		if wantOut := `"execution":{"taskSupport":"` + tt.want.String() + `"}`; err != nil || strings.Contains(string(out), wantOut) != (tt.want != TasksForbidden) {
+			t.Errorf("%s: written as %s", tt.execution, out)
+		}
 	}
 }
 
@@ -567,6 +599,12 @@ func TestHashCoversEveryField(t *testing.T) {
 				MakeSchemas(nil, in, ann), MakeSchemas(in, nil, out)} { // and moved to the next
 				changed := base
 				changed.Schemas = s
+				changes = append(changes, changed)
+			}
+		case f.Type() == reflect.TypeFor[TaskSupport]():
+			for _, ts := range []TaskSupport{TasksOptional, TasksRequired} {
+				changed := base
+				changed.Tasks = ts
 				changes = append(changes, changed)
 			}
 		default:

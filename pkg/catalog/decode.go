@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -209,7 +210,9 @@ func (d *decoder) toolObject(t *Tool) error {
 				return d.fail(d.keyAt, "%v", err)
 			}
 			return nil
-		case "_meta", "icons", "execution":
+		case "execution":
+			return d.execution(&t.Tasks)
+		case "_meta", "icons":
 			return d.skip()
 		}
 		return d.unknown(key, toolKeys)
@@ -227,6 +230,25 @@ func (d *decoder) toolObject(t *Tool) error {
 		d.pending = append(d.pending, s)
 	}
 	return err
+}
+
+// execution reads a tool's execution: its taskSupport.
+func (d *decoder) execution(tasks *TaskSupport) error {
+	return d.object("execution", func(key []byte) error {
+		if string(key) != "taskSupport" {
+			return d.unknown(key, executionKeys)
+		}
+		var s string
+		if err := d.text(&s, "execution.taskSupport"); err != nil {
+			return err
+		}
+		t, ok := ParseTaskSupport(s)
+		if !ok && s != "" {
+			return d.fail(d.keyAt, "execution.taskSupport: want one of %s, got %s", strings.Join(taskSupports, ", "), redact.Echo(s))
+		}
+		*tasks = t
+		return nil
+	})
 }
 
 // object reads an object (null is an empty one), calling member for each

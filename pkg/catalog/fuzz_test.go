@@ -23,6 +23,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"tools":[{"name":"h\u202e","title":"a\u2066b","description":"c\udb40\udc41","inputSchema":{"type":"object","description":"\udb40\udc42","properties":{"k\u202a":{"enum":["\u2069"]}}}}]}`))
 	f.Add([]byte("{\"tools\":[{\"name\":\"v\",\"title\":\"\ufe0fa\u2764\ufe0f\ufe01\",\"description\":\"\U0001F600\U000E0138\u2062\",\"inputSchema\":{\"description\":\"\\ufe0f\\udb40\\udd38\"}}]}"))
 	f.Add([]byte(`{"servers":[{"name":"a","tools":[{"name":"x\"}]","description":"\\\\"}, {"name":"y","inputSchema":{"tools":[{}]}}]}]}`)) // read on every core
+	f.Add([]byte(`{"tools":[{"name":"r","execution":{"taskSupport":"required"}},{"name":"s","execution":{"taskSupport":"sometimes"}},{"name":"t","execution":null}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if split, ok := decodeSplit("f.json", data); ok {
 			if whole, err := readWhole(data); err != nil || !reflect.DeepEqual(split, whole) {

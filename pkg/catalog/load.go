@@ -128,7 +128,8 @@ func Parse(source string, data []byte, defaultServer string) (Part, error) {
 // included). MCP fields this service does not use are allowed, so a saved
 // tools/list answer loads as it is.
 var (
-	fileKeys   = []string{"servers", "tools", "nextCursor", "_meta"}
-	serverKeys = []string{"name", "tools"}
-	toolKeys   = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons", "execution"}
+	fileKeys      = []string{"servers", "tools", "nextCursor", "_meta"}
+	serverKeys    = []string{"name", "tools"}
+	toolKeys      = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons", "execution"}
+	executionKeys = []string{"taskSupport"}
 )

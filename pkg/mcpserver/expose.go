@@ -41,8 +41,8 @@ func (s *Server) exposeCore(snap *search.Snapshot) {
 	next := map[string]exposed{}
 	tools := map[string]*mcp.Tool{}
 	for _, t := range snap.CoreTools() {
-		if s.opts.Upstreams == nil || !s.opts.Upstreams.Has(t.Server) {
-			continue // listed is callable: a catalog file's tool is found by search instead
+		if s.uncallable(t) != "" {
+			continue // listed is callable: a catalog file's or a task's tool is found by search instead
 		}
 		def, args, err := direct(t)
 		if err != nil {

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
@@ -261,4 +263,39 @@ func TestOwnNames(t *testing.T) {
 func jsonEqual(a, b []byte) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// liveServers are Upstreams that have the servers named, and call none.
+type liveServers []string
+
+func (l liveServers) Has(server string) bool  { return slices.Contains(l, server) }
+func (liveServers) Status() []upstream.Status { return nil }
+func (liveServers) Call(context.Context, string, string, json.RawMessage, upstream.CallOptions) (*mcp.CallToolResult, error) {
+	return nil, errors.New("not called")
+}
+
+// TestUncallable: call_tool runs a live upstream's tool, unless it runs
+// only as an MCP task (which the SDK cannot ask for): that one, like a
+// catalog file's, is refused up front with the reason, said by
+// get_tool_schema's callable too, and not listed directly.
+func TestUncallable(t *testing.T) {
+	s := &Server{opts: Options{Upstreams: liveServers{"live"}}}
+	for _, tt := range []struct {
+		server string
+		tasks  catalog.TaskSupport
+		why    string
+	}{
+		{"live", catalog.TasksForbidden, ""},
+		{"live", catalog.TasksOptional, ""},
+		{"live", catalog.TasksRequired, `runs only as an MCP task (its execution.taskSupport is "required")`},
+		{"file", catalog.TasksForbidden, "comes from a catalog file"},
+	} {
+		found := search.Found{Tool: catalog.Tool{Server: tt.server, Name: "t", Tasks: tt.tasks}}
+		if got := s.uncallable(found); (tt.why == "") != (got == "") || !strings.Contains(got, tt.why) {
+			t.Errorf("%s, tasks %s: %q, want %q", tt.server, tt.tasks, got, tt.why)
+		}
+	}
+	if got := (&Server{}).uncallable(search.Found{Tool: catalog.Tool{Server: "live"}}); got == "" {
+		t.Error("without upstreams, a tool is callable")
+	}
 }

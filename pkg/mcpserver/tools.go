@@ -257,8 +257,9 @@ type schemaOut struct {
 	Annotations  map[string]any `json:"annotations,omitempty"`
 	// AnnotationsInferred names the hints in Annotations that toolsearch
 	// inferred because the server declared none.
-	AnnotationsInferred []string `json:"annotationsInferred,omitempty"`
-	Callable            bool     `json:"callable"` // call_tool can run it
+	AnnotationsInferred []string           `json:"annotationsInferred,omitempty"`
+	Execution           *catalog.Execution `json:"execution,omitempty"` // its task support, when it has one
+	Callable            bool               `json:"callable"`            // call_tool can run it
 }
 
 // object is raw, a JSON object, as a tree whose numbers keep their text
@@ -284,7 +285,7 @@ func (s *Server) getSchema(ctx context.Context, req *mcp.CallToolRequest, in get
 	}
 	out := schemaOut{Name: t.Name, Server: t.Server, Title: t.Title, Description: t.Description, InputSchema: input,
 		OutputSchema: object(t.Schemas.Output()), Annotations: object(t.Hints.Annotations), AnnotationsInferred: t.Hints.Inferred,
-		Callable: s.opts.Upstreams != nil && s.opts.Upstreams.Has(t.Server)}
+		Execution: t.Execution(), Callable: s.uncallable(t) == ""}
 	s.used(ctx, req.Session, caller, t)
 	if kept, ok := ctx.Value(exactSchemaKey{}).(*json.RawMessage); ok {
 		*kept = exactSchema(out)
@@ -439,12 +440,26 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	return res, err
 }
 
+// uncallable says why call_tool cannot run t, or "" when it can.
+func (s *Server) uncallable(t search.Found) string {
+	switch {
+	case s.opts.Upstreams == nil || !s.opts.Upstreams.Has(t.Server):
+		return fmt.Sprintf("%s/%s comes from a catalog file, not a live upstream server: toolsearch can describe it but not call it", t.Server, t.Name)
+	case t.Tasks == catalog.TasksRequired:
+		// Its upstream refuses a plain tools/call, and the SDK cannot
+		// make the task-augmented one: said before the call is sent,
+		// rather than as the upstream's -32601.
+		return fmt.Sprintf("%s/%s runs only as an MCP task (its execution.taskSupport is \"required\"), which toolsearch does not relay: call it on its server directly", t.Server, t.Name)
+	}
+	return ""
+}
+
 // forward calls t on its upstream, for call_tool and for core tools
 // listed directly: arguments checked against its schema, destructive
 // calls confirmed as the policy says.
 func (s *Server) forward(ctx context.Context, req *mcp.CallToolRequest, caller access.Caller, t search.Found, args json.RawMessage, confirmed bool) (*mcp.CallToolResult, error) {
-	if !s.opts.Upstreams.Has(t.Server) {
-		return errorResult(fmt.Sprintf("%s/%s comes from a catalog file, not a live upstream server: toolsearch can describe it but not call it", t.Server, t.Name)), nil
+	if why := s.uncallable(t); why != "" {
+		return errorResult(why), nil
 	}
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)

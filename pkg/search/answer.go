@@ -388,7 +388,7 @@ func (a *answer) render() error {
 		t := a.snap.Catalog.Tool(h.Row)
 		hints := a.snap.hints.At(h.Row, t.Schemas.Annotations())
 		if a.req.IncludeSchema {
-			h.InputSchema, h.OutputSchema, h.Annotations = t.Schemas.Input(), t.Schemas.Output(), hints.Annotations
+			h.InputSchema, h.OutputSchema, h.Annotations, h.Execution = t.Schemas.Input(), t.Schemas.Output(), hints.Annotations, t.Execution()
 		}
 		if a.req.IncludeSchema || a.req.Format == "mcp" {
 			h.AnnotationsInferred = hints.Inferred

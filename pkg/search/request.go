@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/tooldef"
 )
@@ -262,6 +263,10 @@ type Hit struct {
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Execution, with include_schema, is the tool's task support, when it
+	// has one: a tool whose taskSupport is "required" must be called as
+	// an MCP task.
+	Execution *catalog.Execution `json:"execution,omitempty"`
 	// AnnotationsInferred names the hints in Annotations (and in the mcp
 	// definition) that the service inferred because the server declared
 	// none; see package hints.

@@ -743,3 +743,26 @@ func TestTinyVectorRanksAsItsDirection(t *testing.T) {
 		}
 	}
 }
+
+// TestExecutionReturned: a tool's task support comes back with its
+// schemas, and in its mcp definition; a tool without has none.
+func TestExecutionReturned(t *testing.T) {
+	cat := catalogOf(t, []catalog.Tool{
+		{Server: "lab", Name: "research", Description: "Run a deep research query on a topic and summarise the findings.", Tasks: catalog.TasksRequired},
+		{Server: "lab", Name: "summarise", Description: "Summarise a document in a few sentences."},
+	})
+	svc := New(Config{Embedder: embedding.NewLocal(64), Version: "test"})
+	if _, err := svc.Build(t.Context(), &Setup{Catalog: cat}); err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, svc, Request{Query: "select:research,summarise", IncludeSchema: true, Format: "mcp"})
+	if len(res.Tools) != 2 || len(res.Definitions) != 2 {
+		t.Fatalf("%d tools, %d definitions", len(res.Tools), len(res.Definitions))
+	}
+	if e := res.Tools[0].Execution; e == nil || e.TaskSupport != "required" || res.Tools[1].Execution != nil {
+		t.Errorf("executions %+v, %+v; want required, then none", res.Tools[0].Execution, res.Tools[1].Execution)
+	}
+	if !strings.Contains(string(res.Definitions[0]), `"execution":{"taskSupport":"required"}`) || strings.Contains(string(res.Definitions[1]), "execution") {
+		t.Errorf("mcp definitions %s, %s", res.Definitions[0], res.Definitions[1])
+	}
+}

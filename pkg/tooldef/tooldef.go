@@ -158,7 +158,7 @@ func inputSchema(t catalog.Tool) json.RawMessage {
 // Render returns t as a tool definition in format, named name:
 //
 //   - mcp: the MCP Tool object (name, title, description, inputSchema,
-//     outputSchema, annotations), under its own name.
+//     outputSchema, annotations, execution), under its own name.
 //   - openai: Chat Completions {"type":"function","function":{name,
 //     description, parameters}}.
 //   - openai_responses: the Responses API's {"type":"function", name,
@@ -179,14 +179,9 @@ func Render(format string, t catalog.Tool, annotations json.RawMessage, name str
 	schema, warning := Mend(inputSchema(t))
 	switch format {
 	case "mcp":
-		v = struct {
-			Name         string          `json:"name"`
-			Title        string          `json:"title,omitempty"`
-			Description  string          `json:"description,omitempty"`
-			InputSchema  json.RawMessage `json:"inputSchema"`
-			OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-			Annotations  json.RawMessage `json:"annotations,omitempty"`
-		}{t.Name, t.Title, t.Description, schema, t.Schemas.Output(), annotations}
+		e := t.Entry()
+		e.InputSchema, e.Annotations = schema, annotations // schema is never empty: mcp's inputSchema is required
+		v = e
 	case "openai", "openai_responses":
 		type function struct {
 			Name        string          `json:"name"`

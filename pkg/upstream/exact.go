@@ -236,11 +236,15 @@ func exactMeta(m *mcp.Meta, raw json.RawMessage) {
 	}
 }
 
-// listedSchemas is one listed tool's schemas as the upstream wrote them.
+// listedSchemas is one listed tool's schemas as the upstream wrote them,
+// and its execution, which the SDK's Tool does not read.
 type listedSchemas struct {
 	Name         string          `json:"name"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema"`
+	Execution    struct {
+		TaskSupport string `json:"taskSupport"`
+	} `json:"execution"`
 }
 
 // schemas is the schemas of each tool of a listing's page kept, in its

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 )
 
 // TestStructuredContentExact: a call's structuredContent (and _meta, its
@@ -148,6 +150,28 @@ func TestListedSchemasExact(t *testing.T) {
 					t.Errorf("output schema %s; want -9223372036854775808 in it", tool.Schemas.Output())
 				}
 			}
+		}
+	}
+}
+
+// TestListedTaskSupport: a listed tool's execution.taskSupport, which
+// the SDK's Tool does not read, is read from the listing as written; a
+// value the spec does not name reads as none.
+func TestListedTaskSupport(t *testing.T) {
+	var k keptAnswer
+	k.buf.WriteString(`{"jsonrpc":"2.0","id":1,"result":{"tools":[` +
+		`{"name":"a","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},` +
+		`{"name":"b","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
+		`{"name":"c","inputSchema":{"type":"object"}},` +
+		`{"name":"d","inputSchema":{"type":"object"},"execution":{"taskSupport":"someday","ttl":5}}]}}`)
+	listed := k.schemas()
+	want := []catalog.TaskSupport{catalog.TasksRequired, catalog.TasksOptional, catalog.TasksForbidden, catalog.TasksForbidden}
+	if len(listed) != len(want) {
+		t.Fatalf("%d tools read, want %d", len(listed), len(want))
+	}
+	for i, l := range listed {
+		if got := convert(&mcp.Tool{Name: l.Name, InputSchema: map[string]any{"type": "object"}}, &listed[i]).Tasks; got != want[i] {
+			t.Errorf("%s: task support %s, want %s", l.Name, got, want[i])
 		}
 	}
 }

@@ -1169,11 +1169,15 @@ func convert(t *mcp.Tool, exact *listedSchemas) catalog.Tool {
 		annotations = marshal(t.Annotations)
 	}
 	in, out := marshal(t.InputSchema), marshal(t.OutputSchema)
+	var tasks catalog.TaskSupport
 	if exact != nil {
 		in, out = exactJSON(exact.InputSchema), exactJSON(exact.OutputSchema)
+		// A value the spec does not name reads as none: the tool is
+		// called plainly, and its upstream says if it minds.
+		tasks, _ = catalog.ParseTaskSupport(exact.Execution.TaskSupport)
 	}
 	return catalog.Tool{Name: t.Name, Title: t.Title, Description: t.Description,
-		Schemas: catalog.BoundSchemas(in, out, annotations)}
+		Schemas: catalog.BoundSchemas(in, out, annotations), Tasks: tasks}
 }
 
 func hashTools(tools []catalog.Tool) [32]byte {
