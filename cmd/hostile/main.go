@@ -188,6 +188,13 @@ var attacks = []attack{
 	{"50 MCP bodies of 1 MB, held back", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
 		return heldBodies(ctx, base, 50, 1<<20)
 	}},
+	{"1 MB conversation, keyed", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
+		// A search's largest body, its dearest to decode: a tool's
+		// output of 37,000 parts, then the ask.
+		parts := strings.Repeat(`{"type":"text","text":"a"},`, 37_000)
+		return do(ctx, c, http.MethodPost, base+"/mcp/tool-search", "key-hostile",
+			`{"messages":[{"role":"tool","content":[`+parts+`{"type":"text","text":"b"}]},`+fmt.Sprintf(`{"role":"user","content":"open issue %d"}]}`, r.IntN(1e6)), nil)
+	}},
 }
 
 // heldBodies opens n connections to /mcp, each sending all of a body of
