@@ -35,7 +35,7 @@ FUZZTIME  ?= 30s
 # httpapi's first: it imports the most, and runs alone (see fuzz).
 FUZZ_TARGETS := ./pkg/httpapi:FuzzSearchBody ./pkg/httpapi:FuzzClientHost ./pkg/catalog:FuzzParse ./pkg/catalog:FuzzCompact ./pkg/eval:FuzzParseCases ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/analysis:FuzzWords ./pkg/analysis:FuzzUnmix ./pkg/analysis:FuzzNormal ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest ./pkg/search:FuzzDigest ./pkg/search:FuzzHoldsTerm ./pkg/hints:FuzzOf ./pkg/jsonkeys:FuzzScan ./pkg/embedding:FuzzAnswer ./pkg/embedding:FuzzParseFloat32 ./pkg/search:FuzzSearchID ./pkg/internal/endpoint:FuzzCheck ./pkg/mcpserver:FuzzBoundedValidation ./pkg/mcpserver:FuzzArgWords ./pkg/internal/jsonerr:FuzzType ./pkg/eval:FuzzMarkdown ./pkg/lint:FuzzSchemaTop \
-	./pkg/bm25:FuzzCorrect ./pkg/search:FuzzMessage ./pkg/catalog:FuzzAnnotations ./pkg/catalog:FuzzSchemas ./pkg/config:FuzzParse ./pkg/internal/schemare:FuzzCheck ./pkg/catalog:FuzzSchemaScans ./pkg/upstream:FuzzKeptAnswer
+	./pkg/bm25:FuzzCorrect ./pkg/search:FuzzMessage ./pkg/search:FuzzContentParts ./pkg/catalog:FuzzAnnotations ./pkg/catalog:FuzzSchemas ./pkg/config:FuzzParse ./pkg/internal/schemare:FuzzCheck ./pkg/catalog:FuzzSchemaScans ./pkg/upstream:FuzzKeptAnswer
 
 .PHONY: kube-background kube-assets postgres learn-gate image push kube reliability conformance console-test screenshots chromium derived derived-check wordnet hostile run build test vet lint fmt-check unit contract manifests recall-eval baseline soak bench load fuzz fuzz-short eval-gate eval eval-shared e2e-mcp node curl docs docs-check image-offline tidy docker clean
 

@@ -61,11 +61,12 @@ func newBodyBudget(total int64, reg prometheus.Registerer) *bodyBudget {
 }
 
 // BodyUnitBytes is the body a request may send for its one unit of work;
-// each further BodyUnitBytes costs a unit more. Decoding a body costs up
-// to 4 ms of CPU for 64 KiB (2026-12-06, against the binary: a
-// conversation's part of one byte 174,000 times in 1 MiB took 68 ms; a
-// search of 100,000 tools, a unit's pay, 4 to 6), so a caller's budget,
-// not the body's bound alone, bounds what its bodies cost.
+// each further BodyUnitBytes costs a unit more. What a request costs
+// beyond its search grows with its body: at 100,000 tools, 1 MiB of
+// names in visible_tools took 51 ms more than a search, other bodies of
+// 1 MiB 12 to 30 ms (2026-12-06, against the binary), and a unit pays for
+// a search's 4 to 6 ms; so a caller's budget, not the body's bound alone,
+// bounds what its bodies cost.
 const BodyUnitBytes = 64 << 10
 
 // limit holds a request's body size, at most bound (the route's own

@@ -1,14 +1,18 @@
 package search
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
+	"github.com/toolsearch/toolsearch/pkg/internal/jsonread"
 )
 
 // TestMessageShapes: a turn as each chat API writes it reads as the same
@@ -326,4 +330,100 @@ func TestUnknownRoleNamesTheOthers(t *testing.T) {
 			t.Errorf("%q does not name the role %s", err, name)
 		}
 	}
+}
+
+// FuzzContentParts: a turn's content, read in one pass, gives the text
+// and the errors referenceValue gave, the reader it replaced, which
+// decoded each part into a map of raw values with encoding/json. Content
+// is fuzzed as the turn's reader passes it on: valid JSON without a
+// repeated key.
+func FuzzContentParts(f *testing.F) {
+	for _, s := range []string{`"x"`, `null`, `[]`, `[1]`, `[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"u"}}]`,
+		`[{"text":"g"},{"thought":true,"text":"t"},{"inlineData":{}},{"functionCall":{"name":"f"}}]`,
+		`[{"type":"tool_result","content":[{"type":"text","text":"r"},{"type":"tool_result","content":"deep"}]},{"type":"text","text":"q"}]`,
+		`[{"type":5}]`, `[{"type":null,"text":"n"}]`, `[{"type":"text"}]`, `[{"type":"text","text":7}]`, `[{"type":"text","text":null}]`,
+		`[{"type":"input_text","text":"\u00e9\"\\"},{"typ\u0065":"output_text","te\u0078t":"esc"}]`, `[{"type":"tool_result","content":{"x":1}}]`,
+		`[{"type":"tool_result","content":[{"type":"tool_result","content":[{"type":"tool_result","content":[{"type":"tool_result","content":[{"type":"tool_result","content":"x"}]}]}]}]}]`,
+		`[{"thought":"true","text":"s"},{"thought":true ,"type":"text","text":"kept"}]`, `{"type":"text"}`, `5`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !jsontext.Value(data).IsValid() {
+			return
+		}
+		field := fieldPath{2, "content"}
+		var got, want turnText
+		gotErr, wantErr := got.value(data, field, false, 0), want.referenceValue(data, field, false, 0)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("%s: error %v, want %v", data, gotErr, wantErr)
+		}
+		if gotErr == nil && (got.text() != want.text() || got.onlyResults() != want.onlyResults()) {
+			t.Fatalf("%s: text %q (only results %v), want %q (%v)", data, got.text(), got.onlyResults(), want.text(), want.onlyResults())
+		}
+	})
+}
+
+// referenceValue is turnText.value as it was (encoding/json, a map a
+// part), which FuzzContentParts holds the one-pass reader to.
+func (t *turnText) referenceValue(raw json.RawMessage, field fieldPath, inResult bool, depth int) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return badRequest("invalid_messages", `%s is not a valid string`, field)
+		}
+		t.add(s, inResult)
+		return nil
+	case '[':
+	default:
+		return badRequest("invalid_messages", `%s must be a string or an array of parts, got %s`, field, jsonread.KindName(raw))
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return badRequest("invalid_messages", `%s is not a valid array`, field)
+	}
+	for i, part := range parts {
+		var p map[string]json.RawMessage
+		if part = bytes.TrimSpace(part); part[0] != '{' || json.Unmarshal(part, &p) != nil {
+			return badRequest("invalid_messages", `part %d of %s must be an object, got %s`, i, field, jsonread.KindName(part))
+		}
+		var typ string
+		if v, ok := p["type"]; ok && json.Unmarshal(v, &typ) != nil {
+			return badRequest("invalid_messages", `part %d of %s: "type" must be a string`, i, field)
+		}
+		switch typ {
+		case "", "text", "input_text", "output_text":
+			// Gemini's parts have no type; a text part is the one with
+			// text, and one marked "thought" is the model's reasoning.
+			if typ == "" && string(bytes.TrimSpace(p["thought"])) == "true" {
+				continue
+			}
+			v, ok := p["text"]
+			if !ok {
+				if typ == "" {
+					continue // inlineData, functionCall, ...: not text
+				}
+				return badRequest("invalid_messages", `part %d of %s is of type %q but has no "text"`, i, field, typ)
+			}
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return badRequest("invalid_messages", `part %d of %s: "text" must be a string, got %s`, i, field, jsonread.KindName(v))
+			}
+			t.add(s, inResult)
+		case "tool_result":
+			if depth >= maxNesting {
+				return badRequest("invalid_messages", `%s nests tool results over %d deep`, field, maxNesting)
+			}
+			if err := t.referenceValue(p["content"], field, true, depth+1); err != nil {
+				return err
+			}
+		}
+		// Any other type (image_url, image, input_audio, file, document,
+		// tool_use, thinking, ...) carries no text a search reads.
+	}
+	return nil
 }
