@@ -296,7 +296,10 @@ function renderSearch(res) {
   s.push(el('span', {class: 'muted'}, ' · ' + res.tools.length + ' tools · ' + fmt(res.took_ms, 2) + ' ms · index ' + res.index_version));
   const summary = [el('p', {id: 'search-state'}, s)];
   if (res.diagnostic && res.diagnostic.embedding_error) summary.push(el('p', {class: 'error'}, res.diagnostic.embedding_error));
-  if (res.diagnostic && res.diagnostic.unknown) summary.push(el('p', {class: 'muted'}, 'matched nothing: ' + res.diagnostic.unknown.join(', ')));
+  if (res.diagnostic && res.diagnostic.unknown) {
+    const more = res.diagnostic.unknown_more ? ` and ${res.diagnostic.unknown_more} more` : '';
+    summary.push(el('p', {class: 'muted'}, 'matched nothing: ' + res.diagnostic.unknown.join(', ') + more));
+  }
   $('search-summary').replaceChildren(...summary);
 
   const maxScore = Math.max(1e-9, ...res.tools.map((t) => t.score || 0));
