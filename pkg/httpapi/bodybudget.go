@@ -71,10 +71,10 @@ const BodyUnitBytes = 64 << 10
 
 // limit holds a request's body size, at most bound (the route's own
 // bound, which the handler enforces), while it is served, and charges
-// the caller's budget a unit for each BodyUnitBytes past the first that
-// it read. A request the budget of bodies cannot hold now is answered 503
-// at once, with Retry-After, rather than kept waiting with its
-// connection open.
+// the caller's budget a unit for each whole BodyUnitBytes of it read, up
+// to the bound. A request the budget of bodies cannot hold now is
+// answered 503 at once, with Retry-After, rather than kept waiting with
+// its connection open, and charged nothing.
 func (b *bodyBudget) limit(bound int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -86,24 +86,24 @@ func (b *bodyBudget) limit(bound int64) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
+			if b != nil {
+				caller := access.CallerFrom(r.Context())
+				if why := b.take(caller, n); why != "" {
+					drain(r.Body) // so a client still sending reads the 503
+					busy := errorf(http.StatusServiceUnavailable, "busy", "%s; retry in a second", why)
+					busy.RetryAfter = 1
+					writeError(w, r, nil, busy)
+					return
+				}
+				defer b.give(caller, n)
+			}
 			// Charged once read, into debt: admitting the request took
 			// the caller's unit, and one in debt is refused its next.
+			// What is read past the bound is drained, not decoded: a
+			// client's 10 MB mistake costs what 1 MiB does.
 			body := &countedBody{ReadCloser: r.Body}
 			r.Body = body
-			defer func() { access.Charge(r.Context(), access.WorkBody, int(body.n/BodyUnitBytes)) }()
-			if b == nil {
-				next.ServeHTTP(w, r)
-				return
-			}
-			caller := access.CallerFrom(r.Context())
-			if why := b.take(caller, n); why != "" {
-				drain(r.Body) // so a client still sending reads the 503
-				busy := errorf(http.StatusServiceUnavailable, "busy", "%s; retry in a second", why)
-				busy.RetryAfter = 1
-				writeError(w, r, nil, busy)
-				return
-			}
-			defer b.give(caller, n)
+			defer func() { access.Charge(r.Context(), access.WorkBody, int(min(body.n, bound)/BodyUnitBytes)) }()
 			next.ServeHTTP(w, r)
 		})
 	}

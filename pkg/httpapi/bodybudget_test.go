@@ -207,6 +207,7 @@ func TestBodyCharged(t *testing.T) {
 		{"without a budget of bodies", -1, big, len(big) / BodyUnitBytes},
 		{"a body just under a unit", 0, conversation(BodyUnitBytes - 300), 0},
 		{"a small body", 0, small, 0},
+		{"a body over the bound, drained", 0, conversation(2 * SearchMaxBodyBytes), SearchMaxBodyBytes / BodyUnitBytes},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.units > burst-2 {
@@ -218,7 +219,11 @@ func TestBodyCharged(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := NewServer(svc, Options{Registerer: reg, SearchRate: 0.001, SearchBurst: burst, BodyBudgetBytes: tt.budget})
-			if rec := do(h, http.MethodPost, "/mcp/tool-search", "", tt.first); rec.Code != http.StatusOK {
+			want := http.StatusOK
+			if len(tt.first) > SearchMaxBodyBytes {
+				want = http.StatusRequestEntityTooLarge
+			}
+			if rec := do(h, http.MethodPost, "/mcp/tool-search", "", tt.first); rec.Code != want {
 				t.Fatalf("first search of %d bytes: %d %.300s", len(tt.first), rec.Code, rec.Body)
 			}
 			searches := 0
