@@ -96,12 +96,13 @@ func (s *Server) add(t *mcp.Tool, h mcp.ToolHandler) (err error) {
 }
 
 // direct is t as a tools/list entry under its qualified name, with its
-// output schema, and the parameters it lists under new names (new -> own). Its schema comes from
-// an upstream: one the SDK would refuse (it panics on a schema that is
-// not an object) is refused here instead, and what model providers would
-// refuse is mended (tooldef.Mend) and renamed (tooldef.SafeKeys), since
-// clients hand tools/list to theirs whole, and one tool they refuse fails
-// every turn. callDirect gives a call's arguments back their own names.
+// output schema, and the parameters it lists under new names (new ->
+// own). Its input schema comes from an upstream: one the SDK would
+// refuse (it panics on a schema that is not an object) is refused here
+// instead, and what model providers would refuse is mended (tooldef.Mend)
+// and renamed (tooldef.SafeKeys), since clients hand tools/list to theirs
+// whole, and one tool they refuse fails every turn. callDirect gives a
+// call's arguments back their own names.
 func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 	schema := map[string]any{}
 	var args map[string]string
