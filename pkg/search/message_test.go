@@ -258,6 +258,18 @@ func BenchmarkMessages(b *testing.B) {
 			}
 		}
 	})
+	// The dearest body a search takes: a tool's output of 37,000 parts
+	// of one letter, in 1 MiB.
+	parts := `[{"role":"tool","content":[` + strings.Repeat(`{"type":"text","text":"a"},`, 37_000) + `{"type":"text","text":"b"}]},{"role":"user","content":"close it out"}]`
+	b.Run("parts-1MiB", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var m []Message
+			if err := json.Unmarshal([]byte(parts), &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // TestConversationNamesTheTurn: an error in a turn of a request's
