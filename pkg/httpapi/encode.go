@@ -93,7 +93,10 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	case errors.Is(err, context.DeadlineExceeded):
 		ae = errorf(http.StatusServiceUnavailable, "timeout", "the request took too long")
 	case errors.Is(err, search.ErrNotReady):
+		// Start-up's build takes a second or a few: a client that reads
+		// Retry-After (toolsearch eval -url does) asks again then.
 		ae = errorf(http.StatusServiceUnavailable, "not_ready", "the index is not built yet; see GET /mcp/tool-search/status")
+		ae.RetryAfter = 1
 	default:
 		if logger == nil {
 			logger = slog.New(slog.DiscardHandler)

@@ -356,8 +356,8 @@ func TestNotReady(t *testing.T) {
 			t.Errorf("GET %s before build = %d %s, want 503 not_ready", path, rec.Code, rec.Body)
 		}
 	}
-	if rec := do(h, "POST", "/mcp/tool-search", "", `{"query":"x"}`); rec.Code != 503 {
-		t.Errorf("search before build = %d, want 503", rec.Code)
+	if rec := do(h, "POST", "/mcp/tool-search", "", `{"query":"x"}`); rec.Code != 503 || rec.Header().Get("Retry-After") != "1" {
+		t.Errorf("search before build = %d, Retry-After %q; want 503, 1", rec.Code, rec.Header().Get("Retry-After"))
 	}
 	if rec := do(h, "GET", "/healthz", "", ""); rec.Code != 200 {
 		t.Errorf("healthz before build = %d, want 200", rec.Code)
