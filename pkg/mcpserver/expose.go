@@ -139,8 +139,13 @@ func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 	// The upstream's output schema as it wrote it: a call's result is
 	// forwarded unchanged, structuredContent and all, so it is the
 	// upstream's schema that describes it, and a client typing or
-	// checking results by it reads the same as from the upstream.
-	if out := t.Schemas.Output(); len(out) > 0 {
+	// checking results by it reads the same as from the upstream. But
+	// the TypeScript SDK's client compiles every listed output schema
+	// when it lists tools, and one it cannot compile (a type "strin", a
+	// $ref to nothing) fails its whole tools/list: such a schema is left
+	// out, as the go-sdk's resolver or Malformed finds it
+	// (get_tool_schema still gives it).
+	if out := t.Schemas.Output(); len(out) > 0 && tooldef.Malformed(out) == "" && compileSchema(out).resolved != nil {
 		v, err := jsontree.Decode(out)
 		if err != nil {
 			return nil, nil, fmt.Errorf("output schema: %w", err)

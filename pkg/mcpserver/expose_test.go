@@ -179,23 +179,34 @@ func TestDirectMendsSchemas(t *testing.T) {
 }
 
 // TestDirectOutputSchema: a listed tool has its upstream's output
-// schema as written, numbers whole; one without has none.
+// schema as written, numbers whole; one without has none, and so has one
+// the TypeScript SDK's client would fail its tools/list on compiling
+// (each row's fault made ajv throw, 2026-12-06).
 func TestDirectOutputSchema(t *testing.T) {
-	for _, out := range []string{
-		`{"properties":{"id":{"maximum":1234567890123456789,"type":"integer"}},"type":"object"}`, // keys in the order a map is written
-		`{"items":{"type":"string"},"type":"array"}`,
-		``,
+	for _, tt := range []struct {
+		out    string
+		listed bool
+	}{
+		{`{"properties":{"id":{"maximum":1234567890123456789,"type":"integer"}},"type":"object"}`, true}, // keys in the order a map is written
+		{`{"items":{"type":"string"},"type":"array"}`, true},
+		{`{"$defs":{"n":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/n"}},"type":"object"}`, true},
+		{``, false},
+		{`{"properties":{"a":{"type":"strin"}},"type":"object"}`, false},
+		{`{"properties":{"a":{"$ref":"#/$defs/missing"}},"type":"object"}`, false},
+		{`{"properties":{"a":{"$ref":"https://example.com/s.json"}},"type":"object"}`, false},
+		{`{"required":"a","type":"object"}`, false},
+		{`{"properties":[],"type":"object"}`, false},
 	} {
-		def, _, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", Schemas: catalog.MakeSchemas(nil, json.RawMessage(out), nil)}})
+		def, _, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", Schemas: catalog.MakeSchemas(nil, json.RawMessage(tt.out), nil)}})
 		if err != nil {
-			t.Fatalf("%s: %v", out, err)
+			t.Fatalf("%s: %v", tt.out, err)
 		}
 		got, err := json.Marshal(def.OutputSchema)
 		switch {
-		case out == "" && def.OutputSchema != nil:
-			t.Errorf("no output schema: listed with %s", got)
-		case out != "" && (err != nil || string(got) != out):
-			t.Errorf("listed with output schema %s, want %s", got, out)
+		case !tt.listed && def.OutputSchema != nil:
+			t.Errorf("%s: listed with %s, want none", tt.out, got)
+		case tt.listed && (err != nil || string(got) != tt.out):
+			t.Errorf("listed with output schema %s, want %s", got, tt.out)
 		}
 	}
 }

@@ -393,6 +393,17 @@ func Mend(raw json.RawMessage) (json.RawMessage, string) {
 	return out, warning
 }
 
+// Malformed says what of raw, a schema, a JSON Schema reader would not
+// compile (a type that is not JSON Schema's, "required" of more than
+// names, a value where a schema goes, "properties" that is not an
+// object), or "". What only providers refuse (an array without items,
+// the top level's type) it leaves to Refused.
+func Malformed(raw json.RawMessage) string {
+	return describe(slices.DeleteFunc(faults(raw), func(f fault) bool {
+		return f.kind != badType && f.kind != badRequired && f.kind != notSchema && f.kind != notContainer
+	}))
+}
+
 // Refused is the warning Mend would give raw, without mending it: what
 // providers would refuse of it, or "", but for the top level's type and
 // required list, which a linter's own rules name.
