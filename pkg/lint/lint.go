@@ -258,6 +258,9 @@ func checkTool(t catalog.Tool, cfg Config) []Finding {
 			add(Warning, "required", "required parameters not among the properties: %s", strings.Join(undefined, ", "))
 		}
 	}
+	if w := tooldef.Malformed(t.Schemas.Output()); w != "" {
+		add(Warning, "output-schema", "outputSchema has what JSON Schema readers do not compile: %s; MCP clients that compile output schemas as they list tools (the TypeScript SDK's do) fail the whole list on it, so toolsearch lists the tool as itself without it", w)
+	}
 	return out
 }
 

@@ -31,6 +31,7 @@ func TestCheck(t *testing.T) {
 		{"name":"smuggled","description":"Add a note to the shared notebook.\udb40\udc41\udb40\udc42"},
 		{"name":"dangling","description":"Resize every image in a folder at once.","inputSchema":{"type":"object","properties":{"w":{"$ref":"#/$defs/none"}}}},
 		{"name":"brackets","description":"List the builds of an app in the store.","inputSchema":{"type":"object","properties":{"filter[app]":{"type":"string","description":"App."}}}},
+		{"name":"bad_output","description":"Report the weather conditions in a city now.","outputSchema":{"type":"object","properties":{"t":{"type":"strin"},"sky":{"type":"string"}},"required":"t"}},
 		{"name":"lookahead","description":"Set the password of an account to a new one.","inputSchema":{"type":"object","properties":{"p":{"type":"string","description":"Password.","pattern":"^(?=.*\\d).{8,}$"}}}}
 	]}]}`
 	p, err := catalog.Parse("t.json", []byte(doc), "")
@@ -89,6 +90,8 @@ func TestCheck(t *testing.T) {
 		"provider-names s/good_tool":     "",
 		"openai-description s/long":      Warning, // 3,000 characters
 		"openai-description s/good_tool": "",
+		"output-schema s/bad_output":     Warning,
+		"output-schema s/good_tool":      "",
 	}
 	for k, sev := range want {
 		if got[k] != sev {

@@ -2,6 +2,7 @@ package tooldef
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -393,15 +394,28 @@ func Mend(raw json.RawMessage) (json.RawMessage, string) {
 	return out, warning
 }
 
-// Malformed says what of raw, a schema, a JSON Schema reader would not
-// compile (a type that is not JSON Schema's, "required" of more than
-// names, a value where a schema goes, "properties" that is not an
-// object), or "". What only providers refuse (an array without items,
-// the top level's type) it leaves to Refused.
+// Malformed says where raw, a schema, has what a JSON Schema reader
+// would not compile, and what, or "": a type that is not JSON Schema's,
+// "required" of more than names, a value where a schema goes, a keyword
+// of the wrong kind ("properties" that is not an object). What only
+// providers refuse (an array without items, the top level's type) it
+// leaves to Refused.
 func Malformed(raw json.RawMessage) string {
-	return describe(slices.DeleteFunc(faults(raw), func(f fault) bool {
-		return f.kind != badType && f.kind != badRequired && f.kind != notSchema && f.kind != notContainer
-	}))
+	var notes []string
+	for _, f := range faults(raw) {
+		if what, ok := malformed[f.kind]; ok {
+			notes = append(notes, cmp.Or(redact.Clip(string(f.at), maxNoteAt, "…"), "/")+": "+what)
+		}
+	}
+	return firstOf(notes, "; ")
+}
+
+// malformed names the faults a JSON Schema reader refuses.
+var malformed = map[faultKind]string{
+	badType:      "a type that is not JSON Schema's",
+	badRequired:  `"required" of more than names`,
+	notSchema:    "a value where a schema goes",
+	notContainer: "a keyword of the wrong kind",
 }
 
 // Refused is the warning Mend would give raw, without mending it: what
