@@ -171,15 +171,9 @@ func (m *Message) decode(data []byte, at turnPath) error {
 	var item, unknown, unknownInItem string // the item's type; the first key no turn has, and one only an item has
 	hasType, hasOutput := false, false
 	for d.PeekKind() != '}' {
-		raw, err := d.ReadValue()
+		name, err := readName(d)
 		if err != nil {
 			return malformedTurn
-		}
-		name := raw[1 : len(raw)-1]
-		if bytes.IndexByte(raw, '\\') >= 0 {
-			if name, err = jsontext.AppendUnquote(nil, raw); err != nil {
-				return malformedTurn
-			}
 		}
 		switch string(name) {
 		case "role":
@@ -276,6 +270,19 @@ func (m *Message) decode(data []byte, at turnPath) error {
 		m.Role = RoleTool
 	}
 	return nil
+}
+
+// readName reads an object member's name: its bytes in place, unquoted
+// only when it has escapes.
+func readName(d *jsonread.Decoder) ([]byte, error) {
+	raw, err := d.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1], nil
+	}
+	return jsontext.AppendUnquote(nil, raw)
 }
 
 // readString reads the string value of field, which must be one.
@@ -432,15 +439,9 @@ func readPart(d *jsonread.Decoder) (part, error) {
 		return p, err
 	}
 	for d.PeekKind() != '}' {
-		raw, err := d.ReadValue()
+		name, err := readName(d)
 		if err != nil {
 			return p, err
-		}
-		name := raw[1 : len(raw)-1]
-		if bytes.IndexByte(raw, '\\') >= 0 {
-			if name, err = jsontext.AppendUnquote(nil, raw); err != nil {
-				return p, err
-			}
 		}
 		switch kind := d.PeekKind(); string(name) {
 		case "type", "text":
