@@ -13,7 +13,14 @@
 // every set, with the costly error counted apart: the flag raised while the
 // right tool was ranked first.
 //
-// Usage: go run ./evals/nomatch [-n 150] DIR...   (DIR holds catalog.json and cases.jsonl)
+// With -conversation, each query is asked as the newest turn of a
+// conversation whose earlier turns are another sampled case's: its query,
+// and an assistant's turn describing that case's tool (what a router sends
+// after one task, asking the next). The flag should then tell absent from
+// present as well as for the query alone, though the earlier turns' words
+// are ranked with it.
+//
+// Usage: go run ./evals/nomatch [-n 150] [-conversation] DIR...   (DIR holds catalog.json and cases.jsonl)
 package main
 
 import (
@@ -51,17 +58,18 @@ type scores struct {
 
 func main() {
 	n := flag.Int("n", 150, "single-tool cases sampled per set")
+	conv := flag.Bool("conversation", false, "ask each query after another case's turns")
 	flag.Parse()
-	if err := run(os.Stdout, flag.Args(), *n); err != nil {
+	if err := run(os.Stdout, flag.Args(), *n, *conv); err != nil {
 		fmt.Fprintln(os.Stderr, "nomatch:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w io.Writer, dirs []string, n int) error {
+func run(w io.Writer, dirs []string, n int, conv bool) error {
 	var sets []scores
 	for _, dir := range dirs {
-		s, err := collect(dir, n)
+		s, err := collect(dir, n, conv)
 		if err != nil {
 			return err
 		}
@@ -77,17 +85,20 @@ func run(w io.Writer, dirs []string, n int) error {
 			fmt.Fprintln(w, row(s, m, t, fmt.Sprintf("%.3f", t)))
 		}
 		fmt.Fprintf(w, "\n%s, chosen on all sets: %.3f; shipped: %.3f\n\n", m, choose(sets, m), search.DefaultNoMatch[m])
-		fmt.Fprintln(w, "| set | cases | flagged, present | flagged, absent | precision | recall | flagged, right tool first |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| set | cases | flagged, present | flagged, absent | precision | recall | flagged, right tool first | right tool first |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 		for _, s := range sets {
 			t := search.DefaultNoMatch[m]
-			wrong := 0
+			wrong, first := 0, 0
 			for i, c := range s.present[m] {
-				if c < t && s.first[m][i] {
-					wrong++
+				if s.first[m][i] {
+					first++
+					if c < t {
+						wrong++
+					}
 				}
 			}
-			fmt.Fprintf(w, "%s %d |\n", row(s, m, t, fmt.Sprint(len(s.absent[m]))), wrong)
+			fmt.Fprintf(w, "%s %d | %d |\n", row(s, m, t, fmt.Sprint(len(s.absent[m]))), wrong, first)
 		}
 	}
 	return nil
@@ -141,7 +152,7 @@ func below(xs []float64, t float64) int {
 	return n
 }
 
-func collect(dir string, n int) (scores, error) {
+func collect(dir string, n int, conv bool) (scores, error) {
 	s := scores{name: filepath.Base(dir), present: map[search.Mode][]float64{}, absent: map[search.Mode][]float64{}, first: map[search.Mode][]bool{}}
 	parts, err := catalog.ReadParts([]string{filepath.Join(dir, "catalog.json")}, "")
 	if err != nil {
@@ -168,7 +179,11 @@ func collect(dir string, n int) (scores, error) {
 	if err != nil {
 		return s, err
 	}
-	for _, c := range cases {
+	for i, c := range cases {
+		req := search.Request{Query: c.Query, IncludeCore: new(bool)}
+		if conv {
+			req = conversation(cat, c, cases[(i+1)%len(cases)])
+		}
 		row, err := cat.Resolve(c.Expected[0])
 		if err != nil {
 			continue
@@ -185,8 +200,8 @@ func collect(dir string, n int) (scores, error) {
 		}
 		want := cat.Tool(row)
 		for _, m := range modes {
-			p, top, err1 := confidence(whole, c.Query, m)
-			a, _, err2 := confidence(without, c.Query, m)
+			p, top, err1 := confidence(whole, req, m)
+			a, _, err2 := confidence(without, req, m)
 			if err1 != nil || err2 != nil {
 				continue
 			}
@@ -204,9 +219,24 @@ func service(cat *catalog.Catalog) (*search.Service, error) {
 	return svc, err
 }
 
+// conversation asks c's query after prev's: prev's query, then an
+// assistant's turn describing prev's tool as having been used.
+func conversation(cat *catalog.Catalog, c, prev eval.Case) search.Request {
+	said := "Done."
+	if row, err := cat.Resolve(prev.Expected[0]); err == nil {
+		said = "I used " + cat.Tool(row).Name + ": " + cat.Tool(row).Description
+	}
+	return search.Request{IncludeCore: new(bool), Messages: search.Conversation{
+		{Role: "user", Content: prev.Query},
+		{Role: "assistant", Content: said},
+		{Role: "user", Content: c.Query},
+	}}
+}
+
 // confidence returns the answer's confidence and its first tool.
-func confidence(svc *search.Service, q string, m search.Mode) (float64, string, error) {
-	res, err := svc.Search(context.Background(), search.Request{Query: q, Mode: m, IncludeCore: new(bool)}, access.Caller{})
+func confidence(svc *search.Service, req search.Request, m search.Mode) (float64, string, error) {
+	req.Mode = m
+	res, err := svc.Search(context.Background(), req, access.Caller{})
 	if err != nil || res.Confidence == nil || len(res.Tools) == 0 {
 		return 0, "", err
 	}
