@@ -752,6 +752,7 @@ type queryTerm struct {
 	from         termSource
 	name, second string
 	term         string // the term looked up; "" for a pair
+	optional     bool   // counted in Fraction only where found (With)
 }
 
 type termSource uint8
@@ -908,12 +909,17 @@ func addPacked(dst []float32, posts []uint32, shift uint8, impacts []float64, id
 // Fraction is row's BM25 score for the query as a fraction of the most any
 // document could score (every query term matched without limit), in
 // [0,1]. Unlike the raw score, it does not grow with the query's length,
-// so it can be compared across queries.
+// so it can be compared across queries. An optional term (With's) the
+// document lacks is left out of both.
 func (q Query) Fraction(row int) float32 {
 	var got, best float64
 	for _, t := range q.terms {
+		i, ok := q.ix.find(t.list, row)
+		if t.optional && !ok {
+			continue
+		}
 		best += t.idf
-		if i, ok := q.ix.find(t.list, row); ok {
+		if ok {
 			got += t.idf * q.ix.impacts[q.ix.code(i)]
 		}
 	}

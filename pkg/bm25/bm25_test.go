@@ -284,3 +284,40 @@ func sameAnswers(t *testing.T, got, want *Index, queries []string, rows int) {
 		}
 	}
 }
+
+// TestWith: words added With a weight score at it, a term the query has
+// already keeps its own weight, and a document lacking an added word is
+// rated as if it were not asked.
+func TestWith(t *testing.T) {
+	ix, cat := testIndex(t)
+	row := func(id string) int {
+		r, err := cat.Resolve(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ask := ix.Prepare("compute fft", nil)
+	earlier := ix.Prepare("database backup fft", nil)
+	for _, weight := range []float64{0, 0.3, 1} {
+		q := ix.Prepare("compute fft", nil).With(earlier, weight)
+		fft, backup := row("compute/compute_fft"), row("postgres/create_backup")
+		got, want := make([]float32, cat.Len()), make([]float32, cat.Len())
+		q.ScoresInto(got)
+		ask.ScoresInto(want)
+		if got[fft] < want[fft] {
+			t.Errorf("weight %v: the ask's tool scores %v, less than the ask alone gives it (%v)", weight, got[fft], want[fft])
+		}
+		only := make([]float32, cat.Len())
+		ix.Prepare("database backup", nil).ScoresInto(only)
+		if d := got[backup] - want[backup] - float32(weight)*only[backup]; d > 1e-5 || d < -1e-5 {
+			t.Errorf("weight %v: the earlier words' tool gains %v from them, want %v of their own score %v", weight, got[backup]-want[backup], weight, only[backup])
+		}
+		if f, g := q.Fraction(fft), ask.Fraction(fft); f != g {
+			t.Errorf("weight %v: the ask's tool, lacking the earlier words, rates %v; the ask alone %v", weight, f, g)
+		}
+	}
+	if n := len(ix.Prepare("compute fft", nil).With(ix.Prepare("compute fft", nil), 0.3).terms); n != len(ask.terms) {
+		t.Errorf("the ask's own words added again: %d terms, want %d", n, len(ask.terms))
+	}
+}

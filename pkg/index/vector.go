@@ -113,3 +113,23 @@ func finite(v []float32) bool {
 	}
 	return z0+z1+z2+z3 == 0
 }
+
+// AddSparse appends to dst a + weight·b, for a and b whose indices
+// ascend; the sum's ascend too.
+func AddSparse(dst, a, b Sparse, weight float32) Sparse {
+	i, j := 0, 0
+	for i < len(a.Idx) || j < len(b.Idx) {
+		switch {
+		case j == len(b.Idx) || i < len(a.Idx) && a.Idx[i] < b.Idx[j]:
+			dst.Idx, dst.Val = append(dst.Idx, a.Idx[i]), append(dst.Val, a.Val[i])
+			i++
+		case i == len(a.Idx) || b.Idx[j] < a.Idx[i]:
+			dst.Idx, dst.Val = append(dst.Idx, b.Idx[j]), append(dst.Val, weight*b.Val[j])
+			j++
+		default:
+			dst.Idx, dst.Val = append(dst.Idx, a.Idx[i]), append(dst.Val, a.Val[i]+weight*b.Val[j])
+			i, j = i+1, j+1
+		}
+	}
+	return dst
+}

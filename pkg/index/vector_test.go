@@ -2,6 +2,7 @@ package index
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -87,6 +88,29 @@ func TestNormalize(t *testing.T) {
 						t.Errorf("value %d = %v, want %v as float32 scaling gives", i, v[i], want)
 					}
 				}
+			}
+		})
+	}
+}
+
+func TestAddSparse(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b Sparse
+		w    float32
+		want Sparse
+	}{
+		{"both empty", Sparse{}, Sparse{}, 0.5, Sparse{}},
+		{"a alone", Sparse{Idx: []int32{1, 4}, Val: []float32{1, 2}}, Sparse{}, 0.5, Sparse{Idx: []int32{1, 4}, Val: []float32{1, 2}}},
+		{"b alone, weighted", Sparse{}, Sparse{Idx: []int32{0, 9}, Val: []float32{2, 4}}, 0.5, Sparse{Idx: []int32{0, 9}, Val: []float32{1, 2}}},
+		{"interleaved and shared", Sparse{Idx: []int32{1, 3, 7}, Val: []float32{1, 1, 1}}, Sparse{Idx: []int32{0, 3, 8}, Val: []float32{2, 2, 2}}, 0.5,
+			Sparse{Idx: []int32{0, 1, 3, 7, 8}, Val: []float32{1, 1, 2, 1, 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := AddSparse(Sparse{}, tt.a, tt.b, tt.w)
+			if !slices.Equal(got.Idx, tt.want.Idx) || !slices.Equal(got.Val, tt.want.Val) {
+				t.Errorf("AddSparse = %v, want %v", got, tt.want)
 			}
 		})
 	}
