@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -438,4 +439,63 @@ func (t *turnText) referenceValue(raw json.RawMessage, field fieldPath, inResult
 		// tool_use, thinking, ...) carries no text a search reads.
 	}
 	return nil
+}
+
+// TestConversationWeighsEarlierTurns: a conversation that turns to a new
+// task ranks the new task's tool first, by its own words (the last task's
+// rarer words, read from the earlier turns at full weight, ranked the last
+// task's tools above it); and a short turn that leans on the turns before
+// it still finds its tool through them. Both ways of embedding a query:
+// in-process, and through a provider, which is sent the ask and the
+// earlier words in one request.
+func TestConversationWeighsEarlierTurns(t *testing.T) {
+	convs := []struct {
+		earlier, said, ask string
+		want               string
+		within             int // the rank it must reach
+	}{
+		{"Run the statistical test on the A/B conversion numbers I uploaded.", "The two-sided t-test gives p = 0.031, so variant B converts better at the 5% level.",
+			"great. now open a pull request from feature/checkout-v2 into main", "create_pull_request", 1},
+		{"Which CI runs failed on main today?", "Two workflow runs failed on main: 'integration tests' at 10:14 and 'lint' at 13:02.",
+			"set my status to 'out sick' until tomorrow", "set_status", 1},
+		{"Take a backup of the billing database before the migration.", "The backup billing-2026-12-06.dump finished: 3.1 GB.",
+			"compute the FFT of the vibration signal in sensor7.csv", "compute_fft", 1},
+		// Leaning on the turns before: weighed at a fixed 0.3, the earlier
+		// words lost "close it out" to set_out_of_office.
+		// (Its semantic ranking alone, at this test's width, puts
+		// get_ticket first.)
+		{"Ticket WEB-412 is done, QA signed it off.", "Noted.", "close it out", "transition_ticket", 2},
+	}
+	embedders := map[string]func() Embedder{
+		"local":    func() Embedder { return embedding.NewLocal(256) },
+		"provider": func() Embedder { return &countingEmbedder{local: embedding.NewLocal(256)} },
+	}
+	for name, newEmbedder := range embedders {
+		emb := newEmbedder()
+		svc := New(Config{Embedder: emb, Version: "test"})
+		if _, err := svc.Build(t.Context(), defaultSetup(t)); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []Mode{ModeHybrid, ModeSemantic, ModeKeyword} {
+			for _, c := range convs {
+				t.Run(name+"/"+string(mode)+"/"+c.want, func(t *testing.T) {
+					counting, _ := emb.(*countingEmbedder)
+					var before int64
+					if counting != nil {
+						before = counting.texts.Load()
+					}
+					res := mustSearch(t, svc, Request{Mode: mode, IncludeCore: ptr(false), TopK: ptr(3), Messages: []Message{
+						{Role: "user", Content: c.earlier}, {Role: "assistant", Content: c.said}, {Role: "user", Content: c.ask}}})
+					if res.Degraded || !slices.ContainsFunc(res.Tools[:min(c.within, len(res.Tools))], func(h Hit) bool { return h.Name == c.want }) {
+						t.Errorf("%q after %q ranked %v (degraded %v), want %s in the first %d", c.ask, c.earlier, ids(res.Tools), res.Degraded, c.want, c.within)
+					}
+					if counting != nil && mode == ModeHybrid { // then cached
+						if n := counting.texts.Load() - before; n != 2 {
+							t.Errorf("the provider was sent %d texts, want the ask and the earlier words", n)
+						}
+					}
+				})
+			}
+		}
+	}
 }

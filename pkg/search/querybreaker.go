@@ -41,8 +41,10 @@ func newQueryBreaker() *queryBreaker {
 	return &queryBreaker{br: breaker.New(queryBreakerFailures, queryBreakerFirst, queryBreakerMost)}
 }
 
-// embedQueryText embeds one query's text through the breaker.
-func (s *Service) embedQueryText(ctx context.Context, e Embedder, text string) ([]float32, error) {
+// embedQueryText embeds one query's parts, in one call, through the
+// breaker: its text, or a conversation's ask and its earlier turns' words,
+// the second's vector added at weight to the first's (combine).
+func (s *Service) embedQueryText(ctx context.Context, e Embedder, parts []string, weight float64) ([]float32, error) {
 	b := s.qbreaker
 	b.mu.Lock()
 	allowed := b.br.Allow(s.cfg.Now())
@@ -50,13 +52,13 @@ func (s *Service) embedQueryText(ctx context.Context, e Embedder, text string) (
 	if !allowed {
 		return nil, errProviderFailing
 	}
-	vecs, err := s.embed(ctx, e, "query", []string{text})
+	vecs, err := s.embed(ctx, e, "query", parts)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
 	case err == nil:
 		b.br.Success()
-		return vecs[0], nil
+		return combine(vecs, weight), nil
 	case errors.Is(err, context.Canceled), embedding.Reason(err) == "client_error":
 		// The caller went away, or the provider refused this query (too
 		// long for its model, say): nothing learned of the provider, and

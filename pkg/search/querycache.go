@@ -2,6 +2,8 @@ package search
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -45,9 +47,19 @@ func newQueryCache(size int, ttl time.Duration, now func() time.Time, m *metrics
 }
 
 // queryKey is the cache key of a query's vector for tenant, the API key
-// that asked (one tenant when keys are not configured).
-func queryKey(info embedding.Info, tenant, text string) [32]byte {
-	return cacheKeys(info, tenant+"\x00"+text)[0]
+// that asked (one tenant when keys are not configured): of its text, or of
+// a conversation's ask and earlier words (embedQueryText's parts). Each
+// part but the last is written after its length, so no two lists of parts
+// share a key.
+func queryKey(info embedding.Info, tenant string, parts ...string) [32]byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d:%s", len(tenant), tenant)
+	for _, p := range parts[:len(parts)-1] {
+		fmt.Fprintf(&b, "\x01%d:%s", len(p), p)
+	}
+	b.WriteString("\x00")
+	b.WriteString(parts[len(parts)-1])
+	return cacheKeys(info, b.String())[0]
 }
 
 func (c *queryCache) get(key [32]byte) ([]float32, bool) {
@@ -62,12 +74,14 @@ func (c *queryCache) get(key [32]byte) ([]float32, bool) {
 	return e.vec, true
 }
 
-// embed returns text's vector from the cache, from a call already in
-// flight for the same text, or from a new call. The shared call runs on a
-// context detached from any one caller (bounded by timeout), so a caller
-// that leaves does not fail the others waiting on it.
-func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, tenant, text string, timeout time.Duration) ([]float32, error) {
-	key := queryKey(e.Info(), tenant, text)
+// embed returns the vector of a query's parts (embedQueryText's) from the
+// cache, from a call already in flight for the same parts, or from a new
+// call. weight is the ask's own (contextWeight), so the parts' key is the
+// vector's. The shared call runs on a context detached from any one caller
+// (bounded by timeout), so a caller that leaves does not fail the others
+// waiting on it.
+func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, tenant string, parts []string, weight float64, timeout time.Duration) ([]float32, error) {
+	key := queryKey(e.Info(), tenant, parts...)
 	if v, ok := c.get(key); ok {
 		c.m.queryCache.WithLabelValues("hit").Inc()
 		return v, nil
@@ -76,7 +90,7 @@ func (c *queryCache) embed(ctx context.Context, s *Service, e Embedder, tenant, 
 	ch := c.flight.DoChan(string(key[:]), func() (any, error) {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		defer cancel()
-		vec, err := s.embedQueryText(fctx, e, text)
+		vec, err := s.embedQueryText(fctx, e, parts, weight)
 		if err != nil {
 			return nil, err
 		}

@@ -66,13 +66,24 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	// The query is analysed once, its misspellings of the catalog's words
 	// corrected; every ranker, the rating and explain read this one form
 	// of it.
-	terms := analysis.English.AppendTerms(w.terms[:0], pq.text)
+	//
+	// A conversation's ask (its newest user turn) and the earlier turns'
+	// words are analysed apart, in that order, so the query's first asked
+	// terms are the ask's; the earlier turns' weigh contextWeight(asked)
+	// (see there). Its intents are the ask's alone.
+	ask := pq.text
+	if pq.ask != "" {
+		ask = pq.ask
+	}
+	terms := analysis.English.AppendTerms(w.terms[:0], ask)
+	asked := len(terms)
+	terms = analysis.English.AppendTerms(terms, pq.text[len(ask):])
 	w.terms = terms
 	w.fixes = a.snap.Keywords.Correct(terms, w.fixes[:0])
-	q := rank.Query{Text: pq.text, Fixes: w.fixes, Ranks: a.req.Explain}
+	q := rank.Query{Text: ask, Fixes: w.fixes, Ranks: a.req.Explain}
 	if mode != ModeKeyword {
 		var err error
-		q.Dense, err = a.embedQuery(ctx, pq.text, terms, w)
+		q.Dense, err = a.embedQuery(ctx, pq, terms, asked, w)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return ctx.Err()
@@ -88,7 +99,10 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	}
 	if mode != ModeSemantic || a.req.Explain {
 		// BM25 ranks, rates or explains: a plain semantic answer needs none.
-		q.Lexical = a.snap.Keywords.PrepareTermsInto(w.lexical, terms)
+		q.Lexical = a.snap.Keywords.PrepareTermsInto(w.lexical, terms[:asked])
+		if asked < len(terms) {
+			q.Lexical = q.Lexical.With(a.snap.Keywords.PrepareTerms(terms[asked:]), contextWeight(asked))
+		}
 		w.lexical = q.Lexical
 	}
 	rk := a.snap.ranker
@@ -257,21 +271,27 @@ func (a *answer) degrade(reason string) {
 	a.s.metrics.fallbacks.WithLabelValues(reason).Inc()
 }
 
-// embedQuery embeds the query within the query timeout and normalises it.
-// It returns nil, without error, when the query has nothing the embedder
-// recognises (a zero vector carries no evidence).
-func (a *answer) embedQuery(ctx context.Context, text string, terms []string, w *work) (*index.Query, error) {
+// embedQuery embeds the query within the query timeout and normalises it:
+// its text, or a conversation's ask and earlier turns' words, each a unit
+// vector, the second weighted by contextWeight. terms are the query's, the
+// first asked of them the ask's. It returns nil, without error, when the query has
+// nothing the embedder recognises (a zero vector carries no evidence).
+func (a *answer) embedQuery(ctx context.Context, pq parsedQuery, terms []string, asked int, w *work) (*index.Query, error) {
 	if sp, ok := a.snap.query.(sparseEmbedder); ok {
-		return a.sparseQuery(sp, terms, w), nil
+		return a.sparseQuery(sp, terms, asked, w), nil
+	}
+	parts := []string{pq.text}
+	if pq.ask != "" {
+		parts = []string{pq.ask, pq.text[len(pq.ask):]}
 	}
 	var q []float32
 	var err error
 	if c := a.s.queries; c != nil {
-		q, err = c.embed(ctx, a.s, a.snap.query, a.caller.Key, text, a.s.cfg.QueryTimeout)
+		q, err = c.embed(ctx, a.s, a.snap.query, a.caller.Key, parts, contextWeight(asked), a.s.cfg.QueryTimeout)
 	} else {
 		qctx, cancel := context.WithTimeout(ctx, a.s.cfg.QueryTimeout)
 		defer cancel()
-		q, err = a.s.embedQueryText(qctx, a.snap.query, text)
+		q, err = a.s.embedQueryText(qctx, a.snap.query, parts, contextWeight(asked))
 	}
 	if err == nil && len(q) != a.snap.Matrix.Dim() {
 		// The provider no longer answers at the index's width: this query
@@ -292,12 +312,36 @@ func (a *answer) embedQuery(ctx context.Context, text string, terms []string, w 
 	return &a.query, nil
 }
 
+// combine is a query's vector from its parts' (embedQueryText): the one,
+// or the first's unit vector plus weight times the second's. Vectors of
+// two widths are left to the caller's check of the width.
+func combine(vecs [][]float32, weight float64) []float32 {
+	v := vecs[0]
+	if len(vecs) == 1 || len(vecs[1]) != len(v) {
+		return v
+	}
+	index.Normalize(v)
+	index.Normalize(vecs[1])
+	for i, x := range vecs[1] {
+		v[i] += float32(weight) * x
+	}
+	return v
+}
+
 // sparseQuery embeds a query in-process (the local embedder): no timeout
 // and no cache. Such a query writes tens of the index's columns; it stays
 // sparse unless the index is too large for a sparse product to pay (see
 // index.Matrix.PreferSparse).
-func (a *answer) sparseQuery(sp sparseEmbedder, terms []string, w *work) *index.Query {
-	idx, val := sp.AppendSparseTerms(w.idx[:0], w.val[:0], terms)
+func (a *answer) sparseQuery(sp sparseEmbedder, terms []string, asked int, w *work) *index.Query {
+	idx, val := sp.AppendSparseTerms(w.idx[:0], w.val[:0], terms[:asked])
+	if asked < len(terms) {
+		index.Normalize(val)
+		var earlier index.Sparse
+		earlier.Idx, earlier.Val = sp.AppendSparseTerms(nil, nil, terms[asked:])
+		index.Normalize(earlier.Val)
+		sum := index.AddSparse(index.Sparse{}, index.Sparse{Idx: idx, Val: val}, earlier, float32(contextWeight(asked)))
+		idx, val = sum.Idx, sum.Val
+	}
 	w.idx, w.val = idx, val
 	a.s.metrics.embedding("query", nil)
 	if len(val) == 0 || index.Normalize(val) == 0 {

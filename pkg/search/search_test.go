@@ -766,3 +766,33 @@ func TestExecutionReturned(t *testing.T) {
 		t.Errorf("mcp definitions %s, %s", res.Definitions[0], res.Definitions[1])
 	}
 }
+
+// TestQueryKeysApart: no two lists of query parts, nor two tenants, share
+// a cache entry: a conversation's ask and earlier words are not a query of
+// their text run together, and a tenant's name cannot be read as part of
+// a query.
+func TestQueryKeysApart(t *testing.T) {
+	info := embedding.Info{Provider: "p", Model: "m", Dimensions: 8}
+	keys := []struct {
+		tenant string
+		parts  []string
+	}{
+		{"", []string{"ab"}},
+		{"", []string{"a", "b"}},
+		{"", []string{"", "ab"}},
+		{"", []string{"ab", ""}},
+		{"a", []string{"b"}},
+		{"a\x00", []string{"b"}},
+		{"", []string{"a\x00b"}},
+		{"", []string{"a\x01" + "1:b", ""}},
+		{"", []string{"a", "\x01" + "1:b"}},
+	}
+	seen := map[[32]byte]int{}
+	for i, k := range keys {
+		key := queryKey(info, k.tenant, k.parts...)
+		if j, ok := seen[key]; ok {
+			t.Errorf("%q %q and %q %q share a key", k.tenant, k.parts, keys[j].tenant, keys[j].parts)
+		}
+		seen[key] = i
+	}
+}
