@@ -43,6 +43,28 @@ func BenchmarkQuery(b *testing.B) {
 	}
 }
 
+// BenchmarkConversation is BenchmarkQuery's hybrid search of a router's
+// conversation: an earlier task's two turns, then a new ask, read as the
+// ask and the earlier turns' words apart (two analyses, two sparse
+// embeddings, two BM25 preparations).
+func BenchmarkConversation(b *testing.B) {
+	svc := New(Config{Embedder: embedding.NewLocal(0), Version: "bench"})
+	if _, err := svc.Build(b.Context(), defaultSetup(b)); err != nil {
+		b.Fatal(err)
+	}
+	msgs := []Message{
+		{Role: "user", Content: "Which CI runs failed on main today?"},
+		{Role: "assistant", Content: "Two workflow runs failed on main: integration tests at 10:14 and lint at 13:02."},
+		{Role: "user", Content: "set my status to out sick until tomorrow"},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := svc.Search(b.Context(), Request{Messages: msgs}, access.Caller{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkQueryLearning is BenchmarkQuery's hybrid search with learning
 // on (a file store, nothing learned yet) beside it off, in one run: what
 // a search id, the pending-search window and its evictions cost. Callers

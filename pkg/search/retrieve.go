@@ -176,6 +176,8 @@ type work struct {
 	terms   []string
 	idx     []int32
 	val     []float32
+	earlier index.Sparse // a conversation's earlier words' sparse embedding
+	sum     index.Sparse // and the query's, the ask's plus those
 	lexical bm25.Query
 	fixes   []bm25.Fix // the query's misspellings, as Correct read them
 	results []rank.Result
@@ -334,15 +336,15 @@ func combine(vecs [][]float32, weight float64) []float32 {
 // index.Matrix.PreferSparse).
 func (a *answer) sparseQuery(sp sparseEmbedder, terms []string, asked int, w *work) *index.Query {
 	idx, val := sp.AppendSparseTerms(w.idx[:0], w.val[:0], terms[:asked])
+	w.idx, w.val = idx, val
 	if asked < len(terms) {
 		index.Normalize(val)
-		var earlier index.Sparse
-		earlier.Idx, earlier.Val = sp.AppendSparseTerms(nil, nil, terms[asked:])
+		earlier := &w.earlier
+		earlier.Idx, earlier.Val = sp.AppendSparseTerms(earlier.Idx[:0], earlier.Val[:0], terms[asked:])
 		index.Normalize(earlier.Val)
-		sum := index.AddSparse(index.Sparse{}, index.Sparse{Idx: idx, Val: val}, earlier, float32(contextWeight(asked)))
-		idx, val = sum.Idx, sum.Val
+		w.sum = index.AddSparse(index.Sparse{Idx: w.sum.Idx[:0], Val: w.sum.Val[:0]}, index.Sparse{Idx: idx, Val: val}, *earlier, float32(contextWeight(asked)))
+		idx, val = w.sum.Idx, w.sum.Val
 	}
-	w.idx, w.val = idx, val
 	a.s.metrics.embedding("query", nil)
 	if len(val) == 0 || index.Normalize(val) == 0 {
 		return nil
