@@ -933,13 +933,17 @@ func (q Query) Fraction(row int) float32 {
 // fields, for explaining a ranking. A synonym concept reads "concept:NAME",
 // a hypernym of a query word "broader:TERM", a derived form of a query word
 // "derived:TERM", and two neighbouring terms
-// found side by side read as the two, in field "pairs".
+// found side by side read as the two, in field "pairs". A term added With
+// another query (a conversation's earlier turns) reads after "earlier:".
 func (q Query) Matched(row int) map[string][]string {
 	out := map[string][]string{}
 	for _, t := range q.terms {
 		label := sourcePrefix[t.from] + t.name
 		if t.second != "" {
 			label += " " + t.second
+		}
+		if t.optional {
+			label = "earlier:" + label
 		}
 		if i, ok := q.ix.find(t.list, row); ok {
 			fields := q.ix.fields[q.ix.code(i)]

@@ -317,6 +317,10 @@ func TestWith(t *testing.T) {
 			t.Errorf("weight %v: the ask's tool, lacking the earlier words, rates %v; the ask alone %v", weight, f, g)
 		}
 	}
+	matched := ix.Prepare("compute fft", nil).With(earlier, 0.3).Matched(row("postgres/create_backup"))
+	if _, ok := matched["earlier:backup"]; !ok {
+		t.Errorf("an earlier word matched reads %v, want it after \"earlier:\"", matched)
+	}
 	if n := len(ix.Prepare("compute fft", nil).With(ix.Prepare("compute fft", nil), 0.3).terms); n != len(ask.terms) {
 		t.Errorf("the ask's own words added again: %d terms, want %d", n, len(ask.terms))
 	}
