@@ -752,7 +752,8 @@ type queryTerm struct {
 	from         termSource
 	name, second string
 	term         string // the term looked up; "" for a pair
-	optional     bool   // counted in Fraction only where found (With)
+	earlier      bool   // added With another query
+	optional     bool   // and at less than full weight: counted in Fraction only where found
 }
 
 type termSource uint8
@@ -942,7 +943,7 @@ func (q Query) Matched(row int) map[string][]string {
 		if t.second != "" {
 			label += " " + t.second
 		}
-		if t.optional {
+		if t.earlier {
 			label = "earlier:" + label
 		}
 		if i, ok := q.ix.find(t.list, row); ok {

@@ -313,8 +313,13 @@ func TestWith(t *testing.T) {
 		if d := got[backup] - want[backup] - float32(weight)*only[backup]; d > 1e-5 || d < -1e-5 {
 			t.Errorf("weight %v: the earlier words' tool gains %v from them, want %v of their own score %v", weight, got[backup]-want[backup], weight, only[backup])
 		}
-		if f, g := q.Fraction(fft), ask.Fraction(fft); f != g {
+		switch f, g := q.Fraction(fft), ask.Fraction(fft); {
+		case weight < 1 && f != g:
 			t.Errorf("weight %v: the ask's tool, lacking the earlier words, rates %v; the ask alone %v", weight, f, g)
+		case weight == 1 && f >= g:
+			// At full weight the earlier words are asked: lacking them
+			// costs the tool.
+			t.Errorf("weight 1: the ask's tool, lacking the earlier words, rates %v, no less than the ask alone gives it (%v)", f, g)
 		}
 	}
 	matched := ix.Prepare("compute fft", nil).With(earlier, 0.3).Matched(row("postgres/create_backup"))

@@ -303,17 +303,19 @@ func (ix *Index) nearest(term string) string {
 
 // With is q with o's terms that q lacks added at weight: a query's own
 // terms at full weight, and words that only say what it is about (a
-// conversation's earlier turns) at less. The added terms are optional: a
-// document that lacks one is rated (Fraction) as if it were not asked,
-// since the conversation may have moved on from it. The result's terms
-// are in q's memory.
+// conversation's earlier turns) at less. Added at less than full weight,
+// they are optional: a document that lacks one is rated (Fraction) as if
+// it were not asked, since the conversation may have moved on from it.
+// At full weight (an ask with too few words to say what it wants) they
+// are what is asked, and count as q's own. The result's terms are in q's
+// memory.
 func (q Query) With(o Query, weight float64) Query {
 	for _, t := range o.terms {
 		if !slices.ContainsFunc(q.terms, func(x queryTerm) bool {
 			return x.list == t.list && (t.list >= 0 || x.term == t.term) && x.second == t.second
 		}) {
 			t.idf *= weight
-			t.optional = true
+			t.earlier, t.optional = true, weight < 1
 			q.terms = append(q.terms, t)
 		}
 	}

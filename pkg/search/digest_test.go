@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -114,6 +115,31 @@ func TestContextWeight(t *testing.T) {
 	}{{0, 1}, {1, 1}, {2, 1}, {5, contextWords / 5}, {25, contextWords / 25}} {
 		if got := contextWeight(tt.n); got != tt.want {
 			t.Errorf("contextWeight(%d) = %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestWordlessAskRatesItsContext: an ask with no words of its own ("do
+// it") is its earlier turns' words, and is ranked and rated as they would
+// be asked alone; rated only on the words its best tool has, "do it"
+// after a turn about a stuck queue read 0.59 confident, where its words
+// asked alone read 0.31.
+func TestWordlessAskRatesItsContext(t *testing.T) {
+	svc := newService(t, nil)
+	snap := mustBuild(t, svc)
+	earlier := "The quarterly numbers look off, maybe the cluster queue is stuck."
+	for _, ask := range []string{"do it", "please do it"} {
+		msgs := []Message{{Role: "user", Content: earlier}, {Role: "user", Content: ask}}
+		text, n := digest(msgs, snap.Keywords.IDF)
+		if len(analysis.English.Terms(text[:n])) > 0 {
+			t.Fatalf("%q has words of its own: %q", ask, analysis.English.Terms(text[:n]))
+		}
+		for _, mode := range []Mode{ModeHybrid, ModeKeyword} {
+			conv := mustSearch(t, svc, Request{Messages: msgs, Mode: mode, IncludeCore: ptr(false)})
+			alone := mustSearch(t, svc, Request{Query: strings.TrimSpace(text[n:]), Mode: mode, IncludeCore: ptr(false)})
+			if got, want := *conv.Confidence, *alone.Confidence; math.Abs(float64(got-want)) > 1e-5 || !slices.Equal(ids(conv.Tools), ids(alone.Tools)) {
+				t.Errorf("%s, %q: ranked %v at confidence %v; its earlier words alone %v at %v", mode, ask, ids(conv.Tools), got, ids(alone.Tools), want)
+			}
 		}
 	}
 }
