@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/analysis"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
 	"github.com/toolsearch/toolsearch/pkg/learn"
@@ -430,5 +431,37 @@ func TestResetLearnedNamesWhatItForgets(t *testing.T) {
 		case tt.wantErr != "" && (!errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), tt.wantErr)):
 			t.Errorf("ResetLearned(%q) = %q, %v; want ErrUnknownTool with %q", tt.tool, got, err, tt.wantErr)
 		}
+	}
+}
+
+// TestConversationTeachesItsAsk: a conversation's search teaches the tool
+// used the words of its newest turn, not those of the earlier turns: a
+// status set after a talk of failed CI runs is not a tool for CI runs.
+func TestConversationTeachesItsAsk(t *testing.T) {
+	svc := learningRig(t, fileStore(t))
+	caller := access.Caller{Address: "10.0.0.1"}
+	res, err := svc.Search(t.Context(), Request{TopK: ptr(5), Messages: []Message{
+		{Role: "user", Content: "Which CI runs failed on main today?"},
+		{Role: "assistant", Content: "Two workflow runs failed on main: integration tests and lint."},
+		{Role: "user", Content: "set my status to out sick until tomorrow"},
+	}}, caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SearchID == "" || rankOf(res.Tools, "slack/set_status") == 0 {
+		t.Fatalf("search id %q, tools %v: want an id and slack/set_status", res.SearchID, ids(res.Tools))
+	}
+	if _, _, err := svc.Feedback(t.Context(), caller, res.SearchID, []string{"slack/set_status"}); err != nil {
+		t.Fatal(err)
+	}
+	ev := <-svc.learner.events
+	ask := analysis.English.Terms("set my status to out sick until tomorrow")
+	for _, term := range ev.Terms {
+		if !slices.Contains(ask, term) {
+			t.Errorf("the search taught %q, a word of the earlier turns (taught %q)", term, ev.Terms)
+		}
+	}
+	if len(ev.Terms) == 0 {
+		t.Error("the search taught nothing of its ask")
 	}
 }

@@ -157,7 +157,15 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		a.resp.Tools = append(a.resp.Tools, h)
 	}
 	if a.s.learner != nil {
-		a.resp.SearchID = a.s.learner.remember(a.caller, a.snap, terms, a.resp.Tools, w)
+		// A conversation teaches the words it asked at full weight: its
+		// newest turn's, and the earlier turns' only when that turn was
+		// too short to weigh them less (a status set after a talk of
+		// failed CI runs is no tool for CI runs).
+		taught := terms
+		if contextWeight(asked) < 1 {
+			taught = terms[:asked]
+		}
+		a.resp.SearchID = a.s.learner.remember(a.caller, a.snap, taught, a.resp.Tools, w)
 	}
 	return nil
 }
