@@ -27,6 +27,7 @@ type exposed struct {
 	server, name string
 	def          string            // the listed definition, to tell a change from none
 	args         map[string]string // parameters listed under new names: new -> own (tooldef.SafeKeys)
+	noOutput     string            // why its upstream's output schema is left out, if it is
 }
 
 // exposeCore lists the core whitelist's callable tools as themselves,
@@ -50,7 +51,7 @@ func (s *Server) exposeCore(snap *search.Snapshot) {
 			continue
 		}
 		b, _ := json.Marshal(def)
-		next[def.Name] = exposed{server: t.Server, name: t.Name, def: string(b), args: args}
+		next[def.Name] = exposed{server: t.Server, name: t.Name, def: string(b), args: args, noOutput: outputFault(t.Schemas.Output())}
 		tools[def.Name] = def
 	}
 	// The SDK is called outside s.mu: it notifies sessions, whose
@@ -78,6 +79,11 @@ func (s *Server) exposeCore(snap *search.Snapshot) {
 			return s.callDirect(ctx, req, e)
 		}); err != nil {
 			s.opts.Logger.Warn("core tool not listed directly", "server", e.server, "tool", e.name, "err", err)
+		} else if e.noOutput != "" {
+			// Once a definition: a client reading structuredContent by
+			// the listed schema finds none, and the operator should
+			// learn why here rather than from that client.
+			s.opts.Logger.Warn("core tool listed directly without its output schema", "server", e.server, "tool", e.name, "reason", e.noOutput)
 		}
 	}
 }
@@ -145,7 +151,7 @@ func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 	// $ref to nothing) fails its whole tools/list: such a schema is left
 	// out, as the go-sdk's resolver or Malformed finds it
 	// (get_tool_schema still gives it).
-	if out := t.Schemas.Output(); len(out) > 0 && tooldef.Malformed(out) == "" && compileSchema(out).resolved != nil {
+	if out := t.Schemas.Output(); len(out) > 0 && outputFault(out) == "" {
 		v, err := jsontree.Decode(out)
 		if err != nil {
 			return nil, nil, fmt.Errorf("output schema: %w", err)
@@ -153,6 +159,22 @@ func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 		def.OutputSchema = v
 	}
 	return def, args, nil
+}
+
+// outputFault is why an output schema is not listed directly: a fault
+// Malformed finds, or a reader that cannot resolve it; "" for one that
+// is listed, or none.
+func outputFault(out []byte) string {
+	if len(out) == 0 {
+		return ""
+	}
+	if m := tooldef.Malformed(out); m != "" {
+		return m
+	}
+	if compileSchema(out).resolved == nil {
+		return "a JSON Schema reader cannot resolve it (a $ref it cannot follow, a pattern it cannot compile)"
+	}
+	return ""
 }
 
 // callDirect runs a directly listed core tool as call_tool would: for the

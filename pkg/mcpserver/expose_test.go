@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/logbuf"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
@@ -308,5 +310,29 @@ func TestUncallable(t *testing.T) {
 	}
 	if got := (&Server{}).uncallable(search.Found{Tool: catalog.Tool{Server: "live"}}); got == "" {
 		t.Error("without upstreams, a tool is callable")
+	}
+}
+
+// TestDirectOutputSchemaLeftOutIsLogged: a core tool listed directly
+// without its upstream's output schema is logged with why, once for its
+// definition, not at every publish.
+func TestDirectOutputSchemaLeftOutIsLogged(t *testing.T) {
+	logs := &logbuf.Buffer{}
+	bad := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/missing"}}}
+	r := newRigWith(t, nil, Options{Expose: config.ExposeCoreAndMeta, Logger: slog.New(slog.NewTextHandler(logs, nil))}, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "get_station", Description: "Get a weather station.", InputSchema: map[string]any{"type": "object"}, OutputSchema: bad},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, nil
+			})
+	}, "weather/get_station", "weather/get_forecast")
+	if _, err := r.svc.Rebuild(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got := logs.String()
+	if n := strings.Count(got, "without its output schema"); n != 1 || !strings.Contains(got, "tool=get_station") || !strings.Contains(got, "cannot resolve") {
+		t.Errorf("logged %d times, want once naming get_station and why:\n%s", n, got)
+	}
+	if strings.Contains(got, "get_forecast") {
+		t.Errorf("a tool without an output schema was logged:\n%s", got)
 	}
 }
