@@ -283,9 +283,10 @@ func (a *answer) degrade(reason string) {
 
 // embedQuery embeds the query within the query timeout and normalises it:
 // its text, or a conversation's ask and earlier turns' words, each a unit
-// vector, the second weighted by contextWeight. terms are the query's, the
-// first asked of them the ask's. It returns nil, without error, when the query has
-// nothing the embedder recognises (a zero vector carries no evidence).
+// vector, the second weighted by contextWeight. terms are the query's,
+// the first asked of them the ask's. It returns nil, without error, when
+// the query has nothing the embedder recognises (a zero vector carries no
+// evidence).
 func (a *answer) embedQuery(ctx context.Context, pq parsedQuery, terms []string, asked int, w *work) (*index.Query, error) {
 	if sp, ok := a.snap.query.(sparseEmbedder); ok {
 		return a.sparseQuery(sp, terms, asked, w), nil
