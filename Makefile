@@ -22,6 +22,8 @@ EVAL_POLICY_MIN_RECALL ?= 1.0
 EVAL_CONVERSATION_MIN_RECALL ?= 0.9
 # Conversations that turn to a new task: the new task's tool in the top 5.
 EVAL_SWITCH_MIN_RECALL ?= 0.9
+# A log, notes or a trace pasted, then the ask in a paragraph of its own.
+EVAL_PASTED_MIN_RECALL ?= 0.85
 # The whole main eval with the embedding provider down (keyword ranking).
 EVAL_DEGRADED_MIN_RECALL ?= 0.98
 # The five shared sets with queries (../shared/evaldata), recall@10 over the
@@ -293,6 +295,8 @@ eval-gate: build
 	./$(BIN) eval -cases evals/conversations.jsonl -min-recall $(EVAL_CONVERSATION_MIN_RECALL)
 	@echo "topic switches: the newest turn's own task, not the earlier turns' (1.000 in the top 5 today; 0.667 when earlier words weighed as much)"
 	./$(BIN) eval -cases evals/switches.jsonl -k 5 -min-recall $(EVAL_SWITCH_MIN_RECALL)
+	@echo "pasted, then asked: the ask's tool, not the pasted text's (1.000 today; 0.625 when the pasted text's last kilobyte was the ask)"
+	./$(BIN) eval -cases evals/pasted.jsonl -min-recall $(EVAL_PASTED_MIN_RECALL)
 	@echo "degraded mode: the provider refuses connections; keyword ranking must still pass"
 	./$(BIN) eval -cases evals/cases.jsonl -embedder openai -embedding-base-url http://127.0.0.1:1/v1 -min-recall $(EVAL_DEGRADED_MIN_RECALL)
 	@echo "self-retrieval: every tool by its own description and by its name's words, top 5"

@@ -82,7 +82,11 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 		// marks, so a 5 KB select: list was ranked as prose.
 		q = parseQuery(a.req.Query)
 		if !q.isSelect && len(q.text) > MaxQueryBytes {
-			q.text, _ = digest([]Message{{Role: "user", Content: q.text}}, snap.Keywords.IDF)
+			var ask int
+			q.text, ask = digest([]Message{{Role: "user", Content: a.req.Query}}, snap.Keywords.IDF)
+			if ask < len(q.text) {
+				q.ask = q.text[:ask]
+			}
 		}
 	}
 	switch {

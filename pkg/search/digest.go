@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/pkg/analysis"
 )
@@ -80,18 +82,21 @@ func digest(msgs []Message, rarity func(term string) float64) (string, int) {
 	newest := newestAsk(msgs)
 	var b strings.Builder
 	ask := blob.ReplaceAllString(msgs[newest].Content, " ")
+	pasted := ""
+	if at := lastParagraph(ask); at > 0 {
+		pasted, ask = ask[:at], ask[at:]
+	}
+	var asked int
 	if len(ask) <= tailBytes {
 		b.WriteString(ask)
-	} else {
-		cut := len(ask) - tailBytes
-		for cut < len(ask) && ask[cut] != ' ' && ask[cut] != '\n' {
-			cut++ // start on a word
+		asked = b.Len()
+		if pasted != "" {
+			writeLong(&b, pasted, rarity)
 		}
-		writeTerms(&b, rarest(ask[:cut], restTerms, rarity))
-		b.WriteString(" ")
-		b.WriteString(ask[cut:])
+	} else {
+		writeLong(&b, ask, rarity)
+		asked = b.Len()
 	}
-	asked := b.Len()
 	budget := contextTerms
 	for i, read := newest-1, 0; i >= 0 && read < contextTurns && budget > 0; i-- {
 		if msgs[i].Role == "system" {
@@ -116,6 +121,50 @@ func digest(msgs []Message, rarity func(term string) float64) (string, int) {
 		read++
 	}
 	return b.String(), asked
+}
+
+// writeLong writes a long text's rarest words before its last tailBytes,
+// then those as written.
+func writeLong(b *strings.Builder, text string, rarity func(string) float64) {
+	if len(text) <= tailBytes {
+		b.WriteString(" ")
+		b.WriteString(text)
+		return
+	}
+	cut := len(text) - tailBytes
+	for cut < len(text) && text[cut] != ' ' && text[cut] != '\n' {
+		cut++ // start on a word
+	}
+	writeTerms(b, rarest(text[:cut], restTerms, rarity))
+	b.WriteString(" ")
+	b.WriteString(text[cut:])
+}
+
+// lastParagraph is where a long text's last paragraph starts, after a
+// blank line, when that paragraph is short enough to be an ask and has a
+// word: a log, a document or a trace pasted, then what to do with it. It
+// is 0 for a text with no such paragraph, or a short one.
+func lastParagraph(text string) int {
+	if len(text) <= tailBytes {
+		return 0
+	}
+	end := len(strings.TrimRightFunc(text, unicode.IsSpace))
+	worded := false // whether text[i+1:end] has a letter or digit (any non-ASCII byte counts)
+	for i := end - 1; i > max(0, end-tailBytes); i-- {
+		c := text[i]
+		if c != '\n' {
+			worded = worded || c >= utf8.RuneSelf || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z'
+			continue
+		}
+		j := i - 1
+		for j >= 0 && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r') {
+			j--
+		}
+		if worded && j >= 0 && text[j] == '\n' {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // newestAsk is the index of the turn a conversation is ranked on: its

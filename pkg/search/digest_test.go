@@ -49,6 +49,9 @@ func TestDigest(t *testing.T) {
 			{Role: "tool", Content: "refund " + persona + " weather"},
 			{Role: "user", Content: "the one from March"},
 		}, []string{"the one from March", "refund"}, []string{"weather"}, 200, "the one from March"},
+		{"a pasted log, then the ask in its own paragraph", []Message{{Role: "user", Content: strings.Repeat("2026-11-02 ERROR refund invoice weather\n", 60) + "\n \nmeet in Berlin"}},
+			[]string{"meet in Berlin", "refund", "weather"}, nil, tailBytes + 200, "meet in Berlin"},
+		{"a long last paragraph is no ask", []Message{{Role: "user", Content: "refund\n\n" + persona}}, []string{"refund"}, nil, tailBytes + 200, ""},
 		{"a system turn alone is the request", []Message{{Role: "system", Content: "calendar meeting"}}, []string{"calendar meeting"}, nil, 100, ""},
 		{"no user turn: the last turn", []Message{{Role: "assistant", Content: "calendar meeting"}}, []string{"calendar meeting"}, nil, 100, ""},
 	}

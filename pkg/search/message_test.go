@@ -499,3 +499,32 @@ func TestConversationWeighsEarlierTurns(t *testing.T) {
 		}
 	}
 }
+
+// TestPastedThenAsked: a turn holding a pasted log, then in a paragraph of
+// its own what to do with it, is ranked on what to do, the log its
+// context; ranked on the log's last kilobyte as written, it found the
+// log's database tools, and the ask's tool nowhere in the top 10. As a
+// query (over 4 KB, so digested) the same.
+func TestPastedThenAsked(t *testing.T) {
+	svc := newService(t, nil)
+	mustBuild(t, svc)
+	var log strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&log, "2026-11-%02d 03:%02d:11 ERROR postgres connection pool exhausted; query timeout after 30s on table orders (slow query)\n", 1+i%28, i)
+	}
+	for _, ask := range []struct{ text, want string }{
+		{"Please post a summary of this in the #incidents slack channel", "slack/post_message"},
+		{"open a jira ticket for the on-call team about these errors", "jira/create_ticket"},
+	} {
+		text := log.String() + "\n" + ask.text
+		for _, req := range []Request{
+			{Messages: []Message{{Role: "user", Content: text}}},
+			{Query: text},
+		} {
+			req.TopK, req.IncludeCore = ptr(5), ptr(false)
+			if res := mustSearch(t, svc, req); rankOf(res.Tools, ask.want) == 0 {
+				t.Errorf("%q after a pasted log (query %v) ranked %v, want %s in the first 5", ask.text, req.Query != "", ids(res.Tools), ask.want)
+			}
+		}
+	}
+}
