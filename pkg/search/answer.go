@@ -71,22 +71,14 @@ func (s *Service) Search(ctx context.Context, req Request, caller access.Caller)
 		// A conversation is text, not operators: a user turn "Select: the
 		// tool that ..." was a select: of one unknown name, answering
 		// nothing.
-		var ask int
-		q.text, ask = digest(a.req.Messages, snap.Keywords.IDF)
-		if ask < len(q.text) {
-			q.ask = q.text[:ask]
-		}
+		q.digest(a.req.Messages, snap.Keywords.IDF)
 	} else {
 		// Operators are read from the whole query before a long one is
 		// digested: the digest keeps words, not "select:" lists or "+"
 		// marks, so a 5 KB select: list was ranked as prose.
 		q = parseQuery(a.req.Query)
 		if !q.isSelect && len(q.text) > MaxQueryBytes {
-			var ask int
-			q.text, ask = digest([]Message{{Role: "user", Content: a.req.Query}}, snap.Keywords.IDF)
-			if ask < len(q.text) {
-				q.ask = q.text[:ask]
-			}
+			q.digest([]Message{{Role: "user", Content: a.req.Query}}, snap.Keywords.IDF)
 		}
 	}
 	switch {

@@ -123,6 +123,26 @@ func digest(msgs []Message, rarity func(term string) float64) (string, int) {
 	return b.String(), asked
 }
 
+// parts is what the query asks, and the context after it in text
+// (empty for a query that is all ask).
+func (q parsedQuery) parts() (ask, context string) {
+	if q.ask == "" {
+		return q.text, ""
+	}
+	return q.ask, q.text[len(q.ask):]
+}
+
+// digest sets the query's text to msgs' digest, and its ask to the
+// digest's request part when the rest is context.
+func (q *parsedQuery) digest(msgs []Message, rarity func(term string) float64) {
+	var ask int
+	q.text, ask = digest(msgs, rarity)
+	q.ask = ""
+	if ask < len(q.text) {
+		q.ask = q.text[:ask]
+	}
+}
+
 // writeLong writes a long text's rarest words before its last tailBytes,
 // then those as written.
 func writeLong(b *strings.Builder, text string, rarity func(string) float64) {

@@ -14,9 +14,9 @@ import (
 // parsedQuery is a query with its operators taken out.
 type parsedQuery struct {
 	text string // what is ranked: the query without "+" marks
-	// ask is text's part that is the newest user turn's when the rest is
-	// earlier turns' words (a conversation's digest); empty otherwise.
-	// The answer is rated on it as well (answer.confidence).
+	// ask is text's start that is the request when the rest is context:
+	// a conversation's earlier turns' words, or what a long text pasted
+	// before its last paragraph (digest); empty otherwise.
 	ask      string
 	required []string // "+term": lowerFold'ed, must appear in the tool's name or description
 	selected []string // "select:a,b": exactly these tools, no ranking

@@ -69,21 +69,19 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 	//
 	// A conversation's ask (its newest user turn) and the earlier turns'
 	// words are analysed apart, in that order, so the query's first asked
-	// terms are the ask's; the earlier turns' weigh contextWeight(asked)
-	// (see there). Its intents are the ask's alone.
-	ask := pq.text
-	if pq.ask != "" {
-		ask = pq.ask
-	}
+	// terms are the ask's; the earlier turns' weigh contextWeight (see
+	// there). Its intents are the ask's alone.
+	ask, earlier := pq.parts()
 	terms := analysis.English.AppendTerms(w.terms[:0], ask)
 	asked := len(terms)
-	terms = analysis.English.AppendTerms(terms, pq.text[len(ask):])
+	terms = analysis.English.AppendTerms(terms, earlier)
+	weight := contextWeight(asked)
 	w.terms = terms
 	w.fixes = a.snap.Keywords.Correct(terms, w.fixes[:0])
 	q := rank.Query{Text: ask, Fixes: w.fixes, Ranks: a.req.Explain}
 	if mode != ModeKeyword {
 		var err error
-		q.Dense, err = a.embedQuery(ctx, pq, terms, asked, w)
+		q.Dense, err = a.embedQuery(ctx, pq, terms, asked, weight, w)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return ctx.Err()
@@ -101,7 +99,7 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		// BM25 ranks, rates or explains: a plain semantic answer needs none.
 		q.Lexical = a.snap.Keywords.PrepareTermsInto(w.lexical, terms[:asked])
 		if asked < len(terms) {
-			q.Lexical = q.Lexical.With(a.snap.Keywords.PrepareTerms(terms[asked:]), contextWeight(asked))
+			q.Lexical = q.Lexical.With(a.snap.Keywords.PrepareTerms(terms[asked:]), weight)
 		}
 		w.lexical = q.Lexical
 	}
@@ -162,7 +160,7 @@ func (a *answer) retrieve(ctx context.Context, pq parsedQuery) error {
 		// too short to weigh them less (a status set after a talk of
 		// failed CI runs is no tool for CI runs).
 		taught := terms
-		if contextWeight(asked) < 1 {
+		if weight < 1 {
 			taught = terms[:asked]
 		}
 		a.resp.SearchID = a.s.learner.remember(a.caller, a.snap, taught, a.resp.Tools, w)
@@ -283,26 +281,26 @@ func (a *answer) degrade(reason string) {
 
 // embedQuery embeds the query within the query timeout and normalises it:
 // its text, or a conversation's ask and earlier turns' words, each a unit
-// vector, the second weighted by contextWeight. terms are the query's,
-// the first asked of them the ask's. It returns nil, without error, when
+// vector, the second's scaled by weight. terms are the query's, the first
+// asked of them the ask's. It returns nil, without error, when
 // the query has nothing the embedder recognises (a zero vector carries no
 // evidence).
-func (a *answer) embedQuery(ctx context.Context, pq parsedQuery, terms []string, asked int, w *work) (*index.Query, error) {
+func (a *answer) embedQuery(ctx context.Context, pq parsedQuery, terms []string, asked int, weight float64, w *work) (*index.Query, error) {
 	if sp, ok := a.snap.query.(sparseEmbedder); ok {
-		return a.sparseQuery(sp, terms, asked, w), nil
+		return a.sparseQuery(sp, terms, asked, weight, w), nil
 	}
 	parts := []string{pq.text}
-	if pq.ask != "" {
-		parts = []string{pq.ask, pq.text[len(pq.ask):]}
+	if ask, earlier := pq.parts(); earlier != "" {
+		parts = []string{ask, earlier}
 	}
 	var q []float32
 	var err error
 	if c := a.s.queries; c != nil {
-		q, err = c.embed(ctx, a.s, a.snap.query, a.caller.Key, parts, contextWeight(asked), a.s.cfg.QueryTimeout)
+		q, err = c.embed(ctx, a.s, a.snap.query, a.caller.Key, parts, weight, a.s.cfg.QueryTimeout)
 	} else {
 		qctx, cancel := context.WithTimeout(ctx, a.s.cfg.QueryTimeout)
 		defer cancel()
-		q, err = a.s.embedQueryText(qctx, a.snap.query, parts, contextWeight(asked))
+		q, err = a.s.embedQueryText(qctx, a.snap.query, parts, weight)
 	}
 	if err == nil && len(q) != a.snap.Matrix.Dim() {
 		// The provider no longer answers at the index's width: this query
@@ -343,7 +341,7 @@ func combine(vecs [][]float32, weight float64) []float32 {
 // and no cache. Such a query writes tens of the index's columns; it stays
 // sparse unless the index is too large for a sparse product to pay (see
 // index.Matrix.PreferSparse).
-func (a *answer) sparseQuery(sp sparseEmbedder, terms []string, asked int, w *work) *index.Query {
+func (a *answer) sparseQuery(sp sparseEmbedder, terms []string, asked int, weight float64, w *work) *index.Query {
 	idx, val := sp.AppendSparseTerms(w.idx[:0], w.val[:0], terms[:asked])
 	w.idx, w.val = idx, val
 	if asked < len(terms) {
@@ -351,7 +349,7 @@ func (a *answer) sparseQuery(sp sparseEmbedder, terms []string, asked int, w *wo
 		earlier := &w.earlier
 		earlier.Idx, earlier.Val = sp.AppendSparseTerms(earlier.Idx[:0], earlier.Val[:0], terms[asked:])
 		index.Normalize(earlier.Val)
-		w.sum = index.AddSparse(index.Sparse{Idx: w.sum.Idx[:0], Val: w.sum.Val[:0]}, index.Sparse{Idx: idx, Val: val}, *earlier, float32(contextWeight(asked)))
+		w.sum = index.AddSparse(index.Sparse{Idx: w.sum.Idx[:0], Val: w.sum.Val[:0]}, index.Sparse{Idx: idx, Val: val}, *earlier, float32(weight))
 		idx, val = w.sum.Idx, w.sum.Val
 	}
 	a.s.metrics.embedding("query", nil)
