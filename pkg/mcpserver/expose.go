@@ -45,13 +45,13 @@ func (s *Server) exposeCore(snap *search.Snapshot) {
 		if s.uncallable(t) != "" {
 			continue // listed is callable: a catalog file's or a task's tool is found by search instead
 		}
-		def, args, err := direct(t)
+		def, args, noOutput, err := direct(t)
 		if err != nil {
 			s.opts.Logger.Warn("core tool not listed directly", "server", t.Server, "tool", t.Name, "err", err)
 			continue
 		}
 		b, _ := json.Marshal(def)
-		next[def.Name] = exposed{server: t.Server, name: t.Name, def: string(b), args: args, noOutput: outputFault(t.Schemas.Output())}
+		next[def.Name] = exposed{server: t.Server, name: t.Name, def: string(b), args: args, noOutput: noOutput}
 		tools[def.Name] = def
 	}
 	// The SDK is called outside s.mu: it notifies sessions, whose
@@ -102,14 +102,14 @@ func (s *Server) add(t *mcp.Tool, h mcp.ToolHandler) (err error) {
 }
 
 // direct is t as a tools/list entry under its qualified name, with its
-// output schema, and the parameters it lists under new names (new ->
-// own). Its input schema comes from an upstream: one the SDK would
+// output schema, the parameters it lists under new names (new -> own),
+// and why its output schema is left out, if it is (outputFault). Its input schema comes from an upstream: one the SDK would
 // refuse (it panics on a schema that is not an object) is refused here
 // instead, and what model providers would refuse is mended (tooldef.Mend)
 // and renamed (tooldef.SafeKeys), since clients hand tools/list to theirs
 // whole, and one tool they refuse fails every turn. callDirect gives a
 // call's arguments back their own names.
-func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
+func direct(t search.Found) (*mcp.Tool, map[string]string, string, error) {
 	schema := map[string]any{}
 	var args map[string]string
 	if t.Schemas.HasInput() {
@@ -118,17 +118,17 @@ func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 		// A tree whose numbers keep their text (jsontree), not float64s.
 		m, err := jsontree.Object(mended)
 		if err != nil {
-			return nil, nil, fmt.Errorf("input schema: %w", err)
+			return nil, nil, "", fmt.Errorf("input schema: %w", err)
 		}
 		schema = m
 	}
 	if typ, ok := schema["type"]; !ok {
 		schema["type"] = "object"
 	} else if typ != "object" {
-		return nil, nil, fmt.Errorf("input schema has type %v, not object", typ)
+		return nil, nil, "", fmt.Errorf("input schema has type %v, not object", typ)
 	}
 	if _, ok := schema["x-mcp-header"]; ok {
-		return nil, nil, fmt.Errorf("input schema carries parameter header annotations")
+		return nil, nil, "", fmt.Errorf("input schema carries parameter header annotations")
 	}
 	h := t.Hints
 	var ann mcp.ToolAnnotations
@@ -151,14 +151,16 @@ func direct(t search.Found) (*mcp.Tool, map[string]string, error) {
 	// $ref to nothing) fails its whole tools/list: such a schema is left
 	// out, as the go-sdk's resolver or Malformed finds it
 	// (get_tool_schema still gives it).
-	if out := t.Schemas.Output(); len(out) > 0 && outputFault(out) == "" {
+	out := t.Schemas.Output()
+	noOutput := outputFault(out)
+	if len(out) > 0 && noOutput == "" {
 		v, err := jsontree.Decode(out)
 		if err != nil {
-			return nil, nil, fmt.Errorf("output schema: %w", err)
+			return nil, nil, "", fmt.Errorf("output schema: %w", err)
 		}
 		def.OutputSchema = v
 	}
-	return def, args, nil
+	return def, args, noOutput, nil
 }
 
 // outputFault is why an output schema is not listed directly: a fault

@@ -168,7 +168,7 @@ func TestDirectMendsSchemas(t *testing.T) {
 		{`{"type":"array","items":{"type":"string"}}`, nil},
 	}
 	for _, tt := range tests {
-		def, _, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", Schemas: catalog.MakeSchemas(json.RawMessage(tt.schema), nil, nil)}})
+		def, _, _, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", Schemas: catalog.MakeSchemas(json.RawMessage(tt.schema), nil, nil)}})
 		switch {
 		case tt.want == nil && err == nil:
 			t.Errorf("%s: listed, want refused", tt.schema)
@@ -199,7 +199,7 @@ func TestDirectOutputSchema(t *testing.T) {
 		{`{"required":"a","type":"object"}`, false},
 		{`{"properties":[],"type":"object"}`, false},
 	} {
-		def, _, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", Schemas: catalog.MakeSchemas(nil, json.RawMessage(tt.out), nil)}})
+		def, _, _, err := direct(search.Found{Tool: catalog.Tool{Server: "s", Name: "t", Description: "d", Schemas: catalog.MakeSchemas(nil, json.RawMessage(tt.out), nil)}})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.out, err)
 		}
