@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	dur := fs.Duration("d", 10*time.Second, "duration of each phase")
 	url := fs.String("url", "", "a running server's base URL (default: serve in-process)")
 	cases := fs.String("cases", "evals/cases.jsonl", "queries to cycle through, from an eval cases file")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the search phase to this file")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the last search phase to this file, and of the last no-op phase to this file with .noop added, to compare what a search costs beyond the no-op")
 	mode := fs.String("mode", "", "ranking mode to request: hybrid (the default), semantic or keyword")
 	rounds := fs.Int("rounds", 2, "rounds of a bare phase, a no-op phase and a search phase, each -d long")
 	learning := fs.Bool("learning", false, "serve in-process with learning on (a file store in a temporary directory), as serve runs by default")
@@ -107,19 +107,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	var bare, noop, srch []result
 	for round := range *rounds {
 		bare = append(bare, phase("bare", "/bare"))
-		noop = append(noop, phase("noop", "/noop"))
-		if *cpuprofile != "" && round == *rounds-1 {
-			f, err := os.Create(*cpuprofile)
-			if err != nil {
-				return err
-			}
-			pprof.StartCPUProfile(f)
-			srch = append(srch, phase("search", "/mcp/tool-search"))
-			pprof.StopCPUProfile()
-			f.Close()
-		} else {
-			srch = append(srch, phase("search", "/mcp/tool-search"))
+		last := *cpuprofile != "" && round == *rounds-1
+		r, err := profiled(last, *cpuprofile+".noop", func() result { return phase("noop", "/noop") })
+		if err != nil {
+			return err
 		}
+		noop = append(noop, r)
+		if r, err = profiled(last, *cpuprofile, func() result { return phase("search", "/mcp/tool-search") }); err != nil {
+			return err
+		}
+		srch = append(srch, r)
 	}
 	b, n, s := merge(bare), merge(noop), merge(srch)
 	fmt.Fprintln(stdout, b)
@@ -360,3 +357,21 @@ func serve(ctx context.Context, queries [][]byte, learning bool, callers int) (_
 
 // callerKey is the API key of the i-th caller of -callers.
 func callerKey(i int) string { return fmt.Sprintf("loadgen-key-%d", i) }
+
+// profiled runs drive, under a CPU profile written to path when on.
+func profiled(on bool, path string, drive func() result) (result, error) {
+	if !on {
+		return drive(), nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return result{}, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return result{}, err
+	}
+	r := drive()
+	pprof.StopCPUProfile()
+	return r, f.Close()
+}
