@@ -445,7 +445,7 @@ const (
 )
 
 func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, file *config.File, anyHost bool) httpapi.Options {
-	o := httpapi.Options{Logger: logger, Registerer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), Draining: draining,
+	o := httpapi.Options{Logger: logger, Registerer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), CoreDirect: mcpSrv, Draining: draining,
 		SearchRate: file.Limits.SearchRate, SearchBurst: file.Limits.SearchBurst, AnyHost: anyHost, TrustedProxies: file.Auth.Proxies(),
 		Forwarded: file.Auth.ForwardedHeader == config.HeaderForwarded, BodyBudgetBytes: file.Limits.RequestBodyBudgetBytes}
 	switch {

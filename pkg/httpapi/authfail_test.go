@@ -52,7 +52,9 @@ func TestFailedCredentialsAreBounded(t *testing.T) {
 			{"10.0.0.1:2", "adm", 1, 429, "too_many_failed_attempts"},
 			{"10.0.0.2:1", "adm", 1, 204, ""},
 		}, step{"10.0.0.1:1", "adm", 1, 204, ""}},
-		{"status", func(f *authFailures) http.Handler { return handleStatus(svc, nil, "adm", proxies{}, f) }, []step{
+		{"status", func(f *authFailures) http.Handler {
+			return handleStatus(svc, statusPage{svc: svc}, "adm", proxies{}, f)
+		}, []step{
 			{"10.0.0.1:1", "wrong", authFailBurst, 200, `"detail":"summary"`},
 			{"10.0.0.1:2", "adm", 1, 200, `"detail":"summary"`}, // out of allowance: no token looked at
 			{"10.0.0.2:1", "key-all", authFailBurst + 5, 200, `"detail":"summary"`},

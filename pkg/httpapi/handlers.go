@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/inspect"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -144,7 +145,7 @@ func handleTemplates(logger *slog.Logger, svc *search.Service) http.Handler {
 	})
 }
 
-func handleRebuild(logger *slog.Logger, svc *search.Service, ups upstreamStatuser, writeTimeout time.Duration) http.Handler {
+func handleRebuild(logger *slog.Logger, svc *search.Service, page statusPage, writeTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, err := svc.Rebuild(r.Context())
 		rearm(w, writeTimeout) // a rebuild through a slow provider outlasts the request's deadline
@@ -163,7 +164,7 @@ func handleRebuild(logger *slog.Logger, svc *search.Service, ups upstreamStatuse
 			writeError(w, r, logger, errorf(status, "rebuild_failed", "rebuild failed, %s: %v", serving, err))
 			return
 		}
-		st := statusOf(svc, ups)
+		st := page.read()
 		st.Limit(search.AdminStatusListLimit)
 		encode(w, http.StatusOK, st)
 	})
@@ -177,14 +178,33 @@ type statusBody struct {
 	search.Status
 	Upstreams     []upstream.Status `json:"upstreams"`
 	UpstreamCount int               `json:"upstream_count"`
+	// CoreDirect are the core tools MCP's tools/list leaves out or lists
+	// without their output schema: what a client that never searches
+	// cannot call, or reads untyped.
+	CoreDirect []catalog.Warning `json:"core_direct_warnings"`
 }
 
-func statusOf(svc *search.Service, ups upstreamStatuser) statusBody {
-	res := statusBody{Status: svc.Status(), Upstreams: []upstream.Status{}}
-	if ups != nil {
-		res.Upstreams = ups.Status()
+type directWarner interface {
+	DirectWarnings() []catalog.Warning
+}
+
+// statusPage gathers the status page from its sources: the index, and
+// when served, the upstreams and MCP's tools/list.
+type statusPage struct {
+	svc    *search.Service
+	ups    upstreamStatuser
+	direct directWarner
+}
+
+func (p statusPage) read() statusBody {
+	res := statusBody{Status: p.svc.Status(), Upstreams: []upstream.Status{}, CoreDirect: []catalog.Warning{}}
+	if p.ups != nil {
+		res.Upstreams = p.ups.Status()
 	}
 	res.UpstreamCount = len(res.Upstreams)
+	if p.direct != nil {
+		res.CoreDirect = append(res.CoreDirect, p.direct.DirectWarnings()...)
+	}
 	return res
 }
 
@@ -194,7 +214,7 @@ func statusOf(svc *search.Service, ups upstreamStatuser) statusBody {
 // sees every tool, so names are shown (lists up to StatusListLimit); with
 // keys but no admin token, a Summary that depends on nothing in the
 // catalog.
-func handleStatus(svc *search.Service, ups upstreamStatuser, admin string, trusted proxies, fails *authFailures) http.Handler {
+func handleStatus(svc *search.Service, page statusPage, admin string, trusted proxies, fails *authFailures) http.Handler {
 	tokenOK := tokenCheck(admin)
 	// isAdmin is whether r bears the admin token. Status answers
 	// everyone, probes too, so an address out of its allowance of
@@ -222,7 +242,7 @@ func handleStatus(svc *search.Service, ups upstreamStatuser, admin string, trust
 		return false
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := statusOf(svc, ups)
+		st := page.read()
 		switch {
 		case isAdmin(r):
 			st.Limit(search.AdminStatusListLimit)

@@ -80,7 +80,7 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 	sameJSON(t, "templates", struct {
 		Templates []search.TemplateStatus `json:"templates"`
 	}{ts})
-	sameJSON(t, "status", statusOf(svc, nil))
+	sameJSON(t, "status", statusPage{svc: svc}.read())
 	var e errorBody
 	e.Error.Code, e.Error.Message, e.Error.RequestID = "bad_request", "a \"quoted\" <tag> & \u2028 \x00 \\ é", "host/abc-000001"
 	sameJSON(t, "error", e)
@@ -130,7 +130,7 @@ func TestMarshalConcurrent(t *testing.T) {
 					return
 				}
 				var st bytes.Buffer
-				if err := marshal(&st, statusOf(svc, nil)); err != nil || !json.Valid(st.Bytes()) {
+				if err := marshal(&st, statusPage{svc: svc}.read()); err != nil || !json.Valid(st.Bytes()) {
 					errs <- fmt.Sprintf("status: %v", err)
 					return
 				}

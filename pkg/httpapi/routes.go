@@ -24,12 +24,13 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 	none := query(logger)
 	trusted := proxies{opts.TrustedProxies, opts.Forwarded}
 	fails := newAuthFailures(opts.Registerer)
+	page := statusPage{svc: svc, ups: opts.Upstreams, direct: opts.CoreDirect}
 	bodies := newBodyBudget(cmp.Or(opts.BodyBudgetBytes, DefaultBodyBudgetBytes), opts.Registerer)
-	body, searchBody := bodies.limit(MaxBodyBytes), bodies.limit(SearchMaxBodyBytes)                                                   // on a route that reads a body: after authenticate and throttle, so a caller refused reads none
-	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())                                                                   // the process is alive
-	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                                   // 200 once the first snapshot is published
-	r.With(none).Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, opts.Upstreams, opts.AdminToken, trusted, fails)) // open: probes and operators read it
-	r.Method(http.MethodGet, console.Path+"*", console.Handler(notFound(logger)))                                                      // static; it calls the API below with the operator's key
+	body, searchBody := bodies.limit(MaxBodyBytes), bodies.limit(SearchMaxBodyBytes)                                         // on a route that reads a body: after authenticate and throttle, so a caller refused reads none
+	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())                                                         // the process is alive
+	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                         // 200 once the first snapshot is published
+	r.With(none).Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, page, opts.AdminToken, trusted, fails)) // open: probes and operators read it
+	r.Method(http.MethodGet, console.Path+"*", console.Handler(notFound(logger)))                                            // static; it calls the API below with the operator's key
 	r.Method(http.MethodGet, "/", http.RedirectHandler(console.Path, http.StatusFound))
 	r.Method(http.MethodGet, "/console", http.RedirectHandler(console.Path, http.StatusMovedPermanently))
 	r.Group(func(r chi.Router) {
@@ -56,7 +57,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 	}
 	if opts.AdminToken != "" {
 		r.With(requireToken(logger, opts.AdminToken, trusted, fails), none).
-			Method(http.MethodPost, "/mcp/tool-search/rebuild", handleRebuild(logger, svc, opts.Upstreams, writeTimeout))
+			Method(http.MethodPost, "/mcp/tool-search/rebuild", handleRebuild(logger, svc, page, writeTimeout))
 		r.With(requireToken(logger, opts.AdminToken, trusted, fails), query(logger, "tool")).
 			Method(http.MethodDelete, "/mcp/tool-search/learned", handleResetLearned(logger, svc)) // forget what was learned
 	}

@@ -49,6 +49,9 @@ type Options struct {
 	Instance string
 	// Upstreams, when set, adds live upstream health to the status page.
 	Upstreams upstreamStatuser
+	// CoreDirect, when set, adds to the status page the core tools MCP's
+	// tools/list lists short (mcpserver.Server.DirectWarnings).
+	CoreDirect directWarner
 	// Noop, when set, adds the baselines of load tests: POST /noop takes
 	// a search request exactly as POST /mcp/tool-search does (the same
 	// middleware, authentication, throttle and strict decoding) and

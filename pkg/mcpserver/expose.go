@@ -1,16 +1,19 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/internal/jsontree"
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -28,6 +31,31 @@ type exposed struct {
 	def          string            // the listed definition, to tell a change from none
 	args         map[string]string // parameters listed under new names: new -> own (tooldef.SafeKeys)
 	noOutput     string            // why its upstream's output schema is left out, if it is
+	refused      string            // why the SDK refused its definition, if it did: then it is not listed
+}
+
+// DirectWarnings are the core tools that a client reading tools/list
+// gets short in the last published snapshot, by server and tool: not
+// listed there at all, so found only by search, or listed without their
+// upstream's output schema. Empty unless expose is core_and_meta. The
+// log says each once; the status page says it for as long as it holds.
+func (s *Server) DirectWarnings() []catalog.Warning {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.directWarnings)
+}
+
+// What a DirectWarnings entry says, before its reason.
+const (
+	notListed      = "not listed directly"
+	noOutputListed = "listed directly without its output schema"
+)
+
+// directWarning is a DirectWarnings entry. A tool listed directly came
+// from a live upstream (uncallable), so its source is the catalog's for
+// that upstream's tools.
+func directWarning(server, tool, what, why string) catalog.Warning {
+	return catalog.Warning{Source: "upstream:" + server, Server: server, Tool: tool, Message: what + ": " + why}
 }
 
 // exposeCore lists the core whitelist's callable tools as themselves,
@@ -41,13 +69,14 @@ func (s *Server) exposeCore(snap *search.Snapshot) {
 	}
 	next := map[string]exposed{}
 	tools := map[string]*mcp.Tool{}
+	var warnings []catalog.Warning
 	for _, t := range snap.CoreTools() {
 		if s.uncallable(t) != "" {
 			continue // listed is callable: a catalog file's or a task's tool is found by search instead
 		}
 		def, args, noOutput, err := direct(t)
 		if err != nil {
-			s.opts.Logger.Warn("core tool not listed directly", "server", t.Server, "tool", t.Name, "err", err)
+			warnings = append(warnings, directWarning(t.Server, t.Name, notListed, err.Error()))
 			continue
 		}
 		b, _ := json.Marshal(def)
@@ -71,19 +100,37 @@ func (s *Server) exposeCore(snap *search.Snapshot) {
 		s.srv.RemoveTools(gone...)
 	}
 	for _, name := range slices.Sorted(maps.Keys(next)) {
-		if old, ok := prev[name]; ok && old.def == next[name].def {
-			continue
-		}
 		e := next[name]
-		if err := s.add(tools[name], func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if old, ok := prev[name]; ok && old.def == e.def {
+			e.refused = old.refused // not offered to the SDK again, nor logged again
+		} else if err := s.add(tools[name], func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return s.callDirect(ctx, req, e)
 		}); err != nil {
-			s.opts.Logger.Warn("core tool not listed directly", "server", e.server, "tool", e.name, "err", err)
-		} else if e.noOutput != "" {
-			// Once a definition: a client reading structuredContent by
-			// the listed schema finds none, and the operator should
-			// learn why here rather than from that client.
-			s.opts.Logger.Warn("core tool listed directly without its output schema", "server", e.server, "tool", e.name, "reason", e.noOutput)
+			e.refused = err.Error()
+		}
+		next[name] = e
+		switch {
+		case e.refused != "":
+			warnings = append(warnings, directWarning(e.server, e.name, notListed, e.refused))
+		case e.noOutput != "":
+			warnings = append(warnings, directWarning(e.server, e.name, noOutputListed, e.noOutput))
+		}
+	}
+	slices.SortFunc(warnings, func(a, b catalog.Warning) int {
+		return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool))
+	})
+	s.mu.Lock()
+	was := s.directWarnings
+	s.directWarnings = warnings
+	s.mu.Unlock()
+	// Once a fault, not at every publish: a client reading
+	// structuredContent by the listed schema finds none, or one that
+	// never searches cannot call the tool, and the operator should learn
+	// why here rather than from that client.
+	for _, w := range warnings {
+		if !slices.Contains(was, w) {
+			what, why, _ := strings.Cut(w.Message, ": ")
+			s.opts.Logger.Warn("core tool "+what, "server", w.Server, "tool", w.Tool, "reason", why)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -334,5 +335,85 @@ func TestDirectOutputSchemaLeftOutIsLogged(t *testing.T) {
 	}
 	if strings.Contains(got, "get_forecast") {
 		t.Errorf("a tool without an output schema was logged:\n%s", got)
+	}
+}
+
+// TestDirectWarningsInStatus: the status page names each core tool that
+// tools/list leaves out or lists without its output schema, and why, for
+// as long as that holds: the log says it once, not at every publish, and
+// an operator arriving later reads it there.
+func TestDirectWarningsInStatus(t *testing.T) {
+	bad := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/missing"}}}
+	station := func(out map[string]any) *mcp.Tool {
+		return &mcp.Tool{Name: "get_station", Description: "Get a weather station.", InputSchema: map[string]any{"type": "object"}, OutputSchema: out}
+	}
+	answer := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, nil
+	}
+	logs := &logbuf.Buffer{}
+	r := newRigWith(t, nil, Options{Expose: config.ExposeCoreAndMeta, Logger: slog.New(slog.NewTextHandler(logs, nil))}, func(s *mcp.Server) {
+		s.AddTool(station(bad), answer)
+		s.AddTool(&mcp.Tool{Name: "set_units", Description: "Set the units forecasts are given in.", InputSchema: map[string]any{"type": "object", "x-mcp-header": map[string]any{"units": "X-Units"}}}, answer)
+	}, "weather/get_station", "weather/set_units", "weather/get_forecast")
+	read := func() []catalog.Warning {
+		t.Helper()
+		resp, err := http.Get(r.status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st struct {
+			CoreDirect []catalog.Warning `json:"core_direct_warnings"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st.CoreDirect
+	}
+	got := read()
+	want := []struct{ tool, why string }{
+		{"get_station", "listed directly without its output schema: a JSON Schema reader cannot resolve it"},
+		{"set_units", "not listed directly: input schema carries parameter header annotations"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("core_direct_warnings %+v, want %d", got, len(want))
+	}
+	for i, w := range want {
+		if g := got[i]; g.Source != "upstream:weather" || g.Server != "weather" || g.Tool != w.tool || !strings.HasPrefix(g.Message, w.why) {
+			t.Errorf("warning %d: %+v, want weather/%s from upstream:weather: %s", i, g, w.tool, w.why)
+		}
+	}
+	// Published again with the same definitions, the warnings stay.
+	if _, err := r.svc.Rebuild(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if again := read(); !reflect.DeepEqual(again, got) {
+		t.Errorf("after a rebuild: %+v, want %+v", again, got)
+	}
+	if n := strings.Count(logs.String(), `msg="core tool not listed directly" server=weather tool=set_units reason="input schema carries`); n != 1 {
+		t.Errorf("set_units logged %d times, want once:\n%s", n, logs)
+	}
+	// The upstream mends its schema: the warning goes with the next
+	// listing, and get_station is listed with its output schema.
+	r.upstream.AddTool(station(map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}), answer)
+	for ctx := t.Context(); ; {
+		if now := read(); len(now) == 1 && now[0].Tool == "set_units" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("warnings after the mend: %+v", read())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cs := r.connect(t, "")
+	list, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if strings.HasSuffix(tool.Name, "get_station") && tool.OutputSchema == nil {
+			t.Errorf("%s listed without its mended output schema", tool.Name)
+		}
 	}
 }

@@ -78,6 +78,8 @@ type Server struct {
 	confirm   *confirmer
 	schemas   schemaCache        // upstream tools' input schemas, for call_tool
 	exposed   map[string]exposed // by listed name; guarded by mu
+	// directWarnings are the core tools exposeCore lists short; guarded by mu.
+	directWarnings []catalog.Warning
 	// streams is done once EndStreams is called; every GET stream ends then.
 	streams    context.Context
 	endStreams context.CancelFunc

@@ -44,7 +44,9 @@ type rig struct {
 	upstream *mcp.Server
 	emb      *countingEmbedder
 	svc      *search.Service
+	mcp      *Server
 	url      string
+	status   string // the status page's URL
 	changed  chan struct{}
 }
 
@@ -125,9 +127,9 @@ func newLearningRig(t *testing.T, keys []access.Key, opts Options, more func(*mc
 	if _, err := r.svc.Rebuild(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	api := httptest.NewServer(httpapi.NewServer(r.svc, httpapi.Options{MCP: srv.Handler(), Upstreams: ups}))
+	api := httptest.NewServer(httpapi.NewServer(r.svc, httpapi.Options{MCP: srv.Handler(), Upstreams: ups, CoreDirect: srv}))
 	t.Cleanup(api.Close)
-	r.url = api.URL + "/mcp"
+	r.mcp, r.url, r.status = srv, api.URL+"/mcp", api.URL+"/mcp/tool-search/status"
 	return r
 }
 
