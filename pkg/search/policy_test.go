@@ -67,6 +67,22 @@ func TestTemplate(t *testing.T) {
 	}
 }
 
+// TestUnknownTemplateMessage: the error names the templates there are,
+// and says there are none rather than end on an empty list.
+func TestUnknownTemplateMessage(t *testing.T) {
+	for _, tt := range []struct {
+		known []string
+		want  string
+	}{
+		{[]string{"release", "triage"}, `unknown template "nope"; known templates: release, triage`},
+		{nil, `unknown template "nope"; there are no templates`},
+	} {
+		if got := (&UnknownTemplateError{Name: "nope", Known: tt.known}).Error(); got != tt.want {
+			t.Errorf("known %v: %q, want %q", tt.known, got, tt.want)
+		}
+	}
+}
+
 func TestOperators(t *testing.T) {
 	svc := newService(t, nil)
 	mustBuild(t, svc)

@@ -139,6 +139,9 @@ type UnknownTemplateError struct {
 }
 
 func (e *UnknownTemplateError) Error() string {
+	if len(e.Known) == 0 {
+		return fmt.Sprintf("unknown template %s; there are no templates", redact.Echo(e.Name))
+	}
 	return fmt.Sprintf("unknown template %s; known templates: %s", redact.Echo(e.Name), strings.Join(e.Known, ", "))
 }
 
