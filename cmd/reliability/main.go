@@ -109,6 +109,7 @@ func (r *rig) scenarios() []scenario {
 		{"flood", r.flood},
 		{"quiet", r.quiet},
 		{"refused", r.refused},
+		{"cut", r.cut},
 	}
 }
 

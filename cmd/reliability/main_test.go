@@ -48,6 +48,9 @@ func TestScenarios(t *testing.T) {
 		// SDK's server/discover, then initialize), at most 12; probing once
 		// a second sent 32.
 		"refused": func(v map[string]float64) bool { return v["refused"] <= 12 && v["failing"] == 1 },
+		// The connection cut mid-call: the go-sdk's client reconnects
+		// with Last-Event-ID and reads the result it missed.
+		"cut": func(v map[string]float64) bool { return v["cut"] == 1 && v["answered"] == 1 },
 		"quiet": func(v map[string]float64) bool {
 			return v["killed_s"] >= 0 && v["killed_s"] < 40 && v["stopped_s"] >= 0 && v["stopped_s"] < 40 && v["back"] == 1
 		},

@@ -78,6 +78,7 @@ type Server struct {
 	confirm   *confirmer
 	schemas   schemaCache        // upstream tools' input schemas, for call_tool
 	exposed   map[string]exposed // by listed name; guarded by mu
+	resume    *resumeStore       // what streamed calls sent, for a client that reconnects mid-call
 	// directWarnings are the core tools exposeCore lists short; guarded by mu.
 	directWarnings []catalog.Warning
 	// streams is done once EndStreams is called; every GET stream ends then.
@@ -90,7 +91,7 @@ func New(svc *search.Service, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, opts: opts, confirm: newConfirmer(opts), sdkLogger: slog.New(newDedup(opts.Logger.Handler(), time.Minute)).With("component", "mcp")}
+	s := &Server{svc: svc, opts: opts, confirm: newConfirmer(opts), resume: newResumeStore(), sdkLogger: slog.New(newDedup(opts.Logger.Handler(), time.Minute)).With("component", "mcp")}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "toolsearch", Title: "toolsearch: search a large tool catalog", Version: opts.Version},
 		&mcp.ServerOptions{
@@ -156,6 +157,7 @@ func (s *Server) Handler() http.Handler {
 		SessionTimeout:             0,
 		MaxRequestBodyBytes:        MaxRequestBytes,
 		DisableLocalhostProtection: s.opts.AnyHost,
+		EventStore:                 s.resume,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := checkHeaders(r.Header); err != nil {
@@ -209,6 +211,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		if stream {
 			w = &tamingWriter{ResponseWriter: w}
+			r = r.WithContext(resumable(r.Context()))
 		} else {
 			jw := &jsonWriter{ResponseWriter: w}
 			defer jw.finish()

@@ -103,12 +103,16 @@ func (c Catalog) Report() int64 {
 
 // Limit is the smallest memory limit that holds the catalog at its peak:
 // a rebuild with a report beside it, conns connections each reading a
-// slow body, and bodies bytes of request bodies read and decoded at once
-// (limits.request_body_budget_bytes). A pod's limit should be at least
-// this.
+// slow body, bodies bytes of request bodies read and decoded at once
+// (limits.request_body_budget_bytes), and MCP's event store full. A pod's
+// limit should be at least this.
 func (c Catalog) Limit(conns int, bodies int64) int64 {
-	return c.Rebuild() + c.Report() + int64(max(conns, 0))*connectionBytes + bodyFactor*max(bodies, 0)
+	return c.Rebuild() + c.Report() + int64(max(conns, 0))*connectionBytes + bodyFactor*max(bodies, 0) + ResumeBytes
 }
+
+// ResumeBytes is the most MCP's event store holds: what streamed calls
+// sent, for clients that reconnect mid-call (mcpserver).
+const ResumeBytes = 8 << 20
 
 // bodyFactor is what a request body holds while it is decoded and
 // answered, per byte: the body itself, and what it decodes into. A
