@@ -140,6 +140,14 @@ for _ in 1 2 3; do
 done
 passed=$((passed + 1))
 
+# The same client, its connection cut mid-call: it resumes the call's
+# event stream with Last-Event-ID and reads the result it missed.
+echo
+echo "\$ node resume-client.mjs .../mcp   (call_tool trigger-long-running-operation for 3 s, the connection cut 1 s in)"
+out=$(node resume-client.mjs "http://127.0.0.1:$ts_port/mcp") || fail "a call whose connection broke was not resumed: $out"
+echo "$out"
+passed=$((passed + 1))
+
 echo
 echo "\$ curl -s .../mcp/tool-search/status   (upstreams)"
 status=$(curl -s "http://127.0.0.1:$ts_port/mcp/tool-search/status")
