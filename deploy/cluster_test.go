@@ -451,6 +451,12 @@ func TestOnAPIServer(t *testing.T) {
 	if svcPort == nil {
 		t.Fatalf("the Service has no port 8080, which the Job calls")
 	}
+	// As the API server stored it: a client's connections stay with the
+	// pod that holds its MCP session and search ids (TestOverlays checks
+	// the timeout against the config).
+	if svc.Spec.SessionAffinity != corev1.ServiceAffinityClientIP || svc.Spec.SessionAffinityConfig == nil || svc.Spec.SessionAffinityConfig.ClientIP == nil {
+		t.Errorf("the Service's affinity is %q %+v, want ClientIP", svc.Spec.SessionAffinity, svc.Spec.SessionAffinityConfig)
+	}
 	for _, dst := range service {
 		if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(dst.Labels)) {
 			t.Errorf("the Service does not select pod %s", dst.Name)

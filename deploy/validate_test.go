@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -123,6 +124,7 @@ func TestOverlays(t *testing.T) {
 			var policy *networkingv1.NetworkPolicy
 			var cfg *corev1.ConfigMap
 			var deployment *appsv1.Deployment
+			var service *corev1.Service
 			for _, d := range docs {
 				switch o := d.obj.(type) {
 				case *networkingv1.NetworkPolicy:
@@ -139,6 +141,7 @@ func TestOverlays(t *testing.T) {
 					if p := o.Spec.Ports[0]; p.TargetPort.String() != "http" || p.Port != 8080 {
 						t.Errorf("service port %+v, want 8080 to the http port", p)
 					}
+					service = o
 				case *monitoringv1.ServiceMonitor:
 					if ep := o.Spec.Endpoints[0]; ep.Port != "metrics" || ep.Path != "/metrics" {
 						t.Errorf("servicemonitor endpoint %+v, want http /metrics", ep)
@@ -152,7 +155,30 @@ func TestOverlays(t *testing.T) {
 			if deployment != nil && cfg != nil {
 				checkMemory(t, deployment, cfg)
 			}
+			if service != nil && cfg != nil {
+				checkAffinity(t, service, cfg)
+			}
 		})
+	}
+}
+
+// checkAffinity: the Service sends a client's connections to one pod for
+// longer than the state a pod holds for it lives: a search id, and an MCP
+// session idle at the config's limit. Without, a client's next connection
+// reached another pod as often as not, which answers 404 for both.
+func checkAffinity(t *testing.T, svc *corev1.Service, cm *corev1.ConfigMap) {
+	t.Helper()
+	f, err := config.Parse("configmap config.yaml", []byte(cm.Data["config.yaml"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := max(config.SearchIDLifetime, time.Duration(cmp.Or(f.Limits.MCPSessionIdle, config.Duration(config.DefaultSessionIdle))))
+	if svc.Spec.SessionAffinity != corev1.ServiceAffinityClientIP {
+		t.Errorf("the Service's session affinity is %q, want ClientIP: an MCP session and a search id are their pod's", svc.Spec.SessionAffinity)
+		return
+	}
+	if c := svc.Spec.SessionAffinityConfig; c == nil || c.ClientIP == nil || c.ClientIP.TimeoutSeconds == nil || time.Duration(*c.ClientIP.TimeoutSeconds)*time.Second < need {
+		t.Errorf("the Service's affinity timeout %+v is shorter than %s, what a pod holds for a client", c, need)
 	}
 }
 

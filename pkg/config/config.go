@@ -72,6 +72,12 @@ type Learning struct {
 	CallerCap   float64 `json:"caller_cap"`
 }
 
+// SearchIDLifetime is how long a search answer's search_id can be
+// reported on (feedback). The process that answered the search holds
+// it, so a deployment of several replicas sends a caller to the same
+// one for longer (deploy/base/service.yaml's affinity).
+const SearchIDLifetime = 15 * time.Minute
+
 // DefaultLearningPath is where the file store is kept when the config
 // names none: beside the process; DefaultLearningDSNEnv, the variable the
 // PostgreSQL store's connection string is read from.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/analysis"
+	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 )
@@ -34,7 +35,7 @@ const (
 	// pendingTTL how long each waits: a search reported on later teaches
 	// nothing.
 	pendingSearches = 10000
-	pendingTTL      = 15 * time.Minute
+	pendingTTL      = config.SearchIDLifetime
 	// pendingPerCaller bounds one caller's share of them, so that a caller
 	// searching at its rate limit without reporting cannot push every other
 	// caller's searches out: past it, its answers carry no search id.
