@@ -34,11 +34,13 @@ var errNotKept = errors.New("the stream's events are not kept")
 // resumeStore is the MCP event store (mcp.EventStore). The SDK's
 // MemoryEventStore bounds its bytes but keeps an entry for every stream
 // of a session until the session ends, so a long session of searches
-// grew it without bound, and each append over its bound walked every
-// stream of every session. This one keeps only what can be resumed:
+// grew it without bound. This one keeps only what can be resumed:
 // streamed calls (Handler marks them in the request's context) and each
 // session's GET stream, a few streams a session, and lets the oldest
-// stream go first, whichever session holds it.
+// stream go first, whichever session holds it. Finding that stream reads
+// every stream held, at most resumeStreamsSession+1 for each of the
+// sessions the registry allows (sessions.go): a few thousand pointers,
+// read only when the store is full.
 type resumeStore struct {
 	mu       sync.Mutex
 	bytes    int // of events held, in all
