@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -133,17 +134,23 @@ func TestConfirmDestructive(t *testing.T) {
 // confirmations reads the confirmation counter of policy and outcome; -1
 // when there is no such series.
 func confirmations(reg *prometheus.Registry, policy, outcome string) float64 {
+	return counter(reg, "toolsearch_mcp_confirmations_total", map[string]string{"policy": policy, "outcome": outcome})
+}
+
+// counter reads the counter series of name with labels; -1 when there is
+// no such series.
+func counter(reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	mfs, _ := reg.Gather()
 	for _, mf := range mfs {
-		if mf.GetName() != "toolsearch_mcp_confirmations_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
+			got := map[string]string{}
 			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
+				got[l.GetName()] = l.GetValue()
 			}
-			if labels["policy"] == policy && labels["outcome"] == outcome {
+			if maps.Equal(got, labels) {
 				return m.GetCounter().GetValue()
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/sizing"
 )
@@ -46,6 +47,7 @@ type resumeStore struct {
 	bytes    int // of events held, in all
 	seq      uint64
 	sessions map[string][]*keptStream // oldest first
+	resumes  *prometheus.CounterVec   // by outcome: replayed, not_kept, let_go
 }
 
 type keptStream struct {
@@ -56,8 +58,32 @@ type keptStream struct {
 	size  int
 }
 
-func newResumeStore() *resumeStore {
-	return &resumeStore{sessions: map[string][]*keptStream{}}
+// Outcomes of a resume: the events after its Last-Event-ID replayed,
+// its stream not kept, or its events let go.
+var resumeOutcomes = []string{"replayed", "not_kept", "let_go"}
+
+// newResumeStore registers its metrics with reg, when not nil.
+func newResumeStore(reg prometheus.Registerer) *resumeStore {
+	s := &resumeStore{sessions: map[string][]*keptStream{}}
+	s.resumes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "toolsearch_mcp_resumes_total",
+		Help: "MCP streams a client resumed with Last-Event-ID, by outcome: replayed, or refused 400 because the stream was not kept (not_kept) or its events were let go (let_go).",
+	}, []string{"outcome"})
+	for _, o := range resumeOutcomes {
+		s.resumes.WithLabelValues(o)
+	}
+	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "toolsearch_mcp_resume_bytes",
+		Help: "Bytes of MCP stream events kept for clients to resume, of the store's bound.",
+	}, func() float64 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return float64(s.bytes)
+	})
+	if reg != nil {
+		reg.MustRegister(s.resumes, held)
+	}
+	return s
 }
 
 var _ mcp.EventStore = (*resumeStore)(nil)
@@ -156,15 +182,19 @@ func (s *resumeStore) After(_ context.Context, session, stream string, index int
 		data [][]byte
 		err  error
 	)
+	outcome := "replayed"
 	switch k, _ := s.find(session, stream); {
 	case k == nil:
-		err = errNotKept
+		err, outcome = errNotKept, "not_kept"
 	case index+1 < k.first:
-		err = fmt.Errorf("events up to %d were let go: %w", k.first-1, mcp.ErrEventsPurged)
+		err, outcome = fmt.Errorf("events up to %d were let go: %w", k.first-1, mcp.ErrEventsPurged), "let_go"
 	case index+1-k.first < len(k.data):
 		data = slices.Clone(k.data[index+1-k.first:])
 	}
 	s.mu.Unlock()
+	if index >= 0 { // a Last-Event-ID; the SDK asks for -1 on every GET stream it opens
+		s.resumes.WithLabelValues(outcome).Inc()
+	}
 	return func(yield func([]byte, error) bool) {
 		if err != nil {
 			yield(nil, err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 )
@@ -76,7 +77,8 @@ func TestCallResumesAfterBreak(t *testing.T) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the report"}}}, nil
 			})
 	}
-	r := newRigWith(t, []access.Key{{Name: "people", Hash: access.HashSecret("k")}}, Options{}, slow)
+	reg := prometheus.NewRegistry()
+	r := newRigWith(t, []access.Key{{Name: "people", Hash: access.HashSecret("k")}}, Options{Registerer: reg}, slow)
 	tr := &cutOnce{token: "k", cut: make(chan struct{})}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: tr}}, nil)
@@ -99,6 +101,9 @@ func TestCallResumesAfterBreak(t *testing.T) {
 	case <-tr.cut:
 	default:
 		t.Fatal("the stream never broke: nothing was resumed")
+	}
+	if n := counter(reg, "toolsearch_mcp_resumes_total", map[string]string{"outcome": "replayed"}); n != 1 {
+		t.Errorf("toolsearch_mcp_resumes_total{outcome=\"replayed\"} %v, want 1", n)
 	}
 	// The session's end lets go of what the store kept for it.
 	cs.Close()
@@ -124,7 +129,7 @@ func TestResumeStore(t *testing.T) {
 		return n, nil
 	}
 	t.Run("a stream answered as JSON is not kept", func(t *testing.T) {
-		s := newResumeStore()
+		s := newResumeStore(nil)
 		s.Open(ctx, "a", "json")
 		s.Append(ctx, "a", "json", ev(10))
 		if _, err := read(s, "a", "json", -1); !errors.Is(err, errNotKept) || s.bytes != 0 {
@@ -132,7 +137,7 @@ func TestResumeStore(t *testing.T) {
 		}
 	})
 	t.Run("a streamed call and the GET stream are kept, and replayed after an index", func(t *testing.T) {
-		s := newResumeStore()
+		s := newResumeStore(nil)
 		for _, id := range []string{"", "call"} {
 			s.Open(call, "a", id)
 			s.Append(ctx, "a", id, nil) // a priming event
@@ -149,7 +154,7 @@ func TestResumeStore(t *testing.T) {
 		}
 	})
 	t.Run("past the bytes, the oldest stream's events go first", func(t *testing.T) {
-		s := newResumeStore()
+		s := newResumeStore(nil)
 		big := resumeBytes / 4
 		for i := range 5 {
 			id := fmt.Sprint("call", i)
@@ -167,7 +172,7 @@ func TestResumeStore(t *testing.T) {
 		}
 	})
 	t.Run("a session keeps its latest calls", func(t *testing.T) {
-		s := newResumeStore()
+		s := newResumeStore(nil)
 		s.Open(call, "a", "")
 		for i := range resumeStreamsSession + 3 {
 			s.Open(call, "a", fmt.Sprint(i))
@@ -187,7 +192,7 @@ func TestResumeStore(t *testing.T) {
 		}
 	})
 	t.Run("an event too large is not kept, nor its stream", func(t *testing.T) {
-		s := newResumeStore()
+		s := newResumeStore(nil)
 		s.Open(call, "a", "call")
 		s.Append(ctx, "a", "call", ev(1))
 		s.Append(ctx, "a", "call", ev(resumeEventMax+1))
@@ -196,7 +201,7 @@ func TestResumeStore(t *testing.T) {
 		}
 	})
 	t.Run("a closed session's events go", func(t *testing.T) {
-		s := newResumeStore()
+		s := newResumeStore(nil)
 		s.Open(call, "a", "call")
 		s.Append(ctx, "a", "call", ev(7))
 		s.SessionClosed(ctx, "a")
@@ -209,7 +214,7 @@ func TestResumeStore(t *testing.T) {
 // TestResumeStoreConcurrent: sessions opening, appending, reading and
 // closing at once hold no more than the bound, and leave nothing behind.
 func TestResumeStoreConcurrent(t *testing.T) {
-	s := newResumeStore()
+	s := newResumeStore(nil)
 	call := resumable(context.Background())
 	var wg sync.WaitGroup
 	for g := range 8 {
