@@ -124,7 +124,9 @@ func (s *resumeStore) Open(ctx context.Context, session, stream string) error {
 	return nil
 }
 
-// Append keeps data as the stream's next event, if the stream is kept.
+// Append keeps data as the stream's next event, if the stream is kept,
+// tamed as the POST's own stream writes it (tamingWriter): a resume's GET
+// is written as the SDK replays it.
 func (s *resumeStore) Append(_ context.Context, session, stream string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -132,6 +134,7 @@ func (s *resumeStore) Append(_ context.Context, session, stream string, data []b
 	if k == nil {
 		return nil
 	}
+	data = tameResponse(data)
 	if len(data) > resumeEventMax {
 		// Kept without it, the stream would replay with a hole.
 		s.bytes -= k.size

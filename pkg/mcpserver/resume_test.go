@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -198,6 +199,17 @@ func TestResumeStore(t *testing.T) {
 		s.Append(ctx, "a", "call", ev(resumeEventMax+1))
 		if _, err := read(s, "a", "call", -1); !errors.Is(err, errNotKept) || s.bytes != 0 {
 			t.Errorf("after: %v, %d bytes held", err, s.bytes)
+		}
+	})
+	t.Run("an error response is kept tamed, as the POST's stream writes it", func(t *testing.T) {
+		s := newResumeStore(nil)
+		s.Open(call, "a", "call")
+		long := strings.Repeat("z", 4<<10)
+		s.Append(ctx, "a", "call", []byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad `+long+`"}}`))
+		for d, err := range s.After(ctx, "a", "call", -1) {
+			if err != nil || bytes.Contains(d, []byte(long)) || !bytes.Contains(d, []byte(`"id":1`)) {
+				t.Errorf("replayed %d bytes, %v: %.120s", len(d), err, d)
+			}
 		}
 	})
 	t.Run("a closed session's events go", func(t *testing.T) {
