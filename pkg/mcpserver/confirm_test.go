@@ -134,12 +134,12 @@ func TestConfirmDestructive(t *testing.T) {
 // confirmations reads the confirmation counter of policy and outcome; -1
 // when there is no such series.
 func confirmations(reg *prometheus.Registry, policy, outcome string) float64 {
-	return counter(reg, "toolsearch_mcp_confirmations_total", map[string]string{"policy": policy, "outcome": outcome})
+	return series(reg, "toolsearch_mcp_confirmations_total", map[string]string{"policy": policy, "outcome": outcome})
 }
 
-// counter reads the counter series of name with labels; -1 when there is
-// no such series.
-func counter(reg *prometheus.Registry, name string, labels map[string]string) float64 {
+// series reads the counter or gauge series of name with labels; -1 when
+// there is no such series.
+func series(reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	mfs, _ := reg.Gather()
 	for _, mf := range mfs {
 		if mf.GetName() != name {
@@ -151,7 +151,7 @@ func counter(reg *prometheus.Registry, name string, labels map[string]string) fl
 				got[l.GetName()] = l.GetValue()
 			}
 			if maps.Equal(got, labels) {
-				return m.GetCounter().GetValue()
+				return m.GetCounter().GetValue() + m.GetGauge().GetValue()
 			}
 		}
 	}

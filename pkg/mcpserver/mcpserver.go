@@ -105,6 +105,7 @@ func New(svc *search.Service, opts Options) *Server {
 	s.addSearch()
 	s.addRegex()
 	s.sessions = newSessions(s.srv, opts.Sessions)
+	s.sessions.register(opts.Registerer)
 	s.sessions.searchDone = svc.SearchDone
 	s.sessions.listing = s.listing
 	s.confirm.listening = s.sessions.listening

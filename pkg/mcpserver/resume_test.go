@@ -103,7 +103,7 @@ func TestCallResumesAfterBreak(t *testing.T) {
 	default:
 		t.Fatal("the stream never broke: nothing was resumed")
 	}
-	if n := counter(reg, "toolsearch_mcp_resumes_total", map[string]string{"outcome": "replayed"}); n != 1 {
+	if n := series(reg, "toolsearch_mcp_resumes_total", map[string]string{"outcome": "replayed"}); n != 1 {
 		t.Errorf("toolsearch_mcp_resumes_total{outcome=\"replayed\"} %v, want 1", n)
 	}
 	// The session's end lets go of what the store kept for it.
@@ -246,4 +246,20 @@ func TestResumeStoreConcurrent(t *testing.T) {
 	if s.bytes != 0 || len(s.sessions) != 0 {
 		t.Errorf("%d bytes and %d sessions left", s.bytes, len(s.sessions))
 	}
+}
+
+// TestSessionGauges: the sessions a pod holds, and those listening, as
+// its metrics say them.
+func TestSessionGauges(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := newRigWith(t, nil, Options{Registerer: reg}, nil)
+	held := func() (float64, float64) {
+		return series(reg, "toolsearch_mcp_sessions", map[string]string{}), series(reg, "toolsearch_mcp_sessions_listening", map[string]string{})
+	}
+	a, b := r.connect(t, ""), r.connect(t, "")
+	waitFor(t, "two sessions, both listening", func() bool { n, l := held(); return n == 2 && l == 2 })
+	a.Close()
+	waitFor(t, "one session", func() bool { n, l := held(); return n == 1 && l == 1 })
+	b.Close()
+	waitFor(t, "none", func() bool { n, l := held(); return n == 0 && l == 0 })
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/config"
@@ -109,6 +110,32 @@ func newSessions(srv *mcp.Server, lim SessionLimits) *sessions {
 		return live
 	}
 	return s
+}
+
+// register has reg export the sessions held and those listening (a GET
+// stream open), beside mcp_max_sessions: how near the cap a pod runs, and
+// how its clients spread over the replicas.
+func (s *sessions) register(reg prometheus.Registerer) {
+	if reg == nil {
+		return
+	}
+	count := func(listening bool) func() float64 {
+		return func() float64 {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			n := 0
+			for _, e := range s.byID {
+				if !listening || e.listening > 0 {
+					n++
+				}
+			}
+			return float64(n)
+		}
+	}
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolsearch_mcp_sessions", Help: "MCP sessions held (limits.mcp_max_sessions bounds them)."}, count(false)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolsearch_mcp_sessions_listening", Help: "MCP sessions with a GET stream open."}, count(true)),
+	)
 }
 
 // serve runs next for one HTTP request of caller key, admitting a new
