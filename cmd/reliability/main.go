@@ -147,6 +147,7 @@ func (r *rig) upstream(addr string, args ...string) (*proc, error) {
 	}
 	defer log.Close() // the child has its own descriptor
 	cmd.Stdout, cmd.Stderr = log, log
+	serveproc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,7 @@ func Start(ctx context.Context, bin string, env []string, ready time.Duration, a
 	cmd.Env = append(cmd.Environ(), env...)
 	s := &Server{Base: "http://" + addr, cmd: cmd, done: make(chan error, 1), logs: &logbuf.Buffer{Tail: logTail}}
 	cmd.Stdout, cmd.Stderr = s.logs, s.logs
+	DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
