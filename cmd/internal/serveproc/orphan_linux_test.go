@@ -54,13 +54,9 @@ func TestDieWithParent(t *testing.T) {
 	}
 }
 
-// zombie reports whether pid has exited and waits for its reaper.
+// zombie reports whether pid has exited and waits for its reaper (or is
+// gone).
 func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+	state, err := status(pid, "State")
+	return err != nil || strings.HasPrefix(state, "Z")
 }

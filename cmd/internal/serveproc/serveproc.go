@@ -106,22 +106,31 @@ func (s *Server) Stop() {
 func (s *Server) Memory(field string) (int64, error) { return memory(s.Pid(), field) }
 
 func memory(pid int, field string) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	v, err := status(pid, field)
 	if err != nil {
 		return 0, err
+	}
+	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(v, "kB")), 10, 64)
+	return kb << 10, err
+}
+
+// status is the value of one field of /proc/PID/status, trimmed.
+func status(pid int, field string) (string, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "", err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
+			return strings.TrimSpace(v), nil
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return "", err
 	}
-	return 0, errors.New(field + " not in /proc status")
+	return "", errors.New(field + " not in /proc status")
 }
 
 // CPU is the processor time the process has used so far, user and
