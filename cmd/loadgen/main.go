@@ -118,6 +118,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		srch = append(srch, r)
 	}
+	if *cpuprofile != "" {
+		// A profile's samples read per request only against its own phase's count.
+		fmt.Fprintf(stdout, "profiled: %s %d search requests, %s.noop %d no-op requests\n", *cpuprofile, srch[len(srch)-1].requests, *cpuprofile, noop[len(noop)-1].requests)
+	}
 	b, n, s := merge(bare), merge(noop), merge(srch)
 	fmt.Fprintln(stdout, b)
 	fmt.Fprintln(stdout, n)
