@@ -191,6 +191,9 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A GET made under an operation's read limit resumes that call's
+	// answer stream (Last-Event-ID): it is bounded, and its answer kept,
+	// as the POST's was. Any other GET is the session stream.
 	lim, ok := r.Context().Value(readLimitKey{}).(*readLimit)
 	switch {
 	case ok:
@@ -198,24 +201,22 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	case r.Method == http.MethodGet:
 		// The session stream: its events are bounded one by one
 		// (MaxEventSize) and paced, its length is the session's.
+		resp.Body = &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}
 	default:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: &readLimit{max: t.max}}
 	}
-	if k, ok := r.Context().Value(keptAnswerKey{}).(*keptAnswer); ok && r.Method == http.MethodPost {
+	if k, ok := r.Context().Value(keptAnswerKey{}).(*keptAnswer); ok {
 		resp.Body = k.keep(resp.Body, strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"))
-	}
-	if r.Method == http.MethodGet {
-		resp.Body = &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}
 	}
 	return resp, nil
 }
 
-// The pace of an upstream's session stream (its only GET: streams are not
-// resumed, MaxRetries -1, so no answer to a call comes back on one): what
-// the upstream sends of its own accord, notices and requests, which are
-// few and small. Unpaced, an upstream writing 100-byte log notices as fast as
-// it could kept 1.6 of toolsearch's cores busy for a hundredth of one of
-// its own, and a flood of pings as many replies.
+// The pace of an upstream's session stream: what the upstream sends of
+// its own accord, notices and requests, which are few and small (a call's
+// resumed stream is bounded as its answer instead). Unpaced, an upstream
+// writing 100-byte log notices as fast as it could kept 1.6 of
+// toolsearch's cores busy for a hundredth of one of its own, and a flood
+// of pings as many replies.
 const (
 	streamRate  = rate.Limit(32 << 10) // bytes a second
 	streamBurst = 64 << 10

@@ -67,6 +67,14 @@ func (a *lastAnswer) callRejected() bool {
 	return a.status >= 400 && a.status < 500 && a.status != http.StatusRequestTimeout && a.status != http.StatusTooManyRequests
 }
 
+// accepted reports whether the answer was a 2xx: the upstream took the
+// request, so a call may have run there whatever became of its answer.
+func (a *lastAnswer) accepted() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.status >= 200 && a.status < 300
+}
+
 // get says why the answer refused (refusal; "" when it did not) and the
 // wait it asked for (Retry-After).
 func (a *lastAnswer) get() (why string, wait time.Duration) {

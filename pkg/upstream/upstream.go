@@ -581,6 +581,18 @@ const (
 	emptyPages = 8
 )
 
+// resumeRetries is how many times a stream that ended early is asked for
+// again with Last-Event-ID, while it makes no progress: a call's answer
+// stream that the upstream closed (SEP-1699: a server may, to free the
+// connection during a long call) or the network dropped, and the session
+// stream. The SDK waits what the upstream's retry field asks, else 1 to 2
+// s, then 1.5 to 3: an upstream's blip of a few seconds loses no answer,
+// and a call in flight on an upstream that died fails within about 5 s
+// (within its timeout) rather than at once. Streams without event ids
+// (an upstream that keeps no events) are not resumed: their calls fail
+// at once, as before.
+const resumeRetries = 2
+
 func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	cs := u.session
@@ -589,7 +601,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		return cs, nil
 	}
 	cs, err := within(ctx, func(ctx context.Context) (*mcp.ClientSession, error) {
-		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpc, MaxRetries: -1, MaxEventSize: u.maxEvent}, nil)
+		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpc, MaxRetries: resumeRetries, MaxEventSize: u.maxEvent}, nil)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
@@ -900,11 +912,12 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		stop := u.onBreak(cs, abort)
 		res, err = cs.CallTool(withLastAnswer(withKeptAnswer(withHops(withReadLimit(cctx, lim), opts.Hops+1), kept), &last), params)
 		stop()
-		if err == nil || lim.exceeded() != nil || !sessionGone(err) || u.brokenBy(cs) != nil {
+		if err == nil || lim.exceeded() != nil || !sessionGone(err) || u.brokenBy(cs) != nil || last.accepted() {
 			break
 		}
-		// The upstream restarted or dropped the session: the call never
-		// ran there, so it is safe to reconnect and send it once more.
+		// The upstream restarted or dropped the session before it took
+		// the call (a resumed stream's 404 comes after it did): the call
+		// never ran there, so it is safe to reconnect and send it once more.
 		u.dropSession(cs)
 	}
 	switch broken := u.brokenBy(cs); {
@@ -941,9 +954,14 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		return nil, resultTimeout, fmt.Errorf("%w: the tool gave no result within %s; the upstream is up, so it is slow, and the call was cancelled", ErrTimeout, u.cfg.Timeout)
 	}
 	// A transport failure: counted by the breaker, and shown in status.
-	// The call may have reached the upstream, so it is not retried.
+	// The call may have reached the upstream, so it is not retried; when
+	// the upstream took it, the caller is told it may have run.
 	u.dropSession(cs)
-	return nil, resultError, errors.New(u.scrub(err.Error()))
+	msg := u.scrub(err.Error())
+	if last.accepted() {
+		msg += "; the upstream took the call, so it may have run there, and it is not sent again"
+	}
+	return nil, resultError, errors.New(msg)
 }
 
 // alive pings the upstream after a call timed out: an answer means the

@@ -1,0 +1,183 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// streamUpstream is an upstream on the go-sdk whose call streams end
+// before their answers: it closes one itself (SEP-1699), or the network
+// drops it. With an event store it keeps its streams' events, as
+// server-everything does, so a client can resume one; it speaks
+// 2025-11-25, the last protocol with resumable streams.
+type streamUpstream struct {
+	srv     *mcp.Server
+	store   bool
+	handler atomic.Pointer[mcp.StreamableHTTPHandler]
+	http    *httptest.Server
+	calls   atomic.Int64 // how many times the tool ran
+	cut     atomic.Bool  // drop the next call's connection after its first event
+	// onCut runs once the connection is dropped (restart: the upstream
+	// forgets its sessions, as a restarted process does).
+	onCut func()
+}
+
+// exactN is the work tool's structured content: a number no float64
+// holds, relayed exact from a resumed stream as from any other.
+const exactN = `{"n":9007199254740993}`
+
+func newStreamUpstream(tb testing.TB, store, hangUp bool) *streamUpstream {
+	tb.Helper()
+	f := &streamUpstream{store: store,
+		srv: mcp.NewServer(&mcp.Implementation{Name: "streams", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})}
+	f.srv.AddTool(&mcp.Tool{Name: "work", Description: "Work a while, then answer.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			f.calls.Add(1)
+			if hangUp && req.Extra != nil && req.Extra.CloseSSEStream != nil {
+				req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 20 * time.Millisecond})
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(300 * time.Millisecond):
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "worked"}}, StructuredContent: json.RawMessage(exactN)}, nil
+		})
+	f.restart()
+	f.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"tools/call"`)) && f.cut.Swap(false) {
+				w = &cutWriter{ResponseWriter: w, then: f.onCut, atHeader: !f.store}
+			}
+		}
+		f.handler.Load().ServeHTTP(w, r)
+	}))
+	tb.Cleanup(f.http.Close)
+	return f
+}
+
+func (f *streamUpstream) restart() {
+	var opts mcp.StreamableHTTPOptions
+	if f.store {
+		opts.EventStore = mcp.NewMemoryEventStore(nil)
+	}
+	f.handler.Store(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, &opts))
+}
+
+// cutWriter drops its connection once the first event is flushed (the
+// client has the stream's first event id, with a store, and no answer),
+// or, atHeader, once the stream's header is (a stream without ids, whose
+// first event would be the answer).
+type cutWriter struct {
+	http.ResponseWriter
+	then     func()
+	atHeader bool
+	done     bool
+}
+
+func (c *cutWriter) WriteHeader(code int) {
+	c.ResponseWriter.WriteHeader(code)
+	if c.atHeader && !c.done {
+		c.Flush()
+	}
+}
+
+func (c *cutWriter) Write(p []byte) (int, error) {
+	if c.atHeader && !c.done {
+		c.WriteHeader(http.StatusOK) // the header alone, then the cut
+	}
+	if c.done {
+		return 0, http.ErrHijacked
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+func (c *cutWriter) Flush() {
+	if c.done {
+		return
+	}
+	http.NewResponseController(c.ResponseWriter).Flush()
+	conn, _, err := http.NewResponseController(c.ResponseWriter).Hijack()
+	if err != nil {
+		return
+	}
+	c.done = true
+	conn.Close()
+	if c.then != nil {
+		c.then()
+	}
+}
+
+func (c *cutWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// TestCallStreamEndsEarly: a call's answer stream that ends before its
+// answer. An upstream that keeps its events is resumed with
+// Last-Event-ID, whether it closed the stream itself (SEP-1699: servers
+// may, to free a connection during a long call) or the network dropped
+// it, and the answer is read once the tool finishes, its numbers exact. A stream that cannot
+// be resumed (no store, or an upstream that restarted and forgot the
+// session) fails the call at once, saying so, and the call is never sent
+// again: it ran upstream.
+func TestCallStreamEndsEarly(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		store, hangUp bool
+		cut, restart  bool
+		want          string // the result's text, or "" for an error
+		wantErr       string
+	}{
+		{name: "upstream closes its stream", store: true, hangUp: true, want: "worked"},
+		{name: "connection dropped", store: true, cut: true, want: "worked"},
+		{name: "connection dropped, upstream restarted", store: true, cut: true, restart: true, wantErr: "may have run"},
+		{name: "connection dropped, no event store", cut: true, wantErr: "may have run"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newStreamUpstream(t, tt.store, tt.hangUp)
+			if tt.restart {
+				f.onCut = f.restart
+			}
+			m := start(t, []Config{{Name: "u", URL: f.http.URL, Timeout: 20 * time.Second}}, nil)
+			f.cut.Store(tt.cut)
+			res, err := m.Call(t.Context(), "u", "work", nil, CallOptions{})
+			switch {
+			case tt.want != "":
+				if err != nil || res.IsError || resultText(res) != tt.want {
+					t.Fatalf("Call = %v, %v; want %q", res, err, tt.want)
+				}
+				if got, _ := json.Marshal(res.StructuredContent); string(got) != exactN {
+					t.Errorf("structuredContent %s; want %s as the upstream wrote it", got, exactN)
+				}
+			case err == nil:
+				t.Fatalf("Call = %v; want an error saying %q", resultText(res), tt.wantErr)
+			case !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, ErrTimeout):
+				t.Fatalf("Call error = %v; want one saying %q", err, tt.wantErr)
+			}
+			if n := f.calls.Load(); n != 1 {
+				t.Errorf("the tool ran %d times; a call is sent once", n)
+			}
+		})
+	}
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
