@@ -110,6 +110,7 @@ func (r *rig) scenarios() []scenario {
 		{"quiet", r.quiet},
 		{"refused", r.refused},
 		{"cut", r.cut},
+		{"relaycut", r.relayCut},
 	}
 }
 

@@ -51,6 +51,9 @@ func TestScenarios(t *testing.T) {
 		// The connection cut mid-call: the go-sdk's client reconnects
 		// with Last-Event-ID and reads the result it missed.
 		"cut": func(v map[string]float64) bool { return v["cut"] == 1 && v["answered"] == 1 },
+		// toolsearch's own connection to the upstream cut mid-call: it
+		// resumes the stream, and the tool runs once.
+		"relaycut": func(v map[string]float64) bool { return v["cut"] == 1 && v["answered"] == 1 && v["ran"] == 1 },
 		"quiet": func(v map[string]float64) bool {
 			return v["killed_s"] >= 0 && v["killed_s"] < 40 && v["stopped_s"] >= 0 && v["stopped_s"] < 40 && v["back"] == 1
 		},

@@ -7,7 +7,10 @@
 // (answers -huge bytes of text), progress (four progress notifications
 // back to back, then at once an answer), delete_item (destructive), and wide_tool (a
 // -desc-bytes description and -params parameters). POST /control/add?name=N
-// adds a tool named N; with -hang it accepts connections and never answers.
+// adds a tool named N, GET /control/ran?name=N says how many times tool N
+// ran; with -hang it accepts connections and never answers, with -events
+// it keeps its streams' events so that a client can resume one (as
+// server-everything does).
 package main
 
 import (
@@ -23,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -47,6 +51,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	params := fs.Int("params", 2000, "wide_tool's parameters")
 	hang := fs.Bool("hang", false, "accept connections and never answer")
 	token := fs.String("token", "", "when set, /mcp answers 401 to a request without Authorization: Bearer TOKEN")
+	events := fs.Bool("events", false, "keep each stream's events, so a client whose connection drops resumes it with Last-Event-ID")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -110,8 +115,24 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		InputSchema: map[string]any{"type": "object", "properties": props}, Annotations: readOnly},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("wide"), nil })
 
+	// How many times each tool ran: a call must not run twice.
+	var ran sync.Map // tool name → *atomic.Int64
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+				n, _ := ran.LoadOrStore(p.Name, new(atomic.Int64))
+				n.(*atomic.Int64).Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+
 	mux := http.NewServeMux()
-	var mcpHandler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var opts mcp.StreamableHTTPOptions
+	if *events {
+		opts.EventStore = mcp.NewMemoryEventStore(nil)
+	}
+	var mcpHandler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &opts)
 	var refused atomic.Int64 // requests refused for their credentials
 	if *token != "" {
 		next := mcpHandler
@@ -128,6 +149,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	mux.Handle("/mcp", mcpHandler)
 	mux.HandleFunc("GET /control/refused", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, refused.Load())
+	})
+	mux.HandleFunc("GET /control/ran", func(w http.ResponseWriter, r *http.Request) {
+		var n int64
+		if v, ok := ran.Load(r.URL.Query().Get("name")); ok {
+			n = v.(*atomic.Int64).Load()
+		}
+		fmt.Fprint(w, n)
 	})
 	mux.HandleFunc("POST /control/add", func(w http.ResponseWriter, r *http.Request) {
 		name := r.URL.Query().Get("name")
