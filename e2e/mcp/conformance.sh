@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite against toolsearch: once alone, once
 # with @modelcontextprotocol/server-everything as a live upstream (its
-# tools searchable, one listed directly). Scenarios that do not apply to a
+# tools searchable, one listed directly), and its client scenarios against
+# toolsearch as the client of its upstreams (upstream-client.mjs). Scenarios that do not apply to a
 # tool-search server are in conformance-expected.yaml with their reasons;
 # the suite fails on any other failure and on a listed scenario that
 # passes. The suite needs Node 22: the `node` package from npm provides it
@@ -61,4 +62,14 @@ upstreams:
 YAML
 start_toolsearch "$work/upstream.yaml"
 suite with-upstream "$ts_port"
-echo; echo "conformance: passed, alone and with a live upstream"
+
+# The client scenarios: each scenario's server is toolsearch's upstream,
+# and upstream-client.mjs calls its tools through toolsearch.
+echo; echo "conformance: client (toolsearch's client of its upstreams)"
+if ! "$node22" node_modules/.bin/conformance client --command "$node22 $here/upstream-client.mjs $bin" --suite core \
+	--expected-failures conformance-expected.yaml -o "$work/out-client" >"$work/client.log" 2>&1; then
+	sed -n '/=== SUITE SUMMARY ===/,$p' "$work/client.log"
+	echo "conformance: FAIL (client)"; exit 1
+fi
+sed -n '/=== SUITE SUMMARY ===/,$p' "$work/client.log" | grep -E '✓|Total|Baseline'
+echo; echo "conformance: passed, alone, with a live upstream, and as its upstreams' client"
