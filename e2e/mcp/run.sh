@@ -18,6 +18,13 @@ notes_port=$(free_port)
 ts_port=$(free_port)
 start_node everything "$up_port" node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
 start_node notes "$notes_port" notes-server.mjs
+# toolsearch reaches slow-server (the TypeScript SDK's, keeping its
+# streams' events) through a proxy that drops, once, the connection
+# carrying a call of wait_seconds (relay-resume-client.mjs).
+slow_port=$(free_port)
+cut_port=$(free_port)
+start_node slow "$slow_port" slow-server.mjs
+start_node cut "$cut_port" cut-proxy.mjs "$slow_port" '"wait_seconds"' 1000
 
 # get-sum and get-structured-content are core and listed as themselves
 # (expose: core_and_meta); the notes server declares no annotations, so
@@ -32,6 +39,9 @@ upstreams:
     refresh: 1m
   - name: notes
     url: http://127.0.0.1:$notes_port/mcp
+    refresh: 1m
+  - name: slow
+    url: http://127.0.0.1:$cut_port/mcp
     refresh: 1m
 YAML
 TOOLSEARCH_LEARNING_PATH="$work/learned.db" "$bin" serve -addr "127.0.0.1:$ts_port" -metrics-addr off -config "$work/config.yaml" >"$work/toolsearch.log" 2>&1 &
@@ -146,6 +156,15 @@ echo
 echo "\$ node resume-client.mjs .../mcp   (call_tool trigger-long-running-operation for 3 s, the connection cut 1 s in)"
 out=$(node resume-client.mjs "http://127.0.0.1:$ts_port/mcp") || fail "a call whose connection broke was not resumed: $out"
 echo "$out"
+passed=$((passed + 1))
+
+# toolsearch's own connection to an upstream cut mid-call: it resumes
+# the call's stream with Last-Event-ID and relays the result.
+echo
+echo "\$ node relay-resume-client.mjs .../mcp   (call_tool wait_seconds 3; the proxy before slow-server cuts toolsearch's connection 1 s in)"
+out=$(node relay-resume-client.mjs "http://127.0.0.1:$ts_port/mcp") || fail "a relayed call whose upstream connection broke was not resumed: $out"
+grep -q '^cut$' "$work/cut.log" && grep -q '^resume$' "$work/cut.log" || fail "the proxy did not cut toolsearch's connection, or toolsearch did not resume: $(cat "$work/cut.log")"
+echo "$out; the proxy cut the connection, toolsearch resumed with Last-Event-ID"
 passed=$((passed + 1))
 
 echo
