@@ -46,11 +46,32 @@ type readLimit struct {
 	// and before the read fails.
 	onExceed func()
 
-	mu    sync.Mutex
-	read  int64
-	held  int64 // charged to budget, returned by release
-	err   error // the first bound crossed
-	ended bool  // no more reads: see end
+	mu      sync.Mutex
+	read    int64
+	held    int64 // charged to budget, returned by release
+	err     error // the first bound crossed
+	ended   bool  // no more reads: see end
+	resumes *rate.Limiter
+}
+
+// The pace of the GETs that resume one operation's streams: an upstream
+// may close a call's stream and ask to be called back (SEP-1699), but one
+// that did so in a loop, an event each time so the client saw progress,
+// had toolsearch send 1,204 GETs in a 3 s call.
+const (
+	resumeRate  = rate.Limit(1) // a second
+	resumeBurst = 3
+)
+
+// resumeWait waits for the operation's turn to resume a stream.
+func (l *readLimit) resumeWait(ctx context.Context) error {
+	l.mu.Lock()
+	if l.resumes == nil {
+		l.resumes = rate.NewLimiter(resumeRate, resumeBurst)
+	}
+	lim := l.resumes
+	l.mu.Unlock()
+	return lim.Wait(ctx)
 }
 
 // errEnded stops a read that goes on after its operation ended (a call
@@ -184,6 +205,12 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(InstanceHeader, t.instance)
 		}
 	}
+	lim, ok := r.Context().Value(readLimitKey{}).(*readLimit)
+	if ok && r.Method == http.MethodGet {
+		if err := lim.resumeWait(r.Context()); err != nil {
+			return nil, err
+		}
+	}
 	resp, err := t.base.RoundTrip(r)
 	if r.Method == http.MethodPost {
 		noteAnswer(r.Context(), resp, err)
@@ -193,8 +220,8 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	// A GET made under an operation's read limit resumes that call's
 	// answer stream (Last-Event-ID): it is bounded, and its answer kept,
-	// as the POST's was. Any other GET is the session stream.
-	lim, ok := r.Context().Value(readLimitKey{}).(*readLimit)
+	// as the POST's was (and paced: resumeWait). Any other GET is the
+	// session stream.
 	switch {
 	case ok:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: lim}

@@ -181,3 +181,44 @@ func resultText(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// TestResumesArePaced: an upstream that closes its call's stream again
+// and again, asking to be called back at once (retry 1 ms) with a new
+// event each time so that the client sees progress, would have
+// toolsearch send GETs as fast as the loop turns, for as long as the
+// call may last. A call's resumes are paced: a few at once, then one a
+// second.
+func TestResumesArePaced(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "hangs-up", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+	srv.AddTool(&mcp.Tool{Name: "churn", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := 0; ctx.Err() == nil; i++ {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i)})
+				req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: time.Millisecond})
+				time.Sleep(time.Millisecond)
+			}
+			return nil, ctx.Err()
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)})
+	var gets atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+			gets.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+	const timeout = 3 * time.Second
+	m := start(t, []Config{{Name: "u", URL: up.URL, Timeout: timeout}}, nil)
+	_, err := m.Call(t.Context(), "u", "churn", nil, CallOptions{Progress: func(context.Context, *mcp.ProgressNotificationParams) {}})
+	if err == nil {
+		t.Fatal("a call that never answers succeeded")
+	}
+	// A burst, then one a second for the rest of the call (and the ping
+	// that follows its timeout).
+	if n, most := gets.Load(), int64(resumeBurst+timeout/time.Second+2); n > most {
+		t.Errorf("%d resumes in a call of at most %s; paced, at most %d", n, timeout, most)
+	} else {
+		t.Logf("%d resumes in a call of at most %s", n, timeout)
+	}
+}
