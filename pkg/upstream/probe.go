@@ -67,6 +67,16 @@ func (a *lastAnswer) callRejected() bool {
 	return a.status >= 400 && a.status < 500 && a.status != http.StatusRequestTimeout && a.status != http.StatusTooManyRequests
 }
 
+// forgot reports whether the answer was a 400, which servers built after
+// the TypeScript SDK's express example (server-everything among them)
+// send for a session they do not know, where the SDK's own handlers send
+// 404 (ErrSessionMissing).
+func (a *lastAnswer) forgot() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.status == http.StatusBadRequest
+}
+
 // accepted reports whether the answer was a 2xx: the upstream took the
 // request, so a call may have run there whatever became of its answer.
 func (a *lastAnswer) accepted() bool {

@@ -900,6 +900,9 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	var err error
 	var last lastAnswer
 	for attempt := 0; attempt < 2; attempt++ {
+		u.mu.Lock()
+		had := u.session
+		u.mu.Unlock()
 		if cs, err = u.connect(cctx); err != nil {
 			if ctx.Err() != nil {
 				return nil, resultCancelled, ctx.Err()
@@ -912,7 +915,11 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		stop := u.onBreak(cs, abort)
 		res, err = cs.CallTool(withLastAnswer(withKeptAnswer(withHops(withReadLimit(cctx, lim), opts.Hops+1), kept), &last), params)
 		stop()
-		if err == nil || lim.exceeded() != nil || !sessionGone(err) || u.brokenBy(cs) != nil || last.accepted() {
+		// A 400 on a session that served before is far more often an
+		// upstream that restarted and forgot it (lastAnswer.forgot) than
+		// a call it cannot read; on a session just made, it is the call.
+		gone := sessionGone(err) || (cs == had && last.forgot())
+		if err == nil || lim.exceeded() != nil || !gone || u.brokenBy(cs) != nil || last.accepted() {
 			break
 		}
 		// The upstream restarted or dropped the session before it took
