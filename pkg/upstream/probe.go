@@ -72,6 +72,9 @@ func (a *lastAnswer) callRejected() bool {
 // send for a session they do not know, where the SDK's own handlers send
 // 404 (ErrSessionMissing).
 func (a *lastAnswer) forgot() bool {
+	if a == nil {
+		return false
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.status == http.StatusBadRequest

@@ -223,31 +223,6 @@ func TestResumesArePaced(t *testing.T) {
 	}
 }
 
-// TestRestartAnswered400: an upstream restarted behind a proxy that keeps
-// toolsearch's connections, whose front answers an unknown session 400
-// rather than 404 (server-everything's express front, and other servers
-// written after it, do). The first call after the restart meets the
-// upstream's 400 on the old session; it ran nowhere, so it is sent again
-// on a new session and answered. (Without the proxy the old process's
-// session stream ends with it, which also retired the session before
-// toolsearch resumed session streams, but only once the SDK had read the
-// end: a call right after the restart met the 400.)
-func TestRestartAnswered400(t *testing.T) {
-	f := newFake(t, 0, 1)
-	f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.handler.Load().ServeHTTP(&unknownSession400{ResponseWriter: w}, r)
-	})
-	m := start(t, []Config{{Name: "u", URL: f.http.URL}}, nil)
-	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	f.restart()
-	res, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{})
-	if err != nil || res.IsError {
-		t.Fatalf("the first call after the restart: %v, %v", res, err)
-	}
-}
-
 // unknownSession400 answers 400 where the SDK's handler answers 404 for
 // a session it does not know.
 type unknownSession400 struct {

@@ -445,7 +445,8 @@ func (m *Manager) wait(ctx context.Context, u *upstream, d time.Duration) bool {
 // healthy pings u's session, if it has one. A session that does not
 // answer is a failure, in status and for the breaker, at once; it is
 // dropped, and the listing that follows reconnects or fails in turn. Any
-// answer counts, an error too: the upstream is there.
+// answer counts, an error too: the upstream is there; but a session it
+// forgot is dropped, without a failure.
 func (m *Manager) healthy(ctx context.Context, u *upstream) bool {
 	u.mu.Lock()
 	cs := u.session
@@ -453,11 +454,15 @@ func (m *Manager) healthy(ctx context.Context, u *upstream) bool {
 	if cs == nil {
 		return true // the next listing connects
 	}
-	err := m.ping(ctx, cs, min(u.cfg.Timeout, healthTimeout))
-	switch {
-	case err == nil || answered(err) || ctx.Err() != nil:
+	var last lastAnswer
+	err := m.ping(withLastAnswer(ctx, &last), cs, min(u.cfg.Timeout, healthTimeout))
+	// A 400 on this session, which has served, is the upstream forgetting
+	// it, as for a call (lastAnswer.forgot), though the SDK may read its
+	// body as a JSON-RPC error.
+	switch forgot := err != nil && last.forgot(); {
+	case err == nil || ctx.Err() != nil || (answered(err) && !forgot):
 		return true
-	case !sessionGone(err):
+	case !sessionGone(err) && !forgot:
 		m.record(u, fmt.Errorf("ping: %w", err))
 	}
 	// A session the upstream forgot (it restarted) is no failure, as for
@@ -493,7 +498,11 @@ func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 	defer cancel()
 	var tools []catalog.Tool
 	var err error
+	last, _ := ctx.Value(lastAnswerKey{}).(*lastAnswer)
 	for attempt := 0; attempt < 2; attempt++ {
+		u.mu.Lock()
+		had := u.session
+		u.mu.Unlock()
 		var cs *mcp.ClientSession
 		if cs, err = u.connect(ctx); err != nil {
 			return false, err
@@ -502,7 +511,7 @@ func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 			break
 		}
 		u.dropSession(cs)
-		if !sessionGone(err) {
+		if !sessionGone(err) && (cs != had || !last.forgot()) {
 			break
 		}
 	}

@@ -21,11 +21,14 @@ import (
 // fakeUpstream is an in-process MCP server over Streamable HTTP whose
 // transport can be made to fail.
 type fakeUpstream struct {
-	srv     *mcp.Server
-	http    *httptest.Server
-	down    atomic.Bool
-	hang    atomic.Bool // accept requests and answer none until it is cleared
-	handler atomic.Pointer[mcp.StreamableHTTPHandler]
+	srv  *mcp.Server
+	http *httptest.Server
+	down atomic.Bool
+	hang atomic.Bool // accept requests and answer none until it is cleared
+	// forget400 answers a session the upstream does not know 400, as
+	// server-everything's express front does, rather than the SDK's 404.
+	forget400 atomic.Bool
+	handler   atomic.Pointer[mcp.StreamableHTTPHandler]
 }
 
 // restart forgets every session, as a restarted upstream process does.
@@ -51,6 +54,9 @@ func newFake(tb testing.TB, pageSize, tools int) *fakeUpstream {
 				return
 			case <-time.After(10 * time.Millisecond):
 			}
+		}
+		if f.forget400.Load() {
+			w = &unknownSession400{ResponseWriter: w}
 		}
 		f.handler.Load().ServeHTTP(w, r)
 	}))
@@ -344,25 +350,61 @@ func TestSecretsStayOut(t *testing.T) {
 // TestCallAfterUpstreamRestart: a restarted upstream has forgotten the
 // session. The first call notices, reconnects and is sent again (it never
 // ran upstream), all as one logical call that succeeded: nothing counts
-// against the upstream.
+// against the upstream. A 400 on a session that served before is the
+// restart too (forgets): the first call after it failed "Bad Request".
 func TestCallAfterUpstreamRestart(t *testing.T) {
-	f := newFake(t, 0, 2)
-	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 3}}, nil)
-	if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"n":1}`), CallOptions{}); err != nil {
-		t.Fatalf("call before the restart: %v", err)
-	}
-	f.restart()
-	for i := range 3 {
-		res, err := m.Call(t.Context(), "u", "tool_1", json.RawMessage(`{"n":2}`), CallOptions{})
-		if err != nil || res.IsError {
-			t.Fatalf("call %d after the restart: %v %+v", i, err, res)
-		}
-	}
-	st := m.Status()[0]
-	if st.CallsFailing || st.State != "connected" || st.Failures != 0 || st.Breaker != Closed {
-		t.Errorf("status after a recovered restart: %+v; want the upstream connected and nothing counted against it", st)
+	for _, forget := range forgets {
+		t.Run(forget.name, func(t *testing.T) {
+			f := newFake(t, 0, 2)
+			f.forget400.Store(forget.with400)
+			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, BreakerFailures: 3}}, nil)
+			if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"n":1}`), CallOptions{}); err != nil {
+				t.Fatalf("call before the restart: %v", err)
+			}
+			f.restart()
+			for i := range 3 {
+				res, err := m.Call(t.Context(), "u", "tool_1", json.RawMessage(`{"n":2}`), CallOptions{})
+				if err != nil || res.IsError {
+					t.Fatalf("call %d after the restart: %v %+v", i, err, res)
+				}
+			}
+			st := m.Status()[0]
+			if st.CallsFailing || st.State != "connected" || st.Failures != 0 || st.Breaker != Closed {
+				t.Errorf("status after a recovered restart: %+v; want the upstream connected and nothing counted against it", st)
+			}
+		})
 	}
 }
+
+// TestListingAfterRestart: a listing that meets the session a restarted
+// upstream forgot connects afresh within the same listing, without a
+// failure in status.
+func TestListingAfterRestart(t *testing.T) {
+	for _, forget := range forgets {
+		t.Run(forget.name, func(t *testing.T) {
+			f := newFake(t, 0, 1)
+			f.forget400.Store(forget.with400)
+			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: 50 * time.Millisecond, Health: time.Hour}}, nil)
+			before := m.Status()[0].LastSuccess
+			f.restart()
+			waitFor(t, "a listing after the restart", func() bool {
+				st := m.Status()[0]
+				return st.LastSuccess != nil && before != nil && st.LastSuccess.After(*before)
+			})
+			if st := m.Status()[0]; st.State != "connected" || st.LastError != "" || st.Failures != 0 {
+				t.Errorf("status after a restart: %+v; want connected with no error counted", st)
+			}
+		})
+	}
+}
+
+// forgets are the two ways an upstream answers a session it forgot: the
+// SDKs' handlers 404, server-everything's express front (and servers
+// written after it) 400.
+var forgets = []struct {
+	name    string
+	with400 bool
+}{{"404", false}, {"400", true}}
 
 // TestCallTransportFailuresCount: calls that fail in transport count in
 // the breaker, which opens, and status says so.
@@ -414,19 +456,26 @@ func TestHealthNoticesAQuietUpstream(t *testing.T) {
 }
 
 // TestHealthRestartIsNoFailure: an upstream that restarted between
-// listings has forgotten the session; the ping finds it gone, and the
-// upstream is listed afresh without a failure in status or the breaker.
+// listings has forgotten the session; the ping finds it gone (a 404, or
+// a 400 on a session that served), and the upstream is listed afresh
+// without a failure in status or the breaker. A ping answered 400 was
+// taken for life, and the session kept.
 func TestHealthRestartIsNoFailure(t *testing.T) {
-	f := newFake(t, 0, 1)
-	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: 50 * time.Millisecond}}, nil)
-	before := m.Status()[0].LastSuccess
-	f.restart()
-	waitFor(t, "a listing after the restart", func() bool {
-		st := m.Status()[0]
-		return st.LastSuccess != nil && before != nil && st.LastSuccess.After(*before)
-	})
-	if st := m.Status()[0]; st.State != "connected" || st.LastError != "" || st.Failures != 0 {
-		t.Errorf("status after a restart: %+v; want connected with no error counted", st)
+	for _, forget := range forgets {
+		t.Run(forget.name, func(t *testing.T) {
+			f := newFake(t, 0, 1)
+			f.forget400.Store(forget.with400)
+			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: 50 * time.Millisecond}}, nil)
+			before := m.Status()[0].LastSuccess
+			f.restart()
+			waitFor(t, "a listing after the restart", func() bool {
+				st := m.Status()[0]
+				return st.LastSuccess != nil && before != nil && st.LastSuccess.After(*before)
+			})
+			if st := m.Status()[0]; st.State != "connected" || st.LastError != "" || st.Failures != 0 {
+				t.Errorf("status after a restart: %+v; want connected with no error counted", st)
+			}
+		})
 	}
 }
 
