@@ -167,6 +167,19 @@ grep -q '^cut$' "$work/cut.log" && grep -q '^resume$' "$work/cut.log" || fail "t
 echo "$out; the proxy cut the connection, toolsearch resumed with Last-Event-ID"
 passed=$((passed + 1))
 
+# A real upstream that dies: server-everything killed and started again
+# on its port (a deploy). Its express front answers the session it forgot
+# 400, not 404; the first call after the restart is answered all the same.
+echo
+echo "\$ kill server-everything; start it again; inspector --cli .../mcp --method tools/call --tool-name everything__get-sum --tool-arg a=6 --tool-arg b=7"
+kill "${pids[0]}"
+wait "${pids[0]}" 2>/dev/null || true
+start_node everything-again "$up_port" node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
+out=$(inspector --method tools/call --tool-name everything__get-sum --tool-arg a=6 --tool-arg b=7) || fail "the first call after the upstream restarted"
+echo "$out" | grep '"text": '
+grep -q 'The sum of 6 and 7 is 13' <<<"$out" || fail "the first call after the upstream restarted was not answered: $out"
+passed=$((passed + 1))
+
 echo
 echo "\$ curl -s .../mcp/tool-search/status   (upstreams)"
 status=$(curl -s "http://127.0.0.1:$ts_port/mcp/tool-search/status")

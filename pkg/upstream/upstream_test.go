@@ -594,3 +594,39 @@ func TestBudgetRaisedIsLogged(t *testing.T) {
 		})
 	}
 }
+
+// TestCallAfterSessionStreamRefused: an upstream restarted, and its
+// session stream, asked for again since toolsearch resumes streams, was
+// refused (a 400 from a front like server-everything's): the SDK failed
+// the session before the next call was sent. The SDK reports the call on
+// it as a closed connection; it never left toolsearch, so it goes on a
+// new session. (A call sent as the stream is refused meets the 400
+// itself: TestCallAfterUpstreamRestart.)
+func TestCallAfterSessionStreamRefused(t *testing.T) {
+	f := newFake(t, 0, 1)
+	f.forget400.Store(true)
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	u := m.byName["u"]
+	u.mu.Lock()
+	cs := u.session
+	u.mu.Unlock()
+	f.restart()
+	f.http.CloseClientConnections() // the old process's connections end with it
+	failed := make(chan struct{})
+	go func() { cs.Wait(); close(failed) }()
+	waitFor(t, "the SDK to fail the session", func() bool {
+		select {
+		case <-failed:
+			return true
+		default:
+			return false
+		}
+	})
+	res, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{})
+	if err != nil || res.IsError {
+		t.Fatalf("the first call after the session failed: %v, %v", res, err)
+	}
+}
