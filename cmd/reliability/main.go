@@ -280,8 +280,9 @@ func callTimeout(d string) func(addr string) string {
 	return func(addr string) string { return upstreamConfig(addr, "    timeout: "+d+"\n") }
 }
 
-// blip: the upstream is killed and restarted 1 s later while a client
-// calls through toolsearch once a second.
+// blip: the upstream is killed and restarted 1 s later (on its own
+// clock, as a deploy's is) while a client calls through toolsearch once a
+// second: the call made while it is down meets a refused connection.
 func (r *rig) blip(ctx context.Context) (result, error) {
 	w, err := r.world(ctx, nil, plain, nil)
 	if err != nil {
@@ -289,25 +290,28 @@ func (r *rig) blip(ctx context.Context) (result, error) {
 	}
 	defer w.stop()
 	lost, firstOK := 0, time.Duration(-1)
-	var back time.Time
+	var back atomic.Int64 // unix nanoseconds the upstream listened again
+	restarted := make(chan error, 1)
 	for i := range 20 {
-		switch i {
-		case 3:
+		if i == 3 {
 			w.up.kill()
-		case 4: // a second after the kill
-			if err := r.restart(w); err != nil {
-				return result{}, err
-			}
-			back = time.Now()
+			time.AfterFunc(time.Second, func() {
+				err := r.restart(w)
+				back.Store(time.Now().UnixNano())
+				restarted <- err
+			})
 		}
 		_, ok := callTool(ctx, w.cs, "echo")
-		switch {
+		switch at := back.Load(); {
 		case !ok:
 			lost++
-		case !back.IsZero() && firstOK < 0:
-			firstOK = time.Since(back)
+		case at != 0 && firstOK < 0:
+			firstOK = time.Since(time.Unix(0, at))
 		}
 		time.Sleep(time.Second)
+	}
+	if err := <-restarted; err != nil {
+		return result{}, err
 	}
 	return measured(map[string]float64{"lost": float64(lost)},
 		"killed and restarted 1 s later, a call a second for 20 s: %d calls lost; first success %.1f s after the upstream was back", lost, firstOK.Seconds())

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/endpoint"
@@ -78,6 +79,14 @@ func (a *lastAnswer) forgot() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.status == http.StatusBadRequest
+}
+
+// refused reports whether the request met a refused connection: it
+// carried nothing, so nothing of it ran upstream.
+func (a *lastAnswer) refused() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.status == 0 && errors.Is(a.err, syscall.ECONNREFUSED)
 }
 
 // accepted reports whether the answer was a 2xx: the upstream took the

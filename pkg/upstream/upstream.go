@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -590,6 +591,40 @@ const (
 	emptyPages = 8
 )
 
+// redialWait bounds how long a call waits for an upstream that refuses
+// connections (at most half its timeout): a process restarting, as on a
+// deploy, listens again within a second or two, and a refused connection
+// carried nothing, so the call is sent once it does. A call made during
+// a 1 s restart was lost, and its failure and the listing it asked for
+// opened the breaker (two failures, the default) for the calls after it.
+// Past the bound the call fails as before, and the breaker answers the
+// calls of a longer outage at once.
+const redialWait = 2 * time.Second
+
+// redialer paces a call's attempts to reach an upstream that refuses
+// connections: 100 ms apart at first, doubling to 500 ms, until until.
+type redialer struct {
+	until time.Time
+	gap   time.Duration
+}
+
+// wait sleeps before the next attempt and reports whether to make it:
+// false once it would pass until or ctx ends.
+func (r *redialer) wait(ctx context.Context, now time.Time) bool {
+	r.gap = min(max(2*r.gap, 100*time.Millisecond), 500*time.Millisecond)
+	if now.Add(r.gap).After(r.until) {
+		return false
+	}
+	t := time.NewTimer(r.gap)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 // resumeRetries is how many times a stream that ended early is asked for
 // again with Last-Event-ID, while it makes no progress: a call's answer
 // stream that the upstream closed (SEP-1699: a server may, to free the
@@ -908,11 +943,16 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	var res *mcp.CallToolResult
 	var err error
 	var last lastAnswer
+	redial := redialer{until: m.now().Add(min(redialWait, u.cfg.Timeout/2))}
 	for attempt := 0; attempt < 2; attempt++ {
 		u.mu.Lock()
 		had := u.session
 		u.mu.Unlock()
 		if cs, err = u.connect(cctx); err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) && redial.wait(cctx, m.now()) {
+				attempt-- // the upstream is restarting: nothing was sent
+				continue
+			}
 			if ctx.Err() != nil {
 				return nil, resultCancelled, ctx.Err()
 			}
@@ -928,6 +968,13 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		// upstream that restarted and forgot it (lastAnswer.forgot) than
 		// a call it cannot read; on a session just made, it is the call.
 		gone := sessionGone(err) || (cs == had && last.forgot())
+		if err != nil && last.refused() && lim.exceeded() == nil && u.brokenBy(cs) == nil && redial.wait(cctx, m.now()) {
+			// The call's connection was refused: it carried nothing, and
+			// the session went with the process that held it.
+			u.dropSession(cs)
+			attempt--
+			continue
+		}
 		if err == nil || lim.exceeded() != nil || !gone || u.brokenBy(cs) != nil || last.accepted() {
 			break
 		}
