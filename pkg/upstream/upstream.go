@@ -943,13 +943,17 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	var res *mcp.CallToolResult
 	var err error
 	var last lastAnswer
-	redial := redialer{until: m.now().Add(min(redialWait, u.cfg.Timeout/2))}
+	// At most two sends of the call (the second on a new session, when
+	// the first met a session the upstream forgot); the waits for an
+	// upstream that refuses connections are not sends, and are bounded
+	// by their own clock.
+	redial := redialer{until: time.Now().Add(min(redialWait, u.cfg.Timeout/2))}
 	for attempt := 0; attempt < 2; attempt++ {
 		u.mu.Lock()
 		had := u.session
 		u.mu.Unlock()
 		if cs, err = u.connect(cctx); err != nil {
-			if errors.Is(err, syscall.ECONNREFUSED) && redial.wait(cctx, m.now()) {
+			if errors.Is(err, syscall.ECONNREFUSED) && redial.wait(cctx, time.Now()) {
 				attempt-- // the upstream is restarting: nothing was sent
 				continue
 			}
@@ -968,7 +972,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		// upstream that restarted and forgot it (lastAnswer.forgot) than
 		// a call it cannot read; on a session just made, it is the call.
 		gone := sessionGone(err) || (cs == had && last.forgot())
-		if err != nil && last.refused() && lim.exceeded() == nil && u.brokenBy(cs) == nil && redial.wait(cctx, m.now()) {
+		if err != nil && last.refused() && lim.exceeded() == nil && u.brokenBy(cs) == nil && redial.wait(cctx, time.Now()) {
 			// The call's connection was refused: it carried nothing, and
 			// the session went with the process that held it.
 			u.dropSession(cs)
