@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
@@ -185,7 +186,20 @@ type transport struct {
 	base     http.RoundTripper
 	max      int64  // limits.upstream_max_result_bytes
 	instance string // Options.Instance
+	// streams paces the resumes of the upstream's session streams
+	// (streamReopenEvery).
+	streams *rate.Limiter
 }
+
+// The pace of the resumes of an upstream's session streams: the SDK asks
+// for a session stream again when it ends (resumeRetries), at once if
+// the upstream's retry field says so. An upstream ending it again and
+// again, a new event id each time so that the SDK saw progress, had
+// toolsearch ask 650 times in 2 s, for as long as the session lived.
+const (
+	streamReopenEvery = time.Second
+	streamReopenBurst = 3
+)
 
 func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	hops, _ := r.Context().Value(hopsKey{}).(int)
@@ -205,9 +219,17 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(InstanceHeader, t.instance)
 		}
 	}
+	// Resumes are paced: a call's by its own limit, the session stream's
+	// by the upstream's. A session's first GET carries no Last-Event-ID
+	// (nor does a reopening after events without ids, which the SDK gives
+	// up on after resumeRetries), so connecting is never held up.
 	lim, ok := r.Context().Value(readLimitKey{}).(*readLimit)
-	if ok && r.Method == http.MethodGet {
-		if err := lim.resumeWait(r.Context()); err != nil {
+	if r.Method == http.MethodGet && (ok || r.Header.Get("Last-Event-ID") != "") {
+		wait := t.streams.Wait
+		if ok {
+			wait = lim.resumeWait
+		}
+		if err := wait(r.Context()); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -249,3 +250,30 @@ func (w *unknownSession400) Write(p []byte) (int, error) {
 }
 
 func (w *unknownSession400) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+// TestSessionStreamReopensArePaced: an upstream that ends its session
+// stream again and again, each time with a new event id and a retry of
+// 1 ms, had toolsearch open it again as fast as the loop turned, for the
+// session's life. The session stream's resumes are paced, as a call's
+// are.
+func TestSessionStreamReopensArePaced(t *testing.T) {
+	f := newFake(t, 0, 1)
+	var gets, n atomic.Int64
+	f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			f.handler.Load().ServeHTTP(w, r)
+			return
+		}
+		gets.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "id: e%d\nretry: 1\ndata: \n\n", n.Add(1))
+	})
+	start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
+	time.Sleep(2 * time.Second)
+	// The session's first GET is not paced; its resumes are.
+	if got, most := gets.Load(), int64(1+streamReopenBurst+2*time.Second/streamReopenEvery+1); got > most {
+		t.Errorf("the session stream opened %d times in 2 s; paced, at most %d", got, most)
+	} else {
+		t.Logf("the session stream opened %d times in 2 s", got)
+	}
+}

@@ -299,7 +299,8 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: breaker.New(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
-			httpc:    &http.Client{Transport: transport{headers: c.Headers, base: m.conns, max: m.maxRead, instance: opts.Instance}, CheckRedirect: endpoint.SameOrigin}}
+			httpc: &http.Client{Transport: transport{headers: c.Headers, base: m.conns, max: m.maxRead, instance: opts.Instance,
+				streams: rate.NewLimiter(rate.Every(streamReopenEvery), streamReopenBurst)}, CheckRedirect: endpoint.SameOrigin}}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
 			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
