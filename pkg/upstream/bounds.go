@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -189,6 +190,13 @@ type transport struct {
 	// streams paces the resumes of the upstream's session streams
 	// (streamReopenEvery).
 	streams *rate.Limiter
+	counts  *streamCounts
+}
+
+// streamCounts are an upstream's resumed streams and the calls that
+// waited for it to listen again, for /metrics.
+type streamCounts struct {
+	callResumes, sessionResumes, redialed atomic.Uint64
 }
 
 // The pace of the resumes of an upstream's session streams: the SDK asks
@@ -225,10 +233,11 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	// up on after resumeRetries), so connecting is never held up.
 	lim, ok := r.Context().Value(readLimitKey{}).(*readLimit)
 	if r.Method == http.MethodGet && (ok || r.Header.Get("Last-Event-ID") != "") {
-		wait := t.streams.Wait
+		wait, n := t.streams.Wait, &t.counts.sessionResumes
 		if ok {
-			wait = lim.resumeWait
+			wait, n = lim.resumeWait, &t.counts.callResumes
 		}
+		n.Add(1)
 		if err := wait(r.Context()); err != nil {
 			return nil, err
 		}

@@ -25,13 +25,18 @@ var (
 		"call_tool forwards to the upstream, by result: ok, rpc_error (the upstream answered with an error), error (transport failure), "+
 			"unavailable (breaker open or unreachable), timeout (slow tool; the upstream answers a ping), too_large (answer over a bound), cancelled (by the caller).",
 		[]string{"upstream", "result"}, nil)
+	resumesDesc = prometheus.NewDesc("toolsearch_upstream_resumes_total",
+		"Streams of the upstream asked for again with Last-Event-ID after they ended early, by stream: call (a call's or a listing's answer) or session (the session stream).",
+		[]string{"upstream", "stream"}, nil)
+	redialsDesc = prometheus.NewDesc("toolsearch_upstream_redialed_calls_total",
+		"Calls that met a refused connection and waited for the upstream to listen again (a restart), whatever then became of them.", []string{"upstream"}, nil)
 	callsFailingDesc = prometheus.NewDesc("toolsearch_upstream_calls_failing",
 		"1 while the latest call to the upstream that said anything of its health failed in transport.", []string{"upstream"}, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (m *Manager) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc, callsFailingDesc} {
+	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc, callsFailingDesc, resumesDesc, redialsDesc} {
 		ch <- d
 	}
 }
@@ -61,6 +66,12 @@ func (m *Manager) Collect(ch chan<- prometheus.Metric) {
 			last = float64(st.LastSuccess.UnixNano()) / 1e9
 		}
 		gauge(lastSuccessDesc, last, st.Name)
+		counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+		}
+		counter(resumesDesc, u.streams.callResumes.Load(), st.Name, "call")
+		counter(resumesDesc, u.streams.sessionResumes.Load(), st.Name, "session")
+		counter(redialsDesc, u.streams.redialed.Load(), st.Name)
 		u.mu.Lock()
 		for _, r := range listResults {
 			ch <- prometheus.MustNewConstMetric(listsDesc, prometheus.CounterValue, float64(u.lists[r]), st.Name, r)

@@ -57,4 +57,7 @@ func TestCallWaitsOutAQuickRestart(t *testing.T) {
 	if st := m.Status()[0]; st.Breaker != Closed || st.Failures != 0 || st.CallsFailing {
 		t.Errorf("status after the restart: %+v; want nothing counted against the upstream", st)
 	}
+	if n := metric(t, m, "toolsearch_upstream_redialed_calls_total", map[string]string{"upstream": "u"}); n != 1 {
+		t.Errorf("toolsearch_upstream_redialed_calls_total = %v, want 1", n)
+	}
 }

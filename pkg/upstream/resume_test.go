@@ -169,6 +169,9 @@ func TestCallStreamEndsEarly(t *testing.T) {
 			if n := f.calls.Load(); n != 1 {
 				t.Errorf("the tool ran %d times; a call is sent once", n)
 			}
+			if n := metric(t, m, "toolsearch_upstream_resumes_total", map[string]string{"upstream": "u", "stream": "call"}); (n > 0) != tt.store {
+				t.Errorf("toolsearch_upstream_resumes_total{stream=call} = %v; want some exactly when the upstream keeps events", n)
+			}
 		})
 	}
 }
@@ -268,12 +271,15 @@ func TestSessionStreamReopensArePaced(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprintf(w, "id: e%d\nretry: 1\ndata: \n\n", n.Add(1))
 	})
-	start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
 	time.Sleep(2 * time.Second)
 	// The session's first GET is not paced; its resumes are.
 	if got, most := gets.Load(), int64(1+streamReopenBurst+2*time.Second/streamReopenEvery+1); got > most {
 		t.Errorf("the session stream opened %d times in 2 s; paced, at most %d", got, most)
 	} else {
 		t.Logf("the session stream opened %d times in 2 s", got)
+	}
+	if n := metric(t, m, "toolsearch_upstream_resumes_total", map[string]string{"upstream": "u", "stream": "session"}); n < 1 {
+		t.Errorf("toolsearch_upstream_resumes_total{stream=session} = %v; want the resumes counted", n)
 	}
 }

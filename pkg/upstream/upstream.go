@@ -224,8 +224,9 @@ type upstream struct {
 	// roots/list): each is answered with a POST.
 	asks *rate.Limiter
 	// counts for /metrics: tools/list attempts and forwarded calls by result
-	lists map[string]uint64 // listResults
-	calls map[string]uint64 // callResults
+	lists   map[string]uint64 // listResults
+	calls   map[string]uint64 // callResults
+	streams *streamCounts
 }
 
 // New returns a manager for cfgs.
@@ -299,8 +300,9 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: breaker.New(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
-			httpc: &http.Client{Transport: transport{headers: c.Headers, base: m.conns, max: m.maxRead, instance: opts.Instance,
-				streams: rate.NewLimiter(rate.Every(streamReopenEvery), streamReopenBurst)}, CheckRedirect: endpoint.SameOrigin}}
+			streams:  &streamCounts{}}
+		u.httpc = &http.Client{Transport: transport{headers: c.Headers, base: m.conns, max: m.maxRead, instance: opts.Instance,
+			streams: rate.NewLimiter(rate.Every(streamReopenEvery), streamReopenBurst), counts: u.streams}, CheckRedirect: endpoint.SameOrigin}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
 			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -605,8 +607,9 @@ const redialWait = 2 * time.Second
 // redialer paces a call's attempts to reach an upstream that refuses
 // connections: 100 ms apart at first, doubling to 500 ms, until until.
 type redialer struct {
-	until time.Time
-	gap   time.Duration
+	until  time.Time
+	gap    time.Duration
+	waited bool
 }
 
 // wait sleeps before the next attempt and reports whether to make it:
@@ -616,6 +619,7 @@ func (r *redialer) wait(ctx context.Context, now time.Time) bool {
 	if now.Add(r.gap).After(r.until) {
 		return false
 	}
+	r.waited = true
 	t := time.NewTimer(r.gap)
 	defer t.Stop()
 	select {
@@ -949,6 +953,11 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	// upstream that refuses connections are not sends, and are bounded
 	// by their own clock.
 	redial := redialer{until: time.Now().Add(min(redialWait, u.cfg.Timeout/2))}
+	defer func() {
+		if redial.waited {
+			u.streams.redialed.Add(1)
+		}
+	}()
 	for attempt := 0; attempt < 2; attempt++ {
 		u.mu.Lock()
 		had := u.session
