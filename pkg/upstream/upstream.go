@@ -194,8 +194,13 @@ type upstream struct {
 	asked    *rate.Limiter // the listings changed asks for
 	first    chan struct{} // closed after the first attempt, good or bad
 
-	mu            sync.Mutex
-	session       *mcp.ClientSession
+	mu      sync.Mutex
+	session *mcp.ClientSession
+	// protocol is the version the last session negotiated, when older than
+	// the SDK's latest: the next connect asks initialize alone with it,
+	// rather than server/discover first (one request less for each
+	// reconnect). A failed connect forgets it.
+	protocol      string
 	tools         []catalog.Tool
 	hash          [32]byte
 	state         string
@@ -630,6 +635,10 @@ func (r *redialer) wait(ctx context.Context, now time.Time) bool {
 	}
 }
 
+// statelessProtocol is the first protocol version the SDK connects to
+// with server/discover rather than initialize (SEP-2575).
+const statelessProtocol = "2026-07-28"
+
 // resumeRetries is how many times a stream that ended early is asked for
 // again with Last-Event-ID, while it makes no progress: a call's answer
 // stream that the upstream closed (SEP-1699: a server may, to free the
@@ -649,9 +658,23 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if cs != nil {
 		return cs, nil
 	}
+	u.mu.Lock()
+	var opts *mcp.ClientSessionOptions
+	if u.protocol != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: u.protocol}
+	}
+	u.mu.Unlock()
 	cs, err := within(ctx, func(ctx context.Context) (*mcp.ClientSession, error) {
-		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpc, MaxRetries: resumeRetries, MaxEventSize: u.maxEvent}, nil)
+		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpc, MaxRetries: resumeRetries, MaxEventSize: u.maxEvent}, opts)
 	})
+	u.mu.Lock()
+	u.protocol = ""
+	if err == nil {
+		if r := cs.InitializeResult(); r != nil && r.ProtocolVersion < statelessProtocol {
+			u.protocol = r.ProtocolVersion
+		}
+	}
+	u.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}

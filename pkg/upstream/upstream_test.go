@@ -1,10 +1,12 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -628,5 +630,35 @@ func TestCallAfterSessionStreamRefused(t *testing.T) {
 	res, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{})
 	if err != nil || res.IsError {
 		t.Fatalf("the first call after the session failed: %v, %v", res, err)
+	}
+}
+
+// TestReconnectSkipsDiscover: the SDK's client asks server/discover
+// before initialize, two requests each connect to an upstream that speaks
+// 2025-11-25 or older. Once an upstream has answered initialize, a
+// reconnect (after its restart) asks initialize alone with the version it
+// negotiated.
+func TestReconnectSkipsDiscover(t *testing.T) {
+	f := newFake(t, 0, 1)
+	var discovers atomic.Int64
+	f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"server/discover"`)) {
+				discovers.Add(1)
+			}
+		}
+		f.handler.Load().ServeHTTP(w, r)
+	})
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
+	for range 3 {
+		f.restart()
+		if res, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil || res.IsError {
+			t.Fatalf("a call after the restart: %v, %v", res, err)
+		}
+	}
+	if n := discovers.Load(); n != 1 {
+		t.Errorf("server/discover asked %d times over 4 connects; want once, the first", n)
 	}
 }
