@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/embedding"
@@ -35,7 +36,9 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	ctx, stop := serveproc.Interruptible()
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
