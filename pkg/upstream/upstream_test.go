@@ -378,28 +378,6 @@ func TestCallAfterUpstreamRestart(t *testing.T) {
 	}
 }
 
-// TestListingAfterRestart: a listing that meets the session a restarted
-// upstream forgot connects afresh within the same listing, without a
-// failure in status.
-func TestListingAfterRestart(t *testing.T) {
-	for _, forget := range forgets {
-		t.Run(forget.name, func(t *testing.T) {
-			f := newFake(t, 0, 1)
-			f.forget400.Store(forget.with400)
-			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: 50 * time.Millisecond, Health: time.Hour}}, nil)
-			before := m.Status()[0].LastSuccess
-			f.restart()
-			waitFor(t, "a listing after the restart", func() bool {
-				st := m.Status()[0]
-				return st.LastSuccess != nil && before != nil && st.LastSuccess.After(*before)
-			})
-			if st := m.Status()[0]; st.State != "connected" || st.LastError != "" || st.Failures != 0 {
-				t.Errorf("status after a restart: %+v; want connected with no error counted", st)
-			}
-		})
-	}
-}
-
 // forgets are the two ways an upstream answers a session it forgot: the
 // SDKs' handlers 404, server-everything's express front (and servers
 // written after it) 400.
@@ -457,27 +435,33 @@ func TestHealthNoticesAQuietUpstream(t *testing.T) {
 	}
 }
 
-// TestHealthRestartIsNoFailure: an upstream that restarted between
-// listings has forgotten the session; the ping finds it gone (a 404, or
-// a 400 on a session that served), and the upstream is listed afresh
+// TestRestartIsNoFailure: an upstream that restarted between calls has
+// forgotten the session; the health ping, or the listing that meets it
+// first, finds it gone (a 404, or a 400 on a session that served:
+// TestCallAfterUpstreamRestart), and the upstream is listed afresh
 // without a failure in status or the breaker. A ping answered 400 was
-// taken for life, and the session kept.
-func TestHealthRestartIsNoFailure(t *testing.T) {
-	for _, forget := range forgets {
-		t.Run(forget.name, func(t *testing.T) {
-			f := newFake(t, 0, 1)
-			f.forget400.Store(forget.with400)
-			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: 50 * time.Millisecond}}, nil)
-			before := m.Status()[0].LastSuccess
-			f.restart()
-			waitFor(t, "a listing after the restart", func() bool {
-				st := m.Status()[0]
-				return st.LastSuccess != nil && before != nil && st.LastSuccess.After(*before)
+// taken for life, and the session kept; a listing's 400 was a failure.
+func TestRestartIsNoFailure(t *testing.T) {
+	for _, by := range []struct {
+		name            string
+		refresh, health time.Duration
+	}{{"health", time.Hour, 50 * time.Millisecond}, {"listing", 50 * time.Millisecond, time.Hour}} {
+		for _, forget := range forgets {
+			t.Run(by.name+"/"+forget.name, func(t *testing.T) {
+				f := newFake(t, 0, 1)
+				f.forget400.Store(forget.with400)
+				m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: by.refresh, Health: by.health}}, nil)
+				before := m.Status()[0].LastSuccess
+				f.restart()
+				waitFor(t, "a listing after the restart", func() bool {
+					st := m.Status()[0]
+					return st.LastSuccess != nil && before != nil && st.LastSuccess.After(*before)
+				})
+				if st := m.Status()[0]; st.State != "connected" || st.LastError != "" || st.Failures != 0 {
+					t.Errorf("status after a restart: %+v; want connected with no error counted", st)
+				}
 			})
-			if st := m.Status()[0]; st.State != "connected" || st.LastError != "" || st.Failures != 0 {
-				t.Errorf("status after a restart: %+v; want connected with no error counted", st)
-			}
-		})
+		}
 	}
 }
 
