@@ -465,13 +465,12 @@ func (m *Manager) healthy(ctx context.Context, u *upstream) bool {
 	}
 	var last lastAnswer
 	err := m.ping(withLastAnswer(ctx, &last), cs, min(u.cfg.Timeout, healthTimeout))
-	// A 400 on this session, which has served, is the upstream forgetting
-	// it, as for a call (lastAnswer.forgot), though the SDK may read its
-	// body as a JSON-RPC error.
-	switch forgot := err != nil && last.forgot(); {
+	// This session has served: its 400 is the upstream forgetting it,
+	// though the SDK may read the 400's body as a JSON-RPC error.
+	switch forgot := forgotten(err, &last, true); {
 	case err == nil || ctx.Err() != nil || (answered(err) && !forgot):
 		return true
-	case !sessionGone(err) && !forgot:
+	case !forgot:
 		m.record(u, fmt.Errorf("ping: %w", err))
 	}
 	// A session the upstream forgot (it restarted) is no failure, as for
@@ -520,7 +519,7 @@ func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 			break
 		}
 		u.dropSession(cs)
-		if !sessionGone(err) && (cs != had || !last.forgot()) {
+		if !forgotten(err, last, cs == had) {
 			break
 		}
 	}
@@ -1001,10 +1000,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		stop := u.onBreak(cs, abort)
 		res, err = cs.CallTool(withLastAnswer(withKeptAnswer(withHops(withReadLimit(cctx, lim), opts.Hops+1), kept), &last), params)
 		stop()
-		// A 400 on a session that served before is far more often an
-		// upstream that restarted and forgot it (lastAnswer.forgot) than
-		// a call it cannot read; on a session just made, it is the call.
-		gone := sessionGone(err) || (cs == had && last.forgot())
+		gone := forgotten(err, &last, cs == had)
 		if err != nil && last.refused() && lim.exceeded() == nil && u.brokenBy(cs) == nil && redial.wait(cctx, time.Now()) {
 			// The call's connection was refused: it carried nothing, and
 			// the session went with the process that held it.
@@ -1249,6 +1245,15 @@ const codeRejected = -32005
 // either side, before the request was handled.
 func sessionGone(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
+}
+
+// forgotten reports whether a request on a session failed because the
+// upstream no longer has the session: sessionGone, or, on a session that
+// had served (served), a 400 (lastAnswer.forgot), which is far more often
+// an upstream that restarted and forgot it than a request it cannot read.
+// On a session just made, a 400 is the request's own answer.
+func forgotten(err error, last *lastAnswer, served bool) bool {
+	return err != nil && (sessionGone(err) || (served && last.forgot()))
 }
 
 // dropSession closes cs if it is still u's session, so the next call
