@@ -60,6 +60,13 @@ fail() {
 	exit 1
 }
 step() { echo; echo "\$ inspector --cli .../mcp $*"; }
+# client SCRIPT WHAT FAILURE: a step run by a Node client of /mcp (on the
+# official TypeScript SDK), its output shown; FAILURE unless it exits 0.
+client() {
+	echo; echo "\$ node $1 .../mcp   ($2)"
+	out=$(node "$1" "http://127.0.0.1:$ts_port/mcp") || fail "$3: $out"
+	echo "$out"
+}
 passed=0
 
 step "--method tools/list"
@@ -134,10 +141,7 @@ passed=$((passed + 1))
 
 # The official TypeScript SDK's client checks a directly listed tool's
 # structured result against the output schema the listing gave it.
-echo
-echo "\$ node structured-client.mjs .../mcp   (everything__get-structured-content, called directly)"
-out=$(node structured-client.mjs "http://127.0.0.1:$ts_port/mcp") || fail "a directly listed tool's output schema or structured result: $out"
-echo "$out"
+client structured-client.mjs "everything__get-structured-content, called directly" "a directly listed tool's output schema or structured result"
 passed=$((passed + 1))
 
 # The official TypeScript SDK's client, with a progress handler: each of
@@ -152,19 +156,14 @@ passed=$((passed + 1))
 
 # The same client, its connection cut mid-call: it resumes the call's
 # event stream with Last-Event-ID and reads the result it missed.
-echo
-echo "\$ node resume-client.mjs .../mcp   (call_tool trigger-long-running-operation for 3 s, the connection cut 1 s in)"
-out=$(node resume-client.mjs "http://127.0.0.1:$ts_port/mcp") || fail "a call whose connection broke was not resumed: $out"
-echo "$out"
+client resume-client.mjs "call_tool trigger-long-running-operation for 3 s, the connection cut 1 s in" "a call whose connection broke was not resumed"
 passed=$((passed + 1))
 
 # toolsearch's own connection to an upstream cut mid-call: it resumes
 # the call's stream with Last-Event-ID and relays the result.
-echo
-echo "\$ node relay-resume-client.mjs .../mcp   (call_tool wait_seconds 3; the proxy before slow-server cuts toolsearch's connection 1 s in)"
-out=$(node relay-resume-client.mjs "http://127.0.0.1:$ts_port/mcp") || fail "a relayed call whose upstream connection broke was not resumed: $out"
+client relay-resume-client.mjs "call_tool wait_seconds 3; the proxy before slow-server cuts toolsearch's connection 1 s in" "a relayed call whose upstream connection broke was not resumed"
 grep -q '^cut$' "$work/cut.log" && grep -q '^resume$' "$work/cut.log" || fail "the proxy did not cut toolsearch's connection, or toolsearch did not resume: $(cat "$work/cut.log")"
-echo "$out; the proxy cut the connection, toolsearch resumed with Last-Event-ID"
+echo "the proxy cut the connection, toolsearch resumed with Last-Event-ID"
 passed=$((passed + 1))
 
 # A real upstream that dies: server-everything killed and started again
