@@ -652,32 +652,27 @@ const resumeRetries = 2
 
 func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u.mu.Lock()
-	cs := u.session
+	cs, protocol := u.session, u.protocol
 	u.mu.Unlock()
 	if cs != nil {
 		return cs, nil
 	}
-	u.mu.Lock()
 	var opts *mcp.ClientSessionOptions
-	if u.protocol != "" {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: u.protocol}
+	if protocol != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 	}
-	u.mu.Unlock()
 	cs, err := within(ctx, func(ctx context.Context) (*mcp.ClientSession, error) {
 		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpc, MaxRetries: resumeRetries, MaxEventSize: u.maxEvent}, opts)
 	})
 	u.mu.Lock()
 	u.protocol = ""
-	if err == nil {
-		if r := cs.InitializeResult(); r != nil && r.ProtocolVersion < statelessProtocol {
-			u.protocol = r.ProtocolVersion
-		}
-	}
-	u.mu.Unlock()
 	if err != nil {
+		u.mu.Unlock()
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	u.mu.Lock()
+	if r := cs.InitializeResult(); r != nil && r.ProtocolVersion < statelessProtocol {
+		u.protocol = r.ProtocolVersion
+	}
 	if u.session != nil { // a concurrent caller connected first: use its session
 		u.mu.Unlock()
 		// Not waited for: Close tells the upstream with a DELETE, which a
