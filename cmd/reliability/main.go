@@ -494,6 +494,33 @@ func (r *rig) listen(ctx context.Context) (result, error) {
 		"listening session, idle limit 2 s, silent 8 s: %s; list_changed after it: %d", alive, changes.Load())
 }
 
+// found reports whether search_tools, asked to select name, answers
+// with a tool of that name: its answer names a name it does not know as
+// well, among the unknown, so the name in its text says nothing.
+func (w *world) found(ctx context.Context, name string) bool {
+	res, err := w.cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "select:" + name}})
+	if err != nil || res.IsError {
+		return false
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return false
+	}
+	var out struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(b, &out) != nil {
+		return false
+	}
+	return slices.ContainsFunc(out.Tools, func(t struct {
+		Name string `json:"name"`
+	}) bool {
+		return t.Name == name
+	})
+}
+
 // add has the upstream add a tool named name.
 func (w *world) add(name string) error {
 	resp, err := http.Post(fmt.Sprintf("http://%s/control/add?name=%s", w.addr, name), "", nil)
@@ -597,8 +624,7 @@ func (r *rig) change(ctx context.Context) (result, error) {
 		return result{}, err
 	}
 	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(20 * time.Millisecond) {
-		res, err := w.cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "select:added_later"}})
-		if err == nil && strings.Contains(resultText(res), "added_later") {
+		if w.found(ctx, "added_later") {
 			took := time.Since(start).Seconds()
 			return measured(map[string]float64{"found": 1}, "a tool added upstream is found by search %.2f s later", took)
 		}
@@ -631,8 +657,7 @@ func (r *rig) flood(ctx context.Context) (result, error) {
 	last := fmt.Sprintf("flood_%d", adds-1)
 	found := false
 	for start := time.Now(); !found && time.Since(start) < 30*time.Second; time.Sleep(50 * time.Millisecond) {
-		res, err := w.cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "select:" + last}})
-		found = err == nil && strings.Contains(resultText(res), last)
+		found = w.found(ctx, last)
 	}
 	after, err := w.builds()
 	if err != nil {
