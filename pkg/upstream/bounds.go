@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
@@ -191,12 +192,15 @@ type transport struct {
 	// (streamReopenEvery).
 	streams *rate.Limiter
 	counts  *streamCounts
+	// listen watches the session's subscriptions/listen stream, the one
+	// stream a 2026-07-28 session holds open: set per session (connect).
+	listen *listenWatch
 }
 
 // streamCounts are an upstream's resumed streams and the calls that
 // waited for it to listen again, for /metrics.
 type streamCounts struct {
-	callResumes, sessionResumes, redialed atomic.Uint64
+	callResumes, sessionResumes, redialed, relistens atomic.Uint64
 }
 
 // The pace of the resumes of an upstream's session streams: the SDK asks
@@ -253,13 +257,17 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	// answer stream (Last-Event-ID): it is bounded, and its answer kept,
 	// as the POST's was (and paced: resumeWait). Any other GET is the
 	// session stream.
-	switch {
+	switch listen := r.Header.Get("Mcp-Method") == "subscriptions/listen"; {
 	case ok:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: lim}
-	case r.Method == http.MethodGet:
-		// The session stream: its events are bounded one by one
+	case r.Method == http.MethodGet || listen:
+		// The session stream, or a 2026-07-28 session's listening stream,
+		// which stands for it: its events are bounded one by one
 		// (MaxEventSize) and paced, its length is the session's.
 		resp.Body = &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}
+		if listen && t.listen != nil && resp.StatusCode/100 == 2 {
+			resp.Body = &listenBody{ReadCloser: resp.Body, ctx: r.Context(), watch: t.listen}
+		}
 	default:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: &readLimit{max: t.max}}
 	}
@@ -279,6 +287,73 @@ const (
 	streamRate  = rate.Limit(32 << 10) // bytes a second
 	streamBurst = 64 << 10
 )
+
+// listenWatch is told when a session's subscriptions/listen stream ends
+// while the session is in use. A 2026-07-28 upstream sends list_changed
+// only on that stream, and the SDK, once the stream has ended (the
+// upstream restarted, a proxy cut it), neither opens it again nor says
+// so: toolsearch saw no change of tools until the next refresh, minutes
+// later, with the upstream shown connected.
+type listenWatch struct {
+	mu    sync.Mutex
+	cs    *mcp.ClientSession
+	ended bool
+	lost  func(*mcp.ClientSession)
+}
+
+// bind names the session the stream belongs to, once it is made: the
+// stream may end before Connect returns.
+func (w *listenWatch) bind(cs *mcp.ClientSession) {
+	w.mu.Lock()
+	w.cs = cs
+	ended := w.ended
+	w.mu.Unlock()
+	if ended {
+		w.lost(cs)
+	}
+}
+
+func (w *listenWatch) end() {
+	w.mu.Lock()
+	cs, ended := w.cs, w.ended
+	w.ended = true
+	w.mu.Unlock()
+	if !ended && cs != nil {
+		w.lost(cs)
+	}
+}
+
+// listenBody tells its watch when the listening stream ends, by the
+// upstream's doing: not when the session's own close cancels it, and
+// not before the stream carried anything (an upstream that cannot
+// listen answers at once, and would be asked again and again).
+type listenBody struct {
+	io.ReadCloser
+	ctx   context.Context
+	watch *listenWatch
+	read  bool
+}
+
+func (b *listenBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.read = b.read || n > 0
+	if err != nil {
+		b.ended()
+	}
+	return n, err
+}
+
+// Close is an end too: the SDK stops reading a stream it cannot decode.
+func (b *listenBody) Close() error {
+	b.ended()
+	return b.ReadCloser.Close()
+}
+
+func (b *listenBody) ended() {
+	if b.read && b.ctx.Err() == nil {
+		b.watch.end()
+	}
+}
 
 // pacedBody reads a session stream no faster than its limiter allows.
 type pacedBody struct {

@@ -393,9 +393,10 @@ func TestStreamEventBound(t *testing.T) {
 	})
 }
 
-// TestSessionStreamPaced: an upstream's session stream (its GET) is read
-// no faster than its pace, and a read waiting on the pace ends with the
-// session; answers to requests (POST) are not paced.
+// TestSessionStreamPaced: an upstream's session stream (its GET, or at
+// 2026-07-28 its listening stream) is read no faster than its pace, and
+// a read waiting on the pace ends with the session; answers to requests
+// (POST) are not paced.
 func TestSessionStreamPaced(t *testing.T) {
 	flood := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chunk := []byte(strings.Repeat("data: {}\n\n", 1000))
@@ -407,8 +408,11 @@ func TestSessionStreamPaced(t *testing.T) {
 	}))
 	t.Cleanup(flood.Close)
 	tr := transport{base: http.DefaultTransport}
-	get := func(ctx context.Context, method string) *http.Response {
+	get := func(ctx context.Context, method string, header ...string) *http.Response {
 		req, _ := http.NewRequestWithContext(ctx, method, flood.URL, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
@@ -438,6 +442,10 @@ func TestSessionStreamPaced(t *testing.T) {
 	}
 	if post := get(t.Context(), http.MethodPost).Body; reflect.TypeOf(post) == reflect.TypeOf(paced) {
 		t.Error("a POST's answer is paced")
+	}
+	// At 2026-07-28 the listening stream stands for the session stream.
+	if listen := get(t.Context(), http.MethodPost, "Mcp-Method", "subscriptions/listen").Body; reflect.TypeOf(listen) != reflect.TypeOf(paced) {
+		t.Errorf("a listening stream's body is %T, want paced", listen)
 	}
 }
 

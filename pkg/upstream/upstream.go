@@ -184,7 +184,9 @@ type upstream struct {
 	cfg     Config
 	secrets []string // what errors must not show: header values, URL user info and query
 	client  *mcp.Client
-	httpc   *http.Client
+	// transport is what every session's HTTP client is made of, with a
+	// watch of its own listening stream (connect).
+	transport transport
 	// maxEvent bounds one server-sent event on any of the session's
 	// streams at the result limit: the GET stream, which no operation's
 	// readLimit covers, took 16 MiB events otherwise (the SDK's bound), and
@@ -192,6 +194,10 @@ type upstream struct {
 	maxEvent int
 	changed  chan struct{} // list_changed arrived
 	asked    *rate.Limiter // the listings changed asks for
+	// relisten is set when a session's listening stream ended under it:
+	// the listing that follows waits for an upstream that is restarting,
+	// as a call does, rather than count its refusal as a failure.
+	relisten atomic.Bool
 	first    chan struct{} // closed after the first attempt, good or bad
 
 	mu      sync.Mutex
@@ -306,8 +312,8 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: breaker.New(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
 			streams:  &streamCounts{}}
-		u.httpc = &http.Client{Transport: transport{headers: c.Headers, base: m.conns, max: m.maxRead, instance: opts.Instance,
-			streams: rate.NewLimiter(rate.Every(streamReopenEvery), streamReopenBurst), counts: u.streams}, CheckRedirect: endpoint.SameOrigin}
+		u.transport = transport{headers: c.Headers, base: m.conns, max: m.maxRead, instance: opts.Instance,
+			streams: rate.NewLimiter(rate.Every(streamReopenEvery), streamReopenBurst), counts: u.streams}
 		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
 			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -500,19 +506,29 @@ func answered(err error) bool {
 
 // refresh lists u's tools through every page and reports whether they
 // changed. A session the upstream has forgotten is replaced once within
-// the same listing.
+// the same listing. The listing after a listening stream ended (most
+// often the upstream restarting) waits for the upstream to listen
+// again, as a call does (redialWait), before its refusal is a failure.
 func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
 	defer cancel()
 	var tools []catalog.Tool
 	var err error
 	last, _ := ctx.Value(lastAnswerKey{}).(*lastAnswer)
+	redial := redialer{}
+	if u.relisten.Swap(false) {
+		redial.until = time.Now().Add(min(redialWait, u.cfg.Timeout/2))
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		u.mu.Lock()
 		had := u.session
 		u.mu.Unlock()
 		var cs *mcp.ClientSession
 		if cs, err = u.connect(ctx); err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) && redial.wait(ctx, time.Now()) {
+				attempt--
+				continue
+			}
 			return false, err
 		}
 		if tools, err = m.list(ctx, cs); err == nil {
@@ -661,8 +677,12 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if protocol != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 	}
+	watch := &listenWatch{lost: u.listenLost}
+	tr := u.transport
+	tr.listen = watch
+	httpc := &http.Client{Transport: tr, CheckRedirect: endpoint.SameOrigin}
 	cs, err := within(ctx, func(ctx context.Context) (*mcp.ClientSession, error) {
-		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpc, MaxRetries: resumeRetries, MaxEventSize: u.maxEvent}, opts)
+		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: httpc, MaxRetries: resumeRetries, MaxEventSize: u.maxEvent}, opts)
 	})
 	u.mu.Lock()
 	u.protocol = ""
@@ -683,7 +703,24 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	u.session = cs
 	u.mu.Unlock()
+	watch.bind(cs)
 	return cs, nil
+}
+
+// listenLost drops cs, whose listening stream ended while it was u's
+// session, and asks for a listing: it connects afresh, which opens the
+// stream again, and finds what changed while no stream was open. The
+// listings so asked are paced as list_changed's are, against an
+// upstream that ends the stream again and again. The calls cs carries
+// are still answered: a 2026-07-28 session has nothing upstream to end,
+// and closing it waits for them.
+func (u *upstream) listenLost(cs *mcp.ClientSession) {
+	if !u.dropSession(cs) {
+		return // dropped or closed already: its stream went with it
+	}
+	u.streams.relistens.Add(1)
+	u.relisten.Store(true)
+	u.poke()
 }
 
 // within runs connect and returns what it makes, or ctx's error as soon
@@ -1252,15 +1289,16 @@ func forgotten(err error, last *lastAnswer, served bool) bool {
 }
 
 // dropSession closes cs if it is still u's session, so the next call
-// connects afresh (and a concurrent caller's new session is kept).
-func (u *upstream) dropSession(cs *mcp.ClientSession) {
+// connects afresh (and a concurrent caller's new session is kept), and
+// reports whether it was.
+func (u *upstream) dropSession(cs *mcp.ClientSession) bool {
 	if cs == nil {
-		return
+		return false
 	}
 	u.mu.Lock()
 	if u.session != cs {
 		u.mu.Unlock()
-		return
+		return false
 	}
 	u.session = nil
 	u.mu.Unlock()
@@ -1268,6 +1306,7 @@ func (u *upstream) dropSession(cs *mcp.ClientSession) {
 	// answers: the SDK bounds it (closeDeleteTimeout), and the call that
 	// dropped the session does not wait for it.
 	go cs.Close()
+	return true
 }
 
 // convert turns an MCP tool into a catalog tool. Its schemas are taken

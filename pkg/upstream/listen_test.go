@@ -1,0 +1,261 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// listenUpstream is a go-sdk upstream at protocol 2026-07-28: no
+// sessions, and list_changed sent only on the stream a client opens
+// with subscriptions/listen. It can restart on its port, and its
+// listening streams can be cut alone.
+type listenUpstream struct {
+	*fakeUpstream
+	addr   string
+	mu     sync.Mutex
+	srv    *httptest.Server
+	listen []*cuttable  // the open listening streams, to cut
+	lists  atomic.Int32 // tools/list requests
+	// onListen, when set, answers subscriptions/listen in place of the SDK.
+	onListen func(w http.ResponseWriter, r *http.Request)
+}
+
+func newListenUpstream(t *testing.T) *listenUpstream {
+	t.Helper()
+	f := &listenUpstream{fakeUpstream: newFake(t, 0, 2)}
+	f.fakeUpstream.http.Close() // the stateful server newFake starts is not used
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addr = ln.Addr().String()
+	f.serve(t, ln)
+	t.Cleanup(func() { f.stop() })
+	return f
+}
+
+func (f *listenUpstream) url() string { return "http://" + f.addr }
+
+func (f *listenUpstream) serve(t *testing.T, ln net.Listener) {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.fakeUpstream.srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Header.Get("Mcp-Method") {
+		case "tools/list":
+			f.lists.Add(1)
+		case "subscriptions/listen":
+			if f.onListen != nil {
+				f.onListen(w, r)
+				return
+			}
+			c := &cuttable{ResponseWriter: w}
+			f.mu.Lock()
+			f.listen = append(f.listen, c)
+			f.mu.Unlock()
+			w = c
+		}
+		h.ServeHTTP(w, r)
+	}))
+	s.Listener.Close()
+	s.Listener = ln
+	s.Start()
+	f.mu.Lock()
+	f.srv = s
+	f.mu.Unlock()
+}
+
+func (f *listenUpstream) stop() {
+	f.mu.Lock()
+	s := f.srv
+	f.srv, f.listen = nil, nil
+	f.mu.Unlock()
+	if s != nil {
+		s.CloseClientConnections()
+		s.Close()
+	}
+}
+
+// restart stops the upstream and starts it again on its port after down,
+// as a deploy does, with a new tool.
+func (f *listenUpstream) restart(t *testing.T, down time.Duration, tool string) {
+	f.stop()
+	time.Sleep(down)
+	f.add(tool, "A tool the new version brings.")
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.serve(t, ln)
+}
+
+// cutListening drops the connections of the open listening streams
+// alone, as a proxy that ends idle streams does.
+func (f *listenUpstream) cutListening(t *testing.T) {
+	f.mu.Lock()
+	ws := f.listen
+	f.listen = nil
+	f.mu.Unlock()
+	if len(ws) == 0 {
+		t.Fatal("no listening stream to cut")
+	}
+	for _, c := range ws {
+		if err := c.cut(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// cuttable is a stream whose connection can be dropped under the
+// handler writing it, which is told so by its next write.
+type cuttable struct {
+	http.ResponseWriter
+	mu   sync.Mutex
+	done bool
+}
+
+func (c *cuttable) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return 0, http.ErrHijacked
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+func (c *cuttable) Flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done {
+		http.NewResponseController(c.ResponseWriter).Flush()
+	}
+}
+
+func (c *cuttable) cut() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	conn, _, err := http.NewResponseController(c.ResponseWriter).Hijack()
+	if err != nil {
+		return err
+	}
+	c.done = true
+	return conn.Close()
+}
+
+// TestListenStreamEnds: at protocol 2026-07-28 an upstream tells of new
+// tools only on the listening stream. When that stream ends, the upstream
+// restarting or the network cutting it, toolsearch opens it again and
+// lists what changed meanwhile: the SDK did neither, and a tool that a
+// restarted upstream brought, or added after a cut, went unseen until the
+// next refresh (5 minutes by default), the upstream shown connected.
+func TestListenStreamEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*testing.T, *listenUpstream)
+	}{
+		{"the upstream restarts with a new tool", func(t *testing.T, f *listenUpstream) { f.restart(t, 300*time.Millisecond, "tool_new") }},
+		{"the stream is cut, then a tool is added", func(t *testing.T, f *listenUpstream) {
+			f.cutListening(t)
+			waitFor(t, "the stream opened again", func() bool {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				return len(f.listen) > 0
+			})
+			f.add("tool_new", "A tool added while toolsearch listens.")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newListenUpstream(t)
+			m := start(t, []Config{{Name: "u", URL: f.url(), Refresh: time.Hour, Health: time.Hour}}, nil)
+			if got := names(m); !slices.Equal(got, []string{"u/tool_0", "u/tool_1"}) {
+				t.Fatalf("tools before: %v", got)
+			}
+			u := m.byName["u"]
+			u.mu.Lock()
+			cs := u.session
+			u.mu.Unlock()
+			if r := cs.InitializeResult(); r == nil || r.ProtocolVersion != statelessProtocol {
+				t.Fatalf("the session negotiated %+v, want %s", r, statelessProtocol)
+			}
+			tc.change(t, f)
+			waitFor(t, "the new tool listed", func() bool { return slices.Contains(names(m), "u/tool_new") })
+			if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 || st.Breaker != Closed || st.LastError != "" {
+				t.Errorf("status: %+v; want connected, nothing counted against the upstream", st)
+			}
+			if n := metric(t, m, "toolsearch_upstream_relistens_total", map[string]string{"upstream": "u"}); n < 1 {
+				t.Errorf("toolsearch_upstream_relistens_total = %v, want at least 1", n)
+			}
+			res, err := m.Call(t.Context(), "u", "tool_new", json.RawMessage(`{"n":1}`), CallOptions{})
+			if err != nil || res.IsError {
+				t.Errorf("calling the new tool: %v %+v", err, res)
+			}
+		})
+	}
+}
+
+// TestListenCutSparesCalls: the session whose listening stream was cut
+// still answers the calls it carries; a new session takes the next.
+func TestListenCutSparesCalls(t *testing.T) {
+	f := newListenUpstream(t)
+	started := make(chan struct{})
+	f.handle("slow", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		return text("slow done"), nil
+	})
+	m := start(t, []Config{{Name: "u", URL: f.url(), Refresh: time.Hour, Health: time.Hour}}, nil)
+	done := make(chan error, 1)
+	go func() {
+		res, err := m.Call(t.Context(), "u", "slow", nil, CallOptions{})
+		if err == nil && (res.IsError || resultText(res) != "slow done") {
+			err = fmt.Errorf("answer %+v", res)
+		}
+		done <- err
+	}()
+	<-started
+	f.cutListening(t)
+	if err := <-done; err != nil {
+		t.Errorf("a call in flight as the listening stream was cut: %v", err)
+	}
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil {
+		t.Errorf("the next call: %v", err)
+	}
+}
+
+// TestListenEndsAgainAndAgain: an upstream that ends each listening
+// stream as soon as it has acknowledged it has toolsearch list its tools
+// at the pace list_changed's listings keep, not as fast as it can.
+func TestListenEndsAgainAndAgain(t *testing.T) {
+	f := newListenUpstream(t)
+	var listens atomic.Int32
+	f.onListen = func(w http.ResponseWriter, r *http.Request) {
+		listens.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{\"notifications\":{\"toolsListChanged\":true}}}\n\n"))
+	}
+	m := start(t, []Config{{Name: "u", URL: f.url(), Refresh: time.Hour, Health: time.Hour}}, nil)
+	const window = 3 * time.Second
+	time.Sleep(window)
+	// listBurst at once, then one a listGap, and the first listing.
+	limit := int32(1 + listBurst + window/listGap + 1)
+	if n := f.lists.Load(); n > limit || n < 2 {
+		t.Errorf("%d listings in %s (%d listening streams); want 2 to %d", n, window, listens.Load(), limit)
+	}
+	if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 {
+		t.Errorf("status: %+v", st)
+	}
+}
