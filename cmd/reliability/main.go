@@ -108,6 +108,7 @@ func (r *rig) scenarios() []scenario {
 		{"progress", r.progress},
 		{"exact", r.exact},
 		{"change", r.change},
+		{"redeploy", r.redeploy},
 		{"flood", r.flood},
 		{"quiet", r.quiet},
 		{"refused", r.refused},
@@ -632,6 +633,52 @@ func (r *rig) change(ctx context.Context) (result, error) {
 	return measured(map[string]float64{"found": 0}, "a tool added upstream was not found within 30 s")
 }
 
+// redeploy: an upstream at protocol 2026-07-28, which has no sessions
+// and tells of new tools only on its listening stream, is killed and
+// started again 1 s later with a new tool, as a deploy does; how long
+// until a search finds the tool, and what status says of the upstream.
+func (r *rig) redeploy(ctx context.Context) (result, error) {
+	w, err := r.world(ctx, []string{"-stateless"}, plain, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer w.stop()
+	if _, ok := callTool(ctx, w.cs, "echo"); !ok {
+		return result{}, errors.New("echo failed before the deploy")
+	}
+	w.up.kill()
+	time.Sleep(time.Second)
+	if err := r.restart(w, "-stateless", "-tool", "deployed_tool"); err != nil {
+		return result{}, err
+	}
+	back := time.Now()
+	found := -1.0
+	for time.Since(back) < 30*time.Second {
+		if w.found(ctx, "deployed_tool") {
+			found = time.Since(back).Seconds()
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	st, err := w.status()
+	if err != nil {
+		return result{}, err
+	}
+	if len(st.Upstreams) == 0 {
+		return result{}, errors.New("status lists no upstream")
+	}
+	up := st.Upstreams[0]
+	said := "no error"
+	if up.LastError != "" {
+		said = fmt.Sprintf("last error %.60q", up.LastError)
+	}
+	if found < 0 {
+		return measured(map[string]float64{"found": 0}, "restarted with a new tool (protocol 2026-07-28): not found within 30 s; the upstream %s in status, %s", up.State, said)
+	}
+	return measured(map[string]float64{"found": 1, "connected": boolf(up.State == "connected"), "clean": boolf(up.LastError == "")},
+		"restarted with a new tool (protocol 2026-07-28): found by search %.1f s after the upstream was back; the upstream %s in status, %s", found, up.State, said)
+}
+
 // flood: the upstream adds 300 tools, 20 ms apart, each announced with
 // list_changed; how many rebuilds toolsearch makes of them (the index
 // version counts builds), and whether the last one is found.
@@ -755,8 +802,9 @@ func (r *rig) refused(ctx context.Context) (result, error) {
 type status struct {
 	IndexVersion string `json:"index_version"`
 	Upstreams    []struct {
-		Name  string `json:"name"`
-		State string `json:"state"`
+		Name      string `json:"name"`
+		State     string `json:"state"`
+		LastError string `json:"last_error"`
 	} `json:"upstreams"`
 }
 

@@ -52,6 +52,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	hang := fs.Bool("hang", false, "accept connections and never answer")
 	token := fs.String("token", "", "when set, /mcp answers 401 to a request without Authorization: Bearer TOKEN")
 	events := fs.Bool("events", false, "keep each stream's events, so a client whose connection drops resumes it with Last-Event-ID")
+	stateless := fs.Bool("stateless", false, "serve protocol 2026-07-28 as well: no sessions, list_changed only on a client's subscriptions/listen stream")
+	tool := fs.String("tool", "", "when set, one more tool of this name, as a new version of the upstream brings")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -115,6 +117,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		InputSchema: map[string]any{"type": "object", "properties": props}, Annotations: readOnly},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("wide"), nil })
 
+	if *tool != "" {
+		srv.AddTool(&mcp.Tool{Name: *tool, Description: "A tool this version of the upstream brings.", InputSchema: object},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text(*tool), nil })
+	}
+
 	// How many times each tool ran: a call must not run twice.
 	var ran sync.Map // tool name → *atomic.Int64
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -128,7 +135,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	})
 
 	mux := http.NewServeMux()
-	var opts mcp.StreamableHTTPOptions
+	opts := mcp.StreamableHTTPOptions{Stateless: *stateless}
 	if *events {
 		opts.EventStore = mcp.NewMemoryEventStore(nil)
 	}
