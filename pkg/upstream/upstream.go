@@ -314,7 +314,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 			streams:  &streamCounts{}}
 		u.transport = transport{headers: c.Headers, base: m.conns, max: m.maxRead, instance: opts.Instance,
 			streams: rate.NewLimiter(rate.Every(streamReopenEvery), streamReopenBurst), counts: u.streams}
-		u.client = mcp.NewClient(&mcp.Implementation{Name: "toolsearch", Version: "1"}, &mcp.ClientOptions{
+		u.client = mcp.NewClient(clientInfo, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
 			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 				u.relayProgress(ctx, req.Params)
@@ -473,7 +473,7 @@ func (m *Manager) healthy(ctx context.Context, u *upstream) bool {
 	err := m.ping(withLastAnswer(ctx, &last), cs, min(u.cfg.Timeout, healthTimeout))
 	// This session has served: its 400 is the upstream forgetting it,
 	// though the SDK may read the 400's body as a JSON-RPC error.
-	switch forgot := forgotten(err, &last, true); {
+	switch forgot := forgotten(err, &last, cs, true); {
 	case err == nil || ctx.Err() != nil || (answered(err) && !forgot):
 		return true
 	case !forgot:
@@ -491,8 +491,30 @@ func (m *Manager) ping(ctx context.Context, cs *mcp.ClientSession, timeout time.
 	defer cancel()
 	lim := &readLimit{max: pingBytes, budget: m.budget}
 	defer lim.end()
-	return cs.Ping(repeatable(withReadLimit(ctx, lim)), nil)
+	return cs.Ping(repeatable(withReadLimit(ctx, lim)), pingParams(cs))
 }
+
+// pingParams are a ping's at cs's protocol. From 2026-07-28 every request
+// names the protocol and the client's capabilities in its _meta, and the
+// go-sdk's client (v1.8.0) adds them to every request it sends but a
+// ping: the upstream answered each ping 400, so every health ping took
+// the session for forgotten (a reconnect and a listing every 15 s), and
+// every slow tool's timeout counted as an outage (its ping failed) and
+// opened the breaker. A ping asks nothing of the client's capabilities.
+func pingParams(cs *mcp.ClientSession) *mcp.PingParams {
+	r := cs.InitializeResult()
+	if r == nil || r.ProtocolVersion < statelessProtocol {
+		return nil
+	}
+	return &mcp.PingParams{Meta: mcp.Meta{
+		mcp.MetaKeyProtocolVersion:    r.ProtocolVersion,
+		mcp.MetaKeyClientInfo:         clientInfo,
+		mcp.MetaKeyClientCapabilities: map[string]any{},
+	}}
+}
+
+// clientInfo is how toolsearch names itself to its upstreams.
+var clientInfo = &mcp.Implementation{Name: "toolsearch", Version: "1"}
 
 // answered reports whether err is the upstream's own JSON-RPC error (an
 // upstream without ping, say), as opposed to no answer: a transport
@@ -535,7 +557,7 @@ func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 			break
 		}
 		u.dropSession(cs)
-		if !forgotten(err, last, cs == had) {
+		if !forgotten(err, last, cs, cs == had) {
 			break
 		}
 	}
@@ -1032,7 +1054,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		stop := u.onBreak(cs, abort)
 		res, err = cs.CallTool(withLastAnswer(withKeptAnswer(withHops(withReadLimit(cctx, lim), opts.Hops+1), kept), &last), params)
 		stop()
-		gone := forgotten(err, &last, cs == had)
+		gone := forgotten(err, &last, cs, cs == had)
 		if err != nil && last.refused() && lim.exceeded() == nil && u.brokenBy(cs) == nil && redial.wait(cctx, time.Now()) {
 			// The call's connection was refused: it carried nothing, and
 			// the session went with the process that held it.
@@ -1093,9 +1115,12 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 }
 
 // alive pings the upstream after a call timed out: an answer means the
-// tool was slow, not that the upstream is down.
+// tool was slow, not that the upstream is down. Any answer, an error too,
+// as for the health ping: at protocol 2026-07-28 ping is no method, and
+// its "method not found" had every slow tool counted as an outage.
 func (m *Manager) alive(ctx context.Context, cs *mcp.ClientSession) bool {
-	return m.ping(context.WithoutCancel(ctx), cs, pingTimeout) == nil
+	err := m.ping(context.WithoutCancel(ctx), cs, pingTimeout)
+	return err == nil || answered(err)
 }
 
 // called records a call's outcome in health, breaker and counters. A
@@ -1279,13 +1304,15 @@ func sessionGone(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
 }
 
-// forgotten reports whether a request on a session failed because the
-// upstream no longer has the session: sessionGone, or, on a session that
-// had served (served), a 400 (lastAnswer.forgot), which is far more often
-// an upstream that restarted and forgot it than a request it cannot read.
-// On a session just made, a 400 is the request's own answer.
-func forgotten(err error, last *lastAnswer, served bool) bool {
-	return err != nil && (sessionGone(err) || (served && last.forgot()))
+// forgotten reports whether a request on cs failed because the upstream
+// no longer has the session: sessionGone, or, on a session that had
+// served (served), a 400 (lastAnswer.forgot), which is far more often an
+// upstream that restarted and forgot it than a request it cannot read.
+// On a session just made, a 400 is the request's own answer; so it is on
+// a session without an id (protocol 2026-07-28), which the upstream
+// never had to forget.
+func forgotten(err error, last *lastAnswer, cs *mcp.ClientSession, served bool) bool {
+	return err != nil && (sessionGone(err) || (served && cs.ID() != "" && last.forgot()))
 }
 
 // dropSession closes cs if it is still u's session, so the next call

@@ -31,12 +31,32 @@ type fakeUpstream struct {
 	// server-everything's express front does, rather than the SDK's 404.
 	forget400 atomic.Bool
 	handler   atomic.Pointer[mcp.StreamableHTTPHandler]
+	// stateless serves protocol 2026-07-28 (newStatelessFake).
+	stateless bool
 }
 
 // restart forgets every session, as a restarted upstream process does.
 func (f *fakeUpstream) restart() {
-	f.handler.Store(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, nil))
+	f.handler.Store(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, &mcp.StreamableHTTPOptions{Stateless: f.stateless}))
 }
+
+// newStatelessFake is newFake at protocol 2026-07-28, which the go-sdk
+// serves only without sessions; its stateful handler, newFake's, falls
+// back to 2025-11-25.
+func newStatelessFake(tb testing.TB, pageSize, tools int) *fakeUpstream {
+	tb.Helper()
+	f := newFake(tb, pageSize, tools)
+	f.stateless = true
+	f.restart()
+	return f
+}
+
+// protocols make an upstream of each kind toolsearch meets: with
+// sessions (2025-11-25) and without (2026-07-28).
+var protocols = []struct {
+	name string
+	fake func(tb testing.TB, pageSize, tools int) *fakeUpstream
+}{{"2025-11-25", newFake}, {"2026-07-28", newStatelessFake}}
 
 func newFake(tb testing.TB, pageSize, tools int) *fakeUpstream {
 	tb.Helper()
@@ -411,26 +431,70 @@ func TestCallTransportFailuresCount(t *testing.T) {
 // breaker, within a few health intervals, not at the next refresh (an
 // hour here); once it answers again it is connected.
 func TestHealthNoticesAQuietUpstream(t *testing.T) {
-	for _, tt := range []struct {
-		name  string
-		quiet func(*fakeUpstream, bool)
-	}{
-		{"down", func(f *fakeUpstream, on bool) { f.down.Store(on) }},
-		{"hung", func(f *fakeUpstream, on bool) { f.hang.Store(on) }},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(t, 0, 1)
-			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Timeout: 200 * time.Millisecond, Health: 50 * time.Millisecond}}, nil)
-			if st := m.Status()[0]; st.State != "connected" {
-				t.Fatalf("state %q before, want connected", st.State)
-			}
-			tt.quiet(f, true)
-			waitFor(t, "status failing", func() bool {
-				st := m.Status()[0]
-				return st.State == "failing" && st.Failures > 0 && st.LastError != ""
+	for _, p := range protocols {
+		for _, tt := range []struct {
+			name  string
+			quiet func(*fakeUpstream, bool)
+		}{
+			{"down", func(f *fakeUpstream, on bool) { f.down.Store(on) }},
+			{"hung", func(f *fakeUpstream, on bool) { f.hang.Store(on) }},
+		} {
+			t.Run(p.name+"/"+tt.name, func(t *testing.T) {
+				f := p.fake(t, 0, 1)
+				m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Timeout: 200 * time.Millisecond, Health: 50 * time.Millisecond}}, nil)
+				if st := m.Status()[0]; st.State != "connected" {
+					t.Fatalf("state %q before, want connected", st.State)
+				}
+				tt.quiet(f, true)
+				waitFor(t, "status failing", func() bool {
+					st := m.Status()[0]
+					return st.State == "failing" && st.Failures > 0 && st.LastError != ""
+				})
+				tt.quiet(f, false)
+				waitFor(t, "status connected again", func() bool { return m.Status()[0].State == "connected" })
 			})
-			tt.quiet(f, false)
-			waitFor(t, "status connected again", func() bool { return m.Status()[0].State == "connected" })
+		}
+	}
+}
+
+// TestHealthPingKeepsTheSession: a health ping that is answered keeps
+// the session, at either protocol. At 2026-07-28, where ping is no
+// method and the go-sdk's client sent it without the _meta every
+// request must carry, the upstream answered each ping 400, taken for a
+// forgotten session: a reconnect and a listing every ping.
+func TestHealthPingKeepsTheSession(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			f := p.fake(t, 0, 1)
+			var lists, connects, bare atomic.Int32
+			next := f.http.Config.Handler
+			f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				switch {
+				case bytes.Contains(body, []byte(`"method":"ping"`)):
+					if f.stateless && !bytes.Contains(body, []byte(`"`+mcp.MetaKeyProtocolVersion+`"`)) {
+						bare.Add(1)
+					}
+				case bytes.Contains(body, []byte(`"method":"tools/list"`)):
+					lists.Add(1)
+				case bytes.Contains(body, []byte(`"method":"initialize"`)), bytes.Contains(body, []byte(`"method":"server/discover"`)):
+					connects.Add(1)
+				}
+				next.ServeHTTP(w, r)
+			})
+			const health = 50 * time.Millisecond
+			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: health}}, nil)
+			time.Sleep(20 * health)
+			if n, c := lists.Load(), connects.Load(); n != 1 || c > 2 {
+				t.Errorf("%d listings and %d connects over 20 health pings; want the first listing alone, on one session", n, c)
+			}
+			if n := bare.Load(); n > 0 {
+				t.Errorf("%d pings without the _meta every 2026-07-28 request carries", n)
+			}
+			if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 || st.LastError != "" {
+				t.Errorf("status: %+v", st)
+			}
 		})
 	}
 }

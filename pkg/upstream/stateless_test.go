@@ -259,3 +259,31 @@ func TestListenEndsAgainAndAgain(t *testing.T) {
 		t.Errorf("status: %+v", st)
 	}
 }
+
+// TestStateless400IsTheAnswer: at 2026-07-28 there is no session for the
+// upstream to forget, so a 400 to a call (a proxy refusing its body) is
+// that call's answer: it is sent once, not again on a new session as a
+// 400 on a session that served is.
+func TestStateless400IsTheAnswer(t *testing.T) {
+	f := newStatelessFake(t, 0, 1)
+	var calls atomic.Int32
+	next := f.http.Config.Handler
+	f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/call" {
+			calls.Add(1)
+			http.Error(w, "request body refused", http.StatusBadRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
+	if _, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err == nil {
+		t.Fatal("a call answered 400 succeeded")
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the call was sent %d times, want once", n)
+	}
+	if st := m.Status()[0]; st.Breaker != Closed || st.Failures != 0 {
+		t.Errorf("status: %+v; a refused call is no failure of the upstream", st)
+	}
+}
