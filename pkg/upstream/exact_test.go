@@ -27,67 +27,69 @@ func TestStructuredContentExact(t *testing.T) {
 		name string
 		json bool
 	}{{"event stream", false}, {"JSON answer", true}} {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(t, 0, 0)
-			if tt.json {
-				f.handler.Store(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
-			}
-			f.handle("exact", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				if token := req.Params.GetProgressToken(); token != nil {
-					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1, Total: 2, Message: `{"structuredContent":1}`})
+		for _, p := range protocols {
+			t.Run(p.name+"/"+tt.name, func(t *testing.T) {
+				f := p.fake(t, 0, 0)
+				if tt.json {
+					f.handler.Store(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, &mcp.StreamableHTTPOptions{JSONResponse: true, Stateless: f.stateless}))
 				}
-				return &mcp.CallToolResult{Meta: mcp.Meta{"trace": json.RawMessage(`{"span":18446744073709551615}`)},
-					Content: []mcp.Content{
-						&mcp.TextContent{Text: exact, Meta: blockMeta(1)},
-						&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png", Meta: blockMeta(2)},
-						&mcp.AudioContent{Data: []byte("x"), MIMEType: "audio/wav", Meta: blockMeta(3)},
-						&mcp.ResourceLink{URI: "file:///a", Name: "a", Meta: blockMeta(4)},
-						&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///b", Text: "b", Meta: blockMeta(6)}, Meta: blockMeta(5)},
-						&mcp.TextContent{Text: "no _meta"},
-					}, StructuredContent: json.RawMessage(exact)}, nil
-			})
-			f.handle("plain", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return text("no structured content"), nil
-			})
-			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour}}, nil)
-			for _, progress := range []func(context.Context, *mcp.ProgressNotificationParams){nil, func(context.Context, *mcp.ProgressNotificationParams) {}} {
-				res, err := m.Call(t.Context(), "u", "exact", nil, CallOptions{Progress: progress})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, _ := json.Marshal(res.StructuredContent)
-				var want bytes.Buffer
-				json.Compact(&want, []byte(exact))
-				if !bytes.Equal(got, want.Bytes()) {
-					t.Errorf("progress %v: structuredContent %s; want %s", progress != nil, got, want.Bytes())
-				}
-				if meta, _ := json.Marshal(res.Meta); string(meta) != `{"trace":{"span":18446744073709551615}}` {
-					t.Errorf("progress %v: _meta %s", progress != nil, meta)
-				}
-				metas := []mcp.Meta{}
-				for _, c := range res.Content {
-					switch c := c.(type) {
-					case *mcp.TextContent:
-						metas = append(metas, c.Meta)
-					case *mcp.ImageContent:
-						metas = append(metas, c.Meta)
-					case *mcp.AudioContent:
-						metas = append(metas, c.Meta)
-					case *mcp.ResourceLink:
-						metas = append(metas, c.Meta)
-					case *mcp.EmbeddedResource:
-						metas = append(metas, c.Meta, c.Resource.Meta)
+				f.handle("exact", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					if token := req.Params.GetProgressToken(); token != nil {
+						req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1, Total: 2, Message: `{"structuredContent":1}`})
+					}
+					return &mcp.CallToolResult{Meta: mcp.Meta{"trace": json.RawMessage(`{"span":18446744073709551615}`)},
+						Content: []mcp.Content{
+							&mcp.TextContent{Text: exact, Meta: blockMeta(1)},
+							&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png", Meta: blockMeta(2)},
+							&mcp.AudioContent{Data: []byte("x"), MIMEType: "audio/wav", Meta: blockMeta(3)},
+							&mcp.ResourceLink{URI: "file:///a", Name: "a", Meta: blockMeta(4)},
+							&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///b", Text: "b", Meta: blockMeta(6)}, Meta: blockMeta(5)},
+							&mcp.TextContent{Text: "no _meta"},
+						}, StructuredContent: json.RawMessage(exact)}, nil
+				})
+				f.handle("plain", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return text("no structured content"), nil
+				})
+				m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour}}, nil)
+				for _, progress := range []func(context.Context, *mcp.ProgressNotificationParams){nil, func(context.Context, *mcp.ProgressNotificationParams) {}} {
+					res, err := m.Call(t.Context(), "u", "exact", nil, CallOptions{Progress: progress})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, _ := json.Marshal(res.StructuredContent)
+					var want bytes.Buffer
+					json.Compact(&want, []byte(exact))
+					if !bytes.Equal(got, want.Bytes()) {
+						t.Errorf("progress %v: structuredContent %s; want %s", progress != nil, got, want.Bytes())
+					}
+					if meta, _ := json.Marshal(res.Meta); string(meta) != `{"trace":{"span":18446744073709551615}}` {
+						t.Errorf("progress %v: _meta %s", progress != nil, meta)
+					}
+					metas := []mcp.Meta{}
+					for _, c := range res.Content {
+						switch c := c.(type) {
+						case *mcp.TextContent:
+							metas = append(metas, c.Meta)
+						case *mcp.ImageContent:
+							metas = append(metas, c.Meta)
+						case *mcp.AudioContent:
+							metas = append(metas, c.Meta)
+						case *mcp.ResourceLink:
+							metas = append(metas, c.Meta)
+						case *mcp.EmbeddedResource:
+							metas = append(metas, c.Meta, c.Resource.Meta)
+						}
+					}
+					if got, _ := json.Marshal(metas); string(got) != `[{"id":9007199254740993001},{"id":9007199254740993002},{"id":9007199254740993003},{"id":9007199254740993004},{"id":9007199254740993005},{"id":9007199254740993006},null]` {
+						t.Errorf("progress %v: content blocks' _meta %s", progress != nil, got)
 					}
 				}
-				if got, _ := json.Marshal(metas); string(got) != `[{"id":9007199254740993001},{"id":9007199254740993002},{"id":9007199254740993003},{"id":9007199254740993004},{"id":9007199254740993005},{"id":9007199254740993006},null]` {
-					t.Errorf("progress %v: content blocks' _meta %s", progress != nil, got)
+				res, err := m.Call(t.Context(), "u", "plain", nil, CallOptions{})
+				if err != nil || res.StructuredContent != nil {
+					t.Errorf("a result without structuredContent: %+v, %v", res, err)
 				}
-			}
-			res, err := m.Call(t.Context(), "u", "plain", nil, CallOptions{})
-			if err != nil || res.StructuredContent != nil {
-				t.Errorf("a result without structuredContent: %+v, %v", res, err)
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -1078,6 +1078,10 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		return nil, resultTooLarge, lim.exceeded()
 	case err == nil:
 		kept.exactResult(res)
+		// At 2026-07-28 an upstream names itself in every result's _meta:
+		// the hop's, not the answer's. Passed on, a caller read the
+		// upstream's name as that of the server it spoke to, toolsearch.
+		delete(res.Meta, mcp.MetaKeyServerInfo)
 		return res, resultOK, nil
 	case ctx.Err() != nil:
 		return nil, resultCancelled, ctx.Err()
