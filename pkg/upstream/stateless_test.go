@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -285,5 +286,40 @@ func TestStateless400IsTheAnswer(t *testing.T) {
 	}
 	if st := m.Status()[0]; st.Breaker != Closed || st.Failures != 0 {
 		t.Errorf("status: %+v; a refused call is no failure of the upstream", st)
+	}
+}
+
+// TestListingsAreNotCached: an upstream at 2026-07-28 may tell clients to
+// cache its tools/list pages (ttlMs). toolsearch's listings read the
+// upstream all the same, so its schemas pass on exact and a listing that
+// changed nothing is no change: from the go-sdk client's cache came
+// schemas it had re-encoded, numbers rounded, and every other listing
+// was a change.
+func TestListingsAreNotCached(t *testing.T) {
+	f := newStatelessFake(t, 0, 0)
+	f.srv = mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, &mcp.ServerOptions{
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = int(time.Hour / time.Millisecond) }})
+	schema := json.RawMessage(`{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer","default":1234567890123456789}}}`)
+	f.srv.AddTool(&mcp.Tool{Name: "exact", Description: "A tool whose schema holds a number no float64 holds.", InputSchema: schema},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("x"), nil })
+	f.restart()
+	var lists atomic.Int32
+	next := f.http.Config.Handler
+	f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/list" {
+			lists.Add(1)
+		}
+		next.ServeHTTP(w, r)
+	})
+	var changes atomic.Int32
+	const refresh = 50 * time.Millisecond
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: refresh, Health: time.Hour}}, func() { changes.Add(1) })
+	time.Sleep(10 * refresh)
+	if n, c := lists.Load(), changes.Load(); n < 5 || c != 1 {
+		t.Errorf("%d listings read from the upstream and %d changes in 10 refreshes; want each read, and the first alone a change", n, c)
+	}
+	// The go-sdk's server orders the schema's keys: its numbers are the test.
+	if got := string(m.Parts()[0].Servers[0].Tools[0].Schemas.AppendInput(nil)); !strings.Contains(got, "1234567890123456789") {
+		t.Errorf("input schema %s; want its default as listed, 1234567890123456789", got)
 	}
 }

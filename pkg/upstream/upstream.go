@@ -321,6 +321,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 			},
 		})
 		u.client.AddReceivingMiddleware(u.boundAsks)
+		u.client.AddSendingMiddleware(uncached)
 		m.ups = append(m.ups, u)
 		m.byName[c.Name] = u
 	}
@@ -1206,6 +1207,25 @@ const (
 	asksRate  = rate.Limit(10) // a second
 	asksBurst = 30
 )
+
+// uncached keeps the SDK's client from answering toolsearch's listings
+// from its cache of list results (SEP-2549, protocol 2026-07-28), by
+// telling it each page is stale at once. A listing passes the upstream's
+// schemas on exact, from the bytes it read; from the cache came no bytes,
+// so schemas the SDK had re-encoded (numbers rounded, keys reordered),
+// unlike the last listing's: with a ttlMs of 1 s and a refresh of 200 ms
+// a listing in two was a change, and a rebuild (10 in 5 s). toolsearch
+// lists on its own schedule: refresh, list_changed, a listening stream
+// opened again.
+func uncached(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.ListToolsResult); ok {
+			r.TTLMs = 0
+		}
+		return res, err
+	}
+}
 
 // boundAsks closes the session of an upstream that makes more requests
 // of toolsearch than asksRate allows; its notifications pass (the
