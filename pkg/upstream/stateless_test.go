@@ -323,3 +323,34 @@ func TestListingsAreNotCached(t *testing.T) {
 		t.Errorf("input schema %s; want its default as listed, 1234567890123456789", got)
 	}
 }
+
+// TestUpgradeToStateless: an upstream first served with sessions at
+// 2025-11-25, then, restarted as a new version, without sessions (and at
+// 2026-07-28 too). toolsearch, which had pinned 2025-11-25 to reconnect
+// with initialize alone, connects afresh asking server/discover, and so
+// hears of new tools: pinned, it spoke 2025-11-25 to an upstream that
+// has no session stream at that version, and a tool added after the
+// upgrade went unseen until the next refresh.
+func TestUpgradeToStateless(t *testing.T) {
+	f := newFake(t, 0, 1)
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: 50 * time.Millisecond}}, nil)
+	u := m.byName["u"]
+	protocol := func() string {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.session == nil {
+			return ""
+		}
+		return u.session.InitializeResult().ProtocolVersion
+	}
+	if p := protocol(); p != "2025-11-25" {
+		t.Fatalf("first session at %q, want 2025-11-25", p)
+	}
+	// The new version starts: the old one's connections go with it.
+	f.stateless = true
+	f.restart()
+	f.http.CloseClientConnections()
+	waitFor(t, "a session at 2026-07-28", func() bool { return protocol() == statelessProtocol })
+	f.add("tool_new", "A tool the new version adds while running.")
+	waitFor(t, "the new tool listed", func() bool { return slices.Contains(names(m), "u/tool_new") })
+}

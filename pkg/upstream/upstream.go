@@ -203,9 +203,10 @@ type upstream struct {
 	mu      sync.Mutex
 	session *mcp.ClientSession
 	// protocol is the version the last session negotiated, when older than
-	// the SDK's latest: the next connect asks initialize alone with it,
-	// rather than server/discover first (one request less for each
-	// reconnect). A failed connect forgets it.
+	// the SDK's latest and the session has an id: the next connect asks
+	// initialize alone with it, rather than server/discover first (one
+	// request less for each reconnect). A failed connect forgets it, and
+	// so does one that finds the upstream without sessions (connect).
 	protocol      string
 	tools         []catalog.Tool
 	hash          [32]byte
@@ -713,10 +714,17 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		u.mu.Unlock()
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	if r := cs.InitializeResult(); r != nil && r.ProtocolVersion < statelessProtocol {
+	sessionless := cs.ID() == ""
+	if r := cs.InitializeResult(); r != nil && r.ProtocolVersion < statelessProtocol && !sessionless {
 		u.protocol = r.ProtocolVersion
 	}
-	if u.session != nil { // a concurrent caller connected first: use its session
+	// A concurrent caller connected first: use its session. Or the pinned
+	// version reached an upstream that now serves without sessions (a new
+	// version of it, likely speaking 2026-07-28 as well): at the old
+	// version such an upstream sends no list_changed at all, and
+	// toolsearch, pinned, never asked it server/discover again. Connect
+	// afresh, asking it.
+	if u.session != nil || (protocol != "" && sessionless) {
 		u.mu.Unlock()
 		// Not waited for: Close tells the upstream with a DELETE, which a
 		// hung upstream holds for the SDK's 5 s bound, past this call's
