@@ -109,6 +109,8 @@ func (r *rig) scenarios() []scenario {
 		{"exact", r.exact},
 		{"change", r.change},
 		{"redeploy", r.redeploy},
+		{"redeploy-stateless", r.redeployStateless},
+		{"upgrade", r.upgrade},
 		{"flood", r.flood},
 		{"quiet", r.quiet},
 		{"refused", r.refused},
@@ -633,12 +635,22 @@ func (r *rig) change(ctx context.Context) (result, error) {
 	return measured(map[string]float64{"found": 0}, "a tool added upstream was not found within 30 s")
 }
 
-// redeploy: an upstream at protocol 2026-07-28, which has no sessions
-// and tells of new tools only on its listening stream, is killed and
-// started again 1 s later with a new tool, as a deploy does; how long
-// until a search finds the tool, and what status says of the upstream.
+// redeploy: the upstream is killed and started again 1 s later with a
+// new tool, as a deploy does; how long until a search finds the tool,
+// and what status says of the upstream.
 func (r *rig) redeploy(ctx context.Context) (result, error) {
-	w, err := r.world(ctx, []string{"-stateless"}, plain, nil)
+	return r.redeployWith(ctx, nil, "2025-11-25")
+}
+
+// redeployStateless is redeploy with an upstream at protocol 2026-07-28,
+// which has no sessions and tells of new tools only on its listening
+// stream.
+func (r *rig) redeployStateless(ctx context.Context) (result, error) {
+	return r.redeployWith(ctx, []string{"-stateless"}, "2026-07-28")
+}
+
+func (r *rig) redeployWith(ctx context.Context, args []string, protocol string) (result, error) {
+	w, err := r.world(ctx, args, plain, nil)
 	if err != nil {
 		return result{}, err
 	}
@@ -648,7 +660,7 @@ func (r *rig) redeploy(ctx context.Context) (result, error) {
 	}
 	w.up.kill()
 	time.Sleep(time.Second)
-	if err := r.restart(w, "-stateless", "-tool", "deployed_tool"); err != nil {
+	if err := r.restart(w, append(args, "-tool", "deployed_tool")...); err != nil {
 		return result{}, err
 	}
 	back := time.Now()
@@ -673,10 +685,46 @@ func (r *rig) redeploy(ctx context.Context) (result, error) {
 		said = fmt.Sprintf("last error %.60q", up.LastError)
 	}
 	if found < 0 {
-		return measured(map[string]float64{"found": 0}, "restarted with a new tool (protocol 2026-07-28): not found within 30 s; the upstream %s in status, %s", up.State, said)
+		return measured(map[string]float64{"found": 0}, "restarted with a new tool (protocol %s): not found within 30 s; the upstream %s in status, %s", protocol, up.State, said)
 	}
 	return measured(map[string]float64{"found": 1, "connected": boolf(up.State == "connected"), "clean": boolf(up.LastError == "")},
-		"restarted with a new tool (protocol 2026-07-28): found by search %.1f s after the upstream was back; the upstream %s in status, %s", found, up.State, said)
+		"restarted with a new tool (protocol %s): found by search %.1f s after the upstream was back; the upstream %s in status, %s", protocol, found, up.State, said)
+}
+
+// upgrade: an upstream served with sessions (protocol 2025-11-25) is
+// replaced by a version that serves without them (and at 2026-07-28
+// too), which then adds a tool while running; whether a search finds it
+// before the refresh (a minute away).
+func (r *rig) upgrade(ctx context.Context) (result, error) {
+	w, err := r.world(ctx, nil, plain, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer w.stop()
+	if _, ok := callTool(ctx, w.cs, "echo"); !ok {
+		return result{}, errors.New("echo failed before the upgrade")
+	}
+	if err := r.restart(w, "-stateless"); err != nil {
+		return result{}, err
+	}
+	// The first call after the restart finds the old session gone and
+	// connects to the new version.
+	if _, ok := callTool(ctx, w.cs, "echo"); !ok {
+		return result{}, errors.New("echo failed after the upgrade")
+	}
+	if err := w.add("added_after_upgrade"); err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	for time.Since(start) < 20*time.Second {
+		if w.found(ctx, "added_after_upgrade") {
+			return measured(map[string]float64{"found": 1},
+				"replaced by a version without sessions (and 2026-07-28), which adds a tool: found by search %.1f s later", time.Since(start).Seconds())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return measured(map[string]float64{"found": 0},
+		"replaced by a version without sessions (and 2026-07-28), which adds a tool: not found within 20 s (the refresh is a minute away)")
 }
 
 // flood: the upstream adds 300 tools, 20 ms apart, each announced with

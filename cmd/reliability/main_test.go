@@ -38,9 +38,11 @@ func TestScenarios(t *testing.T) {
 			return v["exact"] == 1 && v["meta_exact"] == 1 && v["schema_exact"] == 1
 		},
 		"change": func(v map[string]float64) bool { return v["found"] == 1 },
-		// Found once toolsearch listens again and lists, not at the
-		// next refresh (a minute here).
-		"redeploy": func(v map[string]float64) bool { return v["found"] == 1 && v["connected"] == 1 && v["clean"] == 1 },
+		// Found once toolsearch sees its session end and lists, not at
+		// the next health ping (15 s) or refresh (a minute here).
+		"redeploy":           func(v map[string]float64) bool { return v["found"] == 1 && v["connected"] == 1 && v["clean"] == 1 },
+		"redeploy-stateless": func(v map[string]float64) bool { return v["found"] == 1 && v["connected"] == 1 && v["clean"] == 1 },
+		"upgrade":            func(v map[string]float64) bool { return v["found"] == 1 },
 		// 300 announced changes over about 6 s: paced, a rebuild a second
 		// or so (unpaced, nearly one each), and the last change lands.
 		"flood": func(v map[string]float64) bool { return v["found"] == 1 && v["rebuilds"] <= 20 },

@@ -200,7 +200,7 @@ type transport struct {
 // streamCounts are an upstream's resumed streams and the calls that
 // waited for it to listen again, for /metrics.
 type streamCounts struct {
-	callResumes, sessionResumes, redialed, relistens atomic.Uint64
+	callResumes, sessionResumes, redialed, sessionsLost atomic.Uint64
 }
 
 // The pace of the resumes of an upstream's session streams: the SDK asks

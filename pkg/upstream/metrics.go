@@ -30,8 +30,8 @@ var (
 		[]string{"upstream", "stream"}, nil)
 	redialsDesc = prometheus.NewDesc("toolsearch_upstream_redialed_calls_total",
 		"Calls that met a refused connection and waited for the upstream to listen again (a restart), whatever then became of them.", []string{"upstream"}, nil)
-	relistensDesc = prometheus.NewDesc("toolsearch_upstream_relistens_total",
-		"Listening streams (subscriptions/listen, protocol 2026-07-28) that the upstream or the network ended while in use: each time the session was made again and the tools listed.",
+	sessionsLostDesc = prometheus.NewDesc("toolsearch_upstream_sessions_lost_total",
+		"Sessions the upstream or the network ended while in use (a session stream that could not be resumed; at protocol 2026-07-28 a listening stream that ended): each time a session was made again and the tools listed.",
 		[]string{"upstream"}, nil)
 	callsFailingDesc = prometheus.NewDesc("toolsearch_upstream_calls_failing",
 		"1 while the latest call to the upstream that said anything of its health failed in transport.", []string{"upstream"}, nil)
@@ -39,7 +39,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (m *Manager) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc, callsFailingDesc, resumesDesc, redialsDesc, relistensDesc} {
+	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc, callsFailingDesc, resumesDesc, redialsDesc, sessionsLostDesc} {
 		ch <- d
 	}
 }
@@ -75,7 +75,7 @@ func (m *Manager) Collect(ch chan<- prometheus.Metric) {
 		counter(resumesDesc, u.streams.callResumes.Load(), st.Name, "call")
 		counter(resumesDesc, u.streams.sessionResumes.Load(), st.Name, "session")
 		counter(redialsDesc, u.streams.redialed.Load(), st.Name)
-		counter(relistensDesc, u.streams.relistens.Load(), st.Name)
+		counter(sessionsLostDesc, u.streams.sessionsLost.Load(), st.Name)
 		u.mu.Lock()
 		for _, r := range listResults {
 			ch <- prometheus.MustNewConstMetric(listsDesc, prometheus.CounterValue, float64(u.lists[r]), st.Name, r)

@@ -17,10 +17,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// listenUpstream is a go-sdk upstream at protocol 2026-07-28: no
-// sessions, and list_changed sent only on the stream a client opens
-// with subscriptions/listen. It can restart on its port, and its
-// listening streams can be cut alone.
+// listenUpstream is a go-sdk upstream that can restart on its port, as
+// a process does. At protocol 2026-07-28 (newListenUpstream) it has no
+// sessions, sends list_changed only on the stream a client opens with
+// subscriptions/listen, and its listening streams can be cut alone.
 type listenUpstream struct {
 	*fakeUpstream
 	addr   string
@@ -34,8 +34,15 @@ type listenUpstream struct {
 
 func newListenUpstream(t *testing.T) *listenUpstream {
 	t.Helper()
-	f := &listenUpstream{fakeUpstream: newFake(t, 0, 2)}
-	f.fakeUpstream.http.Close() // the stateful server newFake starts is not used
+	return newRestartable(t, newStatelessFake(t, 0, 2))
+}
+
+// newRestartable serves f's handler on a port of its own, which restart
+// closes and opens again.
+func newRestartable(t *testing.T, fake *fakeUpstream) *listenUpstream {
+	t.Helper()
+	f := &listenUpstream{fakeUpstream: fake}
+	f.fakeUpstream.http.Close() // its own server is not used
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +56,6 @@ func newListenUpstream(t *testing.T) *listenUpstream {
 func (f *listenUpstream) url() string { return "http://" + f.addr }
 
 func (f *listenUpstream) serve(t *testing.T, ln net.Listener) {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.fakeUpstream.srv }, &mcp.StreamableHTTPOptions{Stateless: true})
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Header.Get("Mcp-Method") {
 		case "tools/list":
@@ -65,7 +71,7 @@ func (f *listenUpstream) serve(t *testing.T, ln net.Listener) {
 			f.mu.Unlock()
 			w = c
 		}
-		h.ServeHTTP(w, r)
+		f.handler.Load().ServeHTTP(w, r)
 	}))
 	s.Listener.Close()
 	s.Listener = ln
@@ -87,11 +93,12 @@ func (f *listenUpstream) stop() {
 }
 
 // restart stops the upstream and starts it again on its port after down,
-// as a deploy does, with a new tool.
+// as a deploy does, with a new tool and no sessions.
 func (f *listenUpstream) restart(t *testing.T, down time.Duration, tool string) {
 	f.stop()
 	time.Sleep(down)
 	f.add(tool, "A tool the new version brings.")
+	f.fakeUpstream.restart()
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -152,19 +159,25 @@ func (c *cuttable) cut() error {
 	return conn.Close()
 }
 
-// TestListenStreamEnds: at protocol 2026-07-28 an upstream tells of new
-// tools only on the listening stream. When that stream ends, the upstream
-// restarting or the network cutting it, toolsearch opens it again and
-// lists what changed meanwhile: the SDK did neither, and a tool that a
-// restarted upstream brought, or added after a cut, went unseen until the
-// next refresh (5 minutes by default), the upstream shown connected.
-func TestListenStreamEnds(t *testing.T) {
+// TestSessionLostIsListedAgain: a session that ends under toolsearch, by
+// the upstream's or the network's doing, is made again and the tools
+// listed at once. A deploy restarts the upstream with a new tool: at
+// 2025-11-25 the SDK ends the session when its session stream cannot be
+// resumed; at 2026-07-28 the listening stream ends, and the SDK neither
+// opens it again nor says so, nor does it when a proxy cuts that stream
+// alone. Left to the health ping (an hour here; 15 s by default) or the
+// refresh, the new tool went unseen, the upstream shown connected.
+func TestSessionLostIsListedAgain(t *testing.T) {
+	restart := func(t *testing.T, f *listenUpstream) { f.restart(t, 300*time.Millisecond, "tool_new") }
 	for _, tc := range []struct {
-		name   string
-		change func(*testing.T, *listenUpstream)
+		name     string
+		upstream func(*testing.T) *listenUpstream
+		protocol string
+		change   func(*testing.T, *listenUpstream)
 	}{
-		{"the upstream restarts with a new tool", func(t *testing.T, f *listenUpstream) { f.restart(t, 300*time.Millisecond, "tool_new") }},
-		{"the stream is cut, then a tool is added", func(t *testing.T, f *listenUpstream) {
+		{"the upstream restarts with a new tool", func(t *testing.T) *listenUpstream { return newRestartable(t, newFake(t, 0, 2)) }, "2025-11-25", restart},
+		{"the upstream restarts with a new tool", newListenUpstream, statelessProtocol, restart},
+		{"the listening stream is cut, then a tool is added", newListenUpstream, statelessProtocol, func(t *testing.T, f *listenUpstream) {
 			f.cutListening(t)
 			waitFor(t, "the stream opened again", func() bool {
 				f.mu.Lock()
@@ -174,8 +187,8 @@ func TestListenStreamEnds(t *testing.T) {
 			f.add("tool_new", "A tool added while toolsearch listens.")
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newListenUpstream(t)
+		t.Run(tc.protocol+"/"+tc.name, func(t *testing.T) {
+			f := tc.upstream(t)
 			m := start(t, []Config{{Name: "u", URL: f.url(), Refresh: time.Hour, Health: time.Hour}}, nil)
 			if got := names(m); !slices.Equal(got, []string{"u/tool_0", "u/tool_1"}) {
 				t.Fatalf("tools before: %v", got)
@@ -184,16 +197,16 @@ func TestListenStreamEnds(t *testing.T) {
 			u.mu.Lock()
 			cs := u.session
 			u.mu.Unlock()
-			if r := cs.InitializeResult(); r == nil || r.ProtocolVersion != statelessProtocol {
-				t.Fatalf("the session negotiated %+v, want %s", r, statelessProtocol)
+			if r := cs.InitializeResult(); r == nil || r.ProtocolVersion != tc.protocol {
+				t.Fatalf("the session negotiated %+v, want %s", r, tc.protocol)
 			}
 			tc.change(t, f)
 			waitFor(t, "the new tool listed", func() bool { return slices.Contains(names(m), "u/tool_new") })
 			if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 || st.Breaker != Closed || st.LastError != "" {
 				t.Errorf("status: %+v; want connected, nothing counted against the upstream", st)
 			}
-			if n := metric(t, m, "toolsearch_upstream_relistens_total", map[string]string{"upstream": "u"}); n < 1 {
-				t.Errorf("toolsearch_upstream_relistens_total = %v, want at least 1", n)
+			if n := metric(t, m, "toolsearch_upstream_sessions_lost_total", map[string]string{"upstream": "u"}); n < 1 {
+				t.Errorf("toolsearch_upstream_sessions_lost_total = %v, want at least 1", n)
 			}
 			res, err := m.Call(t.Context(), "u", "tool_new", json.RawMessage(`{"n":1}`), CallOptions{})
 			if err != nil || res.IsError {

@@ -193,10 +193,12 @@ type upstream struct {
 	// one upstream sending them held 127-156 MiB of a 256 MiB pod.
 	maxEvent int
 	changed  chan struct{} // list_changed arrived
+	check    chan struct{} // the session ended: check its health now (ended)
 	asked    *rate.Limiter // the listings changed asks for
-	// relisten is set when a session's listening stream ended under it:
-	// the listing that follows waits for an upstream that is restarting,
-	// as a call does, rather than count its refusal as a failure.
+	// relisten is set when a session's listening stream ended under it
+	// (listenLost): the listing that follows waits for an upstream that
+	// is restarting, as a call does, rather than count its refusal as a
+	// failure.
 	relisten atomic.Bool
 	first    chan struct{} // closed after the first attempt, good or bad
 
@@ -309,7 +311,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		for _, v := range c.Headers {
 			secrets = append(secrets, v)
 		}
-		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
+		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), check: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: breaker.New(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
 			streams:  &streamCounts{}}
@@ -455,6 +457,15 @@ func (m *Manager) wait(ctx context.Context, u *upstream, d time.Duration) bool {
 			if !m.healthy(ctx, u) {
 				return true
 			}
+		case <-u.check:
+			// Paced as the listings list_changed asks for: an upstream
+			// ending sessions again and again.
+			if u.asked.Wait(ctx) != nil {
+				return false
+			}
+			if !m.healthy(ctx, u) {
+				return true
+			}
 		}
 	}
 }
@@ -559,6 +570,10 @@ func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 			break
 		}
 		u.dropSession(cs)
+		if last != nil && last.refused() && redial.wait(ctx, time.Now()) {
+			attempt-- // the upstream stopped listening after the connect
+			continue
+		}
 		if !forgotten(err, last, cs, cs == had) {
 			break
 		}
@@ -735,23 +750,52 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u.session = cs
 	u.mu.Unlock()
 	watch.bind(cs)
+	go func() {
+		_ = cs.Wait()
+		u.ended(cs)
+	}()
 	return cs, nil
 }
 
-// listenLost drops cs, whose listening stream ended while it was u's
-// session, and asks for a listing: it connects afresh, which opens the
-// stream again, and finds what changed while no stream was open. The
-// listings so asked are paced as list_changed's are, against an
-// upstream that ends the stream again and again. The calls cs carries
-// are still answered: a 2026-07-28 session has nothing upstream to end,
-// and closing it waits for them.
+// listenLost drops cs, whose listening stream (protocol 2026-07-28)
+// ended while it was u's session, and asks for a listing: it connects
+// afresh, which opens the stream again, and finds what changed while no
+// stream was open. The SDK neither opens that stream again nor says it
+// ended: a restarted upstream's new tools were found at the next health
+// ping, 14.1 s after it was back, and a stream cut alone (a proxy) left
+// them unseen until the refresh. The listings so asked are paced as
+// list_changed's are, against an upstream that ends the stream again and
+// again, and the first waits for an upstream that is restarting
+// (refresh). The calls cs carries are still answered: closing a
+// 2026-07-28 session waits for them.
 func (u *upstream) listenLost(cs *mcp.ClientSession) {
 	if !u.dropSession(cs) {
-		return // dropped or closed already: its stream went with it
+		return // dropped or closed by toolsearch already
 	}
-	u.streams.relistens.Add(1)
+	u.streams.sessionsLost.Add(1)
 	u.relisten.Store(true)
 	u.poke()
+}
+
+// ended has cs's health checked now, if it is still u's session when
+// the SDK ends it: it ends a session whose session stream it cannot
+// resume (the upstream restarted and answers 404, or no longer serves
+// that stream) or read. Left to the next health ping, a restarted
+// upstream's new tools were found 14.1 s after it was back. The check
+// drops the session, as the ping would, counting a failure but for a
+// session the upstream forgot, and the loop lists at once.
+func (u *upstream) ended(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	current := u.session == cs
+	u.mu.Unlock()
+	if !current {
+		return // dropped or closed by toolsearch already
+	}
+	u.streams.sessionsLost.Add(1)
+	select {
+	case u.check <- struct{}{}:
+	default: // a check is already due
+	}
 }
 
 // within runs connect and returns what it makes, or ctx's error as soon
@@ -1056,6 +1100,12 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 				return nil, resultCancelled, ctx.Err()
 			}
 			return nil, resultUnavailable, fmt.Errorf("%w: %s", ErrUnavailable, u.scrub(err.Error()))
+		}
+		if cs != had {
+			// A session made under a call: the last one was dropped, the
+			// upstream may have restarted with other tools, and only the
+			// loop lists them.
+			u.poke()
 		}
 		lim.onExceed = func() {
 			u.breaks(cs, fmt.Errorf("%w: the session this call shared was closed by another answer over the %d-byte limit (limits.upstream_max_result_bytes); it may have run upstream", ErrResultTooLarge, m.maxRead))

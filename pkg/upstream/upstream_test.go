@@ -398,6 +398,25 @@ func TestCallAfterUpstreamRestart(t *testing.T) {
 	}
 }
 
+// TestCallReconnectListsAgain: a call that finds its session forgotten
+// (the upstream restarted as a new version) connects afresh, and the new
+// version's tools are listed: only the loop lists, and it had no reason
+// to, so a tool the new version brought waited for the refresh.
+func TestCallReconnectListsAgain(t *testing.T) {
+	f := newFake(t, 0, 1)
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
+	// The new version: other tools, on a server of its own (the old
+	// session's stream, left open in this process, hears nothing of it).
+	f.srv = mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "2"}, nil)
+	f.add("tool_0", "Does thing number 0.")
+	f.add("tool_new", "A tool the new version brings.")
+	f.restart()
+	if res, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"n":1}`), CallOptions{}); err != nil || res.IsError {
+		t.Fatalf("the call after the restart: %v %+v", err, res)
+	}
+	waitFor(t, "the new version's tool listed", func() bool { return slices.Contains(names(m), "u/tool_new") })
+}
+
 // forgets are the two ways an upstream answers a session it forgot: the
 // SDKs' handlers 404, server-everything's express front (and servers
 // written after it) 400.
