@@ -367,3 +367,56 @@ func TestUpgradeToStateless(t *testing.T) {
 	f.add("tool_new", "A tool the new version adds while running.")
 	waitFor(t, "the new tool listed", func() bool { return slices.Contains(names(m), "u/tool_new") })
 }
+
+// TestInputRequiredIsAnswered: at 2026-07-28 a tool asks its caller for
+// input by answering "input required" (SEP-2322), and the client is to
+// fulfil the requests and send the call again. toolsearch relays no
+// elicitation or sampling and has no roots: the call is answered so, once,
+// and counts against the upstream no more than any answer does. The SDK
+// fulfilled a roots request (empty) and sent the call again, ten times
+// for an upstream asking each time, then counted the give-up as a
+// transport failure.
+func TestInputRequiredIsAnswered(t *testing.T) {
+	f := newStatelessFake(t, 0, 0)
+	cases := []struct {
+		tool string
+		ask  mcp.InputRequestMap
+		want string
+	}{
+		{"elicit", mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "Your name?", RequestedSchema: map[string]any{"type": "object"}}}, "for elicitation before"},
+		//lint:ignore SA1019 what upstreams still ask for
+		{"sample", mcp.InputRequestMap{"s": &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}}, "for sampling before"},
+		//lint:ignore SA1019 what upstreams still ask for
+		{"roots", mcp.InputRequestMap{"r": &mcp.ListRootsParams{}}, "for roots before"},
+		//lint:ignore SA1019 what upstreams still ask for
+		{"both", mcp.InputRequestMap{"r": &mcp.ListRootsParams{}, "e": &mcp.ElicitParams{Message: "Sure?", RequestedSchema: map[string]any{"type": "object"}}}, "for elicitation and roots before"},
+		{"busy", mcp.InputRequestMap{}, "busy"},
+	}
+	for _, tc := range cases {
+		f.handle(tc.tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{InputRequests: tc.ask}, nil
+		})
+	}
+	var sent sync.Map // tool → *atomic.Int32
+	next := f.http.Config.Handler
+	f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/call" {
+			n, _ := sent.LoadOrStore(r.Header.Get("Mcp-Name"), new(atomic.Int32))
+			n.(*atomic.Int32).Add(1)
+		}
+		next.ServeHTTP(w, r)
+	})
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour, BreakerFailures: 2}}, nil)
+	for _, tc := range cases {
+		_, err := m.Call(t.Context(), "u", tc.tool, nil, CallOptions{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want an error saying %q", tc.tool, err, tc.want)
+		}
+		if n, _ := sent.Load(tc.tool); n == nil || n.(*atomic.Int32).Load() != 1 {
+			t.Errorf("%s: sent %v times, want once", tc.tool, n)
+		}
+	}
+	if st := m.Status()[0]; st.Breaker != Closed || st.Failures != 0 || st.CallsFailing {
+		t.Errorf("status: %+v; an answer is no failure of the upstream", st)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/textproto"
 	"slices"
@@ -322,6 +323,11 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 			ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 				u.relayProgress(ctx, req.Params)
 			},
+			// A call answered "input required" (2026-07-28) is answered
+			// so, not fulfilled and sent again: toolsearch relays no
+			// elicitation or sampling and has no roots, and the SDK sent
+			// a call asking for roots ten times over (needsInput).
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		})
 		u.client.AddReceivingMiddleware(u.boundAsks)
 		u.client.AddSendingMiddleware(uncached)
@@ -1135,6 +1141,8 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		// call connects afresh.
 		u.dropSession(cs)
 		return nil, resultTooLarge, lim.exceeded()
+	case err == nil && res.NeedsInput():
+		return nil, resultRPCError, needsInput(res)
 	case err == nil:
 		kept.exactResult(res)
 		// At 2026-07-28 an upstream names itself in every result's _meta:
@@ -1175,6 +1183,34 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		msg += "; the upstream took the call, so it may have run there, and it is not sent again"
 	}
 	return nil, resultError, errors.New(msg)
+}
+
+// needsInput is the answer to a call the upstream answered "input
+// required" (multi round-trip requests, protocol 2026-07-28): it names
+// what was asked, by kind. The upstream answered, so it is no failure of
+// it; a looping upstream had the SDK send the call ten times and the
+// breaker count the give-up as one.
+func needsInput(res *mcp.CallToolResult) error {
+	kinds := map[string]bool{}
+	for _, r := range res.InputRequests {
+		switch r.(type) {
+		case *mcp.ElicitParams:
+			kinds["elicitation"] = true
+		//lint:ignore SA1019 deprecated at 2026-07-28, and upstreams still ask
+		case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+			kinds["sampling"] = true
+		//lint:ignore SA1019 deprecated at 2026-07-28, and upstreams still ask
+		case *mcp.ListRootsParams:
+			kinds["roots"] = true
+		default:
+			kinds["input"] = true
+		}
+	}
+	if len(kinds) == 0 {
+		return errors.New("the upstream is busy (it answered input required, asking for nothing): try again later")
+	}
+	asked := slices.Sorted(maps.Keys(kinds))
+	return fmt.Errorf("the tool asked the caller for %s before it answers, which toolsearch does not relay: call it on its server directly", strings.Join(asked, " and "))
 }
 
 // alive pings the upstream after a call timed out: an answer means the
