@@ -420,3 +420,36 @@ func TestInputRequiredIsAnswered(t *testing.T) {
 		t.Errorf("status: %+v; an answer is no failure of the upstream", st)
 	}
 }
+
+// TestParamHeadersOnANewSession: at 2026-07-28 a tool may have an
+// argument travel as a header too (x-mcp-header), which the upstream
+// checks, and the SDK's client adds it only for the tools its session
+// has listed. A call on a session made since the last listing (here,
+// after a reconnect) is refused for the missing header: it is sent once
+// more after a listing on the session, and runs once.
+func TestParamHeadersOnANewSession(t *testing.T) {
+	f := newStatelessFake(t, 0, 0)
+	var ran atomic.Int32
+	f.srv.AddTool(&mcp.Tool{Name: "regional", Description: "Answers for a region.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ran.Add(1)
+			return text("served " + string(req.Params.Arguments)), nil
+		})
+	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
+	call := func(when string) {
+		t.Helper()
+		ran.Store(0)
+		res, err := m.Call(t.Context(), "u", "regional", json.RawMessage(`{"region":"eu"}`), CallOptions{})
+		if err != nil || res.IsError || ran.Load() != 1 {
+			t.Errorf("%s: %v %+v, ran %d times; want it answered, run once", when, err, res, ran.Load())
+		}
+	}
+	call("on the listed session")
+	u := m.byName["u"]
+	u.mu.Lock()
+	cs := u.session
+	u.mu.Unlock()
+	u.dropSession(cs)
+	call("on a session made for the call")
+}

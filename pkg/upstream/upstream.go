@@ -1088,6 +1088,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	// upstream that refuses connections are not sends, and are bounded
 	// by their own clock.
 	redial := redialer{until: time.Now().Add(min(redialWait, u.cfg.Timeout/2))}
+	primed := false // the session listed for the call's headers (headerMismatch)
 	defer func() {
 		if redial.waited {
 			u.streams.redialed.Add(1)
@@ -1119,6 +1120,19 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		stop := u.onBreak(cs, abort)
 		res, err = cs.CallTool(withLastAnswer(withKeptAnswer(withHops(withReadLimit(cctx, lim), opts.Hops+1), kept), &last), params)
 		stop()
+		if err != nil && !primed && headerMismatch(err) && lim.exceeded() == nil {
+			// At 2026-07-28 a tool's x-mcp-header arguments travel as
+			// headers too, which the SDK's client adds only for the tools
+			// its session has listed: a call on a session made since the
+			// last listing (a reconnect) went without them and was
+			// refused 400, so it ran nowhere. List on the session, and
+			// send it once more.
+			primed = true
+			if _, lerr := m.list(cctx, cs); lerr == nil {
+				attempt--
+				continue
+			}
+		}
 		gone := forgotten(err, &last, cs, cs == had)
 		if err != nil && last.refused() && lim.exceeded() == nil && u.brokenBy(cs) == nil && redial.wait(cctx, time.Now()) {
 			// The call's connection was refused: it carried nothing, and
@@ -1183,6 +1197,13 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		msg += "; the upstream took the call, so it may have run there, and it is not sent again"
 	}
 	return nil, resultError, errors.New(msg)
+}
+
+// headerMismatch reports whether err is the upstream refusing a request
+// whose Mcp-* headers do not match its body (protocol 2026-07-28).
+func headerMismatch(err error) bool {
+	var werr *jsonrpc.Error
+	return errors.As(err, &werr) && werr.Code == mcp.CodeHeaderMismatch
 }
 
 // needsInput is the answer to a call the upstream answered "input
