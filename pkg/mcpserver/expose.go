@@ -99,8 +99,13 @@ func (s *Server) exposeCore(snap *search.Snapshot) {
 	if len(gone) > 0 {
 		s.srv.RemoveTools(gone...)
 	}
-	for _, name := range slices.Sorted(maps.Keys(next)) {
-		e := next[name]
+	// next is published: sessions read it under s.mu (listing) while the
+	// SDK is told of each tool, so what it refuses is written on a copy,
+	// published with the warnings. Written on next, it raced a session's
+	// listing that a list_changed of the same rebuild set off.
+	done := maps.Clone(next)
+	for _, name := range slices.Sorted(maps.Keys(done)) {
+		e := done[name]
 		if old, ok := prev[name]; ok && old.def == e.def {
 			e.refused = old.refused // not offered to the SDK again, nor logged again
 		} else if err := s.add(tools[name], func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -108,7 +113,7 @@ func (s *Server) exposeCore(snap *search.Snapshot) {
 		}); err != nil {
 			e.refused = err.Error()
 		}
-		next[name] = e
+		done[name] = e
 		switch {
 		case e.refused != "":
 			warnings = append(warnings, directWarning(e.server, e.name, notListed, e.refused))
@@ -120,6 +125,7 @@ func (s *Server) exposeCore(snap *search.Snapshot) {
 		return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool))
 	})
 	s.mu.Lock()
+	s.exposed = done
 	was := s.directWarnings
 	s.directWarnings = warnings
 	s.mu.Unlock()

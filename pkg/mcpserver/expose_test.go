@@ -417,3 +417,31 @@ func TestDirectWarningsInStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnounceWhileListed: a rebuild's announcement and a session's
+// listing, at once, as a list_changed of one rebuild sets off listings
+// while the next rebuild announces. Run with -race: the announcement
+// wrote on the map it had published.
+func TestAnnounceWhileListed(t *testing.T) {
+	r := newRigWith(t, nil, Options{Expose: config.ExposeCoreAndMeta}, nil, "weather/get_forecast", "weather/get_alerts")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				r.mcp.listing("")
+			}
+		}
+	}()
+	for range 20 {
+		if _, err := r.svc.Rebuild(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	<-done
+}
