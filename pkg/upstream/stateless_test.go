@@ -87,6 +87,10 @@ func (f *listenUpstream) stop() {
 	f.srv, f.listen = nil, nil
 	f.mu.Unlock()
 	if s != nil {
+		// The port first, as a process that dies: a client connecting
+		// again between the two (toolsearch does, at once, when its
+		// listening stream ends) held Close for good.
+		s.Listener.Close()
 		s.CloseClientConnections()
 		s.Close()
 	}

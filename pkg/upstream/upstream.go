@@ -194,7 +194,7 @@ type upstream struct {
 	// one upstream sending them held 127-156 MiB of a 256 MiB pod.
 	maxEvent int
 	changed  chan struct{} // list_changed arrived
-	check    chan struct{} // the session ended: check its health now (ended)
+	check    chan ending   // the SDK ended the session (ended)
 	asked    *rate.Limiter // the listings changed asks for
 	// relisten is set when a session's listening stream ended under it
 	// (listenLost): the listing that follows waits for an upstream that
@@ -312,7 +312,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		for _, v := range c.Headers {
 			secrets = append(secrets, v)
 		}
-		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), check: make(chan struct{}, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
+		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), check: make(chan ending, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: breaker.New(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
 			streams:  &streamCounts{}}
@@ -463,15 +463,23 @@ func (m *Manager) wait(ctx context.Context, u *upstream, d time.Duration) bool {
 			if !m.healthy(ctx, u) {
 				return true
 			}
-		case <-u.check:
+		case e := <-u.check:
 			// Paced as the listings list_changed asks for: an upstream
 			// ending sessions again and again.
 			if u.asked.Wait(ctx) != nil {
 				return false
 			}
-			if !m.healthy(ctx, u) {
-				return true
+			if !u.dropSession(e.cs) {
+				continue // replaced meanwhile, by a call that asked for a listing
 			}
+			if !sessionGone(e.err) {
+				// Over a stream the SDK could not read or resume: a
+				// failure, in status with why, as the ping found it
+				// while the session was still open (after, a ping reads
+				// only "connection closed").
+				m.record(u, fmt.Errorf("session: %w", e.err))
+			}
+			return true
 		}
 	}
 }
@@ -756,10 +764,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u.session = cs
 	u.mu.Unlock()
 	watch.bind(cs)
-	go func() {
-		_ = cs.Wait()
-		u.ended(cs)
-	}()
+	go func() { u.ended(cs, cs.Wait()) }()
 	return cs, nil
 }
 
@@ -783,24 +788,30 @@ func (u *upstream) listenLost(cs *mcp.ClientSession) {
 	u.poke()
 }
 
-// ended has cs's health checked now, if it is still u's session when
-// the SDK ends it: it ends a session whose session stream it cannot
-// resume (the upstream restarted and answers 404, or no longer serves
-// that stream) or read. Left to the next health ping, a restarted
-// upstream's new tools were found 14.1 s after it was back. The check
-// drops the session, as the ping would, counting a failure but for a
-// session the upstream forgot, and the loop lists at once.
-func (u *upstream) ended(cs *mcp.ClientSession) {
+// ending is a session the SDK ended, and why.
+type ending struct {
+	cs  *mcp.ClientSession
+	err error
+}
+
+// ended has the loop look at cs now, if it is still u's session when the
+// SDK ends it (err, from Wait, says why): it ends a session whose session
+// stream it cannot resume (the upstream restarted and answers 404, or no
+// longer serves that stream) or read. Left to the next health ping, a
+// restarted upstream's new tools were found 14.1 s after it was back. The
+// loop drops the session, counting a failure but for a session the
+// upstream forgot (sessionGone), and lists at once.
+func (u *upstream) ended(cs *mcp.ClientSession, err error) {
 	u.mu.Lock()
 	current := u.session == cs
 	u.mu.Unlock()
-	if !current {
-		return // dropped or closed by toolsearch already
+	if err == nil || !current {
+		return // closed by toolsearch, or dropped already
 	}
 	u.streams.sessionsLost.Add(1)
 	select {
-	case u.check <- struct{}{}:
-	default: // a check is already due
+	case u.check <- ending{cs, err}:
+	default: // one is already due
 	}
 }
 

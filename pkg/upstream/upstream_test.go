@@ -707,23 +707,30 @@ func TestCallAfterSessionStreamRefused(t *testing.T) {
 // negotiated.
 func TestReconnectSkipsDiscover(t *testing.T) {
 	f := newFake(t, 0, 1)
-	var discovers atomic.Int64
+	var discovers, lists atomic.Int64
 	f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(`"server/discover"`)) {
+			switch {
+			case bytes.Contains(body, []byte(`"server/discover"`)):
 				discovers.Add(1)
+			case bytes.Contains(body, []byte(`"tools/list"`)):
+				lists.Add(1)
 			}
 		}
 		f.handler.Load().ServeHTTP(w, r)
 	})
 	m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
-	for range 3 {
+	for i := range 3 {
 		f.restart()
 		if res, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{}); err != nil || res.IsError {
 			t.Fatalf("a call after the restart: %v, %v", res, err)
 		}
+		// The call's new session asks for a listing; the next restart
+		// waits for it, or it would meet the restart mid-connect, fail
+		// and forget the version, as a connect that fails does.
+		waitFor(t, "the listing the new session asked for", func() bool { return lists.Load() >= int64(2+i) })
 	}
 	if n := discovers.Load(); n != 1 {
 		t.Errorf("server/discover asked %d times over 4 connects; want once, the first", n)
