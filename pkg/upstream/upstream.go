@@ -196,9 +196,9 @@ type upstream struct {
 	changed  chan struct{} // list_changed arrived
 	check    chan ending   // the SDK ended the session (ended)
 	asked    *rate.Limiter // the listings changed asks for
-	// relisten is set when a session's listening stream ended under it
-	// (listenLost): the listing that follows waits for an upstream that
-	// is restarting, as a call does, rather than count its refusal as a
+	// relisten is set when a session ended under toolsearch (listenLost,
+	// ended): the listing that follows waits for an upstream that is
+	// restarting, as a call does, rather than count its refusal as a
 	// failure.
 	relisten atomic.Bool
 	first    chan struct{} // closed after the first attempt, good or bad
@@ -479,6 +479,7 @@ func (m *Manager) wait(ctx context.Context, u *upstream, d time.Duration) bool {
 				// only "connection closed").
 				m.record(u, fmt.Errorf("session: %w", e.err))
 			}
+			u.relisten.Store(true) // the listing waits for an upstream restarting
 			return true
 		}
 	}
@@ -555,8 +556,8 @@ func answered(err error) bool {
 
 // refresh lists u's tools through every page and reports whether they
 // changed. A session the upstream has forgotten is replaced once within
-// the same listing. The listing after a listening stream ended (most
-// often the upstream restarting) waits for the upstream to listen
+// the same listing. The listing after a session ended under toolsearch
+// (most often the upstream restarting) waits for the upstream to listen
 // again, as a call does (redialWait), before its refusal is a failure.
 func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
