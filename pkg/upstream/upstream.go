@@ -196,10 +196,9 @@ type upstream struct {
 	changed  chan struct{} // list_changed arrived
 	check    chan ending   // the SDK ended the session (ended)
 	asked    *rate.Limiter // the listings changed asks for
-	// relisten is set when a session ended under toolsearch (listenLost,
-	// ended): the listing that follows waits for an upstream that is
-	// restarting, as a call does, rather than count its refusal as a
-	// failure.
+	// relisten is set when a session ended under toolsearch (ended): the
+	// listing that follows waits for an upstream that is restarting, as a
+	// call does, rather than count its refusal as a failure.
 	relisten atomic.Bool
 	first    chan struct{} // closed after the first attempt, good or bad
 
@@ -472,7 +471,7 @@ func (m *Manager) wait(ctx context.Context, u *upstream, d time.Duration) bool {
 			if !u.dropSession(e.cs) {
 				continue // replaced meanwhile, by a call that asked for a listing
 			}
-			if !sessionGone(e.err) {
+			if !sessionGone(e.err) && !errors.Is(e.err, errListenEnded) {
 				// Over a stream the SDK could not read or resume: a
 				// failure, in status with why, as the ping found it
 				// while the session was still open (after, a ping reads
@@ -731,7 +730,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if protocol != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 	}
-	watch := &listenWatch{lost: u.listenLost}
+	watch := &listenWatch{lost: func(cs *mcp.ClientSession) { u.ended(cs, errListenEnded) }}
 	tr := u.transport
 	tr.listen = watch
 	httpc := &http.Client{Transport: tr, CheckRedirect: endpoint.SameOrigin}
@@ -769,39 +768,30 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	return cs, nil
 }
 
-// listenLost drops cs, whose listening stream (protocol 2026-07-28)
-// ended while it was u's session, and asks for a listing: it connects
-// afresh, which opens the stream again, and finds what changed while no
-// stream was open. The SDK neither opens that stream again nor says it
-// ended: a restarted upstream's new tools were found at the next health
-// ping, 14.1 s after it was back, and a stream cut alone (a proxy) left
-// them unseen until the refresh. The listings so asked are paced as
-// list_changed's are, against an upstream that ends the stream again and
-// again, and the first waits for an upstream that is restarting
-// (refresh). The calls cs carries are still answered: closing a
-// 2026-07-28 session waits for them.
-func (u *upstream) listenLost(cs *mcp.ClientSession) {
-	if !u.dropSession(cs) {
-		return // dropped or closed by toolsearch already
-	}
-	u.streams.sessionsLost.Add(1)
-	u.relisten.Store(true)
-	u.poke()
-}
-
-// ending is a session the SDK ended, and why.
+// ending is a session that ended under toolsearch, and why.
 type ending struct {
 	cs  *mcp.ClientSession
 	err error
 }
 
-// ended has the loop look at cs now, if it is still u's session when the
-// SDK ends it (err, from Wait, says why): it ends a session whose session
-// stream it cannot resume (the upstream restarted and answers 404, or no
-// longer serves that stream) or read. Left to the next health ping, a
-// restarted upstream's new tools were found 14.1 s after it was back. The
-// loop drops the session, counting a failure but for a session the
-// upstream forgot (sessionGone), and lists at once.
+// errListenEnded is why a 2026-07-28 session ended whose listening stream
+// the upstream or the network ended: the SDK neither opens that stream
+// again nor says it ended (listenWatch), and list_changed comes on no
+// other. It is no failure of the upstream.
+var errListenEnded = errors.New("the listening stream ended")
+
+// ended has the loop look at cs now, if it is still u's session when it
+// ends (err says why): the SDK ends a session whose session stream it
+// cannot resume (the upstream restarted and answers 404, or no longer
+// serves that stream) or read, and a 2026-07-28 session's listening
+// stream may end (errListenEnded). Left to the next health ping, a
+// restarted upstream's new tools were found 14.1 s after it was back, at
+// either protocol, and a listening stream cut alone (a proxy) left them
+// unseen until the refresh. The loop drops the session, counting a
+// failure unless the upstream forgot it or its listening stream ended,
+// and lists at once: connecting afresh opens that stream again. The
+// calls a 2026-07-28 session carries are still answered: closing it
+// waits for them.
 func (u *upstream) ended(cs *mcp.ClientSession, err error) {
 	u.mu.Lock()
 	current := u.session == cs
