@@ -250,6 +250,10 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method == http.MethodPost {
 		noteAnswer(r.Context(), resp, err)
 	}
+	if err == nil && !ok && t.listen != nil && r.Method == http.MethodGet &&
+		(resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound) {
+		t.listen.forgot.Store(true)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +303,12 @@ type listenWatch struct {
 	cs    *mcp.ClientSession
 	ended bool
 	lost  func(*mcp.ClientSession)
+	// forgot is set when the session's stream (its GET, opened again
+	// after it ended) is answered 400 or 404: the upstream restarted and
+	// forgot the session (a 400 from servers built after the TypeScript
+	// SDK's express example, such as server-everything), which the SDK
+	// reports as a plain "Bad Request".
+	forgot atomic.Bool
 }
 
 // bind names the session the stream belongs to, once it is made: the

@@ -71,6 +71,9 @@ func (f *listenUpstream) serve(t *testing.T, ln net.Listener) {
 			f.mu.Unlock()
 			w = c
 		}
+		if f.forget400.Load() {
+			w = &unknownSession400{ResponseWriter: w}
+		}
 		f.handler.Load().ServeHTTP(w, r)
 	}))
 	s.Listener.Close()
@@ -180,6 +183,13 @@ func TestSessionLostIsListedAgain(t *testing.T) {
 		change   func(*testing.T, *listenUpstream)
 	}{
 		{"the upstream restarts with a new tool", func(t *testing.T) *listenUpstream { return newRestartable(t, newFake(t, 0, 2)) }, "2025-11-25", restart},
+		// server-everything's express front answers the forgotten
+		// session's resume 400, which the SDK reports as "Bad Request".
+		{"the upstream restarts with a new tool, answering its forgotten session 400", func(t *testing.T) *listenUpstream {
+			f := newFake(t, 0, 2)
+			f.forget400.Store(true)
+			return newRestartable(t, f)
+		}, "2025-11-25", restart},
 		{"the upstream restarts with a new tool", newListenUpstream, statelessProtocol, restart},
 		{"the listening stream is cut, then a tool is added", newListenUpstream, statelessProtocol, func(t *testing.T, f *listenUpstream) {
 			f.cutListening(t)

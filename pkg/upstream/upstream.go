@@ -764,7 +764,13 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u.session = cs
 	u.mu.Unlock()
 	watch.bind(cs)
-	go func() { u.ended(cs, cs.Wait()) }()
+	go func() {
+		err := cs.Wait()
+		if err != nil && watch.forgot.Load() {
+			err = fmt.Errorf("%w: %w", mcp.ErrSessionMissing, err) // no failure: the upstream restarted
+		}
+		u.ended(cs, err)
+	}()
 	return cs, nil
 }
 
