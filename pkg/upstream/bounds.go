@@ -192,9 +192,8 @@ type transport struct {
 	// (streamReopenEvery).
 	streams *rate.Limiter
 	counts  *streamCounts
-	// listen watches the session's subscriptions/listen stream, the one
-	// stream a 2026-07-28 session holds open: set per session (connect).
-	listen *listenWatch
+	// watch is told of the session's streams: set per session (connect).
+	watch *sessionWatch
 }
 
 // streamCounts are an upstream's resumed streams and the calls that
@@ -250,9 +249,9 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method == http.MethodPost {
 		noteAnswer(r.Context(), resp, err)
 	}
-	if err == nil && !ok && t.listen != nil && r.Method == http.MethodGet &&
+	if err == nil && !ok && t.watch != nil && r.Method == http.MethodGet &&
 		(resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound) {
-		t.listen.forgot.Store(true)
+		t.watch.forgot.Store(true)
 	}
 	if err != nil {
 		return nil, err
@@ -269,8 +268,8 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		// which stands for it: its events are bounded one by one
 		// (MaxEventSize) and paced, its length is the session's.
 		resp.Body = &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}
-		if listen && t.listen != nil && resp.StatusCode/100 == 2 {
-			resp.Body = &listenBody{ReadCloser: resp.Body, ctx: r.Context(), watch: t.listen}
+		if listen && t.watch != nil && resp.StatusCode/100 == 2 {
+			resp.Body = &listenBody{ReadCloser: resp.Body, ctx: r.Context(), watch: t.watch}
 		}
 	default:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: &readLimit{max: t.max}}
@@ -292,13 +291,15 @@ const (
 	streamBurst = 64 << 10
 )
 
-// listenWatch is told when a session's subscriptions/listen stream ends
-// while the session is in use. A 2026-07-28 upstream sends list_changed
+// sessionWatch is told of one session's streams: when its
+// subscriptions/listen stream ends while the session is in use, and when
+// its session stream is answered as a session the upstream forgot
+// (forgot). A 2026-07-28 upstream sends list_changed
 // only on that stream, and the SDK, once the stream has ended (the
 // upstream restarted, a proxy cut it), neither opens it again nor says
 // so: toolsearch saw no change of tools until the next refresh, minutes
 // later, with the upstream shown connected.
-type listenWatch struct {
+type sessionWatch struct {
 	mu    sync.Mutex
 	cs    *mcp.ClientSession
 	ended bool
@@ -313,7 +314,7 @@ type listenWatch struct {
 
 // bind names the session the stream belongs to, once it is made: the
 // stream may end before Connect returns.
-func (w *listenWatch) bind(cs *mcp.ClientSession) {
+func (w *sessionWatch) bind(cs *mcp.ClientSession) {
 	w.mu.Lock()
 	w.cs = cs
 	ended := w.ended
@@ -323,7 +324,7 @@ func (w *listenWatch) bind(cs *mcp.ClientSession) {
 	}
 }
 
-func (w *listenWatch) end() {
+func (w *sessionWatch) end() {
 	w.mu.Lock()
 	cs, ended := w.cs, w.ended
 	w.ended = true
@@ -340,7 +341,7 @@ func (w *listenWatch) end() {
 type listenBody struct {
 	io.ReadCloser
 	ctx   context.Context
-	watch *listenWatch
+	watch *sessionWatch
 	read  bool
 }
 

@@ -730,9 +730,9 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if protocol != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 	}
-	watch := &listenWatch{lost: func(cs *mcp.ClientSession) { u.ended(cs, errListenEnded) }}
+	watch := &sessionWatch{lost: func(cs *mcp.ClientSession) { u.ended(cs, errListenEnded) }}
 	tr := u.transport
-	tr.listen = watch
+	tr.watch = watch
 	httpc := &http.Client{Transport: tr, CheckRedirect: endpoint.SameOrigin}
 	cs, err := within(ctx, func(ctx context.Context) (*mcp.ClientSession, error) {
 		return u.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: httpc, MaxRetries: resumeRetries, MaxEventSize: u.maxEvent}, opts)
@@ -782,7 +782,7 @@ type ending struct {
 
 // errListenEnded is why a 2026-07-28 session ended whose listening stream
 // the upstream or the network ended: the SDK neither opens that stream
-// again nor says it ended (listenWatch), and list_changed comes on no
+// again nor says it ended (sessionWatch), and list_changed comes on no
 // other. It is no failure of the upstream.
 var errListenEnded = errors.New("the listening stream ended")
 
