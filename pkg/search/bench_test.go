@@ -326,3 +326,42 @@ func BenchmarkUnknownWords(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQueryCold is BenchmarkQuery with the caches cold: before each
+// search a walk writes a line in every 64 bytes of a buffer larger than
+// the core's L2 (2 MiB here, where a core has 1 MiB), as a server's
+// network stack, its other requests and its client do between one
+// caller's searches. The walk alone is the baseline of the same run: a
+// search cold costs its ns/op less the walk's. Served over HTTP, a
+// search costs more than BenchmarkQuery says, and about what it costs
+// here (BENCHMARKS.md, HTTP load).
+func BenchmarkQueryCold(b *testing.B) {
+	queries := evalQueries(b)
+	svc := New(Config{Embedder: embedding.NewLocal(0), Version: "bench"})
+	if _, err := svc.Build(b.Context(), defaultSetup(b)); err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 2<<20)
+	walk := func() {
+		for i := 0; i < len(buf); i += 64 {
+			buf[i]++
+		}
+	}
+	b.Run("walk", func(b *testing.B) {
+		for b.Loop() {
+			walk()
+		}
+	})
+	for _, mode := range []Mode{ModeHybrid, ModeSemantic, ModeKeyword} {
+		b.Run("walk+"+string(mode), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				walk()
+				if _, err := svc.Search(b.Context(), Request{Query: queries[i%len(queries)], Mode: mode}, access.Caller{}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
