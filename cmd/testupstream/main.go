@@ -60,7 +60,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	srv := mcp.NewServer(&mcp.Implementation{Name: "testupstream", Version: "1"}, nil)
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	// The SDK's server logs the requests it refuses as errors, which an
+	// upstream's operator reads (and alerts on); its every request's
+	// session, without sessions, is noise.
+	sdkLog := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv := mcp.NewServer(&mcp.Implementation{Name: "testupstream", Version: "1"}, &mcp.ServerOptions{Logger: sdkLog})
 	object := map[string]any{"type": "object"}
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
@@ -174,7 +179,6 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	logger.Info("listening", "addr", ln.Addr().String(), "hang", *hang)
 	var h http.Handler = mux
 	if *hang {

@@ -329,7 +329,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		})
 		u.client.AddReceivingMiddleware(u.boundAsks)
-		u.client.AddSendingMiddleware(uncached)
+		u.client.AddSendingMiddleware(uncached, discovers)
 		m.ups = append(m.ups, u)
 		m.byName[c.Name] = u
 	}
@@ -512,13 +512,29 @@ func (m *Manager) healthy(ctx context.Context, u *upstream) bool {
 	return false
 }
 
-// ping asks cs for a ping within timeout, reading at most pingBytes back.
+// ping asks cs for a ping within timeout, reading at most pingBytes back;
+// at protocol 2026-07-28 it asks server/discover (discovers), whose
+// answer carries the upstream's instructions, read at connect within
+// maxRead.
 func (m *Manager) ping(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	lim := &readLimit{max: pingBytes, budget: m.budget}
+	if stateless(cs) {
+		lim.max = m.maxRead
+	}
 	defer lim.end()
-	return cs.Ping(repeatable(withReadLimit(ctx, lim)), pingParams(cs))
+	err := cs.Ping(repeatable(withReadLimit(ctx, lim)), pingParams(cs))
+	if errors.Is(err, errDiscovered) {
+		return nil
+	}
+	return err
+}
+
+// stateless reports whether cs speaks protocol 2026-07-28 or later.
+func stateless(cs *mcp.ClientSession) bool {
+	r := cs.InitializeResult()
+	return r != nil && r.ProtocolVersion >= statelessProtocol
 }
 
 // pingParams are a ping's at cs's protocol. From 2026-07-28 every request
@@ -529,15 +545,39 @@ func (m *Manager) ping(ctx context.Context, cs *mcp.ClientSession, timeout time.
 // every slow tool's timeout counted as an outage (its ping failed) and
 // opened the breaker. A ping asks nothing of the client's capabilities.
 func pingParams(cs *mcp.ClientSession) *mcp.PingParams {
-	r := cs.InitializeResult()
-	if r == nil || r.ProtocolVersion < statelessProtocol {
+	if !stateless(cs) {
 		return nil
 	}
 	return &mcp.PingParams{Meta: mcp.Meta{
-		mcp.MetaKeyProtocolVersion:    r.ProtocolVersion,
+		mcp.MetaKeyProtocolVersion:    cs.InitializeResult().ProtocolVersion,
 		mcp.MetaKeyClientInfo:         clientInfo,
 		mcp.MetaKeyClientCapabilities: map[string]any{},
 	}}
+}
+
+// errDiscovered is discovers' answer to a ping it sent as server/discover.
+var errDiscovered = errors.New("the upstream answered server/discover")
+
+// discovers sends toolsearch's pings on a session at protocol 2026-07-28
+// as server/discover, the probe that protocol has. Ping is no method
+// there: the upstream answered "method not found", and the go-sdk's
+// server logs each as an error, so every health ping (every 15 s) and
+// every probe after a slow call put an error in the upstream's log. The
+// SDK's client has no call for server/discover and Ping takes no other
+// method's result, so the answer is errDiscovered, which ping reads as
+// success.
+func discovers(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		cs, ok := req.GetSession().(*mcp.ClientSession)
+		p, isPing := req.GetParams().(*mcp.PingParams)
+		if method != "ping" || !isPing || p == nil || !ok || !stateless(cs) {
+			return next(ctx, method, req)
+		}
+		if _, err := next(ctx, "server/discover", &mcp.DiscoverRequest{Session: cs, Params: &mcp.DiscoverParams{Meta: p.Meta}}); err != nil {
+			return nil, err
+		}
+		return nil, errDiscovered
+	}
 }
 
 // clientInfo is how toolsearch names itself to its upstreams.

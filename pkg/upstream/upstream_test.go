@@ -33,7 +33,28 @@ type fakeUpstream struct {
 	handler   atomic.Pointer[mcp.StreamableHTTPHandler]
 	// stateless serves protocol 2026-07-28 (newStatelessFake).
 	stateless bool
+	// errors counts what the upstream's MCP server logged as errors, as
+	// an operator's alert on its log would.
+	errors errorLog
 }
+
+// errorLog is a slog.Handler that counts error records and keeps the
+// last one's message.
+type errorLog struct {
+	n    atomic.Int32
+	last atomic.Pointer[string]
+}
+
+func (l *errorLog) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelError }
+func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool { msg += " " + a.String(); return true })
+	l.last.Store(&msg)
+	l.n.Add(1)
+	return nil
+}
+func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *errorLog) WithGroup(string) slog.Handler      { return l }
 
 // restart forgets every session, as a restarted upstream process does.
 func (f *fakeUpstream) restart() {
@@ -60,7 +81,8 @@ var protocols = []struct {
 
 func newFake(tb testing.TB, pageSize, tools int) *fakeUpstream {
 	tb.Helper()
-	f := &fakeUpstream{srv: mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize})}
+	f := &fakeUpstream{}
+	f.srv = mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize, Logger: slog.New(&f.errors)})
 	for i := range tools {
 		f.add(fmt.Sprintf("tool_%d", i), fmt.Sprintf("Does thing number %d.", i))
 	}
@@ -480,24 +502,27 @@ func TestHealthNoticesAQuietUpstream(t *testing.T) {
 // the session, at either protocol. At 2026-07-28, where ping is no
 // method and the go-sdk's client sent it without the _meta every
 // request must carry, the upstream answered each ping 400, taken for a
-// forgotten session: a reconnect and a listing every ping.
+// forgotten session: a reconnect and a listing every ping. With the
+// _meta, it answered "method not found" and logged an error each time;
+// the probe is server/discover there.
 func TestHealthPingKeepsTheSession(t *testing.T) {
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
 			f := p.fake(t, 0, 1)
-			var lists, connects, bare atomic.Int32
+			var lists, connects, probes, bare atomic.Int32
 			next := f.http.Config.Handler
 			f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body, _ := io.ReadAll(r.Body)
 				r.Body = io.NopCloser(bytes.NewReader(body))
 				switch {
-				case bytes.Contains(body, []byte(`"method":"ping"`)):
+				case bytes.Contains(body, []byte(`"method":"ping"`)), bytes.Contains(body, []byte(`"method":"server/discover"`)):
+					probes.Add(1)
 					if f.stateless && !bytes.Contains(body, []byte(`"`+mcp.MetaKeyProtocolVersion+`"`)) {
 						bare.Add(1)
 					}
 				case bytes.Contains(body, []byte(`"method":"tools/list"`)):
 					lists.Add(1)
-				case bytes.Contains(body, []byte(`"method":"initialize"`)), bytes.Contains(body, []byte(`"method":"server/discover"`)):
+				case bytes.Contains(body, []byte(`"method":"initialize"`)):
 					connects.Add(1)
 				}
 				next.ServeHTTP(w, r)
@@ -505,11 +530,20 @@ func TestHealthPingKeepsTheSession(t *testing.T) {
 			const health = 50 * time.Millisecond
 			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: health}}, nil)
 			time.Sleep(20 * health)
+			// Each new session is listed: one listing is one session.
 			if n, c := lists.Load(), connects.Load(); n != 1 || c > 2 {
-				t.Errorf("%d listings and %d connects over 20 health pings; want the first listing alone, on one session", n, c)
+				t.Errorf("%d listings and %d initializes over 20 health pings; want the first listing alone, on one session", n, c)
+			}
+			if n := probes.Load(); n < 10 {
+				t.Errorf("%d probes in 20 health intervals", n)
 			}
 			if n := bare.Load(); n > 0 {
-				t.Errorf("%d pings without the _meta every 2026-07-28 request carries", n)
+				t.Errorf("%d probes without the _meta every 2026-07-28 request carries", n)
+			}
+			// At 2026-07-28 ping is no method: the go-sdk's server logs
+			// each as an error ("method removed in the new protocol").
+			if n := f.errors.n.Load(); n > 0 {
+				t.Errorf("the upstream logged %d errors over 20 health pings, the last %q; want none", n, *f.errors.last.Load())
 			}
 			if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 || st.LastError != "" {
 				t.Errorf("status: %+v", st)
