@@ -658,12 +658,14 @@ func (r *rig) redeployWith(ctx context.Context, args []string, protocol string) 
 	if _, ok := callTool(ctx, w.cs, "echo"); !ok {
 		return result{}, errors.New("echo failed before the deploy")
 	}
+	killed := time.Now()
 	w.up.kill()
 	time.Sleep(time.Second)
 	if err := r.restart(w, append(args, "-tool", "deployed_tool")...); err != nil {
 		return result{}, err
 	}
 	back := time.Now()
+	gone := back.Sub(killed).Seconds()
 	found := -1.0
 	for time.Since(back) < 30*time.Second {
 		if w.found(ctx, "deployed_tool") {
@@ -687,8 +689,8 @@ func (r *rig) redeployWith(ctx context.Context, args []string, protocol string) 
 	if found < 0 {
 		return measured(map[string]float64{"found": 0}, "restarted with a new tool (protocol %s): not found within 30 s; the upstream %s in status, %s", protocol, up.State, said)
 	}
-	return measured(map[string]float64{"found": 1, "connected": boolf(up.State == "connected"), "clean": boolf(up.LastError == "")},
-		"restarted with a new tool (protocol %s): found by search %.1f s after the upstream was back; the upstream %s in status, %s", protocol, found, up.State, said)
+	return measured(map[string]float64{"found": 1, "connected": boolf(up.State == "connected"), "clean": boolf(up.LastError == ""), "gone_s": gone},
+		"restarted with a new tool (protocol %s), back %.1f s after the kill: found by search %.1f s after the upstream was back; the upstream %s in status, %s", protocol, gone, found, up.State, said)
 }
 
 // upgrade: an upstream served with sessions (protocol 2025-11-25) is

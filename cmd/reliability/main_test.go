@@ -40,8 +40,8 @@ func TestScenarios(t *testing.T) {
 		"change": func(v map[string]float64) bool { return v["found"] == 1 },
 		// Found once toolsearch sees its session end and lists, not at
 		// the next health ping (15 s) or refresh (a minute here).
-		"redeploy":           func(v map[string]float64) bool { return v["found"] == 1 && v["connected"] == 1 && v["clean"] == 1 },
-		"redeploy-stateless": func(v map[string]float64) bool { return v["found"] == 1 && v["connected"] == 1 && v["clean"] == 1 },
+		"redeploy":           redeployed,
+		"redeploy-stateless": redeployed,
 		"upgrade":            func(v map[string]float64) bool { return v["found"] == 1 },
 		// 300 announced changes over about 6 s: paced, a rebuild a second
 		// or so (unpaced, nearly one each), and the last change lands.
@@ -79,4 +79,12 @@ func TestScenarios(t *testing.T) {
 			t.Log(res.row)
 		})
 	}
+}
+
+// redeployed: the new version's tool found and the upstream connected;
+// no failure counted if it was back while toolsearch waits for a
+// restarting upstream (2 s). A loaded machine that took longer to start
+// it sees a refused connect counted, as a deploy that slow would.
+func redeployed(v map[string]float64) bool {
+	return v["found"] == 1 && v["connected"] == 1 && (v["clean"] == 1 || v["gone_s"] >= 1.9)
 }
