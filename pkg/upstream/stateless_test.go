@@ -230,6 +230,27 @@ func TestSessionLostIsListedAgain(t *testing.T) {
 	}
 }
 
+// TestRefusedProbeWaitsForARestart: a health probe refused (nothing
+// listens on the upstream's port: it is restarting, as in a deploy) is
+// no failure when the upstream is back within redialWait; the listing
+// waits for it, as after a session that ended. The probe counted a
+// failure and the listing's refused connect a second, which opened the
+// breaker: whether a deploy showed as an outage hung on which of the
+// two noticed it first. The upstream here cannot listen, so the probe
+// alone notices.
+func TestRefusedProbeWaitsForARestart(t *testing.T) {
+	f := newListenUpstream(t)
+	f.onListen = func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no listening here", http.StatusMethodNotAllowed)
+	}
+	m := start(t, []Config{{Name: "u", URL: f.url(), Refresh: time.Hour, Health: 50 * time.Millisecond}}, nil)
+	f.restart(t, 500*time.Millisecond, "tool_new")
+	waitFor(t, "the new tool listed", func() bool { return slices.Contains(names(m), "u/tool_new") })
+	if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 || st.Breaker != Closed || st.LastError != "" {
+		t.Errorf("status: %+v; want connected, nothing counted against the upstream", st)
+	}
+}
+
 // TestListenCutSparesCalls: the session whose listening stream was cut
 // still answers the calls it carries; a new session takes the next.
 func TestListenCutSparesCalls(t *testing.T) {

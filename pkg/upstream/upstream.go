@@ -196,9 +196,10 @@ type upstream struct {
 	changed  chan struct{} // list_changed arrived
 	check    chan ending   // the SDK ended the session (ended)
 	asked    *rate.Limiter // the listings changed asks for
-	// relisten is set when a session ended under toolsearch (ended): the
-	// listing that follows waits for an upstream that is restarting, as a
-	// call does, rather than count its refusal as a failure.
+	// relisten is set when a session ended under toolsearch (ended) or a
+	// health ping was refused: the listing that follows waits for an
+	// upstream that is restarting, as a call does, rather than count its
+	// refusal as a failure.
 	relisten atomic.Bool
 	first    chan struct{} // closed after the first attempt, good or bad
 
@@ -488,7 +489,10 @@ func (m *Manager) wait(ctx context.Context, u *upstream, d time.Duration) bool {
 // answer is a failure, in status and for the breaker, at once; it is
 // dropped, and the listing that follows reconnects or fails in turn. Any
 // answer counts, an error too: the upstream is there; but a session it
-// forgot is dropped, without a failure.
+// forgot is dropped, without a failure. A ping refused (nothing listens:
+// most often the upstream restarting) is no failure yet: the listing
+// waits for the upstream, as after a session that ended, and fails if it
+// does not come back.
 func (m *Manager) healthy(ctx context.Context, u *upstream) bool {
 	u.mu.Lock()
 	cs := u.session
@@ -503,6 +507,8 @@ func (m *Manager) healthy(ctx context.Context, u *upstream) bool {
 	switch forgot := forgotten(err, &last, cs, true); {
 	case err == nil || ctx.Err() != nil || (answered(err) && !forgot):
 		return true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		u.relisten.Store(true)
 	case !forgot:
 		m.record(u, fmt.Errorf("ping: %w", err))
 	}
@@ -596,8 +602,9 @@ func answered(err error) bool {
 // refresh lists u's tools through every page and reports whether they
 // changed. A session the upstream has forgotten is replaced once within
 // the same listing. The listing after a session ended under toolsearch
-// (most often the upstream restarting) waits for the upstream to listen
-// again, as a call does (redialWait), before its refusal is a failure.
+// or a refused health ping (most often the upstream restarting) waits
+// for the upstream to listen again, as a call does (redialWait), before
+// its refusal is a failure.
 func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
 	defer cancel()
