@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,11 +17,7 @@ import (
 // upstream exports: a renamed metric cannot leave an alert that never
 // fires.
 func TestAlertsUseExportedMetrics(t *testing.T) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "ping", Description: "Answer pong to check the server is alive."},
-		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil, nil
-		})
+	srv := oneToolServer("up", "ping", "Answer pong to check the server is alive.", "pong")
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer up.Close()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")

@@ -169,10 +169,7 @@ func TestDocs(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("the docs' examples use curl, which is not installed")
 	}
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	for _, path := range documents(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) { checkDocument(t, path, bin) })
 	}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
+)
+
+// oneToolServer is an MCP server named name with one tool, which answers
+// answer.
+func oneToolServer(name, tool, description, answer string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: tool, Description: description},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: answer}}}, nil, nil
+		})
+	return srv
+}
+
+// buildBinary builds toolsearch from this tree into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "toolsearch")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestUpstreamBehindAPrivateCA: an upstream served over HTTPS with a
+// certificate of the cluster's own CA is reached once the CA is added
+// with SSL_CERT_DIR, as docs/operations.md tells an operator to (the
+// public CAs stay trusted); without it, status says the certificate did
+// not verify. The binary runs as its own process, since Go reads the
+// variable once a process.
+func TestUpstreamBehindAPrivateCA(t *testing.T) {
+	srv := oneToolServer("internal", "rotate_certificate", "Rotate a service's TLS certificate.", "rotated")
+	up := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	up.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused without the CA
+	up.StartTLS()
+	defer up.Close()
+
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca")
+	if err := os.Mkdir(ca, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ca, "internal.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("upstreams:\n  - name: internal\n    url: "+up.URL+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A catalog of its own makes the service ready without the upstream
+	// (with upstreams alone, it waits for one to deliver tools).
+	cat := filepath.Join(dir, "catalog.json")
+	if err := os.WriteFile(cat, []byte(`{"servers":[{"name":"static","tools":[{"name":"list_certificates","description":"List the certificates a cluster holds."}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildBinary(t)
+	for _, c := range []struct {
+		name, state, lastError string
+		env                    []string
+	}{
+		{"without the CA", "failing", "certificate signed by unknown authority", nil},
+		{"with SSL_CERT_DIR", "connected", "", []string{"SSL_CERT_DIR=" + ca}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			metrics, err := serveproc.FreeAddr()
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := append([]string{"SSL_CERT_FILE=", "SSL_CERT_DIR=", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(t.TempDir(), "learned.db")}, c.env...)
+			s, err := serveproc.Start(t.Context(), bin, env, 30*time.Second, "-config", cfg, "-catalog", cat, "-metrics-addr", metrics)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Stop()
+			var st struct {
+				Upstreams []struct {
+					State     string `json:"state"`
+					Tools     int    `json:"tools"`
+					LastError string `json:"last_error"`
+				} `json:"upstreams"`
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				resp, err := http.Get(s.Base + "/mcp/tool-search/status")
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = json.NewDecoder(resp.Body).Decode(&st)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(st.Upstreams) == 1 && st.Upstreams[0].State == c.state {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("status: %+v; want the upstream %s\n%s", st.Upstreams, c.state, s.Logs())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			got := st.Upstreams[0]
+			if c.lastError == "" && (got.LastError != "" || got.Tools != 1) {
+				t.Errorf("status: %+v; want its one tool and no error", got)
+			}
+			if c.lastError != "" && !strings.Contains(got.LastError, c.lastError) {
+				t.Errorf("last error %q; want it to say %q", got.LastError, c.lastError)
+			}
+		})
+	}
+}
