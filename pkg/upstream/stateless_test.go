@@ -30,6 +30,9 @@ type listenUpstream struct {
 	lists  atomic.Int32 // tools/list requests
 	// onListen, when set, answers subscriptions/listen in place of the SDK.
 	onListen func(w http.ResponseWriter, r *http.Request)
+	// noStream answers a GET (2025-11-25's session stream) 405: the
+	// upstream offers none, so nothing but a request notices a restart.
+	noStream bool
 }
 
 func newListenUpstream(t *testing.T) *listenUpstream {
@@ -57,6 +60,10 @@ func (f *listenUpstream) url() string { return "http://" + f.addr }
 
 func (f *listenUpstream) serve(t *testing.T, ln net.Listener) {
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.noStream && r.Method == http.MethodGet {
+			http.Error(w, "no session stream here", http.StatusMethodNotAllowed)
+			return
+		}
 		switch r.Header.Get("Mcp-Method") {
 		case "tools/list":
 			f.lists.Add(1)
@@ -248,6 +255,45 @@ func TestRefusedProbeWaitsForARestart(t *testing.T) {
 	waitFor(t, "the new tool listed", func() bool { return slices.Contains(names(m), "u/tool_new") })
 	if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 || st.Breaker != Closed || st.LastError != "" {
 		t.Errorf("status: %+v; want connected, nothing counted against the upstream", st)
+	}
+}
+
+// TestRefusedListingWaitsForARestart: a periodic listing refused by an
+// upstream that answered a moment ago (it is restarting, as in a deploy)
+// waits for it as a refused probe's listing does, at both protocols.
+// Refused at once, it counted a failure, and the prober's next listing a
+// second while the deploy went on, which opened the breaker: calls were
+// refused past the upstream's return, and status showed an outage.
+func TestRefusedListingWaitsForARestart(t *testing.T) {
+	for _, tc := range []struct {
+		protocol string
+		upstream func(*testing.T) *listenUpstream
+	}{
+		{"2025-11-25", func(t *testing.T) *listenUpstream {
+			f := newRestartable(t, newFake(t, 0, 2))
+			f.noStream = true
+			return f
+		}},
+		{statelessProtocol, func(t *testing.T) *listenUpstream {
+			f := newListenUpstream(t)
+			f.onListen = func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, "no listening here", http.StatusMethodNotAllowed)
+			}
+			return f
+		}},
+	} {
+		t.Run(tc.protocol, func(t *testing.T) {
+			f := tc.upstream(t)
+			m := start(t, []Config{{Name: "u", URL: f.url(), Refresh: 100 * time.Millisecond, Health: time.Hour}}, nil)
+			f.restart(t, 1200*time.Millisecond, "tool_new")
+			waitFor(t, "the new tool listed", func() bool { return slices.Contains(names(m), "u/tool_new") })
+			if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 || st.Breaker != Closed || st.LastError != "" {
+				t.Errorf("status: %+v; want connected, nothing counted against the upstream", st)
+			}
+			if n := metric(t, m, "toolsearch_upstream_lists_total", map[string]string{"upstream": "u", "result": "error"}); n > 0 {
+				t.Errorf("%v failed listings, want none", n)
+			}
+		})
 	}
 }
 

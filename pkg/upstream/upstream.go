@@ -601,10 +601,12 @@ func answered(err error) bool {
 
 // refresh lists u's tools through every page and reports whether they
 // changed. A session the upstream has forgotten is replaced once within
-// the same listing. The listing after a session ended under toolsearch
-// or a refused health ping (most often the upstream restarting) waits
-// for the upstream to listen again, as a call does (redialWait), before
-// its refusal is a failure.
+// the same listing. A listing refused a connection by an upstream that
+// last answered (a refresh meeting a deploy), or after a session ended
+// under toolsearch or a refused health ping, waits for the upstream to
+// listen again, as a call does (redialWait), before its refusal is a
+// failure: most often the upstream is restarting. An upstream already
+// failing is not waited for, so its listings keep the prober's pace.
 func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
 	defer cancel()
@@ -612,7 +614,10 @@ func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 	var err error
 	last, _ := ctx.Value(lastAnswerKey{}).(*lastAnswer)
 	redial := redialer{}
-	if u.relisten.Swap(false) {
+	u.mu.Lock()
+	answering := u.state == "connected"
+	u.mu.Unlock()
+	if u.relisten.Swap(false) || answering {
 		redial.until = time.Now().Add(min(redialWait, u.cfg.Timeout/2))
 	}
 	for attempt := 0; attempt < 2; attempt++ {
