@@ -261,6 +261,59 @@ func TestSlowToolIsNotAnOutage(t *testing.T) {
 	}
 }
 
+// TestHungUpstreamToldWithinTheTimeout: a call to an upstream that
+// stopped answering is told from a slow tool by a ping sent while the
+// call still runs, so the caller has its answer by the timeout the
+// operator set. The ping went out after the timeout, and the caller
+// waited a second more (3.0 s for a 2 s timeout, cmd/reliability hang).
+func TestHungUpstreamToldWithinTheTimeout(t *testing.T) {
+	const timeout = 2 * time.Second
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			f := p.fake(t, 0, 1)
+			var mu sync.Mutex
+			var pings []time.Time
+			next := f.http.Config.Handler
+			f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				var msg struct{ Method string }
+				json.Unmarshal(body, &msg)
+				if msg.Method == "ping" || msg.Method == "server/discover" {
+					mu.Lock()
+					pings = append(pings, time.Now())
+					mu.Unlock()
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				next.ServeHTTP(w, r)
+			})
+			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour, Timeout: timeout}}, nil)
+			f.hang.Store(true)
+			t.Cleanup(func() { f.hang.Store(false) }) // before the manager stops
+			sent := time.Now()
+			_, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{})
+			if err == nil || errors.Is(err, ErrTimeout) {
+				t.Fatalf("a call to a hung upstream: %v; want a failure, not a slow tool's timeout", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.ContainsFunc(pings, func(at time.Time) bool { return at.After(sent) && at.Before(sent.Add(timeout)) }) {
+				t.Errorf("pings at %v after the call was sent; want one within its %s timeout", since(sent, pings), timeout)
+			}
+			if st := m.Status()[0]; !st.CallsFailing {
+				t.Errorf("status %+v; want the call's failure counted", st)
+			}
+		})
+	}
+}
+
+func since(t0 time.Time, ts []time.Time) []time.Duration {
+	var ds []time.Duration
+	for _, t := range ts {
+		ds = append(ds, t.Sub(t0).Round(time.Millisecond))
+	}
+	return ds
+}
+
 // TestResultBounds: an answer over the limit is refused as it is read,
 // with an error naming the limit; the upstream stays healthy and the next
 // call works. The budget refuses what would exceed it.

@@ -1149,6 +1149,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	// by their own clock.
 	redial := redialer{until: time.Now().Add(min(redialWait, u.cfg.Timeout/2))}
 	primed := false // the session listed for the call's headers (headerMismatch)
+	var watch *aliveWatch
 	defer func() {
 		if redial.waited {
 			u.streams.redialed.Add(1)
@@ -1178,7 +1179,9 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 			u.breaks(cs, fmt.Errorf("%w: the session this call shared was closed by another answer over the %d-byte limit (limits.upstream_max_result_bytes); it may have run upstream", ErrResultTooLarge, m.maxRead))
 		}
 		stop := u.onBreak(cs, abort)
+		watch = m.watchAlive(ctx, cctx, cs)
 		res, err = cs.CallTool(withLastAnswer(withKeptAnswer(withHops(withReadLimit(cctx, lim), opts.Hops+1), kept), &last), params)
+		watch.stop()
 		stop()
 		if err != nil && !primed && headerMismatch(err) && lim.exceeded() == nil {
 			// At 2026-07-28 a tool's x-mcp-header arguments travel as
@@ -1245,7 +1248,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 		// a proxy refuses (a body over its limit) opened the breaker for
 		// every caller.
 		return nil, resultRejected, errors.New(u.scrub(err.Error()))
-	case cctx.Err() != nil && m.alive(ctx, cs):
+	case cctx.Err() != nil && watch.alive():
 		return nil, resultTimeout, fmt.Errorf("%w: the tool gave no result within %s; the upstream is up, so it is slow, and the call was cancelled", ErrTimeout, u.cfg.Timeout)
 	}
 	// A transport failure: counted by the breaker, and shown in status.
@@ -1294,13 +1297,51 @@ func needsInput(res *mcp.CallToolResult) error {
 	return fmt.Errorf("the tool asked the caller for %s before it answers, which toolsearch does not relay: call it on its server directly", strings.Join(asked, " and "))
 }
 
-// alive pings the upstream after a call timed out: an answer means the
-// tool was slow, not that the upstream is down. Any answer, an error too,
-// as for the health ping: at protocol 2026-07-28 ping is no method, and
-// its "method not found" had every slow tool counted as an outage.
-func (m *Manager) alive(ctx context.Context, cs *mcp.ClientSession) bool {
-	err := m.ping(context.WithoutCancel(ctx), cs, pingTimeout)
-	return err == nil || answered(err)
+// aliveWatch tells a slow tool from a hung upstream when a call times
+// out: an answer to a ping means the tool was slow, not that the
+// upstream is down. Any answer, an error too, as for the health ping: at
+// protocol 2026-07-28 ping is no method, and its "method not found" had
+// every slow tool counted as an outage. The ping goes out while the call
+// still runs, pingTimeout before its deadline (halfway, for a call of
+// less than twice that): sent after it, as it was, a call to a hung
+// upstream answered its caller a second past the timeout the operator
+// set (3.0 s for 2 s, cmd/reliability hang). The ping keeps its whole
+// pingTimeout, so a busy upstream is not taken for a hung one when calls
+// are short.
+type aliveWatch struct {
+	timer *time.Timer
+	sent  bool // the ping was sent: the call outlasted its wait
+	done  chan struct{}
+	up    atomic.Bool
+}
+
+// watchAlive pings cs before the deadline of cctx, the call's context
+// under ctx, unless the call has ended (alive) first.
+func (m *Manager) watchAlive(ctx, cctx context.Context, cs *mcp.ClientSession) *aliveWatch {
+	deadline, _ := cctx.Deadline()
+	left := time.Until(deadline)
+	w := &aliveWatch{done: make(chan struct{})}
+	w.timer = time.AfterFunc(max(left/2, left-pingTimeout), func() {
+		defer close(w.done)
+		err := m.ping(context.WithoutCancel(ctx), cs, pingTimeout)
+		w.up.Store(err == nil || answered(err))
+	})
+	return w
+}
+
+// stop is called as the call ends: one that ended before the ping was
+// due needs none.
+func (w *aliveWatch) stop() { w.sent = !w.timer.Stop() }
+
+// alive reports whether the watch's ping was answered, waiting for it
+// (at most until the call's deadline, or pingTimeout past its start for
+// a short call); false when no ping was sent.
+func (w *aliveWatch) alive() bool {
+	if w == nil || !w.sent {
+		return false
+	}
+	<-w.done
+	return w.up.Load()
 }
 
 // called records a call's outcome in health, breaker and counters. A
