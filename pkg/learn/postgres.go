@@ -62,6 +62,13 @@ func OpenPostgres(ctx context.Context, dsn string, cfg Config, now func() time.T
 		return nil, fmt.Errorf("%w: it does not parse", ErrBadDSN)
 	}
 	pcfg.MaxConns = 4
+	// Every connection is pinged as it is taken from the pool: a server
+	// that restarted (120 ms here, well under pgx's default of pinging
+	// those idle a second) left the pool's idle connections dead, and the
+	// first event written after it was lost to one. Events are written
+	// one at a time, off every request's path, so the round trip more
+	// costs no caller anything.
+	pcfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return true }
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDSN, scrub(err, pcfg.ConnConfig.Password))

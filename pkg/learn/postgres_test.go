@@ -28,17 +28,44 @@ import (
 // test sets it): then it fails.
 func startPostgres(t *testing.T) string {
 	t.Helper()
+	return startPostgresOn(t, freePort(t))
+}
+
+// freePort is a loopback port nothing listens on.
+func freePort(t *testing.T) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return startPostgresOn(t, port)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // startPostgresOn is startPostgres on a given port.
 func startPostgresOn(t *testing.T, port int) string {
+	t.Helper()
+	return newPostgres(t, port).dsn
+}
+
+// pgServer is a PostgreSQL server of a test's own, which can be stopped
+// and started again on its data, as an operator's restart or a failover
+// does.
+type pgServer struct {
+	t       *testing.T
+	command func(name string, args ...string) *exec.Cmd
+	data    string
+	dir     string
+	port    int
+	dsn     string
+	srv     *exec.Cmd
+	done    chan struct{}
+	log     *logbuf.Buffer
+}
+
+// newPostgres makes a database and starts its server on port, until the
+// test ends.
+func newPostgres(t *testing.T, port int) *pgServer {
 	t.Helper()
 	bin := os.Getenv("TOOLSEARCH_POSTGRES_BIN")
 	if bin == "" {
@@ -74,7 +101,9 @@ func startPostgresOn(t *testing.T, port int) string {
 		}
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
-	command := func(name string, args ...string) *exec.Cmd {
+	p := &pgServer{t: t, dir: dir, data: filepath.Join(dir, "data"), port: port,
+		dsn: fmt.Sprintf("postgres://toolsearch@127.0.0.1:%d/postgres?sslmode=disable", port)}
+	p.command = func(name string, args ...string) *exec.Cmd {
 		cmd := exec.Command(filepath.Join(bin, name), args...)
 		cmd.Dir = dir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
@@ -82,52 +111,68 @@ func startPostgresOn(t *testing.T, port int) string {
 		cmd.WaitDelay = 5 * time.Second
 		return cmd
 	}
-	data := filepath.Join(dir, "data")
-	if out, err := command("initdb", "-D", data, "-U", "toolsearch", "--auth", "trust", "-E", "UTF8").CombinedOutput(); err != nil {
+	if out, err := p.command("initdb", "-D", p.data, "-U", "toolsearch", "--auth", "trust", "-E", "UTF8").CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	srv := command("postgres", "-D", data, "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-k", dir, "-F")
-	var log logbuf.Buffer
-	srv.Stdout, srv.Stderr = &log, &log
-	if err := srv.Start(); err != nil {
+	p.start()
+	t.Cleanup(p.stop)
+	return p
+}
+
+// start runs the server and returns once it answers queries.
+func (p *pgServer) start() {
+	t := p.t
+	t.Helper()
+	p.srv = p.command("postgres", "-D", p.data, "-h", "127.0.0.1", "-p", strconv.Itoa(p.port), "-k", p.dir, "-F")
+	p.log = &logbuf.Buffer{}
+	p.srv.Stdout, p.srv.Stderr = p.log, p.log
+	if err := p.srv.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
+	p.done = done
+	srv := p.srv
 	go func() { srv.Wait(); close(done) }()
-	t.Cleanup(func() {
-		srv.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
-	dsn := fmt.Sprintf("postgres://toolsearch@127.0.0.1:%d/postgres?sslmode=disable", port)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.port))
 		if err == nil {
 			c.Close()
 			// Accepting connections is not yet accepting queries.
-			s, err := OpenPostgres(context.Background(), dsn, Config{}, nil)
+			s, err := OpenPostgres(context.Background(), p.dsn, Config{}, nil)
 			if s != nil {
 				s.Close()
 			}
 			if err == nil {
-				return dsn
+				return
 			}
 		}
 		select {
 		case <-done:
-			t.Fatalf("postgres exited:\n%s", log.String())
+			t.Fatalf("postgres exited:\n%s", p.log.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("postgres did not start in 30s:\n%s", log.String())
+			t.Fatalf("postgres did not start in 30s:\n%s", p.log.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// stop ends the server as a fast shutdown does (its clients' connections
+// closed), and returns once it has exited; a stopped server is left be.
+func (p *pgServer) stop() {
+	if p.srv == nil {
+		return
+	}
+	p.srv.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-p.srv.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+	p.srv = nil
 }
 
 // TestPostgresStore holds the PostgreSQL store to the same contract as the
@@ -206,12 +251,7 @@ func TestPostgresStore(t *testing.T) {
 // and never hangs past its context, and once the server is up the store
 // works, creating its tables.
 func TestPostgresDown(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freePort(t)
 	ctx := context.Background()
 	dsn := fmt.Sprintf("postgres://toolsearch:s3cret-pass@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", port)
 	s, err := OpenPostgres(ctx, dsn, Config{}, nil)
@@ -242,5 +282,32 @@ func TestPostgresDown(t *testing.T) {
 	}
 	if _, err := s.Load(ctx); err != nil {
 		t.Fatalf("load once the server is up: %v", err)
+	}
+}
+
+// TestPostgresRestart: the server restarts (an operator's restart, a
+// managed database's failover) between two events, here in about 120 ms.
+// The pool's idle connections died with it, and pgx pings only those
+// idle a second: the first write after the restart was lost to one
+// ("terminating connection due to administrator command").
+func TestPostgresRestart(t *testing.T) {
+	p := newPostgres(t, freePort(t))
+	ctx := context.Background()
+	s, err := OpenPostgres(ctx, p.dsn, Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ev := Event{Caller: "a", Terms: []string{"sheet"}, Used: []string{"files/read_file"}}
+	if err := s.Record(ctx, ev); err != nil {
+		t.Fatalf("record before the restart: %v", err)
+	}
+	p.stop()
+	p.start()
+	if err := s.Record(ctx, ev); err != nil {
+		t.Errorf("the first record after the restart: %v", err)
+	}
+	if _, err := s.Load(ctx); err != nil {
+		t.Errorf("the first load after the restart: %v", err)
 	}
 }
