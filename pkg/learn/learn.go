@@ -332,6 +332,19 @@ type Store interface {
 	Kind() string
 }
 
+// ErrMaybeRecorded is what a Record error is (errors.Is) when the store
+// may have written the event all the same: the connection failed as the
+// database was committing it. Such an event is not written again, since
+// a use would then count twice; any other Record error wrote nothing.
+var ErrMaybeRecorded = errors.New("learning store: the event may have been recorded")
+
+// maybeRecorded is a Record error that is an ErrMaybeRecorded; its text
+// is err's (scrubbed of the password, which drops err's own chain).
+type maybeRecorded struct{ error }
+
+func (m maybeRecorded) Is(target error) bool { return target == ErrMaybeRecorded }
+func (m maybeRecorded) Unwrap() error        { return m.error }
+
 // ErrWaiting is what an opening error is (errors.Is) when the store was
 // returned all the same and becomes usable by itself (ErrUnreachable,
 // ErrHeld): its calls fail until then, and searches never wait for it.

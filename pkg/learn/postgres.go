@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolsearch/toolsearch/pkg/redact"
@@ -186,24 +187,33 @@ func (s *PostgresStore) Record(ctx context.Context, ev Event) error {
 	for _, p := range pairs {
 		batch.Queue(upsertPair, p[0], p[1], ev.Caller, now, s.cfg.CallerCap, halfLife)
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
-			return err
-		}
-		termTools, pairTools := touched(ev, pairs)
-		for _, tool := range termTools {
-			if err := s.bound(ctx, tx, boundTerms, tool, now); err != nil {
-				return err
-			}
-		}
-		for _, tool := range pairTools {
-			if err := s.bound(ctx, tx, boundPairs, tool, now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	tx, err := s.pool.Begin(ctx)
 	if err != nil {
+		return s.fail("recording", err)
+	}
+	defer tx.Rollback(ctx) // nothing, once committed
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return s.fail("recording", err)
+	}
+	termTools, pairTools := touched(ev, pairs)
+	for _, tool := range termTools {
+		if err := s.bound(ctx, tx, boundTerms, tool, now); err != nil {
+			return s.fail("recording", err)
+		}
+	}
+	for _, tool := range pairTools {
+		if err := s.bound(ctx, tx, boundPairs, tool, now); err != nil {
+			return s.fail("recording", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		// The database's own refusal rolled the event back, and a commit
+		// that never left wrote nothing; a connection that failed with it
+		// sent leaves the outcome unknown.
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) && !errors.Is(err, pgx.ErrTxCommitRollback) && !pgconn.SafeToRetry(err) {
+			return maybeRecorded{s.fail("recording", err)}
+		}
 		return s.fail("recording", err)
 	}
 	return nil

@@ -270,6 +270,9 @@ func TestPostgresDown(t *testing.T) {
 		if err == nil {
 			t.Fatal("a call succeeded with the server down")
 		}
+		if errors.Is(err, ErrMaybeRecorded) {
+			t.Errorf("with the server down, %v is taken for a write that may have happened", err)
+		}
 		if strings.Contains(err.Error(), "s3cret-pass") {
 			t.Errorf("the error shows the password: %v", err)
 		}

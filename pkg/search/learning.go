@@ -41,8 +41,16 @@ const (
 	// caller's searches out: past it, its answers carry no search id.
 	pendingPerCaller = 1000
 	// eventQueue bounds the events waiting for the store; past it, events
-	// are dropped (and counted), never waited for.
+	// are dropped (and counted), never waited for. As many again may be
+	// held for a store that failed to write them (learner.held).
 	eventQueue = 1024
+	// A write that failed is tried again after retryFirst, the wait
+	// doubling to retryMost while the store keeps failing; an event is
+	// dropped after retryTries failed writes (about a minute and a half),
+	// so one the store refuses for itself holds the others up no longer.
+	retryFirst = time.Second
+	retryMost  = 30 * time.Second
+	retryTries = 6
 )
 
 // ErrUnknownSearch is returned for feedback on a search id the service
@@ -62,6 +70,13 @@ type learner struct {
 	// hash of the tally learned holds, to tell a change.
 	version atomic.Uint64
 
+	// held are events the store failed to write without having written
+	// them, oldest first, waiting to be written again (retry): a database
+	// that restarts costs no use recorded meanwhile. Only run touches
+	// them. retryFirst is the first wait, retryFirst unless a test sets it.
+	held       []heldEvent
+	retryFirst time.Duration
+
 	mu         sync.Mutex
 	lastErr    string
 	lastErrAt  time.Time
@@ -70,11 +85,17 @@ type learner struct {
 	lastLoadAt time.Time
 }
 
+// heldEvent is an event the store failed to write, and how many times.
+type heldEvent struct {
+	ev    learn.Event
+	tries int
+}
+
 func newLearner(s *Service, cfg Learning) *learner {
 	if cfg.Refresh <= 0 {
 		cfg.Refresh = DefaultLearnRefresh
 	}
-	return &learner{cfg: cfg, s: s, events: make(chan learn.Event, eventQueue),
+	return &learner{cfg: cfg, s: s, events: make(chan learn.Event, eventQueue), retryFirst: retryFirst,
 		pending: newPendingWindow(pendingSearches, pendingPerCaller, pendingTTL)}
 }
 
@@ -142,30 +163,52 @@ func (l *learner) teach(taught []learn.Event) {
 		select {
 		case l.events <- ev:
 		default:
-			l.mu.Lock()
-			l.dropped++
-			l.mu.Unlock()
-			l.s.metrics.learnEvents.WithLabelValues("dropped").Inc()
+			l.drop()
 		}
 	}
 }
 
+// drop counts an event lost.
+func (l *learner) drop() {
+	l.mu.Lock()
+	l.dropped++
+	l.mu.Unlock()
+	l.s.metrics.learnEvents.WithLabelValues("dropped").Inc()
+}
+
 // run writes events to the store and reads the merged tally every
 // Refresh, asking for a rebuild (on changed) when it moved. A store that
-// is down loses those events and keeps the tally it had: searches never
-// wait for it.
+// is down keeps the tally it had, and the events it failed to write are
+// held and written once it is back (retry); searches never wait for it.
 func (l *learner) run(ctx context.Context, changed chan<- struct{}) {
 	tick := time.NewTicker(l.cfg.Refresh)
 	defer tick.Stop()
+	retry := time.NewTimer(0)
+	<-retry.C
+	defer retry.Stop()
+	wait := l.retryFirst
 	for {
 		select {
 		case <-ctx.Done():
 			l.drain()
 			return
 		case ev := <-l.events:
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			l.record(rctx, ev)
-			cancel()
+			if len(l.held) > 0 { // the store is failing: wait with the others
+				l.hold(heldEvent{ev: ev})
+				continue
+			}
+			if l.write(ctx, heldEvent{ev: ev}) {
+				continue
+			}
+			wait = l.retryFirst
+			retry.Reset(wait)
+		case <-retry.C:
+			if l.retry(ctx) {
+				wait = l.retryFirst
+				continue
+			}
+			wait = min(2*wait, retryMost)
+			retry.Reset(wait)
 		case <-tick.C:
 			l.teach(l.pending.sweep(l.s.cfg.Now(), nil)) // searches that went quiet
 			if l.load(ctx) && changed != nil {
@@ -189,6 +232,12 @@ func (l *learner) drain() {
 	l.teach(l.pending.purge(nil))
 	ctx, cancel := context.WithTimeout(context.Background(), drainBudget)
 	defer cancel()
+	for _, h := range l.held {
+		if l.record(ctx, h.ev) != nil {
+			return
+		}
+	}
+	l.held = nil
 	for {
 		select {
 		case ev := <-l.events:
@@ -199,6 +248,52 @@ func (l *learner) drain() {
 			return
 		}
 	}
+}
+
+// write records h's event, within 5 s, and reports whether it is done
+// with: written, or lost for good. One the store failed to write, and
+// may write on a later try, is held.
+func (l *learner) write(ctx context.Context, h heldEvent) bool {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := l.record(rctx, h.ev)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, learn.ErrMaybeRecorded):
+		// Written again, a use written once would count twice.
+		return true
+	}
+	h.tries++
+	if h.tries >= retryTries {
+		l.drop()
+		return true
+	}
+	l.held = slices.Insert(l.held, 0, h) // first: the oldest
+	return false
+}
+
+// hold keeps h for the next retry, the oldest dropped past the bound.
+func (l *learner) hold(h heldEvent) {
+	if len(l.held) >= eventQueue {
+		l.held = slices.Delete(l.held, 0, 1)
+		l.drop()
+	}
+	l.held = append(l.held, h)
+}
+
+// retry writes the held events, oldest first, and reports whether all
+// were done with; it stops at the first the store fails again.
+func (l *learner) retry(ctx context.Context) bool {
+	for len(l.held) > 0 {
+		h := l.held[0]
+		l.held = slices.Delete(l.held, 0, 1)
+		if !l.write(ctx, h) {
+			return false
+		}
+	}
+	l.held = nil
+	return true
 }
 
 // record writes ev to the store, counting it either way.
@@ -436,7 +531,7 @@ type LearningStatus struct {
 	Tools       int        `json:"tools"`      // tools with learned terms in the index
 	Companions  int        `json:"companions"` // tools with learned companions
 	Recorded    int64      `json:"recorded"`   // events written since start
-	Dropped     int64      `json:"dropped"`    // events lost to a full queue
+	Dropped     int64      `json:"dropped"`    // events lost: to a full queue, or to the store failing them (learner.held)
 	LastLoadAt  *time.Time `json:"last_load_at"`
 	LastError   string     `json:"last_error"`
 	LastErrorAt *time.Time `json:"last_error_at"`

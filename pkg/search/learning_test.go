@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/analysis"
@@ -243,6 +246,85 @@ func TestStoreDownSearchesOn(t *testing.T) {
 	}
 	if _, err := svc.ResetLearned(ctx, ""); !errors.Is(err, errDown) {
 		t.Errorf("reset with the store down: %v", err)
+	}
+}
+
+// flakyStore is a file store whose writes fail as fail says (n counts
+// the writes from 1): a database restarting, or refusing one event.
+type flakyStore struct {
+	learn.Store
+	fail   func(n int, ev learn.Event) error
+	writes atomic.Int32
+}
+
+func (f *flakyStore) Record(ctx context.Context, ev learn.Event) error {
+	if err := f.fail(int(f.writes.Add(1)), ev); err != nil {
+		return err
+	}
+	return f.Store.Record(ctx, ev)
+}
+
+// TestStoreFailuresLoseNoEvent: uses recorded while the store fails are
+// held and written once it is back, the oldest first, unless the store
+// may have written one already (a commit whose answer was lost: written
+// again, it would count twice), or fails one event for good (dropped
+// after retryTries writes, the others written). A store that restarted
+// lost every use taught while it was down.
+func TestStoreFailuresLoseNoEvent(t *testing.T) {
+	first := learn.Caller("", "10.0.0.1")
+	const sessions = 3
+	for _, tt := range []struct {
+		name              string
+		fail              func(n int, ev learn.Event) error
+		recorded, dropped int64
+		writes            int32
+	}{
+		{"down for three writes, then back", func(n int, _ learn.Event) error {
+			if n <= 3 {
+				return errDown
+			}
+			return nil
+		}, sessions, 0, sessions + 3},
+		{"the first commit's answer lost", func(n int, _ learn.Event) error {
+			if n == 1 {
+				return fmt.Errorf("committing: unexpected EOF: %w", learn.ErrMaybeRecorded)
+			}
+			return nil
+		}, sessions - 1, 0, sessions},
+		{"one event refused for good", func(_ int, ev learn.Event) error {
+			if ev.Caller == first {
+				return errors.New("value too long")
+			}
+			return nil
+		}, sessions - 1, 1, sessions - 1 + retryTries},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &flakyStore{Store: fileStore(t), fail: tt.fail}
+			svc := learningRig(t, store)
+			svc.learner.retryFirst = 5 * time.Millisecond
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan struct{})
+			go func() { svc.Learn(ctx, nil); close(done) }()
+			for i := range sessions {
+				c := access.Caller{Address: fmt.Sprintf("10.0.0.%d", i+1)}
+				res, err := svc.Search(ctx, Request{Query: "merge a pull request"}, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := svc.Feedback(ctx, c, res.SearchID, []string{res.Tools[0].Server + "/" + res.Tools[0].Name}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, func() bool {
+				st := svc.Status().Learning
+				return st.Recorded == tt.recorded && st.Dropped == tt.dropped
+			})
+			cancel()
+			<-done // stopping writes whatever is still held
+			if st := svc.Status().Learning; st.Recorded != tt.recorded || st.Dropped != tt.dropped || store.writes.Load() != tt.writes {
+				t.Errorf("recorded %d, dropped %d, in %d writes; want %d, %d, %d", st.Recorded, st.Dropped, store.writes.Load(), tt.recorded, tt.dropped, tt.writes)
+			}
+		})
 	}
 }
 

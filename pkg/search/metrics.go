@@ -148,7 +148,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "toolsearch_query_cache_requests_total", Help: "Query embedding cache lookups by result (hit, miss); the hit ratio is hit / (hit + miss).",
 		}, []string{"result"}),
 		learnEvents: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolsearch_learning_events_total", Help: "What searches followed by the use of a returned tool taught, by result: recorded (in the store), error (the store failed), dropped (the queue to the store was full).",
+			Name: "toolsearch_learning_events_total", Help: "What searches followed by the use of a returned tool taught, by result: recorded (in the store), error (a write the store failed; the use is held and written again unless it may have been recorded), dropped (lost: the queue to the store was full, or the store failed it six times or past the 1,024 held).",
 		}, []string{"result"}),
 		embedCalls: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsearch_embedding_calls_total", Help: "Embedder calls by purpose (build, query) and result (ok, error).",
