@@ -76,6 +76,7 @@ type learner struct {
 	// them. retryFirst is the first wait, retryFirst unless a test sets it.
 	held       []heldEvent
 	retryFirst time.Duration
+	waiting    atomic.Int64 // len(held), for status
 
 	mu         sync.Mutex
 	lastErr    string
@@ -232,10 +233,12 @@ func (l *learner) drain() {
 	l.teach(l.pending.purge(nil))
 	ctx, cancel := context.WithTimeout(context.Background(), drainBudget)
 	defer cancel()
-	for _, h := range l.held {
-		if l.record(ctx, h.ev) != nil {
+	for len(l.held) > 0 {
+		if l.record(ctx, l.held[0].ev) != nil {
 			return
 		}
+		l.held = slices.Delete(l.held, 0, 1)
+		l.waiting.Store(int64(len(l.held)))
 	}
 	l.held = nil
 	for {
@@ -270,6 +273,7 @@ func (l *learner) write(ctx context.Context, h heldEvent) bool {
 		return true
 	}
 	l.held = slices.Insert(l.held, 0, h) // first: the oldest
+	l.waiting.Store(int64(len(l.held)))
 	return false
 }
 
@@ -280,6 +284,7 @@ func (l *learner) hold(h heldEvent) {
 		l.drop()
 	}
 	l.held = append(l.held, h)
+	l.waiting.Store(int64(len(l.held)))
 }
 
 // retry writes the held events, oldest first, and reports whether all
@@ -288,6 +293,7 @@ func (l *learner) retry(ctx context.Context) bool {
 	for len(l.held) > 0 {
 		h := l.held[0]
 		l.held = slices.Delete(l.held, 0, 1)
+		l.waiting.Store(int64(len(l.held)))
 		if !l.write(ctx, h) {
 			return false
 		}
@@ -532,6 +538,7 @@ type LearningStatus struct {
 	Companions  int        `json:"companions"` // tools with learned companions
 	Recorded    int64      `json:"recorded"`   // events written since start
 	Dropped     int64      `json:"dropped"`    // events lost: to a full queue, or to the store failing them (learner.held)
+	Waiting     int64      `json:"waiting"`    // events held for a store that failed to write them, written once it answers
 	LastLoadAt  *time.Time `json:"last_load_at"`
 	LastError   string     `json:"last_error"`
 	LastErrorAt *time.Time `json:"last_error_at"`
@@ -551,6 +558,7 @@ func (s *Service) learningStatus(snap *Snapshot) *LearningStatus {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st.Recorded, st.Dropped, st.LastError = l.recorded, l.dropped, l.lastErr
+	st.Waiting = l.waiting.Load()
 	st.LastLoadAt, st.LastErrorAt = timePtr(l.lastLoadAt), timePtr(l.lastErrAt)
 	return st
 }

@@ -233,7 +233,7 @@ func TestStoreDownSearchesOn(t *testing.T) {
 		if err != nil || len(res.Tools) == 0 {
 			t.Fatalf("search with the store down: %v, %d tools", err, len(res.Tools))
 		}
-		if _, _, err := svc.Feedback(ctx, c, res.SearchID, []string{res.Tools[len(res.Tools)-1].Server + "/" + res.Tools[len(res.Tools)-1].Name}); err != nil {
+		if _, _, err := svc.Feedback(ctx, c, res.SearchID, []string{res.Tools[0].Server + "/" + res.Tools[0].Name}); err != nil {
 			t.Fatalf("feedback with the store down: %v", err)
 		}
 	}
@@ -243,6 +243,11 @@ func TestStoreDownSearchesOn(t *testing.T) {
 	waitFor(t, func() bool { return svc.Status().Learning.LastError != "" })
 	if st := svc.Status().Learning; !strings.Contains(st.LastError, "connection refused") {
 		t.Errorf("status learning %+v, want the store's error", st)
+	}
+	// Held for the store, each of the 20 uses: none written, none lost.
+	waitFor(t, func() bool { return svc.Status().Learning.Waiting == 20 })
+	if st := svc.Status().Learning; st.Recorded != 0 || st.Dropped != 0 {
+		t.Errorf("status learning %+v, want the 20 uses waiting", st)
 	}
 	if _, err := svc.ResetLearned(ctx, ""); !errors.Is(err, errDown) {
 		t.Errorf("reset with the store down: %v", err)

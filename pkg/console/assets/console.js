@@ -183,7 +183,7 @@ function renderStatus(st, mine) {
     !summary && st.learning && card('Learning', st.learning.enabled
       ? kv([['store', st.learning.store || '–'], ['tools with learned words', String(st.learning.tools)],
         ['tools with companions', String(st.learning.companions)], ['uses recorded', String(st.learning.recorded)],
-        ['uses dropped', String(st.learning.dropped)], ['last read', when(st.learning.last_load_at)],
+        ['uses dropped', String(st.learning.dropped)], ['uses waiting for the store', String(st.learning.waiting)], ['last read', when(st.learning.last_load_at)],
         ['last store error', st.learning.last_error || 'none']])
       : el('p', {class: 'muted'}, 'off (learning.enabled in the config)')),
   ].filter(Boolean);
