@@ -184,8 +184,8 @@ func (l *learner) drop() {
 func (l *learner) run(ctx context.Context, changed chan<- struct{}) {
 	tick := time.NewTicker(l.cfg.Refresh)
 	defer tick.Stop()
-	retry := time.NewTimer(0)
-	<-retry.C
+	retry := time.NewTimer(time.Hour)
+	retry.Stop() // armed when a write fails
 	defer retry.Stop()
 	wait := l.retryFirst
 	for {
@@ -237,10 +237,8 @@ func (l *learner) drain() {
 		if l.record(ctx, l.held[0].ev) != nil {
 			return
 		}
-		l.held = slices.Delete(l.held, 0, 1)
-		l.waiting.Store(int64(len(l.held)))
+		l.setHeld(slices.Delete(l.held, 0, 1))
 	}
-	l.held = nil
 	for {
 		select {
 		case ev := <-l.events:
@@ -272,8 +270,7 @@ func (l *learner) write(ctx context.Context, h heldEvent) bool {
 		l.drop()
 		return true
 	}
-	l.held = slices.Insert(l.held, 0, h) // first: the oldest
-	l.waiting.Store(int64(len(l.held)))
+	l.setHeld(slices.Insert(l.held, 0, h)) // first: the oldest
 	return false
 }
 
@@ -283,8 +280,13 @@ func (l *learner) hold(h heldEvent) {
 		l.held = slices.Delete(l.held, 0, 1)
 		l.drop()
 	}
-	l.held = append(l.held, h)
-	l.waiting.Store(int64(len(l.held)))
+	l.setHeld(append(l.held, h))
+}
+
+// setHeld makes held the events held, and status' count of them.
+func (l *learner) setHeld(held []heldEvent) {
+	l.held = held
+	l.waiting.Store(int64(len(held)))
 }
 
 // retry writes the held events, oldest first, and reports whether all
@@ -292,13 +294,11 @@ func (l *learner) hold(h heldEvent) {
 func (l *learner) retry(ctx context.Context) bool {
 	for len(l.held) > 0 {
 		h := l.held[0]
-		l.held = slices.Delete(l.held, 0, 1)
-		l.waiting.Store(int64(len(l.held)))
+		l.setHeld(slices.Delete(l.held, 0, 1))
 		if !l.write(ctx, h) {
 			return false
 		}
 	}
-	l.held = nil
 	return true
 }
 

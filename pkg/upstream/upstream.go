@@ -618,7 +618,7 @@ func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 	answering := u.state == "connected"
 	u.mu.Unlock()
 	if u.relisten.Swap(false) || answering {
-		redial.until = time.Now().Add(min(redialWait, u.cfg.Timeout/2))
+		redial = u.redialer()
 	}
 	for attempt := 0; attempt < 2; attempt++ {
 		u.mu.Lock()
@@ -735,6 +735,12 @@ type redialer struct {
 	until  time.Time
 	gap    time.Duration
 	waited bool
+}
+
+// redialer waits for u restarting from now, for redialWait or half u's
+// timeout, whichever is shorter.
+func (u *upstream) redialer() redialer {
+	return redialer{until: time.Now().Add(min(redialWait, u.cfg.Timeout/2))}
 }
 
 // wait sleeps before the next attempt and reports whether to make it:
@@ -1147,7 +1153,7 @@ func (m *Manager) call(ctx context.Context, u *upstream, tool string, args json.
 	// the first met a session the upstream forgot); the waits for an
 	// upstream that refuses connections are not sends, and are bounded
 	// by their own clock.
-	redial := redialer{until: time.Now().Add(min(redialWait, u.cfg.Timeout/2))}
+	redial := u.redialer()
 	primed := false // the session listed for the call's headers (headerMismatch)
 	var watch *aliveWatch
 	defer func() {
