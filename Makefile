@@ -96,8 +96,8 @@ lint: vet $(STATICCHECK) $(DEADCODE)
 	cd api && $(GO) vet ./... && $(STATICCHECK) ./...
 	cd deploy && GOFLAGS="$(KUBE_GOFLAGS)" $(GO) vet ./... && GOFLAGS="$(KUBE_GOFLAGS)" $(STATICCHECK) ./...
 	cd evals/peers && $(GO) vet ./... && $(STATICCHECK) ./...
-	@# pkg/catgen/gentest is for tests and benchmarks: nothing else reaches it.
-	@out=$$($(DEADCODE) ./... | grep -v '^pkg/catgen/gentest/'); if [ -n "$$out" ]; then echo "deadcode: unreachable functions:"; echo "$$out"; exit 1; fi
+	@# pkg/catgen/gentest and pkg/testpki are for tests and benchmarks: nothing else reaches them.
+	@out=$$($(DEADCODE) ./... | grep -v '^pkg/catgen/gentest/\|^pkg/testpki/'); if [ -n "$$out" ]; then echo "deadcode: unreachable functions:"; echo "$$out"; exit 1; fi
 	@echo "lint: vet, staticcheck $(STATICCHECK_VERSION) and deadcode $(DEADCODE_VERSION) clean"
 
 # TEST_PARALLEL test binaries at once, more than two cores: several of them

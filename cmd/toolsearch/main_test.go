@@ -426,6 +426,7 @@ func TestServeBadConfig(t *testing.T) {
 		{"a key like none", nil, []string{"-config", "testdata/other-key.yaml"}, `key "widgets" is unknown; it takes core, templates, auth, embedding, search, upstreams, limits, mcp, learning`},
 		{"config names unknown tool", nil, []string{"-config", "testdata/unknown-tool.yaml"}, `templates.release: unknown tool "ship_it"`},
 		{"key env unset", nil, []string{"-config", "testdata/key-env.yaml"}, "environment variable TEAM_KEY is empty"},
+		{"an upstream CA file that is not there", nil, []string{"-config", "testdata/upstream-tls.yaml"}, `config testdata/upstream-tls.yaml: upstream "internal": tls ca_file: open testdata/no-such-ca.crt: no such file or directory`},
 		{"bad quantization", nil, []string{"-index-quantization", "int4"}, "-index-quantization must be none or binary"},
 		{"bad quantization env", map[string]string{"TOOLSEARCH_INDEX_QUANTIZATION": "pq"}, nil, `got "pq"`},
 		{"bad rescore", nil, []string{"-index-quantization", "binary", "-rescore", "0"}, "-rescore must be at least 1"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
+	"github.com/toolsearch/toolsearch/pkg/testpki"
 )
 
 // oneToolServer is an MCP server named name with one tool, which answers
@@ -91,38 +93,132 @@ func TestUpstreamBehindAPrivateCA(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Stop()
-			var st struct {
-				Upstreams []struct {
-					State     string `json:"state"`
-					Tools     int    `json:"tools"`
-					LastError string `json:"last_error"`
-				} `json:"upstreams"`
-			}
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				resp, err := http.Get(s.Base + "/mcp/tool-search/status")
-				if err != nil {
-					t.Fatal(err)
-				}
-				err = json.NewDecoder(resp.Body).Decode(&st)
-				resp.Body.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(st.Upstreams) == 1 && st.Upstreams[0].State == c.state {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("status: %+v; want the upstream %s\n%s", st.Upstreams, c.state, s.Logs())
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			got := st.Upstreams[0]
+			got := waitUpstream(t, s, c.state)
 			if c.lastError == "" && (got.LastError != "" || got.Tools != 1) {
 				t.Errorf("status: %+v; want its one tool and no error", got)
 			}
 			if c.lastError != "" && !strings.Contains(got.LastError, c.lastError) {
 				t.Errorf("last error %q; want it to say %q", got.LastError, c.lastError)
+			}
+		})
+	}
+}
+
+// upstreamState is an upstream's line in status.
+type upstreamState struct {
+	State     string `json:"state"`
+	Tools     int    `json:"tools"`
+	LastError string `json:"last_error"`
+}
+
+// waitUpstream polls s's status until its one upstream is in state, and
+// returns its line.
+func waitUpstream(t *testing.T, s *serveproc.Server, state string) upstreamState {
+	t.Helper()
+	var st struct {
+		Upstreams []upstreamState `json:"upstreams"`
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(s.Base + "/mcp/tool-search/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Upstreams) == 1 && st.Upstreams[0].State == state {
+			return st.Upstreams[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status: %+v; want the upstream %s\n%s", st.Upstreams, state, s.Logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestUpstreamWithClientCertificate: an upstream behind a private CA that
+// asks its clients for certificates is listed, and its tool called
+// through /mcp, with the config file's tls: its CA, a certificate of that
+// CA and its key (docs/mcp.md); without the certificate, status says TLS
+// asked for one.
+func TestUpstreamWithClientCertificate(t *testing.T) {
+	ca, err := testpki.NewCA("cluster CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverCert, serverKey, err := ca.Issue("internal", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCert, clientKey, err := ca.Issue("toolsearch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(serverCert, serverKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := oneToolServer("internal", "show_certificate", "Show a service's TLS certificate and when it expires.", "expires in 90 days")
+	up := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	up.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool()}
+	up.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake refused without a certificate
+	up.StartTLS()
+	defer up.Close()
+
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	caFile, certFile, keyFile := write("ca.crt", ca.PEM), write("tls.crt", clientCert), write("tls.key", clientKey)
+	cat := write("catalog.json", []byte(`{"servers":[{"name":"static","tools":[{"name":"list_certificates","description":"List the certificates a cluster holds."}]}]}`))
+	bin := buildBinary(t)
+	for _, c := range []struct {
+		name, tls, state, lastError string
+	}{
+		{"the CA alone", "{ca_file: " + caFile + "}", "failing", "certificate required"},
+		{"the CA and a certificate", "{ca_file: " + caFile + ", cert_file: " + certFile + ", key_file: " + keyFile + "}", "connected", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := write("config.yaml", []byte("upstreams:\n  - name: internal\n    url: "+up.URL+"\n    tls: "+c.tls+"\n"))
+			metrics, err := serveproc.FreeAddr()
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := []string{"TOOLSEARCH_LEARNING_PATH=" + filepath.Join(t.TempDir(), "learned.db")}
+			s, err := serveproc.Start(t.Context(), bin, env, 30*time.Second, "-config", cfg, "-catalog", cat, "-metrics-addr", metrics)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Stop()
+			got := waitUpstream(t, s, c.state)
+			if c.lastError != "" {
+				if !strings.Contains(got.LastError, c.lastError) {
+					t.Errorf("last error %q; want it to say %q", got.LastError, c.lastError)
+				}
+				return
+			}
+			if got.Tools != 1 || got.LastError != "" {
+				t.Fatalf("status: %+v; want its one tool and no error", got)
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "mtls-test", Version: "1"}, nil)
+			cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.Base + "/mcp"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "internal/show_certificate", "arguments": map[string]any{}}})
+			if err != nil || res.IsError || len(res.Content) == 0 {
+				t.Fatalf("call_tool through /mcp = %+v, %v; want the upstream's answer", res.Content[0], err)
+			}
+			if text, _ := res.Content[0].(*mcp.TextContent); text == nil || text.Text != "expires in 90 days" {
+				t.Errorf("call_tool through /mcp answered %+v; want the upstream's answer", res.Content[0])
 			}
 		})
 	}

@@ -490,9 +490,13 @@ func upstreamConfigs(path string, f config.File, getenv func(string) string) ([]
 				return nil, fmt.Errorf("config %s: upstream %q: header %s: environment variable %s is empty", path, u.Name, k, strings.Join(missing, ", "))
 			}
 		}
+		var tls *upstream.TLS
+		if t := u.TLS; t != nil {
+			tls = &upstream.TLS{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName}
+		}
 		out = append(out, upstream.Config{Name: u.Name, URL: u.URL, Headers: headers, Refresh: time.Duration(u.Refresh),
 			Timeout: time.Duration(u.Timeout), BreakerFailures: u.BreakerFailures, BreakerCooldown: time.Duration(u.BreakerCooldown),
-			Health: time.Duration(u.HealthInterval)})
+			Health: time.Duration(u.HealthInterval), TLS: tls})
 	}
 	return out, nil
 }

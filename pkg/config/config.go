@@ -168,6 +168,18 @@ type Upstream struct {
 	BreakerFailures int               `json:"breaker_failures"`
 	BreakerCooldown Duration          `json:"breaker_cooldown"`
 	HealthInterval  Duration          `json:"health_interval"`
+	TLS             *UpstreamTLS      `json:"tls"`
+}
+
+// UpstreamTLS is an upstream's own TLS (upstream.TLS): the CAs that check
+// its certificate, the client certificate it asks for, the name its
+// certificate carries. Paths are read as given, from the working
+// directory when relative, as learning.path is.
+type UpstreamTLS struct {
+	CAFile     string `json:"ca_file"`
+	CertFile   string `json:"cert_file"`
+	KeyFile    string `json:"key_file"`
+	ServerName string `json:"server_name"`
 }
 
 // Template is a named workflow's tool set.

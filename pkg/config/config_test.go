@@ -42,6 +42,8 @@ search: {query_timeout: 750ms}
 		{"a word, not a mapping", "core", `want a mapping of sections (core, templates, auth, ...), got string`},
 		{"unknown nested key", "templates: {a: {tools: [x], descripton: y}}", `key "descripton" in .templates.a is unknown`},
 		{"unknown upstream key", "upstreams: [{name: a, url: 'http://a/mcp'}, {name: b, url: 'http://b/mcp', health_intervl: 1s}]", `key "health_intervl" in .upstreams[1] is unknown (did you mean "health_interval"?)`},
+		{"unknown upstream tls key", "upstreams: [{name: a, url: 'https://a/mcp', tls: {ca_file: ca.crt, cert: tls.crt}}]", `key "cert" in .upstreams[0].tls is unknown`},
+		{"upstream tls not a mapping", "upstreams: [{name: a, url: 'https://a/mcp', tls: true}]", `key "upstreams[0].tls": want an object, got bool`},
 		{"key in another case", "learning: {Enabled: false}", `key "Enabled" in .learning is unknown (did you mean "enabled"?)`},
 		{"wrong type", "core: 5", "core"},
 		{"bad duration", "search: {query_timeout: soon}", `key "search.query_timeout": want a duration such as "2s"`},

@@ -106,6 +106,9 @@ type Config struct {
 	// of an upstream gone quiet within about this long, not at the next
 	// refresh.
 	Health time.Duration
+	// TLS, when set, is the upstream's own CA, client certificate or
+	// server name; without it the system's CAs check an https upstream.
+	TLS *TLS
 }
 
 // Status is one upstream's health, without secrets. The tool list and the
@@ -176,7 +179,8 @@ type Manager struct {
 	maxRead  int64
 	budget   *semaphore.Weighted
 	instance string
-	conns    *http.Transport // every upstream's connections
+	conns    *http.Transport // every upstream's connections but those with TLS of their own
+	tlsConns []*http.Transport
 	// probe and probeMax: Options' (prober)
 	probe, probeMax time.Duration
 }
@@ -293,6 +297,15 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		if err := checkHeaders(c.Headers); err != nil {
 			return nil, fmt.Errorf("upstream %q: %w", c.Name, err)
 		}
+		var base http.RoundTripper = m.conns
+		if c.TLS != nil {
+			t, err := tlsTransport(m.conns, c.URL, c.TLS, m.logger.With("upstream", c.Name))
+			if err != nil {
+				return nil, fmt.Errorf("upstream %q: %w", c.Name, err)
+			}
+			base = t
+			m.tlsConns = append(m.tlsConns, t)
+		}
 		if c.Health == 0 {
 			c.Health = DefaultHealth
 		}
@@ -316,7 +329,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: breaker.New(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
 			streams:  &streamCounts{}}
-		u.transport = transport{headers: c.Headers, base: m.conns, max: m.maxRead, instance: opts.Instance,
+		u.transport = transport{headers: c.Headers, base: base, max: m.maxRead, instance: opts.Instance,
 			streams: rate.NewLimiter(rate.Every(streamReopenEvery), streamReopenBurst), counts: u.streams}
 		u.client = mcp.NewClient(clientInfo, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.poke() },
@@ -383,6 +396,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	m.conns.CloseIdleConnections()
+	for _, t := range m.tlsConns {
+		t.CloseIdleConnections()
+	}
 	return ctx.Err()
 }
 

@@ -1,0 +1,165 @@
+package upstream
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+)
+
+// TLS is an upstream's own TLS settings, for one behind a private CA that
+// asks its clients for certificates (mutual TLS) without a mesh to hold
+// them.
+type TLS struct {
+	// CAFile holds the PEM certificates of the CAs the upstream's
+	// certificate is checked against: these alone, not the system's.
+	CAFile string
+	// CertFile and KeyFile are the PEM client certificate (with any
+	// intermediates) and its key, presented when the upstream asks. Both
+	// are read again when either changes (a rotated Secret), at the next
+	// new connection.
+	CertFile, KeyFile string
+	// ServerName is the name the upstream's certificate must carry, when
+	// it is not the URL's host (an address, or a Service's short name).
+	ServerName string
+}
+
+// maxPEMBytes bounds a CA or certificate file: a chain is a few KiB, and
+// a path pointed at something else by mistake is not read whole.
+const maxPEMBytes = 1 << 20
+
+// tlsTransport is base with c's TLS: the upstream's own connections,
+// since the pool shared by the others must not present its certificate.
+func tlsTransport(base *http.Transport, rawURL string, c *TLS, logger *slog.Logger) (*http.Transport, error) {
+	if u, err := url.Parse(rawURL); err != nil || u.Scheme != "https" {
+		return nil, errors.New("tls needs an https url")
+	}
+	if c.CAFile == "" && c.CertFile == "" && c.KeyFile == "" && c.ServerName == "" {
+		return nil, errors.New("tls is empty: give ca_file, cert_file and key_file, or server_name")
+	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		return nil, errors.New("tls: cert_file and key_file go together")
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName}
+	if c.CAFile != "" {
+		pem, err := readPEM(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls ca_file: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls ca_file %s: no PEM certificate in it", c.CAFile)
+		}
+	}
+	if c.CertFile != "" {
+		kp := &keyPair{certFile: c.CertFile, keyFile: c.KeyFile, logger: logger}
+		if err := kp.load(); err != nil {
+			return nil, err
+		}
+		cfg.GetClientCertificate = kp.get
+	}
+	t := base.Clone()
+	t.TLSClientConfig = cfg
+	return t, nil
+}
+
+// keyPair is a client certificate read from its files, and read again
+// when they change: cert-manager and the kubelet rotate a Secret's files
+// in place, and a pod must not need a restart to present the new one.
+// The files are read at each new connection and compared, not stat'ed: a
+// rotation can keep a file's size and land within its clock's tick, and
+// connections are kept alive, so new ones are few.
+type keyPair struct {
+	certFile, keyFile string
+	logger            *slog.Logger
+
+	mu         sync.Mutex
+	cert       *tls.Certificate
+	certPEM    []byte // the files the certificate was made of
+	keyPEM     []byte
+	failed     string // the last failure, logged once for its files
+	failedCert []byte
+	failedKey  []byte
+}
+
+// load reads the pair, for start-up, where a bad one is the config's error.
+func (k *keyPair) load() error {
+	certPEM, keyPEM, err := k.read()
+	if err != nil {
+		return err
+	}
+	cert, err := k.pair(certPEM, keyPEM)
+	if err != nil {
+		return err
+	}
+	k.cert, k.certPEM, k.keyPEM = cert, certPEM, keyPEM
+	return nil
+}
+
+func (k *keyPair) read() (certPEM, keyPEM []byte, err error) {
+	if certPEM, err = readPEM(k.certFile); err != nil {
+		return nil, nil, fmt.Errorf("tls cert_file: %w", err)
+	}
+	if keyPEM, err = readPEM(k.keyFile); err != nil {
+		return nil, nil, fmt.Errorf("tls key_file: %w", err)
+	}
+	return certPEM, keyPEM, nil
+}
+
+func (k *keyPair) pair(certPEM, keyPEM []byte) (*tls.Certificate, error) {
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		// crypto/tls's errors name no key material.
+		return nil, fmt.Errorf("tls cert_file %s, key_file %s: %w", k.certFile, k.keyFile, err)
+	}
+	return &cert, nil
+}
+
+// get is the certificate for a new connection: the files' own, made again
+// if they changed. A pair that does not read or match (a rotation caught
+// halfway, the key written before the certificate) keeps the last good
+// one and says so, once for each such pair of files.
+func (k *keyPair) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	certPEM, keyPEM, err := k.read()
+	if err == nil && bytes.Equal(certPEM, k.certPEM) && bytes.Equal(keyPEM, k.keyPEM) {
+		return k.cert, nil
+	}
+	var cert *tls.Certificate
+	if err == nil {
+		cert, err = k.pair(certPEM, keyPEM)
+	}
+	if err != nil {
+		if err.Error() != k.failed || !bytes.Equal(certPEM, k.failedCert) || !bytes.Equal(keyPEM, k.failedKey) {
+			k.failed, k.failedCert, k.failedKey = err.Error(), certPEM, keyPEM
+			k.logger.Warn("upstream client certificate not read again; presenting the one read before", "err", err)
+		}
+		return k.cert, nil
+	}
+	k.cert, k.certPEM, k.keyPEM, k.failed = cert, certPEM, keyPEM, ""
+	return k.cert, nil
+}
+
+func readPEM(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPEMBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	case len(b) > maxPEMBytes:
+		return nil, fmt.Errorf("%s: over %d bytes, not a certificate file", path, maxPEMBytes)
+	}
+	return b, nil
+}

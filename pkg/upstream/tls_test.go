@@ -1,0 +1,244 @@
+package upstream
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/testpki"
+)
+
+// newCA is a testpki CA, and issue its certificates, for the TLS tests.
+func newCA(t *testing.T, name string) *testpki.CA {
+	t.Helper()
+	ca, err := testpki.NewCA(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
+}
+
+func issue(t *testing.T, ca *testpki.CA, cn string, names ...string) (certPEM, keyPEM []byte) {
+	t.Helper()
+	certPEM, keyPEM, err := ca.Issue(cn, names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return certPEM, keyPEM
+}
+
+// mtlsUpstream is an MCP server over HTTPS that asks every client for a
+// certificate of ca, and notes whose it was.
+type mtlsUpstream struct {
+	http *httptest.Server
+	mu   sync.Mutex
+	seen []string // each request's client certificate's common name
+}
+
+func newMTLSUpstream(t *testing.T, ca *testpki.CA, names ...string) *mtlsUpstream {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "internal", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "rotate_certificate", Description: "Rotate a service's TLS certificate.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "rotated"}}}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	u := &mtlsUpstream{}
+	u.http = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.seen = append(u.seen, r.TLS.PeerCertificates[0].Subject.CommonName)
+		u.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	certPEM, keyPEM := issue(t, ca, "upstream", names...)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.http.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool()}
+	u.http.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
+	u.http.StartTLS()
+	t.Cleanup(u.http.Close)
+	return u
+}
+
+func (u *mtlsUpstream) last() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.seen) == 0 {
+		return ""
+	}
+	return u.seen[len(u.seen)-1]
+}
+
+func writeFile(t *testing.T, path string, b []byte) string {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestMutualTLS: an upstream behind a private CA that asks for a client
+// certificate is listed with its CA and a certificate of that CA, and
+// with neither, or a certificate of another CA, is failing with what TLS
+// said; server_name checks a certificate whose names the URL does not
+// carry.
+func TestMutualTLS(t *testing.T) {
+	ca, other := newCA(t, "cluster CA"), newCA(t, "another CA")
+	dir := t.TempDir()
+	caFile := writeFile(t, filepath.Join(dir, "ca.crt"), ca.PEM)
+	certPEM, keyPEM := issue(t, ca, "toolsearch")
+	certFile, keyFile := writeFile(t, filepath.Join(dir, "tls.crt"), certPEM), writeFile(t, filepath.Join(dir, "tls.key"), keyPEM)
+	otherPEM, otherKey := issue(t, other, "stranger")
+	otherFile, otherKeyFile := writeFile(t, filepath.Join(dir, "other.crt"), otherPEM), writeFile(t, filepath.Join(dir, "other.key"), otherKey)
+
+	byIP := newMTLSUpstream(t, ca, "127.0.0.1")
+	byName := newMTLSUpstream(t, ca, "mcp.internal") // reached at 127.0.0.1 all the same
+	for _, tt := range []struct {
+		name    string
+		url     string
+		tls     *TLS
+		wantErr string // "" is connected, with the upstream's tool
+	}{
+		{"no tls", byIP.http.URL, nil, "certificate signed by unknown authority"},
+		{"the CA alone", byIP.http.URL, &TLS{CAFile: caFile}, "certificate required"},
+		{"a certificate of another CA", byIP.http.URL, &TLS{CAFile: caFile, CertFile: otherFile, KeyFile: otherKeyFile}, "remote error: tls"},
+		{"the CA and a certificate", byIP.http.URL, &TLS{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}, ""},
+		{"a name the URL does not carry", byName.http.URL, &TLS{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}, "127.0.0.1"},
+		{"server_name", byName.http.URL, &TLS{CAFile: caFile, CertFile: certFile, KeyFile: keyFile, ServerName: "mcp.internal"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := start(t, []Config{{Name: "internal", URL: tt.url, TLS: tt.tls}}, nil)
+			st := m.Status()[0]
+			if tt.wantErr != "" {
+				if st.State != "failing" || !strings.Contains(st.LastError, tt.wantErr) {
+					t.Fatalf("status %s, %q; want failing with %q", st.State, st.LastError, tt.wantErr)
+				}
+				return
+			}
+			if st.State != "connected" || st.Tools != 1 {
+				t.Fatalf("status %s with %d tools, %q; want connected with its tool", st.State, st.Tools, st.LastError)
+			}
+			res, err := m.Call(t.Context(), "internal", "rotate_certificate", json.RawMessage(`{}`), CallOptions{})
+			if err != nil || res.IsError {
+				t.Fatalf("Call = %+v, %v", res, err)
+			}
+		})
+	}
+	if got := byIP.last(); got != "toolsearch" {
+		t.Errorf("the upstream last saw %q; want toolsearch's certificate", got)
+	}
+}
+
+// TestClientCertificateRotates: a certificate rotated in its files (as
+// the kubelet updates a Secret's) is presented at the next new
+// connection, without a restart; a pair caught halfway through a
+// rotation (the certificate new, the key old) keeps the last good one
+// and is logged once, not at every connection.
+func TestClientCertificateRotates(t *testing.T) {
+	ca := newCA(t, "cluster CA")
+	up := newMTLSUpstream(t, ca, "127.0.0.1")
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	rotate := func(cn string) []byte {
+		certPEM, keyPEM := issue(t, ca, cn)
+		writeFile(t, keyFile, keyPEM)
+		writeFile(t, certFile, certPEM)
+		return certPEM
+	}
+	rotate("first")
+	var warned atomic.Int32
+	logs := slog.New(&warnCounter{n: &warned})
+	m := startWith(t, []Config{{Name: "internal", URL: up.http.URL, TLS: &TLS{CAFile: writeFile(t, filepath.Join(dir, "ca.crt"), ca.PEM), CertFile: certFile, KeyFile: keyFile}}}, Options{Logger: logs})
+	// callAs calls until the upstream hears from cn: the connection cut
+	// under a request may fail it, and the next dials anew.
+	callAs := func(cn string) {
+		t.Helper()
+		up.http.CloseClientConnections()
+		waitFor(t, "a call presenting "+cn, func() bool {
+			m.Call(t.Context(), "internal", "rotate_certificate", json.RawMessage(`{}`), CallOptions{})
+			return up.last() == cn
+		})
+	}
+	callAs("first")
+	rotate("second")
+	callAs("second")
+
+	// Halfway: the next certificate is written, its key not yet.
+	next, _ := issue(t, ca, "third")
+	writeFile(t, certFile, next)
+	for range 3 {
+		callAs("second")
+	}
+	if n := warned.Load(); n != 1 {
+		t.Errorf("%d warnings for one half-rotated pair over three connections; want 1", n)
+	}
+	rotate("fourth")
+	callAs("fourth")
+}
+
+// warnCounter counts the warnings logged.
+type warnCounter struct{ n *atomic.Int32 }
+
+func (w *warnCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn && strings.Contains(r.Message, "client certificate") {
+		w.n.Add(1)
+	}
+	return nil
+}
+func (w *warnCounter) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnCounter) WithGroup(string) slog.Handler      { return w }
+
+// TestNewRefusesBadTLS: a TLS setting that cannot work is refused at
+// start-up, naming the upstream and the file.
+func TestNewRefusesBadTLS(t *testing.T) {
+	ca := newCA(t, "cluster CA")
+	dir := t.TempDir()
+	caFile := writeFile(t, filepath.Join(dir, "ca.crt"), ca.PEM)
+	certPEM, keyPEM := issue(t, ca, "toolsearch")
+	certFile, keyFile := writeFile(t, filepath.Join(dir, "tls.crt"), certPEM), writeFile(t, filepath.Join(dir, "tls.key"), keyPEM)
+	_, otherKey := issue(t, ca, "another")
+	otherKeyFile := writeFile(t, filepath.Join(dir, "other.key"), otherKey)
+	notPEM := writeFile(t, filepath.Join(dir, "notes.txt"), []byte("not a certificate"))
+	huge := writeFile(t, filepath.Join(dir, "huge.pem"), make([]byte, maxPEMBytes+1))
+	const https = "https://127.0.0.1:1/mcp"
+	for _, tt := range []struct {
+		url  string
+		tls  TLS
+		want string
+	}{
+		{"http://127.0.0.1:1/mcp", TLS{CAFile: caFile}, `upstream "u": tls needs an https url`},
+		{https, TLS{}, `upstream "u": tls is empty`},
+		{https, TLS{CertFile: certFile}, "cert_file and key_file go together"},
+		{https, TLS{KeyFile: keyFile}, "cert_file and key_file go together"},
+		{https, TLS{CAFile: filepath.Join(dir, "missing.crt")}, "tls ca_file: open " + filepath.Join(dir, "missing.crt")},
+		{https, TLS{CAFile: notPEM}, "tls ca_file " + notPEM + ": no PEM certificate in it"},
+		{https, TLS{CAFile: huge}, huge + ": over 1048576 bytes"},
+		{https, TLS{CertFile: certFile, KeyFile: filepath.Join(dir, "missing.key")}, "tls key_file: open " + filepath.Join(dir, "missing.key")},
+		{https, TLS{CertFile: certFile, KeyFile: otherKeyFile}, "tls cert_file " + certFile + ", key_file " + otherKeyFile + ": tls: private key does not match public key"},
+		{https, TLS{CertFile: caFile, KeyFile: notPEM}, "key_file " + notPEM},
+	} {
+		_, err := New([]Config{{Name: "u", URL: tt.url, TLS: &tt.tls}}, Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%+v) = %v; want an error saying %q", tt.tls, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "PRIVATE KEY") {
+			t.Errorf("New(%+v) = %v: the key's text in an error", tt.tls, err)
+		}
+	}
+}
