@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"slices"
@@ -42,7 +43,7 @@ func (s serviceSearcher) Search(ctx context.Context, req search.Request) (eval.A
 // the whole catalog, whatever keys the config names (Config.Operator):
 // when searches is true, stderr says so where there are keys.
 func buildService(ctx context.Context, idx *indexFlags, searches bool, stderr io.Writer) (*search.Service, *catalog.Catalog, error) {
-	emb, err := idx.newEmbedder()
+	emb, err := idx.newEmbedder(slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		return nil, nil, err
 	}

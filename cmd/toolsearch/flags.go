@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"regexp"
@@ -23,6 +24,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/rank"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/snapshot"
+	"github.com/toolsearch/toolsearch/pkg/tlsfiles"
 )
 
 // newFlagSet returns a flag set whose -h lists each flag with its variable.
@@ -239,8 +241,9 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 	return cfg, nil
 }
 
-// newEmbedder builds the configured embedder.
-func (f *indexFlags) newEmbedder() (search.Embedder, error) {
+// newEmbedder builds the configured embedder; logger hears of its client
+// certificate's rotations (embedding.tls).
+func (f *indexFlags) newEmbedder(logger *slog.Logger) (search.Embedder, error) {
 	if f.dimensions < 0 || f.dimensions > embedding.MaxDimensions {
 		// 2,000,000,000 made the local embedder's first vector a fatal
 		// out of memory; no provider answer may be wider anyway.
@@ -271,6 +274,14 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 		if !httpguts.ValidHeaderFieldValue(f.apiKey) {
 			return nil, errors.New("the embedding API key (TOOLSEARCH_EMBEDDING_API_KEY or OPENAI_API_KEY) holds a newline or a control character: no request could carry it")
 		}
+		hc := &http.Client{}
+		if f.file != nil && f.file.Embedding.TLS != nil {
+			t, err := tlsfiles.Transport(http.DefaultTransport.(*http.Transport), f.baseURL, tlsConfig(f.file.Embedding.TLS), logger.With("component", "embedding"))
+			if err != nil {
+				return nil, fmt.Errorf("config %s: embedding.%w", f.config, err)
+			}
+			hc.Transport = t
+		}
 		return embedding.NewOpenAI(embedding.OpenAIConfig{
 			APIType:    f.apiType,
 			APIVersion: f.apiVersion,
@@ -280,7 +291,7 @@ func (f *indexFlags) newEmbedder() (search.Embedder, error) {
 			Dimensions: f.dimensions,
 			BatchSize:  f.batchSize,
 			Timeout:    f.timeout,
-			HTTPClient: &http.Client{},
+			HTTPClient: hc,
 		}), nil
 	}
 	return nil, fmt.Errorf("-embedder must be local or openai, got %q", f.embedder)
@@ -549,5 +560,13 @@ func (f *indexFlags) unread(typed map[string]bool) ([]string, error) {
 			ignored = append(ignored, fmt.Sprintf("config %s sets -%s, but %s", f.config, m.name, why))
 		}
 	}
+	if f.file != nil && f.file.Embedding.TLS != nil && f.embedder != "openai" {
+		ignored = append(ignored, fmt.Sprintf("config %s sets embedding.tls, but only -embedder openai reads it, and -embedder is %s", f.config, f.embedder))
+	}
 	return ignored, nil
+}
+
+// tlsConfig is a config file's tls block as tlsfiles reads it.
+func tlsConfig(t *config.TLS) tlsfiles.Config {
+	return tlsfiles.Config{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName}
 }

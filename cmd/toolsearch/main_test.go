@@ -28,7 +28,15 @@ import (
 // the local embedder's idea of each text's words, so ranking is meaningful.
 func fakeOpenAI(tb testing.TB, calls *atomic.Int32, failing *atomic.Bool) *httptest.Server {
 	tb.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(fakeOpenAIHandler(calls, failing))
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// fakeOpenAIHandler is fakeOpenAI's handler, for a server of the test's
+// own making.
+func fakeOpenAIHandler(calls *atomic.Int32, failing *atomic.Bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		if r.Header.Get("Authorization") != "Bearer sk-e2e-secret-key" {
 			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
@@ -61,9 +69,7 @@ func fakeOpenAI(tb testing.TB, calls *atomic.Int32, failing *atomic.Bool) *httpt
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "fake"})
-	}))
-	tb.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 var (
@@ -426,6 +432,10 @@ func TestServeBadConfig(t *testing.T) {
 		{"a key like none", nil, []string{"-config", "testdata/other-key.yaml"}, `key "widgets" is unknown; it takes core, templates, auth, embedding, search, upstreams, limits, mcp, learning`},
 		{"config names unknown tool", nil, []string{"-config", "testdata/unknown-tool.yaml"}, `templates.release: unknown tool "ship_it"`},
 		{"key env unset", nil, []string{"-config", "testdata/key-env.yaml"}, "environment variable TEAM_KEY is empty"},
+		{"a provider's TLS over http", map[string]string{"TOOLSEARCH_EMBEDDER": "openai", "TOOLSEARCH_EMBEDDING_BASE_URL": "http://127.0.0.1:1/v1"}, []string{"-config", "testdata/provider-tls.yaml"},
+			"config testdata/provider-tls.yaml: embedding.tls needs an https url"},
+		{"a provider CA file that is not there", map[string]string{"TOOLSEARCH_EMBEDDER": "openai", "TOOLSEARCH_EMBEDDING_BASE_URL": "https://127.0.0.1:1/v1"}, []string{"-config", "testdata/provider-tls.yaml"},
+			"config testdata/provider-tls.yaml: embedding.tls ca_file: open testdata/no-such-ca.crt: no such file or directory"},
 		{"an upstream CA file that is not there", nil, []string{"-config", "testdata/upstream-tls.yaml"}, `config testdata/upstream-tls.yaml: upstream "internal": tls ca_file: open testdata/no-such-ca.crt: no such file or directory`},
 		{"bad quantization", nil, []string{"-index-quantization", "int4"}, "-index-quantization must be none or binary"},
 		{"bad quantization env", map[string]string{"TOOLSEARCH_INDEX_QUANTIZATION": "pq"}, nil, `got "pq"`},
@@ -663,6 +673,10 @@ func TestUnreadSettings(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("embedding: {provider: openai, model: big-model}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	tlsCfg := filepath.Join(t.TempDir(), "provider-tls.yaml")
+	if err := os.WriteFile(tlsCfg, []byte("embedding: {tls: {ca_file: ca.crt}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		env    map[string]string
@@ -685,6 +699,8 @@ func TestUnreadSettings(t *testing.T) {
 			"toolsearch: warning: TOOLSEARCH_EMBEDDING_MODEL is set, but only -embedder openai reads it, and -embedder is local"},
 		{"a config overridden by a flag warns", nil, []string{"-config", cfg, "-embedder", "local"}, false,
 			"toolsearch: warning: config " + cfg + " sets -embedding-model, but only -embedder openai reads it, and -embedder is local"},
+		{"a provider's TLS with the local embedder", nil, []string{"-config", tlsCfg}, false,
+			"toolsearch: warning: config " + tlsCfg + " sets embedding.tls, but only -embedder openai reads it, and -embedder is local"},
 		{"rescoring with binary codes", nil, []string{"-index-quantization", "binary", "-rescore", "50"}, false, ""},
 		{"a convex weight", nil, []string{"-fusion", "convex", "-hybrid-alpha", "0.5"}, false, ""},
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,38 +145,10 @@ func waitUpstream(t *testing.T, s *serveproc.Server, state string) upstreamState
 // CA and its key (docs/mcp.md); without the certificate, status says TLS
 // asked for one.
 func TestUpstreamWithClientCertificate(t *testing.T) {
-	ca, err := testpki.NewCA("cluster CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serverCert, serverKey, err := ca.Issue("internal", "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientCert, clientKey, err := ca.Issue("toolsearch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pair, err := tls.X509KeyPair(serverCert, serverKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := oneToolServer("internal", "show_certificate", "Show a service's TLS certificate and when it expires.", "expires in 90 days")
-	up := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	up.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool()}
-	up.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake refused without a certificate
-	up.StartTLS()
-	defer up.Close()
-
+	up, caFile, certFile, keyFile := mutualTLSServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	dir := t.TempDir()
-	write := func(name string, b []byte) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	caFile, certFile, keyFile := write("ca.crt", ca.PEM), write("tls.crt", clientCert), write("tls.key", clientKey)
+	write := func(name string, b []byte) string { return writeIn(t, dir, name, b) }
 	cat := write("catalog.json", []byte(`{"servers":[{"name":"static","tools":[{"name":"list_certificates","description":"List the certificates a cluster holds."}]}]}`))
 	bin := buildBinary(t)
 	for _, c := range []struct {
@@ -215,11 +187,82 @@ func TestUpstreamWithClientCertificate(t *testing.T) {
 			defer cs.Close()
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "internal/show_certificate", "arguments": map[string]any{}}})
 			if err != nil || res.IsError || len(res.Content) == 0 {
-				t.Fatalf("call_tool through /mcp = %+v, %v; want the upstream's answer", res.Content[0], err)
+				t.Fatalf("call_tool through /mcp = %+v, %v; want the upstream's answer", res, err)
 			}
 			if text, _ := res.Content[0].(*mcp.TextContent); text == nil || text.Text != "expires in 90 days" {
 				t.Errorf("call_tool through /mcp answered %+v; want the upstream's answer", res.Content[0])
 			}
 		})
 	}
+}
+
+// TestProviderWithClientCertificate: an embedding provider behind a
+// private CA that asks for a client certificate builds the index and
+// embeds queries with the config file's embedding.tls; without the
+// certificate the service still serves, by keyword, and says why.
+func TestProviderWithClientCertificate(t *testing.T) {
+	var calls atomic.Int32
+	fake, caFile, certFile, keyFile := mutualTLSServer(t, fakeOpenAIHandler(&calls, nil))
+	dir := t.TempDir()
+	write := func(name string, b []byte) string { return writeIn(t, dir, name, b) }
+	env := map[string]string{"TOOLSEARCH_EMBEDDER": "openai", "TOOLSEARCH_EMBEDDING_BASE_URL": fake.URL + "/v1", "OPENAI_API_KEY": "sk-e2e-secret-key"}
+	for _, c := range []struct {
+		name, tls string
+		degraded  bool
+	}{
+		{"the CA alone", "{ca_file: " + caFile + "}", true},
+		{"the CA and a certificate", "{ca_file: " + caFile + ", cert_file: " + certFile + ", key_file: " + keyFile + "}", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := write("config.yaml", []byte("embedding: {tls: "+c.tls+"}\n"))
+			base, logs, stop := startServe(t, env, "-config", cfg)
+			defer stop()
+			_, res := postSearch(t, base, `{"query":"merge pull request","top_k":3,"include_core":false}`)
+			if res["degraded"] != c.degraded || res["mode"] != map[bool]string{true: "keyword", false: "hybrid"}[c.degraded] {
+				t.Fatalf("search answered mode %v, degraded %v; want degraded %v\n%s", res["mode"], res["degraded"], c.degraded, logs)
+			}
+			// Refused for want of a certificate, the CA trusted: over TLS 1.3
+			// the client learns of the refusal after its handshake, and
+			// the error it reads ("certificate required", or the
+			// connection closed under the request) depends on timing.
+			if l := logs.String(); c.degraded && (!strings.Contains(l, "index build failed") || strings.Contains(l, "x509")) {
+				t.Errorf("the log does not say the provider refused the build, or says its certificate did not verify:\n%s", l)
+			}
+		})
+	}
+	if calls.Load() == 0 {
+		t.Error("the provider was never reached")
+	}
+}
+
+// mutualTLSServer serves h over TLS at 127.0.0.1 until the test ends,
+// asking every client for a certificate of the server's own CA, and
+// returns the files a client is given (testpki.ClientFiles).
+func mutualTLSServer(t *testing.T, h http.Handler) (srv *httptest.Server, caFile, certFile, keyFile string) {
+	t.Helper()
+	ca, err := testpki.NewCA("cluster CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = httptest.NewUnstartedServer(h)
+	if srv.TLS, err = ca.MutualTLS("127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused without a certificate
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	if caFile, certFile, keyFile, err = ca.ClientFiles(t.TempDir(), "toolsearch"); err != nil {
+		t.Fatal(err)
+	}
+	return srv, caFile, certFile, keyFile
+}
+
+// writeIn writes b to the file name in dir, and returns its path.
+func writeIn(t *testing.T, dir, name string, b []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

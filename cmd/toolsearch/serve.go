@@ -74,7 +74,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if limit, err := memlimit.Set(memlimit.WithRatio(0.9), memlimit.WithLogger(logger.With("component", "memlimit"))); err == nil && limit < math.MaxInt64 {
 		logger.Info("go memory limit", "bytes", limit)
 	}
-	emb, err := idx.newEmbedder()
+	emb, err := idx.newEmbedder(logger)
 	if err != nil {
 		return err
 	}
@@ -491,8 +491,9 @@ func upstreamConfigs(path string, f config.File, getenv func(string) string) ([]
 			}
 		}
 		var tls *upstream.TLS
-		if t := u.TLS; t != nil {
-			tls = &upstream.TLS{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName}
+		if u.TLS != nil {
+			c := tlsConfig(u.TLS)
+			tls = &c
 		}
 		out = append(out, upstream.Config{Name: u.Name, URL: u.URL, Headers: headers, Refresh: time.Duration(u.Refresh),
 			Timeout: time.Duration(u.Timeout), BreakerFailures: u.BreakerFailures, BreakerCooldown: time.Duration(u.BreakerCooldown),

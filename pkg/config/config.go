@@ -168,14 +168,15 @@ type Upstream struct {
 	BreakerFailures int               `json:"breaker_failures"`
 	BreakerCooldown Duration          `json:"breaker_cooldown"`
 	HealthInterval  Duration          `json:"health_interval"`
-	TLS             *UpstreamTLS      `json:"tls"`
+	TLS             *TLS              `json:"tls"`
 }
 
-// UpstreamTLS is an upstream's own TLS (upstream.TLS): the CAs that check
-// its certificate, the client certificate it asks for, the name its
+// TLS is the TLS of a server toolsearch is a client of, an upstream or
+// the embedding provider (tlsfiles.Config): the CAs that check its
+// certificate, the client certificate it asks for, the name its
 // certificate carries. Paths are read as given, from the working
 // directory when relative, as learning.path is.
-type UpstreamTLS struct {
+type TLS struct {
 	CAFile     string `json:"ca_file"`
 	CertFile   string `json:"cert_file"`
 	KeyFile    string `json:"key_file"`
@@ -262,6 +263,9 @@ type Embedding struct {
 	APIType    string   `json:"api_type"`
 	APIVersion string   `json:"api_version"`
 	Timeout    Duration `json:"timeout"`
+	// TLS is the provider's (openai only): set in the file alone, as
+	// upstreams' is.
+	TLS *TLS `json:"tls"`
 }
 
 // Search holds ranking settings.

@@ -7,11 +7,14 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 )
@@ -82,6 +85,40 @@ func (ca *CA) Issue(cn string, names ...string) (certPEM, keyPEM []byte, err err
 		return nil, nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
+}
+
+// MutualTLS is a server's TLS config with a certificate of ca for names,
+// asking every client for a certificate of ca (mutual TLS).
+func (ca *CA) MutualTLS(names ...string) (*tls.Config, error) {
+	certPEM, keyPEM, err := ca.Issue("server", names...)
+	if err != nil {
+		return nil, err
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool()}, nil
+}
+
+// ClientFiles writes into dir what a client of such a server is given:
+// the CA's certificate (ca.crt), and a client certificate of it named cn
+// (tls.crt) with its key (tls.key), as a Kubernetes TLS Secret holds them.
+func (ca *CA) ClientFiles(dir, cn string) (caFile, certFile, keyFile string, err error) {
+	certPEM, keyPEM, err := ca.Issue(cn)
+	if err != nil {
+		return "", "", "", err
+	}
+	caFile, certFile, keyFile = filepath.Join(dir, "ca.crt"), filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	for _, f := range []struct {
+		path string
+		b    []byte
+	}{{caFile, ca.PEM}, {certFile, certPEM}, {keyFile, keyPEM}} {
+		if err := os.WriteFile(f.path, f.b, 0o600); err != nil {
+			return "", "", "", err
+		}
+	}
+	return caFile, certFile, keyFile, nil
 }
 
 func template(cn string) *x509.Certificate {

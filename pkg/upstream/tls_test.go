@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log"
@@ -63,12 +62,10 @@ func newMTLSUpstream(t *testing.T, ca *testpki.CA, names ...string) *mtlsUpstrea
 		u.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
-	certPEM, keyPEM := issue(t, ca, "upstream", names...)
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
+	var err error
+	if u.http.TLS, err = ca.MutualTLS(names...); err != nil {
 		t.Fatal(err)
 	}
-	u.http.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool()}
 	u.http.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
 	u.http.StartTLS()
 	t.Cleanup(u.http.Close)
@@ -215,7 +212,7 @@ func TestNewRefusesBadTLS(t *testing.T) {
 	_, otherKey := issue(t, ca, "another")
 	otherKeyFile := writeFile(t, filepath.Join(dir, "other.key"), otherKey)
 	notPEM := writeFile(t, filepath.Join(dir, "notes.txt"), []byte("not a certificate"))
-	huge := writeFile(t, filepath.Join(dir, "huge.pem"), make([]byte, maxPEMBytes+1))
+	huge := writeFile(t, filepath.Join(dir, "huge.pem"), make([]byte, 1<<20+1)) // over tlsfiles.maxPEMBytes
 	const https = "https://127.0.0.1:1/mcp"
 	for _, tt := range []struct {
 		url  string

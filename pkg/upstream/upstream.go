@@ -35,6 +35,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/internal/breaker"
 	"github.com/toolsearch/toolsearch/pkg/internal/endpoint"
 	"github.com/toolsearch/toolsearch/pkg/redact"
+	"github.com/toolsearch/toolsearch/pkg/tlsfiles"
 )
 
 // Defaults for Config's zero values.
@@ -110,6 +111,9 @@ type Config struct {
 	// server name; without it the system's CAs check an https upstream.
 	TLS *TLS
 }
+
+// TLS is an upstream's own TLS settings.
+type TLS = tlsfiles.Config
 
 // Status is one upstream's health, without secrets. The tool list and the
 // calls are reported apart: a listing that failed makes the tools stale,
@@ -299,7 +303,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		}
 		var base http.RoundTripper = m.conns
 		if c.TLS != nil {
-			t, err := tlsTransport(m.conns, c.URL, c.TLS, m.logger.With("upstream", c.Name))
+			t, err := tlsfiles.Transport(m.conns, c.URL, *c.TLS, m.logger.With("upstream", c.Name))
 			if err != nil {
 				return nil, fmt.Errorf("upstream %q: %w", c.Name, err)
 			}

@@ -1,4 +1,8 @@
-package upstream
+// Package tlsfiles makes the TLS of an outbound client from files an
+// operator mounts: the CAs that check a server, and a client certificate
+// for one that asks (mutual TLS), read again when a rotated Secret
+// changes them. Upstream MCP servers and an embedding provider use it.
+package tlsfiles
 
 import (
 	"bytes"
@@ -14,19 +18,19 @@ import (
 	"sync"
 )
 
-// TLS is an upstream's own TLS settings, for one behind a private CA that
-// asks its clients for certificates (mutual TLS) without a mesh to hold
-// them.
-type TLS struct {
-	// CAFile holds the PEM certificates of the CAs the upstream's
+// Config is a server's TLS as its client sees it, for one behind a
+// private CA that asks its clients for certificates without a mesh to
+// hold them.
+type Config struct {
+	// CAFile holds the PEM certificates of the CAs the server's
 	// certificate is checked against: these alone, not the system's.
 	CAFile string
 	// CertFile and KeyFile are the PEM client certificate (with any
-	// intermediates) and its key, presented when the upstream asks. Both
+	// intermediates) and its key, presented when the server asks. Both
 	// are read again when either changes (a rotated Secret), at the next
 	// new connection.
 	CertFile, KeyFile string
-	// ServerName is the name the upstream's certificate must carry, when
+	// ServerName is the name the server's certificate must carry, when
 	// it is not the URL's host (an address, or a Service's short name).
 	ServerName string
 }
@@ -35,9 +39,11 @@ type TLS struct {
 // a path pointed at something else by mistake is not read whole.
 const maxPEMBytes = 1 << 20
 
-// tlsTransport is base with c's TLS: the upstream's own connections,
-// since the pool shared by the others must not present its certificate.
-func tlsTransport(base *http.Transport, rawURL string, c *TLS, logger *slog.Logger) (*http.Transport, error) {
+// Transport is a clone of base with c's TLS for the server at rawURL: a
+// pool of its own, since one shared with other servers must not present
+// this one's certificate. A setting that cannot work is an error naming
+// the file; logger hears of a rotation that did not read.
+func Transport(base *http.Transport, rawURL string, c Config, logger *slog.Logger) (*http.Transport, error) {
 	if u, err := url.Parse(rawURL); err != nil || u.Scheme != "https" {
 		return nil, errors.New("tls needs an https url")
 	}
