@@ -10,12 +10,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"sync"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/readfile"
 )
 
 // Config is a server's TLS as its client sees it, for one behind a
@@ -154,18 +154,4 @@ func (k *keyPair) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 	return k.cert, nil
 }
 
-func readPEM(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxPEMBytes+1))
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w", path, err)
-	case len(b) > maxPEMBytes:
-		return nil, fmt.Errorf("%s: over %d bytes, not a certificate file", path, maxPEMBytes)
-	}
-	return b, nil
-}
+func readPEM(path string) ([]byte, error) { return readfile.Read(path, maxPEMBytes) }

@@ -225,7 +225,7 @@ func TestNewRefusesBadTLS(t *testing.T) {
 		{https, TLS{KeyFile: keyFile}, "cert_file and key_file go together"},
 		{https, TLS{CAFile: filepath.Join(dir, "missing.crt")}, "tls ca_file: open " + filepath.Join(dir, "missing.crt")},
 		{https, TLS{CAFile: notPEM}, "tls ca_file " + notPEM + ": no PEM certificate in it"},
-		{https, TLS{CAFile: huge}, huge + ": over 1048576 bytes"},
+		{https, TLS{CAFile: huge}, huge + ": file too large: larger than 1 MiB"},
 		{https, TLS{CertFile: certFile, KeyFile: filepath.Join(dir, "missing.key")}, "tls key_file: open " + filepath.Join(dir, "missing.key")},
 		{https, TLS{CertFile: certFile, KeyFile: otherKeyFile}, "tls cert_file " + certFile + ", key_file " + otherKeyFile + ": tls: private key does not match public key"},
 		{https, TLS{CertFile: caFile, KeyFile: notPEM}, "key_file " + notPEM},
