@@ -34,6 +34,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/toolsearch/toolsearch/pkg/testpki"
 )
 
 // controlPlane is a real Kubernetes control plane on loopback: etcd (from
@@ -646,8 +648,18 @@ func TestAlertRules(t *testing.T) {
 func scrapeNames(t *testing.T) map[string]bool {
 	t.Helper()
 	dir := t.TempDir()
+	// An upstream given a client certificate: its expiry is exported
+	// whether or not the upstream answers.
+	ca, err := testpki.NewCA("cluster CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile, certFile, keyFile, err := ca.ClientFiles(dir, "toolsearch")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte("upstreams:\n  - name: gone\n    url: http://127.0.0.1:1/mcp\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("upstreams:\n  - name: gone\n    url: https://127.0.0.1:1/mcp\n    tls: {ca_file: "+caFile+", cert_file: "+certFile+", key_file: "+keyFile+"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr, metrics := freeAddr(t), freeAddr(t)

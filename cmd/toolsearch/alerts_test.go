@@ -13,15 +13,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Every metric the shipped alert rules use is one a server with an
-// upstream exports: a renamed metric cannot leave an alert that never
+// Every metric the shipped alert rules use is one a server with
+// upstreams exports: a renamed metric cannot leave an alert that never
 // fires.
 func TestAlertsUseExportedMetrics(t *testing.T) {
 	srv := oneToolServer("up", "ping", "Answer pong to check the server is alive.", "pong")
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer up.Close()
+	// And one that asks for a client certificate, whose expiry is exported.
+	internal, caFile, certFile, keyFile := mutualTLSServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("upstreams:\n  - {name: up, url: "+up.URL+"}\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("upstreams:\n  - {name: up, url: "+up.URL+"}\n"+
+		"  - {name: internal, url: "+internal.URL+", tls: {ca_file: "+caFile+", cert_file: "+certFile+", key_file: "+keyFile+"}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	base, logs, stop := startServe(t, nil, "-config", cfg)

@@ -155,7 +155,8 @@ type indexFlags struct {
 	snapshotPath   string
 	qcacheSize     int
 	qcacheTTL      time.Duration
-	apiKey         string // from the environment only, so -h never prints it
+	apiKey         string           // from the environment only, so -h never prints it
+	providerTLS    *tlsfiles.Client // embedding.tls, once newEmbedder has read it
 	// upstreamParts, when set, returns the live upstreams' tools; they join
 	// the catalog files on every build.
 	upstreamParts func() []catalog.Part
@@ -276,11 +277,12 @@ func (f *indexFlags) newEmbedder(logger *slog.Logger) (search.Embedder, error) {
 		}
 		hc := &http.Client{}
 		if f.file != nil && f.file.Embedding.TLS != nil {
-			t, err := tlsfiles.Transport(http.DefaultTransport.(*http.Transport), f.baseURL, tlsConfig(f.file.Embedding.TLS), logger.With("component", "embedding"))
+			cl, err := tlsfiles.NewClient(f.baseURL, tlsConfig(f.file.Embedding.TLS), logger.With("component", "embedding"))
 			if err != nil {
 				return nil, fmt.Errorf("config %s: embedding.%w", f.config, err)
 			}
-			hc.Transport = t
+			hc.Transport = cl.Transport(http.DefaultTransport.(*http.Transport))
+			f.providerTLS = cl
 		}
 		return embedding.NewOpenAI(embedding.OpenAIConfig{
 			APIType:    f.apiType,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -228,6 +231,21 @@ func TestProviderWithClientCertificate(t *testing.T) {
 			if l := logs.String(); c.degraded && (!strings.Contains(l, "index build failed") || strings.Contains(l, "x509")) {
 				t.Errorf("the log does not say the provider refused the build, or says its certificate did not verify:\n%s", l)
 			}
+			// The certificate's expiry is exported with one (the alert
+			// ToolsearchClientCertificateExpiring reads it).
+			resp, err := http.Get(metricsBase(t, logs) + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			series := regexp.MustCompile(`(?m)^toolsearch_client_certificate_expiry_timestamp_seconds\{server="embedding"\} (\S+)$`).FindSubmatch(body)
+			switch {
+			case c.degraded && series != nil:
+				t.Errorf("a client certificate's expiry exported without one: %s", series[0])
+			case !c.degraded && (series == nil || string(series[1]) != strconv.FormatFloat(float64(notAfter(t, certFile).Unix()), 'g', -1, 64)):
+				t.Errorf("the expiry exported is %q; want the certificate's NotAfter, %v", series, notAfter(t, certFile))
+			}
 		})
 	}
 	if calls.Load() == 0 {
@@ -265,4 +283,22 @@ func writeIn(t *testing.T, dir, name string, b []byte) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// notAfter is the expiry of the certificate in the PEM file at path.
+func notAfter(t *testing.T, path string) time.Time {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(b)
+	if block == nil {
+		t.Fatalf("%s: no PEM", path)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert.NotAfter
 }

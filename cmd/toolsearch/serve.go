@@ -31,6 +31,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/learn"
 	"github.com/toolsearch/toolsearch/pkg/mcpserver"
 	"github.com/toolsearch/toolsearch/pkg/search"
+	"github.com/toolsearch/toolsearch/pkg/tlsfiles"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
 )
 
@@ -123,6 +124,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if cl := idx.providerTLS; cl != nil {
+		if _, ok := cl.Expiry(); ok {
+			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: tlsfiles.ExpiryMetric, Help: tlsfiles.ExpiryHelp, ConstLabels: prometheus.Labels{"server": "embedding"}},
+				func() float64 { exp, _ := cl.Expiry(); return float64(exp.Unix()) }))
+		}
+	}
 	if ups != nil {
 		reg.MustRegister(ups)
 	}

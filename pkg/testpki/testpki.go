@@ -59,11 +59,17 @@ func (ca *CA) Pool() *x509.CertPool {
 // server's for names (host names or IP addresses) when there are any, a
 // client's when there are none.
 func (ca *CA) Issue(cn string, names ...string) (certPEM, keyPEM []byte, err error) {
+	return ca.IssueUntil(cn, time.Now().Add(time.Hour).Truncate(time.Second), names...)
+}
+
+// IssueUntil is Issue of a certificate valid until notAfter.
+func (ca *CA) IssueUntil(cn string, notAfter time.Time, names ...string) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
 	tmpl := template(cn)
+	tmpl.NotAfter = notAfter
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	if len(names) > 0 {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/readfile"
 )
@@ -39,11 +40,26 @@ type Config struct {
 // a path pointed at something else by mistake is not read whole.
 const maxPEMBytes = 1 << 20
 
-// Transport is a clone of base with c's TLS for the server at rawURL: a
-// pool of its own, since one shared with other servers must not present
-// this one's certificate. A setting that cannot work is an error naming
-// the file; logger hears of a rotation that did not read.
-func Transport(base *http.Transport, rawURL string, c Config, logger *slog.Logger) (*http.Transport, error) {
+// The metric of a client certificate's expiry, for every client that has
+// one: an upstream's (server "upstream/NAME") and the provider's
+// ("embedding"). A rotation that stopped (cert-manager failing, a Secret
+// not mounted again) shows here weeks before the server refuses the
+// certificate.
+const (
+	ExpiryMetric = "toolsearch_client_certificate_expiry_timestamp_seconds"
+	ExpiryHelp   = "Unix time at which the client certificate toolsearch presents to the server (its NotAfter) stops being valid: a rotated one once it has been read again."
+)
+
+// Client is a server's TLS as its files make it.
+type Client struct {
+	cfg  *tls.Config
+	pair *keyPair // nil without a client certificate
+}
+
+// NewClient reads c's files for the server at rawURL. A setting that
+// cannot work is an error naming the file; logger hears of a rotation
+// that did not read.
+func NewClient(rawURL string, c Config, logger *slog.Logger) (*Client, error) {
 	if u, err := url.Parse(rawURL); err != nil || u.Scheme != "https" {
 		return nil, errors.New("tls needs an https url")
 	}
@@ -53,27 +69,45 @@ func Transport(base *http.Transport, rawURL string, c Config, logger *slog.Logge
 	if (c.CertFile == "") != (c.KeyFile == "") {
 		return nil, errors.New("tls: cert_file and key_file go together")
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName}
+	cl := &Client{cfg: &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName}}
 	if c.CAFile != "" {
 		pem, err := readPEM(c.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("tls ca_file: %w", err)
 		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+		cl.cfg.RootCAs = x509.NewCertPool()
+		if !cl.cfg.RootCAs.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("tls ca_file %s: no PEM certificate in it", c.CAFile)
 		}
 	}
 	if c.CertFile != "" {
-		kp := &keyPair{certFile: c.CertFile, keyFile: c.KeyFile, logger: logger}
-		if err := kp.load(); err != nil {
+		cl.pair = &keyPair{certFile: c.CertFile, keyFile: c.KeyFile, logger: logger}
+		if err := cl.pair.load(); err != nil {
 			return nil, err
 		}
-		cfg.GetClientCertificate = kp.get
+		cl.cfg.GetClientCertificate = cl.pair.get
 	}
+	return cl, nil
+}
+
+// Transport is a clone of base with the client's TLS: a pool of its own,
+// since one shared with other servers must not present this one's
+// certificate.
+func (c *Client) Transport(base *http.Transport) *http.Transport {
 	t := base.Clone()
-	t.TLSClientConfig = cfg
-	return t, nil
+	t.TLSClientConfig = c.cfg
+	return t
+}
+
+// Expiry is when the client certificate presented now stops being valid,
+// and false when there is none.
+func (c *Client) Expiry() (time.Time, bool) {
+	if c.pair == nil {
+		return time.Time{}, false
+	}
+	c.pair.mu.Lock()
+	defer c.pair.mu.Unlock()
+	return c.pair.cert.Leaf.NotAfter, true
 }
 
 // keyPair is a client certificate read from its files, and read again

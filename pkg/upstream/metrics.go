@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolsearch/toolsearch/pkg/tlsfiles"
 )
 
 // The Manager is a prometheus.Collector: each scrape reads every
@@ -33,13 +35,16 @@ var (
 	sessionsLostDesc = prometheus.NewDesc("toolsearch_upstream_sessions_lost_total",
 		"Sessions the upstream or the network ended while in use (a session stream that could not be resumed; at protocol 2026-07-28 a listening stream that ended): each time a session was made again and the tools listed.",
 		[]string{"upstream"}, nil)
+	// The client certificate's expiry, in the family the provider's shares
+	// (tlsfiles.ExpiryMetric): server "upstream/NAME".
+	certExpiryDesc   = prometheus.NewDesc(tlsfiles.ExpiryMetric, tlsfiles.ExpiryHelp, []string{"server"}, nil)
 	callsFailingDesc = prometheus.NewDesc("toolsearch_upstream_calls_failing",
 		"1 while the latest call to the upstream that said anything of its health failed in transport.", []string{"upstream"}, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (m *Manager) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc, callsFailingDesc, resumesDesc, redialsDesc, sessionsLostDesc} {
+	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc, callsFailingDesc, resumesDesc, redialsDesc, sessionsLostDesc, certExpiryDesc} {
 		ch <- d
 	}
 }
@@ -69,6 +74,11 @@ func (m *Manager) Collect(ch chan<- prometheus.Metric) {
 			last = float64(st.LastSuccess.UnixNano()) / 1e9
 		}
 		gauge(lastSuccessDesc, last, st.Name)
+		if u.tls != nil {
+			if exp, ok := u.tls.Expiry(); ok {
+				gauge(certExpiryDesc, float64(exp.Unix()), "upstream/"+st.Name)
+			}
+		}
 		counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 		}

@@ -14,10 +14,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/pkg/testpki"
+	"github.com/toolsearch/toolsearch/pkg/tlsfiles"
 )
 
 // newCA is a testpki CA, and issue its certificates, for the TLS tests.
@@ -81,9 +83,15 @@ func (u *mtlsUpstream) last() string {
 	return u.seen[len(u.seen)-1]
 }
 
+// writeFile writes b to path whole, as the kubelet updates a Secret's
+// files (a new file renamed over the old): a reader never sees it half
+// written.
 func writeFile(t *testing.T, path string, b []byte) string {
 	t.Helper()
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if err := os.WriteFile(path+".new", b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -151,41 +159,54 @@ func TestClientCertificateRotates(t *testing.T) {
 	up := newMTLSUpstream(t, ca, "127.0.0.1")
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	rotate := func(cn string) []byte {
-		certPEM, keyPEM := issue(t, ca, cn)
+	// Each certificate valid an hour longer than the one before, so the
+	// expiry exported tells them apart.
+	start := time.Now().Truncate(time.Second)
+	until := func(n int) time.Time { return start.Add(time.Duration(n) * time.Hour) }
+	rotate := func(cn string, n int) {
+		certPEM, keyPEM, err := ca.IssueUntil(cn, until(n))
+		if err != nil {
+			t.Fatal(err)
+		}
 		writeFile(t, keyFile, keyPEM)
 		writeFile(t, certFile, certPEM)
-		return certPEM
 	}
-	rotate("first")
+	rotate("first", 1)
 	var warned atomic.Int32
 	logs := slog.New(&warnCounter{n: &warned})
 	m := startWith(t, []Config{{Name: "internal", URL: up.http.URL, TLS: &TLS{CAFile: writeFile(t, filepath.Join(dir, "ca.crt"), ca.PEM), CertFile: certFile, KeyFile: keyFile}}}, Options{Logger: logs})
 	// callAs calls until the upstream hears from cn: the connection cut
-	// under a request may fail it, and the next dials anew.
-	callAs := func(cn string) {
+	// under a request may fail it, and the next dials anew. The metric
+	// then gives that certificate's expiry.
+	callAs := func(cn string, n int) {
 		t.Helper()
 		up.http.CloseClientConnections()
 		waitFor(t, "a call presenting "+cn, func() bool {
 			m.Call(t.Context(), "internal", "rotate_certificate", json.RawMessage(`{}`), CallOptions{})
 			return up.last() == cn
 		})
+		if got, want := metric(t, m, tlsfiles.ExpiryMetric, map[string]string{"server": "upstream/internal"}), float64(until(n).Unix()); got != want {
+			t.Errorf("presenting %s, %s = %v; want %v", cn, tlsfiles.ExpiryMetric, got, want)
+		}
 	}
-	callAs("first")
-	rotate("second")
-	callAs("second")
+	callAs("first", 1)
+	rotate("second", 2)
+	callAs("second", 2)
 
-	// Halfway: the next certificate is written, its key not yet.
+	// Halfway: the next certificate is written, its key not yet. (The
+	// prober's own connections may have met the rotations above halfway
+	// too, the key written first: those warnings are not counted.)
+	warned.Store(0)
 	next, _ := issue(t, ca, "third")
 	writeFile(t, certFile, next)
 	for range 3 {
-		callAs("second")
+		callAs("second", 2)
 	}
 	if n := warned.Load(); n != 1 {
 		t.Errorf("%d warnings for one half-rotated pair over three connections; want 1", n)
 	}
-	rotate("fourth")
-	callAs("fourth")
+	rotate("fourth", 4)
+	callAs("fourth", 4)
 }
 
 // warnCounter counts the warnings logged.

@@ -196,6 +196,7 @@ type upstream struct {
 	// transport is what every session's HTTP client is made of, with a
 	// watch of its own listening stream (connect).
 	transport transport
+	tls       *tlsfiles.Client // its own TLS, when the config gives one (nil: the shared pool's)
 	// maxEvent bounds one server-sent event on any of the session's
 	// streams at the result limit: the GET stream, which no operation's
 	// readLimit covers, took 16 MiB events otherwise (the SDK's bound), and
@@ -302,11 +303,13 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("upstream %q: %w", c.Name, err)
 		}
 		var base http.RoundTripper = m.conns
+		var tlsClient *tlsfiles.Client
 		if c.TLS != nil {
-			t, err := tlsfiles.Transport(m.conns, c.URL, *c.TLS, m.logger.With("upstream", c.Name))
-			if err != nil {
+			var err error
+			if tlsClient, err = tlsfiles.NewClient(c.URL, *c.TLS, m.logger.With("upstream", c.Name)); err != nil {
 				return nil, fmt.Errorf("upstream %q: %w", c.Name, err)
 			}
+			t := tlsClient.Transport(m.conns)
 			base = t
 			m.tlsConns = append(m.tlsConns, t)
 		}
@@ -332,7 +335,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), check: make(chan ending, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: breaker.New(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
-			streams:  &streamCounts{}}
+			streams:  &streamCounts{}, tls: tlsClient}
 		u.transport = transport{headers: c.Headers, base: base, max: m.maxRead, instance: opts.Instance,
 			streams: rate.NewLimiter(rate.Every(streamReopenEvery), streamReopenBurst), counts: u.streams}
 		u.client = mcp.NewClient(clientInfo, &mcp.ClientOptions{
