@@ -5,9 +5,10 @@
 package tlsfiles
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -120,13 +121,13 @@ type keyPair struct {
 	certFile, keyFile string
 	logger            *slog.Logger
 
-	mu         sync.Mutex
-	cert       *tls.Certificate
-	certPEM    []byte // the files the certificate was made of
-	keyPEM     []byte
-	failed     string // the last failure, logged once for its files
-	failedCert []byte
-	failedKey  []byte
+	mu   sync.Mutex
+	cert *tls.Certificate
+	// The files' sums, not their bytes: no second copy of the key is
+	// kept to compare with.
+	sum       [sha256.Size]byte // of the files the certificate was made of
+	failed    string            // the last failure, logged once for its files
+	failedSum [sha256.Size]byte
 }
 
 // load reads the pair, for start-up, where a bad one is the config's error.
@@ -139,8 +140,19 @@ func (k *keyPair) load() error {
 	if err != nil {
 		return err
 	}
-	k.cert, k.certPEM, k.keyPEM = cert, certPEM, keyPEM
+	k.cert, k.sum = cert, sum(certPEM, keyPEM)
 	return nil
+}
+
+// sum is one digest of the two files, each's length first so that no
+// split of the same bytes between them sums alike.
+func sum(certPEM, keyPEM []byte) [sha256.Size]byte {
+	h := sha256.New()
+	for _, b := range [][]byte{certPEM, keyPEM} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(b))))
+		h.Write(b)
+	}
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 func (k *keyPair) read() (certPEM, keyPEM []byte, err error) {
@@ -155,6 +167,9 @@ func (k *keyPair) read() (certPEM, keyPEM []byte, err error) {
 
 func (k *keyPair) pair(certPEM, keyPEM []byte) (*tls.Certificate, error) {
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err == nil && cert.Leaf == nil { // GODEBUG=x509keypairleaf=0
+		cert.Leaf, err = x509.ParseCertificate(cert.Certificate[0])
+	}
 	if err != nil {
 		// crypto/tls's errors name no key material.
 		return nil, fmt.Errorf("tls cert_file %s, key_file %s: %w", k.certFile, k.keyFile, err)
@@ -170,7 +185,8 @@ func (k *keyPair) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	certPEM, keyPEM, err := k.read()
-	if err == nil && bytes.Equal(certPEM, k.certPEM) && bytes.Equal(keyPEM, k.keyPEM) {
+	now := sum(certPEM, keyPEM)
+	if err == nil && now == k.sum {
 		return k.cert, nil
 	}
 	var cert *tls.Certificate
@@ -178,13 +194,13 @@ func (k *keyPair) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 		cert, err = k.pair(certPEM, keyPEM)
 	}
 	if err != nil {
-		if err.Error() != k.failed || !bytes.Equal(certPEM, k.failedCert) || !bytes.Equal(keyPEM, k.failedKey) {
-			k.failed, k.failedCert, k.failedKey = err.Error(), certPEM, keyPEM
-			k.logger.Warn("upstream client certificate not read again; presenting the one read before", "err", err)
+		if err.Error() != k.failed || now != k.failedSum {
+			k.failed, k.failedSum = err.Error(), now
+			k.logger.Warn("client certificate not read again; presenting the one read before", "err", err)
 		}
 		return k.cert, nil
 	}
-	k.cert, k.certPEM, k.keyPEM, k.failed = cert, certPEM, keyPEM, ""
+	k.cert, k.sum, k.failed = cert, now, ""
 	return k.cert, nil
 }
 
