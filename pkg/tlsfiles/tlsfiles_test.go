@@ -1,0 +1,121 @@
+package tlsfiles
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolsearch/toolsearch/pkg/testpki"
+)
+
+// TestClientFollowsItsFiles: the certificate a new connection presents is
+// the files' own, read again when they change and kept when they do not
+// pair; Expiry says which one it is.
+func TestClientFollowsItsFiles(t *testing.T) {
+	ca, err := testpki.NewCA("cluster CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	start := time.Now().Truncate(time.Second)
+	// put writes the files as the kubelet does (renamed into place), the
+	// key only when given.
+	put := func(certPEM, keyPEM []byte) {
+		for _, f := range []struct {
+			path string
+			b    []byte
+		}{{certFile, certPEM}, {keyFile, keyPEM}} {
+			if f.b == nil {
+				continue
+			}
+			if err := os.WriteFile(f.path+".new", f.b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(f.path+".new", f.path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	issue := func(hours int) (certPEM, keyPEM []byte) {
+		certPEM, keyPEM, err := ca.IssueUntil("toolsearch", start.Add(time.Duration(hours)*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return certPEM, keyPEM
+	}
+	put(issue(1))
+	var logs bytes.Buffer
+	cl, err := NewClient("https://mcp.internal/mcp", Config{CertFile: certFile, KeyFile: keyFile}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	presents := func(when string, hours int) {
+		t.Helper()
+		cert, err := cl.cfg.GetClientCertificate(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := start.Add(time.Duration(hours) * time.Hour)
+		if !cert.Leaf.NotAfter.Equal(want) {
+			t.Errorf("%s: presents a certificate valid until %v; want %v", when, cert.Leaf.NotAfter, want)
+		}
+		if exp, ok := cl.Expiry(); !ok || !exp.Equal(want) {
+			t.Errorf("%s: Expiry() = %v, %v; want %v", when, exp, ok, want)
+		}
+	}
+	presents("as started", 1)
+	presents("unchanged", 1)
+	put(issue(2))
+	presents("rotated", 2)
+	halfway, _ := issue(3)
+	put(halfway, nil)
+	presents("the certificate written, not its key", 2)
+	presents("still halfway", 2)
+	if n := strings.Count(logs.String(), "not read again"); n != 1 {
+		t.Errorf("%d warnings for one half-written pair read twice; want 1:\n%s", n, &logs)
+	}
+	if err := os.Remove(keyFile); err != nil {
+		t.Fatal(err)
+	}
+	presents("the key gone", 2)
+	if !strings.Contains(logs.String(), "tls key_file: open "+keyFile) {
+		t.Errorf("the log does not name the missing key:\n%s", &logs)
+	}
+	put(issue(4))
+	presents("rotated again", 4)
+}
+
+// TestNewClientRefuses: settings that cannot work are refused before any
+// connection, naming the file.
+func TestNewClientRefuses(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		url  string
+		c    Config
+		want string
+	}{
+		{"http://mcp.internal/mcp", Config{ServerName: "mcp"}, "tls needs an https url"},
+		{"https://mcp.internal/mcp", Config{}, "tls is empty"},
+		{"https://mcp.internal/mcp", Config{CertFile: notPEM}, "cert_file and key_file go together"},
+		{"https://mcp.internal/mcp", Config{CAFile: notPEM}, "tls ca_file " + notPEM + ": no PEM certificate in it"},
+		{"https://mcp.internal/mcp", Config{CertFile: notPEM, KeyFile: notPEM}, "tls cert_file " + notPEM + ", key_file " + notPEM + ": tls: failed to find any PEM data"},
+	} {
+		if _, err := NewClient(tt.url, tt.c, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("NewClient(%s, %+v) = %v; want an error saying %q", tt.url, tt.c, err, tt.want)
+		}
+	}
+	if cl, err := NewClient("https://mcp.internal/mcp", Config{ServerName: "mcp"}, nil); err != nil {
+		t.Errorf("a server name alone: %v", err)
+	} else if _, ok := cl.Expiry(); ok {
+		t.Error("Expiry without a client certificate reports one")
+	}
+}
