@@ -120,11 +120,21 @@ func (ca *CA) ClientFiles(dir, cn string) (caFile, certFile, keyFile string, err
 		path string
 		b    []byte
 	}{{caFile, ca.PEM}, {certFile, certPEM}, {keyFile, keyPEM}} {
-		if err := os.WriteFile(f.path, f.b, 0o600); err != nil {
+		if err := Put(f.path, f.b); err != nil {
 			return "", "", "", err
 		}
 	}
 	return caFile, certFile, keyFile, nil
+}
+
+// Put writes b to path as the kubelet updates a mounted Secret's files:
+// written aside, then renamed into place, so that a reader never sees it
+// half written.
+func Put(path string, b []byte) error {
+	if err := os.WriteFile(path+".new", b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(path+".new", path)
 }
 
 func template(cn string) *x509.Certificate {

@@ -33,10 +33,7 @@ func TestClientFollowsItsFiles(t *testing.T) {
 			if f.b == nil {
 				continue
 			}
-			if err := os.WriteFile(f.path+".new", f.b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Rename(f.path+".new", f.path); err != nil {
+			if err := testpki.Put(f.path, f.b); err != nil {
 				t.Fatal(err)
 			}
 		}

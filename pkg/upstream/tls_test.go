@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -83,15 +82,10 @@ func (u *mtlsUpstream) last() string {
 	return u.seen[len(u.seen)-1]
 }
 
-// writeFile writes b to path whole, as the kubelet updates a Secret's
-// files (a new file renamed over the old): a reader never sees it half
-// written.
+// writeFile writes b to path whole (testpki.Put), and returns the path.
 func writeFile(t *testing.T, path string, b []byte) string {
 	t.Helper()
-	if err := os.WriteFile(path+".new", b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".new", path); err != nil {
+	if err := testpki.Put(path, b); err != nil {
 		t.Fatal(err)
 	}
 	return path
