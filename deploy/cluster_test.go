@@ -650,10 +650,7 @@ func scrapeNames(t *testing.T) map[string]bool {
 	dir := t.TempDir()
 	// An upstream given a client certificate: its expiry is exported
 	// whether or not the upstream answers.
-	ca, err := testpki.NewCA("cluster CA")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := testpki.MustCA(t, "cluster CA")
 	caFile, certFile, keyFile, err := ca.ClientFiles(dir, "toolsearch")
 	if err != nil {
 		t.Fatal(err)

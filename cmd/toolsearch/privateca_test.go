@@ -258,11 +258,9 @@ func TestProviderWithClientCertificate(t *testing.T) {
 // returns the files a client is given (testpki.ClientFiles).
 func mutualTLSServer(t *testing.T, h http.Handler) (srv *httptest.Server, caFile, certFile, keyFile string) {
 	t.Helper()
-	ca, err := testpki.NewCA("cluster CA")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := testpki.MustCA(t, "cluster CA")
 	srv = httptest.NewUnstartedServer(h)
+	var err error
 	if srv.TLS, err = ca.MutualTLS("127.0.0.1"); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -46,6 +47,16 @@ func NewCA(name string) (*CA, error) {
 		return nil, err
 	}
 	return &CA{Cert: cert, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), key: key}, nil
+}
+
+// MustCA is NewCA for a test, which fails at an error.
+func MustCA(tb testing.TB, name string) *CA {
+	tb.Helper()
+	ca, err := NewCA(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ca
 }
 
 // Pool is a pool of the CA alone.

@@ -2,9 +2,13 @@ package tlsfiles
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,10 +20,7 @@ import (
 // the files' own, read again when they change and kept when they do not
 // pair; Expiry says which one it is.
 func TestClientFollowsItsFiles(t *testing.T) {
-	ca, err := testpki.NewCA("cluster CA")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := testpki.MustCA(t, "cluster CA")
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	start := time.Now().Truncate(time.Second)
@@ -114,5 +115,81 @@ func TestNewClientRefuses(t *testing.T) {
 		t.Errorf("a server name alone: %v", err)
 	} else if _, ok := cl.Expiry(); ok {
 		t.Error("Expiry without a client certificate reports one")
+	}
+}
+
+// TestClientFollowsItsCAFile: a server's certificate is checked against
+// the CA file as it is at each handshake (a CA rotated, a trust bundle
+// updated), for its chain and its name as crypto/tls checks them; a file
+// that no longer reads keeps the CAs read before, said once.
+func TestClientFollowsItsCAFile(t *testing.T) {
+	old, next := testpki.MustCA(t, "cluster CA"), testpki.MustCA(t, "cluster CA, rotated")
+	dir := t.TempDir()
+	caFile := filepath.Join(dir, "ca.crt")
+	put := func(b []byte) {
+		if err := testpki.Put(caFile, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(old.PEM)
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	byName, err := NewClient("https://mcp.internal/mcp", Config{CAFile: caFile}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byIP, err := NewClient("https://10.0.0.7:8443/mcp", Config{CAFile: caFile}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type server struct {
+		ca    *testpki.CA
+		names []string
+	}
+	for _, step := range []struct {
+		name   string
+		caFile []byte // nil: as the step before left it
+		cl     *Client
+		sni    string // what the handshake sent: no IP address is sent
+		server server
+		want   string // "" is verified
+	}{
+		{"the CA read at start", nil, byName, "mcp.internal", server{old, []string{"mcp.internal"}}, ""},
+		{"a name the certificate lacks", nil, byName, "mcp.internal", server{old, []string{"other.internal"}}, "x509: certificate is valid for other.internal, not mcp.internal"},
+		{"an address sent as no name", nil, byIP, "", server{old, []string{"10.0.0.7"}}, ""},
+		{"an address the certificate lacks", nil, byIP, "", server{old, []string{"mcp.internal"}}, "cannot validate certificate for 10.0.0.7"},
+		{"a server of the rotated CA, not yet trusted", nil, byName, "mcp.internal", server{next, []string{"mcp.internal"}}, "x509: certificate signed by unknown authority"},
+		{"the bundle of both", append(slices.Clone(old.PEM), next.PEM...), byName, "mcp.internal", server{next, []string{"mcp.internal"}}, ""},
+		{"the old CA's server, in the bundle", nil, byName, "mcp.internal", server{old, []string{"mcp.internal"}}, ""},
+		{"the rotated CA alone", next.PEM, byName, "mcp.internal", server{old, []string{"mcp.internal"}}, "x509: certificate signed by unknown authority"},
+		{"the rotated CA alone, its server", nil, byName, "mcp.internal", server{next, []string{"mcp.internal"}}, ""},
+		{"a file that no longer reads", []byte("not a certificate"), byName, "mcp.internal", server{next, []string{"mcp.internal"}}, ""},
+		{"still not", nil, byName, "mcp.internal", server{old, []string{"mcp.internal"}}, "unknown authority"},
+	} {
+		if step.caFile != nil {
+			put(step.caFile)
+		}
+		certPEM, _, err := step.server.ca.Issue("server", step.server.names...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		block, _ := pem.Decode(certPEM)
+		leaf, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = step.cl.cfg.VerifyConnection(tls.ConnectionState{ServerName: step.sni, PeerCertificates: []*x509.Certificate{leaf}})
+		switch {
+		case step.want == "" && err != nil:
+			t.Errorf("%s: %v; want verified", step.name, err)
+		case step.want != "" && (err == nil || !strings.Contains(err.Error(), step.want)):
+			t.Errorf("%s: %v; want an error saying %q", step.name, err, step.want)
+		}
+	}
+	if n := strings.Count(logs.String(), "CA certificates not read again"); n != 1 {
+		t.Errorf("%d warnings for one unreadable CA file read twice; want 1:\n%s", n, &logs)
+	}
+	if !strings.Contains(logs.String(), "tls ca_file "+caFile+": no PEM certificate in it") {
+		t.Errorf("the warning does not name the file:\n%s", &logs)
 	}
 }

@@ -2,13 +2,16 @@ package upstream
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"io"
 	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,16 +24,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/tlsfiles"
 )
 
-// newCA is a testpki CA, and issue its certificates, for the TLS tests.
-func newCA(t *testing.T, name string) *testpki.CA {
-	t.Helper()
-	ca, err := testpki.NewCA(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca
-}
-
+// issue is a certificate of ca, for the TLS tests.
 func issue(t *testing.T, ca *testpki.CA, cn string, names ...string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	certPEM, keyPEM, err := ca.Issue(cn, names...)
@@ -44,6 +38,7 @@ func issue(t *testing.T, ca *testpki.CA, cn string, names ...string) (certPEM, k
 // certificate of ca, and notes whose it was.
 type mtlsUpstream struct {
 	http *httptest.Server
+	cert atomic.Pointer[tls.Certificate] // the server's own, for each handshake
 	mu   sync.Mutex
 	seen []string // each request's client certificate's common name
 }
@@ -67,10 +62,33 @@ func newMTLSUpstream(t *testing.T, ca *testpki.CA, names ...string) *mtlsUpstrea
 	if u.http.TLS, err = ca.MutualTLS(names...); err != nil {
 		t.Fatal(err)
 	}
+	u.cert.Store(&u.http.TLS.Certificates[0])
+	// Each handshake presents the certificate of the moment (a client
+	// sends no name to pick one by when it dials an address), in the
+	// config StartTLS completes (its clone of this one).
+	u.http.TLS.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		c := u.http.TLS.Clone()
+		c.GetConfigForClient = nil
+		c.Certificates = []tls.Certificate{*u.cert.Load()}
+		return c, nil
+	}
 	u.http.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
 	u.http.StartTLS()
 	t.Cleanup(u.http.Close)
 	return u
+}
+
+// serveAs makes the upstream present a certificate of ca for names from
+// its next handshake, as a server reissued by a rotated CA does; clients
+// keep needing certificates of the CA it started with.
+func (u *mtlsUpstream) serveAs(t *testing.T, ca *testpki.CA, names ...string) {
+	t.Helper()
+	pair, err := tls.X509KeyPair(issue(t, ca, "server", names...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.cert.Store(&pair)
+	u.http.CloseClientConnections()
 }
 
 func (u *mtlsUpstream) last() string {
@@ -97,7 +115,7 @@ func writeFile(t *testing.T, path string, b []byte) string {
 // said; server_name checks a certificate whose names the URL does not
 // carry.
 func TestMutualTLS(t *testing.T) {
-	ca, other := newCA(t, "cluster CA"), newCA(t, "another CA")
+	ca, other := testpki.MustCA(t, "cluster CA"), testpki.MustCA(t, "another CA")
 	dir := t.TempDir()
 	caFile := writeFile(t, filepath.Join(dir, "ca.crt"), ca.PEM)
 	certPEM, keyPEM := issue(t, ca, "toolsearch")
@@ -149,7 +167,7 @@ func TestMutualTLS(t *testing.T) {
 // rotation (the certificate new, the key old) keeps the last good one
 // and is logged once, not at every connection.
 func TestClientCertificateRotates(t *testing.T) {
-	ca := newCA(t, "cluster CA")
+	ca := testpki.MustCA(t, "cluster CA")
 	up := newMTLSUpstream(t, ca, "127.0.0.1")
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
@@ -203,12 +221,74 @@ func TestClientCertificateRotates(t *testing.T) {
 	callAs("fourth", 4)
 }
 
+// TestCARotates: when the upstream's certificate comes from a rotated CA,
+// the CA file updated (a trust bundle of both, then the new CA alone) is
+// what checks it at the next new connection, without a restart; a CA file
+// that stops reading keeps the CAs read before, with one warning.
+func TestCARotates(t *testing.T) {
+	old, next := testpki.MustCA(t, "cluster CA"), testpki.MustCA(t, "cluster CA, rotated")
+	up := newMTLSUpstream(t, old, "127.0.0.1")
+	dir := t.TempDir()
+	certPEM, keyPEM := issue(t, old, "toolsearch")
+	tlsCfg := &TLS{
+		CAFile:   writeFile(t, filepath.Join(dir, "ca.crt"), old.PEM),
+		CertFile: writeFile(t, filepath.Join(dir, "tls.crt"), certPEM),
+		KeyFile:  writeFile(t, filepath.Join(dir, "tls.key"), keyPEM),
+	}
+	var warned atomic.Int32
+	m := startWith(t, []Config{{Name: "internal", URL: up.http.URL, TLS: tlsCfg}}, Options{Logger: slog.New(&warnCounter{n: &warned})})
+	call := func() error {
+		res, err := m.Call(t.Context(), "internal", "rotate_certificate", json.RawMessage(`{}`), CallOptions{})
+		if err == nil && res.IsError {
+			err = errors.New("the call's result is an error")
+		}
+		return err
+	}
+	// calls waits for a call to go through (the connection cut under a
+	// request may fail it, and the next dials anew).
+	calls := func(when string) {
+		t.Helper()
+		waitFor(t, "a call "+when, func() bool { return call() == nil })
+	}
+	calls("to the upstream as started")
+
+	up.serveAs(t, next, "127.0.0.1")
+	for range 3 { // the first may meet the connection being cut
+		if err := call(); err == nil {
+			t.Fatal("a server of a CA not in the CA file was trusted")
+		} else if strings.Contains(err.Error(), "unknown authority") {
+			break
+		}
+	}
+	writeFile(t, tlsCfg.CAFile, append(slices.Clone(old.PEM), next.PEM...))
+	calls("with the bundle of both CAs")
+	writeFile(t, tlsCfg.CAFile, next.PEM)
+	up.http.CloseClientConnections()
+	calls("with the rotated CA alone")
+
+	warned.Store(0)
+	writeFile(t, tlsCfg.CAFile, []byte("not a certificate"))
+	for range 3 {
+		up.http.CloseClientConnections()
+		calls("with the CA file unreadable")
+	}
+	if n := warned.Load(); n != 1 {
+		t.Errorf("%d warnings for one unreadable CA file over three connections; want 1", n)
+	}
+	up.serveAs(t, old, "127.0.0.1")
+	if err := call(); err == nil {
+		if err = call(); err == nil {
+			t.Error("the old CA, no longer in the CA file read last, is still trusted")
+		}
+	}
+}
+
 // warnCounter counts the warnings logged.
 type warnCounter struct{ n *atomic.Int32 }
 
 func (w *warnCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
 func (w *warnCounter) Handle(_ context.Context, r slog.Record) error {
-	if r.Level == slog.LevelWarn && strings.Contains(r.Message, "client certificate") {
+	if r.Level == slog.LevelWarn && strings.Contains(r.Message, "not read again") {
 		w.n.Add(1)
 	}
 	return nil
@@ -219,7 +299,7 @@ func (w *warnCounter) WithGroup(string) slog.Handler      { return w }
 // TestNewRefusesBadTLS: a TLS setting that cannot work is refused at
 // start-up, naming the upstream and the file.
 func TestNewRefusesBadTLS(t *testing.T) {
-	ca := newCA(t, "cluster CA")
+	ca := testpki.MustCA(t, "cluster CA")
 	dir := t.TempDir()
 	caFile := writeFile(t, filepath.Join(dir, "ca.crt"), ca.PEM)
 	certPEM, keyPEM := issue(t, ca, "toolsearch")
