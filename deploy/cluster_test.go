@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -490,6 +492,39 @@ func TestOnAPIServer(t *testing.T) {
 			t.Errorf("the ServiceMonitor scrapes port %q, which the Service does not have", name)
 		}
 	}
+
+	// The example served over HTTPS (components/tls), in its own
+	// namespace: the API server stores the Secret's volume and the port's
+	// appProtocol, and the Deployment's pods are made with them (with no
+	// kubelet they stay Pending, as they would until cert-manager wrote
+	// the Secret).
+	const tlsNS = "tools-tls"
+	if _, err := cp.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tlsNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cp.apply(t, objects(t, "overlays/example-tls"))
+	tlsSvc, err := cp.kube.CoreV1().Services(tlsNS).Get(ctx, "toolsearch", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := tlsSvc.Spec.Ports[0].AppProtocol; p == nil || *p != "https" {
+		t.Errorf("the TLS overlay's Service port has appProtocol %v as stored, want https", p)
+	}
+	waitFor(t, 60*time.Second, "the TLS overlay's pods", func() error {
+		pods, err := cp.kube.CoreV1().Pods(tlsNS).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(tlsSvc.Spec.Selector).String()})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) == 0 {
+			return errors.New("no pods the Service selects")
+		}
+		for _, p := range pods.Items {
+			if !slices.ContainsFunc(p.Spec.Volumes, func(v corev1.Volume) bool { return v.Secret != nil && v.Secret.SecretName == "toolsearch-tls" }) {
+				return fmt.Errorf("pod %s mounts no Secret toolsearch-tls", p.Name)
+			}
+		}
+		return nil
+	})
 }
 
 // containerPort resolves a Service's target port on a pod.
@@ -659,8 +694,21 @@ func scrapeNames(t *testing.T) map[string]bool {
 	if err := os.WriteFile(cfg, []byte("upstreams:\n  - name: gone\n    url: https://127.0.0.1:1/mcp\n    tls: {ca_file: "+caFile+", cert_file: "+certFile+", key_file: "+keyFile+"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Serving its API over HTTPS, whose certificate's expiry is exported.
+	servingPEM, servingKeyPEM, err := ca.Issue("toolsearch", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	servingCert, servingKey := filepath.Join(dir, "serving.crt"), filepath.Join(dir, "serving.key")
+	for path, b := range map[string][]byte{servingCert: servingPEM, servingKey: servingKeyPEM} {
+		if err := testpki.Put(path, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
 	addr, metrics := freeAddr(t), freeAddr(t)
-	srv := serve(t, "-addr", addr, "-metrics-addr", metrics, "-config", cfg, "-catalog", "base/catalog.yaml")
+	srv := serve(t, "-addr", addr, "-metrics-addr", metrics, "-config", cfg, "-catalog", "base/catalog.yaml",
+		"-tls-cert-file", servingCert, "-tls-key-file", servingKey)
 	var log bytes.Buffer
 	srv.Stdout, srv.Stderr = &log, &log
 	if err := srv.Start(); err != nil {
@@ -669,7 +717,7 @@ func scrapeNames(t *testing.T) map[string]bool {
 	defer func() { srv.Process.Kill(); srv.Wait() }()
 	// One search, so that the families a search counts have their series.
 	waitFor(t, 30*time.Second, "the service to be ready", func() error {
-		resp, err := http.Get("http://" + addr + "/readyz")
+		resp, err := http.Get("http://" + metrics + "/readyz")
 		if err != nil {
 			return err
 		}
@@ -679,7 +727,7 @@ func scrapeNames(t *testing.T) map[string]bool {
 		}
 		return nil
 	})
-	resp, err := http.Post("http://"+addr+"/mcp/tool-search", "application/json", strings.NewReader(`{"query":"list files"}`))
+	resp, err := client.Post("https://"+addr+"/mcp/tool-search", "application/json", strings.NewReader(`{"query":"list files"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

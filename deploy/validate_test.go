@@ -37,6 +37,7 @@ import (
 	"github.com/toolsearch/toolsearch/pkg/catalog"
 	"github.com/toolsearch/toolsearch/pkg/config"
 	"github.com/toolsearch/toolsearch/pkg/sizing"
+	"github.com/toolsearch/toolsearch/pkg/testpki"
 )
 
 // served is what the service answers on: probe paths and the port name.
@@ -106,7 +107,7 @@ func render(t *testing.T, dir string) []doc {
 }
 
 func TestOverlays(t *testing.T) {
-	for _, dir := range []string{"base", "overlays/example", "overlays/example-eval"} {
+	for _, dir := range []string{"base", "overlays/example", "overlays/example-eval", "overlays/example-tls", "overlays/example-eval-tls"} {
 		t.Run(dir, func(t *testing.T) {
 			docs := render(t, dir)
 			got := map[string]int{}
@@ -158,8 +159,62 @@ func TestOverlays(t *testing.T) {
 			if service != nil && cfg != nil {
 				checkAffinity(t, service, cfg)
 			}
+			if deployment != nil && service != nil {
+				tls := checkTLS(t, deployment, service)
+				if want := strings.HasSuffix(dir, "-tls"); tls != want {
+					t.Errorf("serves its API over TLS: %v, want %v", tls, want)
+				}
+			}
 		})
 	}
+}
+
+// checkTLS: a Deployment serving its API over TLS reads the certificate
+// and key from a Secret's tls.crt and tls.key mounted as a whole volume,
+// which the kubelet updates when the Secret is renewed (a subPath mount
+// is never updated, and the certificate would expire in the pod); and its
+// Service says the port speaks TLS. It reports whether d serves TLS.
+func checkTLS(t *testing.T, d *appsv1.Deployment, svc *corev1.Service) bool {
+	t.Helper()
+	spec := d.Spec.Template.Spec
+	c := spec.Containers[0]
+	cert, key := envValue(c, "TOOLSEARCH_TLS_CERT_FILE"), envValue(c, "TOOLSEARCH_TLS_KEY_FILE")
+	if cert == "" && key == "" {
+		if p := svc.Spec.Ports[0].AppProtocol; p != nil {
+			t.Errorf("the Service's API port says appProtocol %s, but the API is served in clear", *p)
+		}
+		return false
+	}
+	secretOf := func(path, wantKey string) string {
+		for _, m := range c.VolumeMounts {
+			rel, ok := strings.CutPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/")
+			if !ok {
+				continue
+			}
+			if m.SubPath != "" {
+				t.Errorf("%s is mounted by subPath %s: the kubelet never updates it, and a renewed certificate is not seen", path, m.SubPath)
+			}
+			for _, v := range spec.Volumes {
+				if v.Name == m.Name && v.Secret != nil {
+					if rel != wantKey {
+						t.Errorf("%s reads the Secret's key %s; a kubernetes.io/tls Secret (cert-manager's) holds it as %s", path, rel, wantKey)
+					}
+					return v.Secret.SecretName
+				}
+			}
+			t.Errorf("%s is in volume %s, which is not a Secret", path, m.Name)
+			return ""
+		}
+		t.Errorf("%s is in no volume the container mounts", path)
+		return ""
+	}
+	if cs, ks := secretOf(cert, "tls.crt"), secretOf(key, "tls.key"); cs != ks {
+		t.Errorf("the certificate is from Secret %q, its key from %q: a renewal changes them apart", cs, ks)
+	}
+	if p := svc.Spec.Ports[0].AppProtocol; p == nil || *p != "https" {
+		t.Errorf("the Service's API port has appProtocol %v, want https", p)
+	}
+	return true
 }
 
 // checkAffinity: the Service sends a client's connections to one pod for
@@ -279,7 +334,9 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 		t.Errorf("terminationGracePeriodSeconds %v is shorter than drain %ds + shutdown %ds", tg, drain, grace)
 	}
 	for _, e := range c.Env {
-		if e.Value != "" && (strings.Contains(e.Name, "KEY") || strings.Contains(e.Name, "TOKEN")) {
+		// A _FILE's value is a path (TOOLSEARCH_TLS_KEY_FILE), the secret
+		// in the Secret mounted there.
+		if e.Value != "" && (strings.Contains(e.Name, "KEY") || strings.Contains(e.Name, "TOKEN")) && !strings.HasSuffix(e.Name, "_FILE") {
 			t.Errorf("env %s has a literal value: secrets come from a Secret", e.Name)
 		}
 	}
@@ -482,29 +539,42 @@ func TestCI(t *testing.T) {
 	}
 }
 
-// TestRecallEvalJob renders the example-eval overlay and runs its Job's
+// TestRecallEvalJob renders the example-eval overlays and runs each Job's
 // exact command line, as the pod would: against a server started with the
-// rendered ConfigMap's config and catalog, with each mounted ConfigMap's
+// rendered ConfigMap's config and catalog, with each mounted volume's
 // files at a temporary directory in place of its mount path and the
 // Service's name in place of its address. Only the embedder differs: the
-// local one stands in for the overlay's OpenAI.
+// local one stands in for the overlay's OpenAI. Over HTTPS
+// (example-eval-tls) the server is started as the rendered Deployment
+// says, with the certificate and key its env names in the Secret it
+// mounts, and the Job trusts them as its env says: a certificate of a
+// test CA stands in for cert-manager's.
 func TestRecallEvalJob(t *testing.T) {
-	docs := render(t, "overlays/example-eval")
+	for _, overlay := range []string{"overlays/example-eval", "overlays/example-eval-tls"} {
+		t.Run(overlay, func(t *testing.T) { runRecallEvalJob(t, overlay) })
+	}
+}
+
+func runRecallEvalJob(t *testing.T, overlay string) {
+	docs := render(t, overlay)
 	configMaps := map[string]*corev1.ConfigMap{}
 	var job *batchv1.Job
+	var deployment *appsv1.Deployment
 	for _, d := range docs {
 		switch o := d.obj.(type) {
 		case *corev1.ConfigMap:
 			configMaps[o.Name] = o
 		case *batchv1.Job:
 			job = o
+		case *appsv1.Deployment:
+			deployment = o
 		}
 	}
-	if job == nil {
-		t.Fatal("the overlay renders no Job")
+	if job == nil || deployment == nil {
+		t.Fatal("the overlay renders no Job, or no Deployment")
 	}
-	if job.Namespace != "tools" {
-		t.Errorf("the Job is in namespace %q, want the deployment's (tools)", job.Namespace)
+	if job.Namespace != deployment.Namespace {
+		t.Errorf("the Job is in namespace %q, want the deployment's (%s)", job.Namespace, deployment.Namespace)
 	}
 	spec := job.Spec.Template.Spec
 	c := spec.Containers[0]
@@ -517,37 +587,91 @@ func TestRecallEvalJob(t *testing.T) {
 			t.Errorf("the job passes %s, which toolsearch eval does not have", a)
 		}
 	}
-	// Each mounted ConfigMap must be one the overlay renders, by its
-	// generated name: the mistake this test exists for.
+	// The Secret toolsearch-tls, as cert-manager's CA issuer writes it:
+	// the serving certificate (for the address the Service's name stands
+	// for here), its key, and the CA.
+	ca := testpki.MustCA(t, "cluster CA")
+	certPEM, keyPEM, err := ca.Issue("toolsearch", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string]map[string][]byte{"toolsearch-tls": {"tls.crt": certPEM, "tls.key": keyPEM, "ca.crt": ca.PEM}}
+	// Each mounted ConfigMap and Secret must be one the overlay renders
+	// (or, for a Secret, one the platform provides), by its generated
+	// name: the mistake this test exists for.
 	root := t.TempDir()
-	mounts := map[string]string{}
-	for _, v := range spec.Volumes {
-		cm := configMaps[v.ConfigMap.Name]
-		if cm == nil {
-			t.Fatalf("volume %s mounts ConfigMap %q, which the overlay does not render (it has %v)", v.Name, v.ConfigMap.Name, slices.Sorted(maps.Keys(configMaps)))
-		}
-		dir := filepath.Join(root, v.Name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, data := range cm.Data {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+	mountAll := func(who string, vols []corev1.Volume, vms []corev1.VolumeMount) map[string]string {
+		mounts := map[string]string{}
+		for _, v := range vols {
+			files := map[string][]byte{}
+			switch {
+			case v.ConfigMap != nil:
+				cm := configMaps[v.ConfigMap.Name]
+				if cm == nil {
+					t.Fatalf("%s: volume %s mounts ConfigMap %q, which the overlay does not render (it has %v)", who, v.Name, v.ConfigMap.Name, slices.Sorted(maps.Keys(configMaps)))
+				}
+				for name, data := range cm.Data {
+					files[name] = []byte(data)
+				}
+			case v.Secret != nil:
+				sec := secrets[v.Secret.SecretName]
+				if sec == nil {
+					t.Fatalf("%s: volume %s mounts Secret %q, which nothing provides", who, v.Name, v.Secret.SecretName)
+				}
+				if len(v.Secret.Items) == 0 {
+					files = sec
+				}
+				for _, it := range v.Secret.Items {
+					if sec[it.Key] == nil {
+						t.Fatalf("%s: volume %s mounts key %s of Secret %q, which it does not hold", who, v.Name, it.Key, v.Secret.SecretName)
+					}
+					files[it.Path] = sec[it.Key]
+				}
+			default:
+				t.Fatalf("%s: volume %s is neither a ConfigMap nor a Secret", who, v.Name)
+			}
+			dir := filepath.Join(root, who, v.Name)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-		}
-		for _, m := range c.VolumeMounts {
-			if m.Name == v.Name {
-				mounts[m.MountPath] = dir
+			for name, b := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, m := range vms {
+				if m.Name == v.Name {
+					mounts[m.MountPath] = dir
+				}
 			}
 		}
+		return mounts
 	}
-	cfg := mounts["/etc/toolsearch"]
+	// local is a path in a container as the test has it.
+	local := func(mounts map[string]string, path string) string {
+		for mount, dir := range mounts {
+			if rest, ok := strings.CutPrefix(path, mount+"/"); ok {
+				return filepath.Join(dir, rest)
+			}
+		}
+		return path
+	}
+	jobMounts := mountAll("job", spec.Volumes, c.VolumeMounts)
+	cfg := jobMounts["/etc/toolsearch"]
 	if cfg == "" {
 		t.Fatal("the Job does not mount the deployment's config at /etc/toolsearch")
 	}
+	served := deployment.Spec.Template.Spec
+	srvMounts := mountAll("deployment", served.Volumes, served.Containers[0].VolumeMounts)
 	addr := freeAddr(t)
-	srv := serve(t, "-addr", addr, "-metrics-addr", "off", "-config", filepath.Join(cfg, "config.yaml"),
-		"-catalog", filepath.Join(cfg, "catalog.yaml"), "-embedder", "local")
+	srvArgs := []string{"-addr", addr, "-metrics-addr", "off", "-config", filepath.Join(cfg, "config.yaml"),
+		"-catalog", filepath.Join(cfg, "catalog.yaml"), "-embedder", "local"}
+	scheme := "http://"
+	if certFile := envValue(served.Containers[0], "TOOLSEARCH_TLS_CERT_FILE"); certFile != "" {
+		srvArgs = append(srvArgs, "-tls-cert-file", local(srvMounts, certFile), "-tls-key-file", local(srvMounts, envValue(served.Containers[0], "TOOLSEARCH_TLS_KEY_FILE")))
+		scheme = "https://"
+	}
+	srv := serve(t, srvArgs...)
 	var srvLog bytes.Buffer
 	srv.Stdout, srv.Stderr = &srvLog, &srvLog
 	if err := srv.Start(); err != nil {
@@ -557,18 +681,26 @@ func TestRecallEvalJob(t *testing.T) {
 
 	args := slices.Clone(c.Args)
 	for i, a := range args {
-		if a == "http://toolsearch:8080" {
-			args[i] = "http://" + addr
+		if rest, ok := strings.CutPrefix(a, "http://toolsearch:8080"); ok {
+			args[i] = "http://" + addr + rest
+		} else if rest, ok := strings.CutPrefix(a, "https://toolsearch:8080"); ok {
+			args[i] = "https://" + addr + rest
+		} else {
+			args[i] = local(jobMounts, a)
 		}
-		for mount, dir := range mounts {
-			if rest, ok := strings.CutPrefix(a, mount+"/"); ok {
-				args[i] = filepath.Join(dir, rest)
-			}
+		if strings.Contains(a, "toolsearch:8080") && !strings.HasPrefix(args[i], scheme) {
+			t.Errorf("the Job calls %s; the deployment serves %s", a, scheme)
 		}
 	}
-	out, err := exec.Command(toolsearch(t), args...).CombinedOutput()
+	eval := exec.Command(toolsearch(t), args...)
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			eval.Env = append(eval.Env, e.Name+"="+local(jobMounts, e.Value))
+		}
+	}
+	out, err := eval.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the Job's command %q: %v\n%s\nserver log:\n%s", args, err, out, srvLog.String())
+		t.Fatalf("the Job's command %q (env %q): %v\n%s\nserver log:\n%s", args, eval.Env, err, out, srvLog.String())
 	}
 	if !bytes.Contains(out, []byte("<testsuite")) || !bytes.Contains(out, []byte(`failures="0"`)) {
 		t.Errorf("the Job's report:\n%s", out)

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/testpki"
 )
 
 // Every metric the shipped alert rules use is one a server with
@@ -27,9 +29,17 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 		"  - {name: internal, url: "+internal.URL+", tls: {ca_file: "+caFile+", cert_file: "+certFile+", key_file: "+keyFile+"}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base, logs, stop := startServe(t, nil, "-config", cfg)
+	// Serving HTTPS, whose certificate's expiry is exported.
+	ca := testpki.MustCA(t, "cluster CA")
+	certPEM, keyPEM, err := ca.Issue("toolsearch", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	servingCert, servingKey := writeIn(t, dir, "tls.crt", certPEM), writeIn(t, dir, "tls.key", keyPEM)
+	base, client, logs, stop := startServeTLS(t, ca, servingCert, servingKey, "-config", cfg)
 	defer stop()
-	search, err := http.Post(base+"/mcp/tool-search", "application/json", strings.NewReader(`{"query":"ping the server"}`))
+	search, err := client.Post(base+"/mcp/tool-search", "application/json", strings.NewReader(`{"query":"ping the server"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -264,7 +265,9 @@ func validFormat(f string) bool {
 }
 
 // waitReady polls base's /readyz once a second until it answers 200 or
-// limit passes.
+// limit passes. A certificate that does not verify ends the wait at once:
+// a server coming up answers, or refuses connections, until it is ready,
+// and waiting does not make its certificate trusted.
 func waitReady(ctx context.Context, base string, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -282,6 +285,9 @@ func waitReady(ctx context.Context, base string, limit time.Duration) error {
 			}
 			last = resp.Status
 		} else if ctx.Err() == nil {
+			if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
+				return fmt.Errorf("%s: %w (SSL_CERT_FILE names the CA file to trust)", base, err)
+			}
 			last = err.Error()
 		}
 		t := time.NewTimer(time.Second)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	anyHost := fs.Bool("allow-any-host", e.boolean("TOOLSEARCH_ALLOW_ANY_HOST", false), "serve a request that reached a loopback address whatever Host it names, for a proxy or port forwarder that connects over loopback; turns off the protection against DNS rebinding [TOOLSEARCH_ALLOW_ANY_HOST]")
 	drainDelay := fs.Duration("drain-delay", e.duration("TOOLSEARCH_DRAIN_DELAY", 5*time.Second), "after SIGTERM, how long /readyz fails before the listener closes, so load balancers stop sending traffic [TOOLSEARCH_DRAIN_DELAY]")
 	peakDir := fs.String("peak-profile", e.str("TOOLSEARCH_PEAK_PROFILE", ""), "a diagnostic: each time the resident set reaches a new high, write what the process holds into `dir` (peak.txt, heap.pprof, goroutines.txt), to find where a build's peak goes; it costs a little CPU [TOOLSEARCH_PEAK_PROFILE]")
+	certFile := fs.String("tls-cert-file", e.str("TOOLSEARCH_TLS_CERT_FILE", ""), "serve the API over TLS (HTTPS, HTTP/1.1) with this PEM certificate and any intermediates, read again when it changes; with -tls-key-file [TOOLSEARCH_TLS_CERT_FILE]")
+	keyFile := fs.String("tls-key-file", e.str("TOOLSEARCH_TLS_KEY_FILE", ""), "the PEM key of -tls-cert-file [TOOLSEARCH_TLS_KEY_FILE]")
 	idx := addIndexFlags(fs, e, true)
 	if err := parseIndex(fs, e, idx, args, false); err != nil {
 		return err
@@ -63,6 +66,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var serving *tlsfiles.Server
+	if *certFile != "" || *keyFile != "" {
+		if serving, err = tlsfiles.NewServer(*certFile, *keyFile, logger.With("component", "tls")); err != nil {
+			return err
+		}
+	}
 	for _, t := range envTypos(environ()) {
 		logger.Warn("an environment variable no command reads is set", "name", t.name, "did_you_mean", t.known)
 	}
@@ -129,6 +138,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: tlsfiles.ExpiryMetric, Help: tlsfiles.ExpiryHelp, ConstLabels: prometheus.Labels{"server": "embedding"}},
 				func() float64 { exp, _ := cl.Expiry(); return float64(exp.Unix()) }))
 		}
+	}
+	if serving != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: tlsfiles.ServingExpiryMetric, Help: tlsfiles.ServingExpiryHelp},
+			func() float64 { return float64(serving.Expiry().Unix()) }))
 	}
 	if ups != nil {
 		reg.MustRegister(ups)
@@ -248,6 +261,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if bound > 0 {
 		ln = netutil.LimitListener(ln, bound)
 	}
+	// Inside the bound: a connection counts from its accept, before its
+	// handshake, which net/http times out with ReadHeaderTimeout.
+	if serving != nil {
+		ln = tls.NewListener(ln, serving.Config())
+	}
 	var draining atomic.Bool
 	srv := &http.Server{
 		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, admin, mcpSrv, ups, &draining, &file, *anyHost)),
@@ -264,7 +282,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		srv.ConnState = httpapi.ReclaimIdle(srv, bound, srv.ConnState)
 	}
 	srv.RegisterOnShutdown(mcpSrv.EndStreams)
-	logger.Info("listening", "addr", ln.Addr().String(), "console", consoleURL(ln.Addr()), "version", versionString(),
+	logger.Info("listening", "addr", ln.Addr().String(), "tls", serving != nil, "console", consoleURL(ln.Addr(), serving != nil), "version", versionString(),
 		"embedder", emb.Info().Provider, "catalog", strings.Join(idx.catalogs.values, ","))
 	metricsSrv, metricsErr, err := serveMetrics(*metricsAddr, httpapi.NewMetricsServer(reg, logger, svc, &draining), logger)
 	if err != nil {
@@ -382,7 +400,7 @@ func openLearning(ctx context.Context, c config.Learning, getenv func(string) st
 
 // consoleURL is where a browser finds the operator console on the API
 // listener.
-func consoleURL(addr net.Addr) string {
+func consoleURL(addr net.Addr, https bool) string {
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
 		return ""
@@ -390,7 +408,11 @@ func consoleURL(addr net.Addr) string {
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port) + "/console/"
+	scheme := "http://"
+	if https {
+		scheme = "https://"
+	}
+	return scheme + net.JoinHostPort(host, port) + "/console/"
 }
 
 // maxMetricsConnections bounds the metrics listener's connections.

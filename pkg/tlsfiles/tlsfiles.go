@@ -1,8 +1,8 @@
-// Package tlsfiles makes the TLS of an outbound client from files an
-// operator mounts: the CAs that check a server, and a client certificate
-// for one that asks (mutual TLS), each read again when a rotated Secret
-// or trust bundle changes it. Upstream MCP servers and an embedding
-// provider use it.
+// Package tlsfiles makes TLS from files an operator mounts, each read
+// again when a rotated Secret or trust bundle changes it: an outbound
+// client's (the CAs that check a server, and a client certificate for one
+// that asks, mutual TLS), for upstream MCP servers and an embedding
+// provider; and the API listener's own certificate.
 package tlsfiles
 
 import (
@@ -54,6 +54,12 @@ const (
 	ExpiryHelp   = "Unix time at which the client certificate toolsearch presents to the server (its NotAfter) stops being valid: a rotated one once it has been read again."
 )
 
+// The metric of the API listener's own certificate, when it serves TLS.
+const (
+	ServingExpiryMetric = "toolsearch_serving_certificate_expiry_timestamp_seconds"
+	ServingExpiryHelp   = "Unix time at which the certificate the API listener serves (its NotAfter) stops being valid: a renewed one once it has been read again."
+)
+
 // Client is a server's TLS as its files make it.
 type Client struct {
 	cfg   *tls.Config
@@ -86,7 +92,8 @@ func NewClient(rawURL string, c Config, logger *slog.Logger) (*Client, error) {
 		cl.name = u.Hostname()
 	}
 	if c.CAFile != "" {
-		cl.roots = &watched[*x509.CertPool]{files: []setting{{"ca_file", c.CAFile}}, what: "CA certificates", logger: logger, make: caPool}
+		cl.roots = &watched[*x509.CertPool]{files: []setting{{"tls ca_file", c.CAFile}}, what: "CA certificates", logger: logger,
+			make: func(pems [][]byte) (*x509.CertPool, error) { return caPool(pems[0], "tls ca_file "+c.CAFile) }}
 		if err := cl.roots.load(); err != nil {
 			return nil, err
 		}
@@ -97,7 +104,10 @@ func NewClient(rawURL string, c Config, logger *slog.Logger) (*Client, error) {
 		cl.cfg.VerifyConnection = cl.verify
 	}
 	if c.CertFile != "" {
-		cl.pair = &watched[*tls.Certificate]{files: []setting{{"cert_file", c.CertFile}, {"key_file", c.KeyFile}}, what: "client certificate", logger: logger, make: keyPair}
+		cl.pair = &watched[*tls.Certificate]{files: []setting{{"tls cert_file", c.CertFile}, {"tls key_file", c.KeyFile}}, what: "client certificate", logger: logger,
+			make: func(pems [][]byte) (*tls.Certificate, error) {
+				return keyPair(pems[0], pems[1], "tls cert_file "+c.CertFile+", key_file "+c.KeyFile)
+			}}
 		if err := cl.pair.load(); err != nil {
 			return nil, err
 		}
@@ -146,22 +156,74 @@ func (c *Client) Expiry() (time.Time, bool) {
 	return c.pair.current().Leaf.NotAfter, true
 }
 
-func caPool(pems [][]byte, files []setting) (*x509.CertPool, error) {
+// Server is a listener's TLS: a certificate and key an operator mounts
+// (cert-manager's Secret, say), read again when they change, so that a
+// renewed certificate is served without a restart.
+type Server struct {
+	cfg  *tls.Config
+	pair *watched[*tls.Certificate]
+}
+
+// serverRecheck is how often a handshake reads the server's files again
+// at most: handshakes come at the callers' pace, not the service's, and a
+// flood of them must not become a flood of file reads. Renewals come days
+// before expiry; a second's lag is nothing.
+const serverRecheck = time.Second
+
+// NewServer reads the certificate (with any intermediates) and key a
+// listener presents, given by serve's -tls-cert-file and -tls-key-file. A
+// pair that cannot be used is an error naming the flags and files.
+func NewServer(certFile, keyFile string, logger *slog.Logger) (*Server, error) {
+	if certFile == "" || keyFile == "" {
+		return nil, errors.New("-tls-cert-file and -tls-key-file go together")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{pair: &watched[*tls.Certificate]{files: []setting{{"-tls-cert-file", certFile}, {"-tls-key-file", keyFile}},
+		what: "serving certificate", logger: logger, every: serverRecheck,
+		make: func(pems [][]byte) (*tls.Certificate, error) {
+			return keyPair(pems[0], pems[1], "-tls-cert-file "+certFile+", -tls-key-file "+keyFile)
+		}}}
+	if err := s.pair.load(); err != nil {
+		return nil, err
+	}
+	s.cfg = &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// HTTP/1.1 alone: the API's connection bound (limits.max_connections)
+		// bounds the requests read at once only while a connection carries
+		// one request at a time, which HTTP/2's streams do not.
+		NextProtos:     []string{"http/1.1"},
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.pair.get(), nil },
+	}
+	return s, nil
+}
+
+// Config is the listener's TLS config.
+func (s *Server) Config() *tls.Config { return s.cfg }
+
+// Expiry is when the certificate served now stops being valid.
+func (s *Server) Expiry() time.Time { return s.pair.current().Leaf.NotAfter }
+
+// caPool is the CAs of a PEM file; named says which, for its error.
+func caPool(pemCerts []byte, named string) (*x509.CertPool, error) {
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pems[0]) {
-		return nil, fmt.Errorf("tls ca_file %s: no PEM certificate in it", files[0].path)
+	if !pool.AppendCertsFromPEM(pemCerts) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", named)
 	}
 	return pool, nil
 }
 
-func keyPair(pems [][]byte, files []setting) (*tls.Certificate, error) {
-	cert, err := tls.X509KeyPair(pems[0], pems[1])
+// keyPair is a certificate and its key; named says which files, for its
+// error.
+func keyPair(certPEM, keyPEM []byte, named string) (*tls.Certificate, error) {
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err == nil && cert.Leaf == nil { // GODEBUG=x509keypairleaf=0
 		cert.Leaf, err = x509.ParseCertificate(cert.Certificate[0])
 	}
 	if err != nil {
 		// crypto/tls's errors name no key material.
-		return nil, fmt.Errorf("tls cert_file %s, key_file %s: %w", files[0].path, files[1].path, err)
+		return nil, fmt.Errorf("%s: %w", named, err)
 	}
 	return &cert, nil
 }
@@ -180,10 +242,15 @@ type watched[T any] struct {
 	files  []setting
 	what   string // what T is, for the warning
 	logger *slog.Logger
-	make   func(pems [][]byte, files []setting) (T, error)
+	make   func(pems [][]byte) (T, error) // pems of files, in their order
+	// every, when set, is the least time between two reads of the files,
+	// by now (time.Now when nil).
+	every time.Duration
+	now   func() time.Time
 
-	mu  sync.Mutex
-	cur T
+	mu      sync.Mutex
+	cur     T
+	checked time.Time // when the files were last read
 	// The files' sums, not their bytes: no second copy of a key is kept
 	// to compare with.
 	sum       [sha256.Size]byte // of the files cur was made of
@@ -198,7 +265,7 @@ func (w *watched[T]) load() error {
 	if err != nil {
 		return err
 	}
-	cur, err := w.make(pems, w.files)
+	cur, err := w.make(pems)
 	if err != nil {
 		return err
 	}
@@ -213,6 +280,16 @@ func (w *watched[T]) load() error {
 func (w *watched[T]) get() T {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.every > 0 {
+		now := time.Now()
+		if w.now != nil {
+			now = w.now()
+		}
+		if now.Sub(w.checked) < w.every {
+			return w.cur
+		}
+		w.checked = now
+	}
 	pems, err := w.read()
 	now := sum(pems)
 	if err == nil && now == w.sum {
@@ -220,7 +297,7 @@ func (w *watched[T]) get() T {
 	}
 	var cur T
 	if err == nil {
-		cur, err = w.make(pems, w.files)
+		cur, err = w.make(pems)
 	}
 	if err != nil {
 		if err.Error() != w.failed || now != w.failedSum {
@@ -244,7 +321,7 @@ func (w *watched[T]) read() ([][]byte, error) {
 	for i, f := range w.files {
 		b, err := readfile.Read(f.path, maxPEMBytes)
 		if err != nil {
-			return nil, fmt.Errorf("tls %s: %w", f.name, err)
+			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
 		pems[i] = b
 	}

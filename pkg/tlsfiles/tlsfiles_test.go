@@ -193,3 +193,55 @@ func TestClientFollowsItsCAFile(t *testing.T) {
 		t.Errorf("the warning does not name the file:\n%s", &logs)
 	}
 }
+
+// TestServerReadsAtMostOnceASecond: a flood of handshakes reads the
+// serving certificate's files once a second, not once each; a renewal is
+// served from the first handshake a second after the last read.
+func TestServerReadsAtMostOnceASecond(t *testing.T) {
+	ca := testpki.MustCA(t, "cluster CA")
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	start := time.Now().Truncate(time.Second)
+	renew := func(hours int) time.Time {
+		until := start.Add(time.Duration(hours) * time.Hour)
+		certPEM, keyPEM, err := ca.IssueUntil("toolsearch", until, "toolsearch.tools.svc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for path, b := range map[string][]byte{keyFile: keyPEM, certFile: certPEM} {
+			if err := testpki.Put(path, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return until
+	}
+	first := renew(1)
+	s, err := NewServer(certFile, keyFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := start
+	s.pair.now = func() time.Time { return clock }
+	serves := func(when string, want time.Time) {
+		t.Helper()
+		cert, err := s.Config().GetCertificate(&tls.ClientHelloInfo{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cert.Leaf.NotAfter.Equal(want) {
+			t.Errorf("%s: serves a certificate valid until %v; want %v", when, cert.Leaf.NotAfter, want)
+		}
+		if got := s.Expiry(); !got.Equal(want) {
+			t.Errorf("%s: Expiry() = %v; want %v", when, got, want)
+		}
+	}
+	serves("as started", first)
+	second := renew(2)
+	clock = clock.Add(900 * time.Millisecond)
+	serves("renewed, within the second of the last read", first)
+	clock = clock.Add(200 * time.Millisecond)
+	serves("renewed, past it", second)
+	if _, err := NewServer(certFile, "", nil); err == nil || !strings.Contains(err.Error(), "-tls-cert-file and -tls-key-file go together") {
+		t.Errorf("NewServer without a key: %v", err)
+	}
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/pkg/logbuf"
+	"github.com/toolsearch/toolsearch/pkg/testpki"
+)
+
+// TestServeTLS: with -tls-cert-file and -tls-key-file the API is served
+// over HTTPS alone, HTTP/1.1 alone, to curl-like clients and the official
+// MCP SDK client that trust its CA; a renewed certificate is served from
+// its files' change without a restart, its expiry exported; files that
+// stop reading keep the certificate read before, with one warning.
+func TestServeTLS(t *testing.T) {
+	ca := testpki.MustCA(t, "cluster CA")
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	start := time.Now().Truncate(time.Second)
+	renew := func(hours int) time.Time {
+		until := start.Add(time.Duration(hours) * time.Hour)
+		certPEM, keyPEM, err := ca.IssueUntil("toolsearch", until, "localhost", "127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As cert-manager's Secret changes: both files, the key first.
+		for _, f := range []struct {
+			path string
+			b    []byte
+		}{{keyFile, keyPEM}, {certFile, certPEM}} {
+			if err := testpki.Put(f.path, f.b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return until
+	}
+	first := renew(1)
+	base, trusting, logs, stop := startServeTLS(t, ca, certFile, keyFile)
+	defer stop()
+	if !strings.Contains(logs.String(), `"tls":true,"console":"https://`) {
+		t.Errorf("the listening line does not say TLS, or gives an http console:\n%s", logs)
+	}
+	addr := strings.TrimPrefix(base, "https://")
+	metrics := metricsBase(t, logs)
+
+	resp, err := trusting.Post(base+"/mcp/tool-search", "application/json", strings.NewReader(`{"query":"merge a pull request","top_k":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "merge_pull_request") || resp.Proto != "HTTP/1.1" {
+		t.Errorf("search over HTTPS: %s %d %s; want HTTP/1.1 200 with merge_pull_request", resp.Proto, resp.StatusCode, body)
+	}
+
+	// Plain HTTP to the API's port is refused: nothing is served in clear.
+	if resp, err := http.Get("http://" + addr + "/mcp/tool-search/status"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("plain HTTP to the TLS port answered %d; want 400", resp.StatusCode)
+		}
+	}
+
+	// A client offering HTTP/2 is served HTTP/1.1, whose one request a
+	// connection keeps limits.max_connections a bound on requests.
+	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost", NextProtos: []string{"h2", "http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := conn.ConnectionState().NegotiatedProtocol; p != "http/1.1" {
+		t.Errorf("ALPN chose %q; want http/1.1", p)
+	}
+	conn.Close()
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "tls-test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: trusting}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "merge a pull request"}})
+	if err != nil || res.IsError {
+		t.Errorf("search_tools over HTTPS through the SDK client = %+v, %v", res, err)
+	}
+	cs.Close()
+
+	// eval -url waiting for a server whose certificate it does not trust
+	// says so, rather than waiting out -wait.
+	var evalOut bytes.Buffer
+	err = run(t.Context(), []string{"eval", "-cases", "../../evals/cases.jsonl", "-url", base, "-wait", "10m"}, func(string) string { return "" }, nil, io.Discard, &evalOut)
+	if said := evalOut.String(); err == nil || !strings.Contains(said, "certificate signed by unknown authority") || !strings.Contains(said, "SSL_CERT_FILE") || strings.Contains(said, "not ready after") {
+		t.Errorf("eval -url against an untrusted certificate: %v, %q; want the certificate's error at once", err, said)
+	}
+
+	// served is the expiry of the certificate a new connection is shown.
+	served := func() time.Time {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].NotAfter
+	}
+	exported := func() time.Time {
+		resp, err := http.Get(metrics + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := regexp.MustCompile(`(?m)^toolsearch_serving_certificate_expiry_timestamp_seconds (\S+)$`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("no toolsearch_serving_certificate_expiry_timestamp_seconds in /metrics")
+		}
+		f, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Unix(int64(f), 0)
+	}
+	if got := served(); !got.Equal(first) {
+		t.Errorf("served a certificate valid until %v; want %v", got, first)
+	}
+	if got := exported(); !got.Equal(first) {
+		t.Errorf("exported expiry %v; want %v", got, first)
+	}
+	second := renew(2)
+	waitUntil(t, "the renewed certificate served", func() bool { return served().Equal(second) })
+	if got := exported(); !got.Equal(second) {
+		t.Errorf("exported expiry %v after the renewal; want %v", got, second)
+	}
+
+	if err := testpki.Put(certFile, []byte("not a certificate")); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // over more than the second between two reads
+		time.Sleep(600 * time.Millisecond)
+		if got := served(); !got.Equal(second) {
+			t.Fatalf("with its file unreadable, served a certificate valid until %v; want the last good one, %v", got, second)
+		}
+	}
+	if n := strings.Count(logs.String(), "serving certificate not read again"); n != 1 {
+		t.Errorf("%d warnings for one unreadable certificate file; want 1:\n%s", n, logs)
+	}
+}
+
+// startServeTLS is startServe over HTTPS, with the certificate and key
+// of ca in certFile and keyFile: its base URL (https://), and a client
+// that trusts ca.
+func startServeTLS(t *testing.T, ca *testpki.CA, certFile, keyFile string, args ...string) (base string, client *http.Client, stderr *logbuf.Buffer, stop func() error) {
+	t.Helper()
+	base, stderr, stop = startListening(t, nil, append([]string{"-tls-cert-file", certFile, "-tls-key-file", keyFile}, args...)...)
+	base = "https://" + strings.TrimPrefix(base, "http://")
+	// The probes are the metrics listener's, in clear as the kubelet
+	// reads them.
+	metrics := metricsBase(t, stderr)
+	waitUntil(t, "ready", func() bool {
+		resp, err := http.Get(metrics + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return base, &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}, stderr, stop
+}
