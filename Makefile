@@ -96,7 +96,7 @@ lint: vet $(STATICCHECK) $(DEADCODE)
 	cd api && $(GO) vet ./... && $(STATICCHECK) ./...
 	cd deploy && GOFLAGS="$(KUBE_GOFLAGS)" $(GO) vet ./... && GOFLAGS="$(KUBE_GOFLAGS)" $(STATICCHECK) ./...
 	cd evals/peers && $(GO) vet ./... && $(STATICCHECK) ./...
-	@# pkg/catgen/gentest and pkg/testpki are for tests and benchmarks: nothing else reaches them.
+	@# pkg/catgen/gentest and pkg/testpki are for tests and measuring commands: what they hold that those do not reach is not dead.
 	@out=$$($(DEADCODE) ./... | grep -v '^pkg/catgen/gentest/\|^pkg/testpki/'); if [ -n "$$out" ]; then echo "deadcode: unreachable functions:"; echo "$$out"; exit 1; fi
 	@echo "lint: vet, staticcheck $(STATICCHECK_VERSION) and deadcode $(DEADCODE_VERSION) clean"
 
@@ -432,6 +432,8 @@ load: build
 	./bin/loadgen -c 16 -d $(LOADTIME) -rounds $(LOADROUNDS) -mode hybrid -learning -callers 16
 	$(GO) build -o bin/scale ./cmd/scale
 	./bin/scale -bin $(BIN) -sizes $(SCALE_SIZES) -rounds $(SCALE_ROUNDS) -text $(SCALE_TEXT) $(if $(SCALE_SCRIPT),-script $(SCALE_SCRIPT)) $(if $(SCALE_FLOATS),-floats) $(if $(SCALE_BASELINE),-baseline $(SCALE_BASELINE))
+	$(GO) build -o bin/connmem ./cmd/connmem
+	./bin/connmem -bin $(BIN) -rounds 2
 
 # 60 s of hostile requests against the binary (RELIABILITY.md): RSS before
 # and after, /metrics and status sizes, per-attack status codes.

@@ -275,10 +275,13 @@ func checkMemory(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap) {
 		t.Errorf("limits.request_body_budget_bytes is %d: no memory limit holds request bodies without a bound", cfg.Limits.RequestBodyBudgetBytes)
 	}
 	need := sizing.Catalog{Tools: cat.Len(), TextBytes: cat.Bytes(), Dim: modelWidth(cfg.Embedding), Local: local(cfg.Embedding)}
-	limit := d.Spec.Template.Spec.Containers[0].Resources.Limits.Memory().Value()
-	if peak := need.Limit(connections(cfg.Limits), bodies(cfg.Limits)); limit < peak {
-		t.Errorf("memory limit %d MiB, but %d tools of %d KiB at %d dimensions need %d MiB at their peak (%d MiB once built)",
-			limit>>20, need.Tools, need.TextBytes>>10, need.Dim, peak>>20, need.Built()>>20)
+	c := d.Spec.Template.Spec.Containers[0]
+	limit := c.Resources.Limits.Memory().Value()
+	// Connections over TLS hold more (sizing's tlsConnectionBytes).
+	tls := envValue(c, "TOOLSEARCH_TLS_CERT_FILE") != ""
+	if peak := need.Limit(connections(cfg.Limits), tls, bodies(cfg.Limits)); limit < peak {
+		t.Errorf("memory limit %d MiB, but %d tools of %d KiB at %d dimensions need %d MiB at their peak (%d MiB once built; connections over TLS: %v)",
+			limit>>20, need.Tools, need.TextBytes>>10, need.Dim, peak>>20, need.Built()>>20, tls)
 	}
 }
 

@@ -158,6 +158,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		cfg.MemoryLimit = int64(limit)
 	}
 	cfg.Connections = max(cmp.Or(file.Limits.MaxConnections, config.DefaultMaxConnections), 0)
+	cfg.TLS = serving != nil
 	cfg.BodyBudget = max(cmp.Or(file.Limits.RequestBodyBudgetBytes, httpapi.DefaultBodyBudgetBytes), 0)
 	// Catalog and config are read before anything is opened, created or
 	// listened on (the learning file, the port): a bad file stops start-up

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -93,6 +94,29 @@ func TestServeTLS(t *testing.T) {
 		t.Errorf("search_tools over HTTPS through the SDK client = %+v, %v", res, err)
 	}
 	cs.Close()
+
+	// The sizing rule counts its connections as TLS ones: status'
+	// memory_needed_bytes is a plain server's plus the difference for
+	// each of the 2,048 connections allowed.
+	plainBase, _, stopPlain := startServe(t, nil)
+	need := func(client *http.Client, base string) int64 {
+		resp, err := client.Get(base + "/mcp/tool-search/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st struct {
+			MemoryNeededBytes int64 `json:"memory_needed_bytes"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st.MemoryNeededBytes
+	}
+	if got, plain := need(trusting, base), need(http.DefaultClient, plainBase); plain == 0 || got-plain != 2048*(64-28)<<10 {
+		t.Errorf("memory_needed_bytes %d serving TLS, %d in clear; want %d more", got, plain, 2048*(64-28)<<10)
+	}
+	stopPlain()
 
 	// eval -url waiting for a server whose certificate it does not trust
 	// says so, rather than waiting out -wait.

@@ -539,7 +539,7 @@ func TestMemoryLimitAgainstNeed(t *testing.T) {
 			if _, err := svc.Rebuild(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			want := sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: 256, Local: true, VectorBytes: snap.Matrix.Bytes()}.Limit(100, 1<<20)
+			want := sizing.Catalog{Tools: snap.Catalog.Len(), TextBytes: snap.Catalog.Bytes(), Dim: 256, Local: true, VectorBytes: snap.Matrix.Bytes()}.Limit(100, false, 1<<20)
 			st := svc.Status()
 			if st.MemoryNeededBytes != want || st.MemoryLimitBytes != tt.limit {
 				t.Errorf("status: needed %d, limit %d; want %d, %d", st.MemoryNeededBytes, st.MemoryLimitBytes, want, tt.limit)
@@ -700,7 +700,7 @@ func TestNeedCountsViews(t *testing.T) {
 			t.Errorf("a view of %d tools counts %d bytes of vectors", v.Tools, v.VectorBytes)
 		}
 	}
-	if svc.Status().MemoryNeededBytes <= (sizing.Catalog{Tools: got.Tools, TextBytes: got.TextBytes, Dim: got.Dim, Local: got.Local}).Limit(0, 0) {
+	if svc.Status().MemoryNeededBytes <= (sizing.Catalog{Tools: got.Tools, TextBytes: got.TextBytes, Dim: got.Dim, Local: got.Local}).Limit(0, false, 0) {
 		t.Error("the views add nothing to the figure status shows")
 	}
 }

@@ -172,14 +172,15 @@ type Config struct {
 	Quantization string
 	Rescore      int
 	// MemoryLimit is the container's memory limit in bytes (0: none
-	// known), Connections the most connections the API holds and
-	// BodyBudget the request bodies it reads at once. Status
+	// known), Connections the most connections the API holds (over TLS
+	// when TLS) and BodyBudget the request bodies it reads at once. Status
 	// and the metrics show the limit beside what the catalog served needs
 	// at its peak (package sizing), and a published catalog that needs
 	// more than the limit is logged as a warning: a pod that would be
 	// OOM-killed at its next rebuild.
 	MemoryLimit int64
 	Connections int
+	TLS         bool
 	BodyBudget  int64
 	// NoViews builds no view for the keys that see only some tools (their
 	// visibility is still checked): for a process that searches as no key
@@ -505,7 +506,7 @@ func builtBytes(snap *Snapshot) int64 {
 // minute).
 func (s *Service) checkMemory(snap *Snapshot) {
 	need := s.need(snap)
-	peak := need.Limit(s.cfg.Connections, s.cfg.BodyBudget)
+	peak := need.Limit(s.cfg.Connections, s.cfg.TLS, s.cfg.BodyBudget)
 	s.metrics.needed.Set(float64(peak))
 	if s.cfg.MemoryLimit <= 0 || peak <= s.cfg.MemoryLimit || s.warnedNeed.Swap(peak) == peak {
 		return

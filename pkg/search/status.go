@@ -156,7 +156,7 @@ func (s *Service) Status() Status {
 	snap := s.cur.Load()
 	if snap != nil {
 		snap.fillStatus(&st)
-		st.MemoryNeededBytes = s.need(snap).Limit(s.cfg.Connections, s.cfg.BodyBudget)
+		st.MemoryNeededBytes = s.need(snap).Limit(s.cfg.Connections, s.cfg.TLS, s.cfg.BodyBudget)
 	}
 	if st.Quantization == index.QuantBinary {
 		st.Rescore = s.cfg.Rescore

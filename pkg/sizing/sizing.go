@@ -47,6 +47,15 @@ const processBytes = 40 << 20
 // (limits.max_connections).
 const connectionBytes = 28 << 10
 
+// tlsConnectionBytes is connectionBytes when the API serves TLS: each
+// connection also holds its TLS state and record buffers, and its
+// handshake leaves garbage behind. 2,048 connections each sending 10
+// bytes of a body over TLS took the default catalog's process from 25 to
+// 132 and 142 MiB (52 and 57 KiB each, where plain HTTP took 23), and
+// 2,048 that sent one header line 46 KiB each, where plain HTTP took 11
+// (2026-12-07, BENCHMARKS.md, "What a TLS connection holds").
+const tlsConnectionBytes = 64 << 10
+
 // Built is what the process holds once the catalog is built: the vectors;
 // per tool, the fixed part of its catalog entry, postings and hints; per
 // byte of text, the catalog's copy and the keyword index made of it; the
@@ -103,11 +112,16 @@ func (c Catalog) Report() int64 {
 
 // Limit is the smallest memory limit that holds the catalog at its peak:
 // a rebuild with a report beside it, conns connections each reading a
-// slow body, bodies bytes of request bodies read and decoded at once
+// slow body (over TLS when tls: serve's -tls-cert-file), bodies bytes of
+// request bodies read and decoded at once
 // (limits.request_body_budget_bytes), and MCP's event store full. A pod's
 // limit should be at least this.
-func (c Catalog) Limit(conns int, bodies int64) int64 {
-	return c.Rebuild() + c.Report() + int64(max(conns, 0))*connectionBytes + bodyFactor*max(bodies, 0) + ResumeBytes
+func (c Catalog) Limit(conns int, tls bool, bodies int64) int64 {
+	per := int64(connectionBytes)
+	if tls {
+		per = tlsConnectionBytes
+	}
+	return c.Rebuild() + c.Report() + int64(max(conns, 0))*per + bodyFactor*max(bodies, 0) + ResumeBytes
 }
 
 // ResumeBytes is the most MCP's event store holds: what streamed calls

@@ -47,14 +47,16 @@ func TestLimit(t *testing.T) {
 		name string
 		c    Catalog
 		mib  int64
+		tls  bool
 	}{
-		{"the default catalog", Catalog{Tools: 73, TextBytes: 21_367, Dim: 1024, Local: true}, 213},
-		{"10,000 tools of 440 bytes, a provider", Catalog{Tools: 10_000, TextBytes: 4_403_000, Dim: 1536}, 414},
-		{"10,000 tools of 4,500 bytes, a provider", Catalog{Tools: 10_000, TextBytes: 44_880_000, Dim: 1536}, 839},
-		{"100,000 tools of 440 bytes, local", Catalog{Tools: 100_000, TextBytes: 44_250_000, Dim: 1024, Local: true}, 1848},
-		{"100,000 tools of 440 bytes, a provider", Catalog{Tools: 100_000, TextBytes: 44_250_000, Dim: 1536}, 2238},
+		{"the default catalog", Catalog{Tools: 73, TextBytes: 21_367, Dim: 1024, Local: true}, 213, false},
+		{"the default catalog, connections over TLS", Catalog{Tools: 73, TextBytes: 21_367, Dim: 1024, Local: true}, 285, true},
+		{"10,000 tools of 440 bytes, a provider", Catalog{Tools: 10_000, TextBytes: 4_403_000, Dim: 1536}, 414, false},
+		{"10,000 tools of 4,500 bytes, a provider", Catalog{Tools: 10_000, TextBytes: 44_880_000, Dim: 1536}, 839, false},
+		{"100,000 tools of 440 bytes, local", Catalog{Tools: 100_000, TextBytes: 44_250_000, Dim: 1024, Local: true}, 1848, false},
+		{"100,000 tools of 440 bytes, a provider", Catalog{Tools: 100_000, TextBytes: 44_250_000, Dim: 1536}, 2238, false},
 	} {
-		if got := tt.c.Limit(2048, 16<<20) >> 20; got != tt.mib {
+		if got := tt.c.Limit(2048, tt.tls, 16<<20) >> 20; got != tt.mib {
 			t.Errorf("%s: %d MiB, want %d", tt.name, got, tt.mib)
 		}
 	}
@@ -98,7 +100,7 @@ func TestRuleCoversViews(t *testing.T) {
 	// The views' figures are their own: a catalog of none is the rule's
 	// figure for the catalog alone.
 	alone := Catalog{Tools: tools, TextBytes: text, Dim: 1024, Local: true}
-	if got, want := (Catalog{Tools: tools, TextBytes: text, Dim: 1024, Local: true, Views: []Catalog{}}).Limit(0, 0), alone.Limit(0, 0); got != want {
+	if got, want := (Catalog{Tools: tools, TextBytes: text, Dim: 1024, Local: true, Views: []Catalog{}}).Limit(0, false, 0), alone.Limit(0, false, 0); got != want {
 		t.Errorf("no views: %d, want %d", got, want)
 	}
 }

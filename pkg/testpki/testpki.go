@@ -1,6 +1,7 @@
 // Package testpki issues certificates for tests of TLS: a CA, and server
-// and client certificates it signs. Tests alone use it (make lint's
-// deadcode check leaves it out).
+// and client certificates it signs. Tests and cmd/connmem, a measuring
+// command, use it; the service does not (make lint's deadcode check
+// leaves it out).
 package testpki
 
 import (

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +39,9 @@ const logTail = 4096
 // Start runs bin serve with args on a free port (Start adds -addr), with
 // env added to this process's environment, and returns once /readyz
 // answers 200 (polled every millisecond, so a caller may time it), or
-// fails when the process exits first or ready passes.
+// fails when the process exits first or ready passes. With
+// -tls-cert-file in args the API is served over HTTPS (Base says so), and
+// /readyz is polled where probes read it, on -metrics-addr.
 func Start(ctx context.Context, bin string, env []string, ready time.Duration, args ...string) (*Server, error) {
 	addr, err := FreeAddr()
 	if err != nil {
@@ -47,6 +50,15 @@ func Start(ctx context.Context, bin string, env []string, ready time.Duration, a
 	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "-addr", addr}, args...)...)
 	cmd.Env = append(cmd.Environ(), env...)
 	s := &Server{Base: "http://" + addr, cmd: cmd, done: make(chan error, 1), logs: &logbuf.Buffer{Tail: logTail}}
+	probe := s.Base
+	if i := slices.Index(args, "-tls-cert-file"); i >= 0 {
+		s.Base = "https://" + addr
+		j := slices.Index(args, "-metrics-addr")
+		if j < 0 || j+1 >= len(args) || args[j+1] == "off" {
+			return nil, errors.New("serveproc: a server of HTTPS needs -metrics-addr, where its readiness is read")
+		}
+		probe = "http://" + args[j+1]
+	}
 	cmd.Stdout, cmd.Stderr = s.logs, s.logs
 	DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
@@ -56,7 +68,7 @@ func Start(ctx context.Context, bin string, env []string, ready time.Duration, a
 	client := &http.Client{Timeout: 10 * time.Second}
 	deadline := time.Now().Add(ready)
 	for {
-		if resp, err := client.Get(s.Base + "/readyz"); err == nil {
+		if resp, err := client.Get(probe + "/readyz"); err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
