@@ -231,6 +231,11 @@ func TestProviderWithClientCertificate(t *testing.T) {
 			if l := logs.String(); c.degraded && (!strings.Contains(l, "index build failed") || strings.Contains(l, "x509")) {
 				t.Errorf("the log does not say the provider refused the build, or says its certificate did not verify:\n%s", l)
 			}
+			// Whatever the error read, the log says the provider asked
+			// for the certificate the config does not give.
+			if asked := strings.Contains(logs.String(), "the server asked for a client certificate, and the tls block gives none"); asked != c.degraded {
+				t.Errorf("the log says the provider asked for a missing certificate: %v; want %v\n%s", asked, c.degraded, logs)
+			}
 			// The certificate's expiry is exported with one (the alert
 			// ToolsearchClientCertificateExpiring reads it).
 			resp, err := http.Get(metricsBase(t, logs) + "/metrics")

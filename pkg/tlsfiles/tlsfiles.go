@@ -112,6 +112,19 @@ func NewClient(rawURL string, c Config, logger *slog.Logger) (*Client, error) {
 			return nil, err
 		}
 		cl.cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cl.pair.get(), nil }
+	} else {
+		// A server that asks for a certificate and gets none refuses the
+		// connection, over TLS 1.3 only after the handshake: what the
+		// request then fails with depends on timing ("certificate
+		// required", or the connection closed under a request being
+		// written) and may not say why. That it asked is known here.
+		var once sync.Once
+		cl.cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			once.Do(func() {
+				logger.Warn("the server asked for a client certificate, and the tls block gives none (cert_file, key_file): it may refuse the connection")
+			})
+			return &tls.Certificate{}, nil // none sent, as without this function
+		}
 	}
 	return cl, nil
 }

@@ -245,3 +245,28 @@ func TestServerReadsAtMostOnceASecond(t *testing.T) {
 		t.Errorf("NewServer without a key: %v", err)
 	}
 }
+
+// TestClientSaysTheServerAskedForACertificate: a server that asks for a
+// client certificate of a client configured with none is said once, and
+// none is sent.
+func TestClientSaysTheServerAskedForACertificate(t *testing.T) {
+	ca := testpki.MustCA(t, "cluster CA")
+	caFile := filepath.Join(t.TempDir(), "ca.crt")
+	if err := testpki.Put(caFile, ca.PEM); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cl, err := NewClient("https://mcp.internal/mcp", Config{CAFile: caFile}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		cert, err := cl.cfg.GetClientCertificate(&tls.CertificateRequestInfo{})
+		if err != nil || cert == nil || len(cert.Certificate) != 0 {
+			t.Fatalf("GetClientCertificate = %v, %v; want an empty certificate (none sent)", cert, err)
+		}
+	}
+	if n := strings.Count(logs.String(), "asked for a client certificate"); n != 1 {
+		t.Errorf("%d warnings for three requests of a certificate; want 1:\n%s", n, &logs)
+	}
+}
