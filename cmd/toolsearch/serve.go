@@ -267,6 +267,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if serving != nil {
 		ln = tls.NewListener(ln, serving.Config())
 	}
+	handshakeErrors := prometheus.NewCounter(prometheus.CounterOpts{Name: "toolsearch_http_tls_handshake_errors_total",
+		Help: "TLS handshakes on the API's listener that failed: a client that does not trust its certificate, a load balancer's TCP check, a scanner; 0 when the API serves in clear."})
+	reg.MustRegister(handshakeErrors)
 	var draining atomic.Bool
 	srv := &http.Server{
 		Handler:           httpapi.NewServer(svc, httpOptions(logger, reg, admin, mcpSrv, ups, &draining, &file, *anyHost)),
@@ -276,7 +279,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		MaxHeaderBytes: 64 << 10,
 		ReadTimeout:    30 * time.Second,
 		IdleTimeout:    2 * time.Minute,
-		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:       httpapi.ServerErrorLog(logger, handshakeErrors),
 		ConnState:      httpapi.CountConnections(reg),
 	}
 	if bound > 0 {
@@ -434,7 +437,7 @@ func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (*http.Serve
 	// clients from holding memory here as on the API's listener.
 	ln = netutil.LimitListener(ln, maxMetricsConnections)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10,
-		ReadTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+		ReadTimeout: 30 * time.Second, ErrorLog: httpapi.ServerErrorLog(logger, nil)}
 	srv.ConnState = httpapi.ReclaimIdle(srv, maxMetricsConnections, nil)
 	logger.Info("metrics listening", "addr", ln.Addr().String())
 	errc := make(chan error, 1)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -126,6 +127,23 @@ func TestServeTLS(t *testing.T) {
 		t.Errorf("eval -url against an untrusted certificate: %v, %q; want the certificate's error at once", err, said)
 	}
 
+	// Connections that never complete a handshake (a load balancer's TCP
+	// check, a scanner) are counted, and their lines budgeted: a client
+	// cannot fill the log with them.
+	for range 300 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	waitUntil(t, "the failed handshakes counted", func() bool {
+		return metricValue(t, metrics, "toolsearch_http_tls_handshake_errors_total") >= 300
+	})
+	if n := strings.Count(logs.String(), "TLS handshake error"); n > 150 {
+		t.Errorf("%d lines of failed handshakes logged for 300; want the budget's (100 at once)", n)
+	}
+
 	// served is the expiry of the certificate a new connection is shown.
 	served := func() time.Time {
 		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"})
@@ -136,21 +154,7 @@ func TestServeTLS(t *testing.T) {
 		return conn.ConnectionState().PeerCertificates[0].NotAfter
 	}
 	exported := func() time.Time {
-		resp, err := http.Get(metrics + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		m := regexp.MustCompile(`(?m)^toolsearch_serving_certificate_expiry_timestamp_seconds (\S+)$`).FindSubmatch(b)
-		if m == nil {
-			t.Fatalf("no toolsearch_serving_certificate_expiry_timestamp_seconds in /metrics")
-		}
-		f, err := strconv.ParseFloat(string(m[1]), 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return time.Unix(int64(f), 0)
+		return time.Unix(int64(metricValue(t, metrics, "toolsearch_serving_certificate_expiry_timestamp_seconds")), 0)
 	}
 	if got := served(); !got.Equal(first) {
 		t.Errorf("served a certificate valid until %v; want %v", got, first)
@@ -197,4 +201,25 @@ func startServeTLS(t *testing.T, ca *testpki.CA, certFile, keyFile string, args 
 		return resp.StatusCode == http.StatusOK
 	})
 	return base, &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}, stderr, stop
+}
+
+// metricValue is the value of the unlabelled series name on metrics'
+// /metrics.
+func metricValue(t *testing.T, metrics, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no %s in /metrics", name)
+	}
+	f, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"fmt"
+	"log"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,18 +28,24 @@ const (
 	refusalSummaryEvery = 10 * time.Second
 )
 
-var refusalWhy = fmt.Sprintf("refused requests (4xx, 503) past %d lines a second; toolsearch_http_requests_total counts every request", refusalLinesRate)
-
-// refusalLines is that budget.
+// refusalLines is that budget. net/http's own error lines have one alike
+// (ServerErrorLog).
 type refusalLines struct {
 	lim        *rate.Limiter
 	suppressed atomic.Int64
 	mu         sync.Mutex // orders summaries
 	summarised time.Time  // when the last summary was logged
+	// what lines the summary counts, and why they went unlogged.
+	what, why string
 }
 
 func newRefusalLines() *refusalLines {
-	return &refusalLines{lim: rate.NewLimiter(refusalLinesRate, refusalLinesBurst)}
+	return newLineBudget("request lines not logged",
+		fmt.Sprintf("refused requests (4xx, 503) past %d lines a second; toolsearch_http_requests_total counts every request", refusalLinesRate))
+}
+
+func newLineBudget(what, why string) *refusalLines {
+	return &refusalLines{lim: rate.NewLimiter(refusalLinesRate, refusalLinesBurst), what: what, why: why}
 }
 
 // admit reports whether a refused request's line is logged at now, and
@@ -67,6 +75,46 @@ func (l *refusalLines) summarise(logger *slog.Logger, clock func() time.Time) {
 	}
 	if n := l.suppressed.Swap(0); n > 0 {
 		l.summarised = now
-		logger.Warn("request lines not logged", "count", n, "why", refusalWhy)
+		logger.Warn(l.what, "count", n, "why", l.why)
 	}
 }
+
+// ServerErrorLog is net/http's error log for a listener, as warnings of
+// logger. A caller can make net/http write such lines as fast as it can
+// connect: each failed TLS handshake is one ("http: TLS handshake error
+// from ADDR: EOF" for a load balancer's TCP check, a client that does not
+// trust the certificate, a scanner). They are budgeted as refused
+// requests' lines are, and handshakes counts every failed handshake.
+func ServerErrorLog(logger *slog.Logger, handshakes incrementer) *log.Logger {
+	w := &errorLines{logger: logger, handshakes: handshakes, now: time.Now,
+		budget: newLineBudget("server error lines not logged",
+			fmt.Sprintf("net/http's error lines (failed TLS handshakes among them) past %d a second; toolsearch_http_tls_handshake_errors_total counts every failed handshake", refusalLinesRate))}
+	return log.New(w, "", 0)
+}
+
+// incrementer is the counter of failed handshakes (a prometheus.Counter).
+type incrementer interface{ Inc() }
+
+type errorLines struct {
+	logger     *slog.Logger
+	handshakes incrementer
+	budget     *refusalLines
+	now        func() time.Time
+}
+
+func (e *errorLines) Write(p []byte) (int, error) {
+	line := strings.TrimSuffix(string(p), "\n")
+	if strings.HasPrefix(line, "http: TLS handshake error") && e.handshakes != nil {
+		e.handshakes.Inc()
+	}
+	if !e.budget.admit(e.now()) {
+		return len(p), nil
+	}
+	e.budget.summarise(e.logger, e.now)
+	e.logger.Warn(clip(line, maxErrorLine))
+	return len(p), nil
+}
+
+// maxErrorLine bounds a net/http error line: they quote what a client
+// sent on occasion.
+const maxErrorLine = 1 << 10

@@ -265,3 +265,62 @@ func TestCloseQuote(t *testing.T) {
 		}
 	}
 }
+
+// TestServerErrorLog: net/http's error lines, which a client can make as
+// fast as it connects (a failed TLS handshake is one), are budgeted as
+// refused requests' lines are, the count of those left out logged with a
+// later line; every failed handshake is counted, logged or not.
+func TestServerErrorLog(t *testing.T) {
+	var logs bytes.Buffer
+	var handshakes counter
+	el := ServerErrorLog(slog.New(slog.NewJSONHandler(&logs, nil)), &handshakes)
+	clock := time.Now()
+	el.Writer().(*errorLines).now = func() time.Time { return clock }
+	count := func() (lines int, summarised string) {
+		for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(l), &rec); err != nil {
+				t.Fatalf("a log line that is not JSON: %q", l)
+			}
+			if rec["level"] != "WARN" {
+				t.Errorf("a line at %v: %q", rec["level"], l)
+			}
+			if rec["msg"] == "server error lines not logged" {
+				summarised += fmt.Sprint(rec["count"]) + " "
+			} else {
+				lines++
+			}
+		}
+		return lines, summarised
+	}
+	for _, tt := range []struct {
+		name       string
+		advance    time.Duration
+		line       string
+		n          int
+		lines      int
+		summaries  string
+		handshakes int
+	}{
+		{"a flood of failed handshakes: the burst is logged", 0, "http: TLS handshake error from 192.0.2.1:4711: EOF", 250, 100, "", 250},
+		{"another error line, held back too", 0, "http: Accept error: too many open files", 10, 100, "", 250},
+		{"ten seconds on, a line and the count before it", 10 * time.Second, "http: TLS handshake error from 192.0.2.9:4711: remote error: tls: bad certificate", 1, 101, "160 ", 251},
+		{"a line of a client's text is cut", time.Second, "http: " + strings.Repeat("x", 5000), 1, 102, "160 ", 251},
+	} {
+		clock = clock.Add(tt.advance)
+		for range tt.n {
+			el.Print(tt.line)
+		}
+		lines, summaries := count()
+		if lines != tt.lines || summaries != tt.summaries || int(handshakes) != tt.handshakes {
+			t.Errorf("%s: %d lines, summaries %q, %d handshakes counted; want %d, %q, %d", tt.name, lines, summaries, handshakes, tt.lines, tt.summaries, tt.handshakes)
+		}
+	}
+	if last := logs.String()[strings.LastIndex(strings.TrimSpace(logs.String()), "\n")+1:]; len(last) > 2*maxErrorLine {
+		t.Errorf("a line of %d bytes logged whole", len(last))
+	}
+}
+
+type counter int
+
+func (c *counter) Inc() { *c++ }
