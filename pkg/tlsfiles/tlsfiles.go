@@ -111,6 +111,7 @@ func NewClient(rawURL string, c Config, logger *slog.Logger) (*Client, error) {
 		if err := cl.pair.load(); err != nil {
 			return nil, err
 		}
+		warnValidity(logger, "client certificate", cl.pair.cur.Leaf, time.Now())
 		cl.cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cl.pair.get(), nil }
 	} else {
 		// A server that asks for a certificate and gets none refuses the
@@ -201,6 +202,7 @@ func NewServer(certFile, keyFile string, logger *slog.Logger) (*Server, error) {
 	if err := s.pair.load(); err != nil {
 		return nil, err
 	}
+	warnValidity(logger, "serving certificate", s.pair.cur.Leaf, time.Now())
 	s.cfg = &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		// HTTP/1.1 alone: the API's connection bound (limits.max_connections)
@@ -217,6 +219,18 @@ func (s *Server) Config() *tls.Config { return s.cfg }
 
 // Expiry is when the certificate served now stops being valid.
 func (s *Server) Expiry() time.Time { return s.pair.current().Leaf.NotAfter }
+
+// warnValidity says when a certificate read at start-up is not valid at
+// now: it is used all the same (its files may be renewed any moment, and
+// the server may not check), but the peer will most likely refuse it.
+func warnValidity(logger *slog.Logger, what string, leaf *x509.Certificate, now time.Time) {
+	switch {
+	case now.After(leaf.NotAfter):
+		logger.Warn("the "+what+" has expired: the other side will refuse it until its files are renewed", "not_after", leaf.NotAfter)
+	case now.Before(leaf.NotBefore):
+		logger.Warn("the "+what+" is not valid yet: the other side will refuse it until then", "not_before", leaf.NotBefore)
+	}
+}
 
 // caPool is the CAs of a PEM file; named says which, for its error.
 func caPool(pemCerts []byte, named string) (*x509.CertPool, error) {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -268,5 +269,45 @@ func TestClientSaysTheServerAskedForACertificate(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "asked for a client certificate"); n != 1 {
 		t.Errorf("%d warnings for three requests of a certificate; want 1:\n%s", n, &logs)
+	}
+}
+
+// TestWarnsOfCertificatesNotValidNow: a certificate read at start-up that
+// has expired, or is not valid yet, is used but said; one valid now is
+// not.
+func TestWarnsOfCertificatesNotValidNow(t *testing.T) {
+	ca := testpki.MustCA(t, "cluster CA")
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name     string
+		notAfter time.Time
+		want     string
+	}{
+		{"valid", time.Now().Add(time.Hour), ""},
+		{"expired", time.Now().Add(-time.Minute), "the serving certificate has expired"},
+	} {
+		certPEM, keyPEM, err := ca.IssueUntil("toolsearch", tt.notAfter, "toolsearch.tools.svc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		certFile, keyFile := filepath.Join(dir, tt.name+".crt"), filepath.Join(dir, tt.name+".key")
+		if err := errors.Join(testpki.Put(certFile, certPEM), testpki.Put(keyFile, keyPEM)); err != nil {
+			t.Fatal(err)
+		}
+		var logs bytes.Buffer
+		if _, err := NewServer(certFile, keyFile, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := logs.String(); (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: logged %q; want %q", tt.name, got, tt.want)
+		}
+	}
+	// Not valid yet: testpki's certificates start an hour ago, so the
+	// check is made at a time before that.
+	leaf := &x509.Certificate{NotBefore: time.Now().Add(time.Hour), NotAfter: time.Now().Add(2 * time.Hour)}
+	var logs bytes.Buffer
+	warnValidity(slog.New(slog.NewTextHandler(&logs, nil)), "client certificate", leaf, time.Now())
+	if !strings.Contains(logs.String(), "the client certificate is not valid yet") {
+		t.Errorf("a certificate not valid yet: logged %q", &logs)
 	}
 }
