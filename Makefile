@@ -435,12 +435,13 @@ load: build
 	$(GO) build -o bin/connmem ./cmd/connmem
 	./bin/connmem -bin $(BIN) -rounds 2
 
-# 60 s of hostile requests against the binary (RELIABILITY.md): RSS before
+# 60 s of hostile requests against the binary (RELIABILITY.md; HOSTILE_TLS=1
+# serves the API over HTTPS and attacks it so): RSS before
 # and after, /metrics and status sizes, per-attack status codes.
 HOSTILETIME ?= 60s
 hostile: build
 	$(GO) build -o bin/hostile ./cmd/hostile
-	./bin/hostile -bin $(BIN) -d $(HOSTILETIME)
+	./bin/hostile -bin $(BIN) -d $(HOSTILETIME) $(if $(HOSTILE_TLS),-tls)
 
 # toolsearch against cmd/testupstream killed, restarted, hung, slow, huge
 # and changing, driven by the go-sdk client (RELIABILITY.md records the

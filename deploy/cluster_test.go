@@ -695,15 +695,9 @@ func scrapeNames(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	// Serving its API over HTTPS, whose certificate's expiry is exported.
-	servingPEM, servingKeyPEM, err := ca.Issue("toolsearch", "127.0.0.1")
+	servingCert, servingKey, err := ca.ServerFiles(t.TempDir(), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
-	}
-	servingCert, servingKey := filepath.Join(dir, "serving.crt"), filepath.Join(dir, "serving.key")
-	for path, b := range map[string][]byte{servingCert: servingPEM, servingKey: servingKeyPEM} {
-		if err := testpki.Put(path, b); err != nil {
-			t.Fatal(err)
-		}
 	}
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
 	addr, metrics := freeAddr(t), freeAddr(t)

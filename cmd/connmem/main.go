@@ -67,12 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	certPEM, keyPEM, err := ca.Issue("toolsearch", "127.0.0.1")
+	certFile, keyFile, err := ca.ServerFiles(dir, "127.0.0.1")
 	if err != nil {
-		return err
-	}
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := errors.Join(testpki.Put(certFile, certPEM), testpki.Put(keyFile, keyPEM)); err != nil {
 		return err
 	}
 	clientTLS := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}

@@ -6,12 +6,14 @@
 // The mix: made-up and oversized HTTP methods, long paths and request ids,
 // a recursive-schema tool rendered for gemini, MCP initialize floods,
 // bodies held back by slow clients, and anonymous status polling. Every loop is bounded by -d; nothing is sent
-// anywhere but the server it started.
+// anywhere but the server it started. -tls serves the API over HTTPS and
+// sends the mix so.
 package main
 
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -28,6 +30,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
+	"github.com/toolsearch/toolsearch/pkg/testpki"
 )
 
 func main() {
@@ -46,6 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dur := fs.Duration("d", 60*time.Second, "how long the attack runs")
 	workers := fs.Int("c", 8, "concurrent attackers")
 	throttled := fs.Bool("throttle", true, "keep the server's search throttle on (off: every request reaches the handlers)")
+	useTLS := fs.Bool("tls", false, "serve the API over HTTPS (-tls-cert-file, a certificate of a CA made for the run), and attack it so")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,8 +66,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := serveproc.Start(ctx, *bin, []string{"HOSTILE_KEY=key-hostile", "TOOLSEARCH_ADMIN_TOKEN=admin-hostile"}, 30*time.Second,
-		"-metrics-addr", metricsAddr, "-catalog", cat, "-config", cfg, "-log-level", "error")
+	serveArgs := []string{"-metrics-addr", metricsAddr, "-catalog", cat, "-config", cfg, "-log-level", "error"}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if *useTLS {
+		ca, err := testpki.NewCA("hostile CA")
+		if err != nil {
+			return err
+		}
+		certFile, keyFile, err := ca.ServerFiles(dir, "127.0.0.1")
+		if err != nil {
+			return err
+		}
+		serveArgs = append(serveArgs, "-tls-cert-file", certFile, "-tls-key-file", keyFile)
+		transport.TLSClientConfig = &tls.Config{RootCAs: ca.Pool()}
+	}
+	srv, err := serveproc.Start(ctx, *bin, []string{"HOSTILE_KEY=key-hostile", "TOOLSEARCH_ADMIN_TOKEN=admin-hostile"}, 30*time.Second, serveArgs...)
 	if err != nil {
 		return err
 	}
@@ -99,7 +116,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(w), 99))
-			client := &http.Client{Timeout: 30 * time.Second}
+			client := &http.Client{Timeout: 30 * time.Second, Transport: transport.Clone()}
 			for actx.Err() == nil {
 				kind := attacks[r.IntN(len(attacks))]
 				code, n := kind.send(actx, client, base, r)
@@ -110,8 +127,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	wg.Wait()
 	time.Sleep(time.Second)
 	end := rss()
-	metrics := size("http://" + metricsAddr + "/metrics")
-	status := size(base + "/mcp/tool-search/status")
+	metrics := size("http://"+metricsAddr+"/metrics", http.DefaultClient)
+	status := size(base+"/mcp/tool-search/status", &http.Client{Transport: transport})
 	fmt.Fprintf(stdout, "duration %s, %d attackers, %d requests\n", *dur, *workers, st.total)
 	fmt.Fprintf(stdout, "RSS idle %.1f MB, peak %.1f MB (%.2fx), after %.1f MB (%.2fx)\n",
 		mb(idle), mb(peak.Load()), float64(peak.Load())/float64(idle), mb(end), float64(end)/float64(idle))
@@ -188,7 +205,7 @@ var attacks = []attack{
 		return do(ctx, c, http.MethodHead, base+"/readyz", "", "", nil)
 	}},
 	{"50 MCP bodies of 1 MB, held back", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
-		return heldBodies(ctx, base, 50, 1<<20)
+		return heldBodies(ctx, c, base, 50, 1<<20)
 	}},
 	{"1 MB conversation, keyed", func(ctx context.Context, c *http.Client, base string, r *rand.Rand) (int, int) {
 		// A search's largest body, its dearest to decode: a tool's
@@ -204,8 +221,8 @@ var attacks = []attack{
 // two seconds; then each sends its last byte and reads its answer. It
 // returns 503 if the server refused any of them (it holds a budget of
 // bodies: limits.request_body_budget_bytes), else the first's status.
-func heldBodies(ctx context.Context, base string, n, size int) (int, int) {
-	addr := strings.TrimPrefix(base, "http://")
+func heldBodies(ctx context.Context, client *http.Client, base string, n, size int) (int, int) {
+	addr := base[strings.Index(base, "://")+3:]
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"` +
 		strings.Repeat("a", size-200) + `"}}}`
 	body += strings.Repeat(" ", size-len(body))
@@ -216,7 +233,7 @@ func heldBodies(ctx context.Context, base string, n, size int) (int, int) {
 		}
 	}()
 	for range n {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		c, err := dial(ctx, client, addr)
 		if err != nil {
 			break
 		}
@@ -307,9 +324,19 @@ func (s *stats) codesOf(kind string) string {
 	return strings.Join(parts, " ")
 }
 
-func size(url string) int {
-	_, n := do(context.Background(), http.DefaultClient, http.MethodGet, url, "", "", nil)
+func size(url string, c *http.Client) int {
+	_, n := do(context.Background(), c, http.MethodGet, url, "", "", nil)
 	return n
+}
+
+// dial connects to addr as c would: over TLS when c's transport has a
+// TLS config.
+func dial(ctx context.Context, c *http.Client, addr string) (net.Conn, error) {
+	var d net.Dialer
+	if t, ok := c.Transport.(*http.Transport); ok && t.TLSClientConfig != nil {
+		return (&tls.Dialer{NetDialer: &d, Config: t.TLSClientConfig}).DialContext(ctx, "tcp", addr)
+	}
+	return d.DialContext(ctx, "tcp", addr)
 }
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }

@@ -31,12 +31,10 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 	}
 	// Serving HTTPS, whose certificate's expiry is exported.
 	ca := testpki.MustCA(t, "cluster CA")
-	certPEM, keyPEM, err := ca.Issue("toolsearch", "127.0.0.1")
+	servingCert, servingKey, err := ca.ServerFiles(t.TempDir(), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	servingCert, servingKey := writeIn(t, dir, "tls.crt", certPEM), writeIn(t, dir, "tls.key", keyPEM)
 	base, client, logs, stop := startServeTLS(t, ca, servingCert, servingKey, "-config", cfg)
 	defer stop()
 	search, err := client.Post(base+"/mcp/tool-search", "application/json", strings.NewReader(`{"query":"ping the server"}`))

@@ -139,6 +139,21 @@ func (ca *CA) ClientFiles(dir, cn string) (caFile, certFile, keyFile string, err
 	return caFile, certFile, keyFile, nil
 }
 
+// ServerFiles writes into dir a server's certificate of ca for names
+// (tls.crt) and its key (tls.key), as a kubernetes.io/tls Secret holds
+// them, for serve's -tls-cert-file and -tls-key-file.
+func (ca *CA) ServerFiles(dir string, names ...string) (certFile, keyFile string, err error) {
+	certPEM, keyPEM, err := ca.Issue("toolsearch", names...)
+	if err != nil {
+		return "", "", err
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := Put(keyFile, keyPEM); err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, Put(certFile, certPEM)
+}
+
 // Put writes b to path as the kubelet updates a mounted Secret's files:
 // written aside, then renamed into place, so that a reader never sees it
 // half written.
