@@ -28,9 +28,9 @@ const (
 	refusalSummaryEvery = 10 * time.Second
 )
 
-// refusalLines is that budget. net/http's own error lines have one alike
+// lineBudget is that budget. net/http's own error lines have one alike
 // (ServerErrorLog).
-type refusalLines struct {
+type lineBudget struct {
 	lim        *rate.Limiter
 	suppressed atomic.Int64
 	mu         sync.Mutex // orders summaries
@@ -39,18 +39,18 @@ type refusalLines struct {
 	what, why string
 }
 
-func newRefusalLines() *refusalLines {
+func newRefusalLines() *lineBudget {
 	return newLineBudget("request lines not logged",
 		fmt.Sprintf("refused requests (4xx, 503) past %d lines a second; toolsearch_http_requests_total counts every request", refusalLinesRate))
 }
 
-func newLineBudget(what, why string) *refusalLines {
-	return &refusalLines{lim: rate.NewLimiter(refusalLinesRate, refusalLinesBurst), what: what, why: why}
+func newLineBudget(what, why string) *lineBudget {
+	return &lineBudget{lim: rate.NewLimiter(refusalLinesRate, refusalLinesBurst), what: what, why: why}
 }
 
 // admit reports whether a refused request's line is logged at now, and
 // counts it when not.
-func (l *refusalLines) admit(now time.Time) bool {
+func (l *lineBudget) admit(now time.Time) bool {
 	if l.lim.AllowN(now, 1) {
 		return true
 	}
@@ -63,7 +63,7 @@ func (l *refusalLines) admit(now time.Time) bool {
 // so the count comes out once refusals slow down, or every
 // refusalSummaryEvery while some are let through. The clock is read only
 // then: every answer's line passes here.
-func (l *refusalLines) summarise(logger *slog.Logger, clock func() time.Time) {
+func (l *lineBudget) summarise(logger *slog.Logger, clock func() time.Time) {
 	if l.suppressed.Load() == 0 {
 		return
 	}
@@ -98,7 +98,7 @@ type incrementer interface{ Inc() }
 type errorLines struct {
 	logger     *slog.Logger
 	handshakes incrementer
-	budget     *refusalLines
+	budget     *lineBudget
 	now        func() time.Time
 }
 

@@ -25,7 +25,7 @@ type metrics struct {
 	// beyond it: every label made once, none looked up by a request.
 	spent, refused map[access.Work]prometheus.Counter
 	logger         *slog.Logger
-	refusals       *refusalLines    // the access log's budget for refusals' lines
+	refusals       *lineBudget      // the access log's budget for refusals' lines
 	now            func() time.Time // time.Now; a test's clock
 }
 

@@ -318,8 +318,8 @@ func (w *watched[T]) get() T {
 		w.checked = now
 	}
 	pems, err := w.read()
-	now := sum(pems)
-	if err == nil && now == w.sum {
+	got := sum(pems)
+	if err == nil && got == w.sum {
 		return w.cur
 	}
 	var cur T
@@ -327,13 +327,13 @@ func (w *watched[T]) get() T {
 		cur, err = w.make(pems)
 	}
 	if err != nil {
-		if err.Error() != w.failed || now != w.failedSum {
-			w.failed, w.failedSum = err.Error(), now
-			w.logger.Warn(w.what+" not read again; using the ones read before", "err", err)
+		if err.Error() != w.failed || got != w.failedSum {
+			w.failed, w.failedSum = err.Error(), got
+			w.logger.Warn(w.what+" not read again; keeping what was read before", "err", err)
 		}
 		return w.cur
 	}
-	w.cur, w.sum, w.failed = cur, now, ""
+	w.cur, w.sum, w.failed = cur, got, ""
 	return w.cur
 }
 
