@@ -32,18 +32,8 @@ func TestServeTLS(t *testing.T) {
 	start := time.Now().Truncate(time.Second)
 	renew := func(hours int) time.Time {
 		until := start.Add(time.Duration(hours) * time.Hour)
-		certPEM, keyPEM, err := ca.IssueUntil("toolsearch", until, "localhost", "127.0.0.1")
-		if err != nil {
+		if _, _, err := ca.ServerFilesUntil(dir, until, "localhost", "127.0.0.1"); err != nil {
 			t.Fatal(err)
-		}
-		// As cert-manager's Secret changes: both files, the key first.
-		for _, f := range []struct {
-			path string
-			b    []byte
-		}{{keyFile, keyPEM}, {certFile, certPEM}} {
-			if err := testpki.Put(f.path, f.b); err != nil {
-				t.Fatal(err)
-			}
 		}
 		return until
 	}

@@ -143,7 +143,14 @@ func (ca *CA) ClientFiles(dir, cn string) (caFile, certFile, keyFile string, err
 // (tls.crt) and its key (tls.key), as a kubernetes.io/tls Secret holds
 // them, for serve's -tls-cert-file and -tls-key-file.
 func (ca *CA) ServerFiles(dir string, names ...string) (certFile, keyFile string, err error) {
-	certPEM, keyPEM, err := ca.Issue("toolsearch", names...)
+	return ca.ServerFilesUntil(dir, time.Now().Add(time.Hour).Truncate(time.Second), names...)
+}
+
+// ServerFilesUntil is ServerFiles of a certificate valid until notAfter.
+// Called again on the same dir it renews them as cert-manager does: the
+// key first, then the certificate, each renamed into place.
+func (ca *CA) ServerFilesUntil(dir string, notAfter time.Time, names ...string) (certFile, keyFile string, err error) {
+	certPEM, keyPEM, err := ca.IssueUntil("toolsearch", notAfter, names...)
 	if err != nil {
 		return "", "", err
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -205,14 +204,8 @@ func TestServerReadsAtMostOnceASecond(t *testing.T) {
 	start := time.Now().Truncate(time.Second)
 	renew := func(hours int) time.Time {
 		until := start.Add(time.Duration(hours) * time.Hour)
-		certPEM, keyPEM, err := ca.IssueUntil("toolsearch", until, "toolsearch.tools.svc")
-		if err != nil {
+		if _, _, err := ca.ServerFilesUntil(dir, until, "toolsearch.tools.svc"); err != nil {
 			t.Fatal(err)
-		}
-		for path, b := range map[string][]byte{keyFile: keyPEM, certFile: certPEM} {
-			if err := testpki.Put(path, b); err != nil {
-				t.Fatal(err)
-			}
 		}
 		return until
 	}
@@ -277,7 +270,6 @@ func TestClientSaysTheServerAskedForACertificate(t *testing.T) {
 // not.
 func TestWarnsOfCertificatesNotValidNow(t *testing.T) {
 	ca := testpki.MustCA(t, "cluster CA")
-	dir := t.TempDir()
 	for _, tt := range []struct {
 		name     string
 		notAfter time.Time
@@ -286,12 +278,8 @@ func TestWarnsOfCertificatesNotValidNow(t *testing.T) {
 		{"valid", time.Now().Add(time.Hour), ""},
 		{"expired", time.Now().Add(-time.Minute), "the serving certificate has expired"},
 	} {
-		certPEM, keyPEM, err := ca.IssueUntil("toolsearch", tt.notAfter, "toolsearch.tools.svc")
+		certFile, keyFile, err := ca.ServerFilesUntil(t.TempDir(), tt.notAfter, "toolsearch.tools.svc")
 		if err != nil {
-			t.Fatal(err)
-		}
-		certFile, keyFile := filepath.Join(dir, tt.name+".crt"), filepath.Join(dir, tt.name+".key")
-		if err := errors.Join(testpki.Put(certFile, certPEM), testpki.Put(keyFile, keyPEM)); err != nil {
 			t.Fatal(err)
 		}
 		var logs bytes.Buffer
