@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,10 +125,7 @@ func measure(ctx context.Context, bin, dir string, args []string, cfg *tls.Confi
 	if err != nil {
 		return perConn{}, err
 	}
-	addr := srv.Base[len("http://"):]
-	if cfg != nil {
-		addr = srv.Base[len("https://"):]
-	}
+	addr := srv.Base[strings.Index(srv.Base, "://")+3:]
 	conns, err := open(ctx, addr, cfg, what, n)
 	defer func() {
 		for _, c := range conns {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,11 +27,14 @@ import (
 func TestServeTLS(t *testing.T) {
 	ca := testpki.MustCA(t, "cluster CA")
 	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	start := time.Now().Truncate(time.Second)
+	// renew writes the files (certFile, keyFile) anew, valid until hours
+	// after start.
+	var certFile, keyFile string
 	renew := func(hours int) time.Time {
 		until := start.Add(time.Duration(hours) * time.Hour)
-		if _, _, err := ca.ServerFilesUntil(dir, until, "localhost", "127.0.0.1"); err != nil {
+		var err error
+		if certFile, keyFile, err = ca.ServerFilesUntil(dir, until, "localhost", "127.0.0.1"); err != nil {
 			t.Fatal(err)
 		}
 		return until

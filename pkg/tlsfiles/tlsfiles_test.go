@@ -200,11 +200,14 @@ func TestClientFollowsItsCAFile(t *testing.T) {
 func TestServerReadsAtMostOnceASecond(t *testing.T) {
 	ca := testpki.MustCA(t, "cluster CA")
 	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	start := time.Now().Truncate(time.Second)
+	// renew writes the files (certFile, keyFile) anew, valid until hours
+	// after start.
+	var certFile, keyFile string
 	renew := func(hours int) time.Time {
 		until := start.Add(time.Duration(hours) * time.Hour)
-		if _, _, err := ca.ServerFilesUntil(dir, until, "toolsearch.tools.svc"); err != nil {
+		var err error
+		if certFile, keyFile, err = ca.ServerFilesUntil(dir, until, "toolsearch.tools.svc"); err != nil {
 			t.Fatal(err)
 		}
 		return until
