@@ -50,8 +50,8 @@ const connectionBytes = 28 << 10
 // tlsConnectionBytes is connectionBytes when the API serves TLS: each
 // connection also holds its TLS state and record buffers, and its
 // handshake leaves garbage behind. 2,048 connections each sending 10
-// bytes of a body over TLS took the default catalog's process from 25 to
-// 132 and 142 MiB (52 and 57 KiB each, where plain HTTP took 23), and
+// bytes of a body over TLS took the default catalog's process from 24 to
+// 129 and 138 MiB (52 and 57 KiB each, where plain HTTP took 23), and
 // 2,048 that sent one header line 46 KiB each, where plain HTTP took 11
 // (2026-12-07, BENCHMARKS.md, "What a TLS connection holds").
 const tlsConnectionBytes = 64 << 10
