@@ -5,9 +5,11 @@
 package testpki
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -26,6 +28,10 @@ type CA struct {
 	Cert *x509.Certificate
 	PEM  []byte // Cert, PEM-encoded
 	key  *ecdsa.PrivateKey
+	// RSABits, when set, gives the certificates it issues RSA keys of
+	// that size, cert-manager's default kind (2,048 bits), instead of
+	// ECDSA P-256 ones: an RSA signature costs a server ten times more.
+	RSABits int
 }
 
 var serial atomic.Int64
@@ -76,7 +82,7 @@ func (ca *CA) Issue(cn string, names ...string) (certPEM, keyPEM []byte, err err
 
 // IssueUntil is Issue of a certificate valid until notAfter.
 func (ca *CA) IssueUntil(cn string, notAfter time.Time, names ...string) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, keyPEM, err := ca.newKey()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,15 +100,32 @@ func (ca *CA) IssueUntil(cn string, notAfter time.Time, names ...string) (certPE
 			}
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
 	if err != nil {
 		return nil, nil, err
 	}
-	kder, err := x509.MarshalECPrivateKey(key)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
+}
+
+// newKey is a certificate's new key, with its PEM: ECDSA P-256, or RSA of
+// ca.RSABits.
+func (ca *CA) newKey() (crypto.Signer, []byte, error) {
+	if ca.RSABits > 0 {
+		key, err := rsa.GenerateKey(rand.Reader, ca.RSABits)
+		if err != nil {
+			return nil, nil, err
+		}
+		return key, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), nil
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), nil
 }
 
 // MutualTLS is a server's TLS config with a certificate of ca for names,
