@@ -438,10 +438,12 @@ load: build
 # 60 s of hostile requests against the binary (RELIABILITY.md; HOSTILE_TLS=1
 # serves the API over HTTPS and attacks it so): RSS before
 # and after, /metrics and status sizes, per-attack status codes.
+# HOSTILE_FLOOD=1 floods an RSA-2048 HTTPS server with handshakes instead:
+# the CPU a connection costs each side, and a searching client's latency.
 HOSTILETIME ?= 60s
 hostile: build
 	$(GO) build -o bin/hostile ./cmd/hostile
-	./bin/hostile -bin $(BIN) -d $(HOSTILETIME) $(if $(HOSTILE_TLS),-tls)
+	./bin/hostile -bin $(BIN) -d $(HOSTILETIME) $(if $(HOSTILE_TLS),-tls) $(if $(HOSTILE_FLOOD),-flood -rsa 2048)
 
 # toolsearch against cmd/testupstream killed, restarted, hung, slow, huge
 # and changing, driven by the go-sdk client (RELIABILITY.md records the

@@ -7,7 +7,8 @@
 // a recursive-schema tool rendered for gemini, MCP initialize floods,
 // bodies held back by slow clients, and anonymous status polling. Every loop is bounded by -d; nothing is sent
 // anywhere but the server it started. -tls serves the API over HTTPS and
-// sends the mix so.
+// sends the mix so. -flood measures a flood of TLS handshakes instead
+// (flood.go).
 package main
 
 import (
@@ -50,16 +51,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	workers := fs.Int("c", 8, "concurrent attackers")
 	throttled := fs.Bool("throttle", true, "keep the server's search throttle on (off: every request reaches the handlers)")
 	useTLS := fs.Bool("tls", false, "serve the API over HTTPS (-tls-cert-file, a certificate of a CA made for the run), and attack it so")
+	flood := fs.Bool("flood", false, "instead of the mix: -c flooders replay one recorded ClientHello on new connections for -d, while one client searches on a connection it keeps (implies -tls)")
+	handshakeRate := fs.Float64("handshake-rate", 0, "the server's limits.tls_handshake_rate: 0 its default, -1 none")
+	rsaBits := fs.Int("rsa", 0, "with -tls, serve a certificate with an RSA key of this many bits (cert-manager's default kind, 2048) instead of ECDSA P-256")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	*useTLS = *useTLS || *flood
 	dir, err := os.MkdirTemp("", "hostile")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	cat, cfg := filepath.Join(dir, "catalog.json"), filepath.Join(dir, "config.yaml")
-	if err := writeFixtures(cat, cfg, *throttled); err != nil {
+	if err := writeFixtures(cat, cfg, *throttled, *handshakeRate); err != nil {
 		return err
 	}
 	metricsAddr, err := serveproc.FreeAddr()
@@ -73,6 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		ca.RSABits = *rsaBits
 		certFile, keyFile, err := ca.ServerFiles(dir, "127.0.0.1")
 		if err != nil {
 			return err
@@ -80,12 +86,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		serveArgs = append(serveArgs, "-tls-cert-file", certFile, "-tls-key-file", keyFile)
 		transport.TLSClientConfig = &tls.Config{RootCAs: ca.Pool()}
 	}
-	srv, err := serveproc.Start(ctx, *bin, []string{"HOSTILE_KEY=key-hostile", "TOOLSEARCH_ADMIN_TOKEN=admin-hostile"}, 30*time.Second, serveArgs...)
+	// Its learning file is the run's own, not the working directory's
+	// (make run's, or a test's package directory).
+	env := []string{"HOSTILE_KEY=key-hostile", "TOOLSEARCH_ADMIN_TOKEN=admin-hostile", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db")}
+	srv, err := serveproc.Start(ctx, *bin, env, 30*time.Second, serveArgs...)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
 	base := srv.Base
+	if *flood {
+		return handshakeFlood(ctx, srv, &http.Client{Transport: transport}, *workers, *dur, stdout)
+	}
 	rss := func() int64 { n, _ := srv.Memory("VmRSS"); return n }
 	time.Sleep(2 * time.Second)
 	idle := rss()
@@ -344,7 +356,7 @@ func mb(b int64) float64 { return float64(b) / (1 << 20) }
 // writeFixtures writes a catalog with a recursive-schema tool and 5,000
 // undescribed tools (a warning each), and a config with one API key (and
 // the search throttle off, when not throttled).
-func writeFixtures(catPath, cfgPath string, throttled bool) error {
+func writeFixtures(catPath, cfgPath string, throttled bool, handshakeRate float64) error {
 	type tool struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
@@ -374,8 +386,10 @@ func writeFixtures(catPath, cfgPath string, throttled bool) error {
 		return err
 	}
 	cfg := "auth:\n  keys:\n    - name: hostile\n      key_env: HOSTILE_KEY\n"
+	cfg += "limits:\n"
 	if !throttled {
-		cfg += "limits:\n  search_rate: -1\n"
+		cfg += "  search_rate: -1\n"
 	}
+	cfg += fmt.Sprintf("  tls_handshake_rate: %g\n", handshakeRate)
 	return os.WriteFile(cfgPath, []byte(cfg), 0o600)
 }

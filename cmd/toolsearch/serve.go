@@ -255,6 +255,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	if serving != nil {
+		rate, burst := handshakeLimits(file.Limits)
+		ln = httpapi.LimitHandshakes(ln, rate, burst, file.Auth.Proxies(), logger, reg)
+	}
 	// Connections are bounded before anything is read from them: 8,000
 	// slow bodies from one client held 223 MiB of a 256 MiB pod. Past
 	// the bound, new connections wait in the kernel's queue.
@@ -476,6 +480,31 @@ const (
 	defaultSearchRate  = 50
 	defaultSearchBurst = 100
 )
+
+// TLS connections per client address: as many a second as searches
+// (defaultSearchRate), so that a client that opens a connection for each
+// search is never refused one before its search budget is spent.
+const (
+	defaultHandshakeRate  = defaultSearchRate
+	defaultHandshakeBurst = defaultSearchBurst
+)
+
+// handshakeLimits are limits.tls_handshake_rate and _burst with their
+// defaults; a rate of 0 is no limit.
+func handshakeLimits(l config.Limits) (float64, int) {
+	rate := l.TLSHandshakeRate
+	switch {
+	case rate == 0:
+		rate = defaultHandshakeRate
+	case rate < 0:
+		return 0, 0
+	}
+	burst := l.TLSHandshakeBurst
+	if burst <= 0 {
+		burst = max(defaultHandshakeBurst, int(rate))
+	}
+	return rate, burst
+}
 
 func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, file *config.File, anyHost bool) httpapi.Options {
 	o := httpapi.Options{Logger: logger, Registerer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), CoreDirect: mcpSrv, Draining: draining,

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,7 +43,17 @@ func TestServeTLS(t *testing.T) {
 		return until
 	}
 	first := renew(1)
-	base, trusting, logs, stop := startServeTLS(t, ca, certFile, keyFile)
+	// Without the handshake limit (TestServeTLSHandshakeLimit's), whose
+	// burst the 300 connections below would outrun.
+	defaults, err := os.ReadFile("../../pkg/config/default.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, append(defaults, "limits: {tls_handshake_rate: -1}\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, trusting, logs, stop := startServeTLS(t, ca, certFile, keyFile, "-config", cfg)
 	defer stop()
 	if !strings.Contains(logs.String(), `"tls":true,"console":"https://`) {
 		t.Errorf("the listening line does not say TLS, or gives an http console:\n%s", logs)
@@ -172,6 +185,75 @@ func TestServeTLS(t *testing.T) {
 	if n := strings.Count(logs.String(), "serving certificate not read again"); n != 1 {
 		t.Errorf("%d warnings for one unreadable certificate file; want 1:\n%s", n, logs)
 	}
+}
+
+// TestServeTLSHandshakeLimit: with the default limits, a client address
+// that opens TLS connections faster than limits.tls_handshake_rate has
+// the connections past its burst reset at accept, each counted, their
+// lines budgeted; a connection it opened before keeps serving it, and
+// new ones are taken again once its budget refills.
+func TestServeTLSHandshakeLimit(t *testing.T) {
+	ca := testpki.MustCA(t, "cluster CA")
+	certFile, keyFile, err := ca.ServerFiles(t.TempDir(), "localhost", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, trusting, logs, stop := startServeTLS(t, ca, certFile, keyFile)
+	defer stop()
+	addr := strings.TrimPrefix(base, "https://")
+	metrics := metricsBase(t, logs)
+	// search reports whether a search through trusting was answered 200,
+	// and whether on a connection opened before.
+	search := func() (ok, reused bool) {
+		ctx := httptrace.WithClientTrace(t.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp/tool-search", strings.NewReader(`{"query":"merge a pull request"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := trusting.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, reused
+	}
+	if ok, _ := search(); !ok {
+		t.Fatal("the first search failed")
+	}
+	dial := func() error {
+		c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"})
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	const flood = 250
+	shook := 0
+	for range flood {
+		if dial() == nil {
+			shook++
+		}
+	}
+	// The burst is 100, the search's connection one of them; the budget
+	// refills at 50 a second meanwhile.
+	if shook < 99 || shook == flood {
+		t.Errorf("%d of %d handshakes from one address completed; want the burst's 99 and some more, not all", shook, flood)
+	}
+	waitUntil(t, "the refusals counted", func() bool {
+		return metricValue(t, metrics, "toolsearch_http_tls_connections_refused_total") >= float64(flood-shook)
+	})
+	if n := metricValue(t, metrics, "toolsearch_http_tls_connections_refused_total"); n != float64(flood-shook) {
+		t.Errorf("toolsearch_http_tls_connections_refused_total = %v; want the %d dials that failed", n, flood-shook)
+	}
+	if !strings.Contains(logs.String(), `"msg":"TLS connection refused: its client address opened more than limits.tls_handshake_rate allows","client":"127.0.0.1"`) {
+		t.Errorf("no line names the refused address:\n%s", logs)
+	}
+	if n := strings.Count(logs.String(), "TLS connection refused"); n > 100 {
+		t.Errorf("%d lines for %d refused connections; want the budget's 100 at once", n, flood-shook)
+	}
+	if ok, reused := search(); !ok || !reused {
+		t.Errorf("a search on the connection opened before the refusals: answered %v, on that connection %v; want both", ok, reused)
+	}
+	waitUntil(t, "a new connection taken again", func() bool { return dial() == nil })
 }
 
 // startServeTLS is startServe over HTTPS, with the certificate and key

@@ -141,6 +141,13 @@ type Limits struct {
 	// body, but a body is held while it arrives, so without this many
 	// slow clients held as many bodies as they liked.
 	RequestBodyBudgetBytes int64 `json:"request_body_budget_bytes"`
+	// TLS connections per second per client address (an IPv6 one's /64,
+	// its /48 sixteen times that), with bursts of TLSHandshakeBurst, when
+	// the API serves TLS; 50 and 100 when 0, -1 turns the limit off. A
+	// handshake costs the server a signature, a refused connection an
+	// accept and a close.
+	TLSHandshakeRate  float64 `json:"tls_handshake_rate"`
+	TLSHandshakeBurst int     `json:"tls_handshake_burst"`
 }
 
 // MinRequestBodyBudgetBytes is the largest body a route takes (/mcp's):
@@ -446,8 +453,8 @@ func (f *File) check() error {
 
 // check refuses a negative limit, which would otherwise take the default
 // as 0 does: mcp_max_sessions: -5 served 1,000 sessions. Only
-// search_rate, max_connections and request_body_budget_bytes take -1,
-// for none.
+// search_rate, tls_handshake_rate, max_connections and
+// request_body_budget_bytes take -1, for none.
 func (l Limits) check() error {
 	for _, c := range []struct {
 		key string
@@ -456,6 +463,7 @@ func (l Limits) check() error {
 		{"mcp_max_sessions", int64(l.MCPMaxSessions)},
 		{"mcp_max_sessions_per_key", int64(l.MCPMaxSessionsPerKey)},
 		{"search_burst", int64(l.SearchBurst)},
+		{"tls_handshake_burst", int64(l.TLSHandshakeBurst)},
 		{"upstream_max_result_bytes", l.UpstreamMaxResultBytes},
 		{"upstream_result_budget_bytes", l.UpstreamResultBudgetBytes},
 	} {
@@ -467,8 +475,13 @@ func (l Limits) check() error {
 		// It was raised to one answer's bound without a word.
 		return fmt.Errorf("limits.upstream_result_budget_bytes (%d) must be at least limits.upstream_max_result_bytes (%d): it holds every answer being read at once", b, m)
 	}
-	if l.SearchRate < 0 && l.SearchRate != -1 {
-		return fmt.Errorf("limits.search_rate must be -1 (no limit) or more, got %g", l.SearchRate)
+	for _, c := range []struct {
+		key string
+		v   float64
+	}{{"search_rate", l.SearchRate}, {"tls_handshake_rate", l.TLSHandshakeRate}} {
+		if c.v < 0 && c.v != -1 {
+			return fmt.Errorf("limits.%s must be -1 (no limit) or more, got %g", c.key, c.v)
+		}
 	}
 	if l.MaxConnections < -1 {
 		return fmt.Errorf("limits.max_connections must be -1 (no bound) or more, got %d", l.MaxConnections)

@@ -88,6 +88,8 @@ search: {query_timeout: 750ms}
 		{"negative result bytes", "limits: {upstream_max_result_bytes: -1}", "limits.upstream_max_result_bytes must not be negative"},
 		{"negative budget", "limits: {upstream_result_budget_bytes: -1}", "limits.upstream_result_budget_bytes must not be negative"},
 		{"search rate below -1", "limits: {search_rate: -0.5}", "limits.search_rate must be -1 (no limit) or more, got -0.5"},
+		{"handshake rate below -1", "limits: {tls_handshake_rate: -2}", "limits.tls_handshake_rate must be -1 (no limit) or more, got -2"},
+		{"negative handshake burst", "limits: {tls_handshake_burst: -1}", "limits.tls_handshake_burst must not be negative (0 takes the default), got -1"},
 		{"connections below -1", "limits: {max_connections: -2}", "limits.max_connections must be -1 (no bound) or more, got -2"},
 		{"a body budget under /mcp's bodies", "limits: {request_body_budget_bytes: 65536}", "limits.request_body_budget_bytes must be -1 (no bound), 0 (the default) or at least 1048576, the largest body a route takes, got 65536"},
 		{"a body budget below -1", "limits: {request_body_budget_bytes: -2}", "limits.request_body_budget_bytes must be -1"},

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// TestFlood: a short flood of replayed ClientHellos against the binary,
+// without the handshake limit, is answered with handshakes, none reset,
+// and the report gives the CPU a connection costs each side and the
+// searching client's latency with and without the flood.
+func TestFlood(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "toolsearch")
+	if out, err := exec.Command("go", "build", "-o", bin, "../toolsearch").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"-bin", bin, "-flood", "-d", "1s", "-c", "2", "-handshake-rate", "-1"}, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, &stderr)
+	}
+	m := regexp.MustCompile(`flood: 2 flooders for 1s, (\d+) connections \(\d+ a second\): (\d+) answered with a signed handshake, (\d+) reset unread`).FindSubmatch(stdout.Bytes())
+	if m == nil {
+		t.Fatalf("no flood line in:\n%s", &stdout)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	answered, _ := strconv.Atoi(string(m[2]))
+	if n == 0 || answered != n || string(m[3]) != "0" {
+		t.Errorf("without the limit: %s connections, %s answered, %s reset; want every one answered", m[1], m[2], m[3])
+	}
+	for _, line := range []string{
+		`(?m)^CPU: the server \d+\.\d+ s, \d+ µs a connection; this process \d+\.\d+ s, \d+ µs a connection`,
+		`(?m)^one client's searches on a kept connection, 20 a second: p50 \d+\.\d+ ms without the flood, \d+\.\d+ ms in it \(\d+\.\dx\); p99 .*; failed 0, 0$`,
+	} {
+		if !regexp.MustCompile(line).Match(stdout.Bytes()) {
+			t.Errorf("no line matching %s in:\n%s", line, &stdout)
+		}
+	}
+}
