@@ -156,7 +156,7 @@ contract:
 # then applied server-side to a real control plane (TestOnAPIServer: etcd
 # from Debian's etcd-server, kube-apiserver and kube-controller-manager
 # built from k8s.io/kubernetes, the prometheus-operator's CRDs from its
-# module), and the alert rules checked and unit-tested with promtool
+# module, cert-manager's Certificate CRD from its), and the alert rules checked and unit-tested with promtool
 # (Debian's prometheus package) against what the service exports.
 manifests: kube build
 	cd deploy && GOFLAGS="$(KUBE_GOFLAGS)" $(GO) vet ./... && \
@@ -168,7 +168,8 @@ manifests: kube build
 # kube-controller-manager from k8s.io/kubernetes through the module proxy
 # (deploy/kube pins it, each staging module replaced by its k8s.io/*
 # release), the prometheus-operator CRDs the monitors and rules need
-# (generated from its API module by controller-gen), and
+# (generated from its API module by controller-gen), cert-manager's
+# Certificate CRD, and
 # Debian's etcd-server and prometheus (for promtool) when missing.
 KUBE_VERSION ?= v1.37.2
 CONTROLLER_GEN_VERSION ?= v0.23.0
@@ -198,7 +199,7 @@ kube-background:
 		flock $(TOOLS)/kube.lock nice -n 19 $(MAKE) --no-print-directory kube-assets >$(TOOLS)/kube-build.log 2>&1 & \
 	fi
 
-kube-assets: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/crds
+kube-assets: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/crds $(KUBE_ASSETS)/cert-manager
 
 # Built without optimisation or debug information: on two cores that is
 # 269 s instead of 341 s from a cold cache, and the deploy test, the
@@ -220,6 +221,19 @@ $(KUBE_ASSETS)/crds: $(CONTROLLER_GEN)
 	cd deploy && $(CONTROLLER_GEN) crd:crdVersions=v1,maxDescLen=0 \
 		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 output:crd:dir=$(KUBE_ASSETS)/tmp-crds
 	mv $(KUBE_ASSETS)/tmp-crds $@
+
+# cert-manager's Certificate CRD, as its release installs it (the YAML in
+# its module, checked against the checksum database as every module is):
+# the deploy test applies docs/operations.md's example Certificate to it.
+CERT_MANAGER_VERSION ?= v1.21.2
+$(KUBE_ASSETS)/cert-manager:
+	@rm -rf $@.tmp && mkdir -p $@.tmp
+	# A module of its own, so that the download touches no go.sum of ours.
+	cd $@.tmp && $(GO) mod init crds >/dev/null 2>&1 && $(GO) mod download github.com/cert-manager/cert-manager@$(CERT_MANAGER_VERSION)
+	cp "$$($(GO) env GOMODCACHE)/github.com/cert-manager/cert-manager@$(CERT_MANAGER_VERSION)/deploy/crds/cert-manager.io_certificates.yaml" $@.tmp/
+	rm $@.tmp/go.*
+	chmod u+w $@.tmp/*
+	mv $@.tmp $@
 
 # WordNet's derivationally related forms, hypernyms and words
 # (pkg/analysis/derived.tsv, hypernyms.tsv, words.tsv) come from Debian's

@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -65,7 +67,7 @@ func kubeAssets(t *testing.T) string {
 	if dir == "" {
 		t.Skip("KUBE_ASSETS is not set: make manifests builds the control plane (make kube) and runs this test against it")
 	}
-	for _, f := range []string{"kube-apiserver", "kube-controller-manager", "crds"} {
+	for _, f := range []string{"kube-apiserver", "kube-controller-manager", "crds", "cert-manager"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Fatalf("KUBE_ASSETS=%s: %v (make kube builds it)", dir, err)
 		}
@@ -274,15 +276,20 @@ func yamlObjects(t *testing.T, path string) []*unstructured.Unstructured {
 	return out
 }
 
-// installCRDs installs the prometheus-operator's ServiceMonitor and
-// PrometheusRule CRDs and waits until the API serves them.
-func (cp *controlPlane) installCRDs(t *testing.T, dir string) {
+// installCRDs installs the CRDs in the files given and waits until the
+// API serves them.
+func (cp *controlPlane) installCRDs(t *testing.T, files ...string) {
 	t.Helper()
-	for _, f := range []string{"monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"} {
-		cp.apply(t, yamlObjects(t, filepath.Join(dir, f)))
+	var names []string
+	for _, f := range files {
+		objs := yamlObjects(t, f)
+		cp.apply(t, objs)
+		for _, o := range objs {
+			names = append(names, o.GetName())
+		}
 	}
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	for _, name := range []string{"servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"} {
+	for _, name := range names {
 		waitFor(t, 30*time.Second, name+" to be established", func() error {
 			crd, err := cp.dyn.Resource(crds).Get(context.Background(), name, metav1.GetOptions{})
 			if err != nil {
@@ -307,11 +314,16 @@ func (cp *controlPlane) installCRDs(t *testing.T, dir string) {
 // disruption budget counting the pods, the network policy selecting the
 // service's pods and no other while letting the recall-eval Job's pod
 // reach the service port, the ServiceMonitor and alert rules accepted by
-// the operator's CRDs and the monitor selecting the Service.
+// the operator's CRDs and the monitor selecting the Service, and the
+// docs' Certificate accepted by cert-manager's CRD.
 func TestOnAPIServer(t *testing.T) {
 	assets := kubeAssets(t)
 	cp := startControlPlane(t, assets)
-	cp.installCRDs(t, filepath.Join(assets, "crds"))
+	// The prometheus-operator's, for the ServiceMonitor and the alert
+	// rules; cert-manager's Certificate, for the docs' example.
+	cp.installCRDs(t, filepath.Join(assets, "crds", "monitoring.coreos.com_servicemonitors.yaml"),
+		filepath.Join(assets, "crds", "monitoring.coreos.com_prometheusrules.yaml"),
+		filepath.Join(assets, "cert-manager", "cert-manager.io_certificates.yaml"))
 	ctx := context.Background()
 	const ns = "tools"
 	if _, err := cp.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -525,6 +537,69 @@ func TestOnAPIServer(t *testing.T) {
 		}
 		return nil
 	})
+
+	// docs/operations.md's Certificate, from which cert-manager writes
+	// that Secret: its CRD takes it, and it names the Secret and the
+	// Service's names a caller in its namespace uses, the recall-eval
+	// Job's among them.
+	cert := docsCertificate(t, "../docs/operations.md")
+	cp.apply(t, []*unstructured.Unstructured{cert})
+	stored, err := cp.dyn.Resource(schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}).
+		Namespace(cert.GetNamespace()).Get(ctx, cert.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secret, _, _ := unstructured.NestedString(stored.Object, "spec", "secretName"); secret != "toolsearch-tls" {
+		t.Errorf("the docs' Certificate writes the Secret %q; the TLS component mounts toolsearch-tls", secret)
+	}
+	dnsNames, _, _ := unstructured.NestedStringSlice(stored.Object, "spec", "dnsNames")
+	name := tlsSvc.Name
+	for _, want := range []string{name, name + "." + cert.GetNamespace() + ".svc", name + "." + cert.GetNamespace() + ".svc.cluster.local", jobHost(t, "overlays/example-eval-tls")} {
+		if !slices.Contains(dnsNames, want) {
+			t.Errorf("the docs' Certificate's dnsNames %v lack %s", dnsNames, want)
+		}
+	}
+}
+
+// docsCertificate is the cert-manager Certificate of path's YAML blocks.
+func docsCertificate(t *testing.T, path string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(data, -1) {
+		var m map[string]any
+		if err := yaml.UnmarshalStrict(block[1], &m); err != nil {
+			continue // a fragment, not an object
+		}
+		if m["kind"] == "Certificate" {
+			return &unstructured.Unstructured{Object: m}
+		}
+	}
+	t.Fatalf("%s has no YAML block of a Certificate", path)
+	return nil
+}
+
+// jobHost is the host the recall-eval Job of overlay calls.
+func jobHost(t *testing.T, overlay string) string {
+	t.Helper()
+	for _, o := range objects(t, overlay) {
+		if o.GetKind() != "Job" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			args, _, _ := unstructured.NestedStringSlice(c.(map[string]any), "args")
+			for _, a := range args {
+				if u, err := url.Parse(a); err == nil && u.Scheme == "https" {
+					return u.Hostname()
+				}
+			}
+		}
+	}
+	t.Fatalf("%s: no Job calling an https:// URL", overlay)
+	return ""
 }
 
 // containerPort resolves a Service's target port on a pod.
