@@ -73,10 +73,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	clientTLS := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}
-	// Every connection comes from one address, faster than the handshake
-	// limit lets one: it is off, in both modes alike.
+	// Every connection comes from one address, more of them and faster
+	// than the limits per address let one: they are off, in both modes
+	// alike.
 	cfgFile := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgFile, []byte("limits: {tls_handshake_rate: -1}\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfgFile, []byte("limits: {tls_handshake_rate: -1, max_connections_per_address: -1}\n"), 0o600); err != nil {
 		return err
 	}
 

@@ -8,7 +8,7 @@
 // bodies held back by slow clients, and anonymous status polling. Every loop is bounded by -d; nothing is sent
 // anywhere but the server it started. -tls serves the API over HTTPS and
 // sends the mix so. -flood measures a flood of TLS handshakes instead
-// (flood.go).
+// (flood.go), -hog one address holding every connection it can (hog.go).
 package main
 
 import (
@@ -53,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	useTLS := fs.Bool("tls", false, "serve the API over HTTPS (-tls-cert-file, a certificate of a CA made for the run), and attack it so")
 	flood := fs.Bool("flood", false, "instead of the mix: -c flooders replay one recorded ClientHello on new connections for -d, while one client searches on a connection it keeps (implies -tls)")
 	handshakeRate := fs.Float64("handshake-rate", 0, "the server's limits.tls_handshake_rate: 0 its default, -1 none")
+	hog := fs.Int("hog", 0, "instead of the mix: hold this many connections from 127.0.0.1, their headers unfinished, for -d, while a client at 127.0.0.2 searches")
+	perAddress := fs.Int("per-address", 0, "the server's limits.max_connections_per_address: 0 its default, -1 none")
 	rsaBits := fs.Int("rsa", 0, "with -tls, serve a certificate with an RSA key of this many bits (cert-manager's default kind, 2048) instead of ECDSA P-256")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -64,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	cat, cfg := filepath.Join(dir, "catalog.json"), filepath.Join(dir, "config.yaml")
-	if err := writeFixtures(cat, cfg, *throttled, *handshakeRate); err != nil {
+	if err := writeFixtures(cat, cfg, *throttled, *handshakeRate, *perAddress); err != nil {
 		return err
 	}
 	metricsAddr, err := serveproc.FreeAddr()
@@ -95,8 +97,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer srv.Stop()
 	base := srv.Base
-	if *flood {
+	switch {
+	case *flood:
 		return handshakeFlood(ctx, srv, &http.Client{Transport: transport}, *workers, *dur, stdout)
+	case *hog > 0:
+		return connectionHog(ctx, base, *hog, *dur, stdout)
 	}
 	rss := func() int64 { n, _ := srv.Memory("VmRSS"); return n }
 	time.Sleep(2 * time.Second)
@@ -356,7 +361,7 @@ func mb(b int64) float64 { return float64(b) / (1 << 20) }
 // writeFixtures writes a catalog with a recursive-schema tool and 5,000
 // undescribed tools (a warning each), and a config with one API key (and
 // the search throttle off, when not throttled).
-func writeFixtures(catPath, cfgPath string, throttled bool, handshakeRate float64) error {
+func writeFixtures(catPath, cfgPath string, throttled bool, handshakeRate float64, perAddress int) error {
 	type tool struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
@@ -390,6 +395,6 @@ func writeFixtures(catPath, cfgPath string, throttled bool, handshakeRate float6
 	if !throttled {
 		cfg += "  search_rate: -1\n"
 	}
-	cfg += fmt.Sprintf("  tls_handshake_rate: %g\n", handshakeRate)
+	cfg += fmt.Sprintf("  tls_handshake_rate: %g\n  max_connections_per_address: %d\n", handshakeRate, perAddress)
 	return os.WriteFile(cfgPath, []byte(cfg), 0o600)
 }

@@ -14,10 +14,7 @@ import (
 // and the report gives the CPU a connection costs each side and the
 // searching client's latency with and without the flood.
 func TestFlood(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, "../toolsearch").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := build(t)
 	var stdout, stderr bytes.Buffer
 	if err := run(t.Context(), []string{"-bin", bin, "-flood", "-d", "1s", "-c", "2", "-handshake-rate", "-1"}, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, &stderr)
@@ -39,4 +36,32 @@ func TestFlood(t *testing.T) {
 			t.Errorf("no line matching %s in:\n%s", line, &stdout)
 		}
 	}
+}
+
+// TestHog: a short hog of 20 connections against a cap of 5 an address
+// reports what it opened and held, and the other address's searches.
+func TestHog(t *testing.T) {
+	bin := build(t)
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"-bin", bin, "-hog", "20", "-d", "2s", "-per-address", "5"}, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, &stderr)
+	}
+	for _, line := range []string{
+		`(?m)^hog: 20 connections from 127\.0\.0\.1 for 2s, \d+ opened, \d+ reset at once, [0-5] open a second in$`,
+		`(?m)^a client at 127\.0\.0\.2, a new connection for each search, 20 a second: p50 \d+\.\d+ ms without the hog, \d+\.\d+ ms with it; p99 .*; failed \d+ of \d+, \d+ of \d+ \(2 s timeout\)$`,
+	} {
+		if !regexp.MustCompile(line).Match(stdout.Bytes()) {
+			t.Errorf("no line matching %s in:\n%s", line, &stdout)
+		}
+	}
+}
+
+// build builds the toolsearch binary for a test.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "toolsearch")
+	if out, err := exec.Command("go", "build", "-o", bin, "../toolsearch").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

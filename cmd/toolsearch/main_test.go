@@ -327,7 +327,9 @@ func TestSIGHUPRereads(t *testing.T) {
 // memory, and the gauge shows the bound reached.
 func TestConnectionBound(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(cfg, []byte("limits:\n  max_connections: 2\n"), 0o644)
+	// One client holds the bound here: no cap of its own
+	// (TestConnectionsPerAddress).
+	os.WriteFile(cfg, []byte("limits:\n  max_connections: 2\n  max_connections_per_address: -1\n"), 0o644)
 	base, logs, stop := startServe(t, map[string]string{"TOOLSEARCH_CONFIG": cfg})
 	defer stop()
 	metrics := metricsBase(t, logs)
@@ -397,6 +399,69 @@ func TestConnectionBound(t *testing.T) {
 		t.Fatalf("with the bound held by idle connections: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// TestConnectionsPerAddress: one client address holds at most
+// limits.max_connections_per_address connections, so that it cannot take
+// the whole bound from the others (a client leaking connections, slow
+// bodies): past it a new one of its is reset at accept, counted and
+// logged, while another address is served; a connection it closes gives
+// its place back.
+func TestConnectionsPerAddress(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte("limits:\n  max_connections: 16\n  max_connections_per_address: 2\n"), 0o644)
+	base, logs, stop := startServe(t, map[string]string{"TOOLSEARCH_CONFIG": cfg})
+	defer stop()
+	metrics := metricsBase(t, logs)
+	addr := strings.TrimPrefix(base, "http://")
+	http.DefaultClient.CloseIdleConnections() // startServe's polling kept one
+	waitUntil(t, "the API's connections to close", func() bool {
+		return metricValue(t, metrics, "toolsearch_http_connections") == 0
+	})
+	// from dials addr from the loopback address local and sends a
+	// request's first line, its headers unfinished.
+	from := func(local string) net.Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: localhost\r\n"))
+		return c
+	}
+	// served finishes c's request and reports whether it was answered.
+	served := func(c net.Conn) bool {
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		c.Write([]byte("\r\n"))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	held := []net.Conn{from("127.0.0.1"), from("127.0.0.1")}
+	waitUntil(t, "the gauge to count both", func() bool {
+		return metricValue(t, metrics, "toolsearch_http_connections") == 2
+	})
+	if served(from("127.0.0.1")) {
+		t.Error("a third connection of an address holding its two was served")
+	}
+	const refused = `toolsearch_http_connections_refused_total{reason="connections"}`
+	waitUntil(t, "the refusal counted", func() bool { return metricValue(t, metrics, refused) == 1 })
+	if !strings.Contains(logs.String(), `"msg":"connection refused: its client address holds limits.max_connections_per_address connections","client":"127.0.0.1","limit":2`) {
+		t.Errorf("no line names the refused address:\n%s", logs)
+	}
+	if !served(from("127.0.0.2")) {
+		t.Error("another address was not served while the first held its two")
+	}
+	if !served(held[0]) {
+		t.Error("a held connection's request was not answered")
+	}
+	// Its place is given back once the server has closed it.
+	waitUntil(t, "the address served again", func() bool { return served(from("127.0.0.1")) })
+	held[1].Close()
 }
 
 // waitUntil polls cond until it holds, failing the test after 10 s.

@@ -255,10 +255,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	if serving != nil {
-		rate, burst := handshakeLimits(file.Limits)
-		ln = httpapi.LimitHandshakes(ln, rate, burst, file.Auth.Proxies(), logger, reg)
-	}
+	ln = httpapi.LimitClients(ln, clientLimits(&file, serving != nil), logger, reg)
 	// Connections are bounded before anything is read from them: 8,000
 	// slow bodies from one client held 223 MiB of a 256 MiB pod. Past
 	// the bound, new connections wait in the kernel's queue.
@@ -489,21 +486,29 @@ const (
 	defaultHandshakeBurst = defaultSearchBurst
 )
 
-// handshakeLimits are limits.tls_handshake_rate and _burst with their
-// defaults; a rate of 0 is no limit.
-func handshakeLimits(l config.Limits) (float64, int) {
-	rate := l.TLSHandshakeRate
-	switch {
-	case rate == 0:
-		rate = defaultHandshakeRate
-	case rate < 0:
-		return 0, 0
+// clientLimits are what one client address may open on the API's
+// listener, from the file's limits and their defaults: a quarter of the
+// connections (as a caller may hold a quarter of the body budget), and
+// when serving TLS the handshakes.
+func clientLimits(file *config.File, tls bool) httpapi.ClientLimits {
+	l := file.Limits
+	c := httpapi.ClientLimits{Connections: l.MaxConnectionsPerAddress, Trusted: file.Auth.Proxies()}
+	if c.Connections == 0 {
+		bound := l.MaxConnections
+		if bound <= 0 {
+			bound = config.DefaultMaxConnections
+		}
+		c.Connections = max(bound/4, 1)
 	}
-	burst := l.TLSHandshakeBurst
-	if burst <= 0 {
-		burst = max(defaultHandshakeBurst, int(rate))
+	if !tls || l.TLSHandshakeRate < 0 {
+		return c
 	}
-	return rate, burst
+	c.HandshakeRate = cmp.Or(l.TLSHandshakeRate, defaultHandshakeRate)
+	c.HandshakeBurst = l.TLSHandshakeBurst
+	if c.HandshakeBurst <= 0 {
+		c.HandshakeBurst = max(defaultHandshakeBurst, int(c.HandshakeRate))
+	}
+	return c
 }
 
 func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, file *config.File, anyHost bool) httpapi.Options {

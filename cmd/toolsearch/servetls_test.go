@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,6 +20,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsearch/toolsearch/pkg/config"
+	"github.com/toolsearch/toolsearch/pkg/httpapi"
 	"github.com/toolsearch/toolsearch/pkg/logbuf"
 	"github.com/toolsearch/toolsearch/pkg/testpki"
 )
@@ -227,6 +231,7 @@ func TestServeTLSHandshakeLimit(t *testing.T) {
 		return err
 	}
 	const flood = 250
+	const refusedHandshakes = `toolsearch_http_connections_refused_total{reason="handshake_rate"}`
 	shook := 0
 	for range flood {
 		if dial() == nil {
@@ -239,10 +244,10 @@ func TestServeTLSHandshakeLimit(t *testing.T) {
 		t.Errorf("%d of %d handshakes from one address completed; want the burst's 99 and some more, not all", shook, flood)
 	}
 	waitUntil(t, "the refusals counted", func() bool {
-		return metricValue(t, metrics, "toolsearch_http_tls_connections_refused_total") >= float64(flood-shook)
+		return metricValue(t, metrics, refusedHandshakes) >= float64(flood-shook)
 	})
-	if n := metricValue(t, metrics, "toolsearch_http_tls_connections_refused_total"); n != float64(flood-shook) {
-		t.Errorf("toolsearch_http_tls_connections_refused_total = %v; want the %d dials that failed", n, flood-shook)
+	if n := metricValue(t, metrics, refusedHandshakes); n != float64(flood-shook) {
+		t.Errorf("%s = %v; want the %d dials that failed", refusedHandshakes, n, flood-shook)
 	}
 	if !strings.Contains(logs.String(), `"msg":"TLS connection refused: its client address opened more than limits.tls_handshake_rate allows","client":"127.0.0.1"`) {
 		t.Errorf("no line names the refused address:\n%s", logs)
@@ -254,6 +259,45 @@ func TestServeTLSHandshakeLimit(t *testing.T) {
 		t.Errorf("a search on the connection opened before the refusals: answered %v, on that connection %v; want both", ok, reused)
 	}
 	waitUntil(t, "a new connection taken again", func() bool { return dial() == nil })
+}
+
+// TestClientLimits: what one address may open, from the config file's
+// limits and their defaults.
+func TestClientLimits(t *testing.T) {
+	tests := []struct {
+		name   string
+		limits string
+		tls    bool
+		want   httpapi.ClientLimits
+	}{
+		{"defaults, in clear", "", false, httpapi.ClientLimits{Connections: 512}},
+		{"defaults, over TLS", "", true, httpapi.ClientLimits{Connections: 512, HandshakeRate: 50, HandshakeBurst: 100}},
+		{"a quarter of the bound", "{max_connections: 10}", false, httpapi.ClientLimits{Connections: 2}},
+		{"at least one", "{max_connections: 3}", false, httpapi.ClientLimits{Connections: 1}},
+		{"no bound: a quarter of its default", "{max_connections: -1}", false, httpapi.ClientLimits{Connections: 512}},
+		{"set", "{max_connections_per_address: 100}", false, httpapi.ClientLimits{Connections: 100}},
+		{"off", "{max_connections_per_address: -1, tls_handshake_rate: -1}", true, httpapi.ClientLimits{Connections: -1}},
+		{"a rate past the default burst", "{tls_handshake_rate: 300}", true, httpapi.ClientLimits{Connections: 512, HandshakeRate: 300, HandshakeBurst: 300}},
+		{"a burst", "{tls_handshake_rate: 5, tls_handshake_burst: 7}", true, httpapi.ClientLimits{Connections: 512, HandshakeRate: 5, HandshakeBurst: 7}},
+		{"no handshakes in clear", "{tls_handshake_rate: 5}", false, httpapi.ClientLimits{Connections: 512}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			yaml := "auth: {trusted_proxies: [10.0.0.0/8]}\n"
+			if tt.limits != "" {
+				yaml += "limits: " + tt.limits + "\n"
+			}
+			file, err := config.Parse("test", []byte(yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := clientLimits(file, tt.tls)
+			tt.want.Trusted = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("clientLimits = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
 }
 
 // startServeTLS is startServe over HTTPS, with the certificate and key
@@ -277,8 +321,8 @@ func startServeTLS(t *testing.T, ca *testpki.CA, certFile, keyFile string, args 
 	return base, &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}, stderr, stop
 }
 
-// metricValue is the value of the unlabelled series name on metrics'
-// /metrics.
+// metricValue is the value of the series name (its labels as the
+// exposition format writes them) on metrics' /metrics.
 func metricValue(t *testing.T, metrics, name string) float64 {
 	t.Helper()
 	resp, err := http.Get(metrics + "/metrics")
@@ -287,7 +331,7 @@ func metricValue(t *testing.T, metrics, name string) float64 {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(b)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindSubmatch(b)
 	if m == nil {
 		t.Fatalf("no %s in /metrics", name)
 	}

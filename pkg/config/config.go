@@ -141,6 +141,11 @@ type Limits struct {
 	// body, but a body is held while it arrives, so without this many
 	// slow clients held as many bodies as they liked.
 	RequestBodyBudgetBytes int64 `json:"request_body_budget_bytes"`
+	// MaxConnectionsPerAddress bounds the API connections one client
+	// address (an IPv6 one's /64) holds open at once: a quarter of
+	// MaxConnections (of its default when that is -1) when 0, none when
+	// -1. Past it, new ones from that address are reset as accepted.
+	MaxConnectionsPerAddress int `json:"max_connections_per_address"`
 	// TLS connections per second per client address (an IPv6 one's /64,
 	// its /48 sixteen times that), with bursts of TLSHandshakeBurst, when
 	// the API serves TLS; 50 and 100 when 0, -1 turns the limit off. A
@@ -453,8 +458,9 @@ func (f *File) check() error {
 
 // check refuses a negative limit, which would otherwise take the default
 // as 0 does: mcp_max_sessions: -5 served 1,000 sessions. Only
-// search_rate, tls_handshake_rate, max_connections and
-// request_body_budget_bytes take -1, for none.
+// search_rate, tls_handshake_rate, max_connections,
+// max_connections_per_address and request_body_budget_bytes take -1, for
+// none.
 func (l Limits) check() error {
 	for _, c := range []struct {
 		key string
@@ -483,8 +489,13 @@ func (l Limits) check() error {
 			return fmt.Errorf("limits.%s must be -1 (no limit) or more, got %g", c.key, c.v)
 		}
 	}
-	if l.MaxConnections < -1 {
-		return fmt.Errorf("limits.max_connections must be -1 (no bound) or more, got %d", l.MaxConnections)
+	for _, c := range []struct {
+		key string
+		v   int
+	}{{"max_connections", l.MaxConnections}, {"max_connections_per_address", l.MaxConnectionsPerAddress}} {
+		if c.v < -1 {
+			return fmt.Errorf("limits.%s must be -1 (no bound) or more, got %d", c.key, c.v)
+		}
 	}
 	if b := l.RequestBodyBudgetBytes; b != 0 && b != -1 && b < MinRequestBodyBudgetBytes {
 		return fmt.Errorf("limits.request_body_budget_bytes must be -1 (no bound), 0 (the default) or at least %d, the largest body a route takes, got %d", MinRequestBodyBudgetBytes, b)

@@ -91,6 +91,7 @@ search: {query_timeout: 750ms}
 		{"handshake rate below -1", "limits: {tls_handshake_rate: -2}", "limits.tls_handshake_rate must be -1 (no limit) or more, got -2"},
 		{"negative handshake burst", "limits: {tls_handshake_burst: -1}", "limits.tls_handshake_burst must not be negative (0 takes the default), got -1"},
 		{"connections below -1", "limits: {max_connections: -2}", "limits.max_connections must be -1 (no bound) or more, got -2"},
+		{"connections per address below -1", "limits: {max_connections_per_address: -3}", "limits.max_connections_per_address must be -1 (no bound) or more, got -3"},
 		{"a body budget under /mcp's bodies", "limits: {request_body_budget_bytes: 65536}", "limits.request_body_budget_bytes must be -1 (no bound), 0 (the default) or at least 1048576, the largest body a route takes, got 65536"},
 		{"a body budget below -1", "limits: {request_body_budget_bytes: -2}", "limits.request_body_budget_bytes must be -1"},
 	}

@@ -1,0 +1,199 @@
+package httpapi
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ClientLimits are what one client address (an IPv6 one's /64) may open
+// on the API's listener. The addresses in Trusted (auth.trusted_proxies)
+// are not limited: a proxy speaks for many clients.
+type ClientLimits struct {
+	// Connections is how many connections an address may hold open at
+	// once; 0: no limit. Without it one client holding the listener's
+	// whole bound (a connection leak, slow bodies) kept every other
+	// caller waiting in the kernel's queue.
+	Connections int
+	// HandshakeRate and HandshakeBurst bound the new connections an
+	// address opens when the API serves TLS, an IPv6 /48's /64s sixteen
+	// addresses' worth together, as anonymous callers' budgets are
+	// (throttle); HandshakeRate 0: no limit. A client that replayed one
+	// recorded ClientHello on new connections made the server sign a
+	// handshake for each: 1.4 ms of CPU with an RSA-2048 certificate
+	// against the client's 0.15, so that one address kept both cores busy
+	// (RELIABILITY.md).
+	HandshakeRate  float64
+	HandshakeBurst int
+	Trusted        []netip.Prefix
+}
+
+// The reasons a connection is refused, the values of
+// toolsearch_http_connections_refused_total's label.
+const (
+	refusedConnections = "connections"
+	refusedHandshakes  = "handshake_rate"
+)
+
+// LimitClients returns ln with each connection past its address's limits
+// closed at accept, before anything is read from it: a refusal costs an
+// accept and a reset. Wrap the listener itself, inside any bound on
+// connections, so that it refuses whatever that bound holds. Limits of
+// zero return ln as it is.
+func LimitClients(ln net.Listener, l ClientLimits, logger *slog.Logger, reg prometheus.Registerer) net.Listener {
+	if l.Connections <= 0 && l.HandshakeRate <= 0 {
+		return ln
+	}
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsearch_http_connections_refused_total",
+		Help: "Connections to the API reset as they were accepted, unread: their client address (an IPv6 one's /64) held limits.max_connections_per_address connections (connections), or opened more TLS connections than limits.tls_handshake_rate allows (handshake_rate)."},
+		[]string{"reason"})
+	if reg != nil {
+		reg.MustRegister(refused)
+	}
+	c := &clientListener{
+		Listener: ln,
+		limits:   l,
+		open:     map[netip.Prefix]int{},
+		refused:  map[string]prometheus.Counter{},
+		logger:   logger,
+		lines: newLineBudget("refused connections not logged",
+			fmt.Sprintf("past %d lines a second; toolsearch_http_connections_refused_total counts every one", refusalLinesRate)),
+		now: time.Now,
+	}
+	for _, reason := range []string{refusedConnections, refusedHandshakes} {
+		c.refused[reason] = refused.WithLabelValues(reason)
+	}
+	if rate, burst := l.HandshakeRate, max(l.HandshakeBurst, 1); rate > 0 {
+		c.handshakes = newBuckets[netip.Prefix](maxAnonymousBuckets, func(shared bool) *bucket {
+			if shared {
+				return newBucket(rate*siteShare, burst*siteShare, nil)
+			}
+			return newBucket(rate, burst, nil)
+		})
+		c.sites = newBuckets[netip.Prefix](maxAnonymousBuckets, func(bool) *bucket {
+			return newBucket(rate*siteShare, burst*siteShare, nil)
+		})
+	}
+	return c
+}
+
+type clientListener struct {
+	net.Listener
+	limits ClientLimits
+	mu     sync.Mutex // serialises the tables below
+	// open counts each address's open connections; an address leaves it
+	// with its last, so it holds at most as many as are open.
+	open       map[netip.Prefix]int
+	handshakes *buckets[netip.Prefix] // nil: no rate
+	sites      *buckets[netip.Prefix] // IPv6 /48s
+	refused    map[string]prometheus.Counter
+	logger     *slog.Logger
+	lines      *lineBudget
+	now        func() time.Time // time.Now; a test's clock
+}
+
+// Accept returns the next connection its address may open, closing the
+// others.
+func (l *clientListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		key, client, limited := l.client(c.RemoteAddr())
+		if !limited {
+			return c, nil
+		}
+		reason := l.admit(key, client)
+		if reason == "" {
+			return &countedConn{Conn: c, release: func() { l.release(key) }}, nil
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			// A reset, not a close: the server keeps no TIME_WAIT socket
+			// for each connection of a flood, and the client is told at once.
+			_ = tc.SetLinger(0)
+		}
+		c.Close()
+		l.refused[reason].Inc()
+		if now := l.now(); l.lines.admit(now) {
+			l.lines.summarise(l.logger, l.now)
+			if reason == refusedConnections {
+				l.logger.Warn("connection refused: its client address holds limits.max_connections_per_address connections", "client", client.String(), "limit", l.limits.Connections)
+			} else {
+				l.logger.Warn("TLS connection refused: its client address opened more than limits.tls_handshake_rate allows", "client", client.String())
+			}
+		}
+	}
+}
+
+// client is addr's key in the tables (an IPv4 address, an IPv6 /64), its
+// address, and whether it is limited: only a TCP listener's connections
+// from outside the trusted proxies are.
+func (l *clientListener) client(addr net.Addr) (netip.Prefix, netip.Addr, bool) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return netip.Prefix{}, netip.Addr{}, false
+	}
+	ip := tcp.AddrPort().Addr().Unmap().WithZone("")
+	if isTrusted(ip, l.limits.Trusted) {
+		return netip.Prefix{}, ip, false
+	}
+	if ip.Is4() {
+		return netip.PrefixFrom(ip, 32), ip, true
+	}
+	key, _ := ip.Prefix(64)
+	return key, ip, true
+}
+
+// admit counts a connection of key's open, and takes a handshake from
+// its budget, or says why it may not open one.
+func (l *clientListener) admit(key netip.Prefix, ip netip.Addr) string {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := l.limits.Connections; n > 0 && l.open[key] >= n {
+		return refusedConnections
+	}
+	if l.handshakes != nil {
+		b := l.handshakes.get(key, now)
+		var site *bucket
+		if ip.Is6() {
+			s, _ := ip.Prefix(48)
+			site = l.sites.get(s, now)
+		}
+		// The buckets' locks are taken inside l.mu, never the other way round.
+		if b.admitWith(site, now) != nil {
+			return refusedHandshakes
+		}
+	}
+	l.open[key]++
+	return ""
+}
+
+func (l *clientListener) release(key netip.Prefix) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open[key]--; l.open[key] <= 0 {
+		delete(l.open, key)
+	}
+}
+
+// countedConn gives its address's place back once, at its first Close.
+type countedConn struct {
+	net.Conn
+	closed  atomic.Bool
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.release()
+	}
+	return c.Conn.Close()
+}
