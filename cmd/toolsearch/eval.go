@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -265,9 +267,13 @@ func validFormat(f string) bool {
 }
 
 // waitReady polls base's /readyz once a second until it answers 200 or
-// limit passes. A certificate that does not verify ends the wait at once:
-// a server coming up answers, or refuses connections, until it is ready,
-// and waiting does not make its certificate trusted.
+// limit passes. A certificate that does not verify ends the wait at once,
+// and so does an answer no starting server gives (a 400, a 401, a 403):
+// a server coming up answers 503, or a proxy before it 502, 504 or 404,
+// or nothing answers, until it is ready; waiting does not make a
+// certificate trusted or an http:// URL to an HTTPS server right. The
+// Job ran its whole 5 minutes against a server that answered each try
+// "Client sent an HTTP request to an HTTPS server".
 func waitReady(ctx context.Context, base string, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -279,9 +285,13 @@ func waitReady(ctx context.Context, base string, limit time.Duration) error {
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
+			said, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
+			}
+			if c := resp.StatusCode; c >= 400 && c < 500 && c != http.StatusNotFound && c != http.StatusRequestTimeout && c != http.StatusTooManyRequests {
+				return fmt.Errorf("%s/readyz answered %s (%s), which no starting toolsearch does%s", strings.TrimRight(base, "/"), resp.Status, quoteLine(said), httpsHint(base, said))
 			}
 			last = resp.Status
 		} else if ctx.Err() == nil {
@@ -298,6 +308,25 @@ func waitReady(ctx context.Context, base string, limit time.Duration) error {
 		case <-t.C:
 		}
 	}
+}
+
+// quoteLine is the first line of an answer's body, quoted, at most 120
+// bytes of it.
+func quoteLine(b []byte) string {
+	line, _, _ := strings.Cut(string(b), "\n")
+	if len(line) > 120 {
+		line = line[:120] + "..."
+	}
+	return strconv.Quote(strings.TrimSpace(line))
+}
+
+// httpsHint says what to change when an http:// URL reached a server
+// that speaks HTTPS: Go's servers and nginx answer it 400 and say so.
+func httpsHint(base string, said []byte) string {
+	if strings.HasPrefix(base, "http://") && bytes.Contains(bytes.ToUpper(said), []byte("HTTPS")) {
+		return ": the server speaks HTTPS; use an https:// URL"
+	}
+	return ""
 }
 
 // progress reports a long eval's progress on a terminal: cases done, their

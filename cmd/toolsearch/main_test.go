@@ -581,6 +581,15 @@ func TestEvalExitCodes(t *testing.T) {
 		http.Error(w, `{"error":{"code":"internal","message":"broken"}}`, http.StatusInternalServerError)
 	}))
 	defer failing.Close()
+	// A server that speaks HTTPS alone, and servers whose every answer
+	// is one status.
+	tlsOnly := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsOnly.Close()
+	answering := func(code int) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", code) }))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -623,6 +632,12 @@ func TestEvalExitCodes(t *testing.T) {
 		{"every search failing", []string{"-cases", good, "-url", failing.URL}, nil, 1, "every search failed, so nothing was measured; the first: POST /mcp/tool-search: 500 Internal Server Error"},
 		{"-wait for a server that never comes", []string{"-cases", good, "-url", "http://127.0.0.1:1", "-wait", "1500ms"}, nil, 2, "http://127.0.0.1:1 not ready after 1.5s"},
 		{"-wait for a ready server", []string{"-cases", good, "-url", keyed, "-wait", "1m"}, map[string]string{"TOOLSEARCH_API_KEY": "k1"}, 0, "recall@10  1.000"},
+		// An answer no starting server gives ends the wait at once: it
+		// would have waited out its minute.
+		{"-wait, http:// to an HTTPS server", []string{"-cases", good, "-url", "http://" + strings.TrimPrefix(tlsOnly.URL, "https://"), "-wait", "1m"}, nil, 2,
+			`/readyz answered 400 Bad Request ("Client sent an HTTP request to an HTTPS server."), which no starting toolsearch does: the server speaks HTTPS; use an https:// URL`},
+		{"-wait, a 403", []string{"-cases", good, "-url", answering(http.StatusForbidden), "-wait", "1m"}, nil, 2, `/readyz answered 403 Forbidden ("no"), which no starting toolsearch does`},
+		{"-wait, a proxy's 404 waited out", []string{"-cases", good, "-url", answering(http.StatusNotFound), "-wait", "1500ms"}, nil, 2, "not ready after 1.5s: 404 Not Found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
