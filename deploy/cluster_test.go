@@ -581,7 +581,8 @@ func docsCertificate(t *testing.T, path string) *unstructured.Unstructured {
 	return nil
 }
 
-// jobHost is the host the recall-eval Job of overlay calls.
+// jobHost is the host the recall-eval Job of overlay calls, named in its
+// args or its environment.
 func jobHost(t *testing.T, overlay string) string {
 	t.Helper()
 	for _, o := range objects(t, overlay) {
@@ -590,15 +591,21 @@ func jobHost(t *testing.T, overlay string) string {
 		}
 		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
 		for _, c := range containers {
-			args, _, _ := unstructured.NestedStringSlice(c.(map[string]any), "args")
-			for _, a := range args {
-				if u, err := url.Parse(a); err == nil && u.Scheme == "https" {
+			values, _, _ := unstructured.NestedStringSlice(c.(map[string]any), "args")
+			env, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
+			for _, e := range env {
+				if v, ok := e.(map[string]any)["value"].(string); ok {
+					values = append(values, v)
+				}
+			}
+			for _, v := range values {
+				if u, err := url.Parse(v); err == nil && u.Scheme == "https" {
 					return u.Hostname()
 				}
 			}
 		}
 	}
-	t.Fatalf("%s: no Job calling an https:// URL", overlay)
+	t.Fatalf("%s: no Job naming an https:// URL", overlay)
 	return ""
 }
 

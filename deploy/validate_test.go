@@ -682,24 +682,32 @@ func runRecallEvalJob(t *testing.T, overlay string) {
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
 
-	args := slices.Clone(c.Args)
-	for i, a := range args {
-		if rest, ok := strings.CutPrefix(a, "http://toolsearch:8080"); ok {
-			args[i] = "http://" + addr + rest
-		} else if rest, ok := strings.CutPrefix(a, "https://toolsearch:8080"); ok {
-			args[i] = "https://" + addr + rest
-		} else {
-			args[i] = local(jobMounts, a)
+	// here is an argument or a variable's value of the Job's as the test
+	// has it: the Service's address its server's, a path in a mount the
+	// mount's directory.
+	calls := 0
+	here := func(a string) string {
+		if !strings.Contains(a, "toolsearch:8080") {
+			return local(jobMounts, a)
 		}
-		if strings.Contains(a, "toolsearch:8080") && !strings.HasPrefix(args[i], scheme) {
+		calls++
+		if !strings.HasPrefix(a, scheme) {
 			t.Errorf("the Job calls %s; the deployment serves %s", a, scheme)
 		}
+		return strings.Replace(a, "toolsearch:8080", addr, 1)
+	}
+	args := slices.Clone(c.Args)
+	for i, a := range args {
+		args[i] = here(a)
 	}
 	eval := exec.Command(toolsearch(t), args...)
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {
-			eval.Env = append(eval.Env, e.Name+"="+local(jobMounts, e.Value))
+			eval.Env = append(eval.Env, e.Name+"="+here(e.Value))
 		}
+	}
+	if calls != 1 {
+		t.Errorf("the Job names the service %d times in its args and env; want once", calls)
 	}
 	out, err := eval.CombinedOutput()
 	if err != nil {
