@@ -78,14 +78,19 @@ var (
 )
 
 // metricsBase is the metrics listener's base URL of a server startServe
-// started, read from its log.
+// or startListening started, read from its log once it is there.
 func metricsBase(t *testing.T, stderr *logbuf.Buffer) string {
 	t.Helper()
-	m := metricsRE.FindStringSubmatch(stderr.String())
-	if m == nil {
-		t.Fatalf("serve never logged its metrics address:\n%s", stderr)
+	// The line comes after the API's "listening", which startListening
+	// waits for: a server not ready yet may not have written it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if m := metricsRE.FindStringSubmatch(stderr.String()); m != nil {
+			return "http://" + m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never logged its metrics address:\n%s", stderr)
+		}
 	}
-	return "http://" + m[1]
 }
 
 // startServe runs `toolsearch serve` in-process and returns its base URL
