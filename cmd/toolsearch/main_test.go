@@ -424,18 +424,30 @@ func TestConnectionsPerAddress(t *testing.T) {
 		return metricValue(t, metrics, "toolsearch_http_connections") == 0
 	})
 	// from dials addr from the loopback address local and sends a
-	// request's first line, its headers unfinished.
+	// request's first line, its headers unfinished; nil when the dial
+	// failed (a reset can come before the connect returns).
 	from := func(local string) net.Conn {
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
 		c, err := d.Dial("tcp", addr)
 		if err != nil {
-			t.Fatal(err)
+			return nil
 		}
 		c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: localhost\r\n"))
 		return c
 	}
+	// hold is from, for a connection that must be made.
+	hold := func(local string) net.Conn {
+		c := from(local)
+		if c == nil {
+			t.Fatalf("a connection from %s to %s was not made", local, addr)
+		}
+		return c
+	}
 	// served finishes c's request and reports whether it was answered.
 	served := func(c net.Conn) bool {
+		if c == nil {
+			return false
+		}
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		c.Write([]byte("\r\n"))
@@ -446,16 +458,16 @@ func TestConnectionsPerAddress(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}
-	held := []net.Conn{from("127.0.0.1"), from("127.0.0.1")}
+	held := []net.Conn{hold("127.0.0.1"), hold("127.0.0.1")}
 	waitUntil(t, "the gauge to count both", func() bool {
 		return metricValue(t, metrics, "toolsearch_http_connections") == 2
 	})
 	if served(from("127.0.0.1")) {
 		t.Error("a third connection of an address holding its two was served")
 	}
-	const refused = `toolsearch_http_connections_refused_total{reason="connections"}`
+	const refused = `toolsearch_http_connections_refused_total{listener="api",reason="connections"}`
 	waitUntil(t, "the refusal counted", func() bool { return metricValue(t, metrics, refused) == 1 })
-	if !strings.Contains(logs.String(), `"msg":"connection refused: its client address holds limits.max_connections_per_address connections","client":"127.0.0.1","limit":2`) {
+	if !strings.Contains(logs.String(), `"msg":"connection refused: its client address holds as many as it may","listener":"api","client":"127.0.0.1","limit":2`) {
 		t.Errorf("no line names the refused address:\n%s", logs)
 	}
 	if !served(from("127.0.0.2")) {
@@ -467,6 +479,24 @@ func TestConnectionsPerAddress(t *testing.T) {
 	// Its place is given back once the server has closed it.
 	waitUntil(t, "the address served again", func() bool { return served(from("127.0.0.1")) })
 	held[1].Close()
+
+	// The metrics listener, which the kubelet probes, holds 64
+	// connections, an address a quarter of them: one pod holding them
+	// all made the probes fail.
+	// (127.0.0.4: the test's own reads of /metrics come from 127.0.0.1.)
+	addr = strings.TrimPrefix(metrics, "http://")
+	for range 16 {
+		defer hold("127.0.0.4").Close()
+	}
+	if served(from("127.0.0.4")) {
+		t.Error("a 17th connection of an address to the metrics listener was served")
+	}
+	if !served(from("127.0.0.2")) {
+		t.Error("a probe from another address was not answered while one held its 16")
+	}
+	if n := metricValue(t, metrics, `toolsearch_http_connections_refused_total{listener="metrics",reason="connections"}`); n != 1 {
+		t.Errorf("refusals on the metrics listener = %v, want 1", n)
+	}
 }
 
 // waitUntil polls cond until it holds, failing the test after 10 s.

@@ -255,7 +255,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	ln = httpapi.LimitClients(ln, clientLimits(&file, serving != nil), logger, reg)
+	refused := httpapi.NewRefusedConnections(reg)
+	ln = httpapi.LimitClients(ln, clientLimits(&file, serving != nil), refused, logger)
 	// Connections are bounded before anything is read from them: 8,000
 	// slow bodies from one client held 223 MiB of a 256 MiB pod. Past
 	// the bound, new connections wait in the kernel's queue.
@@ -289,7 +290,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	srv.RegisterOnShutdown(mcpSrv.EndStreams)
 	logger.Info("listening", "addr", ln.Addr().String(), "tls", serving != nil, "console", consoleURL(ln.Addr(), serving != nil), "version", versionString(),
 		"embedder", emb.Info().Provider, "catalog", strings.Join(idx.catalogs.values, ","))
-	metricsSrv, metricsErr, err := serveMetrics(*metricsAddr, httpapi.NewMetricsServer(reg, logger, svc, &draining), logger)
+	metricsSrv, metricsErr, err := serveMetrics(*metricsAddr, httpapi.NewMetricsServer(reg, logger, svc, &draining), refused, logger)
 	if err != nil {
 		ln.Close()
 		return err
@@ -426,7 +427,7 @@ const maxMetricsConnections = 64
 // serveMetrics serves h, /metrics and the probes, on addr, a listener
 // apart from the API's (nil, with a nil channel, when addr is "off"). A
 // taken port fails here.
-func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (*http.Server, <-chan error, error) {
+func serveMetrics(addr string, h http.Handler, refused *prometheus.CounterVec, logger *slog.Logger) (*http.Server, <-chan error, error) {
 	if addr == "off" {
 		return nil, nil, nil
 	}
@@ -435,7 +436,13 @@ func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (*http.Serve
 		return nil, nil, fmt.Errorf("metrics listen: %w", err)
 	}
 	// Scrapers and probes hold a connection or two: the bound keeps slow
-	// clients from holding memory here as on the API's listener.
+	// clients from holding memory here as on the API's listener, and a
+	// quarter of it an address's keeps one client from holding it all:
+	// 64 connections from one pod, each sending its headers slowly, made
+	// six of eight probes with the kubelet's 1 s timeout fail (the
+	// NetworkPolicy lets any pod reach this port), and a kubelet restarts
+	// a pod whose liveness probe fails three times.
+	ln = httpapi.LimitClients(ln, httpapi.ClientLimits{Listener: "metrics", Connections: maxMetricsConnections / 4}, refused, logger)
 	ln = netutil.LimitListener(ln, maxMetricsConnections)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10,
 		ReadTimeout: 30 * time.Second, ErrorLog: httpapi.ServerErrorLog(logger, nil)}
@@ -492,7 +499,7 @@ const (
 // when serving TLS the handshakes.
 func clientLimits(file *config.File, tls bool) httpapi.ClientLimits {
 	l := file.Limits
-	c := httpapi.ClientLimits{Connections: l.MaxConnectionsPerAddress, Trusted: file.Auth.Proxies()}
+	c := httpapi.ClientLimits{Listener: "api", Connections: l.MaxConnectionsPerAddress, Trusted: file.Auth.Proxies()}
 	if c.Connections == 0 {
 		bound := l.MaxConnections
 		if bound <= 0 {

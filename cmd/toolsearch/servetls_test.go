@@ -231,7 +231,7 @@ func TestServeTLSHandshakeLimit(t *testing.T) {
 		return err
 	}
 	const flood = 250
-	const refusedHandshakes = `toolsearch_http_connections_refused_total{reason="handshake_rate"}`
+	const refusedHandshakes = `toolsearch_http_connections_refused_total{listener="api",reason="handshake_rate"}`
 	shook := 0
 	for range flood {
 		if dial() == nil {
@@ -249,7 +249,7 @@ func TestServeTLSHandshakeLimit(t *testing.T) {
 	if n := metricValue(t, metrics, refusedHandshakes); n != float64(flood-shook) {
 		t.Errorf("%s = %v; want the %d dials that failed", refusedHandshakes, n, flood-shook)
 	}
-	if !strings.Contains(logs.String(), `"msg":"TLS connection refused: its client address opened more than limits.tls_handshake_rate allows","client":"127.0.0.1"`) {
+	if !strings.Contains(logs.String(), `"msg":"TLS connection refused: its client address opened more than limits.tls_handshake_rate allows","listener":"api","client":"127.0.0.1"`) {
 		t.Errorf("no line names the refused address:\n%s", logs)
 	}
 	if n := strings.Count(logs.String(), "TLS connection refused"); n > 100 {
@@ -270,16 +270,16 @@ func TestClientLimits(t *testing.T) {
 		tls    bool
 		want   httpapi.ClientLimits
 	}{
-		{"defaults, in clear", "", false, httpapi.ClientLimits{Connections: 512}},
-		{"defaults, over TLS", "", true, httpapi.ClientLimits{Connections: 512, HandshakeRate: 50, HandshakeBurst: 100}},
-		{"a quarter of the bound", "{max_connections: 10}", false, httpapi.ClientLimits{Connections: 2}},
-		{"at least one", "{max_connections: 3}", false, httpapi.ClientLimits{Connections: 1}},
-		{"no bound: a quarter of its default", "{max_connections: -1}", false, httpapi.ClientLimits{Connections: 512}},
-		{"set", "{max_connections_per_address: 100}", false, httpapi.ClientLimits{Connections: 100}},
-		{"off", "{max_connections_per_address: -1, tls_handshake_rate: -1}", true, httpapi.ClientLimits{Connections: -1}},
-		{"a rate past the default burst", "{tls_handshake_rate: 300}", true, httpapi.ClientLimits{Connections: 512, HandshakeRate: 300, HandshakeBurst: 300}},
-		{"a burst", "{tls_handshake_rate: 5, tls_handshake_burst: 7}", true, httpapi.ClientLimits{Connections: 512, HandshakeRate: 5, HandshakeBurst: 7}},
-		{"no handshakes in clear", "{tls_handshake_rate: 5}", false, httpapi.ClientLimits{Connections: 512}},
+		{"defaults, in clear", "", false, httpapi.ClientLimits{Listener: "api", Connections: 512}},
+		{"defaults, over TLS", "", true, httpapi.ClientLimits{Listener: "api", Connections: 512, HandshakeRate: 50, HandshakeBurst: 100}},
+		{"a quarter of the bound", "{max_connections: 10}", false, httpapi.ClientLimits{Listener: "api", Connections: 2}},
+		{"at least one", "{max_connections: 3}", false, httpapi.ClientLimits{Listener: "api", Connections: 1}},
+		{"no bound: a quarter of its default", "{max_connections: -1}", false, httpapi.ClientLimits{Listener: "api", Connections: 512}},
+		{"set", "{max_connections_per_address: 100}", false, httpapi.ClientLimits{Listener: "api", Connections: 100}},
+		{"off", "{max_connections_per_address: -1, tls_handshake_rate: -1}", true, httpapi.ClientLimits{Listener: "api", Connections: -1}},
+		{"a rate past the default burst", "{tls_handshake_rate: 300}", true, httpapi.ClientLimits{Listener: "api", Connections: 512, HandshakeRate: 300, HandshakeBurst: 300}},
+		{"a burst", "{tls_handshake_rate: 5, tls_handshake_burst: 7}", true, httpapi.ClientLimits{Listener: "api", Connections: 512, HandshakeRate: 5, HandshakeBurst: 7}},
+		{"no handshakes in clear", "{tls_handshake_rate: 5}", false, httpapi.ClientLimits{Listener: "api", Connections: 512}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

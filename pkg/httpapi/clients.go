@@ -13,9 +13,12 @@ import (
 )
 
 // ClientLimits are what one client address (an IPv6 one's /64) may open
-// on the API's listener. The addresses in Trusted (auth.trusted_proxies)
-// are not limited: a proxy speaks for many clients.
+// on a listener. The addresses in Trusted (auth.trusted_proxies) are not
+// limited: a proxy speaks for many clients.
 type ClientLimits struct {
+	// Listener names the listener, "api" or "metrics", in the refusals'
+	// metric and log lines.
+	Listener string
 	// Connections is how many connections an address may hold open at
 	// once; 0: no limit. Without it one client holding the listener's
 	// whole bound (a connection leak, slow bodies) kept every other
@@ -35,26 +38,33 @@ type ClientLimits struct {
 }
 
 // The reasons a connection is refused, the values of
-// toolsearch_http_connections_refused_total's label.
+// toolsearch_http_connections_refused_total's reason label.
 const (
 	refusedConnections = "connections"
 	refusedHandshakes  = "handshake_rate"
 )
 
-// LimitClients returns ln with each connection past its address's limits
-// closed at accept, before anything is read from it: a refusal costs an
-// accept and a reset. Wrap the listener itself, inside any bound on
-// connections, so that it refuses whatever that bound holds. Limits of
-// zero return ln as it is.
-func LimitClients(ln net.Listener, l ClientLimits, logger *slog.Logger, reg prometheus.Registerer) net.Listener {
-	if l.Connections <= 0 && l.HandshakeRate <= 0 {
-		return ln
-	}
+// NewRefusedConnections is the counter of the connections LimitClients
+// refuses, by listener and reason, registered with reg (when not nil):
+// one for every listener.
+func NewRefusedConnections(reg prometheus.Registerer) *prometheus.CounterVec {
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolsearch_http_connections_refused_total",
-		Help: "Connections to the API reset as they were accepted, unread: their client address (an IPv6 one's /64) held limits.max_connections_per_address connections (connections), or opened more TLS connections than limits.tls_handshake_rate allows (handshake_rate)."},
-		[]string{"reason"})
+		Help: "Connections reset as they were accepted, unread, by listener (api, metrics): their client address (an IPv6 one's /64) held as many as it may (connections: limits.max_connections_per_address on the API's), or opened more TLS connections than limits.tls_handshake_rate allows (handshake_rate)."},
+		[]string{"listener", "reason"})
 	if reg != nil {
 		reg.MustRegister(refused)
+	}
+	return refused
+}
+
+// LimitClients returns ln with each connection past its address's limits
+// closed at accept, before anything is read from it, and counted in
+// refused (NewRefusedConnections): a refusal costs an accept and a reset.
+// Wrap the listener itself, inside any bound on connections, so that it
+// refuses whatever that bound holds. Limits of zero return ln as it is.
+func LimitClients(ln net.Listener, l ClientLimits, refused *prometheus.CounterVec, logger *slog.Logger) net.Listener {
+	if l.Connections <= 0 && l.HandshakeRate <= 0 {
+		return ln
 	}
 	c := &clientListener{
 		Listener: ln,
@@ -66,10 +76,12 @@ func LimitClients(ln net.Listener, l ClientLimits, logger *slog.Logger, reg prom
 			fmt.Sprintf("past %d lines a second; toolsearch_http_connections_refused_total counts every one", refusalLinesRate)),
 		now: time.Now,
 	}
-	for _, reason := range []string{refusedConnections, refusedHandshakes} {
-		c.refused[reason] = refused.WithLabelValues(reason)
+	// A series for each limit the listener has, from 0.
+	if l.Connections > 0 {
+		c.refused[refusedConnections] = refused.WithLabelValues(l.Listener, refusedConnections)
 	}
 	if rate, burst := l.HandshakeRate, max(l.HandshakeBurst, 1); rate > 0 {
+		c.refused[refusedHandshakes] = refused.WithLabelValues(l.Listener, refusedHandshakes)
 		c.handshakes = newBuckets[netip.Prefix](maxAnonymousBuckets, func(shared bool) *bucket {
 			if shared {
 				return newBucket(rate*siteShare, burst*siteShare, nil)
@@ -124,9 +136,9 @@ func (l *clientListener) Accept() (net.Conn, error) {
 		if now := l.now(); l.lines.admit(now) {
 			l.lines.summarise(l.logger, l.now)
 			if reason == refusedConnections {
-				l.logger.Warn("connection refused: its client address holds limits.max_connections_per_address connections", "client", client.String(), "limit", l.limits.Connections)
+				l.logger.Warn("connection refused: its client address holds as many as it may", "listener", l.limits.Listener, "client", client.String(), "limit", l.limits.Connections)
 			} else {
-				l.logger.Warn("TLS connection refused: its client address opened more than limits.tls_handshake_rate allows", "client", client.String())
+				l.logger.Warn("TLS connection refused: its client address opened more than limits.tls_handshake_rate allows", "listener", l.limits.Listener, "client", client.String())
 			}
 		}
 	}

@@ -145,7 +145,8 @@ func TestLimitClients(t *testing.T) {
 			var logs bytes.Buffer
 			reg := prometheus.NewRegistry()
 			src := &connsFrom{}
-			ln := LimitClients(src, limits, slog.New(slog.NewTextHandler(&logs, nil)), reg).(*clientListener)
+			limits.Listener = "api"
+			ln := LimitClients(src, limits, NewRefusedConnections(reg), slog.New(slog.NewTextHandler(&logs, nil))).(*clientListener)
 			now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 			ln.now = func() time.Time { return now }
 			var kept []net.Conn
@@ -179,7 +180,7 @@ func TestLimitClients(t *testing.T) {
 			}
 			lines := 0
 			for _, reason := range []string{refusedConnections, refusedHandshakes} {
-				series := `toolsearch_http_connections_refused_total{reason="` + reason + `"}`
+				series := `toolsearch_http_connections_refused_total{listener="api",reason="` + reason + `"}`
 				if n := gathered(t, reg, series); int(n) != tt.refused[reason] {
 					t.Errorf("%s = %v, want %d", series, n, tt.refused[reason])
 				}
@@ -198,15 +199,11 @@ func TestLimitClients(t *testing.T) {
 	}
 }
 
-// TestLimitClientsOff: no limits leave the listener as it is, with no
-// metric.
+// TestLimitClientsOff: no limits leave the listener as it is.
 func TestLimitClientsOff(t *testing.T) {
 	src := &connsFrom{}
 	reg := prometheus.NewRegistry()
-	if ln := LimitClients(src, ClientLimits{HandshakeBurst: 100}, slog.Default(), reg); ln != src {
+	if ln := LimitClients(src, ClientLimits{HandshakeBurst: 100}, NewRefusedConnections(reg), slog.Default()); ln != src {
 		t.Errorf("no limits wrapped the listener in %T", ln)
-	}
-	if mfs, _ := reg.Gather(); len(mfs) != 0 {
-		t.Errorf("no limits registered %d metrics", len(mfs))
 	}
 }
