@@ -156,11 +156,17 @@ func (l *clientListener) client(addr net.Addr) (netip.Prefix, netip.Addr, bool) 
 	if isTrusted(ip, l.limits.Trusted) {
 		return netip.Prefix{}, ip, false
 	}
+	return clientKey(ip), ip, true
+}
+
+// clientKey is the client that ip is, as clientHost names it: an IPv4
+// address alone, an IPv6 one by its /64.
+func clientKey(ip netip.Addr) netip.Prefix {
 	if ip.Is4() {
-		return netip.PrefixFrom(ip, 32), ip, true
+		return netip.PrefixFrom(ip, 32)
 	}
 	key, _ := ip.Prefix(64)
-	return key, ip, true
+	return key
 }
 
 // admit counts a connection of key's open, and takes a handshake from

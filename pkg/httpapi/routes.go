@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,7 +70,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 // kubelet probing there would restart a pod whose only fault was its load.
 func addMetricsRoutes(r chi.Router, logger *slog.Logger, g prometheus.Gatherer, svc *search.Service, draining *atomic.Bool) {
 	none := query(logger)
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	r.With(limitScrapes(time.Now)).Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())
 	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, draining))
 }
