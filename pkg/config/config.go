@@ -500,6 +500,51 @@ func (l Limits) check() error {
 	if b := l.RequestBodyBudgetBytes; b != 0 && b != -1 && b < MinRequestBodyBudgetBytes {
 		return fmt.Errorf("limits.request_body_budget_bytes must be -1 (no bound), 0 (the default) or at least %d, the largest body a route takes, got %d", MinRequestBodyBudgetBytes, b)
 	}
+	return l.checkMost()
+}
+
+// Upper bounds of the limits: far past any pod's, and low enough that
+// what the service works out from them (the memory rule's connections
+// times 64 KiB, four times the body budget, a site's sixteen bursts)
+// cannot overflow. max_connections: 9e18 made status' memory_needed_bytes
+// negative.
+const (
+	maxLimitCount = 1_000_000 // connections, sessions, rates and bursts
+	maxLimitBytes = 1 << 36   // 64 GiB: bodies and upstream answers
+)
+
+// checkMost refuses a limit past its upper bound.
+func (l Limits) checkMost() error {
+	for _, c := range []struct {
+		key  string
+		v    any // as the file gave it, an int, int64 or float64
+		most int64
+	}{
+		{"mcp_max_sessions", l.MCPMaxSessions, maxLimitCount},
+		{"mcp_max_sessions_per_key", l.MCPMaxSessionsPerKey, maxLimitCount},
+		{"search_rate", l.SearchRate, maxLimitCount},
+		{"search_burst", l.SearchBurst, maxLimitCount},
+		{"tls_handshake_rate", l.TLSHandshakeRate, maxLimitCount},
+		{"tls_handshake_burst", l.TLSHandshakeBurst, maxLimitCount},
+		{"max_connections", l.MaxConnections, maxLimitCount},
+		{"max_connections_per_address", l.MaxConnectionsPerAddress, maxLimitCount},
+		{"request_body_budget_bytes", l.RequestBodyBudgetBytes, maxLimitBytes},
+		{"upstream_max_result_bytes", l.UpstreamMaxResultBytes, maxLimitBytes},
+		{"upstream_result_budget_bytes", l.UpstreamResultBudgetBytes, maxLimitBytes},
+	} {
+		var over bool
+		switch v := c.v.(type) {
+		case int:
+			over = int64(v) > c.most
+		case int64:
+			over = v > c.most
+		case float64:
+			over = v > float64(c.most)
+		}
+		if over {
+			return fmt.Errorf("limits.%s must be at most %d, got %v", c.key, c.most, c.v)
+		}
+	}
 	return nil
 }
 

@@ -92,6 +92,11 @@ search: {query_timeout: 750ms}
 		{"negative handshake burst", "limits: {tls_handshake_burst: -1}", "limits.tls_handshake_burst must not be negative (0 takes the default), got -1"},
 		{"connections below -1", "limits: {max_connections: -2}", "limits.max_connections must be -1 (no bound) or more, got -2"},
 		{"connections per address below -1", "limits: {max_connections_per_address: -3}", "limits.max_connections_per_address must be -1 (no bound) or more, got -3"},
+		// Past any pod's, and into overflow: memory_needed_bytes went negative.
+		{"connections past the bound", "limits: {max_connections: 9000000000000000000}", "limits.max_connections must be at most 1000000, got 9000000000000000000"},
+		{"a body budget past the bound", "limits: {request_body_budget_bytes: 68719476737}", "limits.request_body_budget_bytes must be at most 68719476736, got 68719476737"},
+		{"a handshake rate past the bound", "limits: {tls_handshake_rate: 1e300}", "limits.tls_handshake_rate must be at most 1000000, got 1e+300"},
+		{"a search burst past the bound", "limits: {search_burst: 1000001}", "limits.search_burst must be at most 1000000, got 1000001"},
 		{"a body budget under /mcp's bodies", "limits: {request_body_budget_bytes: 65536}", "limits.request_body_budget_bytes must be -1 (no bound), 0 (the default) or at least 1048576, the largest body a route takes, got 65536"},
 		{"a body budget below -1", "limits: {request_body_budget_bytes: -2}", "limits.request_body_budget_bytes must be -1"},
 	}
