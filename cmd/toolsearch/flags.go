@@ -204,6 +204,9 @@ func addIndexFlags(fs *flag.FlagSet, e *env, ranking bool) *indexFlags {
 	return f
 }
 
+// maxQueryCacheSize bounds -query-cache-size.
+const maxQueryCacheSize = 1_000_000
+
 // searchConfig is the part of search.Config the flags decide.
 func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 	if f.fusion != rank.FusionConvex && f.fusion != rank.FusionRRF {
@@ -221,8 +224,10 @@ func (f *indexFlags) searchConfig(emb search.Embedder) (search.Config, error) {
 	if f.rescore < 1 {
 		return search.Config{}, fmt.Errorf("-rescore must be at least 1, got %d", f.rescore)
 	}
-	if f.qcacheSize < -1 {
-		return search.Config{}, fmt.Errorf("-query-cache-size must be -1 (off) or more, got %d", f.qcacheSize)
+	if f.qcacheSize < -1 || f.qcacheSize > maxQueryCacheSize {
+		// Each entry is a query's vector (6 KiB at 1,536 wide): past a
+		// million, the cache alone could hold more than any pod.
+		return search.Config{}, fmt.Errorf("-query-cache-size must be -1 (off) to %d, got %d", maxQueryCacheSize, f.qcacheSize)
 	}
 	if f.queryTimeout <= 0 {
 		return search.Config{}, fmt.Errorf("-query-timeout must be positive, got %v", f.queryTimeout)
