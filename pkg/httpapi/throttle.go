@@ -356,8 +356,7 @@ func clientHost(r *http.Request, p proxies) string {
 	if ip.Is4() {
 		return ip.String()
 	}
-	net64, _ := ip.Prefix(64)
-	return net64.String()
+	return clientKey(ip).String()
 }
 
 // proxies are the proxies in front of the service that are believed,
