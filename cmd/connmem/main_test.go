@@ -2,10 +2,10 @@ package main
 
 import (
 	"bytes"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/cmd/internal/bintest"
 )
 
 // TestRun: a small run against the binary reports, for each mode, a
@@ -13,10 +13,7 @@ import (
 // over TLS is started, made ready and reached through serveproc as the
 // figures need.
 func TestRun(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, "../toolsearch").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := bintest.Build(t, "../toolsearch")
 	var stdout, stderr bytes.Buffer
 	if err := run(t.Context(), []string{"-bin", bin, "-n", "16", "-rounds", "1", "-hold", "0s"}, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, &stderr)

@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/cmd/internal/bintest"
 )
 
 // TestFlood: a short flood of replayed ClientHellos against the binary,
@@ -14,7 +14,7 @@ import (
 // and the report gives the CPU a connection costs each side and the
 // searching client's latency with and without the flood.
 func TestFlood(t *testing.T) {
-	bin := build(t)
+	bin := bintest.Build(t, "../toolsearch")
 	var stdout, stderr bytes.Buffer
 	if err := run(t.Context(), []string{"-bin", bin, "-flood", "-d", "1s", "-c", "2", "-handshake-rate", "-1"}, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, &stderr)
@@ -41,7 +41,7 @@ func TestFlood(t *testing.T) {
 // TestHog: a short hog of 20 connections against a cap of 5 an address
 // reports what it opened and held, and the other address's searches.
 func TestHog(t *testing.T) {
-	bin := build(t)
+	bin := bintest.Build(t, "../toolsearch")
 	var stdout, stderr bytes.Buffer
 	if err := run(t.Context(), []string{"-bin", bin, "-hog", "20", "-d", "2s", "-per-address", "5"}, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, &stderr)
@@ -54,14 +54,4 @@ func TestHog(t *testing.T) {
 			t.Errorf("no line matching %s in:\n%s", line, &stdout)
 		}
 	}
-}
-
-// build builds the toolsearch binary for a test.
-func build(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, "../toolsearch").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/toolsearch/toolsearch/cmd/internal/bintest"
 )
 
 // TestScenarios runs toolsearch against the misbehaving test upstream,
@@ -14,13 +14,7 @@ func TestScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries and runs them for about a minute")
 	}
-	dir := t.TempDir()
-	for _, b := range []struct{ out, pkg string }{{"toolsearch", "../toolsearch"}, {"testupstream", "../testupstream"}} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
-		}
-	}
-	r := &rig{bin: filepath.Join(dir, "toolsearch"), upBin: filepath.Join(dir, "testupstream"), dir: dir}
+	r := &rig{bin: bintest.Build(t, "../toolsearch"), upBin: bintest.Build(t, "../testupstream"), dir: t.TempDir()}
 	want := map[string]func(map[string]float64) bool{
 		// A call a second across a 1 s restart: the call made while the
 		// upstream is down waits for it (up to 2 s) and is answered; a

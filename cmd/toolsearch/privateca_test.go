@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsearch/toolsearch/cmd/internal/bintest"
 	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
 	"github.com/toolsearch/toolsearch/pkg/testpki"
 )
@@ -37,14 +37,7 @@ func oneToolServer(name, tool, description, answer string) *mcp.Server {
 }
 
 // buildBinary builds toolsearch from this tree into a temporary directory.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+func buildBinary(t *testing.T) string { return bintest.Build(t, ".") }
 
 // TestUpstreamBehindAPrivateCA: an upstream served over HTTPS with a
 // certificate of the cluster's own CA is reached once the CA is added
