@@ -23,7 +23,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -132,8 +131,7 @@ func measure(ctx context.Context, bin, dir string, args []string, cfg *tls.Confi
 	if err != nil {
 		return perConn{}, err
 	}
-	addr := srv.Base[strings.Index(srv.Base, "://")+3:]
-	conns, err := open(ctx, addr, cfg, what, n)
+	conns, err := open(ctx, srv.Addr, cfg, what, n)
 	defer func() {
 		for _, c := range conns {
 			c.Close()

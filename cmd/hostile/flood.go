@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -29,7 +28,6 @@ func handshakeFlood(ctx context.Context, srv *serveproc.Server, client *http.Cli
 	if err != nil {
 		return err
 	}
-	addr := srv.Base[strings.Index(srv.Base, "://")+3:]
 	quiet, err := paced(ctx, client, srv.Base, 3*time.Second)
 	if err != nil {
 		return err
@@ -48,7 +46,7 @@ func handshakeFlood(ctx context.Context, srv *serveproc.Server, client *http.Cli
 			buf := make([]byte, 1)
 			var d net.Dialer
 			for fctx.Err() == nil {
-				c, err := d.DialContext(fctx, "tcp", addr)
+				c, err := d.DialContext(fctx, "tcp", srv.Addr)
 				if err != nil {
 					continue
 				}

@@ -6,10 +6,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolsearch/toolsearch/cmd/internal/serveproc"
 )
 
 // connectionHog measures one address holding as many connections as it
@@ -18,8 +19,8 @@ import (
 // them (its 5 s header timeout), a second after a reset, while a client at 127.0.0.2 searches
 // over a new connection 20 times a second, first for 3 seconds without
 // the hog, then for dur with it.
-func connectionHog(ctx context.Context, base string, n int, dur time.Duration, stdout io.Writer) error {
-	addr := base[strings.Index(base, "://")+3:]
+func connectionHog(ctx context.Context, srv *serveproc.Server, n int, dur time.Duration, stdout io.Writer) error {
+	base, addr := srv.Base, srv.Addr
 	other := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
 		DisableKeepAlives: true,
 		DialContext:       (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext,

@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case *flood:
 		return handshakeFlood(ctx, srv, &http.Client{Transport: transport}, *workers, *dur, stdout)
 	case *hog > 0:
-		return connectionHog(ctx, base, *hog, *dur, stdout)
+		return connectionHog(ctx, srv, *hog, *dur, stdout)
 	}
 	rss := func() int64 { n, _ := srv.Memory("VmRSS"); return n }
 	time.Sleep(2 * time.Second)

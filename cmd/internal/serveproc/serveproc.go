@@ -25,11 +25,12 @@ import (
 
 // Server is a running `toolsearch serve`.
 type Server struct {
-	// Base is its API's URL (http://127.0.0.1:PORT).
-	Base string
-	cmd  *exec.Cmd
-	done chan error
-	logs *logbuf.Buffer
+	// Base is its API's URL (http://127.0.0.1:PORT), Addr its host and
+	// port alone, for a test's own connections.
+	Base, Addr string
+	cmd        *exec.Cmd
+	done       chan error
+	logs       *logbuf.Buffer
 }
 
 // logTail is how much of the process's output is kept: what Logs
@@ -49,7 +50,7 @@ func Start(ctx context.Context, bin string, env []string, ready time.Duration, a
 	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "-addr", addr}, args...)...)
 	cmd.Env = append(cmd.Environ(), env...)
-	s := &Server{Base: "http://" + addr, cmd: cmd, done: make(chan error, 1), logs: &logbuf.Buffer{Tail: logTail}}
+	s := &Server{Base: "http://" + addr, Addr: addr, cmd: cmd, done: make(chan error, 1), logs: &logbuf.Buffer{Tail: logTail}}
 	probe := s.Base
 	if i := slices.Index(args, "-tls-cert-file"); i >= 0 {
 		s.Base = "https://" + addr
