@@ -157,7 +157,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if limit, err := memlimit.FromCgroup(); err == nil && limit > 0 && limit < math.MaxInt64 {
 		cfg.MemoryLimit = int64(limit)
 	}
-	cfg.Connections = max(cmp.Or(file.Limits.MaxConnections, config.DefaultMaxConnections), 0)
+	cfg.Connections = max(file.Limits.ConnectionBound(), 0)
 	cfg.TLS = serving != nil
 	cfg.BodyBudget = max(cmp.Or(file.Limits.RequestBodyBudgetBytes, httpapi.DefaultBodyBudgetBytes), 0)
 	// Catalog and config are read before anything is opened, created or
@@ -260,7 +260,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// Connections are bounded before anything is read from them: 8,000
 	// slow bodies from one client held 223 MiB of a 256 MiB pod. Past
 	// the bound, new connections wait in the kernel's queue.
-	bound := cmp.Or(file.Limits.MaxConnections, config.DefaultMaxConnections)
+	bound := file.Limits.ConnectionBound()
 	if bound > 0 {
 		ln = netutil.LimitListener(ln, bound)
 	}
@@ -501,9 +501,9 @@ func clientLimits(file *config.File, tls bool) httpapi.ClientLimits {
 	l := file.Limits
 	c := httpapi.ClientLimits{Listener: "api", Connections: l.MaxConnectionsPerAddress, Trusted: file.Auth.Proxies()}
 	if c.Connections == 0 {
-		bound := l.MaxConnections
-		if bound <= 0 {
-			bound = config.DefaultMaxConnections
+		bound := l.ConnectionBound()
+		if bound < 0 {
+			bound = config.DefaultMaxConnections // no bound: a quarter of the default's
 		}
 		c.Connections = max(bound/4, 1)
 	}

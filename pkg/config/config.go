@@ -169,6 +169,10 @@ const (
 // more requests, at most about 56 MiB.
 const DefaultMaxConnections = 2048
 
+// ConnectionBound is limits.max_connections with its default: -1 for
+// none.
+func (l Limits) ConnectionBound() int { return cmp.Or(l.MaxConnections, DefaultMaxConnections) }
+
 // Upstream is a live MCP server (Streamable HTTP). Header values may name
 // environment variables as ${VAR}, so tokens stay out of the file.
 type Upstream struct {
