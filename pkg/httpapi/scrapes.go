@@ -11,7 +11,7 @@ import (
 )
 
 // What one client address may scrape of /metrics: a burst of scrapeBurst,
-// then scrapeRate a second. Rendering the service's series (some 44 KB)
+// then scrapeRate a second. Rendering the service's series (some 20 KB)
 // costs about a millisecond of CPU, and the NetworkPolicy lets any pod
 // reach the metrics port: one client scraping as fast as it was answered
 // kept 0.45 of a core busy. Prometheus scrapes every 15 to 30 s, each of
