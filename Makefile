@@ -154,8 +154,8 @@ contract:
 # The Kubernetes manifests (a module of its own, for its weight): rendered
 # with the kustomize API and strictly decoded into the Kubernetes types,
 # then applied server-side to a real control plane (TestOnAPIServer: etcd
-# from Debian's etcd-server, kube-apiserver and kube-controller-manager
-# built from k8s.io/kubernetes, the prometheus-operator's CRDs from its
+# from Debian's etcd-server, kube-apiserver, kube-controller-manager and
+# kube-scheduler built from k8s.io/kubernetes, the prometheus-operator's CRDs from its
 # module, cert-manager's Certificate CRD from its), and the alert rules checked and unit-tested with promtool
 # (Debian's prometheus package) against what the service exports.
 manifests: kube build
@@ -164,8 +164,8 @@ manifests: kube build
 
 # The control plane the deploy test starts, built once and kept in
 # .tools/ (about five minutes cold on two cores; the version is in the
-# directory's name, so a new pin builds afresh): kube-apiserver and
-# kube-controller-manager from k8s.io/kubernetes through the module proxy
+# directory's name, so a new pin builds afresh): kube-apiserver,
+# kube-controller-manager and kube-scheduler from k8s.io/kubernetes through the module proxy
 # (deploy/kube pins it, each staging module replaced by its k8s.io/*
 # release), the prometheus-operator CRDs the monitors and rules need
 # (generated from its API module by controller-gen), cert-manager's
@@ -199,7 +199,7 @@ kube-background:
 		flock $(TOOLS)/kube.lock nice -n 19 $(MAKE) --no-print-directory kube-assets >$(TOOLS)/kube-build.log 2>&1 & \
 	fi
 
-kube-assets: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/crds $(KUBE_ASSETS)/cert-manager
+kube-assets: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/kube-scheduler $(KUBE_ASSETS)/crds $(KUBE_ASSETS)/cert-manager
 
 # Built without optimisation or debug information: on two cores that is
 # 269 s instead of 341 s from a cold cache, and the deploy test, the
@@ -215,6 +215,16 @@ $(KUBE_ASSETS)/kube-apiserver:
 		-ldflags '-s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))' \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
 	mv $(KUBE_ASSETS)/tmp/kube-controller-manager $(KUBE_ASSETS)/tmp/kube-apiserver $(KUBE_ASSETS)/
+
+# A target of its own, so that a cache built before the deploy test
+# needed a scheduler gains it without building the other two again.
+$(KUBE_ASSETS)/kube-scheduler:
+	@mkdir -p $(KUBE_ASSETS)
+	@echo "building kube-scheduler $(KUBE_VERSION) from source (once; cached in $(KUBE_ASSETS))"
+	cd deploy/kube && GOFLAGS="$(KUBE_GOFLAGS)" $(GO) build -o $(KUBE_ASSETS)/tmp/ \
+		-ldflags '-s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))' \
+		k8s.io/kubernetes/cmd/kube-scheduler
+	mv $(KUBE_ASSETS)/tmp/kube-scheduler $@
 
 $(KUBE_ASSETS)/crds: $(CONTROLLER_GEN)
 	@rm -rf $(KUBE_ASSETS)/tmp-crds && mkdir -p $(KUBE_ASSETS)/tmp-crds

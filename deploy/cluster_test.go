@@ -24,10 +24,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -43,9 +47,10 @@ import (
 )
 
 // controlPlane is a real Kubernetes control plane on loopback: etcd (from
-// Debian's etcd-server), kube-apiserver and kube-controller-manager (built
-// from k8s.io/kubernetes by make kube). No scheduler and no kubelet: pods
-// stay Pending, which is all the deploy test needs of them.
+// Debian's etcd-server), kube-apiserver, kube-controller-manager and
+// kube-scheduler (built from k8s.io/kubernetes by make kube). No kubelet:
+// the scheduler binds pods to nodes that are only API objects (addNodes),
+// and the test plays the kubelet's part where it needs one (markReady).
 type controlPlane struct {
 	cfg    *rest.Config
 	kube   *kubernetes.Clientset
@@ -67,7 +72,7 @@ func kubeAssets(t *testing.T) string {
 	if dir == "" {
 		t.Skip("KUBE_ASSETS is not set: make manifests builds the control plane (make kube) and runs this test against it")
 	}
-	for _, f := range []string{"kube-apiserver", "kube-controller-manager", "crds", "cert-manager"} {
+	for _, f := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "crds", "cert-manager"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Fatalf("KUBE_ASSETS=%s: %v (make kube builds it)", dir, err)
 		}
@@ -181,6 +186,20 @@ current-context: test
 		"--kubeconfig", kubeconfig, "--leader-elect=false", "--secure-port=0",
 		"--controllers", "deployment,replicaset,disruption,horizontalpodautoscaling,job,serviceaccount",
 		"--horizontal-pod-autoscaler-sync-period", "1s", "--concurrent-deployment-syncs", "2")
+	// The scheduler without its default spreading (three pods a node,
+	// five a zone, softly), which a cluster may configure away: the
+	// manifests' own constraints must spread the replicas.
+	schedulerConfig := write("scheduler.yaml", []byte(fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: %q}
+leaderElection: {leaderElect: false}
+profiles:
+  - schedulerName: default-scheduler
+    pluginConfig:
+      - name: PodTopologySpread
+        args: {defaultingType: List}
+`, kubeconfig)))
+	start(t, filepath.Join(assets, "kube-scheduler"), "--config", schedulerConfig, "--secure-port=0")
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -308,14 +327,15 @@ func (cp *controlPlane) installCRDs(t *testing.T, files ...string) {
 }
 
 // TestOnAPIServer applies every overlay, server-side, to a real API server
-// with the controllers that act on what they hold, and checks what those
-// controllers make of it: the Deployment's replica set and pods, the
+// with the controllers and the scheduler that act on what they hold, and
+// checks what those make of it: the Deployment's replica set and pods, the
 // autoscaler owning the replica count (an apply does not reset it), the
-// disruption budget counting the pods, the network policy selecting the
-// service's pods and no other while letting the recall-eval Job's pod
-// reach the service port, the ServiceMonitor and alert rules accepted by
-// the operator's CRDs and the monitor selecting the Service, and the
-// docs' Certificate accepted by cert-manager's CRD.
+// disruption budget counting the pods, the replicas spread over zones and
+// nodes, a node drain taking one pod at a time, the network policy
+// selecting the service's pods and no other while letting the recall-eval
+// Job's pod reach the service port, the ServiceMonitor and alert rules
+// accepted by the operator's CRDs and the monitor selecting the Service,
+// and the docs' Certificate accepted by cert-manager's CRD.
 func TestOnAPIServer(t *testing.T) {
 	assets := kubeAssets(t)
 	cp := startControlPlane(t, assets)
@@ -329,6 +349,7 @@ func TestOnAPIServer(t *testing.T) {
 	if _, err := cp.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	cp.addNodes(t, clusterNodes)
 	cp.apply(t, objects(t, "overlays/example"))
 	alerts := yamlObjects(t, "ci/alerts.yaml")
 	for _, o := range alerts {
@@ -408,6 +429,8 @@ func TestOnAPIServer(t *testing.T) {
 		}
 		return nil
 	})
+
+	checkSpreadAndDrain(t, cp, ns, servicePods)
 
 	// The recall-eval Job, beside the deployment.
 	cp.apply(t, objects(t, "overlays/example-eval"))
@@ -507,9 +530,9 @@ func TestOnAPIServer(t *testing.T) {
 
 	// The example served over HTTPS (components/tls), in its own
 	// namespace: the API server stores the Secret's volume and the port's
-	// appProtocol, and the Deployment's pods are made with them (with no
-	// kubelet they stay Pending, as they would until cert-manager wrote
-	// the Secret).
+	// appProtocol, and the Deployment's pods are made with them (no
+	// kubelet starts them, as none would until cert-manager wrote the
+	// Secret).
 	const tlsNS = "tools-tls"
 	if _, err := cp.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tlsNS}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -558,6 +581,196 @@ func TestOnAPIServer(t *testing.T) {
 		if !slices.Contains(dnsNames, want) {
 			t.Errorf("the docs' Certificate's dnsNames %v lack %s", dnsNames, want)
 		}
+	}
+}
+
+// clusterNodes are the nodes the scheduler places pods on: three zones,
+// the first with three large nodes, the others with two small ones each.
+// The scheduler's resource scoring prefers larger nodes, so replicas left
+// to it would share the largest node, and replicas spread over nodes but
+// not zones would all go to the first zone.
+var clusterNodes = []node{
+	{"zone-a-1", "zone-a", "32", "128Gi"},
+	{"zone-a-2", "zone-a", "16", "64Gi"},
+	{"zone-a-3", "zone-a", "16", "64Gi"},
+	{"zone-b-1", "zone-b", "2", "8Gi"},
+	{"zone-b-2", "zone-b", "2", "8Gi"},
+	{"zone-c-1", "zone-c", "2", "8Gi"},
+	{"zone-c-2", "zone-c", "2", "8Gi"},
+}
+
+type node struct{ name, zone, cpu, memory string }
+
+// addNodes registers nodes as a kubelet would: labelled with their host
+// name and zone, Ready, with their capacity, untainted. No node
+// controller runs, so they stay so.
+func (cp *controlPlane) addNodes(t *testing.T, nodes []node) {
+	t.Helper()
+	ctx := context.Background()
+	for _, n := range nodes {
+		created, err := cp.kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: map[string]string{
+			corev1.LabelHostname: n.name, corev1.LabelTopologyZone: n.zone, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
+		}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		capacity := corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(n.cpu), corev1.ResourceMemory: resource.MustParse(n.memory), corev1.ResourcePods: resource.MustParse("110"),
+		}
+		created.Status = corev1.NodeStatus{Capacity: capacity, Allocatable: capacity, Phase: corev1.NodeRunning,
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}}
+		updated, err := cp.kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The API server taints a new node not-ready; the node controller
+		// would lift the taint once the node reports Ready.
+		updated.Spec.Taints = nil
+		if _, err := cp.kube.CoreV1().Nodes().Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// markReady does a kubelet's part once a pod is bound to its node: the
+// pod runs and is ready.
+func (cp *controlPlane) markReady(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	waitFor(t, 30*time.Second, "pod "+name+" to be marked ready", func() error {
+		p, err := cp.kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		p.Status.Phase = corev1.PodRunning
+		p.Status.StartTime = &now
+		for _, c := range []corev1.PodConditionType{corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue, LastTransitionTime: now})
+		}
+		_, err = cp.kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		return err // a conflict with the scheduler's write: read and try again
+	})
+}
+
+// checkSpreadAndDrain checks, with the real scheduler, that replicas
+// scaled out for load (the autoscaler's minimum raised to one less than
+// the nodes) are spread evenly over the zones, each on a node of its own,
+// and that a node drain (cordon, then evictions as kubectl drain makes
+// them) goes one pod at a time however many there are: the disruption
+// budget lets one pod go and refuses the next until its replacement is
+// ready, and the replacement goes to the one node with no replica, not
+// back to the cordoned node.
+func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods func() []corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	zoneOf, zones := map[string]string{}, map[string]bool{}
+	for _, n := range clusterNodes {
+		zoneOf[n.name], zones[n.zone] = n.zone, true
+	}
+	want := int32(len(clusterNodes) - 1)
+	hpas := cp.kube.AutoscalingV2().HorizontalPodAutoscalers(ns)
+	patch := fmt.Appendf(nil, `{"spec":{"minReplicas":%d}}`, want)
+	if _, err := hpas.Patch(ctx, "toolsearch", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "load"}); err != nil {
+		t.Fatal(err)
+	}
+	// live are the service's pods not being deleted, once all are bound.
+	live := func() ([]corev1.Pod, error) {
+		var out []corev1.Pod
+		for _, p := range servicePods() {
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			if p.Spec.NodeName == "" {
+				return nil, fmt.Errorf("pod %s is not scheduled yet", p.Name)
+			}
+			out = append(out, p)
+		}
+		return out, nil
+	}
+	var pods []corev1.Pod
+	waitFor(t, 60*time.Second, "the scheduler to place the scaled-out pods", func() (err error) {
+		pods, err = live()
+		if err == nil && len(pods) != int(want) {
+			err = fmt.Errorf("%d pods placed, want %d", len(pods), want)
+		}
+		return err
+	})
+	placed, perNode, perZone := map[string]string{}, map[string]int{}, map[string]int{}
+	for _, p := range pods {
+		placed[p.Name] = p.Spec.NodeName
+		perNode[p.Spec.NodeName]++
+		perZone[zoneOf[p.Spec.NodeName]]++
+	}
+	even := int(want) / len(zones)
+	for z := range zones {
+		if perZone[z] != even {
+			t.Errorf("zone %s has %d of the %d replicas, want %d (placed: %v)", z, perZone[z], want, even, placed)
+		}
+	}
+	if len(perNode) != int(want) {
+		t.Errorf("the %d replicas are on %d nodes, want one to a node (placed: %v)", want, len(perNode), placed)
+	}
+	for _, p := range pods {
+		cp.markReady(t, ns, p.Name)
+	}
+	budget := func() error {
+		pdb, err := cp.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.CurrentHealthy != want || pdb.Status.DisruptionsAllowed != 1 {
+			return fmt.Errorf("status %+v, want %d healthy and 1 disruption allowed", pdb.Status, want)
+		}
+		return nil
+	}
+	waitFor(t, 60*time.Second, "the disruption budget to allow one disruption of the scaled-out replicas", budget)
+
+	// Drain the node of the first pod: cordon it, then evict.
+	drained := pods[0]
+	n, err := cp.kube.CoreV1().Nodes().Get(ctx, drained.Spec.NodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Spec.Unschedulable = true
+	if _, err := cp.kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	evict := func(p corev1.Pod) error {
+		return cp.kube.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: ns}})
+	}
+	if err := evict(drained); err != nil {
+		t.Fatalf("evicting %s, the first pod of a drain: %v", drained.Name, err)
+	}
+	if err := evict(pods[1]); !apierrors.IsTooManyRequests(err) {
+		t.Errorf("evicting a second pod while the first's replacement is not ready: %v; want it refused by the disruption budget", err)
+	}
+	var replacement corev1.Pod
+	waitFor(t, 60*time.Second, "the replacement of the evicted pod to be placed", func() error {
+		now, err := live()
+		if err != nil {
+			return err
+		}
+		for _, p := range now {
+			if _, old := placed[p.Name]; !old {
+				replacement = p
+				return nil
+			}
+		}
+		return errors.New("no new pod")
+	})
+	if on := replacement.Spec.NodeName; perNode[on] > 0 {
+		t.Errorf("the replacement went to %s, which holds a replica already (placed before the drain: %v); want the one node with none", on, placed)
+	}
+	// The kubelet stops the evicted pod and removes it; the replacement
+	// starts and is ready; the drain may take the next pod.
+	if err := cp.kube.CoreV1().Pods(ns).Delete(ctx, drained.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	cp.markReady(t, ns, replacement.Name)
+	waitFor(t, 60*time.Second, "the disruption budget to allow one disruption again", budget)
+	if err := evict(pods[1]); err != nil {
+		t.Errorf("evicting a second pod once the first's replacement is ready: %v", err)
 	}
 }
 

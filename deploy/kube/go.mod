@@ -1,7 +1,7 @@
 // The Kubernetes control plane the deploy tests run against, built from
-// source through the module proxy (make kube): kube-apiserver and
-// kube-controller-manager of k8s.io/kubernetes, whose staging modules are
-// published as k8s.io/* v0.37.x.
+// source through the module proxy (make kube): kube-apiserver,
+// kube-controller-manager and kube-scheduler of k8s.io/kubernetes, whose
+// staging modules are published as k8s.io/* v0.37.x.
 module github.com/toolsearch/toolsearch/deploy/kube
 
 go 1.26.8
