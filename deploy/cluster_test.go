@@ -632,22 +632,30 @@ func (cp *controlPlane) addNodes(t *testing.T, nodes []node) {
 	}
 }
 
-// markReady does a kubelet's part once a pod is bound to its node: the
-// pod runs and is ready.
-func (cp *controlPlane) markReady(t *testing.T, ns, name string) {
+// setReady does a kubelet's part once a pod is bound to its node: the
+// pod runs, and its containers are ready or not.
+func (cp *controlPlane) setReady(t *testing.T, ns, name string, ready bool) {
 	t.Helper()
 	ctx := context.Background()
-	waitFor(t, 30*time.Second, "pod "+name+" to be marked ready", func() error {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	waitFor(t, 30*time.Second, fmt.Sprintf("pod %s to be marked ready=%t", name, ready), func() error {
 		p, err := cp.kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		now := metav1.Now()
 		p.Status.Phase = corev1.PodRunning
-		p.Status.StartTime = &now
-		for _, c := range []corev1.PodConditionType{corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
-			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue, LastTransitionTime: now})
+		if p.Status.StartTime == nil {
+			p.Status.StartTime = &now
 		}
+		p.Status.Conditions = slices.DeleteFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type != corev1.PodScheduled })
+		p.Status.Conditions = append(p.Status.Conditions,
+			corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			corev1.PodCondition{Type: corev1.ContainersReady, Status: status, LastTransitionTime: now},
+			corev1.PodCondition{Type: corev1.PodReady, Status: status, LastTransitionTime: now})
 		_, err = cp.kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 		return err // a conflict with the scheduler's write: read and try again
 	})
@@ -660,7 +668,8 @@ func (cp *controlPlane) markReady(t *testing.T, ns, name string) {
 // them) goes one pod at a time however many there are: the disruption
 // budget lets one pod go and refuses the next until its replacement is
 // ready, and the replacement goes to the one node with no replica, not
-// back to the cordoned node.
+// back to the cordoned node. Last, with two replicas stuck unready, a
+// drain may still evict those (they serve no one) but no ready one.
 func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods func() []corev1.Pod) {
 	t.Helper()
 	ctx := context.Background()
@@ -712,18 +721,21 @@ func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods 
 		t.Errorf("the %d replicas are on %d nodes, want one to a node (placed: %v)", want, len(perNode), placed)
 	}
 	for _, p := range pods {
-		cp.markReady(t, ns, p.Name)
+		cp.setReady(t, ns, p.Name, true)
 	}
-	budget := func() error {
-		pdb, err := cp.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
-		if err != nil {
-			return err
+	budgetIs := func(healthy, allowed int32) func() error {
+		return func() error {
+			pdb, err := cp.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.CurrentHealthy != healthy || pdb.Status.DisruptionsAllowed != allowed {
+				return fmt.Errorf("status %+v, want %d healthy and %d disruptions allowed", pdb.Status, healthy, allowed)
+			}
+			return nil
 		}
-		if pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.CurrentHealthy != want || pdb.Status.DisruptionsAllowed != 1 {
-			return fmt.Errorf("status %+v, want %d healthy and 1 disruption allowed", pdb.Status, want)
-		}
-		return nil
 	}
+	budget := budgetIs(want, 1)
 	waitFor(t, 60*time.Second, "the disruption budget to allow one disruption of the scaled-out replicas", budget)
 
 	// Drain the node of the first pod: cordon it, then evict.
@@ -745,20 +757,26 @@ func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods 
 	if err := evict(pods[1]); !apierrors.IsTooManyRequests(err) {
 		t.Errorf("evicting a second pod while the first's replacement is not ready: %v; want it refused by the disruption budget", err)
 	}
-	var replacement corev1.Pod
-	waitFor(t, 60*time.Second, "the replacement of the evicted pod to be placed", func() error {
-		now, err := live()
-		if err != nil {
-			return err
-		}
-		for _, p := range now {
-			if _, old := placed[p.Name]; !old {
-				replacement = p
-				return nil
+	// replace waits for the replacement of an evicted pod to be placed.
+	replace := func(evicted string) corev1.Pod {
+		var replacement corev1.Pod
+		waitFor(t, 60*time.Second, "the replacement of "+evicted+" to be placed", func() error {
+			now, err := live()
+			if err != nil {
+				return err
 			}
-		}
-		return errors.New("no new pod")
-	})
+			for _, p := range now {
+				if _, old := placed[p.Name]; !old {
+					replacement = p
+					return nil
+				}
+			}
+			return errors.New("no new pod")
+		})
+		placed[replacement.Name] = replacement.Spec.NodeName
+		return replacement
+	}
+	replacement := replace(drained.Name)
 	if on := replacement.Spec.NodeName; perNode[on] > 0 {
 		t.Errorf("the replacement went to %s, which holds a replica already (placed before the drain: %v); want the one node with none", on, placed)
 	}
@@ -767,10 +785,29 @@ func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods 
 	if err := cp.kube.CoreV1().Pods(ns).Delete(ctx, drained.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
-	cp.markReady(t, ns, replacement.Name)
+	cp.setReady(t, ns, replacement.Name, true)
 	waitFor(t, 60*time.Second, "the disruption budget to allow one disruption again", budget)
 	if err := evict(pods[1]); err != nil {
-		t.Errorf("evicting a second pod once the first's replacement is ready: %v", err)
+		t.Fatalf("evicting a second pod once the first's replacement is ready: %v", err)
+	}
+	if err := cp.kube.CoreV1().Pods(ns).Delete(ctx, pods[1].Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	cp.setReady(t, ns, replace(pods[1].Name).Name, true)
+	waitFor(t, 60*time.Second, "the disruption budget to count the second replacement", budget)
+
+	// Two replicas stuck unready: the budget is short, so no ready pod
+	// may go, but the unready ones may.
+	stuck := pods[2:4]
+	for _, p := range stuck {
+		cp.setReady(t, ns, p.Name, false)
+	}
+	waitFor(t, 60*time.Second, "the disruption budget to count two pods unready", budgetIs(want-2, 0))
+	if err := evict(pods[4]); !apierrors.IsTooManyRequests(err) {
+		t.Errorf("evicting a ready pod while two are unready: %v; want it refused by the disruption budget", err)
+	}
+	if err := evict(stuck[0]); err != nil {
+		t.Errorf("evicting an unready pod while the budget is short: %v; a drain should not wait on a pod that serves no one", err)
 	}
 }
 
