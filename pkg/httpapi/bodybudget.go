@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/internal/reqbody"
 )
 
 // DefaultBodyBudgetBytes bounds the request bodies being read and handled
@@ -89,7 +90,7 @@ func (b *bodyBudget) limit(bound int64) func(http.Handler) http.Handler {
 			if b != nil {
 				caller := access.CallerFrom(r.Context())
 				if why := b.take(caller, n); why != "" {
-					drain(r.Body) // so a client still sending reads the 503
+					reqbody.Discard(r) // so a client still sending reads the 503
 					busy := errorf(http.StatusServiceUnavailable, "busy", "%s; retry in a second", why)
 					busy.RetryAfter = 1
 					writeError(w, r, nil, busy)

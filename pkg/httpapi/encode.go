@@ -24,6 +24,7 @@ import (
 	gojson "github.com/goccy/go-json"
 
 	"github.com/toolsearch/toolsearch/pkg/internal/jsonerr"
+	"github.com/toolsearch/toolsearch/pkg/internal/reqbody"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
@@ -168,14 +169,6 @@ var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const maxPooledBody = 1 << 20
 
-// drainBytes bounds what is read and thrown away of a body over its limit.
-const drainBytes = 16 << 20
-
-// drain reads the rest of a body that was over its limit (up to
-// drainBytes), so that a client still sending it reads the 413 instead of
-// a connection reset; the connection is closed after the answer.
-func drain(body io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(body, drainBytes)) }
-
 // decode reads one JSON object into a T, strictly: JSON content type (or
 // none), at most limit bytes (the route's bound), valid UTF-8, no unknown
 // fields, no trailing data. Every failure is an *apiError, or a
@@ -194,11 +187,9 @@ func decode[T any](w http.ResponseWriter, r *http.Request, limit int64) (T, erro
 		w.Header().Set("Accept-Encoding", "identity")
 		return v, errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Encoding %s is not supported; send the body uncompressed", redact.Echo(coding))
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := reqbody.Read(w, r, limit)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			drain(r.Body)
+		if errors.Is(err, reqbody.ErrTooLarge) {
 			return v, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "request body is over %d bytes", limit)
 		}
 		return v, errorf(http.StatusBadRequest, "unreadable_body", "cannot read request body")

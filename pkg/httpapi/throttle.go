@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/access"
+	"github.com/toolsearch/toolsearch/pkg/internal/reqbody"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/time/rate"
@@ -91,7 +92,7 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			b, site := budget(r)
 			if err := b.admitWith(site, time.Now()); err != nil {
-				drain(r.Body) // so a client still sending a large body reads the 429
+				reqbody.Discard(r) // so a client still sending a large body reads the 429
 				writeError(w, r, nil, err)
 				return
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -13,14 +12,13 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/toolsearch/toolsearch/pkg/internal/reqbody"
 )
 
 // MaxRequestBytes bounds one MCP request body: a call_tool's arguments
 // are the largest thing a client sends.
 const MaxRequestBytes = 1 << 20
-
-// drainBytes bounds what is read and thrown away of a body over the limit.
-const drainBytes = 16 << 20
 
 // Bounds on what the SDK would echo back in an error: JSON-RPC errors
 // repeat the id, and "method not found" the method.
@@ -61,13 +59,9 @@ type envelope struct {
 // no current client sends one, and one HTTP request that carries hundreds
 // of calls would bypass every per-request limit and log line.
 func checkEnvelope(w http.ResponseWriter, r *http.Request) (envelope, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	body, err := reqbody.Read(w, r, MaxRequestBytes)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			// Read the rest (bounded) so the client, still sending, reads
-			// this answer rather than a reset connection.
-			_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, drainBytes))
+		if errors.Is(err, reqbody.ErrTooLarge) {
 			return envelope{}, &envelopeError{http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, "MCP request body is over 1 MiB"}
 		}
 		return envelope{}, &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body"}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -8,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -716,5 +719,46 @@ type rpcAnswer struct {
 	Error  *struct {
 		Code    int
 		Message string
+	}
+}
+
+// TestBodyDeclaredTooLarge: a request whose Content-Length is over its
+// route's bound is refused at once, on every route that takes a body,
+// with the route's own 413. A client that sent Expect: 100-continue is
+// not asked for its body; one that declares 100 GB and sends a few bytes
+// is not kept waiting for the rest.
+func TestBodyDeclaredTooLarge(t *testing.T) {
+	_, mcpURL := hostileRig(t, SessionLimits{})
+	u, err := url.Parse(mcpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/mcp", "/mcp/tool-search", "/mcp/tool-search/feedback"} {
+		for _, expect := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s expect=%t", path, expect), func(t *testing.T) {
+				conn, err := net.Dial("tcp", u.Host)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				conn.SetDeadline(time.Now().Add(10 * time.Second)) // a hang fails, not stalls, the test
+				head := "POST " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\nAuthorization: Bearer key-a\r\n" +
+					"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100000000000\r\n"
+				if expect {
+					head += "Expect: 100-continue\r\n\r\n"
+				} else {
+					head += "\r\n{\"query\":"
+				}
+				io.WriteString(conn, head)
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), "over") {
+					t.Errorf("%d %.200s; want 413 at once (a 100 Continue would ask for the body)", resp.StatusCode, body)
+				}
+			})
+		}
 	}
 }
