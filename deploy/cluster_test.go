@@ -632,6 +632,13 @@ func (cp *controlPlane) addNodes(t *testing.T, nodes []node) {
 	}
 }
 
+// isReady is whether a pod's Ready condition is true.
+func isReady(p corev1.Pod) bool {
+	return slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+	})
+}
+
 // setReady does a kubelet's part once a pod is bound to its node: the
 // pod runs, and its containers are ready or not.
 func (cp *controlPlane) setReady(t *testing.T, ns, name string, ready bool) {
@@ -663,8 +670,9 @@ func (cp *controlPlane) setReady(t *testing.T, ns, name string, ready bool) {
 
 // checkSpreadAndDrain checks, with the real scheduler, that replicas
 // scaled out for load (the autoscaler's minimum raised to one less than
-// the nodes) are spread evenly over the zones, each on a node of its own,
-// and that a node drain (cordon, then evictions as kubectl drain makes
+// the nodes) are spread evenly over the zones, each on a node of its own;
+// that a rollout replaces them all with never one fewer ready, its own
+// pods spread as evenly; and that a node drain (cordon, then evictions as kubectl drain makes
 // them) goes one pod at a time however many there are: the disruption
 // budget lets one pod go and refuses the next until its replacement is
 // ready, and the replacement goes to the one node with no replica, not
@@ -697,29 +705,41 @@ func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods 
 		}
 		return out, nil
 	}
-	var pods []corev1.Pod
-	waitFor(t, 60*time.Second, "the scheduler to place the scaled-out pods", func() (err error) {
-		pods, err = live()
-		if err == nil && len(pods) != int(want) {
-			err = fmt.Errorf("%d pods placed, want %d", len(pods), want)
+	// spread checks that pods, all of one replica set, are as many as
+	// want, as many in each zone, and one to a node; placed maps each to
+	// its node, and perNode counts them.
+	var (
+		pods    []corev1.Pod
+		placed  map[string]string
+		perNode map[string]int
+	)
+	spread := func(what string) {
+		t.Helper()
+		waitFor(t, 60*time.Second, "the scheduler to place "+what, func() (err error) {
+			pods, err = live()
+			if err == nil && len(pods) != int(want) {
+				err = fmt.Errorf("%d pods placed, want %d", len(pods), want)
+			}
+			return err
+		})
+		placed, perNode = map[string]string{}, map[string]int{}
+		perZone := map[string]int{}
+		for _, p := range pods {
+			placed[p.Name] = p.Spec.NodeName
+			perNode[p.Spec.NodeName]++
+			perZone[zoneOf[p.Spec.NodeName]]++
 		}
-		return err
-	})
-	placed, perNode, perZone := map[string]string{}, map[string]int{}, map[string]int{}
-	for _, p := range pods {
-		placed[p.Name] = p.Spec.NodeName
-		perNode[p.Spec.NodeName]++
-		perZone[zoneOf[p.Spec.NodeName]]++
-	}
-	even := int(want) / len(zones)
-	for z := range zones {
-		if perZone[z] != even {
-			t.Errorf("zone %s has %d of the %d replicas, want %d (placed: %v)", z, perZone[z], want, even, placed)
+		even := int(want) / len(zones)
+		for z := range zones {
+			if perZone[z] != even {
+				t.Errorf("%s: zone %s has %d of the %d replicas, want %d (placed: %v)", what, z, perZone[z], want, even, placed)
+			}
+		}
+		if len(perNode) != int(want) {
+			t.Errorf("%s: the %d replicas are on %d nodes, want one to a node (placed: %v)", what, want, len(perNode), placed)
 		}
 	}
-	if len(perNode) != int(want) {
-		t.Errorf("the %d replicas are on %d nodes, want one to a node (placed: %v)", want, len(perNode), placed)
-	}
+	spread("the scaled-out pods")
 	for _, p := range pods {
 		cp.setReady(t, ns, p.Name, true)
 	}
@@ -737,6 +757,45 @@ func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods 
 	}
 	budget := budgetIs(want, 1)
 	waitFor(t, 60*time.Second, "the disruption budget to allow one disruption of the scaled-out replicas", budget)
+
+	// A rollout (kubectl rollout restart) replaces every pod without
+	// one fewer ready at any time, and the new replica set spreads on
+	// its own.
+	if _, err := cp.kube.AppsV1().Deployments(ns).Patch(ctx, "toolsearch", types.StrategicMergePatchType,
+		[]byte(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"2026-12-07T00:00:00Z"}}}}}`),
+		metav1.PatchOptions{FieldManager: "kubectl-rollout"}); err != nil {
+		t.Fatal(err)
+	}
+	fewest := int(want)
+	waitFor(t, 120*time.Second, "the rollout to replace every pod", func() error {
+		ready := 0
+		for _, p := range servicePods() {
+			switch {
+			case p.DeletionTimestamp != nil: // the kubelet stops it
+				if err := cp.kube.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil && !apierrors.IsNotFound(err) {
+					return err
+				}
+			case isReady(p):
+				ready++
+			case p.Spec.NodeName != "": // the kubelet starts it
+				cp.setReady(t, ns, p.Name, true)
+			}
+		}
+		fewest = min(fewest, ready)
+		d, err := cp.kube.AppsV1().Deployments(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if st := d.Status; st.ObservedGeneration != d.Generation || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.Replicas != want {
+			return fmt.Errorf("status %+v", st)
+		}
+		return nil
+	})
+	if fewest < int(want) {
+		t.Errorf("during the rollout only %d pods were ready, want %d throughout", fewest, want)
+	}
+	spread("the rollout's pods")
+	waitFor(t, 60*time.Second, "the disruption budget to count the rollout's pods", budget)
 
 	// Drain the node of the first pod: cordon it, then evict.
 	drained := pods[0]
