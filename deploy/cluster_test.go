@@ -50,7 +50,7 @@ import (
 // Debian's etcd-server), kube-apiserver, kube-controller-manager and
 // kube-scheduler (built from k8s.io/kubernetes by make kube). No kubelet:
 // the scheduler binds pods to nodes that are only API objects (addNodes),
-// and the test plays the kubelet's part where it needs one (markReady).
+// and the test plays the kubelet's part where it needs one (setReady).
 type controlPlane struct {
 	cfg    *rest.Config
 	kube   *kubernetes.Clientset
@@ -331,11 +331,12 @@ func (cp *controlPlane) installCRDs(t *testing.T, files ...string) {
 // checks what those make of it: the Deployment's replica set and pods, the
 // autoscaler owning the replica count (an apply does not reset it), the
 // disruption budget counting the pods, the replicas spread over zones and
-// nodes, a node drain taking one pod at a time, the network policy
-// selecting the service's pods and no other while letting the recall-eval
-// Job's pod reach the service port, the ServiceMonitor and alert rules
-// accepted by the operator's CRDs and the monitor selecting the Service,
-// and the docs' Certificate accepted by cert-manager's CRD.
+// nodes, a rollout keeping them all ready, a node drain taking one pod at
+// a time, the network policy selecting the service's pods and no other
+// while letting the recall-eval Job's pod reach the service port, the
+// ServiceMonitor and alert rules accepted by the operator's CRDs and the
+// monitor selecting the Service, and the docs' Certificate accepted by
+// cert-manager's CRD.
 func TestOnAPIServer(t *testing.T) {
 	assets := kubeAssets(t)
 	cp := startControlPlane(t, assets)
@@ -587,8 +588,8 @@ func TestOnAPIServer(t *testing.T) {
 // clusterNodes are the nodes the scheduler places pods on: three zones,
 // the first with three large nodes, the others with two small ones each.
 // The scheduler's resource scoring prefers larger nodes, so replicas left
-// to it would share the largest node, and replicas spread over nodes but
-// not zones would all go to the first zone.
+// to it share the largest node, and replicas spread over nodes but not
+// zones crowd the first zone.
 var clusterNodes = []node{
 	{"zone-a-1", "zone-a", "32", "128Gi"},
 	{"zone-a-2", "zone-a", "16", "64Gi"},
@@ -668,204 +669,247 @@ func (cp *controlPlane) setReady(t *testing.T, ns, name string, ready bool) {
 	})
 }
 
-// checkSpreadAndDrain checks, with the real scheduler, that replicas
-// scaled out for load (the autoscaler's minimum raised to one less than
-// the nodes) are spread evenly over the zones, each on a node of its own;
-// that a rollout replaces them all with never one fewer ready, its own
-// pods spread as evenly; and that a node drain (cordon, then evictions as kubectl drain makes
-// them) goes one pod at a time however many there are: the disruption
-// budget lets one pod go and refuses the next until its replacement is
-// ready, and the replacement goes to the one node with no replica, not
-// back to the cordoned node. Last, with two replicas stuck unready, a
-// drain may still evict those (they serve no one) but no ready one.
+// checkSpreadAndDrain checks, with the real scheduler, what becomes of
+// replicas scaled out for load (the autoscaler's minimum raised to one
+// less than the nodes): they are spread evenly over the zones, each on a
+// node of its own; a rollout replaces them all with never one fewer
+// ready, its own pods spread as evenly; a node drain goes one pod at a
+// time however many there are; and a drain is not held up by replicas
+// stuck unready.
 func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods func() []corev1.Pod) {
 	t.Helper()
-	ctx := context.Background()
-	zoneOf, zones := map[string]string{}, map[string]bool{}
+	r := &replicas{t: t, cp: cp, ns: ns, all: servicePods, want: int32(len(clusterNodes) - 1), zoneOf: map[string]string{}, zones: map[string]bool{}}
 	for _, n := range clusterNodes {
-		zoneOf[n.name], zones[n.zone] = n.zone, true
+		r.zoneOf[n.name], r.zones[n.zone] = n.zone, true
 	}
-	want := int32(len(clusterNodes) - 1)
-	hpas := cp.kube.AutoscalingV2().HorizontalPodAutoscalers(ns)
-	patch := fmt.Appendf(nil, `{"spec":{"minReplicas":%d}}`, want)
-	if _, err := hpas.Patch(ctx, "toolsearch", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "load"}); err != nil {
+	patch := fmt.Appendf(nil, `{"spec":{"minReplicas":%d}}`, r.want)
+	if _, err := cp.kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Patch(context.Background(), "toolsearch", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "load"}); err != nil {
 		t.Fatal(err)
 	}
-	// live are the service's pods not being deleted, once all are bound.
-	live := func() ([]corev1.Pod, error) {
-		var out []corev1.Pod
-		for _, p := range servicePods() {
-			if p.DeletionTimestamp != nil {
-				continue
-			}
-			if p.Spec.NodeName == "" {
-				return nil, fmt.Errorf("pod %s is not scheduled yet", p.Name)
-			}
-			out = append(out, p)
-		}
-		return out, nil
-	}
-	// spread checks that pods, all of one replica set, are as many as
-	// want, as many in each zone, and one to a node; placed maps each to
-	// its node, and perNode counts them.
-	var (
-		pods    []corev1.Pod
-		placed  map[string]string
-		perNode map[string]int
-	)
-	spread := func(what string) {
-		t.Helper()
-		waitFor(t, 60*time.Second, "the scheduler to place "+what, func() (err error) {
-			pods, err = live()
-			if err == nil && len(pods) != int(want) {
-				err = fmt.Errorf("%d pods placed, want %d", len(pods), want)
-			}
-			return err
-		})
-		placed, perNode = map[string]string{}, map[string]int{}
-		perZone := map[string]int{}
-		for _, p := range pods {
-			placed[p.Name] = p.Spec.NodeName
-			perNode[p.Spec.NodeName]++
-			perZone[zoneOf[p.Spec.NodeName]]++
-		}
-		even := int(want) / len(zones)
-		for z := range zones {
-			if perZone[z] != even {
-				t.Errorf("%s: zone %s has %d of the %d replicas, want %d (placed: %v)", what, z, perZone[z], want, even, placed)
-			}
-		}
-		if len(perNode) != int(want) {
-			t.Errorf("%s: the %d replicas are on %d nodes, want one to a node (placed: %v)", what, want, len(perNode), placed)
-		}
-	}
-	spread("the scaled-out pods")
-	for _, p := range pods {
+	r.spread("the scaled-out pods")
+	for _, p := range r.pods {
 		cp.setReady(t, ns, p.Name, true)
 	}
-	budgetIs := func(healthy, allowed int32) func() error {
-		return func() error {
-			pdb, err := cp.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.CurrentHealthy != healthy || pdb.Status.DisruptionsAllowed != allowed {
-				return fmt.Errorf("status %+v, want %d healthy and %d disruptions allowed", pdb.Status, healthy, allowed)
-			}
-			return nil
+	waitFor(t, 60*time.Second, "the disruption budget to allow one disruption of the scaled-out replicas", r.budget(r.want, 1))
+	r.rollout()
+	r.drain()
+	r.stuckUnready()
+}
+
+// replicas is the Deployment's pods as checkSpreadAndDrain follows them:
+// pods, placed (pod to node) and perNode are as spread last found them,
+// and placed also records each replacement since.
+type replicas struct {
+	t      *testing.T
+	cp     *controlPlane
+	ns     string
+	all    func() []corev1.Pod
+	want   int32
+	zoneOf map[string]string
+	zones  map[string]bool
+
+	pods    []corev1.Pod
+	placed  map[string]string
+	perNode map[string]int
+}
+
+// live are the pods not being deleted, once all are bound to nodes.
+func (r *replicas) live() ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	for _, p := range r.all() {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if p.Spec.NodeName == "" {
+			return nil, fmt.Errorf("pod %s is not scheduled yet", p.Name)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// spread waits for want pods to be placed and checks that each zone has
+// as many and each node at most one.
+func (r *replicas) spread(what string) {
+	t := r.t
+	t.Helper()
+	waitFor(t, 60*time.Second, "the scheduler to place "+what, func() (err error) {
+		r.pods, err = r.live()
+		if err == nil && len(r.pods) != int(r.want) {
+			err = fmt.Errorf("%d pods placed, want %d", len(r.pods), r.want)
+		}
+		return err
+	})
+	r.placed, r.perNode = map[string]string{}, map[string]int{}
+	perZone := map[string]int{}
+	for _, p := range r.pods {
+		r.placed[p.Name] = p.Spec.NodeName
+		r.perNode[p.Spec.NodeName]++
+		perZone[r.zoneOf[p.Spec.NodeName]]++
+	}
+	even := int(r.want) / len(r.zones)
+	for z := range r.zones {
+		if perZone[z] != even {
+			t.Errorf("%s: zone %s has %d of the %d replicas, want %d (placed: %v)", what, z, perZone[z], r.want, even, r.placed)
 		}
 	}
-	budget := budgetIs(want, 1)
-	waitFor(t, 60*time.Second, "the disruption budget to allow one disruption of the scaled-out replicas", budget)
+	if len(r.perNode) != int(r.want) {
+		t.Errorf("%s: the %d replicas are on %d nodes, want one to a node (placed: %v)", what, r.want, len(r.perNode), r.placed)
+	}
+}
 
-	// A rollout (kubectl rollout restart) replaces every pod without
-	// one fewer ready at any time, and the new replica set spreads on
-	// its own.
-	if _, err := cp.kube.AppsV1().Deployments(ns).Patch(ctx, "toolsearch", types.StrategicMergePatchType,
+// budget checks the disruption budget's view: healthy pods, and the
+// disruptions it allows.
+func (r *replicas) budget(healthy, allowed int32) func() error {
+	return func() error {
+		pdb, err := r.cp.kube.PolicyV1().PodDisruptionBudgets(r.ns).Get(context.Background(), "toolsearch", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.CurrentHealthy != healthy || pdb.Status.DisruptionsAllowed != allowed {
+			return fmt.Errorf("status %+v, want %d healthy and %d disruptions allowed", pdb.Status, healthy, allowed)
+		}
+		return nil
+	}
+}
+
+func (r *replicas) evict(p corev1.Pod) error {
+	return r.cp.kube.PolicyV1().Evictions(r.ns).Evict(context.Background(), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: r.ns}})
+}
+
+// remove does the kubelet's part once a pod is deleted: it stops it, and
+// the pod is gone.
+func (r *replicas) remove(name string) error {
+	err := r.cp.kube.CoreV1().Pods(r.ns).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// rollout restarts the Deployment as kubectl rollout restart does and
+// plays the kubelet until every pod is replaced: never one fewer ready
+// (maxUnavailable 0), and the new replica set spread on its own.
+func (r *replicas) rollout() {
+	t := r.t
+	t.Helper()
+	ctx := context.Background()
+	if _, err := r.cp.kube.AppsV1().Deployments(r.ns).Patch(ctx, "toolsearch", types.StrategicMergePatchType,
 		[]byte(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"2026-12-07T00:00:00Z"}}}}}`),
 		metav1.PatchOptions{FieldManager: "kubectl-rollout"}); err != nil {
 		t.Fatal(err)
 	}
-	fewest := int(want)
+	fewest := int(r.want)
 	waitFor(t, 120*time.Second, "the rollout to replace every pod", func() error {
 		ready := 0
-		for _, p := range servicePods() {
+		for _, p := range r.all() {
 			switch {
-			case p.DeletionTimestamp != nil: // the kubelet stops it
-				if err := cp.kube.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil && !apierrors.IsNotFound(err) {
+			case p.DeletionTimestamp != nil:
+				if err := r.remove(p.Name); err != nil {
 					return err
 				}
 			case isReady(p):
 				ready++
 			case p.Spec.NodeName != "": // the kubelet starts it
-				cp.setReady(t, ns, p.Name, true)
+				r.cp.setReady(t, r.ns, p.Name, true)
 			}
 		}
 		fewest = min(fewest, ready)
-		d, err := cp.kube.AppsV1().Deployments(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
+		d, err := r.cp.kube.AppsV1().Deployments(r.ns).Get(ctx, "toolsearch", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if st := d.Status; st.ObservedGeneration != d.Generation || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.Replicas != want {
+		if st := d.Status; st.ObservedGeneration != d.Generation || st.UpdatedReplicas != r.want || st.ReadyReplicas != r.want || st.Replicas != r.want {
 			return fmt.Errorf("status %+v", st)
 		}
 		return nil
 	})
-	if fewest < int(want) {
-		t.Errorf("during the rollout only %d pods were ready, want %d throughout", fewest, want)
+	if fewest < int(r.want) {
+		t.Errorf("during the rollout only %d pods were ready, want %d throughout", fewest, r.want)
 	}
-	spread("the rollout's pods")
-	waitFor(t, 60*time.Second, "the disruption budget to count the rollout's pods", budget)
+	r.spread("the rollout's pods")
+	waitFor(t, 60*time.Second, "the disruption budget to count the rollout's pods", r.budget(r.want, 1))
+}
 
-	// Drain the node of the first pod: cordon it, then evict.
-	drained := pods[0]
-	n, err := cp.kube.CoreV1().Nodes().Get(ctx, drained.Spec.NodeName, metav1.GetOptions{})
+// replacement waits for the replacement of an evicted pod to be placed.
+func (r *replicas) replacement(evicted string) corev1.Pod {
+	r.t.Helper()
+	var found corev1.Pod
+	waitFor(r.t, 60*time.Second, "the replacement of "+evicted+" to be placed", func() error {
+		now, err := r.live()
+		if err != nil {
+			return err
+		}
+		for _, p := range now {
+			if _, old := r.placed[p.Name]; !old {
+				found = p
+				return nil
+			}
+		}
+		return errors.New("no new pod")
+	})
+	r.placed[found.Name] = found.Spec.NodeName
+	return found
+}
+
+// drain cordons the node of the first pod and evicts as kubectl drain
+// does: the budget lets that pod go and refuses the next until its
+// replacement is ready, and the replacement goes to the one node with no
+// replica, not back to the cordoned node.
+func (r *replicas) drain() {
+	t := r.t
+	t.Helper()
+	ctx := context.Background()
+	first, second := r.pods[0], r.pods[1]
+	n, err := r.cp.kube.CoreV1().Nodes().Get(ctx, first.Spec.NodeName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n.Spec.Unschedulable = true
-	if _, err := cp.kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+	if _, err := r.cp.kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	evict := func(p corev1.Pod) error {
-		return cp.kube.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: ns}})
+	if err := r.evict(first); err != nil {
+		t.Fatalf("evicting %s, the first pod of a drain: %v", first.Name, err)
 	}
-	if err := evict(drained); err != nil {
-		t.Fatalf("evicting %s, the first pod of a drain: %v", drained.Name, err)
-	}
-	if err := evict(pods[1]); !apierrors.IsTooManyRequests(err) {
+	if err := r.evict(second); !apierrors.IsTooManyRequests(err) {
 		t.Errorf("evicting a second pod while the first's replacement is not ready: %v; want it refused by the disruption budget", err)
 	}
-	// replace waits for the replacement of an evicted pod to be placed.
-	replace := func(evicted string) corev1.Pod {
-		var replacement corev1.Pod
-		waitFor(t, 60*time.Second, "the replacement of "+evicted+" to be placed", func() error {
-			now, err := live()
-			if err != nil {
-				return err
-			}
-			for _, p := range now {
-				if _, old := placed[p.Name]; !old {
-					replacement = p
-					return nil
-				}
-			}
-			return errors.New("no new pod")
-		})
-		placed[replacement.Name] = replacement.Spec.NodeName
-		return replacement
+	replacement := r.replacement(first.Name)
+	if on := replacement.Spec.NodeName; r.perNode[on] > 0 {
+		t.Errorf("the replacement went to %s, which holds a replica already (placed before the drain: %v); want the one node with none", on, r.placed)
 	}
-	replacement := replace(drained.Name)
-	if on := replacement.Spec.NodeName; perNode[on] > 0 {
-		t.Errorf("the replacement went to %s, which holds a replica already (placed before the drain: %v); want the one node with none", on, placed)
-	}
-	// The kubelet stops the evicted pod and removes it; the replacement
-	// starts and is ready; the drain may take the next pod.
-	if err := cp.kube.CoreV1().Pods(ns).Delete(ctx, drained.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+	// The kubelet stops the evicted pod; the replacement starts and is
+	// ready; the drain may take the next pod.
+	if err := r.remove(first.Name); err != nil {
 		t.Fatal(err)
 	}
-	cp.setReady(t, ns, replacement.Name, true)
-	waitFor(t, 60*time.Second, "the disruption budget to allow one disruption again", budget)
-	if err := evict(pods[1]); err != nil {
+	r.cp.setReady(t, r.ns, replacement.Name, true)
+	waitFor(t, 60*time.Second, "the disruption budget to allow one disruption again", r.budget(r.want, 1))
+	if err := r.evict(second); err != nil {
 		t.Fatalf("evicting a second pod once the first's replacement is ready: %v", err)
 	}
-	if err := cp.kube.CoreV1().Pods(ns).Delete(ctx, pods[1].Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+	if err := r.remove(second.Name); err != nil {
 		t.Fatal(err)
 	}
-	cp.setReady(t, ns, replace(pods[1].Name).Name, true)
-	waitFor(t, 60*time.Second, "the disruption budget to count the second replacement", budget)
+	r.cp.setReady(t, r.ns, r.replacement(second.Name).Name, true)
+	waitFor(t, 60*time.Second, "the disruption budget to count the second replacement", r.budget(r.want, 1))
+}
 
-	// Two replicas stuck unready: the budget is short, so no ready pod
-	// may go, but the unready ones may.
-	stuck := pods[2:4]
+// stuckUnready marks two replicas unready: the budget is short, so no
+// ready pod may be evicted, but the unready ones may (they serve no one).
+func (r *replicas) stuckUnready() {
+	t := r.t
+	t.Helper()
+	stuck, ready := r.pods[2:4], r.pods[4]
 	for _, p := range stuck {
-		cp.setReady(t, ns, p.Name, false)
+		r.cp.setReady(t, r.ns, p.Name, false)
 	}
-	waitFor(t, 60*time.Second, "the disruption budget to count two pods unready", budgetIs(want-2, 0))
-	if err := evict(pods[4]); !apierrors.IsTooManyRequests(err) {
+	waitFor(t, 60*time.Second, "the disruption budget to count two pods unready", r.budget(r.want-2, 0))
+	if err := r.evict(ready); !apierrors.IsTooManyRequests(err) {
 		t.Errorf("evicting a ready pod while two are unready: %v; want it refused by the disruption budget", err)
 	}
-	if err := evict(stuck[0]); err != nil {
+	if err := r.evict(stuck[0]); err != nil {
 		t.Errorf("evicting an unready pod while the budget is short: %v; a drain should not wait on a pod that serves no one", err)
 	}
 }
