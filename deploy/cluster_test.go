@@ -588,8 +588,9 @@ func TestOnAPIServer(t *testing.T) {
 // clusterNodes are the nodes the scheduler places pods on: three zones,
 // the first with three large nodes, the others with two small ones each.
 // The scheduler's resource scoring prefers larger nodes, so replicas left
-// to it share the largest node, and replicas spread over nodes but not
-// zones crowd the first zone.
+// to it crowd the first zone's nodes (six went four and two to two of
+// them), and replicas spread over nodes but not zones fill that zone
+// first.
 var clusterNodes = []node{
 	{"zone-a-1", "zone-a", "32", "128Gi"},
 	{"zone-a-2", "zone-a", "16", "64Gi"},
