@@ -30,8 +30,8 @@ type ClientLimits struct {
 	// (throttle); HandshakeRate 0: no limit. A client that replayed one
 	// recorded ClientHello on new connections made the server sign a
 	// handshake for each: 1.4 ms of CPU with an RSA-2048 certificate
-	// against the client's 0.15, so that one address kept both cores busy
-	// (RELIABILITY.md).
+	// against the client's 0.15, so that one address kept 1.8 of two
+	// cores busy (RELIABILITY.md).
 	HandshakeRate  float64
 	HandshakeBurst int
 	Trusted        []netip.Prefix
