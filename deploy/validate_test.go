@@ -329,8 +329,10 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 		sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
 		t.Error("the pod must run non-root with a read-only root filesystem, no privilege escalation and all capabilities dropped")
 	}
-	if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
-		t.Error("memory requests and limits must be set")
+	// An overlay that raises the limit alone (as the TLS ones must)
+	// would leave the pod placed, and first evicted, by the old request.
+	if req, lim := c.Resources.Requests.Memory(), c.Resources.Limits.Memory(); lim.IsZero() || req.Cmp(*lim) != 0 {
+		t.Errorf("memory request %s, limit %s: the limit must be set and the request equal to it", req, lim)
 	}
 	drain, grace := envDuration(t, c, "TOOLSEARCH_DRAIN_DELAY"), envDuration(t, c, "TOOLSEARCH_SHUTDOWN_TIMEOUT")
 	if tg := spec.TerminationGracePeriodSeconds; tg == nil || *tg < int64(drain+grace) {
