@@ -674,9 +674,10 @@ func (cp *controlPlane) setReady(t *testing.T, ns, name string, ready bool) {
 // replicas scaled out for load (the autoscaler's minimum raised to one
 // less than the nodes): they are spread evenly over the zones, each on a
 // node of its own; a rollout replaces them all with never one fewer
-// ready, its own pods spread as evenly; a node drain goes one pod at a
-// time however many there are; and a drain is not held up by replicas
-// stuck unready.
+// ready, its own pods spread as evenly; a release that never becomes
+// ready leaves every old pod serving until it is undone; a node drain
+// goes one pod at a time however many there are; and a drain is not held
+// up by replicas stuck unready.
 func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods func() []corev1.Pod) {
 	t.Helper()
 	r := &replicas{t: t, cp: cp, ns: ns, all: servicePods, want: int32(len(clusterNodes) - 1), zoneOf: map[string]string{}, zones: map[string]bool{}}
@@ -693,6 +694,7 @@ func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods 
 	}
 	waitFor(t, 60*time.Second, "the disruption budget to allow one disruption of the scaled-out replicas", r.budget(r.want, 1))
 	r.rollout()
+	r.badRelease()
 	r.drain()
 	r.stuckUnready()
 }
@@ -830,6 +832,92 @@ func (r *replicas) rollout() {
 	}
 	r.spread("the rollout's pods")
 	waitFor(t, 60*time.Second, "the disruption budget to count the rollout's pods", r.budget(r.want, 1))
+}
+
+// badRelease rolls out a release whose pods never become ready (a
+// catalog that does not load, a crash at start): the old pods go on
+// serving, every one of them (maxUnavailable 0), beside the one surge
+// pod; and undoing the release, as kubectl rollout undo does, removes
+// that pod and keeps every old one.
+func (r *replicas) badRelease() {
+	t := r.t
+	t.Helper()
+	ctx := context.Background()
+	old := map[string]bool{}
+	for _, p := range r.pods {
+		old[p.Name] = true
+	}
+	release := func(patch string) {
+		t.Helper()
+		if _, err := r.cp.kube.AppsV1().Deployments(r.ns).Patch(ctx, "toolsearch", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "release"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// play is the kubelet: the old pods stay ready, the release's never
+	// become so. It counts the fewest old pods ready, and returns the
+	// release's pods and the Deployment's status once its controller has
+	// seen the latest change.
+	started := map[string]bool{}
+	fewest := int(r.want)
+	var st appsv1.DeploymentStatus
+	play := func() (bad []string, err error) {
+		ready := 0
+		for _, p := range r.all() {
+			switch {
+			case p.DeletionTimestamp != nil:
+				if err := r.remove(p.Name); err != nil {
+					return nil, err
+				}
+			case old[p.Name]:
+				if isReady(p) {
+					ready++
+				}
+			default:
+				bad = append(bad, p.Name)
+				if p.Spec.NodeName != "" && !started[p.Name] {
+					r.cp.setReady(t, r.ns, p.Name, false)
+					started[p.Name] = true
+				}
+			}
+		}
+		fewest = min(fewest, ready)
+		d, err := r.cp.kube.AppsV1().Deployments(r.ns).Get(ctx, "toolsearch", metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		if st = d.Status; st.ObservedGeneration != d.Generation {
+			return nil, fmt.Errorf("generation %d not observed yet", d.Generation)
+		}
+		return bad, nil
+	}
+	release(`{"spec":{"template":{"metadata":{"annotations":{"toolsearch.test/release":"never-ready"}}}}}`)
+	waitFor(t, 60*time.Second, "the bad release's surge pod to start, unready", func() error {
+		bad, err := play()
+		if err == nil && (st.UpdatedReplicas == 0 || len(bad) != int(st.UpdatedReplicas) || len(started) != len(bad)) {
+			err = fmt.Errorf("status %+v; the release's pods %v, %d of them started", st, bad, len(started))
+		}
+		return err
+	})
+	if st.UpdatedReplicas != 1 || st.ReadyReplicas != r.want || st.Replicas != r.want+1 {
+		t.Errorf("a release that never becomes ready: status %+v, want the %d old pods ready and one surge pod of the release", st, r.want)
+	}
+	release(`{"spec":{"template":{"metadata":{"annotations":{"toolsearch.test/release":null}}}}}`)
+	waitFor(t, 60*time.Second, "the undone release's pods to go", func() error {
+		bad, err := play()
+		if err == nil && (len(bad) != 0 || st.UpdatedReplicas != r.want || st.ReadyReplicas != r.want || st.Replicas != r.want) {
+			err = fmt.Errorf("status %+v; the release's pods %v", st, bad)
+		}
+		return err
+	})
+	if fewest < int(r.want) {
+		t.Errorf("during a release that never became ready, only %d of the old pods were ready, want %d throughout", fewest, r.want)
+	}
+	r.spread("the pods kept through an undone release")
+	for _, p := range r.pods {
+		if !old[p.Name] {
+			t.Errorf("pod %s is new: undoing a release that never became ready replaced pods that were serving", p.Name)
+		}
+	}
 }
 
 // replacement waits for the replacement of an evicted pod to be placed.

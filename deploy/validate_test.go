@@ -317,6 +317,17 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 			t.Errorf("%s probe has no timeoutSeconds", name)
 		}
 	}
+	// A pod that starts within its allowance must not fail the rollout.
+	if sp := c.StartupProbe; sp != nil {
+		allowance := sp.InitialDelaySeconds + sp.PeriodSeconds*sp.FailureThreshold
+		deadline := int32(600) // the API server's default
+		if d.Spec.ProgressDeadlineSeconds != nil {
+			deadline = *d.Spec.ProgressDeadlineSeconds
+		}
+		if deadline <= allowance {
+			t.Errorf("progressDeadlineSeconds %d is within the startup probe's allowance of %d s: a pod still starting in its allowance fails the rollout", deadline, allowance)
+		}
+	}
 	if d.Spec.Replicas != nil {
 		t.Errorf("the Deployment sets replicas %d: the HorizontalPodAutoscaler owns the count, and every apply would reset it", *d.Spec.Replicas)
 	}
