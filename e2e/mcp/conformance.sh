@@ -15,18 +15,6 @@ bin=$(realpath "${1:-"$here/../../bin/toolsearch"}")
 node22="$here/node_modules/.bin/node"
 echo "conformance: @modelcontextprotocol/conformance $("$node22" -p 'require("./node_modules/@modelcontextprotocol/conformance/package.json").version') on Node $("$node22" --version)"
 
-# start_toolsearch CONFIG: serves toolsearch on a free port, ts_port.
-start_toolsearch() {
-	ts_port=$(free_port)
-	TOOLSEARCH_LEARNING_PATH="$work/learned-$ts_port.db" "$bin" serve -addr "127.0.0.1:$ts_port" -metrics-addr off -config "$1" >>"$work/toolsearch.log" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 200); do
-		curl -sf "http://127.0.0.1:$ts_port/readyz" >/dev/null && return
-		sleep 0.1
-	done
-	echo "conformance: FAIL: toolsearch did not become ready"; tail -20 "$work/toolsearch.log"; exit 1
-}
-
 # suite NAME PORT: the active suite against toolsearch on PORT.
 suite() {
 	echo; echo "conformance: $1"
@@ -48,8 +36,7 @@ YAML
 start_toolsearch "$work/alone.yaml"
 suite alone "$ts_port"
 
-up_port=$(free_port)
-start_node everything "$up_port" node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
+start_node everything up_port node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
 cat >"$work/upstream.yaml" <<YAML
 limits:
   search_rate: -1

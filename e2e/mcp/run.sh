@@ -13,18 +13,13 @@ bin=${1:-"$here/../../bin/toolsearch"}
 want=$(node -p 'require("./node_modules/@modelcontextprotocol/inspector/package.json").engines.node')
 echo "e2e-mcp: Node $(node --version); the MCP Inspector declares node $want"
 
-up_port=$(free_port)
-notes_port=$(free_port)
-ts_port=$(free_port)
-start_node everything "$up_port" node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
-start_node notes "$notes_port" notes-server.mjs
+start_node everything up_port node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
+start_node notes notes_port notes-server.mjs
 # toolsearch reaches slow-server (the TypeScript SDK's, keeping its
 # streams' events) through a proxy that drops, once, the connection
 # carrying a call of wait_seconds (relay-resume-client.mjs).
-slow_port=$(free_port)
-cut_port=$(free_port)
-start_node slow "$slow_port" slow-server.mjs
-start_node cut "$cut_port" cut-proxy.mjs "$slow_port" '"wait_seconds"' 1000
+start_node slow slow_port slow-server.mjs
+start_node cut cut_port cut-proxy.mjs "$slow_port" '"wait_seconds"' 1000
 
 # get-sum and get-structured-content are core and listed as themselves
 # (expose: core_and_meta); the notes server declares no annotations, so
@@ -44,12 +39,7 @@ upstreams:
     url: http://127.0.0.1:$cut_port/mcp
     refresh: 1m
 YAML
-TOOLSEARCH_LEARNING_PATH="$work/learned.db" "$bin" serve -addr "127.0.0.1:$ts_port" -metrics-addr off -config "$work/config.yaml" >"$work/toolsearch.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 200); do
-	curl -sf "http://127.0.0.1:$ts_port/readyz" >/dev/null && break
-	sleep 0.1
-done
+start_toolsearch "$work/config.yaml"
 
 inspector() {
 	npx --no-install @modelcontextprotocol/inspector --cli "http://127.0.0.1:$ts_port/mcp" --transport http "$@" 2>/dev/null
@@ -173,7 +163,7 @@ echo
 echo "\$ kill server-everything; start it again; inspector --cli .../mcp --method tools/call --tool-name everything__get-sum --tool-arg a=6 --tool-arg b=7"
 kill "${pids[0]}"
 wait "${pids[0]}" 2>/dev/null || true
-start_node everything-again "$up_port" node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
+start_node everything-again up_port node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
 out=$(inspector --method tools/call --tool-name everything__get-sum --tool-arg a=6 --tool-arg b=7) || fail "the first call after the upstream restarted"
 echo "$out" | grep '"text": '
 grep -q 'The sum of 6 and 7 is 13' <<<"$out" || fail "the first call after the upstream restarted was not answered: $out"
