@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -731,15 +732,34 @@ func runRecallEvalJob(t *testing.T, overlay string) {
 	}
 }
 
-// freeAddr is a loopback address with a port free a moment ago.
+// freeAddr is a loopback address with a port free a moment ago, never
+// one it gave before: taken in a row before anything binds them (etcd's
+// client and peer ports, a server's API and metrics), two ports found free
+// could be the same one.
 func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	t.Helper()
+	givenMu.Lock()
+	defer givenMu.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		if !given[addr] {
+			given[addr] = true
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free port not given before")
+	return ""
 }
+
+var (
+	givenMu sync.Mutex
+	given   = map[string]bool{}
+)
 
 // checkEgress fails when the config reaches an endpoint (the embedding
 // base URL, an upstream) on a port the NetworkPolicy's egress does not

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolsearch/toolsearch/pkg/logbuf"
@@ -43,8 +44,24 @@ const logTail = 4096
 // fails when the process exits first or ready passes. With
 // -tls-cert-file in args the API is served over HTTPS (Base says so), and
 // /readyz is polled where probes read it, on -metrics-addr.
+//
+// A port found free is free only until something binds it: when the
+// process exits because another took its port first, Start tries again
+// on another, up to three times.
 func Start(ctx context.Context, bin string, env []string, ready time.Duration, args ...string) (*Server, error) {
-	addr, err := FreeAddr()
+	for try := 1; ; try++ {
+		s, err := start(ctx, bin, env, ready, args)
+		if !errors.Is(err, errPortTaken) || try == 3 {
+			return s, err
+		}
+	}
+}
+
+// errPortTaken is a server's exit for a port another process took.
+var errPortTaken = errors.New("port taken")
+
+func start(ctx context.Context, bin string, env []string, ready time.Duration, args []string) (*Server, error) {
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +96,10 @@ func Start(ctx context.Context, bin string, env []string, ready time.Duration, a
 		select {
 		case err := <-s.done:
 			s.done <- err
-			return nil, fmt.Errorf("the server exited before it was ready (%v): %s", err, s.Logs())
+			if strings.Contains(s.Logs(), "listen tcp "+addr+": bind: address already in use") {
+				err = fmt.Errorf("%w: %v", errPortTaken, err)
+			}
+			return nil, fmt.Errorf("the server exited before it was ready (%w): %s", err, s.Logs())
 		case <-time.After(time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -90,15 +110,34 @@ func Start(ctx context.Context, bin string, env []string, ready time.Duration, a
 }
 
 // FreeAddr is a loopback address with a port free when asked, for a
-// listener of the process's beyond its API's (-metrics-addr).
+// listener of the process's beyond its API's (-metrics-addr). It never
+// gives a port it gave before: a caller's metrics port and Start's API
+// port, found free in a row before either is bound, could be the same.
 func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	givenMu.Lock()
+	defer givenMu.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !given[addr] {
+			given[addr] = true
+			return addr, nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return "", errors.New("serveproc: no free port not given before")
 }
+
+var (
+	givenMu sync.Mutex
+	given   = map[string]bool{}
+)
+
+// freeAddr is Start's FreeAddr; a test gives it a port already taken.
+var freeAddr = FreeAddr
 
 // Pid is the process's id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }

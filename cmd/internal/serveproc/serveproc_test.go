@@ -1,9 +1,13 @@
 package serveproc
 
 import (
+	"net"
+	"net/http"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/toolsearch/toolsearch/cmd/internal/bintest"
 )
 
 // TestMemory reads this process's own figures: the peak is at least what
@@ -58,5 +62,40 @@ func TestCPU(t *testing.T) {
 		}
 		for start := time.Now(); time.Since(start) < 10*time.Millisecond; {
 		}
+	}
+}
+
+// TestStartPortTaken: a port found free and taken by another process
+// before the server binds it costs Start a second try, not the run.
+func TestStartPortTaken(t *testing.T) {
+	bin := bintest.Build(t, "../../toolsearch")
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	tries := 0
+	freeAddr = func() (string, error) {
+		if tries++; tries == 1 {
+			return taken.Addr().String(), nil
+		}
+		return FreeAddr()
+	}
+	defer func() { freeAddr = FreeAddr }()
+	s, err := Start(t.Context(), bin, nil, time.Minute, "-metrics-addr", "off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if tries != 2 || s.Addr == taken.Addr().String() {
+		t.Errorf("served on %s after %d tries; want a second try on another port than %s", s.Addr, tries, taken.Addr())
+	}
+	resp, err := http.Get(s.Base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("readyz: %s", resp.Status)
 	}
 }
