@@ -28,7 +28,7 @@ import (
 // test sets it): then it fails.
 func startPostgres(t *testing.T) string {
 	t.Helper()
-	return startPostgresOn(t, freePort(t))
+	return startPostgresOn(t, 0)
 }
 
 // freePort is a loopback port nothing listens on.
@@ -42,7 +42,7 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startPostgresOn is startPostgres on a given port.
+// startPostgresOn is startPostgres on a given port (0: a free one).
 func startPostgresOn(t *testing.T, port int) string {
 	t.Helper()
 	return newPostgres(t, port).dsn
@@ -64,7 +64,9 @@ type pgServer struct {
 }
 
 // newPostgres makes a database and starts its server on port, until the
-// test ends.
+// test ends. Port 0 is a free one, found once the database is made (which
+// takes seconds, in which another process could bind a port found free
+// before), and found again should another process bind it first.
 func newPostgres(t *testing.T, port int) *pgServer {
 	t.Helper()
 	bin := os.Getenv("TOOLSEARCH_POSTGRES_BIN")
@@ -101,8 +103,7 @@ func newPostgres(t *testing.T, port int) *pgServer {
 		}
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
-	p := &pgServer{t: t, dir: dir, data: filepath.Join(dir, "data"), port: port,
-		dsn: fmt.Sprintf("postgres://toolsearch@127.0.0.1:%d/postgres?sslmode=disable", port)}
+	p := &pgServer{t: t, dir: dir, data: filepath.Join(dir, "data")}
 	p.command = func(name string, args ...string) *exec.Cmd {
 		cmd := exec.Command(filepath.Join(bin, name), args...)
 		cmd.Dir = dir
@@ -114,20 +115,34 @@ func newPostgres(t *testing.T, port int) *pgServer {
 	if out, err := p.command("initdb", "-D", p.data, "-U", "toolsearch", "--auth", "trust", "-E", "UTF8").CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	p.start()
+	for try := 1; ; try++ {
+		p.port = port
+		if port == 0 {
+			p.port = freePort(t)
+		}
+		p.dsn = fmt.Sprintf("postgres://toolsearch@127.0.0.1:%d/postgres?sslmode=disable", p.port)
+		err := p.start()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errPortTaken) || port != 0 || try == 3 {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(p.stop)
 	return p
 }
 
+// errPortTaken is a server's exit for a port another process bound.
+var errPortTaken = errors.New("port taken")
+
 // start runs the server and returns once it answers queries.
-func (p *pgServer) start() {
-	t := p.t
-	t.Helper()
+func (p *pgServer) start() error {
 	p.srv = p.command("postgres", "-D", p.data, "-h", "127.0.0.1", "-p", strconv.Itoa(p.port), "-k", p.dir, "-F")
 	p.log = &logbuf.Buffer{}
 	p.srv.Stdout, p.srv.Stderr = p.log, p.log
 	if err := p.srv.Start(); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	done := make(chan struct{})
 	p.done = done
@@ -144,16 +159,22 @@ func (p *pgServer) start() {
 				s.Close()
 			}
 			if err == nil {
-				return
+				return nil
 			}
 		}
 		select {
 		case <-done:
-			t.Fatalf("postgres exited:\n%s", p.log.String())
+			p.srv = nil
+			err := errors.New("postgres exited")
+			if strings.Contains(p.log.String(), "Address already in use") {
+				err = errPortTaken
+			}
+			return fmt.Errorf("%w:\n%s", err, p.log.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("postgres did not start in 30s:\n%s", p.log.String())
+			p.stop()
+			return fmt.Errorf("postgres did not start in 30s:\n%s", p.log.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -294,7 +315,7 @@ func TestPostgresDown(t *testing.T) {
 // idle a second: the first write after the restart was lost to one
 // ("terminating connection due to administrator command").
 func TestPostgresRestart(t *testing.T) {
-	p := newPostgres(t, freePort(t))
+	p := newPostgres(t, 0)
 	ctx := context.Background()
 	s, err := OpenPostgres(ctx, p.dsn, Config{}, nil)
 	if err != nil {
@@ -306,7 +327,9 @@ func TestPostgresRestart(t *testing.T) {
 		t.Fatalf("record before the restart: %v", err)
 	}
 	p.stop()
-	p.start()
+	if err := p.start(); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Record(ctx, ev); err != nil {
 		t.Errorf("the first record after the restart: %v", err)
 	}
