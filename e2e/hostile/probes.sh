@@ -11,6 +11,7 @@ big=$work/big.json
 TOOLSEARCH_API_KEYS=key-a $bin serve -addr 127.0.0.1:$port "$@" > "$work/serve.log" 2>&1 &
 pid=$!
 for i in $(seq 100); do curl -sf localhost:$port/readyz >/dev/null && break; sleep 0.1; done
+kill -0 $pid 2>/dev/null && curl -sf localhost:$port/readyz >/dev/null || { echo "probes: toolsearch did not become ready on port $port:" >&2; cat "$work/serve.log" >&2; exit 1; }
 b=http://127.0.0.1:$port
 echo "status keys: $(curl -s $b/mcp/tool-search/status | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sorted(d.keys())[:8], "size" in d)')"
 echo "metrics on API port: $(curl -s -o /dev/null -w '%{http_code}' $b/metrics)"
