@@ -22,6 +22,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -511,6 +512,8 @@ func TestOnAPIServer(t *testing.T) {
 		}
 	}
 
+	checkEvalDisruption(t, cp, ns, evalPod)
+
 	// The ServiceMonitor, as the operator's CRD stores it, selects the
 	// Service and scrapes one of its ports.
 	sm, err := cp.dyn.Resource(schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "servicemonitors"}).Namespace(ns).Get(ctx, "toolsearch", metav1.GetOptions{})
@@ -697,6 +700,86 @@ func checkSpreadAndDrain(t *testing.T, cp *controlPlane, ns string, servicePods 
 	r.badRelease()
 	r.drain()
 	r.stuckUnready()
+}
+
+// checkEvalDisruption plays the kubelet for the recall-eval Job's pods: one
+// evicted (failed with DisruptionTarget, as eviction, preemption and a
+// node's shutdown mark a pod) is run again, its failure not counted; one
+// that fails on its own (the eval's exit 1: recall under the gate) fails
+// the Job at once, with no other run.
+func checkEvalDisruption(t *testing.T, cp *controlPlane, ns string, first corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	jobs := cp.kube.BatchV1().Jobs(ns)
+	fail := func(name string, evicted bool) {
+		t.Helper()
+		waitFor(t, 30*time.Second, "pod "+name+" to be marked failed", func() error {
+			p, err := cp.kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			now := metav1.Now()
+			p.Status.Phase = corev1.PodFailed
+			code := int32(1)
+			if evicted {
+				code = 137
+				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+					Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: now})
+			}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "eval", Image: p.Spec.Containers[0].Image,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, StartedAt: now, FinishedAt: now}}}}
+			_, err = cp.kube.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+			return err
+		})
+	}
+	failed := func() (bool, error) {
+		job, err := jobs.Get(ctx, "toolsearch-recall-eval", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(job.Status.Conditions, func(c batchv1.JobCondition) bool {
+			return c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue
+		}), nil
+	}
+	runs := func() ([]corev1.Pod, error) {
+		pods, err := cp.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=toolsearch-recall-eval"})
+		if err != nil {
+			return nil, err
+		}
+		return pods.Items, nil
+	}
+	fail(first.Name, true)
+	var second string
+	waitFor(t, 60*time.Second, "the Job to run its evicted pod again", func() error {
+		if f, err := failed(); err != nil || f {
+			if f {
+				t.Fatal("the Job failed when its pod was evicted: a drain during the pipeline is no verdict on the release")
+			}
+			return err
+		}
+		pods, err := runs()
+		if err != nil {
+			return err
+		}
+		for _, p := range pods {
+			if p.Name != first.Name {
+				second = p.Name
+				return nil
+			}
+		}
+		return fmt.Errorf("%d pods", len(pods))
+	})
+	fail(second, false)
+	waitFor(t, 60*time.Second, "the Job to fail on its pod's own failure", func() error {
+		f, err := failed()
+		if err == nil && !f {
+			err = errors.New("not failed")
+		}
+		return err
+	})
+	if pods, err := runs(); err != nil || len(pods) != 2 {
+		t.Errorf("%d pods of the Job (%v), want 2: a failure of its own is not run again (backoffLimit 0)", len(pods), err)
+	}
 }
 
 // replicas is the Deployment's pods as checkSpreadAndDrain follows them:

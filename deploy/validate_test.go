@@ -286,6 +286,19 @@ func checkMemory(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap) {
 	}
 }
 
+// checkMemoryRequest: the container's memory request is its limit. Memory
+// cannot be throttled: a node that placed pods by smaller requests runs
+// out when they grow to their limits, and under that pressure the kubelet
+// evicts first the pods using more than they requested. An overlay that
+// raises the limit alone (as the TLS ones must) would leave the pod
+// placed, and first evicted, by the old request.
+func checkMemoryRequest(t *testing.T, who string, c corev1.Container) {
+	t.Helper()
+	if req, lim := c.Resources.Requests.Memory(), c.Resources.Limits.Memory(); lim.IsZero() || req.Cmp(*lim) != 0 {
+		t.Errorf("%s: memory request %s, limit %s: the limit must be set and the request equal to it", who, req, lim)
+	}
+}
+
 func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 	t.Helper()
 	spec := d.Spec.Template.Spec
@@ -341,11 +354,7 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 		sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
 		t.Error("the pod must run non-root with a read-only root filesystem, no privilege escalation and all capabilities dropped")
 	}
-	// An overlay that raises the limit alone (as the TLS ones must)
-	// would leave the pod placed, and first evicted, by the old request.
-	if req, lim := c.Resources.Requests.Memory(), c.Resources.Limits.Memory(); lim.IsZero() || req.Cmp(*lim) != 0 {
-		t.Errorf("memory request %s, limit %s: the limit must be set and the request equal to it", req, lim)
-	}
+	checkMemoryRequest(t, "the Deployment", c)
 	drain, grace := envDuration(t, c, "TOOLSEARCH_DRAIN_DELAY"), envDuration(t, c, "TOOLSEARCH_SHUTDOWN_TIMEOUT")
 	if tg := spec.TerminationGracePeriodSeconds; tg == nil || *tg < int64(drain+grace) {
 		t.Errorf("terminationGracePeriodSeconds %v is shorter than drain %ds + shutdown %ds", tg, drain, grace)
@@ -598,6 +607,7 @@ func runRecallEvalJob(t *testing.T, overlay string) {
 	if c.Args[0] != "eval" {
 		t.Fatalf("the job runs %q, want eval", c.Args[0])
 	}
+	checkMemoryRequest(t, "the Job", c)
 	h := help(t, "eval")
 	for _, a := range c.Args[1:] {
 		if strings.HasPrefix(a, "-") && !strings.Contains(h, "\n  "+a+" ") && !strings.Contains(h, "\n  "+a+"\n") {
