@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -82,7 +83,9 @@ func TestStartPortTaken(t *testing.T) {
 		return FreeAddr()
 	}
 	defer func() { freeAddr = FreeAddr }()
-	s, err := Start(t.Context(), bin, nil, time.Minute, "-metrics-addr", "off")
+	// Its learning file in the test's directory, not the package's.
+	env := []string{"TOOLSEARCH_LEARNING_PATH=" + filepath.Join(t.TempDir(), "learned.db")}
+	s, err := Start(t.Context(), bin, env, time.Minute, "-metrics-addr", "off")
 	if err != nil {
 		t.Fatal(err)
 	}
