@@ -30,18 +30,17 @@ free_port() {
 	return 1
 }
 
-# serve VAR LOG READY COMMAND...: starts COMMAND (which reads its port from
-# $PORT) on a free port, sets VAR to that port and waits until READY (a
-# command given the port) succeeds while the process runs. When VAR already
-# holds a port (a server started again where it was), that one is used.
-# A free port another process took since free_port found it is tried
-# again with another; any other failure to start ends the script with
-# LOG's last lines.
+# serve VAR PORT LOG READY COMMAND...: starts COMMAND (which reads its port
+# from $PORT) on PORT, or on a free port when PORT is empty, sets VAR to
+# that port and waits until READY (a command given the port) succeeds
+# while the process runs. A free port another process took since
+# free_port found it is tried again with another; any other failure to
+# start ends the script with LOG's last lines.
 serve() {
-	local var=$1 log=$2 ready=$3 pid port
-	shift 3
+	local var=$1 fixed=$2 log=$3 ready=$4 pid port
+	shift 4
 	for _ in 1 2 3 4 5; do
-		port=${!var:-$(free_port)}
+		port=${fixed:-$(free_port)}
 		PORT=$port "$@" >>"$log" 2>&1 &
 		pid=$!
 		pids+=("$pid")
@@ -53,7 +52,7 @@ serve() {
 			fi
 			sleep 0.1
 		done
-		[ -z "${!var:-}" ] && ! kill -0 "$pid" 2>/dev/null && tail -3 "$log" | grep -q "address already in use" || break
+		[ -z "$fixed" ] && ! kill -0 "$pid" 2>/dev/null && tail -3 "$log" | grep -q "address already in use" || break
 		unset 'pids[-1]'
 	done
 	echo "FAIL: $(basename "$log" .log) did not start on port $port:" >&2
@@ -62,23 +61,25 @@ serve() {
 }
 
 # start_node NAME VAR SCRIPT ARGS...: runs a Node MCP server on a free
-# port (or VAR's, when set), which VAR is set to, its log in
-# $work/NAME.log, and waits until it says it listens.
-start_node() {
-	local name=$1
-	node_log=$work/$name.log
-	shift
-	serve "$1" "$node_log" node_listening node "${@:2}"
-}
+# port, which VAR is set to, its log in $work/NAME.log, and waits until it
+# says it listens. restart_node NAME PORT SCRIPT ARGS... runs one on PORT
+# (a server started again where it was).
+start_node() { node_log=$work/$1.log serve "$2" "" "$work/$1.log" node_listening node "${@:3}"; }
+restart_node() { node_log=$work/$1.log serve restarted_port "$2" "$work/$1.log" node_listening node "${@:3}"; }
 node_listening() { grep -q "listening on port $1" "$node_log" 2>/dev/null; }
 
 # start_toolsearch CONFIG: serves toolsearch with CONFIG on a free port,
 # ts_port, its log appended to $work/toolsearch.log, and waits until it is
-# ready.
+# ready. Each call is a new server on a new port.
 start_toolsearch() {
-	serve ts_port "$work/toolsearch.log" toolsearch_ready sh -c 'TOOLSEARCH_LEARNING_PATH="$1/learned-$PORT.db" exec "$2" serve -addr "127.0.0.1:$PORT" -metrics-addr off -config "$3"' sh "$work" "$bin" "$1"
+	serve ts_port "" "$work/toolsearch.log" toolsearch_ready sh -c 'TOOLSEARCH_LEARNING_PATH="$1/learned-$PORT.db" exec "$2" serve -addr "127.0.0.1:$PORT" -metrics-addr off -config "$3"' sh "$work" "$bin" "$1"
 }
-toolsearch_ready() { curl -sf "http://127.0.0.1:$1/readyz" >/dev/null; }
+
+# Ready, and this run's server: no port is handed out twice in a run, so
+# only the server started on it logs that it listens there.
+toolsearch_ready() {
+	grep -q "\"msg\":\"listening\",\"addr\":\"127.0.0.1:$1\"" "$work/toolsearch.log" && curl -sf "http://127.0.0.1:$1/readyz" >/dev/null
+}
 
 cd "$here"
 npm ci --no-audit --no-fund --loglevel=error >/dev/null

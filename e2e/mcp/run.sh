@@ -163,7 +163,7 @@ echo
 echo "\$ kill server-everything; start it again; inspector --cli .../mcp --method tools/call --tool-name everything__get-sum --tool-arg a=6 --tool-arg b=7"
 kill "${pids[0]}"
 wait "${pids[0]}" 2>/dev/null || true
-start_node everything-again up_port node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
+restart_node everything-again "$up_port" node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
 out=$(inspector --method tools/call --tool-name everything__get-sum --tool-arg a=6 --tool-arg b=7) || fail "the first call after the upstream restarted"
 echo "$out" | grep '"text": '
 grep -q 'The sum of 6 and 7 is 13' <<<"$out" || fail "the first call after the upstream restarted was not answered: $out"
