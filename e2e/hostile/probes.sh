@@ -5,10 +5,15 @@
 set -u
 bin=$1; shift
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+work=$(mktemp -d)
+pid=
+# The server goes with the script, however it ends (a reader that stops
+# early, as head does, ends it with SIGPIPE before its last line).
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exit 1' PIPE INT TERM HUP
 big=$work/big.json
 { printf '{"query":"'; head -c 10000000 /dev/zero | tr '\0' q; printf '"}'; } >"$big"
-TOOLSEARCH_API_KEYS=key-a $bin serve -addr 127.0.0.1:$port "$@" > "$work/serve.log" 2>&1 &
+TOOLSEARCH_API_KEYS=key-a $bin serve -addr 127.0.0.1:$port -metrics-addr off -drain-delay 0s "$@" > "$work/serve.log" 2>&1 &
 pid=$!
 for i in $(seq 100); do curl -sf localhost:$port/readyz >/dev/null && break; sleep 0.1; done
 kill -0 $pid 2>/dev/null && curl -sf localhost:$port/readyz >/dev/null || { echo "probes: toolsearch did not become ready on port $port:" >&2; cat "$work/serve.log" >&2; exit 1; }
