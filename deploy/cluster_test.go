@@ -1317,8 +1317,9 @@ func scrapeNames(t *testing.T) map[string]bool {
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
 	// One search, so that the families a search counts have their series.
+	probe := &http.Client{Timeout: 5 * time.Second} // whatever holds the port, waitFor's deadline holds
 	waitFor(t, 30*time.Second, "the service to be ready", func() error {
-		resp, err := http.Get("http://" + metrics + "/readyz")
+		resp, err := probe.Get("http://" + metrics + "/readyz")
 		if err != nil {
 			return err
 		}

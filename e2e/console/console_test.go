@@ -66,10 +66,8 @@ func TestConsole(t *testing.T) {
 	if err := os.WriteFile(cfg, append(defaults, keysYAML...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	url := "http://" + addr
-	serve(t, bin, []string{"TOOLSEARCH_ADDR=" + addr, "TOOLSEARCH_CONFIG=" + cfg, "TOOLSEARCH_DRAIN_DELAY=0s", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db"),
-		"TOOLSEARCH_ADMIN_TOKEN=" + adminToken, "CONSOLE_OPS_KEY=" + opsKey, "CONSOLE_SUPPORT_KEY=" + supportKey}, url)
+	url := serve(t, bin, []string{"TOOLSEARCH_CONFIG=" + cfg, "TOOLSEARCH_DRAIN_DELAY=0s", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db"),
+		"TOOLSEARCH_ADMIN_TOKEN=" + adminToken, "CONSOLE_OPS_KEY=" + opsKey, "CONSOLE_SUPPORT_KEY=" + supportKey})
 
 	ctx, cancel := browser(t, chrome)
 	defer cancel()
@@ -318,10 +316,8 @@ func TestConsoleLargeCatalog(t *testing.T) {
 	chrome, root, dir, bin := prepare(t)
 	cat := filepath.Join(dir, "catalog.json")
 	run(t, root, nil, "go", "run", "./cmd/catgen", "-tools", "3000", "-out", cat)
-	addr := freeAddr(t)
-	url := "http://" + addr
-	serve(t, bin, []string{"TOOLSEARCH_ADDR=" + addr, "TOOLSEARCH_CATALOG=" + cat, "TOOLSEARCH_DRAIN_DELAY=0s",
-		"TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db")}, url)
+	url := serve(t, bin, []string{"TOOLSEARCH_CATALOG=" + cat, "TOOLSEARCH_DRAIN_DELAY=0s",
+		"TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db")})
 	var list struct {
 		Servers []struct {
 			Name  string `json:"name"`
@@ -377,10 +373,8 @@ func TestConsoleUpstreams(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("upstreams:\n  - {name: locked, url: '"+locked.URL+"/mcp', headers: {Authorization: Bearer wrong}}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	url := "http://" + addr
-	serve(t, bin, []string{"TOOLSEARCH_ADDR=" + addr, "TOOLSEARCH_CONFIG=" + cfg, "TOOLSEARCH_CATALOG=" + filepath.Join(root, "pkg/catalog/default.yaml"),
-		"TOOLSEARCH_DRAIN_DELAY=0s", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db")}, url)
+	url := serve(t, bin, []string{"TOOLSEARCH_CONFIG=" + cfg, "TOOLSEARCH_CATALOG=" + filepath.Join(root, "pkg/catalog/default.yaml"),
+		"TOOLSEARCH_DRAIN_DELAY=0s", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db")})
 	ctx, cancel := browser(t, chrome)
 	defer cancel()
 	problems := watch(ctx)
@@ -422,9 +416,7 @@ const holdJS = `(() => {
 // shown, then let through.
 func TestConsoleAnswersInOrder(t *testing.T) {
 	chrome, _, dir, bin := prepare(t)
-	addr := freeAddr(t)
-	url := "http://" + addr
-	serve(t, bin, []string{"TOOLSEARCH_ADDR=" + addr, "TOOLSEARCH_DRAIN_DELAY=0s", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db")}, url)
+	url := serve(t, bin, []string{"TOOLSEARCH_DRAIN_DELAY=0s", "TOOLSEARCH_LEARNING_PATH=" + filepath.Join(dir, "learned.db")})
 	ctx, cancel := browser(t, chrome)
 	defer cancel()
 	problems := watch(ctx)
@@ -613,37 +605,86 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// serve starts the binary and waits until it is ready; it is stopped when
-// the test ends, and its log is shown if the test failed.
-func serve(t *testing.T, bin string, env []string, url string) {
-	var logs bytes.Buffer
+// serve starts the binary on a free loopback address and waits until it
+// is ready; it is stopped when the test ends, and its log is shown if the
+// test failed. It returns the server's URL. A port found free is free only
+// until something binds it: when the server exits because another process
+// took its port first, it is started again on another, up to three times.
+func serve(t *testing.T, bin string, env []string) string {
+	t.Helper()
+	for try := 1; ; try++ {
+		addr := freeAddr(t)
+		url, logs, err := start(t, bin, append(env[:len(env):len(env)], "TOOLSEARCH_ADDR="+addr), "http://"+addr)
+		if err == nil {
+			return url
+		}
+		if try == 3 || !strings.Contains(logs, "listen tcp "+addr+": bind: address already in use") {
+			t.Fatalf("%v\nserver log:\n%s", err, logs)
+		}
+	}
+}
+
+// start runs the binary with env and waits until url answers ready, or
+// until the process exits (then it returns its log so far).
+func start(t *testing.T, bin string, env []string, url string) (string, string, error) {
+	var logs syncBuffer
 	cmd := exec.Command(bin, "serve", "-metrics-addr", "off")
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return "", "", err
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	})
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	stop := func() { _ = cmd.Process.Kill(); <-exited }
+	// A port taken by something that accepts and never answers would
+	// hold a request without a timeout for good.
+	client := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		res, err := http.Get(url + "/readyz")
+		select {
+		case <-exited:
+			return "", logs.String(), errors.New("the server exited before it was ready")
+		default:
+		}
+		res, err := client.Get(url + "/readyz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return
+				t.Cleanup(func() {
+					stop()
+					if t.Failed() {
+						t.Logf("server log:\n%s", logs.String())
+					}
+				})
+				return url, "", nil
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal(errors.Join(fmt.Errorf("the server at %s was not ready in 30s", url), err))
+			stop()
+			return "", logs.String(), errors.Join(fmt.Errorf("the server at %s was not ready in 30s", url), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// syncBuffer is a bytes.Buffer the process's output goroutines and the
+// test may use at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // teach searches query as key and reports tool as used.
