@@ -614,7 +614,8 @@ func serve(t *testing.T, bin string, env []string) string {
 	t.Helper()
 	for try := 1; ; try++ {
 		addr := freeAddr(t)
-		url, logs, err := start(t, bin, append(env[:len(env):len(env)], "TOOLSEARCH_ADDR="+addr), "http://"+addr)
+		url := "http://" + addr
+		logs, err := start(t, bin, append(env[:len(env):len(env)], "TOOLSEARCH_ADDR="+addr), url)
 		if err == nil {
 			return url
 		}
@@ -624,15 +625,15 @@ func serve(t *testing.T, bin string, env []string) string {
 	}
 }
 
-// start runs the binary with env and waits until url answers ready, or
-// until the process exits (then it returns its log so far).
-func start(t *testing.T, bin string, env []string, url string) (string, string, error) {
+// start runs the binary with env and waits until url answers ready; on a
+// failure it returns the process's log so far.
+func start(t *testing.T, bin string, env []string, url string) (string, error) {
 	var logs syncBuffer
 	cmd := exec.Command(bin, "serve", "-metrics-addr", "off")
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
-		return "", "", err
+		return "", err
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -644,7 +645,7 @@ func start(t *testing.T, bin string, env []string, url string) (string, string, 
 	for {
 		select {
 		case <-exited:
-			return "", logs.String(), errors.New("the server exited before it was ready")
+			return logs.String(), errors.New("the server exited before it was ready")
 		default:
 		}
 		res, err := client.Get(url + "/readyz")
@@ -657,12 +658,12 @@ func start(t *testing.T, bin string, env []string, url string) (string, string, 
 						t.Logf("server log:\n%s", logs.String())
 					}
 				})
-				return url, "", nil
+				return "", nil
 			}
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", logs.String(), errors.Join(fmt.Errorf("the server at %s was not ready in 30s", url), err)
+			return logs.String(), errors.Join(fmt.Errorf("the server at %s was not ready in 30s", url), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
