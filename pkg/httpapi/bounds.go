@@ -51,7 +51,10 @@ const maxRequestID = 64
 // It replaces chi's middleware.RequestID, which trusts the header whole.
 func requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(middleware.RequestIDHeader)
+		var id string
+		if v := r.Header.Values(middleware.RequestIDHeader); len(v) == 1 {
+			id = v[0] // of two, neither is the request's
+		}
 		if !validRequestID(id) {
 			id = newRequestID()
 		}

@@ -176,6 +176,11 @@ const maxPooledBody = 1 << 20
 func decode[T any](w http.ResponseWriter, r *http.Request, limit int64) (T, error) {
 	var v T
 	var charset string
+	if n := len(r.Header.Values("Content-Type")); n > 1 {
+		// Which would count depends on the proxies in between (Get reads
+		// the first, another hop may read the last): neither does.
+		return v, errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type is given %d times; send one, application/json", n)
+	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, params, err := mime.ParseMediaType(ct)
 		charset = params["charset"]

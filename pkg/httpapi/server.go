@@ -96,7 +96,7 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	m := newMetrics(opts.Registerer, opts.Logger)
 	r := chi.NewRouter()
 	// HEAD is answered wherever GET is (load balancers probe with it).
-	r.Use(requestID, m.instrument, recoverer(opts.Logger), writeWithin(cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)))
+	r.Use(decodedPath, requestID, m.instrument, recoverer(opts.Logger), writeWithin(cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)))
 	if !opts.AnyHost {
 		r.Use(localHost(opts.Logger))
 	}
@@ -201,7 +201,7 @@ func NewMetricsServer(g prometheus.Gatherer, logger *slog.Logger, svc *search.Se
 		logger = slog.New(slog.DiscardHandler)
 	}
 	r := chi.NewRouter()
-	r.Use(requestID, middleware.GetHead)
+	r.Use(decodedPath, requestID, middleware.GetHead)
 	r.NotFound(notFound(logger))
 	r.MethodNotAllowed(methodNotAllowed(logger, r))
 	addMetricsRoutes(r, logger, g, svc, draining)
@@ -227,9 +227,28 @@ func methodNotAllowed(logger *slog.Logger, routes chi.Routes) http.HandlerFunc {
 	}
 }
 
+// decodedPath routes a request by its decoded path, as net/http's own mux
+// does. chi routes by the path as sent when the client escaped what it
+// need not have (/mcp/tool%2Dsearch), and answered 404 "no route for POST
+// /mcp/tool-search", naming a route that exists. An escaped slash is
+// routed as sent: it is part of a segment, never a separator, so such a
+// path matches no route.
+func decodedPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if raw := r.URL.RawPath; raw != "" && !strings.Contains(raw, "%2F") && !strings.Contains(raw, "%2f") {
+			if rc := chi.RouteContext(r.Context()); rc != nil {
+				rc.RoutePath = r.URL.Path
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// notFound names the path as it was sent, escapes and all: decoded, an
+// escaped slash would read as a route that exists.
 func notFound(logger *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, logger, errorf(http.StatusNotFound, "not_found", "no route for %s %s", clip(r.Method, maxEcho), clip(r.URL.Path, maxEcho)))
+		writeError(w, r, logger, errorf(http.StatusNotFound, "not_found", "no route for %s %s", clip(r.Method, maxEcho), clip(r.URL.EscapedPath(), maxEcho)))
 	}
 }
 

@@ -104,6 +104,8 @@ func TestMetricsApart(t *testing.T) {
 		{metrics, "GET", "/healthz?verbose=1", 400, "unknown_parameter"},
 		{metrics, "GET", "/mcp/tool-search/status", 404, "not_found"},
 		{metrics, "POST", "/metrics", 405, "method_not_allowed"},
+		{metrics, "GET", "/heal%74hz", 200, ""},
+		{metrics, "GET", "/metrics%2F", 404, "not_found"},
 	}
 	check := func() {
 		t.Helper()
@@ -172,7 +174,8 @@ func newTestServer(tb testing.TB, build bool) (http.Handler, *search.Service) {
 func do(h http.Handler, method, path, contentType, body string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+		// Each line its own field: a Content-Type given twice.
+		req.Header["Content-Type"] = strings.Split(contentType, "\n")
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -247,6 +250,9 @@ func TestSearchBadRequests(t *testing.T) {
 		{"feedback body too large", "POST", "/mcp/tool-search/feedback", js, `{"search_id":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, 413, "body_too_large", ""},
 		{"wrong content type", "POST", "/mcp/tool-search", "text/plain", `{"query":"x"}`, 415, "unsupported_media_type", "text/plain"},
 		{"form content type", "POST", "/mcp/tool-search", "application/x-www-form-urlencoded", `{"query":"x"}`, 415, "unsupported_media_type", ""},
+		{"content type twice", "POST", "/mcp/tool-search", "application/json\napplication/json", `{"query":"x"}`, 415, "unsupported_media_type", "given 2 times"},
+		{"feedback, content type twice", "POST", "/mcp/tool-search/feedback", "application/json\ntext/plain", `{"search_id":"x"}`, 415, "unsupported_media_type", "given 2 times"},
+		{"escaped slash", "POST", "/mcp%2Ftool-search", js, `{"query":"x"}`, 404, "not_found", "/mcp%2Ftool-search"},
 		{"wrong method", "GET", "/mcp/tool-search", "", ``, 405, "method_not_allowed", "GET"},
 		{"status wrong method", "DELETE", "/mcp/tool-search/status", "", ``, 405, "method_not_allowed", ""},
 		{"unknown route", "GET", "/nope", "", ``, 404, "not_found", "/nope"},
@@ -279,6 +285,35 @@ func TestSearchBadRequests(t *testing.T) {
 			// Bad input loses nothing: the next good request is answered.
 			if ok := do(h, "POST", "/mcp/tool-search", "", `{"query":"list issues"}`); ok.Code != 200 {
 				t.Errorf("good request after bad one = %d: %s", ok.Code, ok.Body)
+			}
+		})
+	}
+}
+
+// TestEscapedPaths: a path is routed as it reads decoded, whatever a
+// client escaped (RFC 3986: an escaped unreserved character is the
+// character), and counted under its route; an escaped slash is no
+// separator, so it matches nothing, and the 404 names the path as sent.
+func TestEscapedPaths(t *testing.T) {
+	h, _ := newTestServer(t, true)
+	tests := []struct {
+		method, path string
+		want         int
+		inBody       string
+	}{
+		{"POST", "/mcp/tool%2Dsearch", 200, `"tools":[`},
+		{"POST", "/%6Dcp/tool-search", 200, `"tools":[`},
+		{"GET", "/mcp/tool-search/st%61tus", 200, `"ready":true`},
+		{"GET", "/mcp/tool%2Dsearch", 405, "method GET is not allowed on /mcp/tool-search"},
+		{"POST", "/mcp%2Ftool-search", 404, "no route for POST /mcp%2Ftool-search"},
+		{"POST", "/mcp%2ftool-search", 404, "no route for POST /mcp%2ftool-search"},
+		{"POST", "/mcp/tool-search%2F", 404, "no route for POST /mcp/tool-search%2F"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			rec := do(h, tt.method, tt.path, "", `{"query":"merge the pull request"}`)
+			if rec.Code != tt.want || !strings.Contains(rec.Body.String(), tt.inBody) {
+				t.Errorf("%s %s = %d %.300s; want %d with %s", tt.method, tt.path, rec.Code, rec.Body, tt.want, tt.inBody)
 			}
 		})
 	}

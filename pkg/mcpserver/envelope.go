@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -214,11 +215,22 @@ func validID(raw json.RawMessage) bool {
 // checkHeaders bounds the MCP headers the SDK quotes in its errors. (An
 // unknown Mcp-Session-Id never reaches the SDK: sessions answer it.)
 func checkHeaders(h http.Header) error {
+	// Which of two values counts would depend on the proxies in between
+	// (Go's Header.Get, as the SDK reads them, takes the first; another
+	// hop may take the last), so a field that takes one is refused twice.
+	for _, k := range singleHeaders {
+		if n := len(h.Values(k)); n > 1 {
+			return fmt.Errorf("%s is given %d times; it takes one value", k, n)
+		}
+	}
 	if v := h.Get("Mcp-Protocol-Version"); v != "" && !token(v, 32) {
 		return errors.New("Mcp-Protocol-Version must be a version such as 2025-06-18")
 	}
 	return nil
 }
+
+// singleHeaders are the request fields /mcp reads that take one value.
+var singleHeaders = []string{"Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID"}
 
 // token reports whether v is at most n visible ASCII characters.
 func token(v string, n int) bool {

@@ -217,6 +217,64 @@ func TestMCPErrorsAreBoundedJSON(t *testing.T) {
 	}
 }
 
+// TestRepeatedHeadersRefused: a field /mcp reads that takes one value,
+// given twice, is a 400, whichever value a proxy in between would have
+// read. Given once, each is served (or, for an event id of no stream,
+// refused for that).
+func TestRepeatedHeadersRefused(t *testing.T) {
+	_, url := hostileRig(t, SessionLimits{})
+	resp, body := post(t, url, "key-a", "", initBody)
+	if resp.StatusCode != 200 {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	id := resp.Header.Get("Mcp-Session-Id")
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	tests := []struct {
+		name, method, body string
+		header             http.Header
+		once               int // the status given the field once
+	}{
+		{"Content-Type", http.MethodPost, initBody, http.Header{"Content-Type": {"application/json", "text/plain"}}, 200},
+		{"Mcp-Session-Id", http.MethodPost, ping, http.Header{"Mcp-Session-Id": {id, id}}, 200},
+		{"Mcp-Protocol-Version", http.MethodPost, ping, http.Header{"Mcp-Session-Id": {id}, "Mcp-Protocol-Version": {"2025-06-18", "2025-03-26"}}, 200},
+		{"Last-Event-ID", http.MethodGet, "", http.Header{"Mcp-Session-Id": {id}, "Last-Event-Id": {"0_0", "0_1"}}, 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, twice := range []bool{false, true} {
+				req, _ := http.NewRequest(tt.method, url, strings.NewReader(tt.body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Authorization", "Bearer key-a")
+				for k, v := range tt.header {
+					if !twice {
+						v = v[:1]
+					}
+					req.Header[k] = v
+				}
+				if tt.method == http.MethodGet {
+					ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+					defer cancel()
+					req = req.WithContext(ctx)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := make([]byte, 512)
+				n, _ := io.ReadFull(resp.Body, b)
+				resp.Body.Close()
+				switch {
+				case twice && (resp.StatusCode != 400 || !strings.Contains(string(b[:n]), tt.name+" is given 2 times")):
+					t.Errorf("given twice: %d %s; want 400 naming %s", resp.StatusCode, b[:n], tt.name)
+				case !twice && (resp.StatusCode != tt.once || strings.Contains(string(b[:n]), "is given")):
+					t.Errorf("given once: %d %s; want %d", resp.StatusCode, b[:n], tt.once)
+				}
+			}
+		})
+	}
+}
+
 // count is the number of sessions tracked.
 func (s *sessions) count() int {
 	s.mu.Lock()
