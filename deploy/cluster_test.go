@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -81,39 +82,6 @@ func kubeAssets(t *testing.T) string {
 	return dir
 }
 
-// start runs a process for the test's life, its output in a log file that
-// is shown when the test fails.
-func start(t *testing.T, name string, args ...string) {
-	t.Helper()
-	logPath := filepath.Join(t.TempDir(), filepath.Base(name)+".log")
-	log, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		log.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 4000 {
-				b = b[len(b)-4000:]
-			}
-			t.Logf("%s's log, last lines:\n%s", filepath.Base(name), b)
-		}
-	})
-}
-
-func port(t *testing.T) string {
-	_, p, _ := strings.Cut(freeAddr(t), ":")
-	return p
-}
-
 func startControlPlane(t *testing.T, assets string) *controlPlane {
 	t.Helper()
 	dir := t.TempDir()
@@ -121,11 +89,31 @@ func startControlPlane(t *testing.T, assets string) *controlPlane {
 	if etcd == "" {
 		etcd = "etcd"
 	}
-	etcdClient, etcdPeer := port(t), port(t)
-	start(t, etcd, "--name", "deploy-test", "--data-dir", filepath.Join(dir, "etcd"),
-		"--listen-client-urls", "http://127.0.0.1:"+etcdClient, "--advertise-client-urls", "http://127.0.0.1:"+etcdClient,
-		"--listen-peer-urls", "http://127.0.0.1:"+etcdPeer, "--initial-advertise-peer-urls", "http://127.0.0.1:"+etcdPeer,
-		"--initial-cluster", "deploy-test=http://127.0.0.1:"+etcdPeer)
+	probe := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	get := func(url string, header http.Header) error {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header = header
+		resp, err := probe.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1000))
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		return nil
+	}
+	attempt := 0
+	_, ports := startOnPorts(t, 2, 60*time.Second, nil, etcd, func(ports []string) []string {
+		attempt++ // a new data directory each time: a failed start may leave one behind
+		client, peer := ports[0], ports[1]
+		return []string{"--name", "deploy-test", "--data-dir", filepath.Join(dir, fmt.Sprintf("etcd-%d", attempt)),
+			"--listen-client-urls", "http://127.0.0.1:" + client, "--advertise-client-urls", "http://127.0.0.1:" + client,
+			"--listen-peer-urls", "http://127.0.0.1:" + peer, "--initial-advertise-peer-urls", "http://127.0.0.1:" + peer,
+			"--initial-cluster", "deploy-test=http://127.0.0.1:" + peer}
+	}, func(ports []string) error { return get("http://127.0.0.1:"+ports[0]+"/health", nil) })
+	etcdClient := ports[0]
 
 	// The service-account signing key, and one admin, by token, in
 	// system:masters.
@@ -147,18 +135,20 @@ func startControlPlane(t *testing.T, assets string) *controlPlane {
 	saKey := write("sa.key", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
 	saPub := write("sa.pub", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
 	tokens := write("tokens.csv", []byte(adminToken+`,admin,admin-uid,"system:masters"`+"\n"))
-	apiPort := port(t)
-	server := "https://127.0.0.1:" + apiPort
-	start(t, filepath.Join(assets, "kube-apiserver"),
-		"--etcd-servers", "http://127.0.0.1:"+etcdClient,
-		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", apiPort,
-		"--cert-dir", filepath.Join(dir, "certs"),
-		"--token-auth-file", tokens, "--authorization-mode", "RBAC",
-		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file", saPub, "--service-account-signing-key-file", saKey,
-		"--service-cluster-ip-range", "10.96.0.0/24",
-		// One apiserver on loopback: no endpoints of its own to reconcile.
-		"--endpoint-reconciler-type", "none")
+	_, ports = startOnPorts(t, 1, 90*time.Second, nil, filepath.Join(assets, "kube-apiserver"), func(ports []string) []string {
+		return []string{"--etcd-servers", "http://127.0.0.1:" + etcdClient,
+			"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", ports[0],
+			"--cert-dir", filepath.Join(dir, "certs"),
+			"--token-auth-file", tokens, "--authorization-mode", "RBAC",
+			"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+			"--service-account-key-file", saPub, "--service-account-signing-key-file", saKey,
+			"--service-cluster-ip-range", "10.96.0.0/24",
+			// One apiserver on loopback: no endpoints of its own to reconcile.
+			"--endpoint-reconciler-type", "none"}
+	}, func(ports []string) error {
+		return get("https://127.0.0.1:"+ports[0]+"/readyz", http.Header{"Authorization": {"Bearer " + adminToken}})
+	})
+	server := "https://127.0.0.1:" + ports[0]
 	kubeconfig := write("kubeconfig", []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters: [{name: test, cluster: {server: %q, insecure-skip-tls-verify: true}}]
@@ -172,18 +162,11 @@ current-context: test
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 90*time.Second, "kube-apiserver to be ready", func() error {
-		body, err := kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
-		if err != nil {
-			return fmt.Errorf("%v: %s", err, body)
-		}
-		return nil
-	})
 	// The controllers whose work the test reads: deployments make replica
 	// sets, which make pods; the disruption controller counts a budget's
 	// pods; the autoscaler owns the replica count; jobs make pods; every
 	// namespace gets its default service account, which pods need.
-	start(t, filepath.Join(assets, "kube-controller-manager"),
+	start(t, nil, filepath.Join(assets, "kube-controller-manager"),
 		"--kubeconfig", kubeconfig, "--leader-elect=false", "--secure-port=0",
 		"--controllers", "deployment,replicaset,disruption,horizontalpodautoscaling,job,serviceaccount",
 		"--horizontal-pod-autoscaler-sync-period", "1s", "--concurrent-deployment-syncs", "2")
@@ -200,7 +183,7 @@ profiles:
       - name: PodTopologySpread
         args: {defaultingType: List}
 `, kubeconfig)))
-	start(t, filepath.Join(assets, "kube-scheduler"), "--config", schedulerConfig, "--secure-port=0")
+	start(t, nil, filepath.Join(assets, "kube-scheduler"), "--config", schedulerConfig, "--secure-port=0")
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -1306,29 +1289,28 @@ func scrapeNames(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
-	addr, metrics := freeAddr(t), freeAddr(t)
-	srv := serve(t, "-addr", addr, "-metrics-addr", metrics, "-config", cfg, "-catalog", "base/catalog.yaml",
-		"-tls-cert-file", servingCert, "-tls-key-file", servingKey)
-	var log bytes.Buffer
-	srv.Stdout, srv.Stderr = &log, &log
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Kill(); srv.Wait() }()
-	// One search, so that the families a search counts have their series.
-	probe := &http.Client{Timeout: 5 * time.Second} // whatever holds the port, waitFor's deadline holds
-	waitFor(t, 30*time.Second, "the service to be ready", func() error {
-		resp, err := probe.Get("http://" + metrics + "/readyz")
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
+	// Ready on both listeners, the API's answering with this server's own
+	// certificate: whatever else holds a port, this server does not.
+	srv, addrs := serve(t, 2, func(addrs []string) []string {
+		return []string{"-addr", addrs[0], "-metrics-addr", addrs[1], "-config", cfg, "-catalog", "base/catalog.yaml",
+			"-tls-cert-file", servingCert, "-tls-key-file", servingKey}
+	}, func(addrs []string) error {
+		if err := readyz("http://" + addrs[1] + "/readyz"); err != nil {
+			return err
+		}
+		resp, err := client.Get("https://" + addrs[0] + "/readyz")
 		if err != nil {
 			return err
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
+			return fmt.Errorf("the API's readyz: %s", resp.Status)
 		}
 		return nil
 	})
+	addr, metrics := addrs[0], addrs[1]
+	// One search, so that the families a search counts have their series.
 	resp, err := client.Post("https://"+addr+"/mcp/tool-search", "application/json", strings.NewReader(`{"query":"list files"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -1344,7 +1326,7 @@ func scrapeNames(t *testing.T) map[string]bool {
 		var buf bytes.Buffer
 		buf.ReadFrom(resp.Body)
 		if resp.StatusCode != http.StatusOK || !bytes.Contains(buf.Bytes(), []byte("toolsearch_upstream_up")) {
-			return fmt.Errorf("%s, no upstream metrics yet; log:\n%s", resp.Status, log.String())
+			return fmt.Errorf("%s, no upstream metrics yet; log:\n%s", resp.Status, srv.tail(4000))
 		}
 		body = buf.Bytes()
 		return nil

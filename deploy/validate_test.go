@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,7 +19,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -513,14 +511,6 @@ func TestMain(m *testing.M) {
 
 func toolsearch(*testing.T) string { return binary }
 
-// serve is toolsearch serve with args, learning into the test's own
-// directory rather than a toolsearch-learned.db beside the manifests.
-func serve(t *testing.T, args ...string) *exec.Cmd {
-	cmd := exec.Command(toolsearch(t), append([]string{"serve"}, args...)...)
-	cmd.Env = append(cmd.Environ(), "TOOLSEARCH_LEARNING_PATH="+filepath.Join(t.TempDir(), "learned.db"))
-	return cmd
-}
-
 func help(t *testing.T, sub string) string {
 	out, _ := exec.Command(toolsearch(t), sub, "-h").CombinedOutput()
 	return string(out)
@@ -690,21 +680,17 @@ func runRecallEvalJob(t *testing.T, overlay string) {
 	}
 	served := deployment.Spec.Template.Spec
 	srvMounts := mountAll("deployment", served.Volumes, served.Containers[0].VolumeMounts)
-	addr := freeAddr(t)
-	srvArgs := []string{"-addr", addr, "-metrics-addr", "off", "-config", filepath.Join(cfg, "config.yaml"),
+	srvArgs := []string{"-metrics-addr", "off", "-config", filepath.Join(cfg, "config.yaml"),
 		"-catalog", filepath.Join(cfg, "catalog.yaml"), "-embedder", "local"}
 	scheme := "http://"
 	if certFile := envValue(served.Containers[0], "TOOLSEARCH_TLS_CERT_FILE"); certFile != "" {
 		srvArgs = append(srvArgs, "-tls-cert-file", local(srvMounts, certFile), "-tls-key-file", local(srvMounts, envValue(served.Containers[0], "TOOLSEARCH_TLS_KEY_FILE")))
 		scheme = "https://"
 	}
-	srv := serve(t, srvArgs...)
-	var srvLog bytes.Buffer
-	srv.Stdout, srv.Stderr = &srvLog, &srvLog
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Kill(); srv.Wait() }()
+	// Listening, not yet ready: the Job's command waits for that itself.
+	srv, addrs := serve(t, 1, func(addrs []string) []string { return append([]string{"-addr", addrs[0]}, srvArgs...) },
+		func(addrs []string) error { return listening(addrs[0]) })
+	addr := addrs[0]
 
 	// here is an argument or a variable's value of the Job's as the test
 	// has it: the Service's address its server's, a path in a mount the
@@ -735,41 +721,12 @@ func runRecallEvalJob(t *testing.T, overlay string) {
 	}
 	out, err := eval.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the Job's command %q (env %q): %v\n%s\nserver log:\n%s", args, eval.Env, err, out, srvLog.String())
+		t.Fatalf("the Job's command %q (env %q): %v\n%s\nserver log:\n%s", args, eval.Env, err, out, srv.tail(4000))
 	}
 	if !bytes.Contains(out, []byte("<testsuite")) || !bytes.Contains(out, []byte(`failures="0"`)) {
 		t.Errorf("the Job's report:\n%s", out)
 	}
 }
-
-// freeAddr is a loopback address with a port free a moment ago, never
-// one it gave before: taken in a row before anything binds them (etcd's
-// client and peer ports, a server's API and metrics), two ports found free
-// could be the same one.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	givenMu.Lock()
-	defer givenMu.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		if !given[addr] {
-			given[addr] = true
-			return addr
-		}
-	}
-	t.Fatal("no free port not given before")
-	return ""
-}
-
-var (
-	givenMu sync.Mutex
-	given   = map[string]bool{}
-)
 
 // checkEgress fails when the config reaches an endpoint (the embedding
 // base URL, an upstream) on a port the NetworkPolicy's egress does not
