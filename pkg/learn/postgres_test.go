@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/toolsearch/toolsearch/pkg/logbuf"
 )
 
@@ -28,7 +30,7 @@ import (
 // test sets it): then it fails.
 func startPostgres(t *testing.T) string {
 	t.Helper()
-	return startPostgresOn(t, 0)
+	return newPostgres(t).dsn
 }
 
 // freePort is a loopback port nothing listens on.
@@ -40,12 +42,6 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startPostgresOn is startPostgres on a given port (0: a free one).
-func startPostgresOn(t *testing.T, port int) string {
-	t.Helper()
-	return newPostgres(t, port).dsn
 }
 
 // pgServer is a PostgreSQL server of a test's own, which can be stopped
@@ -63,11 +59,11 @@ type pgServer struct {
 	log     *logbuf.Buffer
 }
 
-// newPostgres makes a database and starts its server on port, until the
-// test ends. Port 0 is a free one, found once the database is made (which
-// takes seconds, in which another process could bind a port found free
+// newPostgres makes a database and starts its server on a free port until
+// the test ends. The port is found once the database is made (which takes
+// seconds, in which another process could bind a port found free
 // before), and found again should another process bind it first.
-func newPostgres(t *testing.T, port int) *pgServer {
+func newPostgres(t *testing.T) *pgServer {
 	t.Helper()
 	bin := os.Getenv("TOOLSEARCH_POSTGRES_BIN")
 	if bin == "" {
@@ -116,16 +112,13 @@ func newPostgres(t *testing.T, port int) *pgServer {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	for try := 1; ; try++ {
-		p.port = port
-		if port == 0 {
-			p.port = freePort(t)
-		}
+		p.port = freePort(t)
 		p.dsn = fmt.Sprintf("postgres://toolsearch@127.0.0.1:%d/postgres?sslmode=disable", p.port)
 		err := p.start()
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, errPortTaken) || port != 0 || try == 3 {
+		if !errors.Is(err, errPortTaken) || try == 3 {
 			t.Fatal(err)
 		}
 	}
@@ -272,9 +265,22 @@ func TestPostgresStore(t *testing.T) {
 // and never hangs past its context, and once the server is up the store
 // works, creating its tables.
 func TestPostgresDown(t *testing.T) {
-	port := freePort(t)
+	// The server is made and stopped first, so that the port it comes
+	// back on is free for the moments the calls below take, not for the
+	// seconds a database takes to make.
+	p := newPostgres(t)
 	ctx := context.Background()
-	dsn := fmt.Sprintf("postgres://toolsearch:s3cret-pass@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", port)
+	// Its tables, made by the start's probe, go: the store must make them.
+	conn, err := pgx.Connect(ctx, p.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "DROP TABLE toolsearch_learned_terms, toolsearch_learned_pairs"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	p.stop()
+	dsn := fmt.Sprintf("postgres://toolsearch:s3cret-pass@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", p.port)
 	s, err := OpenPostgres(ctx, dsn, Config{}, nil)
 	if !errors.Is(err, ErrUnreachable) || s == nil {
 		t.Fatalf("open on a closed port: %v (store %v), want ErrUnreachable and a store", err, s)
@@ -300,7 +306,9 @@ func TestPostgresDown(t *testing.T) {
 	}
 	// The server comes up (trusting local connections: the password is
 	// not checked), and the same store works.
-	startPostgresOn(t, port)
+	if err := p.start(); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Record(ctx, ev); err != nil {
 		t.Fatalf("record once the server is up: %v", err)
 	}
@@ -315,7 +323,7 @@ func TestPostgresDown(t *testing.T) {
 // idle a second: the first write after the restart was lost to one
 // ("terminating connection due to administrator command").
 func TestPostgresRestart(t *testing.T) {
-	p := newPostgres(t, 0)
+	p := newPostgres(t)
 	ctx := context.Background()
 	s, err := OpenPostgres(ctx, p.dsn, Config{}, nil)
 	if err != nil {
