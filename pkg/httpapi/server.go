@@ -96,7 +96,7 @@ func NewServer(svc *search.Service, opts Options) http.Handler {
 	m := newMetrics(opts.Registerer, opts.Logger)
 	r := chi.NewRouter()
 	// HEAD is answered wherever GET is (load balancers probe with it).
-	r.Use(decodedPath, requestID, m.instrument, recoverer(opts.Logger), writeWithin(cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)))
+	r.Use(answerHeaders, decodedPath, requestID, m.instrument, recoverer(opts.Logger), writeWithin(cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)))
 	if !opts.AnyHost {
 		r.Use(localHost(opts.Logger))
 	}
@@ -201,7 +201,7 @@ func NewMetricsServer(g prometheus.Gatherer, logger *slog.Logger, svc *search.Se
 		logger = slog.New(slog.DiscardHandler)
 	}
 	r := chi.NewRouter()
-	r.Use(decodedPath, requestID, middleware.GetHead)
+	r.Use(answerHeaders, decodedPath, requestID, middleware.GetHead)
 	r.NotFound(notFound(logger))
 	r.MethodNotAllowed(methodNotAllowed(logger, r))
 	addMetricsRoutes(r, logger, g, svc, draining)
@@ -226,6 +226,24 @@ func methodNotAllowed(logger *slog.Logger, routes chi.Routes) http.HandlerFunc {
 		writeError(w, req, logger, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s", clip(req.Method, maxEcho), clip(req.URL.Path, maxEcho)))
 	}
 }
+
+// answerHeaders marks every answer as not to be stored by any cache and
+// not to be read as anything but its own type. Answers depend on the
+// caller's key and the index of the moment, and JSON answers carry tool
+// descriptions from upstreams unescaped (HTML escaping is off), which a
+// browser that sniffed them could take for a page. A route may set its
+// own Cache-Control (the console's static files revalidate).
+func answerHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		// Shared, never appended to in place (len = cap): no allocation a request.
+		h["Cache-Control"] = noStore
+		h["X-Content-Type-Options"] = noSniff
+		next.ServeHTTP(w, r)
+	})
+}
+
+var noStore, noSniff = []string{"no-store"}, []string{"nosniff"}
 
 // decodedPath routes a request by its decoded path, as net/http's own mux
 // does. chi routes by the path as sent when the client escaped what it

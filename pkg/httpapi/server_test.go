@@ -290,6 +290,39 @@ func TestSearchBadRequests(t *testing.T) {
 	}
 }
 
+// TestAnswerHeaders: no answer may be stored by a cache or sniffed as
+// another type, errors and both listeners included; the console's static
+// files keep their own revalidation.
+func TestAnswerHeaders(t *testing.T) {
+	h, svc := newTestServer(t, true)
+	metrics := NewMetricsServer(prometheus.NewRegistry(), nil, svc, nil)
+	tests := []struct {
+		h            http.Handler
+		method, path string
+		body         string
+		cache        string
+	}{
+		{h, "POST", "/mcp/tool-search", `{"query":"merge the pull request"}`, "no-store"},
+		{h, "POST", "/mcp/tool-search", `{"query":`, "no-store"},
+		{h, "GET", "/mcp/tool-search/status", "", "no-store"},
+		{h, "GET", "/mcp/tool-search/catalog", "", "no-store"},
+		{h, "GET", "/nope", "", "no-store"},
+		{h, "PUT", "/mcp/tool-search", "", "no-store"},
+		{h, "GET", "/console/", "", "no-cache"},
+		{metrics, "GET", "/readyz", "", "no-store"},
+		{metrics, "GET", "/metrics", "", "no-store"},
+	}
+	for _, tt := range tests {
+		rec := do(tt.h, tt.method, tt.path, "", tt.body)
+		if got := rec.Header().Values("Cache-Control"); len(got) != 1 || got[0] != tt.cache {
+			t.Errorf("%s %s (%d): Cache-Control %q, want %q", tt.method, tt.path, rec.Code, got, tt.cache)
+		}
+		if got := rec.Header().Values("X-Content-Type-Options"); len(got) != 1 || got[0] != "nosniff" {
+			t.Errorf("%s %s (%d): X-Content-Type-Options %q, want nosniff", tt.method, tt.path, rec.Code, got)
+		}
+	}
+}
+
 // TestEscapedPaths: a path is routed as it reads decoded, whatever a
 // client escaped (RFC 3986: an escaped unreserved character is the
 // character), and counted under its route; an escaped slash is no
