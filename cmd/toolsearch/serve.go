@@ -499,7 +499,7 @@ const (
 // when serving TLS the handshakes.
 func clientLimits(file *config.File, tls bool) httpapi.ClientLimits {
 	l := file.Limits
-	c := httpapi.ClientLimits{Listener: "api", Connections: l.MaxConnectionsPerAddress, Trusted: file.Auth.Proxies()}
+	c := httpapi.ClientLimits{Listener: "api", Connections: l.MaxConnectionsPerAddress, Trusted: file.Auth.Proxies(), Assigned: file.Auth.Assigned()}
 	if c.Connections == 0 {
 		bound := l.ConnectionBound()
 		if bound < 0 {
@@ -521,7 +521,7 @@ func clientLimits(file *config.File, tls bool) httpapi.ClientLimits {
 func httpOptions(logger *slog.Logger, reg *prometheus.Registry, admin string, mcpSrv *mcpserver.Server, ups *upstream.Manager, draining *atomic.Bool, file *config.File, anyHost bool) httpapi.Options {
 	o := httpapi.Options{Logger: logger, Registerer: reg, AdminToken: admin, MCP: mcpSrv.Handler(), CoreDirect: mcpSrv, Draining: draining,
 		SearchRate: file.Limits.SearchRate, SearchBurst: file.Limits.SearchBurst, AnyHost: anyHost, TrustedProxies: file.Auth.Proxies(),
-		Forwarded: file.Auth.ForwardedHeader == config.HeaderForwarded, BodyBudgetBytes: file.Limits.RequestBodyBudgetBytes}
+		Forwarded: file.Auth.ForwardedHeader == config.HeaderForwarded, AssignedNetworks: file.Auth.Assigned(), BodyBudgetBytes: file.Limits.RequestBodyBudgetBytes}
 	switch {
 	case o.SearchRate == 0:
 		o.SearchRate = defaultSearchRate

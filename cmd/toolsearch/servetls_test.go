@@ -293,7 +293,7 @@ func TestClientLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			yaml := "auth: {trusted_proxies: [10.0.0.0/8]}\n"
+			yaml := "auth: {trusted_proxies: [10.0.0.0/8], assigned_networks: ['fd00:10:244::/56']}\n"
 			if tt.limits != "" {
 				yaml += "limits: " + tt.limits + "\n"
 			}
@@ -303,6 +303,7 @@ func TestClientLimits(t *testing.T) {
 			}
 			got := clientLimits(file, tt.tls)
 			tt.want.Trusted = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+			tt.want.Assigned = []netip.Prefix{netip.MustParsePrefix("fd00:10:244::/56")}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("clientLimits = %+v, want %+v", got, tt.want)
 			}

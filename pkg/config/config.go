@@ -220,6 +220,15 @@ type Auth struct {
 	// (RFC 7239's for=). Only one can be believed: a proxy that writes
 	// one passes the other on as the client sent it.
 	ForwardedHeader string `json:"forwarded_header"`
+	// AssignedNetworks are IPv6 networks (CIDR prefixes) whose addresses
+	// are given out one to a client, such as a Kubernetes cluster's pod
+	// range: each address in them is a client of its own. Any other IPv6
+	// address is counted by its /64, which one client is routed and picks
+	// addresses in freely, and its /64s by their /48, a site's; a
+	// cluster routes each node's pods a /64, so without this every pod of
+	// a node is one client to the per-address limits, and a cluster in
+	// one /48 one site.
+	AssignedNetworks []string `json:"assigned_networks"`
 }
 
 // The values of Auth.ForwardedHeader.
@@ -234,6 +243,20 @@ func (a Auth) Proxies() []netip.Prefix {
 	for _, s := range a.TrustedProxies {
 		if p, err := parsePrefix(s); err == nil {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// uniqueLocal is fc00::/7, IPv6's private addresses (RFC 4193).
+var uniqueLocal = netip.MustParsePrefix("fc00::/7")
+
+// Assigned parses AssignedNetworks (checked by Parse).
+func (a Auth) Assigned() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(a.AssignedNetworks))
+	for _, s := range a.AssignedNetworks {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
 		}
 	}
 	return out
@@ -446,6 +469,20 @@ func (f *File) check() error {
 			return fmt.Errorf("auth.trusted_proxies[%d]: %s trusts every address, so any caller could choose the address it is limited by; name the proxies' own addresses", i, redact.Echo(s))
 		}
 	}
+	for i, s := range f.Auth.AssignedNetworks {
+		p, err := netip.ParsePrefix(s)
+		switch {
+		case err != nil:
+			return fmt.Errorf("auth.assigned_networks[%d]: want an IPv6 CIDR prefix such as fd00:10:244::/56, got %s", i, redact.Echo(s))
+		case !p.Addr().Is6() || p.Addr().Is4In6():
+			return fmt.Errorf("auth.assigned_networks[%d]: %s is not IPv6; an IPv4 address is a client of its own already", i, redact.Echo(s))
+		case p.Bits() < 32 && !uniqueLocal.Contains(p.Masked().Addr()) || p.Bits() < uniqueLocal.Bits():
+			// Wider than a registry gives one organisation: it takes in
+			// others' networks, whose holders pick any address in their
+			// /64s, each then a client with a budget of its own.
+			return fmt.Errorf("auth.assigned_networks[%d]: %s is wider than one organisation's allocation (a /32) outside fc00::/7, so it takes in clients that choose their own addresses; name the cluster's own ranges", i, redact.Echo(s))
+		}
+	}
 	switch h := f.Auth.ForwardedHeader; h {
 	case "", HeaderXForwardedFor, HeaderForwarded:
 	default:
@@ -635,6 +672,7 @@ var startupSections = []struct {
 }{
 	{"auth.trusted_proxies", func(f *File) any { return f.Auth.TrustedProxies }},
 	{"auth.forwarded_header", func(f *File) any { return f.Auth.ForwardedHeader }},
+	{"auth.assigned_networks", func(f *File) any { return f.Auth.AssignedNetworks }},
 	{"embedding", func(f *File) any { return f.Embedding }},
 	{"search", func(f *File) any { return f.Search }},
 	{"upstreams", func(f *File) any { return f.Upstreams }},

@@ -74,6 +74,12 @@ search: {query_timeout: 750ms}
 		{"bad trusted proxy", "auth: {trusted_proxies: [10.0.0.0/8, 10.0.0.0/33]}", "auth.trusted_proxies[1]: want an address or CIDR prefix such as 10.0.0.0/8, got \"10.0.0.0/33\""},
 		{"every address a proxy", "auth: {trusted_proxies: [10.0.0.0/8, 0.0.0.0/0]}", `auth.trusted_proxies[1]: "0.0.0.0/0" trusts every address`},
 		{"every IPv6 address a proxy", "auth: {trusted_proxies: ['::/0']}", "trusts every address"},
+		{"assigned network not a prefix", "auth: {assigned_networks: ['fd00::1']}", `auth.assigned_networks[0]: want an IPv6 CIDR prefix such as fd00:10:244::/56, got "fd00::1"`},
+		{"assigned network IPv4", "auth: {assigned_networks: ['fd00::/56', 10.244.0.0/16]}", `auth.assigned_networks[1]: "10.244.0.0/16" is not IPv6`},
+		{"assigned network IPv4-mapped", "auth: {assigned_networks: ['::ffff:10.0.0.0/104']}", "is not IPv6"},
+		{"assigned network the internet", "auth: {assigned_networks: ['::/0']}", "wider than one organisation's allocation"},
+		{"assigned network wider than a /32", "auth: {assigned_networks: ['2001:db8::/31']}", "wider than one organisation's allocation"},
+		{"assigned network wider than fc00::/7", "auth: {assigned_networks: ['fc00::/6']}", "wider than one organisation's allocation"},
 		{"unknown forwarding header", "auth: {forwarded_header: x-real-ip}", "auth.forwarded_header: want x-forwarded-for or forwarded, got \"x-real-ip\""},
 		// A pace of milliseconds lists, pings or reads the store back to
 		// back: "5ms" written for "5m".
@@ -241,6 +247,7 @@ func TestStartupChanges(t *testing.T) {
 		{"an upstream's token", "core: [a]\nupstreams:\n  - {name: u, url: 'http://127.0.0.1:1/mcp', headers: {Authorization: Bearer x}}\nlimits: {search_rate: 10}\nauth:\n  keys: [{name: k, key_sha256: " + sha + "}]\n  trusted_proxies: [10.0.0.0/8]\n", []string{"upstreams"}},
 		{"every start-up section", "core: [a]\nlimits: {search_rate: 20}\nauth:\n  keys: [{name: k, key_sha256: " + sha + "}]\n  forwarded_header: forwarded\nembedding: {timeout: 5s}\nsearch: {query_timeout: 1s}\nmcp: {expose: core_and_meta}\nlearning: {enabled: false}\n",
 			[]string{"auth.trusted_proxies", "auth.forwarded_header", "embedding", "search", "upstreams", "limits", "mcp", "learning"}},
+		{"assigned networks", started + "  assigned_networks: ['fd00:10:244::/56']\n", []string{"auth.assigned_networks"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			was, err := Parse("c.yaml", []byte(started))
@@ -328,6 +335,20 @@ func TestSourceReportsStartupChanges(t *testing.T) {
 		if !slices.Equal(p.StartupChanges, step.want) {
 			t.Errorf("load %d: StartupChanges %q, want %q", i, p.StartupChanges, step.want)
 		}
+	}
+}
+
+func TestAssignedNetworks(t *testing.T) {
+	f, err := Parse("c.yaml", []byte("auth: {assigned_networks: ['fd00:10:244::1/56', 'fc00::/7', '2001:db8::/32', '2001:db8:1:2::/64']}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range f.Auth.Assigned() {
+		got = append(got, p.String())
+	}
+	if want := "[fd00:10:244::/56 fc00::/7 2001:db8::/32 2001:db8:1:2::/64]"; fmt.Sprint(got) != want {
+		t.Errorf("Assigned() = %v, want %s", got, want)
 	}
 }
 

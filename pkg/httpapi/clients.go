@@ -35,6 +35,9 @@ type ClientLimits struct {
 	HandshakeRate  float64
 	HandshakeBurst int
 	Trusted        []netip.Prefix
+	// Assigned are the IPv6 networks whose addresses are each a client
+	// (auth.assigned_networks; see clientKey).
+	Assigned []netip.Prefix
 }
 
 // The reasons a connection is refused, the values of
@@ -156,17 +159,35 @@ func (l *clientListener) client(addr net.Addr) (netip.Prefix, netip.Addr, bool) 
 	if isTrusted(ip, l.limits.Trusted) {
 		return netip.Prefix{}, ip, false
 	}
-	return clientKey(ip), ip, true
+	return clientKey(ip, l.limits.Assigned), ip, true
 }
 
 // clientKey is the client that ip is, as clientHost names it: an IPv4
-// address alone, an IPv6 one by its /64.
-func clientKey(ip netip.Addr) netip.Prefix {
+// address alone; an IPv6 one by its /64, which one client is routed and
+// picks addresses in freely, unless a network in assigned holds it (a
+// cluster's pods, given one address each): then alone.
+func clientKey(ip netip.Addr, assigned []netip.Prefix) netip.Prefix {
 	if ip.Is4() {
 		return netip.PrefixFrom(ip, 32)
 	}
+	for _, n := range assigned {
+		if n.Contains(ip) {
+			return netip.PrefixFrom(ip, 128)
+		}
+	}
 	key, _ := ip.Prefix(64)
 	return key
+}
+
+// siteOf is the IPv6 site (/48) whose /64s share a budget beside each
+// their own, for a client key; none for an IPv4 address or an address
+// that is a client alone.
+func siteOf(key netip.Prefix) (netip.Prefix, bool) {
+	if !key.Addr().Is6() || key.Bits() != 64 {
+		return netip.Prefix{}, false
+	}
+	site, _ := key.Addr().Prefix(48)
+	return site, true
 }
 
 // admit counts a connection of key's open, and takes a handshake from
@@ -181,8 +202,7 @@ func (l *clientListener) admit(key netip.Prefix, ip netip.Addr) string {
 	if l.handshakes != nil {
 		b := l.handshakes.get(key, now)
 		var site *bucket
-		if ip.Is6() {
-			s, _ := ip.Prefix(48)
+		if s, ok := siteOf(key); ok {
 			site = l.sites.get(s, now)
 		}
 		// The buckets' locks are taken inside l.mu, never the other way round.

@@ -79,6 +79,8 @@ func TestLimitClients(t *testing.T) {
 	}
 	handshakes := ClientLimits{HandshakeRate: 1, HandshakeBurst: 3}
 	conns := ClientLimits{Connections: 2}
+	// A cluster's pod range, each64's /48: each address a client.
+	assigned := []netip.Prefix{netip.MustParsePrefix("2001:db8:1::/48")}
 	tests := []struct {
 		name    string
 		limits  ClientLimits
@@ -132,6 +134,19 @@ func TestLimitClients(t *testing.T) {
 			{0, times("192.0.2.1:1", 2), 1, true, 1}, // the burst's second
 			{0, times("192.0.2.1:1", 1), 0, true, 1}, // none left
 		}, map[string]int{refusedConnections: 4, refusedHandshakes: 1}},
+		{"an address of an assigned network is a client of its own", ClientLimits{HandshakeRate: 1, HandshakeBurst: 3, Assigned: assigned}, nil, []step{
+			{0, append(times("[2001:db8:1::1]:1", 4), times("[2001:db8:1::2]:1", 4)...), 6, false, 0},
+			// Outside it, two addresses of one /64 are still one client.
+			{0, append(times("[2001:db8:2::1]:1", 2), times("[2001:db8:2::2]:1", 2)...), 3, false, 0},
+		}, map[string]int{refusedHandshakes: 3}},
+		{"an assigned network is no site", ClientLimits{HandshakeRate: 1, HandshakeBurst: 3, Assigned: assigned}, nil, []step{
+			{0, each64(20), 20, false, 0},
+			{0, each64(20), 20, false, 0},
+			{0, each64(20), 20, false, 0}, // a /48 of clients would have had 8
+		}, nil},
+		{"an assigned network's addresses hold their own connections", ClientLimits{Connections: 2, Assigned: assigned}, nil, []step{
+			{0, append(times("[2001:db8:1::1]:1", 2), times("[2001:db8:1::2]:1", 3)...), 4, true, 0},
+		}, map[string]int{refusedConnections: 1}},
 		{"a trusted proxy is not limited", ClientLimits{Connections: 2, HandshakeRate: 1, HandshakeBurst: 3}, []string{"10.0.0.0/8"}, []step{
 			{0, append(times("10.1.2.3:1", 50), times("192.0.2.1:1", 5)...), 52, true, 0},
 		}, map[string]int{refusedConnections: 3}},

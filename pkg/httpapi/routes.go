@@ -23,7 +23,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 	// listed; "*" marks one that may repeat): a misspelt, malformed,
 	// repeated or empty one is a 400, not ignored.
 	none := query(logger)
-	trusted := proxies{opts.TrustedProxies, opts.Forwarded}
+	trusted := proxies{opts.TrustedProxies, opts.Forwarded, opts.AssignedNetworks}
 	fails := newAuthFailures(opts.Registerer)
 	page := statusPage{svc: svc, ups: opts.Upstreams, direct: opts.CoreDirect}
 	bodies := newBodyBudget(cmp.Or(opts.BodyBudgetBytes, DefaultBodyBudgetBytes), opts.Registerer)

@@ -73,6 +73,10 @@ type Options struct {
 	// (see clientHost).
 	TrustedProxies []netip.Prefix
 	Forwarded      bool
+	// AssignedNetworks are IPv6 networks whose addresses are each a
+	// client (auth.assigned_networks), where any other IPv6 client is
+	// its /64.
+	AssignedNetworks []netip.Prefix
 	// WriteTimeout bounds how long an answer may take to be written, but
 	// on /mcp; DefaultWriteTimeout when 0.
 	WriteTimeout time.Duration

@@ -81,11 +81,11 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 		now := time.Now()
 		host := caller.Address
 		b := anon.get(host, now)
-		net64, err := netip.ParsePrefix(host)
-		if err != nil || !net64.Addr().Is6() {
+		key, err := netip.ParsePrefix(host)
+		site, ok := siteOf(key)
+		if err != nil || !ok {
 			return b, nil
 		}
-		site, _ := net64.Addr().Prefix(48)
 		return b, sites.get(site, now)
 	}
 	return func(next http.Handler) http.Handler {
@@ -357,7 +357,7 @@ func clientHost(r *http.Request, p proxies) string {
 	if ip.Is4() {
 		return ip.String()
 	}
-	return clientKey(ip).String()
+	return clientKey(ip, p.assigned).String()
 }
 
 // proxies are the proxies in front of the service that are believed,
@@ -367,6 +367,9 @@ func clientHost(r *http.Request, p proxies) string {
 type proxies struct {
 	trusted []netip.Prefix
 	rfc7239 bool
+	// assigned are the IPv6 networks whose addresses are each a client
+	// (clientKey), the address a proxy names included.
+	assigned []netip.Prefix
 }
 
 // maxForwarded bounds the entries read, from the right: more proxies

@@ -225,6 +225,63 @@ func TestClientHostBehindProxies(t *testing.T) {
 	}
 }
 
+// TestAssignedNetworks: an IPv6 address in auth.assigned_networks (a
+// cluster's pods) is a client of its own, named directly or by a trusted
+// proxy, with a budget of its own and no site's to share; other IPv6
+// addresses are still counted by their /64 and /48.
+func TestAssignedNetworks(t *testing.T) {
+	assigned := []netip.Prefix{netip.MustParsePrefix("fd00:10:244::/56")}
+	p := proxies{trusted: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, assigned: assigned}
+	for _, tc := range []struct{ remote, forwarded, want string }{
+		{"[fd00:10:244:1::a]:1", "", "fd00:10:244:1::a/128"},
+		{"[fd00:10:244:1::b]:1", "", "fd00:10:244:1::b/128"},
+		{"[fd00:10:245:1::a]:1", "", "fd00:10:245:1::/64"},
+		{"10.0.0.5:1", "fd00:10:244:7::c", "fd00:10:244:7::c/128"},
+		{"10.0.0.5:1", "2001:db8:1:2::c", "2001:db8:1:2::/64"},
+		{"192.0.2.1:1", "", "192.0.2.1"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = tc.remote
+		if tc.forwarded != "" {
+			r.Header.Set("X-Forwarded-For", tc.forwarded)
+		}
+		if got := clientHost(r, p); got != tc.want {
+			t.Errorf("clientHost(%s, X-Forwarded-For %q) = %q, want %q", tc.remote, tc.forwarded, got, tc.want)
+		}
+	}
+
+	reg := prometheus.NewRegistry()
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64), Registerer: reg})
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	h := NewServer(svc, Options{Registerer: reg, SearchRate: 0.01, SearchBurst: 3, AssignedNetworks: assigned})
+	const path = "/mcp/tool-search/servers"
+	// More pods of one node's /64 than a site's sixteen budgets hold,
+	// each spending its own burst.
+	answered := 0
+	for i := range 3*siteShare + 30 {
+		for range 3 {
+			if rec := sendTo(h, path, fmt.Sprintf("[fd00:10:244:1::%x]:1", i+1)); rec.Code == 200 {
+				answered++
+			}
+		}
+	}
+	if want := 3 * (3*siteShare + 30); answered != want {
+		t.Errorf("%d pods of one /64, three requests each: %d answered, want %d", 3*siteShare+30, answered, want)
+	}
+	if rec := sendTo(h, path, "[fd00:10:244:1::1]:1"); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("the first pod past its burst: %d, want 429", rec.Code)
+	}
+	// Outside the network, another address of a spent /64 is refused.
+	for range 3 {
+		sendTo(h, path, "[2001:db8:0:1::1]:1")
+	}
+	if rec := sendTo(h, path, "[2001:db8:0:1::2]:1"); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("another address of a spent /64 outside the network: %d, want 429", rec.Code)
+	}
+}
+
 // FuzzClientHost: whatever a trusted proxy's request carries in either
 // header, the caller is the proxy or an address the header named, never
 // a panic or a made-up string.
