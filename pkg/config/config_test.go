@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -338,30 +339,24 @@ func TestSourceReportsStartupChanges(t *testing.T) {
 	}
 }
 
-func TestAssignedNetworks(t *testing.T) {
-	f, err := Parse("c.yaml", []byte("auth: {assigned_networks: ['fd00:10:244::1/56', 'fc00::/7', '2001:db8::/32', '2001:db8:1:2::/64']}"))
+// TestPrefixLists: the address lists parse to their prefixes, a bare
+// trusted address as its own /32 or /128, an assigned network masked.
+func TestPrefixLists(t *testing.T) {
+	f, err := Parse("c.yaml", []byte("auth:\n  trusted_proxies: [10.1.2.3/8, 192.0.2.1, '::ffff:10.0.0.0/104', '2001:db8::/32']\n"+
+		"  assigned_networks: ['fd00:10:244::1/56', 'fc00::/7', '2001:db8::/32', '2001:db8:1:2::/64']\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, p := range f.Auth.Assigned() {
-		got = append(got, p.String())
-	}
-	if want := "[fd00:10:244::/56 fc00::/7 2001:db8::/32 2001:db8:1:2::/64]"; fmt.Sprint(got) != want {
-		t.Errorf("Assigned() = %v, want %s", got, want)
-	}
-}
-
-func TestTrustedProxies(t *testing.T) {
-	f, err := Parse("c.yaml", []byte("auth: {trusted_proxies: [10.1.2.3/8, 192.0.2.1, '::ffff:10.0.0.0/104', '2001:db8::/32']}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, p := range f.Auth.Proxies() {
-		got = append(got, p.String())
-	}
-	if want := "[10.0.0.0/8 192.0.2.1/32 10.0.0.0/8 2001:db8::/32]"; fmt.Sprint(got) != want {
-		t.Errorf("Proxies() = %v, want %s", got, want)
+	for _, tt := range []struct {
+		name string
+		got  []netip.Prefix
+		want string
+	}{
+		{"Proxies", f.Auth.Proxies(), "[10.0.0.0/8 192.0.2.1/32 10.0.0.0/8 2001:db8::/32]"},
+		{"Assigned", f.Auth.Assigned(), "[fd00:10:244::/56 fc00::/7 2001:db8::/32 2001:db8:1:2::/64]"},
+	} {
+		if fmt.Sprint(tt.got) != tt.want {
+			t.Errorf("%s() = %v, want %s", tt.name, tt.got, tt.want)
+		}
 	}
 }
