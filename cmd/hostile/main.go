@@ -8,7 +8,8 @@
 // bodies held back by slow clients, and anonymous status polling. Every loop is bounded by -d; nothing is sent
 // anywhere but the server it started. -tls serves the API over HTTPS and
 // sends the mix so. -flood measures a flood of TLS handshakes instead
-// (flood.go), -hog one address holding every connection it can (hog.go).
+// (flood.go), -hog one address holding every connection it can (hog.go),
+// -open one address asking what no key pays for as fast as it can (open.go).
 package main
 
 import (
@@ -53,6 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	useTLS := fs.Bool("tls", false, "serve the API over HTTPS (-tls-cert-file, a certificate of a CA made for the run), and attack it so")
 	flood := fs.Bool("flood", false, "instead of the mix: -c flooders replay one recorded ClientHello on new connections for -d, while one client searches on a connection it keeps (implies -tls)")
 	handshakeRate := fs.Float64("handshake-rate", 0, "the server's limits.tls_handshake_rate: 0 its default, -1 none")
+	openOnes := fs.Bool("open", false, "instead of the mix: -c flooders at 127.0.0.1 ask what no key pays for (status, /healthz, an unknown path, a search without a key) as fast as they are answered, for -d, while a client at 127.0.0.2 searches with its key")
 	hog := fs.Int("hog", 0, "instead of the mix: hold this many connections from 127.0.0.1, their headers unfinished, for -d, while a client at 127.0.0.2 searches")
 	perAddress := fs.Int("per-address", 0, "the server's limits.max_connections_per_address: 0 its default, -1 none")
 	rsaBits := fs.Int("rsa", 0, "with -tls, serve a certificate with an RSA key of this many bits (cert-manager's default kind, 2048) instead of ECDSA P-256")
@@ -102,6 +104,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return handshakeFlood(ctx, srv, &http.Client{Transport: transport}, *workers, *dur, stdout)
 	case *hog > 0:
 		return connectionHog(ctx, srv, *hog, *dur, stdout)
+	case *openOnes:
+		return openFlood(ctx, srv, *workers, *dur, stdout)
 	}
 	rss := func() int64 { n, _ := srv.Memory("VmRSS"); return n }
 	time.Sleep(2 * time.Second)

@@ -55,3 +55,26 @@ func TestHog(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenFlood: a short flood of requests no key pays for is answered
+// (nothing budgets them), and the report gives the server's CPU and the
+// keyed client's searches with and without it.
+func TestOpenFlood(t *testing.T) {
+	bin := bintest.Build(t, "../toolsearch")
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"-bin", bin, "-open", "-d", "1s", "-c", "2"}, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, &stderr)
+	}
+	m := regexp.MustCompile(`(?m)^open flood: 2 flooders at 127\.0\.0\.1 for 1s, (\d+) requests \(\d+ a second\): (\d+) answered, 0 refused 429, \d+ failed$`).FindSubmatch(stdout.Bytes())
+	if m == nil || string(m[1]) == "0" || string(m[1]) != string(m[2]) {
+		t.Fatalf("no open flood line with every request answered in:\n%s", &stdout)
+	}
+	for _, line := range []string{
+		`(?m)^CPU: the server \d+\.\d+ s \(\d+\.\d+ cores\)$`,
+		`(?m)^a client at 127\.0\.0\.2, searches with its key on a kept connection, 20 a second: p50 \d+\.\d+ ms without the flood, \d+\.\d+ ms in it \(\d+\.\dx\); p99 .*; failed 0, 0$`,
+	} {
+		if !regexp.MustCompile(line).Match(stdout.Bytes()) {
+			t.Errorf("no line matching %s in:\n%s", line, &stdout)
+		}
+	}
+}
