@@ -37,7 +37,7 @@ EVAL_SELF_REAL_MIN_RECALL ?= 0.99
 
 FUZZTIME  ?= 30s
 # httpapi's first: it imports the most, and runs alone (see fuzz).
-FUZZ_TARGETS := ./pkg/httpapi:FuzzSearchBody ./pkg/httpapi:FuzzClientHost ./pkg/catalog:FuzzParse ./pkg/catalog:FuzzCompact ./pkg/eval:FuzzParseCases ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/analysis:FuzzWords ./pkg/analysis:FuzzUnmix ./pkg/analysis:FuzzNormal ./pkg/httpapi:FuzzMarshal \
+FUZZ_TARGETS := ./pkg/httpapi:FuzzSearchBody ./pkg/httpapi:FuzzRequestTarget ./pkg/httpapi:FuzzClientHost ./pkg/catalog:FuzzParse ./pkg/catalog:FuzzCompact ./pkg/eval:FuzzParseCases ./pkg/search:FuzzParseQuery ./pkg/snapshot:FuzzRead ./pkg/analysis:FuzzASCIIWords ./pkg/analysis:FuzzWords ./pkg/analysis:FuzzUnmix ./pkg/analysis:FuzzNormal ./pkg/httpapi:FuzzMarshal \
 	./pkg/tooldef:FuzzRender ./pkg/embedding:FuzzProviderAnswer ./pkg/mcpserver:FuzzMCPRequest ./pkg/search:FuzzDigest ./pkg/search:FuzzHoldsTerm ./pkg/hints:FuzzOf ./pkg/jsonkeys:FuzzScan ./pkg/embedding:FuzzAnswer ./pkg/embedding:FuzzParseFloat32 ./pkg/search:FuzzSearchID ./pkg/internal/endpoint:FuzzCheck ./pkg/mcpserver:FuzzBoundedValidation ./pkg/mcpserver:FuzzArgWords ./pkg/internal/jsonerr:FuzzType ./pkg/eval:FuzzMarkdown ./pkg/lint:FuzzSchemaTop \
 	./pkg/bm25:FuzzCorrect ./pkg/search:FuzzMessage ./pkg/search:FuzzContentParts ./pkg/catalog:FuzzAnnotations ./pkg/catalog:FuzzSchemas ./pkg/config:FuzzParse ./pkg/internal/schemare:FuzzCheck ./pkg/catalog:FuzzSchemaScans ./pkg/upstream:FuzzKeptAnswer
 

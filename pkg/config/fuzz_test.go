@@ -15,6 +15,7 @@ func FuzzParse(f *testing.F) {
 		string(defaultYAML),
 		"core: [get_platform_info]\ntemplates:\n  release: {description: Ship it, tools: [create_release]}\n",
 		"auth:\n  keys:\n    - {name: a, key_env: A_KEY, visible_servers: [github], confirm_destructive: require_confirm_argument}\n  trusted_proxies: [10.0.0.0/8]\n",
+		"auth: {assigned_networks: ['fd00:10:244::/56', 'fc00::/7', '2001:db8::1/128']}\n",
 		"embedding: {provider: openai, base_url: 'http://ollama:11434/v1', model: m, dimensions: 256, timeout: 5s}\nsearch: {query_timeout: 750ms}\n",
 		"limits: {search_rate: -1, search_burst: 100, mcp_session_idle: 10m, max_connections: 2048}\nmcp: {expose: core_and_meta, confirm_timeout: 2m}\n",
 		"learning: {enabled: true, store: file, path: l.db, refresh: 1m, half_life: 720h, min_callers: 2}\n",
