@@ -63,6 +63,7 @@ func FuzzRequestTarget(f *testing.F) {
 		{"GET", "/console/../mcp/tool-search/status"}, {"GET", "/%zz"}, {"GET", "//"}, {"GET", "/mcp/tool-search/catalog?server=%ff"},
 		{"GET", "*"}, {"OPTIONS", "*"}, {"GET", "http://example.com/healthz"}, {"M0000", "/mcp/tool-search"}, {"GET", "/console/%2e%2e/%2e%2e/etc/passwd"},
 		{"GET", "/mcp/tool-search/learned?tool=a&tool=b"}, {"DELETE", "/mcp"}, {"GET", "/%E2%80%AE/healthz"},
+		{"GET", "/consol%65/index.html"}, {"GET", "/console/%69ndex.html"}, {"GET", "/console/x%2Fy"},
 	} {
 		f.Add(seed[0], seed[1])
 	}

@@ -252,14 +252,21 @@ var noStore, noSniff = []string{"no-store"}, []string{"nosniff"}
 // decodedPath routes a request by its decoded path, as net/http's own mux
 // does. chi routes by the path as sent when the client escaped what it
 // need not have (/mcp/tool%2Dsearch), and answered 404 "no route for POST
-// /mcp/tool-search", naming a route that exists. An escaped slash is
-// routed as sent: it is part of a segment, never a separator, so such a
-// path matches no route.
+// /mcp/tool-search", naming a route that exists. The escaped form is
+// dropped for what follows too: http.StripPrefix (the console's files)
+// cuts it as well, and answered a plain-text 404 for /consol%65/ when it
+// did not start with the prefix. An escaped slash is routed as sent: it
+// is part of a segment, never a separator, so such a path matches no
+// route.
 func decodedPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if raw := r.URL.RawPath; raw != "" && !strings.Contains(raw, "%2F") && !strings.Contains(raw, "%2f") {
+			u := *r.URL
+			u.RawPath = ""
+			r = r.WithContext(r.Context())
+			r.URL = &u
 			if rc := chi.RouteContext(r.Context()); rc != nil {
-				rc.RoutePath = r.URL.Path
+				rc.RoutePath = u.Path
 			}
 		}
 		next.ServeHTTP(w, r)

@@ -341,6 +341,9 @@ func TestEscapedPaths(t *testing.T) {
 		{"POST", "/mcp%2Ftool-search", 404, "no route for POST /mcp%2Ftool-search"},
 		{"POST", "/mcp%2ftool-search", 404, "no route for POST /mcp%2ftool-search"},
 		{"POST", "/mcp/tool-search%2F", 404, "no route for POST /mcp/tool-search%2F"},
+		{"GET", "/consol%65/", 200, "<!doctype html>"},
+		{"GET", "/consol%65/console.js", 200, "function"},
+		{"GET", "/consol%65/nope.js", 404, `"code":"not_found"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
