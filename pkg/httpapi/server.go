@@ -281,6 +281,28 @@ func notFound(logger *slog.Logger) http.HandlerFunc {
 	}
 }
 
+// consoleError answers the console's file errors as the API's: the file
+// server would write them in plain text.
+func consoleError(logger *slog.Logger) func(w http.ResponseWriter, r *http.Request, status int) {
+	nf := notFound(logger)
+	return func(w http.ResponseWriter, r *http.Request, status int) {
+		var e *apiError
+		switch status {
+		case http.StatusNotFound:
+			nf(w, r)
+			return
+		case http.StatusRequestedRangeNotSatisfiable:
+			// Past the file's end, or not a range this server reads.
+			e = errorf(http.StatusRequestedRangeNotSatisfiable, "range_not_satisfiable", "Range %s is not one of this file's", redact.Echo(r.Header.Get("Range")))
+		case http.StatusPreconditionFailed:
+			e = errorf(http.StatusPreconditionFailed, "precondition_failed", "a precondition (If-Match, If-Unmodified-Since) does not hold for this file")
+		default:
+			e = errorf(http.StatusInternalServerError, "internal", "internal error")
+		}
+		writeError(w, r, logger, e) // a 416 keeps the file server's Content-Range: bytes */length
+	}
+}
+
 // recoverer turns a panic into a logged 500. Every panic it catches is a
 // bug to fix, not control flow.
 func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {

@@ -323,6 +323,44 @@ func TestAnswerHeaders(t *testing.T) {
 	}
 }
 
+// TestConsoleErrors: the console's files answer every error as the API
+// does, in JSON, where the file server wrote plain text; what is not an
+// error is the file server's own (a range of a file, 206).
+func TestConsoleErrors(t *testing.T) {
+	_, svc := newTestServer(t, true)
+	h := NewServer(svc, Options{Registerer: prometheus.NewRegistry()})
+	tests := []struct {
+		name, path, header, value string
+		want                      int
+		code                      string
+	}{
+		{"a range past the end", "/console/console.js", "Range", "bytes=999999-", 416, "range_not_satisfiable"},
+		{"a range of a unit it does not read", "/console/console.js", "Range", "pages=1-2", 416, "range_not_satisfiable"}, // net/http refuses it
+		{"a precondition that fails", "/console/console.js", "If-Match", `"nope"`, 412, "precondition_failed"},
+		{"a range", "/console/console.js", "Range", "bytes=0-9", 206, ""},
+		{"no such file", "/console/nope.js", "", "", 404, "not_found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, tt.path, nil)
+			if tt.header != "" {
+				r.Header.Set(tt.header, tt.value)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if rec.Code != tt.want {
+				t.Fatalf("%d %.200s, want %d", rec.Code, rec.Body, tt.want)
+			}
+			if tt.code == "" {
+				return
+			}
+			if got := decodeError(t, rec); got.Error.Code != tt.code || rec.Header().Get("Content-Type") != "application/json" {
+				t.Errorf("%s %q, want a JSON error %s", rec.Header().Get("Content-Type"), rec.Body, tt.code)
+			}
+		})
+	}
+}
+
 // TestEscapedPaths: a path is routed as it reads decoded, whatever a
 // client escaped (RFC 3986: an escaped unreserved character is the
 // character), and counted under its route; an escaped slash is no
