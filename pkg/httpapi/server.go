@@ -273,8 +273,9 @@ func decodedPath(next http.Handler) http.Handler {
 	})
 }
 
-// notFound names the path as it was sent, escapes and all: decoded, an
-// escaped slash would read as a route that exists.
+// notFound names the path as it was routed, escaped: an escaped slash
+// (decodedPath leaves those) as sent, since decoded it would read as a
+// route that exists.
 func notFound(logger *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, logger, errorf(http.StatusNotFound, "not_found", "no route for %s %s", clip(r.Method, maxEcho), clip(r.URL.EscapedPath(), maxEcho)))
@@ -299,7 +300,10 @@ func consoleError(logger *slog.Logger) func(w http.ResponseWriter, r *http.Reque
 		default:
 			e = errorf(http.StatusInternalServerError, "internal", "internal error")
 		}
-		writeError(w, r, logger, e) // a 416 keeps the file server's Content-Range: bytes */length
+		// The file server drops Cache-Control from its errors; a 416 keeps
+		// its Content-Range, bytes */length.
+		w.Header()["Cache-Control"] = noStore
+		writeError(w, r, logger, e)
 	}
 }
 

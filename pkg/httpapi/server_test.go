@@ -354,8 +354,8 @@ func TestConsoleErrors(t *testing.T) {
 			if tt.code == "" {
 				return
 			}
-			if got := decodeError(t, rec); got.Error.Code != tt.code || rec.Header().Get("Content-Type") != "application/json" {
-				t.Errorf("%s %q, want a JSON error %s", rec.Header().Get("Content-Type"), rec.Body, tt.code)
+			if got := decodeError(t, rec); got.Error.Code != tt.code || rec.Header().Get("Content-Type") != "application/json" || rec.Header().Get("Cache-Control") != "no-store" {
+				t.Errorf("%s %q (Cache-Control %q), want a JSON error %s, no-store", rec.Header().Get("Content-Type"), rec.Body, rec.Header().Get("Cache-Control"), tt.code)
 			}
 		})
 	}
