@@ -356,6 +356,9 @@ func query(logger *slog.Logger, known ...string) func(http.Handler) http.Handler
 	}
 }
 
+// credentialParams are the query parameters clients put a key in.
+var credentialParams = map[string]bool{"api_key": true, "apikey": true, "api-key": true, "key": true, "token": true, "access_token": true, "auth": true, "authorization": true, "bearer": true}
+
 // queryParams is the request's query, refused when it holds a parameter
 // not in known: a misspelt one is an error, not silently ignored. A known
 // name ending in "*" may be repeated; any other given twice is refused,
@@ -379,6 +382,11 @@ func queryParams(r *http.Request, known ...string) (url.Values, error) {
 			takes := "this endpoint takes none"
 			if len(known) > 0 {
 				takes = "known: " + strings.Join(known, ", ")
+			}
+			if credentialParams[strings.ToLower(k)] {
+				// Served anyway, a key there would be ignored (a 401, or
+				// anonymous without keys), and URLs end up in proxies' logs.
+				takes = "an API key goes in the Authorization header (Bearer), never in the URL"
 			}
 			return nil, errorf(http.StatusBadRequest, "unknown_parameter", "unknown query parameter %s; %s", redact.Echo(k), strings.ReplaceAll(takes, "*", ""))
 		}

@@ -48,7 +48,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 			r.With(none, searchBody).Method(http.MethodPost, "/noop", handleNoop(logger, opts.Noop)) // load tests' baseline
 		}
 		if opts.MCP != nil {
-			r.With(bodies.limit(MCPMaxBodyBytes)).Handle(mcpPath, mcpErrors(opts.MCP, writeTimeout)) // Streamable HTTP: POST, GET (event stream), DELETE
+			r.With(none, bodies.limit(MCPMaxBodyBytes)).Handle(mcpPath, mcpErrors(opts.MCP, writeTimeout)) // Streamable HTTP: POST, GET (event stream), DELETE
 		}
 	})
 	if opts.Noop != nil {

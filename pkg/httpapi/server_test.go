@@ -805,6 +805,35 @@ func TestLoopbackNeedsALoopbackHost(t *testing.T) {
 	}
 }
 
+// TestQueryParameters: /mcp takes no query parameters, as the search
+// routes take none they do not name, and a key put in the URL is told
+// where it goes rather than ignored. On /mcp the refusal is JSON-RPC.
+func TestQueryParameters(t *testing.T) {
+	svc := search.New(search.Config{Embedder: embedding.NewLocal(64)})
+	if _, err := svc.Build(t.Context(), testSetup(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	h := NewServer(svc, Options{MCP: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusAccepted) })})
+	tests := []struct {
+		method, target string
+		want           int
+		inBody         string
+	}{
+		{"POST", "/mcp", http.StatusAccepted, ""},
+		{"POST", "/mcp?session=1", 400, `"jsonrpc":"2.0"`},
+		{"POST", "/mcp?session=1", 400, `unknown query parameter \"session\"; this endpoint takes none`},
+		{"GET", "/mcp?api_key=sk-secret", 400, "an API key goes in the Authorization header (Bearer), never in the URL"},
+		{"POST", "/mcp/tool-search?Token=sk-secret", 400, "an API key goes in the Authorization header"},
+		{"GET", "/mcp/tool-search/status?x=1", 400, "this endpoint takes none"},
+	}
+	for _, tt := range tests {
+		rec := do(h, tt.method, tt.target, "application/json", `{"query":"merge"}`)
+		if rec.Code != tt.want || !strings.Contains(rec.Body.String(), tt.inBody) || strings.Contains(rec.Body.String(), "sk-secret") {
+			t.Errorf("%s %s = %d %s; want %d with %s, and no key echoed", tt.method, tt.target, rec.Code, rec.Body, tt.want, tt.inBody)
+		}
+	}
+}
+
 // An answer written after WriteTimeout is cut off, so a client that stops
 // reading lets go of what it was sent. /mcp's streams last as long as they
 // need, but each write gets WriteTimeout to reach the client: one that
