@@ -33,45 +33,29 @@ func handshakeFlood(ctx context.Context, srv *serveproc.Server, client *http.Cli
 		return err
 	}
 	var answered, refused atomic.Int64
-	serverCPU0, err := srv.CPU()
-	if err != nil {
-		return err
-	}
 	selfCPU0 := selfCPU()
-	fctx, cancel := context.WithTimeout(ctx, dur)
-	defer cancel()
-	var wg sync.WaitGroup
-	for range flooders {
-		wg.Go(func() {
-			buf := make([]byte, 1)
-			var d net.Dialer
-			for fctx.Err() == nil {
-				c, err := d.DialContext(fctx, "tcp", srv.Addr)
-				if err != nil {
-					continue
-				}
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				if _, err := c.Write(hello); err == nil {
-					if _, err := c.Read(buf); err == nil {
-						answered.Add(1) // the server's flight, signed
-					} else {
-						refused.Add(1)
-					}
-				}
-				c.Close()
+	during, serverCPU, err := whileFlooding(ctx, srv, client, dur, flooders, func(fctx context.Context) {
+		buf := make([]byte, 1)
+		var d net.Dialer
+		for fctx.Err() == nil {
+			c, err := d.DialContext(fctx, "tcp", srv.Addr)
+			if err != nil {
+				continue
 			}
-		})
-	}
-	during, err := paced(ctx, client, srv.Base, dur)
-	wg.Wait()
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := c.Write(hello); err == nil {
+				if _, err := c.Read(buf); err == nil {
+					answered.Add(1) // the server's flight, signed
+				} else {
+					refused.Add(1)
+				}
+			}
+			c.Close()
+		}
+	})
 	if err != nil {
 		return err
 	}
-	serverCPU, err := srv.CPU()
-	if err != nil {
-		return err
-	}
-	serverCPU -= serverCPU0
 	self := selfCPU() - selfCPU0
 	n := answered.Load() + refused.Load()
 	fmt.Fprintf(stdout, "flood: %d flooders for %s, %d connections (%.0f a second): %d answered with a signed handshake, %d reset unread\n",
@@ -81,6 +65,29 @@ func handshakeFlood(ctx context.Context, srv *serveproc.Server, client *http.Cli
 	fmt.Fprintf(stdout, "one client's searches on a kept connection, 20 a second: p50 %s without the flood, %s in it (%.1fx); p99 %s, %s; failed %d, %d\n",
 		ms(quiet.p(50)), ms(during.p(50)), float64(during.p(50))/float64(quiet.p(50)), ms(quiet.p(99)), ms(during.p(99)), quiet.failed, during.failed)
 	return nil
+}
+
+// whileFlooding runs flood in each of workers goroutines, until its
+// context ends dur from now, while client searches as paced does, and
+// returns the searches' latencies and the server's CPU over the flood.
+func whileFlooding(ctx context.Context, srv *serveproc.Server, client *http.Client, dur time.Duration, workers int, flood func(context.Context)) (latencies, time.Duration, error) {
+	cpu0, err := srv.CPU()
+	if err != nil {
+		return latencies{}, 0, err
+	}
+	fctx, cancel := context.WithTimeout(ctx, dur)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { flood(fctx) })
+	}
+	during, err := paced(ctx, client, srv.Base, dur)
+	wg.Wait()
+	if err != nil {
+		return during, 0, err
+	}
+	cpu, err := srv.CPU()
+	return during, cpu - cpu0, err
 }
 
 func perConn(d time.Duration, n int64) float64 {

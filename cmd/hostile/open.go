@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,44 +38,28 @@ func openFlood(ctx context.Context, srv *serveproc.Server, flooders int, dur tim
 	if err != nil {
 		return err
 	}
-	var answered, refused, failed atomic.Int64
-	serverCPU0, err := srv.CPU()
-	if err != nil {
-		return err
-	}
-	fctx, cancel := context.WithTimeout(ctx, dur)
-	defer cancel()
-	var wg sync.WaitGroup
-	for w := range flooders {
-		wg.Go(func() {
-			c := from(net.IPv4(127, 0, 0, 1))
-			for i := w; fctx.Err() == nil; i++ {
-				r := openRoutes[i%len(openRoutes)]
-				body := ""
-				if r.method == http.MethodPost {
-					body = `{"query":"x"}`
-				}
-				switch code, _ := do(fctx, c, r.method, srv.Base+r.path, "", body, nil); {
-				case code == http.StatusTooManyRequests:
-					refused.Add(1)
-				case code == 0:
-					failed.Add(1)
-				default:
-					answered.Add(1)
-				}
+	var answered, refused, failed, next atomic.Int64
+	during, serverCPU, err := whileFlooding(ctx, srv, other, dur, flooders, func(fctx context.Context) {
+		c := from(net.IPv4(127, 0, 0, 1))
+		for fctx.Err() == nil {
+			r := openRoutes[int(next.Add(1))%len(openRoutes)]
+			body := ""
+			if r.method == http.MethodPost {
+				body = `{"query":"x"}`
 			}
-		})
-	}
-	during, err := paced(ctx, other, srv.Base, dur)
-	wg.Wait()
+			switch code, _ := do(fctx, c, r.method, srv.Base+r.path, "", body, nil); {
+			case code == http.StatusTooManyRequests:
+				refused.Add(1)
+			case code == 0:
+				failed.Add(1)
+			default:
+				answered.Add(1)
+			}
+		}
+	})
 	if err != nil {
 		return err
 	}
-	serverCPU, err := srv.CPU()
-	if err != nil {
-		return err
-	}
-	serverCPU -= serverCPU0
 	n := answered.Load() + refused.Load()
 	fmt.Fprintf(stdout, "open flood: %d flooders at 127.0.0.1 for %s, %d requests (%.0f a second): %d answered, %d refused 429, %d failed\n",
 		flooders, dur, n, float64(n)/dur.Seconds(), answered.Load(), refused.Load(), failed.Load())
