@@ -70,7 +70,11 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 // kubelet probing there would restart a pod whose only fault was its load.
 func addMetricsRoutes(r chi.Router, logger *slog.Logger, g prometheus.Gatherer, svc *search.Service, draining *atomic.Bool) {
 	none := query(logger)
-	r.With(limitScrapes(time.Now)).Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	// A collector that fails is logged, and the rest still served: by
+	// default promhttp answered 500 and no series at all, so one broken
+	// family took every other from the operator when most needed.
+	r.With(limitScrapes(time.Now)).Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelError)}))
 	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())
 	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, draining))
 }

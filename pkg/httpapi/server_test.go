@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -287,6 +289,32 @@ func TestSearchBadRequests(t *testing.T) {
 				t.Errorf("good request after bad one = %d: %s", ok.Code, ok.Body)
 			}
 		})
+	}
+}
+
+// brokenCollector is a metric family whose collection fails.
+type brokenCollector struct{ desc *prometheus.Desc }
+
+func (b brokenCollector) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
+func (b brokenCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.NewInvalidMetric(b.desc, errors.New("broken"))
+}
+
+// TestMetricsSurviveABrokenCollector: one family that fails to collect
+// is logged, and every other is still served.
+func TestMetricsSurviveABrokenCollector(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	good := prometheus.NewCounter(prometheus.CounterOpts{Name: "toolsearch_test_good_total", Help: "A family that collects."})
+	good.Inc()
+	reg.MustRegister(good, brokenCollector{prometheus.NewDesc("toolsearch_test_broken", "A family that fails.", nil, nil)})
+	var logs bytes.Buffer
+	h := NewMetricsServer(reg, slog.New(slog.NewJSONHandler(&logs, nil)), nil, nil)
+	rec := do(h, "GET", "/metrics", "", "")
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "toolsearch_test_good_total 1") {
+		t.Errorf("/metrics with a broken family: %d %.300s; want 200 with the others", rec.Code, rec.Body)
+	}
+	if !strings.Contains(logs.String(), "broken") || !strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("the broken family was not logged as an error: %s", logs.String())
 	}
 }
 
