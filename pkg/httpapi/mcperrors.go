@@ -144,8 +144,7 @@ func (e *errorWriter) within() { _ = e.rc.SetWriteDeadline(time.Now().Add(e.idle
 func (e *errorWriter) WriteHeader(code int) {
 	if code >= 400 && !strings.HasPrefix(e.Header().Get("Content-Type"), "application/json") && e.status == 0 {
 		e.status = code
-		e.Header().Del("Content-Type")
-		e.Header().Del("X-Content-Type-Options")
+		e.Header().Del("Content-Type") // nosniff stays: every answer has it (answerHeaders)
 		return
 	}
 	e.ResponseWriter.WriteHeader(code)

@@ -351,6 +351,23 @@ func TestAnswerHeaders(t *testing.T) {
 	}
 }
 
+// TestHeldBackErrorsKeepAnswerHeaders: a plain-text error the MCP
+// handler writes, answered as JSON-RPC instead, is no-store and nosniff
+// as every answer is.
+func TestHeldBackErrorsKeepAnswerHeaders(t *testing.T) {
+	_, svc := newTestServer(t, true)
+	h := NewServer(svc, Options{Registerer: prometheus.NewRegistry(), MCP: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "Bad Request: no session", http.StatusBadRequest)
+	})})
+	rec := do(h, "POST", "/mcp", "application/json", `{}`)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"jsonrpc":"2.0"`) {
+		t.Fatalf("%d %s, want a JSON-RPC 400", rec.Code, rec.Body)
+	}
+	if rec.Header().Get("X-Content-Type-Options") != "nosniff" || rec.Header().Get("Cache-Control") != "no-store" {
+		t.Errorf("headers %v, want no-store and nosniff", rec.Header())
+	}
+}
+
 // TestConsoleErrors: the console's files answer every error as the API
 // does, in JSON, where the file server wrote plain text; what is not an
 // error is the file server's own (a range of a file, 206).
