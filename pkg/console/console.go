@@ -22,12 +22,9 @@ const Path = "/console/"
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Handler serves the console's files under Path. Every error is fail's
-// to answer, so that it is the API's JSON error: a path that names no
-// file (404), and what the file server would answer in plain text, a
-// Range past a file's end (416) or a precondition that does not hold
-// (412).
-func Handler(fail func(w http.ResponseWriter, r *http.Request, status int)) http.Handler {
+// Handler serves the console's files under Path; a path that names no
+// file is answered by notFound, so that it is the API's JSON error.
+func Handler(notFound http.Handler) http.Handler {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
@@ -36,7 +33,7 @@ func Handler(fail func(w http.ResponseWriter, r *http.Request, status int)) http
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if name := strings.TrimPrefix(r.URL.Path, Path); name != "" {
 			if _, err := fs.Stat(sub, name); err != nil {
-				fail(w, r, http.StatusNotFound)
+				notFound.ServeHTTP(w, r)
 				return
 			}
 		}
@@ -45,31 +42,6 @@ func Handler(fail func(w http.ResponseWriter, r *http.Request, status int)) http
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache") // revalidate: a new binary brings new files
-		files.ServeHTTP(&errorsTo{ResponseWriter: w, r: r, fail: fail}, r)
+		files.ServeHTTP(w, r)
 	})
-}
-
-// errorsTo hands an error status to fail instead of writing it, and
-// drops the plain text that would have followed.
-type errorsTo struct {
-	http.ResponseWriter
-	r      *http.Request
-	fail   func(w http.ResponseWriter, r *http.Request, status int)
-	failed bool
-}
-
-func (e *errorsTo) WriteHeader(status int) {
-	if status < http.StatusBadRequest {
-		e.ResponseWriter.WriteHeader(status)
-		return
-	}
-	e.failed = true
-	e.fail(e.ResponseWriter, e.r, status)
-}
-
-func (e *errorsTo) Write(b []byte) (int, error) {
-	if e.failed {
-		return len(b), nil
-	}
-	return e.ResponseWriter.Write(b)
 }

@@ -128,7 +128,7 @@ func mcpCode(status int) string {
 }
 
 // errorWriter holds back a plain-text error answer (status >= 400, not
-// JSON) so that mcpErrors can write it as JSON; anything else goes
+// JSON) so that its caller (mcpErrors, consoleFiles) can write it as JSON; anything else goes
 // straight through, flushes included.
 type errorWriter struct {
 	http.ResponseWriter
@@ -138,8 +138,13 @@ type errorWriter struct {
 	idle   time.Duration // the longest one write or flush may wait on the client
 }
 
-// within gives the next write or flush e.idle to reach the client.
-func (e *errorWriter) within() { _ = e.rc.SetWriteDeadline(time.Now().Add(e.idle)) }
+// within gives the next write or flush e.idle to reach the client; with
+// no idle, the request's own deadline stands.
+func (e *errorWriter) within() {
+	if e.idle > 0 {
+		_ = e.rc.SetWriteDeadline(time.Now().Add(e.idle))
+	}
+}
 
 func (e *errorWriter) WriteHeader(code int) {
 	if code >= 400 && !strings.HasPrefix(e.Header().Get("Content-Type"), "application/json") && e.status == 0 {

@@ -31,7 +31,7 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())                                                         // the process is alive
 	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, opts.Draining))                                         // 200 once the first snapshot is published
 	r.With(none).Method(http.MethodGet, "/mcp/tool-search/status", handleStatus(svc, page, opts.AdminToken, trusted, fails)) // open: probes and operators read it
-	r.Method(http.MethodGet, console.Path+"*", console.Handler(consoleError(logger)))                                        // static; it calls the API below with the operator's key
+	r.Method(http.MethodGet, console.Path+"*", consoleFiles(logger))                                                         // static; it calls the API below with the operator's key
 	r.Method(http.MethodGet, "/", http.RedirectHandler(console.Path, http.StatusFound))
 	r.Method(http.MethodGet, "/console", http.RedirectHandler(console.Path, http.StatusMovedPermanently))
 	r.Group(func(r chi.Router) {

@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolsearch/toolsearch/pkg/console"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 	"github.com/toolsearch/toolsearch/pkg/search"
 	"github.com/toolsearch/toolsearch/pkg/upstream"
@@ -282,18 +283,21 @@ func notFound(logger *slog.Logger) http.HandlerFunc {
 	}
 }
 
-// consoleError answers the console's file errors as the API's: the file
-// server would write them in plain text.
-func consoleError(logger *slog.Logger) func(w http.ResponseWriter, r *http.Request, status int) {
-	nf := notFound(logger)
-	return func(w http.ResponseWriter, r *http.Request, status int) {
-		var e *apiError
-		switch status {
-		case http.StatusNotFound:
-			nf(w, r)
+// consoleFiles serves the console's files. What the file server answers
+// in plain text, a Range past a file's end (or of a unit it does not
+// read) and a precondition that does not hold, is held back as /mcp's SDK
+// errors are and answered as the API's JSON error.
+func consoleFiles(logger *slog.Logger) http.Handler {
+	files := console.Handler(notFound(logger))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ew := &errorWriter{ResponseWriter: w}
+		files.ServeHTTP(ew, r)
+		if ew.status == 0 {
 			return
+		}
+		var e *apiError
+		switch ew.status {
 		case http.StatusRequestedRangeNotSatisfiable:
-			// Past the file's end, or not a range this server reads.
 			e = errorf(http.StatusRequestedRangeNotSatisfiable, "range_not_satisfiable", "Range %s is not one of this file's", redact.Echo(r.Header.Get("Range")))
 		case http.StatusPreconditionFailed:
 			e = errorf(http.StatusPreconditionFailed, "precondition_failed", "a precondition (If-Match, If-Unmodified-Since) does not hold for this file")
@@ -304,7 +308,7 @@ func consoleError(logger *slog.Logger) func(w http.ResponseWriter, r *http.Reque
 		// its Content-Range, bytes */length.
 		w.Header()["Cache-Control"] = noStore
 		writeError(w, r, logger, e)
-	}
+	})
 }
 
 // recoverer turns a panic into a logged 500. Every panic it catches is a
