@@ -40,7 +40,10 @@ type mtlsUpstream struct {
 	http *httptest.Server
 	cert atomic.Pointer[tls.Certificate] // the server's own, for each handshake
 	mu   sync.Mutex
-	seen []string // each request's client certificate's common name
+	// seen is each accepted handshake's client certificate's common
+	// name: a request on a connection kept alive makes none, so a test
+	// that rotates a certificate waits for a handshake, not a request.
+	seen []string
 }
 
 func newMTLSUpstream(t *testing.T, ca *testpki.CA, names ...string) *mtlsUpstream {
@@ -52,12 +55,7 @@ func newMTLSUpstream(t *testing.T, ca *testpki.CA, names ...string) *mtlsUpstrea
 		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	u := &mtlsUpstream{}
-	u.http = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.mu.Lock()
-		u.seen = append(u.seen, r.TLS.PeerCertificates[0].Subject.CommonName)
-		u.mu.Unlock()
-		h.ServeHTTP(w, r)
-	}))
+	u.http = httptest.NewUnstartedServer(h)
 	var err error
 	if u.http.TLS, err = ca.MutualTLS(names...); err != nil {
 		t.Fatal(err)
@@ -70,6 +68,12 @@ func newMTLSUpstream(t *testing.T, ca *testpki.CA, names ...string) *mtlsUpstrea
 		c := u.http.TLS.Clone()
 		c.GetConfigForClient = nil
 		c.Certificates = []tls.Certificate{*u.cert.Load()}
+		c.VerifyConnection = func(cs tls.ConnectionState) error {
+			u.mu.Lock()
+			defer u.mu.Unlock()
+			u.seen = append(u.seen, cs.PeerCertificates[0].Subject.CommonName)
+			return nil
+		}
 		return c, nil
 	}
 	u.http.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
@@ -91,13 +95,15 @@ func (u *mtlsUpstream) serveAs(t *testing.T, ca *testpki.CA, names ...string) {
 	u.http.CloseClientConnections()
 }
 
-func (u *mtlsUpstream) last() string {
+// handshakes is how many the upstream accepted, and the last one's
+// client's common name.
+func (u *mtlsUpstream) handshakes() (n int, last string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.seen) == 0 {
-		return ""
+		return 0, ""
 	}
-	return u.seen[len(u.seen)-1]
+	return len(u.seen), u.seen[len(u.seen)-1]
 }
 
 // writeFile writes b to path whole (testpki.Put), and returns the path.
@@ -156,7 +162,7 @@ func TestMutualTLS(t *testing.T) {
 			}
 		})
 	}
-	if got := byIP.last(); got != "toolsearch" {
+	if _, got := byIP.handshakes(); got != "toolsearch" {
 		t.Errorf("the upstream last saw %q; want toolsearch's certificate", got)
 	}
 }
@@ -187,15 +193,17 @@ func TestClientCertificateRotates(t *testing.T) {
 	var warned atomic.Int32
 	logs := slog.New(&warnCounter{n: &warned})
 	m := startWith(t, []Config{{Name: "internal", URL: up.http.URL, TLS: &TLS{CAFile: writeFile(t, filepath.Join(dir, "ca.crt"), ca.PEM), CertFile: certFile, KeyFile: keyFile}}}, Options{Logger: logs})
-	// callAs calls until the upstream hears from cn: the connection cut
-	// under a request may fail it, and the next dials anew. The metric
-	// then gives that certificate's expiry.
+	// callAs calls until a handshake after the connections are cut
+	// presents cn: the cut may fail a call, and the next dials anew. The
+	// metric then gives that certificate's expiry.
 	callAs := func(cn string, n int) {
 		t.Helper()
 		up.http.CloseClientConnections()
+		before, _ := up.handshakes()
 		waitFor(t, "a call presenting "+cn, func() bool {
 			m.Call(t.Context(), "internal", "rotate_certificate", json.RawMessage(`{}`), CallOptions{})
-			return up.last() == cn
+			after, last := up.handshakes()
+			return after > before && last == cn
 		})
 		if got, want := metric(t, m, tlsfiles.ExpiryMetric, map[string]string{"server": "upstream/internal"}), float64(until(n).Unix()); got != want {
 			t.Errorf("presenting %s, %s = %v; want %v", cn, tlsfiles.ExpiryMetric, got, want)
