@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
@@ -248,6 +250,11 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	if r.Method == http.MethodPost {
 		noteAnswer(r.Context(), resp, err)
+		if err == nil {
+			if err = refused4xx(r, resp); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err == nil && !ok && t.watch != nil && r.Method == http.MethodGet &&
 		(resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound) {
@@ -278,6 +285,41 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body = k.keep(resp.Body, strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"))
 	}
 	return resp, nil
+}
+
+// refusalPeek bounds what is read of a refused request's answer to see
+// whether it is a JSON-RPC error: error pages and JSON-RPC errors are
+// small, and a larger body is read as neither.
+const refusalPeek = 16 << 10
+
+// refused4xx is a POST's 4xx answer as an error of its request alone, when
+// the answer is not a JSON-RPC error: the SDK's client (v1.8.0) closes
+// the whole session over such an answer (a proxy's error page for a body
+// over its limit, a firewall's 403), failing every call it carried, and
+// that end was counted as the upstream failing. An error from the
+// transport fails its request only. A JSON-RPC error is the upstream's
+// answer and passes on, as do a 429 (the SDK keeps the session over it)
+// and a 404 to a session, which is the upstream forgetting it.
+func refused4xx(r *http.Request, resp *http.Response) error {
+	code := resp.StatusCode
+	if code < 400 || code >= 500 || code == http.StatusTooManyRequests ||
+		(code == http.StatusNotFound && r.Header.Get("Mcp-Session-Id") != "") {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, refusalPeek+1))
+	if err == nil && len(b) <= refusalPeek {
+		if msg, derr := jsonrpc.DecodeMessage(b); derr == nil {
+			if res, ok := msg.(*jsonrpc.Response); ok && res.Error != nil {
+				resp.Body = struct {
+					io.Reader
+					io.Closer
+				}{bytes.NewReader(b), resp.Body}
+				return nil
+			}
+		}
+	}
+	resp.Body.Close()
+	return fmt.Errorf("answered %d %s", code, http.StatusText(code))
 }
 
 // The pace of an upstream's session stream: what the upstream sends of

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -221,6 +222,77 @@ func TestCallRejectedIsNoFailure(t *testing.T) {
 				t.Errorf("after three calls turned away with %d: breaker %s, the next call's error %v", tt.status, st.Breaker, err)
 			}
 		})
+	}
+}
+
+// TestRefusalKeepsTheSession: a call answered a 4xx without a JSON-RPC
+// body (a proxy's error page) fails alone. The SDK closed the session
+// over it, failing every call it carried, and the loop counted the end
+// as the upstream failing: status said failing, with "session: sending
+// "tools/call": Bad Request" as its last error long after the next
+// listing. A JSON-RPC error in a 4xx is the upstream's answer, passed
+// on. A 400 on a session that served is still the upstream having
+// forgotten it (TestStateless400IsTheAnswer has the other protocol).
+func TestRefusalKeepsTheSession(t *testing.T) {
+	const rpcError = `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"over this key's quota"}}`
+	for _, p := range protocols {
+		for _, tt := range []struct {
+			status int
+			body   string // an error page when ""
+			want   string
+		}{
+			{http.StatusBadRequest, "", "answered 400 Bad Request"},
+			{http.StatusForbidden, "", "answered 403 Forbidden"},
+			{http.StatusRequestEntityTooLarge, "", "answered 413 Request Entity Too Large"},
+			{http.StatusForbidden, rpcError, "over this key's quota"},
+			{http.StatusBadRequest, rpcError, "over this key's quota"},
+			{http.StatusForbidden, rpcError[:len(rpcError)-1] + strings.Repeat(" ", refusalPeek) + "}", "answered 403 Forbidden"},
+		} {
+			name := fmt.Sprintf("%s/%d", p.name, tt.status)
+			if tt.body != "" {
+				name += fmt.Sprintf("/json-rpc of %d bytes", len(tt.body))
+			}
+			t.Run(name, func(t *testing.T) {
+				f := p.fake(t, 0, 1)
+				front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					switch {
+					case !bytes.Contains(body, []byte("turn me away")):
+						r.Body = io.NopCloser(bytes.NewReader(body))
+						f.http.Config.Handler.ServeHTTP(w, r)
+					case tt.body == "":
+						http.Error(w, "turned away", tt.status)
+					default:
+						w.Header().Set("Content-Type", "application/json")
+						w.WriteHeader(tt.status)
+						io.WriteString(w, tt.body)
+					}
+				}))
+				t.Cleanup(front.Close)
+				m := start(t, []Config{{Name: "u", URL: front.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
+				u := m.ups[0]
+				session := func() *mcp.ClientSession {
+					u.mu.Lock()
+					defer u.mu.Unlock()
+					return u.session
+				}
+				before := session()
+				_, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"note":"turn me away"}`), CallOptions{})
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("a call turned away: %v; want an error saying %q", err, tt.want)
+				}
+				if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{}`), CallOptions{}); err != nil {
+					t.Fatalf("the next call: %v", err)
+				}
+				forgot := tt.status == http.StatusBadRequest && !f.stateless
+				if after := session(); (after == before) == forgot {
+					t.Errorf("the session was kept: %v; want %v", after == before, !forgot)
+				}
+				if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 || st.LastError != "" {
+					t.Errorf("status: %+v; a refused call is no failure of the upstream", st)
+				}
+			})
+		}
 	}
 }
 
