@@ -434,7 +434,7 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 	warned := false // of this episode of refusals
 	for {
 		var last lastAnswer
-		changed, err := m.refresh(withLastAnswer(ctx, &last), u)
+		tools, err := m.refresh(withLastAnswer(ctx, &last), u)
 		if ctx.Err() != nil {
 			return
 		}
@@ -451,7 +451,7 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 					"upstream", u.cfg.Name, "refusal", why, "err", u.scrub(err.Error()))
 			}
 		}
-		m.listed(u, err, next)
+		changed := m.listed(u, tools, err, next)
 		if !firstDone {
 			firstDone = true
 			close(u.first)
@@ -622,15 +622,14 @@ func answered(err error) bool {
 	return errors.As(err, &werr) && werr.Code != codeRejected
 }
 
-// refresh lists u's tools through every page and reports whether they
-// changed. A session the upstream has forgotten is replaced once within
+// refresh lists u's tools through every page (listed keeps them). A session the upstream has forgotten is replaced once within
 // the same listing. A listing refused a connection by an upstream that
 // last answered (a refresh meeting a deploy), or after a session ended
 // under toolsearch or a refused health ping, waits for the upstream to
 // listen again, as a call does (redialWait), before its refusal is a
 // failure: most often the upstream is restarting. An upstream already
 // failing is not waited for, so its listings keep the prober's pace.
-func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
+func (m *Manager) refresh(ctx context.Context, u *upstream) ([]catalog.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
 	defer cancel()
 	var tools []catalog.Tool
@@ -653,7 +652,7 @@ func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 				attempt--
 				continue
 			}
-			return false, err
+			return nil, err
 		}
 		if tools, err = m.list(ctx, cs); err == nil {
 			break
@@ -668,17 +667,12 @@ func (m *Manager) refresh(ctx context.Context, u *upstream) (bool, error) {
 		}
 	}
 	if err != nil {
-		return false, fmt.Errorf("tools/list: %w", err)
+		return nil, fmt.Errorf("tools/list: %w", err)
 	}
 	for i := range tools {
 		tools[i].Server = u.cfg.Name
 	}
-	h := hashTools(tools)
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	changed := h != u.hash
-	u.tools, u.hash = tools, h
-	return changed, nil
+	return tools, nil
 }
 
 // list reads every page of cs's tools. All pages together may read
@@ -961,18 +955,30 @@ func closeWithin(s interface{ Close() error }, wait time.Duration) {
 	}
 }
 
-// listed updates health and the breaker after a listing, and the next
-// listing's time (next from now) while listings fail.
-func (m *Manager) listed(u *upstream, err error, next time.Duration) {
+// listed keeps a listing's tools, updates health and the breaker, and
+// the next listing's time (next from now) while listings fail, in one
+// step: status read between the tools and the outcome showed the tools
+// of a listing beside the failures it ended. It reports whether the
+// tools changed.
+func (m *Manager) listed(u *upstream, tools []catalog.Tool, err error, next time.Duration) (changed bool) {
+	var h [32]byte
+	if err == nil {
+		h = hashTools(tools)
+	}
 	now := m.now()
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if err == nil {
+		changed = h != u.hash
+		u.tools, u.hash = tools, h
+	}
 	u.lists[listResult(err)]++
 	u.nextListing = time.Time{}
 	if err != nil {
 		u.nextListing = now.Add(next)
 	}
 	m.recordLocked(u, err, now)
+	return changed
 }
 
 // record updates health and the breaker after an operation that says
