@@ -227,8 +227,9 @@ func TestCallRejectedIsNoFailure(t *testing.T) {
 
 // TestRefusalKeepsTheSession: a call answered a 4xx without a JSON-RPC
 // body (a proxy's error page) fails alone. The SDK closed the session
-// over it, failing every call it carried, and the loop counted the end
-// as the upstream failing: status said failing, with "session: sending
+// over it, failing every call it carried (a slow call in flight beside
+// it was lost, "it may have run"), and the loop counted the end as the
+// upstream failing: status said failing, with "session: sending
 // "tools/call": Bad Request" as its last error long after the next
 // listing. A JSON-RPC error in a 4xx is the upstream's answer, passed
 // on. A 400 on a session that served is still the upstream having
@@ -254,6 +255,15 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				f := p.fake(t, 0, 1)
+				started, release := make(chan struct{}), make(chan struct{})
+				f.handle("slow", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					close(started)
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+					return text("done"), nil
+				})
 				front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					body, _ := io.ReadAll(r.Body)
 					switch {
@@ -269,6 +279,9 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 					}
 				}))
 				t.Cleanup(front.Close)
+				var once sync.Once
+				done := func() { once.Do(func() { close(release) }) }
+				t.Cleanup(done) // before front closes, which waits for the slow call
 				m := start(t, []Config{{Name: "u", URL: front.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
 				u := m.ups[0]
 				session := func() *mcp.ClientSession {
@@ -277,14 +290,24 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 					return u.session
 				}
 				before := session()
+				slow := make(chan error, 1)
+				go func() {
+					_, err := m.Call(t.Context(), "u", "slow", json.RawMessage(`{}`), CallOptions{})
+					slow <- err
+				}()
+				<-started
 				_, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"note":"turn me away"}`), CallOptions{})
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("a call turned away: %v; want an error saying %q", err, tt.want)
 				}
+				forgot := tt.status == http.StatusBadRequest && !f.stateless
+				done()
+				if err := <-slow; err != nil && !forgot {
+					t.Errorf("the call in flight beside it: %v", err)
+				}
 				if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{}`), CallOptions{}); err != nil {
 					t.Fatalf("the next call: %v", err)
 				}
-				forgot := tt.status == http.StatusBadRequest && !f.stateless
 				if after := session(); (after == before) == forgot {
 					t.Errorf("the session was kept: %v; want %v", after == before, !forgot)
 				}
