@@ -622,8 +622,9 @@ func answered(err error) bool {
 	return errors.As(err, &werr) && werr.Code != codeRejected
 }
 
-// refresh lists u's tools through every page (listed keeps them). A session the upstream has forgotten is replaced once within
-// the same listing. A listing refused a connection by an upstream that
+// refresh lists u's tools through every page (listed keeps them). A
+// session the upstream has forgotten is replaced once within the same
+// listing. A listing refused a connection by an upstream that
 // last answered (a refresh meeting a deploy), or after a session ended
 // under toolsearch or a refused health ping, waits for the upstream to
 // listen again, as a call does (redialWait), before its refusal is a
