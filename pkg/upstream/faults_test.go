@@ -319,6 +319,40 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 	}
 }
 
+// TestRejectedCallSaysNothingOfHealth: a call turned away by status (a
+// proxy's 413) while the upstream's listings fail leaves status as the
+// listings found it. It counted as a success of the upstream: state
+// connected, last_success now, the failures reset, and a breaker the
+// listings had opened would have closed at it.
+func TestRejectedCallSaysNothingOfHealth(t *testing.T) {
+	f := newFake(t, 0, 1)
+	var overloaded atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case bytes.Contains(body, []byte("turn me away")):
+			http.Error(w, "turned away", http.StatusRequestEntityTooLarge)
+			return
+		case overloaded.Load() && bytes.Contains(body, []byte(`"tools/list"`)):
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		f.http.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	m := start(t, []Config{{Name: "u", URL: front.URL, Refresh: 20 * time.Millisecond, Health: time.Hour, BreakerFailures: 1000}}, nil)
+	overloaded.Store(true)
+	waitFor(t, "a failed listing", func() bool { return m.Status()[0].State == "failing" })
+	before := m.Status()[0]
+	if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"note":"turn me away"}`), CallOptions{}); err == nil || !strings.Contains(err.Error(), "413") {
+		t.Fatalf("a call turned away: %v; want it refused 413", err)
+	}
+	if st := m.Status()[0]; !st.LastSuccess.Equal(*before.LastSuccess) || st.Failures < before.Failures {
+		t.Errorf("after a call turned away while listings fail: %+v; want the listings' status (last success %v, at least %d failures)", st, before.LastSuccess, before.Failures)
+	}
+}
+
 // TestSlowToolIsNotAnOutage: calls that time out on a slow tool, while
 // the upstream answers pings, are their own outcome: the breaker stays
 // closed, other tools keep working and the tool list is not stale.

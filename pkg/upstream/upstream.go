@@ -1121,7 +1121,7 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 const (
 	resultOK          = "ok"          // answered (an isError result included)
 	resultRPCError    = "rpc_error"   // the upstream answered with a JSON-RPC error: it is up
-	resultRejected    = "rejected"    // turned away with an HTTP 4xx (callRejected): it is up
+	resultRejected    = "rejected"    // turned away with an HTTP 4xx (callRejected): says nothing of its health
 	resultError       = "error"       // transport failure: counts against the upstream
 	resultUnavailable = "unavailable" // the breaker was open, or the upstream could not be reached
 	resultTimeout     = "timeout"     // no result in time, but the upstream answers a ping
@@ -1389,7 +1389,7 @@ func (m *Manager) called(u *upstream, outcome string, err error) {
 	defer u.mu.Unlock()
 	u.calls[outcome]++
 	switch outcome {
-	case resultOK, resultRPCError, resultRejected:
+	case resultOK, resultRPCError:
 		u.br.Success()
 		u.state, u.callsFailing, u.lastSuccess = "connected", false, now
 	case resultError, resultUnavailable:
@@ -1401,7 +1401,13 @@ func (m *Manager) called(u *upstream, outcome string, err error) {
 			m.logger.Warn("upstream breaker open", "upstream", u.cfg.Name, "failures", u.br.Failures(), "err", u.lastCallErr)
 		}
 		u.poke()
-	default: // timeout, too large, cancelled: the upstream's health is not in question
+	default:
+		// Timeout, too large, cancelled, or turned away by status (a
+		// proxy's 413 is not the upstream answering): the upstream's
+		// health is not in question, and status keeps what listings and
+		// other calls found. A refusal counted as a success: during an
+		// outage it set state connected beside stale tools and reset
+		// the failures.
 		u.br.Neutral()
 	}
 }
