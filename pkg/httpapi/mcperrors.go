@@ -128,8 +128,8 @@ func mcpCode(status int) string {
 }
 
 // errorWriter holds back a plain-text error answer (status >= 400, not
-// JSON) so that its caller (mcpErrors, consoleFiles) can write it as JSON; anything else goes
-// straight through, flushes included.
+// JSON) so that its caller (mcpErrors, consoleFiles) can write it as
+// JSON; anything else goes straight through, flushes included.
 type errorWriter struct {
 	http.ResponseWriter
 	status int // set when an error answer is held back

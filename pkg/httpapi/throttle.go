@@ -82,8 +82,11 @@ func throttle(rps float64, burst int, m *metrics) func(http.Handler) http.Handle
 		host := caller.Address
 		b := anon.get(host, now)
 		key, err := netip.ParsePrefix(host)
+		if err != nil {
+			return b, nil // not a prefix: an IPv4 address (clientHost)
+		}
 		site, ok := siteOf(key)
-		if err != nil || !ok {
+		if !ok {
 			return b, nil
 		}
 		return b, sites.get(site, now)
