@@ -251,7 +251,7 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method == http.MethodPost {
 		noteAnswer(r.Context(), resp, err)
 		if err == nil {
-			if err = refused4xx(r, resp); err != nil {
+			if err = refusedAnswer(r, resp); err != nil {
 				return nil, err
 			}
 		}
@@ -292,18 +292,24 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 // small, and a larger body is read as neither.
 const refusalPeek = 16 << 10
 
-// refused4xx is a POST's 4xx answer as an error of its request alone, when
-// the answer is not a JSON-RPC error: the SDK's client (v1.8.0) closes
-// the whole session over such an answer (a proxy's error page for a body
-// over its limit, a firewall's 403), failing every call it carried, and
-// that end was counted as the upstream failing. An error from the
-// transport fails its request only. A JSON-RPC error is the upstream's
-// answer and passes on, as do a 429 (the SDK keeps the session over it)
-// and a 404 to a session, which is the upstream forgetting it.
-func refused4xx(r *http.Request, resp *http.Response) error {
-	code := resp.StatusCode
-	if code < 400 || code >= 500 || code == http.StatusTooManyRequests ||
-		(code == http.StatusNotFound && r.Header.Get("Mcp-Session-Id") != "") {
+// refusedAnswer is a POST's answer outside 2xx as an error of its request
+// alone, when the answer is not a JSON-RPC error: the SDK's client
+// (v1.8.0) closes the whole session over such an answer, failing every
+// call it carried, and that end was counted as the upstream failing. A
+// proxy answers so for one request (an error page for a body over its
+// limit, a firewall's 403) or for a moment (a CDN's 520 to 530, a 501 or
+// 505 from a gateway, a 3xx that says nowhere to go), and the session is
+// as good as before. An error from the transport fails its request only.
+// What the SDK keeps the session over passes on: a JSON-RPC error (the
+// upstream's answer), the statuses it holds transient (429, 500, 502, 503,
+// 504) and a 404 to a session, which is the upstream forgetting it.
+func refusedAnswer(r *http.Request, resp *http.Response) error {
+	switch code := resp.StatusCode; {
+	case code >= 200 && code < 300,
+		code == http.StatusTooManyRequests, code == http.StatusInternalServerError, code == http.StatusBadGateway,
+		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout,
+		code == http.StatusNotFound && r.Header.Get("Mcp-Session-Id") != "",
+		redirect(code) && resp.Header.Get("Location") != "": // for the client to follow (endpoint.SameOrigin)
 		return nil
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, refusalPeek+1))
@@ -319,7 +325,15 @@ func refused4xx(r *http.Request, resp *http.Response) error {
 		}
 	}
 	resp.Body.Close()
-	return fmt.Errorf("answered %d %s", code, http.StatusText(code))
+	return fmt.Errorf("answered %s", strings.TrimSuffix(fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)), " "))
+}
+
+func redirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
 }
 
 // The pace of an upstream's session stream: what the upstream sends of

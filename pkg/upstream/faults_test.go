@@ -226,7 +226,10 @@ func TestCallRejectedIsNoFailure(t *testing.T) {
 }
 
 // TestRefusalKeepsTheSession: a call answered a 4xx without a JSON-RPC
-// body (a proxy's error page) fails alone. The SDK closed the session
+// body (a proxy's error page) fails alone, as does one answered any
+// other status the SDK closed the session over (a CDN's 522, a 501, a
+// 3xx without a Location, a redirect to a GET); those count against the
+// upstream, and the next call goes on a new session. The SDK closed the session
 // over it, failing every call it carried (a slow call in flight beside
 // it was lost, "it may have run"), and the loop counted the end as the
 // upstream failing: status said failing, with "session: sending
@@ -248,6 +251,16 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 			{http.StatusForbidden, rpcError, "over this key's quota"},
 			{http.StatusBadRequest, rpcError, "over this key's quota"},
 			{http.StatusForbidden, rpcError[:len(rpcError)-1] + strings.Repeat(" ", refusalPeek) + "}", "answered 403 Forbidden"},
+			// Statuses the SDK closed the session over, as it does a 4xx:
+			{http.StatusNotImplemented, "", "answered 501 Not Implemented"},
+			{http.StatusHTTPVersionNotSupported, "", "answered 505 HTTP Version Not Supported"},
+			{522, "", "answered 522"}, // a CDN's: the origin did not answer in time
+			{522, rpcError, "over this key's quota"},
+			{http.StatusMultipleChoices, "", "answered 300 Multiple Choices"},
+			// which it keeps the session over itself:
+			{http.StatusBadGateway, "", "Bad Gateway"},
+			// and a redirect Go would follow with a GET, without the call:
+			{http.StatusSeeOther, "", "would send the POST as a GET"},
 		} {
 			name := fmt.Sprintf("%s/%d", p.name, tt.status)
 			if tt.body != "" {
@@ -270,6 +283,8 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 					case !bytes.Contains(body, []byte("turn me away")):
 						r.Body = io.NopCloser(bytes.NewReader(body))
 						f.http.Config.Handler.ServeHTTP(w, r)
+					case tt.status == http.StatusSeeOther:
+						http.Redirect(w, r, r.URL.Path, tt.status)
 					case tt.body == "":
 						http.Error(w, "turned away", tt.status)
 					default:
@@ -298,9 +313,13 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 				<-started
 				_, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"note":"turn me away"}`), CallOptions{})
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
-					t.Fatalf("a call turned away: %v; want an error saying %q", err, tt.want)
+					t.Errorf("a call turned away: %v; want an error saying %q", err, tt.want)
 				}
 				forgot := tt.status == http.StatusBadRequest && !f.stateless
+				// Any other failure that is no JSON-RPC error has
+				// toolsearch make a new session for the next call; the
+				// old one is closed once its calls are answered.
+				dropped := forgot || (tt.body == "" && tt.status/100 != 4)
 				done()
 				if err := <-slow; err != nil && !forgot {
 					t.Errorf("the call in flight beside it: %v", err)
@@ -308,8 +327,8 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 				if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{}`), CallOptions{}); err != nil {
 					t.Fatalf("the next call: %v", err)
 				}
-				if after := session(); (after == before) == forgot {
-					t.Errorf("the session was kept: %v; want %v", after == before, !forgot)
+				if after := session(); (after == before) == dropped {
+					t.Errorf("the session was kept: %v; want %v", after == before, !dropped)
 				}
 				if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 || st.LastError != "" {
 					t.Errorf("status: %+v; a refused call is no failure of the upstream", st)

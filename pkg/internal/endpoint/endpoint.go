@@ -56,13 +56,22 @@ var ErrOtherOrigin = errors.New("redirected to another origin: refused, credenti
 // SameOrigin is an http.Client CheckRedirect that follows a redirect only
 // to the scheme, host and port of the chain's first request, at most MaxRedirects
 // times. Comparing with the first request, not the last, refuses a chain
-// that leaves and comes back at its first hop away.
+// that leaves and comes back at its first hop away. A redirect that
+// would change the method is refused too: Go follows a 301, 302 or 303
+// to a POST with a GET, without the body, which no API here answers
+// with the POST's answer (an MCP endpoint took it for a second event
+// stream of the session, 409, and the SDK closed the session over that).
 func SameOrigin(req *http.Request, via []*http.Request) error {
 	if len(via) >= MaxRedirects {
 		return fmt.Errorf("stopped after %d redirects", MaxRedirects)
 	}
 	if from := via[0].URL; req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
 		return ErrOtherOrigin
+	}
+	if from := via[len(via)-1].Method; req.Method != from {
+		// The address is not quoted: the service chose it, and it may
+		// carry a credential in its query.
+		return fmt.Errorf("a redirect would send the %s as a %s without its body: refused; configure the address it redirects to", from, req.Method)
 	}
 	return nil
 }

@@ -10,32 +10,34 @@ import (
 )
 
 func TestSameOrigin(t *testing.T) {
-	req := func(u string) *http.Request {
-		r, err := http.NewRequest(http.MethodGet, u, nil)
+	req := func(method, u string) *http.Request {
+		r, err := http.NewRequest(method, u, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
-	first := req("https://api.example.com/v1/embeddings")
 	for _, tt := range []struct {
-		name string
-		to   string
-		hops int
-		want error
+		name     string
+		from, to string // methods
+		url      string
+		hops     int
+		want     error
 	}{
-		{"same origin, another path", "https://api.example.com/v2/embeddings", 1, nil},
-		{"another host", "https://evil.example.net/v1/embeddings", 1, ErrOtherOrigin},
-		{"a subdomain", "https://x.api.example.com/v1/embeddings", 1, ErrOtherOrigin},
-		{"another port", "https://api.example.com:8443/v1/embeddings", 1, ErrOtherOrigin},
-		{"down to http", "http://api.example.com/v1/embeddings", 1, ErrOtherOrigin},
-		{"too many hops", "https://api.example.com/v1/embeddings", MaxRedirects, errors.New("stopped")},
+		{"same origin, another path", "POST", "POST", "https://api.example.com/v2/embeddings", 1, nil},
+		{"a GET", "GET", "GET", "https://api.example.com/v2/embeddings", 1, nil},
+		{"another host", "POST", "POST", "https://evil.example.net/v1/embeddings", 1, ErrOtherOrigin},
+		{"a subdomain", "POST", "POST", "https://x.api.example.com/v1/embeddings", 1, ErrOtherOrigin},
+		{"another port", "POST", "POST", "https://api.example.com:8443/v1/embeddings", 1, ErrOtherOrigin},
+		{"down to http", "POST", "POST", "http://api.example.com/v1/embeddings", 1, ErrOtherOrigin},
+		{"too many hops", "POST", "POST", "https://api.example.com/v1/embeddings", MaxRedirects, errors.New("stopped")},
+		{"a POST as a GET (301, 302, 303)", "POST", "GET", "https://api.example.com/v1/embeddings/", 1, errors.New("would send the POST as a GET")},
 	} {
 		via := make([]*http.Request, tt.hops)
 		for i := range via {
-			via[i] = first
+			via[i] = req(tt.from, "https://api.example.com/v1/embeddings")
 		}
-		err := SameOrigin(req(tt.to), via)
+		err := SameOrigin(req(tt.to, tt.url), via)
 		switch {
 		case tt.want == nil && err != nil:
 			t.Errorf("%s: %v, want it followed", tt.name, err)
@@ -43,6 +45,8 @@ func TestSameOrigin(t *testing.T) {
 			t.Errorf("%s: %v, want ErrOtherOrigin", tt.name, err)
 		case tt.want != nil && err == nil:
 			t.Errorf("%s: followed, want refused", tt.name)
+		case tt.want != nil && tt.want != ErrOtherOrigin && !strings.Contains(err.Error(), tt.want.Error()):
+			t.Errorf("%s: %v, want it to say %q", tt.name, err, tt.want)
 		}
 	}
 }
