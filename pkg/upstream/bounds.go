@@ -292,19 +292,29 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 // small, and a larger body is read as neither.
 const refusalPeek = 16 << 10
 
-// refusedAnswer is a POST's answer outside 2xx as an error of its request
-// alone, when the answer is not a JSON-RPC error: the SDK's client
-// (v1.8.0) closes the whole session over such an answer, failing every
-// call it carried, and that end was counted as the upstream failing. A
-// proxy answers so for one request (an error page for a body over its
-// limit, a firewall's 403) or for a moment (a CDN's 520 to 530, a 501 or
-// 505 from a gateway, a 3xx that says nowhere to go), and the session is
-// as good as before. An error from the transport fails its request only.
+// refusedAnswer is a POST's answer outside 2xx, or a call's answered
+// with a page, as an error of its request alone, when the answer is not
+// a JSON-RPC error: the SDK's client (v1.8.0) closes the whole session
+// over such an answer (over a page, its writes), failing every call it
+// carried, and that end was counted as the upstream failing. A proxy answers so for one request
+// (an error page for a body over its limit, a firewall's 403 or its block
+// page sent as a 200) or for a moment (a CDN's 520 to 530, a 501 or 505
+// from a gateway, a 3xx that says nowhere to go), and the session is as
+// good as before. An error from the transport fails its request only.
 // What the SDK keeps the session over passes on: a JSON-RPC error (the
-// upstream's answer), the statuses it holds transient (429, 500, 502, 503,
-// 504) and a 404 to a session, which is the upstream forgetting it.
+// upstream's answer), the statuses it holds transient (429, 500, 502,
+// 503, 504) and a 404 to a session, which is the upstream forgetting it.
 func refusedAnswer(r *http.Request, resp *http.Response) error {
 	switch code := resp.StatusCode; {
+	case page(resp) && call(r):
+		// A web page where a call's answer should be (a firewall's
+		// block page sent as a 200): the SDK read it as the session's
+		// writes failing, so that the requests after it on the session
+		// failed, and the upstream's own requests in flight (an
+		// elicitation for another call) were cancelled. To a
+		// notification it pays no heed.
+		resp.Body.Close()
+		return fmt.Errorf("answered %d with %s, not an MCP answer", code, mediaType(resp))
 	case code >= 200 && code < 300,
 		code == http.StatusTooManyRequests, code == http.StatusInternalServerError, code == http.StatusBadGateway,
 		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout,
@@ -326,6 +336,26 @@ func refusedAnswer(r *http.Request, resp *http.Response) error {
 	}
 	resp.Body.Close()
 	return fmt.Errorf("answered %s", strings.TrimSuffix(fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)), " "))
+}
+
+// call reports whether r carries a JSON-RPC request that wants an
+// answer. It reads the body again, which only a rare answer asks for.
+func call(r *http.Request) bool {
+	if r.GetBody == nil {
+		return false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(body) // what toolsearch itself sent
+	if err != nil {
+		return false
+	}
+	msg, err := jsonrpc.DecodeMessage(b)
+	req, ok := msg.(*jsonrpc.Request)
+	return err == nil && ok && req.IsCall()
 }
 
 func redirect(code int) bool {

@@ -228,8 +228,9 @@ func TestCallRejectedIsNoFailure(t *testing.T) {
 // TestRefusalKeepsTheSession: a call answered a 4xx without a JSON-RPC
 // body (a proxy's error page) fails alone, as does one answered any
 // other status the SDK closed the session over (a CDN's 522, a 501, a
-// 3xx without a Location, a redirect to a GET); those count against the
-// upstream, and the next call goes on a new session. The SDK closed the session
+// 3xx without a Location, a redirect to a GET, a page sent as a 200);
+// those count against the upstream, and the next call goes on a new
+// session. The SDK closed the session
 // over it, failing every call it carried (a slow call in flight beside
 // it was lost, "it may have run"), and the loop counted the end as the
 // upstream failing: status said failing, with "session: sending
@@ -257,6 +258,7 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 			{522, "", "answered 522"}, // a CDN's: the origin did not answer in time
 			{522, rpcError, "over this key's quota"},
 			{http.StatusMultipleChoices, "", "answered 300 Multiple Choices"},
+			{http.StatusOK, "", `answered 200 with "text/plain", not an MCP answer`}, // a firewall's block page
 			// which it keeps the session over itself:
 			{http.StatusBadGateway, "", "Bad Gateway"},
 			// and a redirect Go would follow with a GET, without the call:

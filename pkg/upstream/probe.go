@@ -133,10 +133,8 @@ func refusal(resp *http.Response, err error) string {
 			code == http.StatusNotImplemented, code == http.StatusHTTPVersionNotSupported,
 			code == http.StatusLoopDetected, code == http.StatusNetworkAuthenticationRequired:
 			return fmt.Sprintf("HTTP %d", code)
-		case code >= 200 && code < 300 && code != http.StatusAccepted && code != http.StatusNoContent:
-			if t, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); t != "application/json" && t != "text/event-stream" {
-				return fmt.Sprintf("HTTP %d with %s, not an MCP answer", code, redact.Echo(t))
-			}
+		case page(resp):
+			return fmt.Sprintf("HTTP %d with %s, not an MCP answer", code, mediaType(resp))
 		}
 		return ""
 	}
@@ -148,6 +146,23 @@ func refusal(resp *http.Response, err error) string {
 		return "its certificate does not verify"
 	}
 	return ""
+}
+
+// page reports whether a 2xx answer is no MCP answer: content other
+// than JSON or an event stream, a web page where the endpoint should be.
+// A 202 and a 204 carry none.
+func page(resp *http.Response) bool {
+	if code := resp.StatusCode; code < 200 || code >= 300 || code == http.StatusAccepted || code == http.StatusNoContent {
+		return false
+	}
+	t, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return t != "application/json" && t != "text/event-stream"
+}
+
+// mediaType quotes an answer's media type for an error message.
+func mediaType(resp *http.Response) string {
+	t, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return redact.Echo(t)
 }
 
 // prober paces a failing upstream's listings. Only the upstream's loop
