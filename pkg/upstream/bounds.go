@@ -256,12 +256,27 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	if err == nil && !ok && t.watch != nil && r.Method == http.MethodGet &&
-		(resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound) {
-		t.watch.forgot.Store(true)
-	}
 	if err != nil {
 		return nil, err
+	}
+	if r.Method == http.MethodGet {
+		session := !ok && t.watch != nil
+		if blip(resp.StatusCode) && (ok || r.Header.Get("Last-Event-ID") != "" || (session && t.watch.streamed.Load())) {
+			// A stream asked for again (a call's, or the session's after
+			// it ended) answered as a moment's failure (a proxy's 502
+			// while the upstream restarts): an error of the transport,
+			// which the SDK asks again after its wait (resumeRetries).
+			// The SDK read the status as the session's end, failing
+			// every call the session carried.
+			resp.Body.Close()
+			return nil, fmt.Errorf("answered %s", statusLine(resp.StatusCode))
+		}
+		switch {
+		case session && (resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound):
+			t.watch.forgot.Store(true)
+		case session && resp.StatusCode/100 == 2:
+			t.watch.streamed.Store(true)
+		}
 	}
 	// A GET made under an operation's read limit resumes that call's
 	// answer stream (Last-Event-ID): it is bounded, and its answer kept,
@@ -335,7 +350,18 @@ func refusedAnswer(r *http.Request, resp *http.Response) error {
 		}
 	}
 	resp.Body.Close()
-	return fmt.Errorf("answered %s", strings.TrimSuffix(fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)), " "))
+	return fmt.Errorf("answered %s", statusLine(resp.StatusCode))
+}
+
+// statusLine is a status code with its text, when Go knows one.
+func statusLine(code int) string {
+	return strings.TrimSuffix(fmt.Sprintf("%d %s", code, http.StatusText(code)), " ")
+}
+
+// blip reports whether a status says the upstream, or the proxy before
+// it, failed for a moment: a timeout, too many requests, a server error.
+func blip(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
 }
 
 // call reports whether r carries a JSON-RPC request that wants an
@@ -396,6 +422,9 @@ type sessionWatch struct {
 	// SDK's express example, such as server-everything), which the SDK
 	// reports as a plain "Bad Request".
 	forgot atomic.Bool
+	// streamed is set once the session stream has been answered: a GET
+	// for it after that opens it again.
+	streamed atomic.Bool
 }
 
 // bind names the session the stream belongs to, once it is made: the

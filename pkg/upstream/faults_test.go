@@ -29,6 +29,48 @@ func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
+// heldCall is a call of f's tool "slow" held open until release: what
+// a fault must not take with it.
+type heldCall struct {
+	started chan struct{} // closed once the tool runs
+	release func()        // lets it answer; safe to call again
+	err     chan error
+}
+
+// holdSlow registers "slow" on f; call then holds one in flight.
+func holdSlow(t *testing.T, f *fakeUpstream) *heldCall {
+	h := &heldCall{started: make(chan struct{}), err: make(chan error, 1)}
+	released := make(chan struct{})
+	var once sync.Once
+	h.release = func() { once.Do(func() { close(released) }) }
+	t.Cleanup(h.release) // before servers made earlier close: they wait for the call
+	f.handle("slow", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(h.started)
+		select {
+		case <-released:
+		case <-ctx.Done():
+		}
+		return text("done"), nil
+	})
+	return h
+}
+
+// call sends the held call to m's upstream "u", and waits until it runs.
+func (h *heldCall) call(t *testing.T, m *Manager) {
+	go func() {
+		_, err := m.Call(t.Context(), "u", "slow", json.RawMessage(`{}`), CallOptions{})
+		h.err <- err
+	}()
+	<-h.started
+}
+
+// current is u's session now.
+func (u *upstream) current() *mcp.ClientSession {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.session
+}
+
 // TestBlip: an upstream down for a moment and back costs the calls made
 // while it was down, and the next call after it is back succeeds on a new
 // session. A failed call asks for a listing at once, which fails too: two
@@ -270,15 +312,6 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				f := p.fake(t, 0, 1)
-				started, release := make(chan struct{}), make(chan struct{})
-				f.handle("slow", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-					close(started)
-					select {
-					case <-release:
-					case <-ctx.Done():
-					}
-					return text("done"), nil
-				})
 				front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					body, _ := io.ReadAll(r.Body)
 					switch {
@@ -296,23 +329,10 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 					}
 				}))
 				t.Cleanup(front.Close)
-				var once sync.Once
-				done := func() { once.Do(func() { close(release) }) }
-				t.Cleanup(done) // before front closes, which waits for the slow call
+				held := holdSlow(t, f) // after front: its cleanup, first, releases the call front.Close waits for
 				m := start(t, []Config{{Name: "u", URL: front.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
-				u := m.ups[0]
-				session := func() *mcp.ClientSession {
-					u.mu.Lock()
-					defer u.mu.Unlock()
-					return u.session
-				}
-				before := session()
-				slow := make(chan error, 1)
-				go func() {
-					_, err := m.Call(t.Context(), "u", "slow", json.RawMessage(`{}`), CallOptions{})
-					slow <- err
-				}()
-				<-started
+				before := m.ups[0].current()
+				held.call(t, m)
 				_, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{"note":"turn me away"}`), CallOptions{})
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("a call turned away: %v; want an error saying %q", err, tt.want)
@@ -322,14 +342,14 @@ func TestRefusalKeepsTheSession(t *testing.T) {
 				// toolsearch make a new session for the next call; the
 				// old one is closed once its calls are answered.
 				dropped := forgot || (tt.body == "" && tt.status/100 != 4)
-				done()
-				if err := <-slow; err != nil && !forgot {
+				held.release()
+				if err := <-held.err; err != nil && !forgot {
 					t.Errorf("the call in flight beside it: %v", err)
 				}
 				if _, err := m.Call(t.Context(), "u", "tool_0", json.RawMessage(`{}`), CallOptions{}); err != nil {
 					t.Fatalf("the next call: %v", err)
 				}
-				if after := session(); (after == before) == dropped {
+				if after := m.ups[0].current(); (after == before) == dropped {
 					t.Errorf("the session was kept: %v; want %v", after == before, !dropped)
 				}
 				if st := m.Status()[0]; st.State != "connected" || st.Failures != 0 || st.LastError != "" {

@@ -29,6 +29,10 @@ type streamUpstream struct {
 	http    *httptest.Server
 	calls   atomic.Int64 // how many times the tool ran
 	cut     atomic.Bool  // drop the next call's connection after its first event
+	// gateway is how many resumes (GETs with Last-Event-ID) to answer 502
+	// before the upstream's own answer, as a proxy does while the
+	// upstream behind it is away for a moment.
+	gateway atomic.Int64
 	// onCut runs once the connection is dropped (restart: the upstream
 	// forgets its sessions, as a restarted process does).
 	onCut func()
@@ -57,6 +61,10 @@ func newStreamUpstream(tb testing.TB, store, hangUp bool) *streamUpstream {
 		})
 	f.restart()
 	f.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Last-Event-ID") != "" && f.gateway.Add(-1) >= 0 {
+			http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
+			return
+		}
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -137,11 +145,15 @@ func TestCallStreamEndsEarly(t *testing.T) {
 		name          string
 		store, hangUp bool
 		cut, restart  bool
+		gateway       int64  // resumes a proxy answers 502
 		want          string // the result's text, or "" for an error
 		wantErr       string
 	}{
 		{name: "upstream closes its stream", store: true, hangUp: true, want: "worked"},
 		{name: "connection dropped", store: true, cut: true, want: "worked"},
+		// The SDK ended the session over the 502, and the call with it.
+		{name: "connection dropped, a proxy's 502 for a moment", store: true, cut: true, gateway: 1, want: "worked"},
+		{name: "connection dropped, a proxy's 502 for longer", store: true, cut: true, gateway: resumeRetries, wantErr: "may have run"},
 		{name: "connection dropped, upstream restarted", store: true, cut: true, restart: true, wantErr: "may have run"},
 		{name: "connection dropped, no event store", cut: true, wantErr: "may have run"},
 	} {
@@ -152,6 +164,7 @@ func TestCallStreamEndsEarly(t *testing.T) {
 			}
 			m := start(t, []Config{{Name: "u", URL: f.http.URL, Timeout: 20 * time.Second}}, nil)
 			f.cut.Store(tt.cut)
+			f.gateway.Store(tt.gateway)
 			res, err := m.Call(t.Context(), "u", "work", nil, CallOptions{})
 			switch {
 			case tt.want != "":
@@ -297,5 +310,53 @@ func closed(c <-chan struct{}) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// TestSessionStreamBlip: a session stream that a proxy ends, and answers
+// 502 when it is asked for again (the upstream behind it away for a
+// moment), is asked again after the SDK's wait, and the session goes
+// on, whether its events had ids (a resume) or not (opened again). The
+// SDK ended the session over the 502, and with it the call in flight.
+func TestSessionStreamBlip(t *testing.T) {
+	for _, first := range []string{"id: e1\nretry: 1\ndata: \n\n", "retry: 1\ndata: \n\n"} {
+		t.Run(fmt.Sprintf("ids %v", strings.Contains(first, "id:")), func(t *testing.T) {
+			f := newFake(t, 0, 1)
+			held := holdSlow(t, f)
+			var gets atomic.Int64
+			f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodGet {
+					f.handler.Load().ServeHTTP(w, r)
+					return
+				}
+				switch gets.Add(1) {
+				case 1: // ended by the proxy once the call is in flight
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprint(w, first)
+					http.NewResponseController(w).Flush()
+					select {
+					case <-held.started:
+					case <-r.Context().Done():
+					}
+				case 2:
+					http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
+				default:
+					w.Header().Set("Content-Type", "text/event-stream")
+					http.NewResponseController(w).Flush()
+					<-r.Context().Done()
+				}
+			})
+			m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
+			before := m.ups[0].current()
+			held.call(t, m)
+			waitFor(t, "the session stream asked for again after the 502", func() bool { return gets.Load() >= 3 })
+			held.release()
+			if err := <-held.err; err != nil {
+				t.Errorf("the call in flight: %v", err)
+			}
+			if after := m.ups[0].current(); after != before {
+				t.Error("the session was replaced; want it kept")
+			}
+		})
 	}
 }
