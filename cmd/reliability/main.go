@@ -116,6 +116,7 @@ func (r *rig) scenarios() []scenario {
 		{"refused", r.refused},
 		{"cut", r.cut},
 		{"relaycut", r.relayCut},
+		{"gateway", r.gateway},
 	}
 }
 
