@@ -112,6 +112,8 @@ func (a *lastAnswer) get() (why string, wait time.Duration) {
 // refusal says why an upstream's answer (or the error in its place)
 // will be the same until someone changes something, "" when it may pass
 // by itself:
+//   - a 3xx left unfollowed (it says nowhere to go, or where toolsearch
+//     will not: another origin, a POST sent again as a GET, a loop);
 //   - a 4xx (credentials refused, no such endpoint, a method or protocol
 //     version it does not take, too many requests), but for a request
 //     timeout (408) and Too Early (425); and the server errors that say
@@ -129,7 +131,8 @@ func refusal(resp *http.Response, err error) string {
 	if resp != nil {
 		code := resp.StatusCode
 		switch {
-		case code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooEarly,
+		case code >= 300 && code < 400, // not followed: no Location, or a redirect refused (endpoint.SameOrigin)
+			code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooEarly,
 			code == http.StatusNotImplemented, code == http.StatusHTTPVersionNotSupported,
 			code == http.StatusLoopDetected, code == http.StatusNetworkAuthenticationRequired:
 			return fmt.Sprintf("HTTP %d", code)

@@ -68,6 +68,8 @@ func TestRefusal(t *testing.T) {
 		err  error
 		want string
 	}{
+		{"a redirect that says nowhere to go", answer(300, "text/html"), nil, "HTTP 300"},
+		{"a redirect not followed", answer(303, ""), nil, "HTTP 303"},
 		{"credentials refused", answer(401, "text/plain"), nil, "HTTP 401"},
 		{"forbidden", answer(403, ""), nil, "HTTP 403"},
 		{"a wrong path", answer(404, "text/html"), nil, "HTTP 404"},
