@@ -377,23 +377,27 @@ func TestRetryAfter(t *testing.T) {
 // TestRedirectsStayWithTheProvider: a provider's redirect is followed
 // within its origin only. net/http drops Authorization on a redirect to
 // another domain (not to another port of the same host), but never Azure's
-// api-key header, nor the texts.
+// api-key header, nor the texts. Nor is one followed that would send the
+// texts' POST again as a GET without them. A redirect refused is a client
+// error, not sent again: Go's error for it read as the network failing.
 func TestRedirectsStayWithTheProvider(t *testing.T) {
 	other, otherURL := newFake(t, ok(4))
 	for _, tt := range []struct {
-		name     string
-		to       string // where the provider's /moved/... redirects: "" is its own origin
-		followed bool
+		name    string
+		to      string // where the provider's /moved/... redirects: "" is its own origin
+		code    int
+		refused string // in the error; "" when followed
 	}{
-		{"the same origin", "", true},
-		{"another origin", strings.TrimSuffix(otherURL, "/v1"), false},
+		{"the same origin", "", http.StatusTemporaryRedirect, ""},
+		{"another origin", strings.TrimSuffix(otherURL, "/v1"), http.StatusTemporaryRedirect, "another origin"},
+		{"as a GET", "", http.StatusSeeOther, "as a GET"},
 	} {
 		for _, apiType := range []string{"openai", "azure"} {
 			t.Run(tt.name+"/"+apiType, func(t *testing.T) {
 				provider := &fakeAPI{answer: ok(4)}
 				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					if rest, moved := strings.CutPrefix(r.URL.RequestURI(), "/moved"); moved {
-						http.Redirect(w, r, tt.to+rest, http.StatusTemporaryRedirect)
+						http.Redirect(w, r, tt.to+rest, tt.code)
 						return
 					}
 					provider.ServeHTTP(w, r)
@@ -407,10 +411,12 @@ func TestRedirectsStayWithTheProvider(t *testing.T) {
 				e := NewOpenAI(OpenAIConfig{BaseURL: base, APIKey: "secret-key", APIType: apiType, Model: model, MaxRetries: -1})
 				_, err := e.Embed(t.Context(), []string{"a private text"})
 				switch {
-				case tt.followed && (err != nil || provider.calls.Load() != 1):
+				case tt.refused == "" && (err != nil || provider.calls.Load() != 1):
 					t.Errorf("Embed = %v with %d requests to the provider, want the redirect followed", err, provider.calls.Load())
-				case !tt.followed && (err == nil || !strings.Contains(err.Error(), "another origin")):
-					t.Errorf("Embed through a redirect to another origin = %v, want it refused", err)
+				case tt.refused != "" && (err == nil || !strings.Contains(err.Error(), tt.refused)):
+					t.Errorf("Embed through the redirect = %v, want it refused saying %q", err, tt.refused)
+				case tt.refused != "" && (Reason(err) != "client_error" || retryable(err) || provider.calls.Load() != 0):
+					t.Errorf("a redirect refused: reason %s, retryable %v, %d requests to the provider; want client_error, not retried, none", Reason(err), retryable(err), provider.calls.Load())
 				}
 				if n := other.calls.Load() - before; n != 0 {
 					t.Errorf("the other origin received %d requests (auth %q)", n, other.auth)

@@ -526,6 +526,11 @@ func Reason(err error) string {
 	switch {
 	case errors.Is(err, ErrBadResponse), errors.Is(err, ErrAnswerTooLarge):
 		return "bad_response"
+	case errors.Is(err, endpoint.ErrOtherOrigin), errors.Is(err, endpoint.ErrMethodChange):
+		// A redirect refused: the base URL is wrong, as for a 404,
+		// and sending again changes nothing. Go's client error for it
+		// is a net.Error, read below as the network failing.
+		return "client_error"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
 	case errors.Is(err, context.Canceled):

@@ -53,6 +53,10 @@ const MaxRedirects = 5
 // destination; the client's error wraps it.
 var ErrOtherOrigin = errors.New("redirected to another origin: refused, credentials go only to the origin configured")
 
+// ErrMethodChange is the error of a redirect SameOrigin refused because it
+// would change the request's method; the client's error wraps it.
+var ErrMethodChange = errors.New("refused; configure the address it redirects to")
+
 // SameOrigin is an http.Client CheckRedirect that follows a redirect only
 // to the scheme, host and port of the chain's first request, at most MaxRedirects
 // times. Comparing with the first request, not the last, refuses a chain
@@ -71,7 +75,7 @@ func SameOrigin(req *http.Request, via []*http.Request) error {
 	if from := via[len(via)-1].Method; req.Method != from {
 		// The address is not quoted: the service chose it, and it may
 		// carry a credential in its query.
-		return fmt.Errorf("a redirect would send the %s as a %s without its body: refused; configure the address it redirects to", from, req.Method)
+		return fmt.Errorf("a redirect would send the %s as a %s without its body: %w", from, req.Method, ErrMethodChange)
 	}
 	return nil
 }
