@@ -73,7 +73,9 @@ func addMetricsRoutes(r chi.Router, logger *slog.Logger, g prometheus.Gatherer, 
 	// A collector that fails is logged, and the rest still served: by
 	// default promhttp answered 500 and no series at all, so one broken
 	// family took every other from the operator when most needed.
-	r.With(limitScrapes(time.Now)).Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{
+	// It takes no query parameters either: "?%zz" or "?x=1" answered the
+	// whole exposition, as promhttp ignores them.
+	r.With(none, limitScrapes(time.Now)).Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelError)}))
 	r.With(none).Method(http.MethodGet, "/healthz", handleHealthz())
 	r.With(none).Method(http.MethodGet, "/readyz", handleReadyz(svc, draining))

@@ -104,6 +104,8 @@ func TestMetricsApart(t *testing.T) {
 		{metrics, "GET", "/healthz", 200, ""},
 		{metrics, "GET", "/readyz", 503, "not_ready"},
 		{metrics, "GET", "/healthz?verbose=1", 400, "unknown_parameter"},
+		{metrics, "GET", "/metrics?x=1", 400, "unknown_parameter"},
+		{metrics, "GET", "/metrics?%zz", 400, "malformed_query"},
 		{metrics, "GET", "/mcp/tool-search/status", 404, "not_found"},
 		{metrics, "POST", "/metrics", 405, "method_not_allowed"},
 		{metrics, "GET", "/heal%74hz", 200, ""},
