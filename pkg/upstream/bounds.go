@@ -311,17 +311,18 @@ const refusalPeek = 16 << 10
 // with a page, as an error of its request alone, when the answer is not
 // a JSON-RPC error: the SDK's client (v1.8.0) closes the whole session
 // over such an answer (over a page, its writes), failing every call it
-// carried, and that end was counted as the upstream failing. A proxy answers so for one request
-// (an error page for a body over its limit, a firewall's 403 or its block
-// page sent as a 200) or for a moment (a CDN's 520 to 530, a 501 or 505
-// from a gateway, a 3xx that says nowhere to go), and the session is as
-// good as before. An error from the transport fails its request only.
-// What the SDK keeps the session over passes on: a JSON-RPC error (the
-// upstream's answer), the statuses it holds transient (429, 500, 502,
-// 503, 504) and a 404 to a session, which is the upstream forgetting it.
+// carried, and that end was counted as the upstream failing. A proxy
+// answers so for one request (an error page for a body over its limit, a
+// firewall's 403 or its block page sent as a 200) or for a moment (a
+// CDN's 520 to 530, a 501 or 505 from a gateway, a 3xx that says nowhere
+// to go), and the session is as good as before. An error from the
+// transport fails its request only. What the SDK keeps the session over
+// passes on: a JSON-RPC error (the upstream's answer), the statuses it
+// holds transient (429, 500, 502, 503, 504) and a 404 to a session,
+// which is the upstream forgetting it.
 func refusedAnswer(r *http.Request, resp *http.Response) error {
 	switch code := resp.StatusCode; {
-	case page(resp) && call(r):
+	case page(resp) && wantsAnswer(r):
 		// A web page where a call's answer should be (a firewall's
 		// block page sent as a 200): the SDK read it as the session's
 		// writes failing, so that the requests after it on the session
@@ -364,9 +365,10 @@ func blip(code int) bool {
 	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
 }
 
-// call reports whether r carries a JSON-RPC request that wants an
-// answer. It reads the body again, which only a rare answer asks for.
-func call(r *http.Request) bool {
+// wantsAnswer reports whether r carries a JSON-RPC request that wants
+// an answer (not a notification). It reads the body again, which only a
+// rare answer asks for.
+func wantsAnswer(r *http.Request) bool {
 	if r.GetBody == nil {
 		return false
 	}
