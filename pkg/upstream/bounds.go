@@ -250,6 +250,9 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	if r.Method == http.MethodPost {
 		noteAnswer(r.Context(), resp, err)
+		if err == nil && t.watch != nil && blip(resp.StatusCode) && r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			t.watch.unopened()
+		}
 		if err == nil {
 			if err = refusedAnswer(r, resp); err != nil {
 				return nil, err
@@ -276,6 +279,9 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			t.watch.forgot.Store(true)
 		case session && resp.StatusCode/100 == 2:
 			t.watch.streamed.Store(true)
+			t.watch.opened()
+		case session && blip(resp.StatusCode):
+			t.watch.unopened() // its first GET: the SDK goes on without the stream
 		}
 	}
 	// A GET made under an operation's read limit resumes that call's
@@ -292,6 +298,7 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body = &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}
 		if listen && t.watch != nil && resp.StatusCode/100 == 2 {
 			resp.Body = &listenBody{ReadCloser: resp.Body, ctx: r.Context(), watch: t.watch}
+			t.watch.opened()
 		}
 	default:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: &readLimit{max: t.max}}
@@ -418,6 +425,11 @@ type sessionWatch struct {
 	cs    *mcp.ClientSession
 	ended bool
 	lost  func(*mcp.ClientSession)
+	// again reports whether a session whose stream did not open is to
+	// be made again (once an episode: ended by a stream that opens,
+	// opened), since the SDK goes on without the stream.
+	again  func() bool
+	opened func()
 	// forgot is set when the session's stream (its GET, opened again
 	// after it ended) is answered 400 or 404: the upstream restarted and
 	// forgot the session (a 400 from servers built after the TypeScript
@@ -438,6 +450,18 @@ func (w *sessionWatch) bind(cs *mcp.ClientSession) {
 	w.mu.Unlock()
 	if ended {
 		w.lost(cs)
+	}
+}
+
+// unopened is told that the session's stream did not open for a
+// moment's failure (a proxy's 502 page): the SDK went on without it, and
+// list_changed, which comes on no other, went unheard until the refresh.
+// The session is ended, as one whose stream ended is, so that the next
+// opens it; once an episode, so an upstream whose stream never opens is
+// not connected to again and again.
+func (w *sessionWatch) unopened() {
+	if w.again() {
+		w.end()
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -358,5 +359,48 @@ func TestSessionStreamBlip(t *testing.T) {
 				t.Error("the session was replaced; want it kept")
 			}
 		})
+	}
+}
+
+// TestSessionStreamUnopened: a session whose stream (its GET, or at
+// 2026-07-28 its subscriptions/listen) a proxy answered with a 502 page
+// as it opened went on without one, the SDK saying nothing, and the
+// upstream's list_changed went unheard until the refresh. Such a
+// session is made again, once an episode: one whose stream never opens
+// is not made again and again.
+func TestSessionStreamUnopened(t *testing.T) {
+	for _, p := range protocols {
+		for _, tt := range []struct {
+			name   string
+			refuse int64 // stream requests answered 502
+		}{
+			{"for a moment", 1},
+			{"always", 1 << 40},
+		} {
+			t.Run(p.name+"/"+tt.name, func(t *testing.T) {
+				f := p.fake(t, 0, 1)
+				var streams atomic.Int64 // one a session: the SDK does not ask again for a first one
+				serve := f.http.Config.Handler
+				f.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					stream := r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == "subscriptions/listen"
+					if stream && streams.Add(1) <= tt.refuse {
+						http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
+						return
+					}
+					serve.ServeHTTP(w, r)
+				})
+				m := start(t, []Config{{Name: "u", URL: f.http.URL, Refresh: time.Hour, Health: time.Hour}}, nil)
+				if tt.refuse == 1 {
+					waitFor(t, "the session's stream open", func() bool { return streams.Load() >= 2 })
+					f.add("brand_new", "A tool added at runtime.")
+					waitFor(t, "the added tool, announced", func() bool { return slices.Contains(names(m), "u/brand_new") })
+					return
+				}
+				time.Sleep(3 * time.Second)
+				if n := streams.Load(); n != 2 {
+					t.Errorf("%d sessions made in 3 s against an upstream whose stream never opens; want 2, one made again", n)
+				}
+			})
+		}
 	}
 }

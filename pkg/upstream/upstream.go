@@ -210,6 +210,9 @@ type upstream struct {
 	// upstream that is restarting, as a call does, rather than count its
 	// refusal as a failure.
 	relisten atomic.Bool
+	// unopened is set when a session was ended because its stream did
+	// not open (sessionWatch.unopened), until one opens.
+	unopened atomic.Bool
 	first    chan struct{} // closed after the first attempt, good or bad
 
 	mu      sync.Mutex
@@ -806,7 +809,11 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if protocol != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 	}
-	watch := &sessionWatch{lost: func(cs *mcp.ClientSession) { u.ended(cs, errListenEnded) }}
+	watch := &sessionWatch{
+		lost:   func(cs *mcp.ClientSession) { u.ended(cs, errListenEnded) },
+		again:  func() bool { return u.unopened.CompareAndSwap(false, true) },
+		opened: func() { u.unopened.Store(false) },
+	}
 	tr := u.transport
 	tr.watch = watch
 	httpc := &http.Client{Transport: tr, CheckRedirect: endpoint.SameOrigin}
