@@ -158,7 +158,13 @@ func page(resp *http.Response) bool {
 	if code := resp.StatusCode; code < 200 || code >= 300 || code == http.StatusAccepted || code == http.StatusNoContent {
 		return false
 	}
-	t, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	// Every answer of a call passes here: the types as the SDKs write
+	// them are known without parsing.
+	ct := resp.Header.Get("Content-Type")
+	if ct == "application/json" || ct == "text/event-stream" {
+		return false
+	}
+	t, _, _ := mime.ParseMediaType(ct)
 	return t != "application/json" && t != "text/event-stream"
 }
 
