@@ -247,10 +247,13 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	// A 2026-07-28 session's listening stream, which stands for the
+	// session stream.
+	listen := r.Header.Get("Mcp-Method") == "subscriptions/listen"
 	resp, err := t.base.RoundTrip(r)
 	if r.Method == http.MethodPost {
 		noteAnswer(r.Context(), resp, err)
-		if err == nil && t.watch != nil && blip(resp.StatusCode) && r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+		if err == nil && t.watch != nil && blip(resp.StatusCode) && listen {
 			t.watch.unopened()
 		}
 		if err == nil {
@@ -288,7 +291,7 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	// answer stream (Last-Event-ID): it is bounded, and its answer kept,
 	// as the POST's was (and paced: resumeWait). Any other GET is the
 	// session stream.
-	switch listen := r.Header.Get("Mcp-Method") == "subscriptions/listen"; {
+	switch {
 	case ok:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: lim}
 	case r.Method == http.MethodGet || listen:
