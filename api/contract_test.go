@@ -210,7 +210,8 @@ func TestFailingDependenciesMatchTheSpec(t *testing.T) {
 	}
 	now := time.Now()
 	ups := upstreams{{Name: "up", URL: "http://127.0.0.1:1/mcp", State: "failing", LastError: "connect: Unauthorized", LastErrorAt: &now,
-		NextRetry: &now, LastCallError: "Unauthorized", LastCallErrorAt: &now, CallsFailing: true, Breaker: upstream.Open, Failures: 5}}
+		NextRetry: &now, LastCallError: "Unauthorized", LastCallErrorAt: &now, CallsFailing: true, Breaker: upstream.Open, Failures: 5,
+		ListChanged: upstream.ListChangedUnknown}}
 	h := httpapi.NewServer(svc, httpapi.Options{AdminToken: "adm", Upstreams: ups})
 	failing.Store(true)
 	var last *httptest.ResponseRecorder

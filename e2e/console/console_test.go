@@ -381,8 +381,8 @@ func TestConsoleUpstreams(t *testing.T) {
 	do(t, ctx, chromedp.Navigate(url+"/console/#status"),
 		until(`[...document.querySelectorAll('#status-body tbody tr')].some(r => r.textContent.startsWith('locked'))`))
 	cells := eval[[]string](t, ctx, `[...[...document.querySelectorAll('#status-body tbody tr')].find(r => r.textContent.startsWith('locked')).cells].map(c => c.textContent)`)
-	if len(cells) != 7 || !strings.HasPrefix(cells[1], "failing") || cells[2] == "–" || !strings.Contains(cells[5], "Unauthorized") || cells[6] == "–" {
-		t.Errorf("the refusing upstream's row: %q; want failing, its breaker, the error and a next retry", cells)
+	if len(cells) != 8 || !strings.HasPrefix(cells[1], "failing") || cells[2] == "–" || !strings.Contains(cells[5], "Unauthorized") || cells[6] == "–" || cells[7] != "–" {
+		t.Errorf("the refusing upstream's row: %q; want failing, its breaker, the error, a next retry and no way its changes are seen", cells)
 	}
 	if body := text(t, ctx, "#status-body"); !strings.Contains(body, "query breaker") || strings.Contains(body, "Bearer wrong") {
 		t.Errorf("status view: %s", body)

@@ -174,6 +174,9 @@ echo "\$ curl -s .../mcp/tool-search/status   (upstreams)"
 status=$(curl -s "http://127.0.0.1:$ts_port/mcp/tool-search/status")
 echo "$status" | grep -o '"upstreams":\[.*\]'
 grep -q '"state":"connected"' <<<"$status" || fail "status does not show the upstream connected"
+# Each is the TypeScript SDK's, which offers list_changed on the session
+# stream it serves: a change shows at once.
+[ "$(grep -o '"list_changed":"heard"' <<<"$status" | wc -l)" = 3 ] || fail "status does not show every upstream's changes heard"
 passed=$((passed + 1))
 
 echo

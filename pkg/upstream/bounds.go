@@ -282,7 +282,7 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			t.watch.forgot.Store(true)
 		case session && resp.StatusCode/100 == 2:
 			t.watch.streamed.Store(true)
-			t.watch.opened()
+			t.watch.open()
 		case session && blip(resp.StatusCode):
 			t.watch.unopened() // its first GET: the SDK goes on without the stream
 		}
@@ -298,10 +298,14 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		// The session stream, or a 2026-07-28 session's listening stream,
 		// which stands for it: its events are bounded one by one
 		// (MaxEventSize) and paced, its length is the session's.
-		resp.Body = &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}
-		if listen && t.watch != nil && resp.StatusCode/100 == 2 {
-			resp.Body = &listenBody{ReadCloser: resp.Body, ctx: r.Context(), watch: t.watch}
-			t.watch.opened()
+		paced := &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}
+		resp.Body = paced
+		if t.watch != nil && resp.StatusCode/100 == 2 {
+			paced.watch = t.watch
+			if listen {
+				resp.Body = &listenBody{ReadCloser: resp.Body, ctx: r.Context(), watch: t.watch}
+				t.watch.open()
+			}
 		}
 	default:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: &readLimit{max: t.max}}
@@ -442,6 +446,16 @@ type sessionWatch struct {
 	// streamed is set once the session stream has been answered: a GET
 	// for it after that opens it again.
 	streamed atomic.Bool
+	// listening is set while the session's stream (its GET, or at
+	// 2026-07-28 its listening stream) is open: list_changed comes on no
+	// other (Status.ListChanged).
+	listening atomic.Bool
+}
+
+// open is told that the session's stream opened.
+func (w *sessionWatch) open() {
+	w.listening.Store(true)
+	w.opened()
 }
 
 // bind names the session the stream belongs to, once it is made: the
@@ -510,17 +524,22 @@ func (b *listenBody) ended() {
 	}
 }
 
-// pacedBody reads a session stream no faster than its limiter allows.
+// pacedBody reads a session stream no faster than its limiter allows,
+// and tells its watch, if any, when the stream ends.
 type pacedBody struct {
 	io.ReadCloser
-	ctx context.Context
-	lim *rate.Limiter
+	ctx   context.Context
+	lim   *rate.Limiter
+	watch *sessionWatch
 }
 
 func (b *pacedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p[:min(len(p), b.lim.Burst())])
 	if werr := b.lim.WaitN(b.ctx, n); werr != nil {
-		return 0, werr // the session is closing
+		err, n = werr, 0 // the session is closing
+	}
+	if err != nil && b.watch != nil {
+		b.watch.listening.Store(false)
 	}
 	return n, err
 }

@@ -15,6 +15,9 @@ var (
 		"1 while the upstream's last tools/list or call succeeded (state connected), else 0.", []string{"upstream"}, nil)
 	breakerDesc = prometheus.NewDesc("toolsearch_upstream_breaker",
 		"The upstream's circuit breaker: 1 for its current state (closed, open, half-open), 0 for the others.", []string{"upstream", "state"}, nil)
+	listChangedDesc = prometheus.NewDesc("toolsearch_upstream_list_changed",
+		"How the upstream's tool changes reach toolsearch: 1 for the current way (heard: at once; no_stream, not_offered: at the next refresh; unknown: no session), 0 for the others.",
+		[]string{"upstream", "state"}, nil)
 	toolsDesc = prometheus.NewDesc("toolsearch_upstream_tools",
 		"Tools the upstream offers, from its last good listing.", []string{"upstream"}, nil)
 	staleDesc = prometheus.NewDesc("toolsearch_upstream_stale",
@@ -42,9 +45,11 @@ var (
 		"1 while the latest call to the upstream that said anything of its health failed in transport.", []string{"upstream"}, nil)
 )
 
+var listChangedStates = []string{ListChangedHeard, ListChangedNoStream, ListChangedNotOffered, ListChangedUnknown}
+
 // Describe implements prometheus.Collector.
 func (m *Manager) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc, callsFailingDesc, resumesDesc, redialsDesc, sessionsLostDesc, certExpiryDesc} {
+	for _, d := range []*prometheus.Desc{upDesc, breakerDesc, listChangedDesc, toolsDesc, staleDesc, lastSuccessDesc, listsDesc, callsDesc, callsFailingDesc, resumesDesc, redialsDesc, sessionsLostDesc, certExpiryDesc} {
 		ch <- d
 	}
 }
@@ -65,6 +70,9 @@ func (m *Manager) Collect(ch chan<- prometheus.Metric) {
 		gauge(upDesc, flag(st.State == "connected"), st.Name)
 		for _, state := range []string{Closed, Open, HalfOpen} {
 			gauge(breakerDesc, flag(st.Breaker == state), st.Name, state)
+		}
+		for _, state := range listChangedStates {
+			gauge(listChangedDesc, flag(st.ListChanged == state), st.Name, state)
 		}
 		gauge(toolsDesc, float64(st.Tools), st.Name)
 		gauge(staleDesc, flag(st.Stale), st.Name)

@@ -40,7 +40,12 @@ import (
 
 // Defaults for Config's zero values.
 const (
-	DefaultRefresh         = 5 * time.Minute
+	DefaultRefresh = 5 * time.Minute
+	// DefaultUnheardRefresh is the refresh, when none is set, of an
+	// upstream whose list changes toolsearch cannot hear (ListChanged
+	// other than ListChangedHeard): its tools added or changed showed only
+	// at the next 5-minute refresh, and status did not say why.
+	DefaultUnheardRefresh  = 30 * time.Second
 	DefaultBreakerFailures = 2
 	DefaultBreakerCooldown = 30 * time.Second
 	DefaultTimeout         = 15 * time.Second
@@ -141,7 +146,28 @@ type Status struct {
 	// Clipped counts this upstream's tools whose description or schemas
 	// were over the bounds and were clipped (see the catalog's warnings).
 	Clipped int `json:"clipped_tools"`
+	// ListChanged is how the upstream's changes to its tools reach
+	// toolsearch: one of the ListChanged constants.
+	ListChanged string `json:"list_changed"`
 }
+
+// How an upstream's tool changes reach toolsearch (Status.ListChanged).
+// Only a heard upstream's changes show at once; the others' at the next
+// refresh, DefaultUnheardRefresh when none is set.
+const (
+	// ListChangedHeard: the upstream offers notifications/tools/list_changed
+	// and its session has the stream that carries them open.
+	ListChangedHeard = "heard"
+	// ListChangedNoStream: it offers them, but its session has no stream
+	// to carry them: the upstream, or a proxy or gateway before it,
+	// refused or failed the stream (a GET answered 405, say).
+	ListChangedNoStream = "no_stream"
+	// ListChangedNotOffered: its capabilities declare no tools.listChanged.
+	ListChangedNotOffered = "not_offered"
+	// ListChangedUnknown: there is no session to tell by (connecting,
+	// failing).
+	ListChangedUnknown = "unknown"
+)
 
 // Options configure a Manager. Zero values are the documented defaults.
 type Options struct {
@@ -165,6 +191,8 @@ type Options struct {
 	// probe and probeMax pace a failing upstream's listings: probeInterval
 	// and maxProbeGap when 0 (tests shorten them).
 	probe, probeMax time.Duration
+	// unheard is DefaultUnheardRefresh when 0 (tests shorten it).
+	unheard time.Duration
 }
 
 // InstanceHeader carries Options.Instance.
@@ -214,9 +242,13 @@ type upstream struct {
 	// not open (sessionWatch.unopened), until one opens.
 	unopened atomic.Bool
 	first    chan struct{} // closed after the first attempt, good or bad
+	// unheard is the refresh while the upstream's list changes are not
+	// heard (Status.ListChanged).
+	unheard time.Duration
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
+	watch   *sessionWatch // session's
 	// protocol is the version the last session negotiated, when older than
 	// the SDK's latest and the session has an id: the next connect asks
 	// initialize alone with it, rather than server/discover first (one
@@ -276,6 +308,9 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 	if opts.probeMax <= 0 {
 		opts.probeMax = maxProbeGap
 	}
+	if opts.unheard <= 0 {
+		opts.unheard = DefaultUnheardRefresh
+	}
 	conns := http.DefaultTransport.(*http.Transport).Clone()
 	conns.IdleConnTimeout = opts.idle
 	m := &Manager{byName: map[string]*upstream{}, onChange: opts.OnChange, logger: opts.Logger.With("component", "upstream"), now: time.Now, instance: opts.Instance,
@@ -319,8 +354,9 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		if c.Health == 0 {
 			c.Health = DefaultHealth
 		}
+		unheard := c.Refresh // an operator's refresh stands as set
 		if c.Refresh <= 0 {
-			c.Refresh = DefaultRefresh
+			c.Refresh, unheard = DefaultRefresh, min(opts.unheard, DefaultRefresh)
 		}
 		if c.BreakerFailures <= 0 {
 			c.BreakerFailures = DefaultBreakerFailures
@@ -338,7 +374,7 @@ func New(cfgs []Config, opts Options) (*Manager, error) {
 		u := &upstream{cfg: c, secrets: secrets, maxEvent: int(m.maxRead), changed: make(chan struct{}, 1), check: make(chan ending, 1), asked: rate.NewLimiter(rate.Every(listGap), listBurst), asks: rate.NewLimiter(asksRate, asksBurst), onCalls: map[*callOn]struct{}{}, first: make(chan struct{}), state: "connecting",
 			lists: map[string]uint64{}, calls: map[string]uint64{}, br: breaker.New(c.BreakerFailures, firstCooldown, c.BreakerCooldown),
 			progress: map[string]func(context.Context, *mcp.ProgressNotificationParams){},
-			streams:  &streamCounts{}, tls: tlsClient}
+			streams:  &streamCounts{}, tls: tlsClient, unheard: unheard}
 		u.transport = transport{headers: c.Headers, base: base, max: m.maxRead, instance: opts.Instance,
 			streams: rate.NewLimiter(rate.Every(streamReopenEvery), streamReopenBurst), counts: u.streams}
 		u.client = mcp.NewClient(clientInfo, &mcp.ClientOptions{
@@ -441,7 +477,7 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 		if ctx.Err() != nil {
 			return
 		}
-		next := u.cfg.Refresh
+		next := u.refresh()
 		if err == nil {
 			pace.succeeded()
 			warned = false
@@ -462,21 +498,32 @@ func (m *Manager) loop(ctx context.Context, u *upstream) {
 		if changed && m.onChange != nil {
 			m.onChange()
 		}
-		if !m.wait(ctx, u, next) {
+		if !m.wait(ctx, u, next, err == nil) {
 			return
 		}
 	}
 }
 
 // wait returns after d, or sooner when u is poked or its session stops
-// answering pings; false once ctx is done.
-func (m *Manager) wait(ctx context.Context, u *upstream, d time.Duration) bool {
+// answering pings, or, after a good listing (listed), when the changes
+// that d counted on hearing are no longer heard; false once ctx is done.
+func (m *Manager) wait(ctx context.Context, u *upstream, d time.Duration, listed bool) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	health := time.NewTicker(u.cfg.Health)
 	defer health.Stop()
+	var unheard <-chan time.Time
+	if listed && d > u.unheard {
+		tick := time.NewTicker(u.unheard)
+		defer tick.Stop()
+		unheard = tick.C
+	}
 	for {
 		select {
+		case <-unheard:
+			if !u.heard() {
+				return true // the stream that carried them ended, and was not given again
+			}
 		case <-ctx.Done():
 			return false
 		case <-u.changed:
@@ -844,7 +891,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		go cs.Close()
 		return u.connect(ctx)
 	}
-	u.session = cs
+	u.session, u.watch = cs, watch
 	u.mu.Unlock()
 	watch.bind(cs)
 	go func() {
@@ -1042,7 +1089,7 @@ func (m *Manager) Status() []Status {
 		st := Status{Name: u.cfg.Name, URL: redact.URL(u.cfg.URL), State: u.state, Tools: len(u.tools), Stale: u.stale,
 			LastSuccess: timePtr(u.lastSuccess), LastError: u.lastErr, LastErrorAt: timePtr(u.lastErrAt), NextRetry: timePtr(u.nextListing),
 			CallsFailing: u.callsFailing, LastCallError: u.lastCallErr, LastCallErrorAt: timePtr(u.lastCallErrAt),
-			Breaker: u.br.State(now), Failures: u.br.Failures()}
+			Breaker: u.br.State(now), Failures: u.br.Failures(), ListChanged: u.listChanged()}
 		for _, t := range u.tools {
 			if catalog.Clipped(t) {
 				st.Clipped++
@@ -1052,6 +1099,38 @@ func (m *Manager) Status() []Status {
 		out = append(out, st)
 	}
 	return out
+}
+
+// listChanged is how u's tool changes reach toolsearch now
+// (Status.ListChanged). u.mu is held.
+func (u *upstream) listChanged() string {
+	if u.session == nil {
+		return ListChangedUnknown
+	}
+	r := u.session.InitializeResult()
+	switch {
+	case r == nil || r.Capabilities == nil || r.Capabilities.Tools == nil || !r.Capabilities.Tools.ListChanged:
+		return ListChangedNotOffered
+	case !u.watch.listening.Load():
+		return ListChangedNoStream
+	}
+	return ListChangedHeard
+}
+
+// refresh is how long u's listing stands before the next: an upstream
+// whose changes are not heard is listed more often, unless the operator
+// set its refresh.
+func (u *upstream) refresh() time.Duration {
+	if u.heard() {
+		return u.cfg.Refresh
+	}
+	return u.unheard
+}
+
+func (u *upstream) heard() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.listChanged() == ListChangedHeard
 }
 
 // ErrUnavailable is returned by Call when the upstream's breaker is open or

@@ -201,12 +201,14 @@ function renderStatus(st, mine) {
     body.push(el('p', {class: 'muted'}, summary ? 'Upstream names and states need the admin token.' : 'No live upstreams: tools come from catalog files.'));
   } else {
     const stateKind = {connected: 'ok', connecting: 'warn', failing: 'bad'};
+    // How its tool changes reach the service (status list_changed).
+    const changes = {heard: 'at once', no_stream: 'at each refresh: no stream', not_offered: 'at each refresh: not offered'};
     body.push(el('div', {class: 'scroll'}, el('table', {},
-      el('thead', {}, el('tr', {}, ['server', 'state', 'breaker', 'tools', 'last success', 'last error', 'next retry'].map((h) => el('th', {scope: 'col'}, h)))),
+      el('thead', {}, el('tr', {}, ['server', 'state', 'breaker', 'tools', 'last success', 'last error', 'next retry', 'changes seen'].map((h) => el('th', {scope: 'col'}, h)))),
       el('tbody', {}, ups.map((u) => el('tr', {},
         el('td', {}, u.name), el('td', {}, badge(u.state + (u.stale ? ' (stale)' : ''), stateKind[u.state] || 'info')),
         el('td', {}, u.breaker || '–'), el('td', {class: 'num'}, String(u.tools)),
-        el('td', {}, when(u.last_success)), el('td', {}, u.last_error || '–'), el('td', {}, when(u.next_retry_at))))))));
+        el('td', {}, when(u.last_success)), el('td', {}, u.last_error || '–'), el('td', {}, when(u.next_retry_at)), el('td', {}, changes[u.list_changed] || '–')))))));
   }
   $('status-body').replaceChildren(...body);
 }
