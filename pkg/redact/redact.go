@@ -48,9 +48,11 @@ var keyLike = regexp.MustCompile(`\b(sk|pk|rk|key)-[A-Za-z0-9_*\-]{6,}`)
 // be echoed in (as is, the token of a "Scheme token" value such as "Bearer
 // abc123", URL-escaped, base64 alone or in a Basic credential, and any run
 // of minRun or more of its characters, which catches a key echoed without
-// its "sk-" prefix or cut short), and anything shaped like an API key.
-// Secrets under 4 bytes are ignored: they would match by chance.
+// its "sk-" prefix or cut short), anything shaped like an API key, and the
+// user info, query and fragment of any URL (urls). Secrets under 4 bytes
+// are ignored: they would match by chance.
 func Text(msg string, secrets ...string) string {
+	msg = urls(msg)
 	for _, s := range secrets {
 		for _, form := range forms(s) {
 			if len(form) >= 4 {
@@ -65,6 +67,41 @@ func Text(msg string, secrets ...string) string {
 		}
 	}
 	return keyLike.ReplaceAllString(msg, "[redacted]")
+}
+
+// aURL is a URL as error texts quote it: net/http's `Post "URL": …`.
+var aURL = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>` + "`" + `]+`)
+
+// urls replaces the user info, query and fragment of every URL in msg
+// with a mark: Go's url.Error quotes the URL a request went to, which is
+// not only the configured one (whose query and user info are given as
+// secrets) but also where a redirect sent it, and a signed redirect's
+// query carries a credential (X-Amz-Signature=…) that a caller of the
+// upstream's tools was shown.
+func urls(msg string) string {
+	if !strings.Contains(msg, "://") {
+		return msg
+	}
+	return aURL.ReplaceAllStringFunc(msg, func(u string) string {
+		scheme, rest, _ := strings.Cut(u, "://")
+		authority, path := rest, ""
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			authority, path = rest[:i], rest[i:]
+		}
+		var b strings.Builder
+		b.WriteString(scheme + "://")
+		if at := strings.LastIndex(authority, "@"); at >= 0 {
+			b.WriteString("[redacted]@")
+			authority = authority[at+1:]
+		}
+		b.WriteString(authority)
+		if i := strings.IndexAny(path, "?#"); i >= 0 {
+			b.WriteString(path[:i] + "?[redacted]")
+		} else {
+			b.WriteString(path)
+		}
+		return b.String()
+	})
 }
 
 // forms are the encodings a secret takes in URLs, headers and bodies.

@@ -33,6 +33,27 @@ func TestText(t *testing.T) {
 	}
 }
 
+// TestTextURLs: a URL in a message loses its user info, query and
+// fragment whoever wrote it (a redirect's Location among them), and
+// keeps the rest, which says where the request went.
+func TestTextURLs(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`Post "http://127.0.0.1:8/mcp/signed?X-Amz-Signature=abc123def456": answered 403 Forbidden`,
+			`Post "http://127.0.0.1:8/mcp/signed?[redacted]": answered 403 Forbidden`},
+		{`Get "https://user:***@host/v1/x#access_token=t0k3n": EOF`, `Get "https://[redacted]@host/v1/x?[redacted]": EOF`},
+		{"dial postgres://app:pw@db:5432/learn?sslmode=disable failed", "dial postgres://[redacted]@db:5432/learn?[redacted] failed"},
+		{"https://host?key=x and https://other/path", "https://host?[redacted] and https://other/path"},
+		{`<a href='https://host/p?sig=1'>`, `<a href='https://host/p?[redacted]'>`},
+		{"see https://example.com/docs/errors#429 or http://h:80/mcp", "see https://example.com/docs/errors?[redacted] or http://h:80/mcp"},
+		{"no URL here: a?b=c, mailto:x@y", "no URL here: a?b=c, mailto:x@y"},
+	}
+	for _, tt := range tests {
+		if got := Text(tt.in); got != tt.want {
+			t.Errorf("Text(%q)\n = %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 // TestTextEveryForm: a provider or upstream may echo a key in any form;
 // none may survive.
 func TestTextEveryForm(t *testing.T) {

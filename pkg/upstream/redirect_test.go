@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -62,4 +64,42 @@ func TestRedirectsStayWithTheUpstream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedirectQueryNotShown: a call redirected within the upstream's
+// origin to a signed address that then refuses it fails naming where it
+// went, but not the signature in that address's query: Go's error quotes
+// the whole URL, and the caller of call_tool was shown it.
+func TestRedirectQueryNotShown(t *testing.T) {
+	const signature = "X-Amz-Signature=5f2b8c0e9d1a4c6b"
+	fake := newFake(t, 0, 1).http.Config.Handler
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/signed":
+			http.Error(w, "<html>403 Forbidden</html>", http.StatusForbidden)
+		case r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "tools/call",
+			r.Method == http.MethodPost && strings.Contains(peek(r), `"tools/call"`):
+			http.Redirect(w, r, "/signed?"+signature, http.StatusTemporaryRedirect)
+		default:
+			fake.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(front.Close)
+	m := start(t, []Config{{Name: "u", URL: front.URL + "/mcp", Refresh: time.Hour, Timeout: 2 * time.Second}}, nil)
+	_, err := m.Call(t.Context(), "u", "tool_0", nil, CallOptions{})
+	if err == nil || !strings.Contains(err.Error(), "403") || !strings.Contains(err.Error(), "/signed") {
+		t.Fatalf("Call = %v; want the refusal, naming where the redirect went", err)
+	}
+	for _, where := range []string{err.Error(), m.Status()[0].LastCallError, m.Status()[0].LastError} {
+		if strings.Contains(where, "5f2b8c0e") {
+			t.Errorf("the redirect's signature is shown: %q", where)
+		}
+	}
+}
+
+// peek reads r's body and puts it back.
+func peek(r *http.Request) string {
+	b, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return string(b)
 }
