@@ -247,6 +247,16 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	if r.Method == http.MethodGet && !ok && t.watch != nil && t.watch.held.Load() {
+		// The upstream could not hold this session's stream open
+		// (sessionWatch.atOnce): the SDK, which asks for it again and
+		// ends the session, and every call it carries, when it cannot
+		// have it, gets one that stays silent until the session closes,
+		// and no request is sent. Made again each time, sessions (and
+		// listings) came one every few seconds for as long as the
+		// upstream served.
+		return silentStream(r), nil
+	}
 	// A 2026-07-28 session's listening stream, which stands for the
 	// session stream.
 	listen := r.Header.Get("Mcp-Method") == "subscriptions/listen"
@@ -282,7 +292,6 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			t.watch.forgot.Store(true)
 		case session && resp.StatusCode/100 == 2:
 			t.watch.streamed.Store(true)
-			t.watch.open()
 		case session && blip(resp.StatusCode):
 			t.watch.unopened() // its first GET: the SDK goes on without the stream
 		}
@@ -300,12 +309,12 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		// (MaxEventSize) and paced, its length is the session's.
 		paced := &pacedBody{ReadCloser: resp.Body, ctx: r.Context(), lim: rate.NewLimiter(streamRate, streamBurst)}
 		resp.Body = paced
-		if t.watch != nil && resp.StatusCode/100 == 2 {
-			paced.watch = t.watch
-			if listen {
-				resp.Body = &listenBody{ReadCloser: resp.Body, ctx: r.Context(), watch: t.watch}
-				t.watch.open()
-			}
+		// Only an event stream is one: a JSON answer to the listening
+		// request is its refusal (method not found), which ended the
+		// session as if its stream had been cut, two sessions a second.
+		if t.watch != nil && resp.StatusCode/100 == 2 && eventStream(resp) {
+			paced.watch, paced.listen = t.watch, listen
+			t.watch.open()
 		}
 	default:
 		resp.Body = &limitedBody{ReadCloser: resp.Body, lim: &readLimit{max: t.max}}
@@ -437,6 +446,11 @@ type sessionWatch struct {
 	// opened), since the SDK goes on without the stream.
 	again  func() bool
 	opened func()
+	// atOnce counts a stream that ended as soon as it opened, and
+	// reports whether they have, one after another, too often to ask
+	// for one again (briefStreams; the count is ended by a stream that
+	// stays open, opened).
+	atOnce func() bool
 	// forgot is set when the session's stream (its GET, opened again
 	// after it ended) is answered 400 or 404: the upstream restarted and
 	// forgot the session (a 400 from servers built after the TypeScript
@@ -450,12 +464,55 @@ type sessionWatch struct {
 	// 2026-07-28 its listening stream) is open: list_changed comes on no
 	// other (Status.ListChanged).
 	listening atomic.Bool
+	// openedAt is when the stream last opened (Unix nanoseconds), and
+	// opens counts its openings, so that a timer knows its own.
+	openedAt, opens atomic.Int64
+	// held is set when the upstream's streams have ended at once too
+	// often (atOnce): the session goes on without one, and the SDK's
+	// asks for it again are answered with a silent one (silentStream).
+	held atomic.Bool
 }
 
-// open is told that the session's stream opened.
+// A session's stream must stay open briefStream to count as one. An
+// upstream (or a proxy) that ends it at once, briefStreams times in a
+// row, cannot hold it: asking again, or making the session again (which
+// lists every tool), looped, one to two sessions a second for as long
+// as the upstream served. A stream cut at once now and then (a proxy
+// restarting) is asked for again as before.
+const (
+	briefStream  = time.Second
+	briefStreams = 2
+)
+
+// open is told that the session's stream opened. Once it has stayed open
+// for briefStream, the episode of streams that would not open is over.
 func (w *sessionWatch) open() {
+	w.openedAt.Store(time.Now().UnixNano())
+	n := w.opens.Add(1)
 	w.listening.Store(true)
-	w.opened()
+	time.AfterFunc(briefStream, func() {
+		if w.opens.Load() == n && w.listening.Load() {
+			w.opened()
+		}
+	})
+}
+
+// closed is told that the session's stream ended, not by the session's
+// own close; listen says it was a 2026-07-28 listening stream, read that
+// it carried something.
+func (w *sessionWatch) closed(listen, read bool) {
+	w.listening.Store(false)
+	switch {
+	case listen && !read:
+		// An upstream that cannot listen answers at once, with an empty
+		// stream: the session goes on without one.
+	case time.Since(time.Unix(0, w.openedAt.Load())) < briefStream && w.atOnce():
+		w.held.Store(true)
+	case listen:
+		// The SDK neither opens it again nor says it ended: the next
+		// session opens it.
+		w.end()
+	}
 }
 
 // bind names the session the stream belongs to, once it is made: the
@@ -492,45 +549,18 @@ func (w *sessionWatch) end() {
 	}
 }
 
-// listenBody tells its watch when the listening stream ends, by the
-// upstream's doing: not when the session's own close cancels it, and
-// not before the stream carried anything (an upstream that cannot
-// listen answers at once, and would be asked again and again).
-type listenBody struct {
-	io.ReadCloser
-	ctx   context.Context
-	watch *sessionWatch
-	read  bool
-}
-
-func (b *listenBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.read = b.read || n > 0
-	if err != nil {
-		b.ended()
-	}
-	return n, err
-}
-
-// Close is an end too: the SDK stops reading a stream it cannot decode.
-func (b *listenBody) Close() error {
-	b.ended()
-	return b.ReadCloser.Close()
-}
-
-func (b *listenBody) ended() {
-	if b.read && b.ctx.Err() == nil {
-		b.watch.end()
-	}
-}
-
-// pacedBody reads a session stream no faster than its limiter allows,
-// and tells its watch, if any, when the stream ends.
+// pacedBody reads a session stream no faster than its limiter allows
+// and, if it has a watch, tells it when the stream ends by the
+// upstream's doing (or the network's): not when the session's own close
+// cancels it.
 type pacedBody struct {
 	io.ReadCloser
-	ctx   context.Context
-	lim   *rate.Limiter
-	watch *sessionWatch
+	ctx    context.Context
+	lim    *rate.Limiter
+	watch  *sessionWatch
+	listen bool        // a 2026-07-28 listening stream
+	read   atomic.Bool // it carried something
+	ended  atomic.Bool
 }
 
 func (b *pacedBody) Read(p []byte) (int, error) {
@@ -538,8 +568,56 @@ func (b *pacedBody) Read(p []byte) (int, error) {
 	if werr := b.lim.WaitN(b.ctx, n); werr != nil {
 		err, n = werr, 0 // the session is closing
 	}
-	if err != nil && b.watch != nil {
-		b.watch.listening.Store(false)
+	if n > 0 {
+		b.read.Store(true)
+	}
+	if err != nil {
+		b.end()
 	}
 	return n, err
+}
+
+// Close is an end too: the SDK stops reading a stream it cannot decode.
+func (b *pacedBody) Close() error {
+	b.end()
+	return b.ReadCloser.Close()
+}
+
+func (b *pacedBody) end() {
+	if b.watch == nil || !b.ended.CompareAndSwap(false, true) {
+		return
+	}
+	if b.ctx.Err() != nil {
+		b.watch.listening.Store(false)
+		return
+	}
+	b.watch.closed(b.listen, b.read.Load())
+}
+
+// silentStream is an answer to r that is an event stream carrying
+// nothing, until r's context ends or the answer is closed.
+func silentStream(r *http.Request) *http.Response {
+	body := &silentBody{ctx: r.Context(), closed: make(chan struct{})}
+	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body, ContentLength: -1, Request: r}
+}
+
+type silentBody struct {
+	ctx    context.Context
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *silentBody) Read([]byte) (int, error) {
+	select {
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
+	case <-b.closed:
+		return 0, io.EOF
+	}
+}
+
+func (b *silentBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
 }

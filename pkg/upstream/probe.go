@@ -168,6 +168,16 @@ func page(resp *http.Response) bool {
 	return t != "application/json" && t != "text/event-stream"
 }
 
+// eventStream reports whether an answer is an event stream.
+func eventStream(resp *http.Response) bool {
+	ct := resp.Header.Get("Content-Type")
+	if ct == "text/event-stream" {
+		return true
+	}
+	t, _, _ := mime.ParseMediaType(ct)
+	return t == "text/event-stream"
+}
+
 // mediaType quotes an answer's media type for an error message.
 func mediaType(resp *http.Response) string {
 	t, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))

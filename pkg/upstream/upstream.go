@@ -241,7 +241,10 @@ type upstream struct {
 	// unopened is set when a session was ended because its stream did
 	// not open (sessionWatch.unopened), until one opens.
 	unopened atomic.Bool
-	first    chan struct{} // closed after the first attempt, good or bad
+	// briefs counts the streams that ended at once, one after another
+	// (sessionWatch.atOnce).
+	briefs atomic.Int32
+	first  chan struct{} // closed after the first attempt, good or bad
 	// unheard is the refresh while the upstream's list changes are not
 	// heard (Status.ListChanged).
 	unheard time.Duration
@@ -859,7 +862,8 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	watch := &sessionWatch{
 		lost:   func(cs *mcp.ClientSession) { u.ended(cs, errListenEnded) },
 		again:  func() bool { return u.unopened.CompareAndSwap(false, true) },
-		opened: func() { u.unopened.Store(false) },
+		opened: func() { u.unopened.Store(false); u.briefs.Store(0) },
+		atOnce: func() bool { return u.briefs.Add(1) > briefStreams },
 	}
 	tr := u.transport
 	tr.watch = watch
