@@ -260,7 +260,16 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	// A 2026-07-28 session's listening stream, which stands for the
 	// session stream.
 	listen := r.Header.Get("Mcp-Method") == "subscriptions/listen"
-	resp, err := t.base.RoundTrip(r)
+	var resp *http.Response
+	var err error
+	if t.watch != nil && !ok && ((r.Method == http.MethodGet && !t.watch.streamed.Load()) || listen) {
+		resp, err = t.opening(r)
+	} else {
+		resp, err = t.base.RoundTrip(r)
+	}
+	if err == nil && silent(resp) {
+		return resp, nil // no stream: nothing to read of it
+	}
 	if r.Method == http.MethodPost {
 		noteAnswer(r.Context(), resp, err)
 		if err == nil && t.watch != nil && blip(resp.StatusCode) && listen {
@@ -594,12 +603,73 @@ func (b *pacedBody) end() {
 	b.watch.closed(b.listen, b.read.Load())
 }
 
+// streamHeaders bounds how long a session's stream may take to be
+// answered as it opens.
+const streamHeaders = 2 * time.Second
+
+// opening sends the request that opens a session's stream (its first
+// GET, or a 2026-07-28 subscriptions/listen). The SDK's Connect waits
+// for its answer: a proxy that holds an event stream's headers until
+// its body is done, or an upstream that sends none before its first
+// event, kept toolsearch from connecting at all ("connect: context
+// deadline exceeded", every tool gone). Past streamHeaders the request
+// is given up and the SDK answered with a silent stream: the session
+// goes on without one (ListChangedNoStream).
+func (t transport) opening(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(r.Context())
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := t.base.RoundTrip(r.WithContext(ctx))
+		done <- answer{resp, err}
+	}()
+	timer := time.NewTimer(streamHeaders)
+	defer timer.Stop()
+	select {
+	case a := <-done:
+		if a.err != nil {
+			cancel()
+			return nil, a.err
+		}
+		a.resp.Body = &cancelBody{ReadCloser: a.resp.Body, cancel: cancel}
+		return a.resp, nil
+	case <-timer.C:
+		cancel()
+		go func() {
+			if a := <-done; a.err == nil {
+				a.resp.Body.Close()
+			}
+		}()
+		return silentStream(r), nil
+	}
+}
+
+// cancelBody ends its request's context once closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
 // silentStream is an answer to r that is an event stream carrying
 // nothing, until r's context ends or the answer is closed.
 func silentStream(r *http.Request) *http.Response {
 	body := &silentBody{ctx: r.Context(), closed: make(chan struct{})}
 	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body, ContentLength: -1, Request: r}
+}
+
+func silent(resp *http.Response) bool {
+	_, ok := resp.Body.(*silentBody)
+	return ok
 }
 
 type silentBody struct {

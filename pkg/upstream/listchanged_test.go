@@ -29,6 +29,9 @@ const (
 	cut
 	atOnce // an event stream that ends as soon as it opens, having carried a comment
 	asJSON // a JSON-RPC error, "method not found", not a stream
+	// held: no answer at all, as from a proxy that holds an event
+	// stream's headers until its body is done
+	held
 )
 
 // TestListChangedHeard checks that status says whether an upstream's
@@ -58,6 +61,7 @@ func TestListChangedHeard(t *testing.T) {
 			// The cap, and one the SDK asks for before its session ends.
 			{name: "stream ends at once", streams: atOnce, want: ListChangedNoStream, mostStreams: briefStreams + 2},
 			{name: "stream answered with an error", streams: asJSON, want: ListChangedNoStream, mostStreams: 1},
+			{name: "stream not answered", streams: held, want: ListChangedNoStream, moreListing: true},
 			{name: "not offered", unoffered: true, want: ListChangedNotOffered, moreListing: true},
 		} {
 			t.Run(p.name+"/"+tt.name, func(t *testing.T) {
@@ -86,7 +90,7 @@ func TestListChangedHeard(t *testing.T) {
 							ctx, cancel := context.WithTimeout(r.Context(), briefStream*3/2)
 							defer cancel()
 							r = r.WithContext(ctx)
-						case tt.streams == cut && r.Method == http.MethodGet:
+						case tt.streams == held || (tt.streams == cut && r.Method == http.MethodGet):
 							<-r.Context().Done()
 							return
 						case tt.streams == refused || tt.streams == cut:
