@@ -473,9 +473,11 @@ type sessionWatch struct {
 	// 2026-07-28 its listening stream) is open: list_changed comes on no
 	// other (Status.ListChanged).
 	listening atomic.Bool
-	// openedAt is when the stream last opened (Unix nanoseconds), and
-	// opens counts its openings, so that a timer knows its own.
-	openedAt, opens atomic.Int64
+	// lasted is set once the stream last opened has stayed open for
+	// briefStream; opens counts its openings, so that a timer knows its
+	// own.
+	lasted atomic.Bool
+	opens  atomic.Int64
 	// held is set when the upstream's streams have ended at once too
 	// often (atOnce): the session goes on without one, and the SDK's
 	// asks for it again are answered with a silent one (silentStream).
@@ -496,11 +498,12 @@ const (
 // open is told that the session's stream opened. Once it has stayed open
 // for briefStream, the episode of streams that would not open is over.
 func (w *sessionWatch) open() {
-	w.openedAt.Store(time.Now().UnixNano())
 	n := w.opens.Add(1)
+	w.lasted.Store(false)
 	w.listening.Store(true)
 	time.AfterFunc(briefStream, func() {
 		if w.opens.Load() == n && w.listening.Load() {
+			w.lasted.Store(true)
 			w.opened()
 		}
 	})
@@ -515,7 +518,7 @@ func (w *sessionWatch) closed(listen, read bool) {
 	case listen && !read:
 		// An upstream that cannot listen answers at once, with an empty
 		// stream: the session goes on without one.
-	case time.Since(time.Unix(0, w.openedAt.Load())) < briefStream && w.atOnce():
+	case !w.lasted.Load() && w.atOnce():
 		w.held.Store(true)
 	case listen:
 		// The SDK neither opens it again nor says it ended: the next
