@@ -150,30 +150,107 @@ func TestResponsesMatchTheSpec(t *testing.T) {
 			if tt.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tt.token)
 			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != tt.status {
-				t.Fatalf("status %d, want %d: %s", rec.Code, tt.status, rec.Body)
-			}
-			resp := rec.Result()
-			resp.Request = req
-			if rec.Code == http.StatusMethodNotAllowed {
-				// The spec has no operation for a method a path does not
-				// serve; check the error shape directly.
-				if !strings.HasPrefix(rec.Body.String(), `{"error":{"code":"method_not_allowed"`) || resp.Header.Get("Allow") == "" {
-					t.Errorf("405 = %s (Allow %q)", rec.Body, resp.Header.Get("Allow"))
-				}
-				return
-			}
-			req2 := httptest.NewRequest(tt.method, "http://localhost:8080"+tt.path, strings.NewReader(tt.body))
-			req2.Header = req.Header.Clone()
-			if ok, errs := v.ValidateHttpResponse(req2, resp); !ok {
-				for _, e := range errs {
-					t.Errorf("response does not match the spec: %s: %s (%v)", e.Message, e.Reason, e.SchemaValidationErrors)
-				}
-				t.Logf("body: %.600s", rec.Body)
-			}
+			checkAnswer(t, v, h, req, tt.body, tt.status)
 		})
+	}
+}
+
+// TestMCPRefusalsMatchTheSpec: every refusal of /mcp, the MCP server's
+// own (a missing or unknown session, a batch, an initialize in a
+// session) as well as the middleware's, is a JSON-RPC error with its
+// reason, and a method the route does not take is a 405 naming the three
+// it does.
+func TestMCPRefusalsMatchTheSpec(t *testing.T) {
+	v := newValidator(t)
+	h := newServer(t, true)
+	live := mcpSession(t, h)
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	tests := []struct {
+		method, session, body string // session "live": the one initialized
+		status                int
+	}{
+		{"GET", "", "", 400},
+		{"DELETE", "", "", 400},
+		{"POST", "", ping, 400},
+		{"POST", "nope", ping, 404},
+		{"GET", "nope", "", 404},
+		{"DELETE", "nope", "", 404},
+		{"POST", "live", `[` + ping + `]`, 400},
+		{"POST", "live", mcpInit, 400},
+		{"POST", "live", `{"jsonrpc":"2.0","id":3,`, 400},
+		{"PUT", "live", ping, 405},
+		{"PATCH", "", ping, 405},
+		{"OPTIONS", "", "", 405},
+		{"HEAD", "live", "", 405},
+		{"HEAD", "", "", 405},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.session+" "+tt.body, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, "http://localhost:8080/mcp", strings.NewReader(tt.body))
+			req.Header.Set("Authorization", "Bearer k")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			switch tt.session {
+			case "live": // the session initialized above
+				req.Header.Set("Mcp-Session-Id", live)
+			case "":
+			default:
+				req.Header.Set("Mcp-Session-Id", tt.session)
+			}
+			checkAnswer(t, v, h, req, tt.body, tt.status)
+		})
+	}
+}
+
+// mcpSession initializes an MCP session with key k and returns its id.
+func mcpSession(t *testing.T, h http.Handler) string {
+	t.Helper()
+	req := httptest.NewRequest("POST", "http://localhost:8080/mcp", strings.NewReader(mcpInit))
+	req.Header.Set("Authorization", "Bearer k")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	id := rec.Header().Get("Mcp-Session-Id")
+	if rec.Code != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d %s", rec.Code, rec.Body)
+	}
+	return id
+}
+
+// checkAnswer serves req and checks its status and that the answer is one
+// the spec describes. A 405 has no operation in the spec (a path's
+// methods are its operations), so its shape is checked here: /mcp's as
+// JSON-RPC, naming the methods the route takes.
+func checkAnswer(t *testing.T, v validator.Validator, h http.Handler, req *http.Request, body string, status int) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != status {
+		t.Fatalf("status %d, want %d: %s", rec.Code, status, rec.Body)
+	}
+	resp := rec.Result()
+	resp.Request = req
+	if rec.Code == http.StatusMethodNotAllowed {
+		allow := resp.Header.Get("Allow")
+		switch {
+		case req.URL.Path == "/mcp":
+			if !strings.HasPrefix(rec.Body.String(), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`) ||
+				!strings.Contains(rec.Body.String(), `"data":{"reason":"method_not_allowed","request_id":"`) || allow != "GET, POST, DELETE" {
+				t.Errorf("405 = %s (Allow %q)", rec.Body, allow)
+			}
+		case !strings.HasPrefix(rec.Body.String(), `{"error":{"code":"method_not_allowed"`) || allow == "":
+			t.Errorf("405 = %s (Allow %q)", rec.Body, allow)
+		}
+		return
+	}
+	req2 := httptest.NewRequest(req.Method, req.URL.String(), strings.NewReader(body))
+	req2.Header = req.Header.Clone()
+	if ok, errs := v.ValidateHttpResponse(req2, resp); !ok {
+		for _, e := range errs {
+			t.Errorf("response does not match the spec: %s: %s (%v)", e.Message, e.Reason, e.SchemaValidationErrors)
+		}
+		t.Logf("body: %.600s", rec.Body)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5/middleware"
+	"github.com/toolsearch/toolsearch/pkg/internal/mcphttp"
 )
 
 // mcpErrors wraps the MCP handler so that the transport errors the SDK
@@ -40,32 +40,18 @@ func mcpErrors(next http.Handler, writeIdle time.Duration) http.Handler {
 		if msg == "" {
 			msg = http.StatusText(ew.status)
 		}
-		writeRPCError(w, r, ew.status, mcpCode(ew.status), clip(msg, maxMCPError))
+		writeRPCError(w, r, ew.status, mcphttp.Reason(ew.status), clip(msg, maxMCPError))
 	})
 }
 
 // writeRPCError answers status as a JSON-RPC error with no id, what an
-// MCP client reads from any answer of /mcp: the reason (an error code of
-// this API) and the request id in data.
+// MCP client reads from any answer of /mcp.
 func writeRPCError(w http.ResponseWriter, r *http.Request, status int, reason, msg string) {
 	code := int64(-32600) // invalid request
 	if status == http.StatusNotFound {
 		code = -32001 // session not found, as the TypeScript SDK answers it
 	}
-	type data struct {
-		Reason    string `json:"reason"`
-		RequestID string `json:"request_id,omitempty"`
-	}
-	type rpcError struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-		Data    data   `json:"data"`
-	}
-	encode(w, status, struct {
-		JSONRPC string    `json:"jsonrpc"`
-		ID      *struct{} `json:"id"`
-		Error   rpcError  `json:"error"`
-	}{"2.0", nil, rpcError{code, msg, data{reason, middleware.GetReqID(r.Context())}}})
+	mcphttp.Write(w, r, status, nil, code, reason, msg)
 }
 
 // mcpRoute reports whether r is MCP's: every error of it, those the
@@ -105,26 +91,6 @@ func unquote(msg string) string {
 		b.WriteString(`"…`)
 	}
 	return b.String()
-}
-
-func mcpCode(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "bad_mcp_request"
-	case http.StatusNotFound:
-		return "mcp_session_not_found"
-	case http.StatusMethodNotAllowed:
-		return "method_not_allowed"
-	case http.StatusRequestEntityTooLarge:
-		return "body_too_large"
-	case http.StatusUnsupportedMediaType:
-		return "unsupported_media_type"
-	case http.StatusForbidden:
-		return "forbidden"
-	case http.StatusServiceUnavailable:
-		return "mcp_sessions_exhausted"
-	}
-	return "mcp_error"
 }
 
 // errorWriter holds back a plain-text error answer (status >= 400, not

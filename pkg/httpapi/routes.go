@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolsearch/toolsearch/pkg/console"
+	"github.com/toolsearch/toolsearch/pkg/internal/mcphttp"
 	"github.com/toolsearch/toolsearch/pkg/search"
 )
 
@@ -48,7 +49,10 @@ func addRoutes(r chi.Router, opts Options, svc *search.Service, m *metrics) {
 			r.With(none, searchBody).Method(http.MethodPost, "/noop", handleNoop(logger, opts.Noop)) // load tests' baseline
 		}
 		if opts.MCP != nil {
-			r.With(none, bodies.limit(MCPMaxBodyBytes)).Handle(mcpPath, mcpErrors(opts.MCP, writeTimeout)) // Streamable HTTP: POST, GET (event stream), DELETE
+			mcp, h := r.With(none, bodies.limit(MCPMaxBodyBytes)), mcpErrors(opts.MCP, writeTimeout)
+			for _, method := range mcphttp.Methods { // Streamable HTTP: POST, GET (the session's stream), DELETE
+				mcp.Method(method, mcpPath, h)
+			}
 		}
 	})
 	if opts.Noop != nil {

@@ -222,8 +222,10 @@ func methodNotAllowed(logger *slog.Logger, routes chi.Routes) http.HandlerFunc {
 		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 			if routes.Match(chi.NewRouteContext(), m, req.URL.Path) {
 				allowed = append(allowed, m)
-				if m == http.MethodGet {
-					allowed = append(allowed, http.MethodHead) // middleware.GetHead serves it
+				if m == http.MethodGet && !mcpRoute(req) {
+					// middleware.GetHead serves it; /mcp's GET is a
+					// session's stream, of which HEAD is refused.
+					allowed = append(allowed, http.MethodHead)
 				}
 			}
 		}

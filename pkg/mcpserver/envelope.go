@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/toolsearch/toolsearch/pkg/internal/mcphttp"
 	"github.com/toolsearch/toolsearch/pkg/internal/reqbody"
 )
 
@@ -162,20 +163,21 @@ var knownMethods = map[string]bool{
 	"notifications/roots/list_changed": true,
 }
 
-// writeRPCError answers a POST with a JSON-RPC error. id is the request's
-// (checked by checkMessage) or nil.
-func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
-	if id == nil {
-		id = json.RawMessage("null")
+// writeRPCError answers r with a JSON-RPC error. id is the request's
+// (checked by checkMessage) or nil. A refusal (status 400 and up) gives
+// the status's reason; an answer to a request the SDK does not serve
+// (status 200) names what JSON-RPC calls its error.
+func writeRPCError(w http.ResponseWriter, r *http.Request, status int, id json.RawMessage, code int64, msg string) {
+	reason := mcphttp.Reason(status)
+	if status < 400 {
+		switch code {
+		case jsonrpc.CodeMethodNotFound:
+			reason = "method_not_found"
+		case jsonrpc.CodeInvalidParams:
+			reason = "invalid_params"
+		}
 	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   jsonrpc.Error   `json:"error"`
-	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	mcphttp.Write(w, r, status, id, code, reason, msg)
 }
 
 func validMethod(m string) bool {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/pkg/access"
 	"github.com/toolsearch/toolsearch/pkg/catalog"
+	"github.com/toolsearch/toolsearch/pkg/internal/mcphttp"
 	"github.com/toolsearch/toolsearch/pkg/jsonkeys"
 	"github.com/toolsearch/toolsearch/pkg/redact"
 
@@ -161,8 +162,16 @@ func (s *Server) Handler() http.Handler {
 		EventStore:                 s.resume,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(mcphttp.Methods, r.Method) {
+			// Before the session check, which answered every other method
+			// (HEAD, PUT, a CORS preflight's OPTIONS) "send initialize
+			// first", and with a session the SDK's plain 405.
+			w.Header().Set("Allow", mcphttp.Allow)
+			writeRPCError(w, r, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "this method is not allowed on /mcp: it takes "+mcphttp.Allow)
+			return
+		}
 		if err := checkHeaders(r.Header); err != nil {
-			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, err.Error())
+			writeRPCError(w, r, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, err.Error())
 			return
 		}
 		key := access.CallerFrom(r.Context()).Key
@@ -180,23 +189,23 @@ func (s *Server) Handler() http.Handler {
 		if err != nil {
 			var ee *envelopeError
 			errors.As(err, &ee)
-			writeRPCError(w, ee.status, nil, ee.code, ee.msg)
+			writeRPCError(w, r, ee.status, nil, ee.code, ee.msg)
 			return
 		}
 		switch {
 		case env.method == "initialize" && len(env.raw) > maxInitializeBytes:
 			// The session keeps its initialize params for its whole life.
-			writeRPCError(w, http.StatusBadRequest, env.id, jsonrpc.CodeInvalidRequest, "initialize is over 16 KiB: a client's name, version and capabilities take far less")
+			writeRPCError(w, r, http.StatusBadRequest, env.id, jsonrpc.CodeInvalidRequest, "initialize is over 16 KiB: a client's name, version and capabilities take far less")
 			return
 		case env.method != "" && !knownMethods[env.method] && env.id == nil:
 			w.WriteHeader(http.StatusAccepted) // an unknown notification is ignored
 			return
 		case env.method != "" && !knownMethods[env.method]:
-			writeRPCError(w, http.StatusOK, env.id, jsonrpc.CodeMethodNotFound, "method not found")
+			writeRPCError(w, r, http.StatusOK, env.id, jsonrpc.CodeMethodNotFound, "method not found")
 			return
 		case env.method == "logging/setLevel" && env.id != nil:
 			if err := checkSetLevel(env.raw); err != nil {
-				writeRPCError(w, http.StatusOK, env.id, jsonrpc.CodeInvalidParams, err.Error())
+				writeRPCError(w, r, http.StatusOK, env.id, jsonrpc.CodeInvalidParams, err.Error())
 				return
 			}
 		}

@@ -146,16 +146,16 @@ func (s *sessions) serve(w http.ResponseWriter, r *http.Request, key string, env
 	if id == "" {
 		switch {
 		case r.Method != http.MethodPost:
-			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "no Mcp-Session-Id: send initialize first, then its session id with every request")
+			writeRPCError(w, r, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "no Mcp-Session-Id: send initialize first, then its session id with every request")
 			return
 		case env.method != "initialize":
-			writeRPCError(w, http.StatusBadRequest, env.id, jsonrpc.CodeInvalidRequest, "no Mcp-Session-Id: send initialize first, then its session id with every request")
+			writeRPCError(w, r, http.StatusBadRequest, env.id, jsonrpc.CodeInvalidRequest, "no Mcp-Session-Id: send initialize first, then its session id with every request")
 			return
 		}
 		addr := access.CallerFrom(r.Context()).Address
 		if !s.admit(ownerOf(key, addr)) {
 			w.Header().Set("Retry-After", "5")
-			writeRPCError(w, http.StatusServiceUnavailable, env.id, codeServerBusy, "too many MCP sessions in use: close one (DELETE) or retry later")
+			writeRPCError(w, r, http.StatusServiceUnavailable, env.id, codeServerBusy, "too many MCP sessions in use: close one (DELETE) or retry later")
 			return
 		}
 		// The session is registered as its id goes out, before the client
@@ -171,12 +171,12 @@ func (s *sessions) serve(w http.ResponseWriter, r *http.Request, key string, env
 		return
 	}
 	if env.method == "initialize" {
-		writeRPCError(w, http.StatusBadRequest, env.id, jsonrpc.CodeInvalidRequest, "this session is already initialized: initialize without Mcp-Session-Id opens a new one")
+		writeRPCError(w, r, http.StatusBadRequest, env.id, jsonrpc.CodeInvalidRequest, "this session is already initialized: initialize without Mcp-Session-Id opens a new one")
 		return
 	}
 	get := r.Method == http.MethodGet
 	if !s.enter(id, key, get) {
-		writeRPCError(w, http.StatusNotFound, env.id, codeSessionNotFound, "session not found: it was closed or never existed; initialize a new one")
+		writeRPCError(w, r, http.StatusNotFound, env.id, codeSessionNotFound, "session not found: it was closed or never existed; initialize a new one")
 		return
 	}
 	defer s.leave(id, get)
