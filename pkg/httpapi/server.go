@@ -229,6 +229,12 @@ func methodNotAllowed(logger *slog.Logger, routes chi.Routes) http.HandlerFunc {
 				}
 			}
 		}
+		if len(allowed) == 0 {
+			// chi sends a method it does not know (FOO) here whatever the
+			// path: on one no route has, that was a 405 with an empty Allow.
+			notFound(logger)(w, req)
+			return
+		}
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
 		writeError(w, req, logger, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s", clip(req.Method, maxEcho), clip(req.URL.Path, maxEcho)))
 	}

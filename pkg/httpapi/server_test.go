@@ -746,6 +746,8 @@ func TestEveryErrorIsJSON(t *testing.T) {
 		{"HEAD", "/readyz", nil, 200, ""},
 		{"HEAD", "/mcp/tool-search/status", nil, 200, ""},
 		{"GET", "/console/", nil, 200, ""},
+		{"FOO", "/nope", nil, 404, "not_found"}, // a method chi does not know, on no route: not a 405 with an empty Allow
+		{"FOO", "/mcp/tool-search", nil, 405, "method_not_allowed"},
 		{"POST", "/mcp/tool-search", strings.NewReader(`{"query":"` + strings.Repeat("a", 10<<20) + `"}`), 413, "body_too_large"},
 	}
 	for _, tt := range tests {
