@@ -105,7 +105,7 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in search
 	}
 	sr := in.request()
 	sr.Query, sr.Messages, sr.ServerMatch, sr.Operation, sr.Cursor = in.Query, in.Messages, in.ServerMatch, in.Operation, in.Cursor
-	res, out, err := s.answer(ctx, sr, in.Limit, caller)
+	res, out, err := s.answer(ctx, "search_tools", sr, in.Limit, caller)
 	if err == nil && out.searchID != "" {
 		// What the session uses next of this answer's tools teaches.
 		s.sessions.searched(req.Session.ID(), out.searchID)
@@ -147,15 +147,15 @@ func (s *Server) used(ctx context.Context, ss *mcp.ServerSession, caller access.
 	}
 }
 
-// answer runs a search for a meta-tool, limit tools a page (the default
-// when 0), and words it for a model.
-func (s *Server) answer(ctx context.Context, sr search.Request, limit int, caller access.Caller) (*mcp.CallToolResult, searchOut, error) {
+// answer runs a search for meta-tool tool, limit tools a page (the
+// default when 0), and words it for a model.
+func (s *Server) answer(ctx context.Context, tool string, sr search.Request, limit int, caller access.Caller) (*mcp.CallToolResult, searchOut, error) {
 	if limit != 0 {
 		sr.TopK = &limit
 	}
 	res, err := s.svc.Search(ctx, sr, caller)
 	if err != nil {
-		return nil, searchOut{}, s.toolError(err)
+		return nil, searchOut{}, s.toolError(inToolWords(tool, err))
 	}
 	out := searchOut{Tools: make([]toolOut, len(res.Tools)), Mode: string(res.Mode), Degraded: res.Degraded, Confident: res.Confident, NoMatch: res.NoMatch,
 		Withheld: res.Withheld, Total: res.Total, NextCursor: res.NextCursor, searchID: res.SearchID}
@@ -225,7 +225,33 @@ func (s *Server) searchRegex(ctx context.Context, req *mcp.CallToolRequest, in r
 	}
 	sr := in.request()
 	sr.Regex, sr.RegexDescription, sr.Cursor = in.Pattern, in.Descriptions, in.Cursor
-	return s.answer(ctx, sr, in.Limit, caller)
+	return s.answer(ctx, "search_tools_regex", sr, in.Limit, caller)
+}
+
+// inToolWords says a request error of search in the words of tool's
+// arguments. Search's messages name the HTTP API's fields, and a model
+// mends its call by what the error names: told of "template" or "regex",
+// which search_tools does not take, it sends them and is refused again.
+func inToolWords(tool string, err error) error {
+	var re *search.RequestError
+	if !errors.As(err, &re) {
+		return err
+	}
+	msg := re.Message
+	switch {
+	case errors.Is(err, search.ErrNoQuery):
+		msg = `"query" (or "messages") is required and must not be blank, unless "operation" is "list"; search_tools_regex finds tools by a name pattern`
+	case errors.Is(err, search.ErrCursorAlone):
+		msg = `"cursor" pages an "operation":"list" answer; a cursor of search_tools_regex goes back to search_tools_regex`
+	case tool == "search_tools_regex":
+		// Its pattern is the HTTP API's "regex", named first in each
+		// message about it, before any of the pattern is quoted.
+		msg = strings.Replace(msg, `"regex"`, `"pattern"`, 1)
+	}
+	if msg == re.Message {
+		return err
+	}
+	return &search.RequestError{Code: re.Code, Message: msg}
 }
 
 func firstLine(s string) string {

@@ -145,6 +145,28 @@ func (e *UnknownTemplateError) Error() string {
 	return fmt.Sprintf("unknown template %s; known templates: %s", redact.Echo(e.Name), strings.Join(e.Known, ", "))
 }
 
+// ErrNoQuery and ErrCursorAlone name, among their remedies, fields that
+// only the HTTP API has: the MCP tools say them in their own arguments.
+var (
+	ErrNoQuery     = badRequest("empty_query", `"query" is required and must not be blank (unless "template", "regex" or "operation":"list" is given)`)
+	ErrCursorAlone = badRequest("conflicting_fields", `"cursor" needs "operation":"list" or "regex"`)
+)
+
+// given names the field that a conflict is with, the first of "query"
+// (or "messages"), "template" and "operation":"list" that r has: the one
+// the caller sent, not the list of those it could have.
+func (r *Request) given() string {
+	switch {
+	case r.Query != "":
+		return `"query"`
+	case len(r.Messages) > 0:
+		return `"messages"`
+	case r.Template != "":
+		return `"template"`
+	}
+	return `"operation":"list"`
+}
+
 func (r *Request) topK() int {
 	if r.TopK == nil {
 		return DefaultTopK
@@ -181,7 +203,7 @@ func (r *Request) Validate() error {
 	case r.Template != "" && r.Operation == OperationList:
 		return badRequest("conflicting_fields", `"template" and "operation":"list" cannot be combined`)
 	case r.Regex != "" && (r.Template != "" || r.Operation == OperationList || asks):
-		return badRequest("conflicting_fields", `"regex" cannot be combined with "query", "template" or "operation":"list"`)
+		return badRequest("conflicting_fields", `"regex" cannot be combined with %s`, r.given())
 	case asks && r.Template != "":
 		// A template answers its manifest whatever the query says: the
 		// query would be dropped without a word.
@@ -191,11 +213,11 @@ func (r *Request) Validate() error {
 	case r.RegexDescription && r.Regex == "":
 		return badRequest("conflicting_fields", `"regex_description" needs "regex"`)
 	case r.Cursor != "" && r.Operation != OperationList && r.Regex == "":
-		return badRequest("conflicting_fields", `"cursor" needs "operation":"list" or "regex"`)
+		return ErrCursorAlone
 	case r.Operation == OperationList && len(r.Servers) == 0 && r.ServerMatch == "":
 		return badRequest("missing_scope", `"operation":"list" needs "servers" or "server_match"`)
 	case !asks && r.Template == "" && r.Operation != OperationList && r.Regex == "":
-		return badRequest("empty_query", `"query" is required and must not be blank (unless "template", "regex" or "operation":"list" is given)`)
+		return ErrNoQuery
 	}
 	if rest, ok := cutPrefixFold(strings.TrimSpace(r.Query), "select:"); ok && strings.TrimFunc(rest, func(c rune) bool { return c == ',' || unicode.IsSpace(c) }) == "" {
 		return badRequest("empty_query", `"select:" names no tools; name them, separated by commas (select:server/tool,tool)`)
@@ -249,7 +271,13 @@ func (r *Request) checkMessages() error {
 	case len(r.Messages) > 0 && blank:
 		return badRequest("empty_query", `"messages" has no text`)
 	case len(r.Messages) > 0 && (r.Template != "" || r.Operation == OperationList || r.Regex != ""):
-		return badRequest("conflicting_fields", `"messages" cannot be combined with "template", "regex" or "operation":"list"`)
+		other := `"operation":"list"`
+		if r.Template != "" {
+			other = `"template"`
+		} else if r.Regex != "" {
+			other = `"regex"`
+		}
+		return badRequest("conflicting_fields", `"messages" cannot be combined with %s`, other)
 	}
 	return nil
 }
