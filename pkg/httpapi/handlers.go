@@ -426,13 +426,13 @@ func handleFeedback(logger *slog.Logger, svc *search.Service) http.Handler {
 		id := cmp.Or(req.SearchID, req.ID)
 		switch {
 		case req.SearchID != "" && req.ID != "":
-			err = errorf(http.StatusBadRequest, "conflicting_fields", "give search_id or id (its earlier name), not both")
+			err = errorf(http.StatusBadRequest, "conflicting_fields", `give "search_id" or "id" (its earlier name), not both`)
 		case id == "" || len(id) > 64:
-			err = errorf(http.StatusBadRequest, "invalid_request", "search_id must be the search_id of a search answer")
+			err = errorf(http.StatusBadRequest, "invalid_request", `"search_id" must be the search_id of a search answer, at most 64 bytes`)
 		case len(req.Used) == 0 || len(req.Used) > maxFeedbackTools:
-			err = errorf(http.StatusBadRequest, "invalid_request", "used must name 1 to %d tools", maxFeedbackTools)
+			err = errorf(http.StatusBadRequest, "invalid_request", `"used" must name 1 to %d tools, got %d`, maxFeedbackTools, len(req.Used))
 		case slices.ContainsFunc(req.Used, func(u string) bool { return u == "" || len(u) > 512 }):
-			err = errorf(http.StatusBadRequest, "invalid_request", "used holds an empty or over-long tool name")
+			err = errorf(http.StatusBadRequest, "invalid_request", `"used" holds an empty tool name, or one over 512 bytes`)
 		}
 		if err == nil {
 			var learned int
