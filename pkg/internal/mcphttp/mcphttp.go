@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5/middleware"
 )
@@ -20,8 +21,9 @@ import (
 // session's stream, DELETE the session. Allow lists them.
 var Methods = []string{http.MethodGet, http.MethodPost, http.MethodDelete}
 
-// Allow is the Allow header of a 405 from /mcp.
-const Allow = "GET, POST, DELETE"
+// Allow is the Allow header of a 405 from /mcp, made from Methods so the
+// two cannot drift.
+var Allow = strings.Join(Methods, ", ")
 
 // Reason is this API's error code for a refusal with HTTP status.
 func Reason(status int) string {
